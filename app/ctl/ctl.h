@@ -1,0 +1,18 @@
+// sealtrainctl's command tree, callable from main() and from tests.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace sealtrain::ctl {
+
+// Exit codes: 0 success, 1 the command ran and failed (or found errors), 2 bad usage.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+// Runs sealtrainctl with `args` (without the program name), writing to `out` and `err`.
+[[nodiscard]] int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace sealtrain::ctl

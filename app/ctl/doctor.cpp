@@ -1,0 +1,224 @@
+// The doctor's probes and assessments.
+#include "doctor.h"
+
+#include "sealtrain/base/paths.h"
+#include "sealtrain/base/version.h"
+#include "sealtrain/core/platform_versions.h"
+#include "sealtrain/crypto/platform.h"
+#include "sealtrain/trainer/platform_info.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <ostream>
+
+namespace sealtrain::ctl {
+namespace {
+
+Check found(std::string name, std::string version)
+{
+    if (version.empty()) {
+        return {std::move(name), CheckStatus::Error, "version unknown",
+                "Reinstall Sealtrain's dependencies with scripts/setup."};
+    }
+    return {std::move(name), CheckStatus::Ok, std::move(version), {}};
+}
+
+std::string humanBytes(std::uintmax_t bytes)
+{
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / kGiB);
+}
+
+Check gpuLibrary(const char* name, const trainer::LibraryProbe& probe, bool gpuPresent)
+{
+    if (probe.found) {
+        return {name,
+                CheckStatus::Ok,
+                probe.version.empty() ? probe.detail
+                                      : fmt::format("{} ({})", probe.version, probe.detail),
+                {}};
+    }
+    // Without a GPU these libraries are not needed; with one, training on it needs them.
+    return {name, CheckStatus::Warning, probe.detail,
+            gpuPresent ? "Install the CUDA toolkit libraries (cuda-toolkit, libnccl2) so the GPU "
+                         "backend can run."
+                       : "Needed only on GPU nodes: install it there with the CUDA toolkit."};
+}
+
+}  // namespace
+
+bool DoctorReport::hasErrors() const
+{
+    return std::any_of(checks.begin(), checks.end(),
+                       [](const Check& c) { return c.status == CheckStatus::Error; });
+}
+
+int DoctorReport::warningCount() const
+{
+    return static_cast<int>(std::count_if(checks.begin(), checks.end(), [](const Check& c) {
+        return c.status == CheckStatus::Warning;
+    }));
+}
+
+const char* checkStatusName(CheckStatus status)
+{
+    switch (status) {
+    case CheckStatus::Ok: return "ok";
+    case CheckStatus::Warning: return "warning";
+    case CheckStatus::Error: return "error";
+    }
+    return "unknown";
+}
+
+std::vector<Check> assessGpu(const trainer::GpuProbe& probe)
+{
+    std::vector<Check> checks;
+    const bool gpuPresent = !probe.devices.empty();
+    if (gpuPresent) {
+        std::vector<std::string> names;
+        bool allHopperOrNewer = true;
+        for (const auto& device : probe.devices) {
+            names.push_back(fmt::format("#{} {} (sm_{}{}, {})", device.index, device.name,
+                                        device.computeMajor, device.computeMinor,
+                                        humanBytes(device.totalMemoryBytes)));
+            allHopperOrNewer = allHopperOrNewer && device.computeMajor >= 9;
+        }
+        Check gpu{"GPU", CheckStatus::Ok, fmt::format("{}", fmt::join(names, "; ")), {}};
+        if (!allHopperOrNewer) {
+            gpu.status = CheckStatus::Warning;
+            gpu.advice = "Sealtrain's CUDA kernels are built for Hopper (sm_90) and newer; older "
+                         "GPUs train on the CPU backend.";
+        }
+        checks.push_back(std::move(gpu));
+    } else {
+        checks.push_back({"GPU", CheckStatus::Warning,
+                          fmt::format("no NVIDIA GPU visible: {}", probe.deviceError),
+                          "Training will use the CPU backend; run workers on a GPU node with the "
+                          "NVIDIA driver for real speed."});
+    }
+    if (probe.driver.found && !probe.driver.version.empty())
+        checks.push_back({"CUDA driver", CheckStatus::Ok, probe.driver.version, {}});
+    checks.push_back(gpuLibrary("CUDA runtime", probe.runtime, gpuPresent));
+    checks.push_back(gpuLibrary("cuBLAS", probe.cublas, gpuPresent));
+    checks.push_back(gpuLibrary("NCCL", probe.nccl, gpuPresent));
+    return checks;
+}
+
+Check assessCpuAes(const crypto::CpuCryptoFeatures& features)
+{
+    if (features.aes && features.pclmul) {
+        return {"CPU AES",
+                CheckStatus::Ok,
+                features.vaes ? "AES-NI, PCLMULQDQ and VAES" : "AES-NI and PCLMULQDQ",
+                {}};
+    }
+    return {"CPU AES", CheckStatus::Warning, "no hardware AES-GCM instructions",
+            "Sealing and unsealing data will be several times slower; prefer a CPU with AES-NI "
+            "for the control plane and GPU nodes."};
+}
+
+Check assessDisk(const std::filesystem::path& dataDir, std::uintmax_t availableBytes,
+                 std::uintmax_t minimumFreeBytes)
+{
+    const bool exists = std::filesystem::exists(dataDir);
+    std::string finding = fmt::format("{} free at {}{}", humanBytes(availableBytes),
+                                      dataDir.string(), exists ? "" : " (not created yet)");
+    if (availableBytes >= minimumFreeBytes)
+        return {"Data directory", CheckStatus::Ok, std::move(finding), {}};
+    return {"Data directory", CheckStatus::Warning, std::move(finding),
+            fmt::format("Free space or choose another data directory with --data-dir: datasets "
+                        "and checkpoints want at least {}.",
+                        humanBytes(minimumFreeBytes))};
+}
+
+Check assessOpenSsl(const std::string& version)
+{
+    // "OpenSSL 3.0.19 27 Jan 2026": the major version follows the first space.
+    const auto space = version.find(' ');
+    const bool atLeast3 = space != std::string::npos && space + 1 < version.size()
+                          && version[space + 1] >= '3' && version[space + 1] <= '9';
+    if (atLeast3)
+        return {"OpenSSL", CheckStatus::Ok, version, {}};
+    return {
+        "OpenSSL", CheckStatus::Error, version.empty() ? "not found" : version,
+        "Install OpenSSL 3 (Debian 12: libssl3), which Sealtrain's sealed objects and CA need."};
+}
+
+DoctorReport runDoctor(const DoctorOptions& options)
+{
+    DoctorReport report;
+    auto& checks = report.checks;
+    checks.push_back({"Sealtrain", CheckStatus::Ok, kVersion, {}});
+
+    const auto versions = core::platformVersions();
+    checks.push_back(found("Qt", versions.qt));
+    checks.push_back(assessOpenSsl(crypto::openSslVersion()));
+    checks.push_back(found("libsodium", crypto::libsodiumVersion()));
+    checks.push_back(found(
+        "SQLCipher", versions.sqlcipher.empty()
+                         ? std::string()
+                         : fmt::format("{} (SQLite {})", versions.sqlcipher, versions.sqlite)));
+    checks.push_back(
+        found("gRPC", fmt::format("{} (protobuf {})", versions.grpc, versions.protobuf)));
+    checks.push_back(found("MPI", trainer::mpiLibraryVersion()));
+    checks.push_back(found("BLAS", trainer::blasDescription()));
+
+    for (auto& check : assessGpu(trainer::probeGpu()))
+        checks.push_back(std::move(check));
+    checks.push_back(assessCpuAes(crypto::cpuCryptoFeatures()));
+
+    const auto measured = nearestExistingAncestor(options.dataDir);
+    std::error_code ec;
+    const auto space = std::filesystem::space(measured, ec);
+    if (ec) {
+        checks.push_back(
+            {"Data directory", CheckStatus::Error,
+             fmt::format("cannot measure free space at {}: {}", measured.string(), ec.message()),
+             "Choose a data directory you can write to with --data-dir."});
+    } else {
+        checks.push_back(assessDisk(options.dataDir, space.available, options.minimumFreeBytes));
+    }
+    return report;
+}
+
+void printReport(const DoctorReport& report, std::ostream& out)
+{
+    std::size_t width = 0;
+    for (const auto& check : report.checks)
+        width = std::max(width, check.name.size());
+    out << "Sealtrain doctor: what this machine offers\n\n";
+    for (const auto& check : report.checks) {
+        out << fmt::format("  {:<8} {:<{}}  {}\n", checkStatusName(check.status), check.name, width,
+                           check.finding);
+        if (!check.advice.empty())
+            out << fmt::format("  {:<8} {:<{}}  -> {}\n", "", "", width, check.advice);
+    }
+    const int warnings = report.warningCount();
+    if (report.hasErrors())
+        out << "\nErrors found: fix them before running Sealtrain.\n";
+    else if (warnings > 0)
+        out << fmt::format("\nReady, with {} warning{}: read the advice above.\n", warnings,
+                           warnings == 1 ? "" : "s");
+    else
+        out << "\nReady: everything Sealtrain uses was found.\n";
+}
+
+void printReportJson(const DoctorReport& report, std::ostream& out)
+{
+    nlohmann::json checks = nlohmann::json::array();
+    for (const auto& check : report.checks) {
+        checks.push_back({{"name", check.name},
+                          {"status", checkStatusName(check.status)},
+                          {"finding", check.finding},
+                          {"advice", check.advice}});
+    }
+    const nlohmann::json document{{"version", kVersion},
+                                  {"ok", !report.hasErrors()},
+                                  {"warnings", report.warningCount()},
+                                  {"checks", checks}};
+    out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+}
+
+}  // namespace sealtrain::ctl

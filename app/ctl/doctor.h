@@ -1,0 +1,50 @@
+// `sealtrainctl doctor`: what a user needs to know before running anything, each finding ok,
+// warning (works, with a limitation and what to do) or error (something will fail).
+#pragma once
+
+#include "sealtrain/crypto/platform.h"
+#include "sealtrain/trainer/gpu_probe.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace sealtrain::ctl {
+
+enum class CheckStatus { Ok, Warning, Error };
+
+struct Check {
+    std::string name;  // "OpenSSL", "GPU", ...
+    CheckStatus status = CheckStatus::Ok;
+    std::string finding;  // what was found
+    std::string advice;   // what to do, for warnings and errors; one sentence
+};
+
+struct DoctorReport {
+    std::vector<Check> checks;
+    [[nodiscard]] bool hasErrors() const;
+    [[nodiscard]] int warningCount() const;
+};
+
+struct DoctorOptions {
+    std::filesystem::path dataDir;
+    std::uintmax_t minimumFreeBytes = std::uintmax_t{10} << 30;  // 10 GiB
+};
+
+[[nodiscard]] DoctorReport runDoctor(const DoctorOptions& options);
+
+// The assessments, separated from probing so tests can feed them any machine.
+[[nodiscard]] std::vector<Check> assessGpu(const trainer::GpuProbe& probe);
+[[nodiscard]] Check assessCpuAes(const crypto::CpuCryptoFeatures& features);
+[[nodiscard]] Check assessDisk(const std::filesystem::path& dataDir, std::uintmax_t availableBytes,
+                               std::uintmax_t minimumFreeBytes);
+[[nodiscard]] Check assessOpenSsl(const std::string& version);
+
+void printReport(const DoctorReport& report, std::ostream& out);
+void printReportJson(const DoctorReport& report, std::ostream& out);
+
+[[nodiscard]] const char* checkStatusName(CheckStatus status);
+
+}  // namespace sealtrain::ctl

@@ -1,0 +1,23 @@
+# add_sealtrain_test(NAME SOURCES src... [LIBS lib...] [LABELS label...] [TIMEOUT s])
+# One Qt Test executable per unit, registered with CTest under its own name.
+# Labels: every test gets "unit" unless it names others (gui, cuda, mpi, integration, slow).
+function(add_sealtrain_test name)
+    cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+    if(NOT ARG_SOURCES)
+        message(FATAL_ERROR "add_sealtrain_test(${name}) needs SOURCES")
+    endif()
+    if(NOT ARG_LABELS)
+        set(ARG_LABELS unit)
+    endif()
+    if(NOT ARG_TIMEOUT)
+        set(ARG_TIMEOUT 300)
+    endif()
+    add_executable(${name} ${ARG_SOURCES})
+    target_link_libraries(${name} PRIVATE Qt6::Test sealtrain_test_support sealtrain_compile_options ${ARG_LIBS})
+    set_target_properties(${name} PROPERTIES AUTOMOC ON)
+    add_test(NAME ${name} COMMAND ${name})
+    set_tests_properties(${name} PROPERTIES
+        LABELS "${ARG_LABELS}"
+        TIMEOUT ${ARG_TIMEOUT}
+        ENVIRONMENT "QT_QPA_PLATFORM=offscreen")
+endfunction()
