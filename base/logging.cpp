@@ -158,7 +158,7 @@ void write(Level level, std::string_view component, std::string_view message, co
     const auto spdLevel = toSpdlog(level);
     if (!logger->should_log(spdLevel))
         return;
-    Format format;
+    Format format = Format::Text;
     {
         std::lock_guard lock(gMutex);
         format = gFormat;
