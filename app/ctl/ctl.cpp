@@ -1,45 +1,17 @@
-// sealtrainctl's command tree over CLI11. Each command's logic lives in its own file; this one
-// only declares options and dispatches.
+// sealtrainctl's command tree over CLI11: global options, then each command group's register
+// function (commands.h). This file only wires; commands live in their own files.
 #include "ctl.h"
 
-#include "doctor.h"
+#include "commands.h"
 
 #include "sealtrain/base/logging.h"
-#include "sealtrain/base/paths.h"
 #include "sealtrain/base/version.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <ostream>
 
 namespace sealtrain::ctl {
-namespace {
-
-struct GlobalOptions {
-    std::string logLevel = "warning";
-    std::string logFormat = "text";
-};
-
-struct DoctorCommandOptions {
-    std::string dataDir;
-    bool json = false;
-};
-
-int runDoctorCommand(const DoctorCommandOptions& options, std::ostream& out)
-{
-    DoctorOptions doctorOptions;
-    doctorOptions.dataDir =
-        options.dataDir.empty() ? defaultDataDir() : std::filesystem::path(options.dataDir);
-    const auto report = runDoctor(doctorOptions);
-    if (options.json)
-        printReportJson(report, out);
-    else
-        printReport(report, out);
-    return report.hasErrors() ? kExitFailure : kExitOk;
-}
-
-}  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)
 {
@@ -54,22 +26,18 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     app.footer("Run 'sealtrainctl COMMAND --help' for a command's options.\n"
                "Documentation: README.md and docs/ in the source tree.");
 
-    GlobalOptions global;
-    app.add_option("--log-level", global.logLevel,
+    std::string logLevel = "warning";
+    std::string logFormat = "text";
+    app.add_option("--log-level", logLevel,
                    "Log verbosity: trace, debug, info, warning, error, critical or off")
         ->check(CLI::IsMember({"trace", "debug", "info", "warning", "error", "critical", "off"}))
         ->capture_default_str();
-    app.add_option("--log-format", global.logFormat, "Log format on standard error: text or json")
+    app.add_option("--log-format", logFormat, "Log format on standard error: text or json")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
 
-    DoctorCommandOptions doctor;
-    auto* doctorCommand = app.add_subcommand(
-        "doctor", "Check this machine: libraries, GPU, CPU AES support and free disk space");
-    doctorCommand->add_option(
-        "--data-dir", doctor.dataDir,
-        "Data directory to check for free space (default: " + defaultDataDir().string() + ")");
-    doctorCommand->add_flag("--json", doctor.json, "Print the report as JSON for scripts");
+    CommandRegistry registry(out, err);
+    registerDoctorCommand(app, registry);
 
     // CLI11 wants the arguments last-first.
     std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -93,13 +61,17 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
 
     log::Options logOptions;
-    logOptions.level = log::parseLevel(global.logLevel).value_or(log::Level::Warning);
-    logOptions.format = global.logFormat == "json" ? log::Format::Json : log::Format::Text;
+    logOptions.level = log::parseLevel(logLevel).value_or(log::Level::Warning);
+    logOptions.format = logFormat == "json" ? log::Format::Json : log::Format::Text;
     log::configure(logOptions);
 
-    if (doctorCommand->parsed())
-        return runDoctorCommand(doctor, out);
-    return kExitUsage;
+    const int code = registry.runChosen();
+    if (code < 0) {
+        err << "sealtrainctl: that command needs a subcommand. Run 'sealtrainctl --help' to see "
+               "the commands.\n";
+        return kExitUsage;
+    }
+    return code;
 }
 
 }  // namespace sealtrain::ctl

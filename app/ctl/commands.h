@@ -1,0 +1,48 @@
+// How sealtrainctl's commands plug into the command tree. Each command group lives in its own
+// file and exposes one register function, called from ctl.cpp; it declares its subcommands and
+// options on `app` and hands the registry what to run when one of them is chosen.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <iosfwd>
+#include <utility>
+#include <vector>
+
+namespace sealtrain::ctl {
+
+class CommandRegistry {
+public:
+    CommandRegistry(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
+
+    // `run` is called, after logging is configured, when `command` (a leaf subcommand) was
+    // given; its return value is the exit code (kExitOk, kExitFailure or kExitUsage).
+    void onRun(CLI::App* command, std::function<int()> run)
+    {
+        commands_.emplace_back(command, std::move(run));
+    }
+
+    [[nodiscard]] std::ostream& out() const { return out_; }
+    [[nodiscard]] std::ostream& err() const { return err_; }
+
+    // Runs the chosen command; nullopt-like -1 when none of the registered ones was chosen.
+    [[nodiscard]] int runChosen() const
+    {
+        for (const auto& [command, run] : commands_) {
+            if (command->parsed())
+                return run();
+        }
+        return -1;
+    }
+
+private:
+    std::ostream& out_;
+    std::ostream& err_;
+    std::vector<std::pair<CLI::App*, std::function<int()>>> commands_;
+};
+
+// One register function per command group (each in its own .cpp).
+void registerDoctorCommand(CLI::App& app, CommandRegistry& registry);
+
+}  // namespace sealtrain::ctl

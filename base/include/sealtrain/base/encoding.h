@@ -1,0 +1,31 @@
+// Text encodings of bytes: lowercase hex, standard base64 (RFC 4648 section 4, padded) and
+// base64url (section 5, unpadded). Decoders are strict: they refuse anything non-canonical.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sealtrain {
+
+[[nodiscard]] std::string toHex(std::span<const std::uint8_t> bytes);
+// Accepts upper- or lowercase digits; nullopt on odd length or a non-hex character.
+[[nodiscard]] std::optional<std::vector<std::uint8_t>> fromHex(std::string_view text);
+
+[[nodiscard]] std::string toBase64(std::span<const std::uint8_t> bytes);
+// nullopt on a wrong alphabet, length, padding, or non-zero trailing bits.
+[[nodiscard]] std::optional<std::vector<std::uint8_t>> fromBase64(std::string_view text);
+
+[[nodiscard]] std::string toBase64Url(std::span<const std::uint8_t> bytes);
+[[nodiscard]] std::optional<std::vector<std::uint8_t>> fromBase64Url(std::string_view text);
+
+// The bytes of a string, for hashing and signing text.
+[[nodiscard]] inline std::span<const std::uint8_t> asBytes(std::string_view text)
+{
+    return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
+}
+
+}  // namespace sealtrain
