@@ -14,7 +14,11 @@ namespace sealtrain::ctl {
 
 class CommandRegistry {
 public:
-    CommandRegistry(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
+    CommandRegistry(std::ostream& out, std::ostream& err)
+        : out_(out)
+        , err_(err)
+    {
+    }
 
     // `run` is called, after logging is configured, when `command` (a leaf subcommand) was
     // given; its return value is the exit code (kExitOk, kExitFailure or kExitUsage).

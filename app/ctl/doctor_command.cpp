@@ -18,15 +18,15 @@ void registerDoctorCommand(CLI::App& app, CommandRegistry& registry)
     auto options = std::make_shared<Options>();
     auto* command = app.add_subcommand(
         "doctor", "Check this machine: libraries, GPU, CPU AES support and free disk space");
-    command->add_option("--data-dir", options->dataDir,
-                        "Data directory to check for free space (default: "
-                            + defaultDataDir().string() + ")");
+    command->add_option(
+        "--data-dir", options->dataDir,
+        "Data directory to check for free space (default: " + defaultDataDir().string() + ")");
     command->add_flag("--json", options->json, "Print the report as JSON for scripts");
 
     registry.onRun(command, [options, &registry] {
         DoctorOptions doctorOptions;
-        doctorOptions.dataDir = options->dataDir.empty() ? defaultDataDir()
-                                                         : std::filesystem::path(options->dataDir);
+        doctorOptions.dataDir =
+            options->dataDir.empty() ? defaultDataDir() : std::filesystem::path(options->dataDir);
         const auto report = runDoctor(doctorOptions);
         if (options->json)
             printReportJson(report, registry.out());

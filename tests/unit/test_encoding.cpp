@@ -14,13 +14,27 @@ private slots:
         QTest::addColumn<QString>("plain");
         QTest::addColumn<QString>("base64");
         QTest::addColumn<QString>("hex");
-        QTest::newRow("empty") << "" << "" << "";
-        QTest::newRow("f") << "f" << "Zg==" << "66";
-        QTest::newRow("fo") << "fo" << "Zm8=" << "666f";
-        QTest::newRow("foo") << "foo" << "Zm9v" << "666f6f";
-        QTest::newRow("foob") << "foob" << "Zm9vYg==" << "666f6f62";
-        QTest::newRow("fooba") << "fooba" << "Zm9vYmE=" << "666f6f6261";
-        QTest::newRow("foobar") << "foobar" << "Zm9vYmFy" << "666f6f626172";
+        QTest::newRow("empty") << ""
+                               << ""
+                               << "";
+        QTest::newRow("f") << "f"
+                           << "Zg=="
+                           << "66";
+        QTest::newRow("fo") << "fo"
+                            << "Zm8="
+                            << "666f";
+        QTest::newRow("foo") << "foo"
+                             << "Zm9v"
+                             << "666f6f";
+        QTest::newRow("foob") << "foob"
+                              << "Zm9vYg=="
+                              << "666f6f62";
+        QTest::newRow("fooba") << "fooba"
+                               << "Zm9vYmE="
+                               << "666f6f6261";
+        QTest::newRow("foobar") << "foobar"
+                                << "Zm9vYmFy"
+                                << "666f6f626172";
     }
 
     void rfc4648()
