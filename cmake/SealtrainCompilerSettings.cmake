@@ -3,7 +3,7 @@ add_library(sealtrain_compile_options INTERFACE)
 
 target_compile_options(sealtrain_compile_options INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion
-        -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual -Wnull-dereference
+        -Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual
         -Wimplicit-fallthrough -Wformat=2>
     $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${SEALTRAIN_WERROR}>>:-Werror>)
 
