@@ -32,7 +32,10 @@ struct WipedBuffer {
 
 struct FileDescriptor {
     int fd = -1;
-    explicit FileDescriptor(int value) : fd(value) {}
+    explicit FileDescriptor(int value)
+        : fd(value)
+    {
+    }
     FileDescriptor(const FileDescriptor&) = delete;
     FileDescriptor& operator=(const FileDescriptor&) = delete;
     ~FileDescriptor()
@@ -44,10 +47,11 @@ struct FileDescriptor {
 
 Error malformed(const std::filesystem::path& path)
 {
-    return Error(ErrorCode::InvalidArgument,
-                 fmt::format("'{}' is not a Sealtrain key file (expected 'sealtrain-kek-v1 ID "
-                             "VERSION BASE64KEY'); create one with 'sealtrainctl keyfile generate'.",
-                             path.string()));
+    return Error(
+        ErrorCode::InvalidArgument,
+        fmt::format("'{}' is not a Sealtrain key file (expected 'sealtrain-kek-v1 ID "
+                    "VERSION BASE64KEY'); create one with 'sealtrainctl keyfile generate'.",
+                    path.string()));
 }
 
 }  // namespace
@@ -55,8 +59,7 @@ Error malformed(const std::filesystem::path& path)
 bool isValidKekId(const std::string& id)
 {
     return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
-               || c == '-';
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     });
 }
 
@@ -104,18 +107,21 @@ Result<Kek> readKekFile(const std::filesystem::path& path)
     content.bytes.resize(static_cast<std::size_t>(info.st_size));
     std::size_t done = 0;
     while (done < content.bytes.size()) {
-        const ssize_t got = ::read(file.fd, content.bytes.data() + done, content.bytes.size() - done);
+        const ssize_t got =
+            ::read(file.fd, content.bytes.data() + done, content.bytes.size() - done);
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0) {
-            return Error(ErrorCode::Io, fmt::format("Cannot read the key file '{}'; check the disk.",
-                                                    path.string()));
+            return Error(
+                ErrorCode::Io,
+                fmt::format("Cannot read the key file '{}'; check the disk.", path.string()));
         }
         done += static_cast<std::size_t>(got);
     }
 
     // Split "magic id version key" on single spaces, with one optional trailing newline.
-    std::string_view text(reinterpret_cast<const char*>(content.bytes.data()), content.bytes.size());
+    std::string_view text(reinterpret_cast<const char*>(content.bytes.data()),
+                          content.bytes.size());
     if (text.ends_with('\n'))
         text.remove_suffix(1);
     std::array<std::string_view, 4> fields{};
@@ -154,7 +160,8 @@ Result<Kek> readKekFile(const std::filesystem::path& path)
 Result<void> writeKekFile(const std::filesystem::path& path, const Kek& kek)
 {
     if (!isValidKekId(kek.id) || kek.version == 0 || kek.key.size() != kKeySize)
-        return Error(ErrorCode::InvalidArgument, "Cannot write an incomplete key; generate it first.");
+        return Error(ErrorCode::InvalidArgument,
+                     "Cannot write an incomplete key; generate it first.");
     FileDescriptor file(
         ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (file.fd < 0) {

@@ -8,8 +8,8 @@
 #include "sealtrain/crypto/random.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <sodium.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/chrono.h>
@@ -33,7 +33,8 @@ constexpr std::size_t kKeySize = 32;
 
 std::string nowRfc3339()
 {
-    const auto now = std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now());
+    const auto now =
+        std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now());
     return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
 }
 
@@ -66,7 +67,8 @@ Error damaged(const std::filesystem::path& path, std::string_view what)
 
 bool belowFloor(const Argon2Params& params)
 {
-    return params.opsLimit < kArgon2Floor.opsLimit || params.memLimitBytes < kArgon2Floor.memLimitBytes;
+    return params.opsLimit < kArgon2Floor.opsLimit
+           || params.memLimitBytes < kArgon2Floor.memLimitBytes;
 }
 
 struct StoredKek {
@@ -167,7 +169,8 @@ struct Keyring::State {
     {
         StoredKek* best = nullptr;
         for (auto& stored : keks) {
-            if (stored->info.id == id && (best == nullptr || stored->info.version > best->info.version))
+            if (stored->info.id == id
+                && (best == nullptr || stored->info.version > best->info.version))
                 best = stored.get();
         }
         return best;
@@ -186,8 +189,9 @@ struct Keyring::State {
     Result<void> wrap(StoredKek& stored)
     {
         stored.nonce = randomNonce();
-        auto sealed = aes256GcmSeal(master, stored.nonce, wrapAad(stored.info.id, stored.info.version),
-                                    stored.kek.key.bytes());
+        auto sealed =
+            aes256GcmSeal(master, stored.nonce, wrapAad(stored.info.id, stored.info.version),
+                          stored.kek.key.bytes());
         if (!sealed)
             return sealed.error();
         stored.wrapped = std::move(sealed).value();
@@ -217,7 +221,8 @@ struct Keyring::State {
                        {"mem_limit_bytes", params.memLimitBytes},
                        {"salt", toBase64(salt)}};
         } else {
-            master_ = {{"source", "key-file"}, {"key_id", masterKeyId}, {"key_version", masterKeyVersion}};
+            master_ = {
+                {"source", "key-file"}, {"key_id", masterKeyId}, {"key_version", masterKeyVersion}};
         }
         nlohmann::json list = nlohmann::json::array();
         for (const auto& stored : keks) {
@@ -277,8 +282,10 @@ struct Keyring::State {
                                                     "space (the previous keyring is unchanged).",
                                                     path.string()));
         }
-        const auto directory = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-        if (const int dirFd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dirFd >= 0) {
+        const auto directory =
+            path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+        if (const int dirFd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            dirFd >= 0) {
             (void)::fsync(dirFd);
             ::close(dirFd);
         }
@@ -386,7 +393,10 @@ Result<std::unique_ptr<Keyring::State>> Keyring::State::load(const std::filesyst
     }
 }
 
-Keyring::Keyring(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Keyring::Keyring(std::unique_ptr<State> state)
+    : state_(std::move(state))
+{
+}
 Keyring::Keyring(Keyring&&) noexcept = default;
 Keyring& Keyring::operator=(Keyring&&) noexcept = default;
 Keyring::~Keyring() = default;
@@ -419,11 +429,14 @@ Result<Keyring> Keyring::createWithPassphrase(const std::filesystem::path& path,
     return Keyring(std::move(state));
 }
 
-Result<Keyring> Keyring::createWithMasterKey(const std::filesystem::path& path, const Kek& masterKey,
+Result<Keyring> Keyring::createWithMasterKey(const std::filesystem::path& path,
+                                             const Kek& masterKey,
                                              const std::vector<std::string>& purposes)
 {
     if (masterKey.key.size() != kKeySize)
-        return Error(ErrorCode::InvalidArgument, "The master key must be 32 bytes; generate it with 'sealtrainctl keyfile generate'.");
+        return Error(
+            ErrorCode::InvalidArgument,
+            "The master key must be 32 bytes; generate it with 'sealtrainctl keyfile generate'.");
     auto state = std::make_unique<State>();
     state->path = path;
     state->fromPassphrase = false;
@@ -460,12 +473,13 @@ Result<Keyring> Keyring::unlockWithPassphrase(const std::filesystem::path& path,
     if (!master)
         return master.error();
     state->master = std::move(master).value();
-    SEALTRAIN_TRY(state->unlock(fmt::format("The passphrase is wrong for the keyring '{}'; try again.",
-                                            path.string())));
+    SEALTRAIN_TRY(state->unlock(
+        fmt::format("The passphrase is wrong for the keyring '{}'; try again.", path.string())));
     return Keyring(std::move(state));
 }
 
-Result<Keyring> Keyring::unlockWithMasterKey(const std::filesystem::path& path, const Kek& masterKey)
+Result<Keyring> Keyring::unlockWithMasterKey(const std::filesystem::path& path,
+                                             const Kek& masterKey)
 {
     auto loaded = State::load(path);
     if (!loaded)
@@ -574,7 +588,8 @@ Result<void> Keyring::retire(const std::string& id, std::uint32_t version)
 {
     StoredKek* stored = state_->find(id, version);
     if (stored == nullptr)
-        return Error(ErrorCode::NotFound, fmt::format("The keyring has no key '{}' version {}.", id, version));
+        return Error(ErrorCode::NotFound,
+                     fmt::format("The keyring has no key '{}' version {}.", id, version));
     if (stored->info.state == KekState::Retired)
         return success();
     if (stored->info.state == KekState::Active) {

@@ -75,7 +75,8 @@ private slots:
                       QStringLiteral("1"), QStringLiteral("-l"), QStringLiteral("32"),
                       QStringLiteral("-r")});
         if (!argon2.waitForStarted()) {
-            const char* message = "The reference 'argon2' command is not installed (Debian package argon2).";
+            const char* message =
+                "The reference 'argon2' command is not installed (Debian package argon2).";
             if (qEnvironmentVariable("SEALTRAIN_REQUIRE_TEST_VECTORS") == QLatin1String("1"))
                 QFAIL(message);
             QSKIP(message);
@@ -89,9 +90,9 @@ private slots:
         Argon2Salt saltBytes{};
         const QByteArray saltUtf8 = salt.toUtf8();
         std::copy(saltUtf8.begin(), saltUtf8.end(), saltBytes.begin());
-        const auto key = deriveArgon2id(secret(passphrase.toStdString()), saltBytes,
-                                        {static_cast<std::uint64_t>(passes),
-                                         std::uint64_t{1024} << log2KiB});
+        const auto key =
+            deriveArgon2id(secret(passphrase.toStdString()), saltBytes,
+                           {static_cast<std::uint64_t>(passes), std::uint64_t{1024} << log2KiB});
         QVERIFY(key.ok());
         QCOMPARE(QByteArray::fromStdString(toHex(key->bytes())), expected);
     }
@@ -139,7 +140,8 @@ private slots:
 
         // The file holds no key in the clear.
         std::ifstream in(path);
-        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::string text((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
         const Kek* datasets = *unlocked->activeKek("datasets");
         QVERIFY(text.find(toBase64(datasets->key.bytes())) == std::string::npos);
         QVERIFY(text.find(toHex(datasets->key.bytes())) == std::string::npos);
@@ -235,7 +237,8 @@ private slots:
         QVERIFY(Keyring::createWithMasterKey(path, *read).ok());
         QVERIFY(Keyring::unlockWithMasterKey(path, *master).ok());
         const auto other = generateKek("master", 1);
-        QCOMPARE(Keyring::unlockWithMasterKey(path, *other).error().code(), ErrorCode::Unauthenticated);
+        QCOMPARE(Keyring::unlockWithMasterKey(path, *other).error().code(),
+                 ErrorCode::Unauthenticated);
         // The wrong unlock method is explained, not attempted.
         QCOMPARE(Keyring::unlockWithPassphrase(path, secret("x")).error().code(),
                  ErrorCode::InvalidArgument);
@@ -311,7 +314,9 @@ private slots:
             return file;
         };
         const std::string key = toBase64(kek->key.bytes());
-        QVERIFY(!readKekFile(writeRaw("short.key", "sealtrain-kek-v1 a 1 " + toBase64(std::vector<std::uint8_t>(16)))).ok());
+        QVERIFY(!readKekFile(writeRaw("short.key", "sealtrain-kek-v1 a 1 "
+                                                       + toBase64(std::vector<std::uint8_t>(16))))
+                     .ok());
         QVERIFY(!readKekFile(writeRaw("magic.key", "sealtrain-kek-v2 a 1 " + key)).ok());
         QVERIFY(!readKekFile(writeRaw("id.key", "sealtrain-kek-v1 A! 1 " + key)).ok());
         QVERIFY(!readKekFile(writeRaw("version.key", "sealtrain-kek-v1 a 0 " + key)).ok());

@@ -64,13 +64,13 @@ inline const std::vector<std::string>& defaultKekPurposes()
 class Keyring final {
 public:
     // Creates a new keyring file (refusing to overwrite one) with one KEK per purpose.
-    [[nodiscard]] static Result<Keyring> createWithPassphrase(
-        const std::filesystem::path& path, const SecretBytes& passphrase,
-        Argon2Params params = kArgon2Default,
-        const std::vector<std::string>& purposes = defaultKekPurposes());
-    [[nodiscard]] static Result<Keyring> createWithMasterKey(
-        const std::filesystem::path& path, const Kek& masterKey,
-        const std::vector<std::string>& purposes = defaultKekPurposes());
+    [[nodiscard]] static Result<Keyring>
+    createWithPassphrase(const std::filesystem::path& path, const SecretBytes& passphrase,
+                         Argon2Params params = kArgon2Default,
+                         const std::vector<std::string>& purposes = defaultKekPurposes());
+    [[nodiscard]] static Result<Keyring>
+    createWithMasterKey(const std::filesystem::path& path, const Kek& masterKey,
+                        const std::vector<std::string>& purposes = defaultKekPurposes());
 
     // Opens a keyring; a wrong passphrase or master key is reported as Unauthenticated.
     [[nodiscard]] static Result<Keyring> unlockWithPassphrase(const std::filesystem::path& path,
