@@ -48,5 +48,9 @@ private:
 
 // One register function per command group (each in its own .cpp).
 void registerDoctorCommand(CLI::App& app, CommandRegistry& registry);
+void registerAuditCommands(CLI::App& app, CommandRegistry& registry);  // audit verify/export/report
+void registerKeyringCommands(CLI::App& app, CommandRegistry& registry);  // keyfile, keyring
+void registerKeysCommands(CLI::App& app, CommandRegistry& registry);     // key, signature, dsse
+void registerSealedCommands(CLI::App& app, CommandRegistry& registry);   // sealed
 
 }  // namespace sealtrain::ctl

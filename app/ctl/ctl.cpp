@@ -38,6 +38,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
     CommandRegistry registry(out, err);
     registerDoctorCommand(app, registry);
+    registerAuditCommands(app, registry);
+    registerKeyringCommands(app, registry);
+    registerKeysCommands(app, registry);
+    registerSealedCommands(app, registry);
 
     // CLI11 wants the arguments last-first.
     std::vector<std::string> reversed(args.rbegin(), args.rend());

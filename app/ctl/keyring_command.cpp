@@ -7,6 +7,7 @@
 #include "sealtrain/base/paths.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/keyring.h"
+#include "sealtrain/crypto/sealed.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -219,6 +220,47 @@ void registerKeyringChanges(CLI::App* group, CommandRegistry& registry)
         registry.out() << fmt::format("Retired '{}' version {}.\n", retireOptions->id,
                                       retireOptions->version);
         return kExitOk;
+    });
+
+    struct RewrapOptions {
+        UnlockOptions unlock;
+        std::vector<std::string> files;
+    };
+    auto rewrapOptions = std::make_shared<RewrapOptions>();
+    auto* rewrap = group->add_subcommand(
+        "rewrap", "Re-wrap sealed objects' keys under the active KEK version (payloads untouched)");
+    rewrapOptions->unlock.addTo(rewrap);
+    rewrap->add_option("FILES", rewrapOptions->files, "Sealed objects to re-wrap")->required();
+    registry.onRun(rewrap, [rewrapOptions, &registry] {
+        auto keyring = rewrapOptions->unlock.unlock();
+        if (!keyring)
+            return fail(registry, keyring.error());
+        int failures = 0;
+        for (const auto& file : rewrapOptions->files) {
+            auto info = crypto::inspectSealedObject(std::filesystem::path(file));
+            Result<const crypto::Kek*> active =
+                info ? keyring->activeKek(info->kekId) : Result<const crypto::Kek*>(info.error());
+            if (!active) {
+                registry.err() << fmt::format("sealtrainctl: {}: {}\n", file,
+                                              active.error().message());
+                ++failures;
+                continue;
+            }
+            if ((*active)->version == info->kekVersion) {
+                registry.out() << fmt::format("{}: already under '{}' version {}\n", file,
+                                              info->kekId, info->kekVersion);
+                continue;
+            }
+            if (auto done = crypto::rewrapKeyBlock(file, keyring->resolver(), **active); !done) {
+                registry.err() << fmt::format("sealtrainctl: {}: {}\n", file,
+                                              done.error().message());
+                ++failures;
+                continue;
+            }
+            registry.out() << fmt::format("{}: re-wrapped from '{}' version {} to version {}\n",
+                                          file, info->kekId, info->kekVersion, (*active)->version);
+        }
+        return failures == 0 ? kExitOk : kExitFailure;
     });
 
     auto changeOptions = std::make_shared<Options>();

@@ -2,6 +2,10 @@
 // retiring keys and changing the passphrase, with the errors a user meets on the way.
 #include "ctl.h"
 
+#include "sealtrain/base/encoding.h"
+#include "sealtrain/crypto/keyring.h"
+#include "sealtrain/crypto/sealed.h"
+
 #include <QtTest/QtTest>
 
 #include <nlohmann/json.hpp>
@@ -82,6 +86,30 @@ private slots:
         QVERIFY2(rotated.code == sealtrain::ctl::kExitOk, rotated.err.c_str());
         QVERIFY(rotated.out.find("version 2") != std::string::npos);
 
+        // Re-wrap an object sealed under version 1 before retiring it; one that is not
+        // re-wrapped is locked out by the retirement.
+        const std::string rewrapped = dir.filePath("rewrapped.sealed").toStdString();
+        const std::string stale = dir.filePath("stale.sealed").toStdString();
+        {
+            auto keyring = sealtrain::crypto::Keyring::unlockWithPassphrase(
+                std::filesystem::path(data) / "keyring.json",
+                sealtrain::crypto::SecretBytes::fromBytes(sealtrain::asBytes("demo passphrase"))
+                    .value());
+            QVERIFY(keyring.ok());
+            const auto* v1 = *keyring->findKek("datasets", 1);
+            for (const auto& path : {rewrapped, stale}) {
+                auto writer =
+                    sealtrain::crypto::SealedWriter::create(path, *v1, {"text/plain", "{}"});
+                QVERIFY(writer.ok());
+                QVERIFY(writer->write(sealtrain::asBytes("fortune")).ok());
+                QVERIFY(writer->finish().ok());
+            }
+        }
+        const auto rewrap =
+            runCtl({"keyring", "rewrap", rewrapped, "--data-dir", data, "--passphrase-file", pass});
+        QVERIFY2(rewrap.code == sealtrain::ctl::kExitOk, rewrap.err.c_str());
+        QVERIFY(rewrap.out.find("to version 2") != std::string::npos);
+
         const auto retired = runCtl(
             {"keyring", "retire", "datasets", "1", "--data-dir", data, "--passphrase-file", pass});
         QVERIFY2(retired.code == sealtrain::ctl::kExitOk, retired.err.c_str());
@@ -100,6 +128,11 @@ private slots:
             }
         }
         QCOMPARE(datasetsVersions, 2);
+
+        const auto lockedOut =
+            runCtl({"keyring", "rewrap", stale, "--data-dir", data, "--passphrase-file", pass});
+        QCOMPARE(lockedOut.code, sealtrain::ctl::kExitFailure);
+        QVERIFY2(lockedOut.err.find("retired") != std::string::npos, lockedOut.err.c_str());
 
         const auto wrong =
             runCtl({"keyring", "list", "--data-dir", data, "--passphrase-file", wrongPass});

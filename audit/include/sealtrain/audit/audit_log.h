@@ -1,0 +1,111 @@
+// The audit log: appends entries inside the caller's transaction, keeps the RFC 6962 tree over
+// them, and signs tree heads by policy (every N entries, every T seconds while entries wait,
+// as an idle heartbeat, on demand and on export). It never signs a head that is inconsistent
+// with one it signed before, and appends every head to the witness file when one is configured.
+#pragma once
+
+#include "sealtrain/audit/checkpoint.h"
+#include "sealtrain/audit/entry.h"
+#include "sealtrain/audit/merkle_tree.h"
+#include "sealtrain/audit/store.h"
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <utility>
+
+namespace sealtrain::audit {
+
+class Clock {
+public:
+    virtual ~Clock() = default;
+    [[nodiscard]] virtual std::chrono::system_clock::time_point now() const = 0;
+};
+
+class SystemClock final : public Clock {
+public:
+    [[nodiscard]] std::chrono::system_clock::time_point now() const override
+    {
+        return std::chrono::system_clock::now();
+    }
+};
+
+struct HeadPolicy {
+    std::uint64_t everyEntries = 1000;     // sign once this many entries wait; 0: never
+    std::chrono::seconds every{60};        // sign when entries have waited this long; 0: never
+    std::chrono::seconds heartbeat{3600};  // re-sign the same size when idle this long; 0: never
+};
+
+// What the caller knows about an event; the log adds sequence, time and chain.
+struct EntryDraft {
+    Actor actor;
+    std::string action;
+    Target target;
+    Outcome outcome = Outcome::Ok;
+    std::string reason;
+    std::string requestId;
+    std::vector<std::string> approvalIds;
+    std::vector<Detail> details;
+    // Stored only as HMAC-SHA-256 under the audit key: (name, value).
+    std::vector<std::pair<std::string, std::string>> sensitive;
+};
+
+struct LogOptions {
+    std::string origin;  // the log's name: origin line and signing key name
+    HeadPolicy policy;
+    std::optional<std::filesystem::path> witnessFile;
+};
+
+class AuditLog final {
+public:
+    // Reads the store's entries and heads, re-hashes them and checks every stored head against
+    // the tree (Integrity when the store was altered). `signingKey`, `auditKey` and `clock` must
+    // outlive the log; so must the store. `auditKey` may be null when no entry is sensitive.
+    [[nodiscard]] static Result<std::unique_ptr<AuditLog>>
+    open(AuditStore& store, const crypto::SigningKey& signingKey, const AuditKey* auditKey,
+         const Clock& clock, LogOptions options);
+
+    AuditLog(const AuditLog&) = delete;
+    AuditLog& operator=(const AuditLog&) = delete;
+    ~AuditLog() = default;
+
+    // Appends one entry inside `transaction`; returns its sequence number. The entry joins the
+    // tree when the transaction commits and is forgotten when it rolls back. One transaction at
+    // a time may append (the database has one writer).
+    [[nodiscard]] Result<std::uint64_t> append(StoreTransaction& transaction,
+                                               const EntryDraft& draft);
+
+    // Signs a head over every committed entry now (on demand, and before an export).
+    [[nodiscard]] Result<Checkpoint> signHead();
+    // Applies the time-based policy; call it periodically (every few seconds). Also reports an
+    // error from a head signed after a commit.
+    [[nodiscard]] Result<void> tick();
+
+    [[nodiscard]] std::uint64_t size() const noexcept { return tree_.size(); }
+    [[nodiscard]] const MerkleTree& tree() const noexcept { return tree_; }
+    [[nodiscard]] const AuditStore& store() const noexcept { return store_; }
+    [[nodiscard]] NoteVerifier verifier() const;
+    [[nodiscard]] const std::optional<Checkpoint>& lastHead() const noexcept { return lastHead_; }
+    [[nodiscard]] const std::string& origin() const noexcept { return options_.origin; }
+
+private:
+    AuditLog(AuditStore& store, const crypto::SigningKey& signingKey, const AuditKey* auditKey,
+             const Clock& clock, LogOptions options);
+    void committed();
+    void rolledBack();
+
+    AuditStore& store_;
+    const crypto::SigningKey& signingKey_;
+    const AuditKey* auditKey_;
+    const Clock& clock_;
+    LogOptions options_;
+    MerkleTree tree_;
+    std::optional<Checkpoint> lastHead_;
+    std::chrono::system_clock::time_point lastHeadTime_;
+    StoreTransaction* openTransaction_ = nullptr;
+    std::vector<Hash> pending_;
+    std::optional<Error> deferredError_;
+};
+
+}  // namespace sealtrain::audit

@@ -1,0 +1,401 @@
+// Export bundles: a complete or filtered export verifies; every kind of tampering the issue
+// names is caught, with the first bad entry named exactly; the parser is strict.
+#include "sealtrain/audit/bundle.h"
+
+#include "audit_fixture.h"
+#include "sealtrain/audit/witness.h"
+
+#include <QtTest/QtTest>
+
+using namespace sealtrain;
+using namespace sealtrain::audit;
+using sealtrain::testing::TestLog;
+
+namespace {
+
+constexpr int kEntries = 30;
+
+std::string joined(const VerifyReport& report)
+{
+    std::string all;
+    for (const auto& e : report.errors)
+        all += e + "\n";
+    return all;
+}
+
+VerifyOptions withKey(const std::string& key)
+{
+    VerifyOptions options;
+    options.trustedKey = key;
+    return options;
+}
+
+// A log of kEntries entries with heads at 8, 16, 24 and the export head at 30.
+struct Exported {
+    Exported()
+    {
+        t.append(kEntries, 8);
+        text = *exportBundle(*t.log, {});
+        bundle = *parseBundle(text);
+        fingerprint = t.signingKey.publicKey().keyId();
+    }
+    TestLog t;
+    std::string text;
+    Bundle bundle;
+    std::string fingerprint;
+};
+
+// Checks that verification failed, that the first bad entry is `sequence` and that an error
+// names it; every message must be one sentence.
+void expectFirstBad(const VerifyReport& report, std::uint64_t sequence)
+{
+    QVERIFY2(!report.ok(), "the tampered bundle verified");
+    QVERIFY2(report.firstBadEntry.has_value(), joined(report).c_str());
+    QCOMPARE(*report.firstBadEntry, sequence);
+    const std::string name = "ntry " + std::to_string(sequence);
+    bool named = false;
+    for (const auto& error : report.errors) {
+        QVERIFY2(isOneSentence(error), error.c_str());
+        named = named || error.find(name) != std::string::npos;
+    }
+    QVERIFY2(named, joined(report).c_str());
+}
+
+}  // namespace
+
+class TestAuditBundle : public QObject {
+    Q_OBJECT
+
+private slots:
+    void completeExportVerifies_data()
+    {
+        QTest::addColumn<QString>("keyForm");
+        QTest::newRow("fingerprint") << "fingerprint";
+        QTest::newRow("pem") << "pem";
+        QTest::newRow("vkey") << "vkey";
+    }
+
+    void completeExportVerifies()
+    {
+        QFETCH(QString, keyForm);
+        Exported x;
+        std::string key = x.fingerprint;
+        if (keyForm == "pem")
+            key = x.t.signingKey.publicKey().toPem();
+        else if (keyForm == "vkey")
+            key = x.t.log->verifier().vkey();
+        const auto report = verifyBundle(x.text, withKey(key));
+        QVERIFY2(report.ok(), joined(report).c_str());
+        QVERIFY(report.warnings.empty());
+        QVERIFY(report.keyTrusted);
+        QCOMPARE(report.keyId, x.fingerprint);
+        QCOMPARE(report.entriesVerified, std::uint64_t{kEntries});
+        QCOMPARE(report.entries.size(), std::size_t{kEntries});
+        QCOMPARE(report.heads.size(), std::size_t{4});
+        QCOMPARE(report.heads.back().size, std::uint64_t{kEntries});
+        QVERIFY(report.selectionAll);
+        QCOMPARE(x.bundle.consistency.size(), std::size_t{3});
+    }
+
+    void withoutAKeyItWarns()
+    {
+        Exported x;
+        const auto report = verifyBundle(x.text, {});
+        QVERIFY(report.ok());
+        QCOMPARE(report.warnings.size(), std::size_t{1});
+        QVERIFY(!report.keyTrusted);
+    }
+
+    void filteredExportVerifies()
+    {
+        Exported x;
+        ExportFilter filter;
+        filter.actor = "alice";
+        filter.action = "job.*";
+        const auto text = *exportBundle(*x.t.log, filter);
+        const auto report = verifyBundle(text, withKey(x.fingerprint));
+        QVERIFY2(report.ok(), joined(report).c_str());
+        QVERIFY(!report.selectionAll);
+        QCOMPARE(report.filter, std::string("actor=alice action=job.*"));
+        QVERIFY(!report.entries.empty());
+        for (const auto& entry : report.entries) {
+            QCOMPARE(entry.actor.id, std::string("alice"));
+            QVERIFY(entry.action.starts_with("job."));
+        }
+        QCOMPARE(report.entriesVerified, std::uint64_t{report.entries.size()});
+        // The export signed a new head at the same size: the bundle keeps one head per size.
+        QCOMPARE(report.heads.size(), std::size_t{4});
+    }
+
+    void subsetOfABundleVerifies()
+    {
+        Exported x;
+        ExportFilter filter;
+        filter.targetKind = "dataset";
+        const auto subset = subsetBundle(x.bundle, filter);
+        QVERIFY(subset.ok());
+        QVERIFY(!subset->selectionAll);
+        QCOMPARE(subset->entries.size(), std::size_t{(kEntries + 3) / 4});
+        const auto report = verifyBundle(formatBundle(*subset), withKey(x.fingerprint));
+        QVERIFY2(report.ok(), joined(report).c_str());
+    }
+
+    void formatRoundTrips()
+    {
+        Exported x;
+        QCOMPARE(formatBundle(x.bundle), x.text);
+    }
+
+    // A changed byte anywhere in any entry is caught and the entry named.
+    void changedByteInAnyEntry()
+    {
+        Exported x;
+        int cases = 0;
+        for (std::size_t i = 0; i < x.bundle.entries.size(); ++i) {
+            const std::size_t size = x.bundle.entries[i].bytes.size();
+            for (std::size_t at = 0; at < size; at += (i % 5 == 0 ? 1 : 17)) {
+                Bundle tampered = x.bundle;
+                tampered.entries[i].bytes[at] ^= 0x20;
+                const auto report = verifyBundle(formatBundle(tampered), withKey(x.fingerprint));
+                expectFirstBad(report, i);
+                ++cases;
+            }
+        }
+        QVERIFY(cases > 1000);
+    }
+
+    void deletedEntry_data()
+    {
+        QTest::addColumn<int>("index");
+        for (int index : {0, 7, 8, 15, 29})
+            QTest::newRow(qPrintable(QString::number(index))) << index;
+    }
+
+    void deletedEntry()
+    {
+        QFETCH(int, index);
+        Exported x;
+        Bundle tampered = x.bundle;
+        tampered.entries.erase(tampered.entries.begin() + index);
+        const auto report = verifyBundle(formatBundle(tampered), withKey(x.fingerprint));
+        expectFirstBad(report, static_cast<std::uint64_t>(index));
+    }
+
+    void swappedEntries_data()
+    {
+        QTest::addColumn<int>("index");
+        for (int index : {0, 7, 12, 28})
+            QTest::newRow(qPrintable(QString::number(index))) << index;
+    }
+
+    void swappedEntries()
+    {
+        QFETCH(int, index);
+        Exported x;
+        Bundle tampered = x.bundle;
+        std::swap(tampered.entries[static_cast<std::size_t>(index)],
+                  tampered.entries[static_cast<std::size_t>(index) + 1]);
+        const auto report = verifyBundle(formatBundle(tampered), withKey(x.fingerprint));
+        expectFirstBad(report, static_cast<std::uint64_t>(index));
+        // Swapping the bytes but keeping the line numbers is caught as well.
+        Bundle swappedBytes = x.bundle;
+        std::swap(swappedBytes.entries[static_cast<std::size_t>(index)].bytes,
+                  swappedBytes.entries[static_cast<std::size_t>(index) + 1].bytes);
+        expectFirstBad(verifyBundle(formatBundle(swappedBytes), withKey(x.fingerprint)),
+                       static_cast<std::uint64_t>(index));
+    }
+
+    void tailCutBehindASignedHead()
+    {
+        Exported x;
+        Bundle tampered = x.bundle;
+        tampered.entries.resize(kEntries - 3);
+        const auto report = verifyBundle(formatBundle(tampered), withKey(x.fingerprint));
+        expectFirstBad(report, kEntries - 3);
+        QVERIFY(joined(report).find("tail was cut") != std::string::npos);
+    }
+
+    void headResignedWithAnotherKey()
+    {
+        Exported x;
+        const auto other = testing::signingKeyFromByte(2);
+        Bundle tampered = x.bundle;
+        for (auto& note : tampered.heads) {
+            const auto head = *parseCheckpointText(parseSignedNote(note)->text);
+            note = signCheckpoint(head, other);
+        }
+        tampered.keys = {NoteVerifier{x.bundle.origin, other.publicKey()}};
+        const std::string text = formatBundle(tampered);
+        // Self-consistent, so only the reviewer's key tells.
+        QVERIFY(verifyBundle(text, {}).ok());
+        const auto byFingerprint = verifyBundle(text, withKey(x.fingerprint));
+        QVERIFY(!byFingerprint.ok());
+        QVERIFY(joined(byFingerprint).find("do not trust") != std::string::npos);
+        const auto byPem = verifyBundle(text, withKey(x.t.signingKey.publicKey().toPem()));
+        QVERIFY(!byPem.ok());
+        QVERIFY(joined(byPem).find("another key") != std::string::npos);
+    }
+
+    void forgedSignature()
+    {
+        Exported x;
+        Bundle tampered = x.bundle;
+        auto note = *parseSignedNote(tampered.heads[1]);
+        note.signatures[0].signature[3] ^= 0x04;
+        tampered.heads[1] = formatSignedNote(note);
+        for (const auto& options : {VerifyOptions{}, withKey(x.fingerprint)}) {
+            const auto report = verifyBundle(formatBundle(tampered), options);
+            QVERIFY(!report.ok());
+            QVERIFY2(joined(report).find("size 16") != std::string::npos
+                         && joined(report).find("forged") != std::string::npos,
+                     joined(report).c_str());
+        }
+    }
+
+    // The operator rewrites entry 3 and rebuilds the whole log, heads and all; the bundle is
+    // self-consistent, but the heads published to the witness file tell.
+    void rewrittenLogCaughtByTheWitness_data()
+    {
+        QTest::addColumn<bool>("freshKey");
+        QTest::newRow("fresh key") << true;
+        QTest::newRow("stolen key") << false;
+    }
+
+    void rewrittenLogCaughtByTheWitness()
+    {
+        QFETCH(bool, freshKey);
+        QTemporaryDir dir;
+        const std::filesystem::path witness = dir.filePath("witness").toStdString();
+        TestLog original(1, HeadPolicy{0, {}, {}}, witness);
+        original.append(kEntries, 8);
+        QVERIFY(exportBundle(*original.log, {}).ok());
+
+        TestLog rewritten(freshKey ? 3 : 1);
+        for (int i = 0; i < kEntries; ++i) {
+            auto draft = testing::draftNumber(i);
+            if (i == 3)
+                draft.reason = "nothing to see here";
+            auto transaction = rewritten.store.begin();
+            QVERIFY(rewritten.log->append(*transaction, draft).ok());
+            transaction->commit();
+            rewritten.clock.advance(std::chrono::seconds{1});
+            if ((i + 1) % 8 == 0)
+                QVERIFY(rewritten.log->signHead().ok());
+        }
+        const auto text = *exportBundle(*rewritten.log, {});
+        QVERIFY(verifyBundle(text, {}).ok());
+
+        VerifyOptions options;
+        options.witnessHeads = *readWitness(witness);
+        const auto report = verifyBundle(text, options);
+        QVERIFY(!report.ok());
+        const std::string all = joined(report);
+        if (freshKey) {
+            QVERIFY2(all.find("witness file") != std::string::npos, all.c_str());
+        } else {
+            QVERIFY2(all.find("rewritten") != std::string::npos, all.c_str());
+            QCOMPARE(*report.firstBadEntry, std::uint64_t{0});  // the witness has no head < 8
+            QVERIFY(all.find("from 0 to 7") != std::string::npos);
+        }
+        // The original bundle agrees with its witness.
+        VerifyOptions good = withKey(original.signingKey.publicKey().keyId());
+        good.witnessHeads = options.witnessHeads;
+        const auto originalReport = verifyBundle(*exportBundle(*original.log, {}), good);
+        QVERIFY2(originalReport.ok(), joined(originalReport).c_str());
+        QCOMPARE(originalReport.witnessHeadsChecked, std::uint64_t{4});  // 8, 16, 24, 30
+    }
+
+    void rollbackCaughtByTheWitness()
+    {
+        QTemporaryDir dir;
+        const std::filesystem::path witness = dir.filePath("witness").toStdString();
+        TestLog t(1, HeadPolicy{0, {}, {}}, witness);
+        t.append(10, 5);
+        // A copy of the database taken now...
+        MemoryStore backup;
+        {
+            auto transaction = backup.begin();
+            const auto entries = t.store.readEntries(0, 100);
+            for (const auto& e : *entries)
+                QVERIFY(backup.appendEntry(*transaction, e).ok());
+            transaction->commit();
+            const auto heads = t.store.readHeads();
+            for (const auto& h : *heads)
+                QVERIFY(backup.appendHead(h).ok());
+        }
+        t.append(10, 5);
+        // ...is restored later: its export verifies on its own, not against the witness.
+        auto restored = AuditLog::open(backup, t.signingKey, &t.auditKey, t.clock,
+                                       {"sealtrain.test/audit", {}, {}});
+        QVERIFY(restored.ok());
+        const auto text = *exportBundle(**restored, {});
+        VerifyOptions options = withKey(t.signingKey.publicKey().keyId());
+        QVERIFY(verifyBundle(text, options).ok());
+        options.witnessHeads = *readWitness(witness);
+        const auto report = verifyBundle(text, options);
+        QVERIFY(!report.ok());
+        QVERIFY2(joined(report).find("rolled back") != std::string::npos, joined(report).c_str());
+    }
+
+    void unsignedTailIsAWarning()
+    {
+        Exported x;
+        x.t.append(2);  // no head signed for these
+        Bundle extended = x.bundle;
+        const auto tail = x.t.store.readEntries(kEntries, 2);
+        for (const auto& stored : *tail)
+            extended.entries.push_back({stored.sequence, std::nullopt, stored.bytes, {}, 0});
+        const auto report = verifyBundle(formatBundle(extended), withKey(x.fingerprint));
+        QVERIFY2(report.ok(), joined(report).c_str());
+        QCOMPARE(report.warnings.size(), std::size_t{1});
+        QVERIFY(report.warnings[0].find("30 to 31") != std::string::npos);
+        QCOMPARE(report.entriesVerified, std::uint64_t{kEntries});
+    }
+
+    void strictParsing_data()
+    {
+        QTest::addColumn<QString>("edit");
+        for (const char* edit : {"crlf", "no end", "text after end", "double space", "bad magic",
+                                 "trailing space", "short hash", "unknown line", "no final newline",
+                                 "entry before head", "leading zero"})
+            QTest::newRow(edit) << edit;
+    }
+
+    void strictParsing()
+    {
+        QFETCH(QString, edit);
+        Exported x;
+        std::string text = x.text;
+        const auto firstEntry = text.find("\nentry ") + 1;
+        if (edit == "crlf")
+            text.insert(text.find('\n'), "\r");
+        else if (edit == "no end")
+            text.erase(text.size() - 4);
+        else if (edit == "text after end")
+            text += "entry 1\n";
+        else if (edit == "double space")
+            text.insert(firstEntry + 5, " ");
+        else if (edit == "bad magic")
+            text[text.find(' ') + 1] = '2';
+        else if (edit == "trailing space")
+            text.insert(text.find('\n', firstEntry), " ");
+        else if (edit == "short hash")
+            text.insert(text.find('\n', firstEntry), " AAAA");
+        else if (edit == "unknown line")
+            text.insert(firstEntry, "comment hello\n");
+        else if (edit == "no final newline")
+            text.pop_back();
+        else if (edit == "entry before head")
+            text.insert(text.find("\nhead ") + 1,
+                        text.substr(firstEntry, text.find('\n', firstEntry) + 1 - firstEntry));
+        else if (edit == "leading zero")
+            text.insert(firstEntry + 6, "0");
+        QVERIFY(!parseBundle(text).ok());
+        const auto report = verifyBundle(text, withKey(x.fingerprint));
+        QVERIFY(!report.ok());
+        QVERIFY2(isOneSentence(report.errors.front()), report.errors.front().c_str());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestAuditBundle)
+#include "test_audit_bundle.moc"
