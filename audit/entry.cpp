@@ -2,6 +2,7 @@
 #include "sealtrain/audit/entry.h"
 
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/base/utf8.h"
 #include "sealtrain/crypto/hash.h"
 
 #include <algorithm>
@@ -17,45 +18,6 @@ Error malformed(const std::string& field)
 }
 
 // RFC 3629 UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
-bool isValidUtf8(std::span<const std::uint8_t> text) noexcept
-{
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const std::uint8_t lead = text[i];
-        std::size_t length = 0;
-        std::uint32_t codePoint = 0;
-        if (lead < 0x80U) {
-            ++i;
-            continue;
-        }
-        if ((lead & 0xE0U) == 0xC0U) {
-            length = 2;
-            codePoint = lead & 0x1FU;
-        } else if ((lead & 0xF0U) == 0xE0U) {
-            length = 3;
-            codePoint = lead & 0x0FU;
-        } else if ((lead & 0xF8U) == 0xF0U) {
-            length = 4;
-            codePoint = lead & 0x07U;
-        } else {
-            return false;
-        }
-        if (i + length > text.size())
-            return false;
-        for (std::size_t k = 1; k < length; ++k) {
-            if ((text[i + k] & 0xC0U) != 0x80U)
-                return false;
-            codePoint = (codePoint << 6U) | (text[i + k] & 0x3FU);
-        }
-        constexpr std::uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
-        if (codePoint < kSmallest[length] || codePoint > 0x10FFFFU
-            || (codePoint >= 0xD800U && codePoint <= 0xDFFFU))
-            return false;
-        i += length;
-    }
-    return true;
-}
-
 class Writer {
 public:
     void u8(std::uint8_t value) { out_.push_back(value); }

@@ -2,6 +2,7 @@
 // The byte layout is specified in docs/formats/sealed.md; keep the two in step.
 #include "sealtrain/crypto/sealed.h"
 
+#include "sealtrain/base/utf8.h"
 #include "sealtrain/crypto/aead.h"
 #include "sealtrain/crypto/chunked.h"
 #include "sealtrain/crypto/random.h"
@@ -57,46 +58,6 @@ bool isValidContentType(std::string_view text)
 }
 
 // Strict UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
-bool isValidUtf8(std::string_view text)
-{
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const auto lead = static_cast<unsigned char>(text[i]);
-        std::size_t length = 0;
-        std::uint32_t codePoint = 0;
-        if (lead < 0x80) {
-            ++i;
-            continue;
-        }
-        if ((lead & 0xe0U) == 0xc0U) {
-            length = 2;
-            codePoint = lead & 0x1fU;
-        } else if ((lead & 0xf0U) == 0xe0U) {
-            length = 3;
-            codePoint = lead & 0x0fU;
-        } else if ((lead & 0xf8U) == 0xf0U) {
-            length = 4;
-            codePoint = lead & 0x07U;
-        } else {
-            return false;
-        }
-        if (i + length > text.size())
-            return false;
-        for (std::size_t k = 1; k < length; ++k) {
-            const auto next = static_cast<unsigned char>(text[i + k]);
-            if ((next & 0xc0U) != 0x80U)
-                return false;
-            codePoint = (codePoint << 6U) | (next & 0x3fU);
-        }
-        constexpr std::array<std::uint32_t, 5> kMinimum{0, 0, 0x80, 0x800, 0x10000};
-        if (codePoint < kMinimum[length] || codePoint > 0x10ffff
-            || (codePoint >= 0xd800 && codePoint <= 0xdfff))
-            return false;
-        i += length;
-    }
-    return true;
-}
-
 Error malformed(const std::string& what)
 {
     return Error(ErrorCode::Integrity,

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_helpers.h"
+
 #include <QtTest/QtTest>
 
 #include <algorithm>
@@ -22,29 +24,11 @@
 using namespace sealtrain;
 using namespace sealtrain::crypto;
 
+using sealtrain::testing::hex;
+using sealtrain::testing::loadJson;
+using sealtrain::testing::secret;
+
 namespace {
-
-std::vector<std::uint8_t> hex(const std::string& text)
-{
-    auto bytes = fromHex(text);
-    if (!bytes)
-        qFatal("bad hex in test data: %s", text.c_str());
-    return *bytes;
-}
-
-SecretBytes secret(const std::vector<std::uint8_t>& bytes)
-{
-    auto result = SecretBytes::fromBytes(bytes);
-    if (!result)
-        qFatal("cannot allocate a test key");
-    return std::move(result).value();
-}
-
-nlohmann::json loadJson(const std::filesystem::path& path)
-{
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
-}
 
 GcmNonce nonceFrom(const std::vector<std::uint8_t>& bytes)
 {

@@ -153,7 +153,8 @@ private slots:
         int cases = 0;
         for (std::size_t i = 0; i < x.bundle.entries.size(); ++i) {
             const std::size_t size = x.bundle.entries[i].bytes.size();
-            for (std::size_t at = 0; at < size; at += (i % 5 == 0 ? 1 : 17)) {
+            for (std::size_t at = 0; at < size;
+                 at += (i % 5 == 0 ? std::size_t{1} : std::size_t{17})) {
                 Bundle tampered = x.bundle;
                 tampered.entries[i].bytes[at] ^= 0x20;
                 const auto report = verifyBundle(formatBundle(tampered), withKey(x.fingerprint));

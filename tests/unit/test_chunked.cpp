@@ -12,6 +12,8 @@
 #include <openssl/evp.h>
 #include <zlib.h>
 
+#include "test_helpers.h"
+
 #include <QtTest/QtTest>
 
 #include <algorithm>
@@ -23,23 +25,10 @@
 using namespace sealtrain;
 using namespace sealtrain::crypto;
 
+using sealtrain::testing::hex;
+using sealtrain::testing::secret;
+
 namespace {
-
-std::vector<std::uint8_t> hex(const std::string& text)
-{
-    auto bytes = fromHex(text);
-    if (!bytes)
-        qFatal("bad hex in test data: %s", text.c_str());
-    return *bytes;
-}
-
-SecretBytes secret(std::span<const std::uint8_t> bytes)
-{
-    auto result = SecretBytes::fromBytes(bytes);
-    if (!result)
-        qFatal("cannot allocate a test key");
-    return std::move(result).value();
-}
 
 std::vector<std::uint8_t> inflateAll(const std::vector<std::uint8_t>& compressed)
 {
@@ -370,7 +359,8 @@ private slots:
         const auto& full = sink.bytes();
         // Every shorter length and a few longer ones: never a clean, complete read.
         std::vector<std::size_t> lengths;
-        for (std::size_t n = 0; n < full.size(); n += (n % 997 == 0 ? 1 : 13))
+        for (std::size_t n = 0; n < full.size();
+             n += (n % 997 == 0 ? std::size_t{1} : std::size_t{13}))
             lengths.push_back(n);
         for (std::size_t extra : {1U, 15U, 16U, 17U, 16400U})
             lengths.push_back(full.size() + extra);

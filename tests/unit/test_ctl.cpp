@@ -1,5 +1,5 @@
 // sealtrainctl's command line: --version, --help, doctor, and clear usage errors.
-#include "ctl.h"
+#include "ctl_runner.h"
 
 #include "sealtrain/base/version.h"
 
@@ -7,23 +7,7 @@
 
 #include <sstream>
 
-namespace {
-
-struct Outcome {
-    int code = 0;
-    std::string out;
-    std::string err;
-};
-
-Outcome runCtl(const std::vector<std::string>& args)
-{
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = sealtrain::ctl::run(args, out, err);
-    return {code, out.str(), err.str()};
-}
-
-}  // namespace
+using sealtrain::testing::runCtl;
 
 class TestCtl : public QObject {
     Q_OBJECT

@@ -1,6 +1,6 @@
 // sealtrainctl keyfile/keyring: the operator's path through creating, listing, rotating and
 // retiring keys and changing the passphrase, with the errors a user meets on the way.
-#include "ctl.h"
+#include "ctl_runner.h"
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/keyring.h"
@@ -14,21 +14,9 @@
 #include <sstream>
 #include <sys/stat.h>
 
+using sealtrain::testing::runCtl;
+
 namespace {
-
-struct Outcome {
-    int code = 0;
-    std::string out;
-    std::string err;
-};
-
-Outcome runCtl(const std::vector<std::string>& args)
-{
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = sealtrain::ctl::run(args, out, err);
-    return {code, out.str(), err.str()};
-}
 
 std::string writeSecretFile(const QTemporaryDir& dir, const char* name, const std::string& text,
                             mode_t mode = 0600)

@@ -1,6 +1,6 @@
 // sealtrainctl key id, signature verify and dsse verify: good inputs pass, altered ones fail
 // with exit code 1 and one sentence, and usage errors exit 2.
-#include "ctl.h"
+#include "ctl_runner.h"
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/dsse.h"
@@ -15,21 +15,9 @@
 using namespace sealtrain;
 using namespace sealtrain::crypto;
 
+using sealtrain::testing::runCtl;
+
 namespace {
-
-struct Outcome {
-    int code = 0;
-    std::string out;
-    std::string err;
-};
-
-Outcome runCtl(const std::vector<std::string>& args)
-{
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = ctl::run(args, out, err);
-    return {code, out.str(), err.str()};
-}
 
 void writeFile(const std::filesystem::path& path, std::span<const std::uint8_t> bytes)
 {

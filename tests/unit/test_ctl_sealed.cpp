@@ -1,7 +1,7 @@
 // `sealtrainctl sealed ...`: seal, inspect, unseal and rewrap through the command line, the
 // refusals an operator meets, and an interop check: an object the command wrote is decoded by a
 // small, independent decoder written from docs/formats/sealed.md over plain OpenSSL calls.
-#include "ctl.h"
+#include "ctl_runner.h"
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/key_file.h"
@@ -23,23 +23,11 @@
 
 using namespace sealtrain;
 
+using sealtrain::testing::runCtl;
+
 namespace {
 
 using Bytes = std::vector<std::uint8_t>;
-
-struct Outcome {
-    int code = 0;
-    std::string out;
-    std::string err;
-};
-
-Outcome runCtl(const std::vector<std::string>& args)
-{
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = ctl::run(args, out, err);
-    return {code, out.str(), err.str()};
-}
 
 Bytes readFile(const std::filesystem::path& path)
 {

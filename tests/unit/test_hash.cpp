@@ -6,6 +6,8 @@
 
 #include "cryptography_vectors.h"
 
+#include "test_helpers.h"
+
 #include <QtTest/QtTest>
 
 #include <filesystem>
@@ -17,15 +19,10 @@
 using namespace sealtrain;
 using namespace sealtrain::crypto;
 
-namespace {
+using sealtrain::testing::hex;
+using sealtrain::testing::secret;
 
-std::vector<std::uint8_t> hex(const std::string& text)
-{
-    auto bytes = fromHex(text);
-    if (!bytes)
-        qFatal("bad hex in test data: %s", text.c_str());
-    return *bytes;
-}
+namespace {
 
 // "Key = Value" records separated by blank lines, as CAVP .rsp and RFC 4231 .txt files are.
 std::vector<std::map<std::string, std::string>> readRecords(const std::filesystem::path& path)
@@ -51,14 +48,6 @@ std::vector<std::map<std::string, std::string>> readRecords(const std::filesyste
     if (!current.empty())
         records.push_back(current);
     return records;
-}
-
-SecretBytes secret(const std::vector<std::uint8_t>& bytes)
-{
-    auto result = SecretBytes::fromBytes(bytes);
-    if (!result)
-        qFatal("cannot allocate a test key");
-    return std::move(*result);
 }
 
 std::vector<std::uint8_t> pattern(std::size_t size)

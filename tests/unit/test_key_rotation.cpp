@@ -5,6 +5,8 @@
 #include "sealtrain/crypto/keyring.h"
 #include "sealtrain/crypto/sealed.h"
 
+#include "test_helpers.h"
+
 #include <QtTest/QtTest>
 
 #include <fstream>
@@ -12,12 +14,9 @@
 using namespace sealtrain;
 using namespace sealtrain::crypto;
 
-namespace {
+using sealtrain::testing::secret;
 
-SecretBytes secret(std::string_view text)
-{
-    return SecretBytes::fromBytes(asBytes(text)).value();
-}
+namespace {
 
 std::vector<std::uint8_t> readFile(const std::filesystem::path& path)
 {

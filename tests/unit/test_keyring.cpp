@@ -5,6 +5,8 @@
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/keyring.h"
 
+#include "test_helpers.h"
+
 #include <QtTest/QtTest>
 
 #include <nlohmann/json.hpp>
@@ -15,12 +17,9 @@
 using namespace sealtrain;
 using namespace sealtrain::crypto;
 
-namespace {
+using sealtrain::testing::secret;
 
-SecretBytes secret(std::string_view text)
-{
-    return SecretBytes::fromBytes(asBytes(text)).value();
-}
+namespace {
 
 std::filesystem::path tempPath(const QTemporaryDir& dir, const char* name)
 {

@@ -6,6 +6,8 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/sealed_box.h"
 
+#include "test_helpers.h"
+
 #include <QtTest/QtTest>
 
 #include <string>
@@ -14,23 +16,10 @@
 using namespace sealtrain;
 using namespace sealtrain::crypto;
 
+using sealtrain::testing::hex;
+using sealtrain::testing::secret;
+
 namespace {
-
-std::vector<std::uint8_t> hex(const std::string& text)
-{
-    auto bytes = fromHex(text);
-    if (!bytes)
-        qFatal("bad hex in test data: %s", text.c_str());
-    return *bytes;
-}
-
-SecretBytes secret(const std::vector<std::uint8_t>& bytes)
-{
-    auto result = SecretBytes::fromBytes(bytes);
-    if (!result)
-        qFatal("cannot allocate a test key");
-    return std::move(*result);
-}
 
 BoxPublicKey point(const std::vector<std::uint8_t>& bytes)
 {

@@ -8,6 +8,8 @@
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/signing.h"
 
+#include "test_helpers.h"
+
 #include <QtTest/QtTest>
 
 #include <filesystem>
@@ -19,15 +21,9 @@
 using namespace sealtrain;
 using namespace sealtrain::crypto;
 
-namespace {
+using sealtrain::testing::hex;
 
-std::vector<std::uint8_t> hex(const std::string& text)
-{
-    auto bytes = fromHex(text);
-    if (!bytes)
-        qFatal("bad hex in test data: %s", text.c_str());
-    return *bytes;
-}
+namespace {
 
 std::vector<std::uint8_t> jsonHex(const QJsonValue& value)
 {

@@ -1,0 +1,23 @@
+// UTF-8 decoding and validation, strict: only the well-formed sequences of Unicode's table 3-7
+// (no overlong forms, no surrogates, nothing above U+10FFFF).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace sealtrain {
+
+// Decodes the code point at `pos` into `codePoint`; returns its length in bytes, or 0 when the
+// bytes at `pos` are not well-formed UTF-8.
+[[nodiscard]] std::size_t decodeUtf8(std::string_view text, std::size_t pos, char32_t& codePoint);
+
+// The offset of the first byte that does not start a well-formed sequence; text.size() when the
+// whole text is valid.
+[[nodiscard]] std::size_t firstInvalidUtf8(std::string_view text);
+
+[[nodiscard]] bool isValidUtf8(std::string_view text);
+[[nodiscard]] bool isValidUtf8(std::span<const std::uint8_t> bytes);
+
+}  // namespace sealtrain

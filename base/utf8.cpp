@@ -1,0 +1,86 @@
+// UTF-8 decoding and validation by the well-formed byte sequences of Unicode's table 3-7.
+#include "sealtrain/base/utf8.h"
+
+#include <cstdint>
+
+namespace sealtrain {
+
+std::size_t decodeUtf8(std::string_view text, std::size_t pos, char32_t& cp)
+{
+    const auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>(text[pos + i]); };
+    const std::size_t left = text.size() - pos;
+    const std::uint8_t b0 = byte(0);
+    if (b0 < 0x80) {
+        cp = b0;
+        return 1;
+    }
+    const auto continuation = [](std::uint8_t b) { return (b & 0xC0U) == 0x80U; };
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+        if (left < 2 || !continuation(byte(1)))
+            return 0;
+        cp = (static_cast<char32_t>(b0 & 0x1FU) << 6U) | (byte(1) & 0x3FU);
+        return 2;
+    }
+    if (b0 >= 0xE0 && b0 <= 0xEF) {
+        if (left < 3)
+            return 0;
+        const std::uint8_t b1 = byte(1);
+        const std::uint8_t low = b0 == 0xE0 ? 0xA0 : 0x80;
+        const std::uint8_t high = b0 == 0xED ? 0x9F : 0xBF;
+        if (b1 < low || b1 > high || !continuation(byte(2)))
+            return 0;
+        cp = (static_cast<char32_t>(b0 & 0x0FU) << 12U) | (static_cast<char32_t>(b1 & 0x3FU) << 6U)
+             | (byte(2) & 0x3FU);
+        return 3;
+    }
+    if (b0 >= 0xF0 && b0 <= 0xF4) {
+        if (left < 4)
+            return 0;
+        const std::uint8_t b1 = byte(1);
+        const std::uint8_t low = b0 == 0xF0 ? 0x90 : 0x80;
+        const std::uint8_t high = b0 == 0xF4 ? 0x8F : 0xBF;
+        if (b1 < low || b1 > high || !continuation(byte(2)) || !continuation(byte(3)))
+            return 0;
+        cp = (static_cast<char32_t>(b0 & 0x07U) << 18U) | (static_cast<char32_t>(b1 & 0x3FU) << 12U)
+             | (static_cast<char32_t>(byte(2) & 0x3FU) << 6U) | (byte(3) & 0x3FU);
+        return 4;
+    }
+    return 0;
+}
+
+std::size_t firstInvalidUtf8(std::string_view text)
+{
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        // ASCII runs dominate real text; skip them eight bytes at a time.
+        while (pos + 8 <= text.size()) {
+            std::uint64_t word = 0;
+            for (std::size_t i = 0; i < 8; ++i)
+                word |= static_cast<std::uint64_t>(static_cast<std::uint8_t>(text[pos + i]))
+                        << (8U * i);
+            if ((word & 0x8080808080808080ULL) != 0)
+                break;
+            pos += 8;
+        }
+        if (pos >= text.size())
+            break;
+        char32_t cp = 0;
+        const std::size_t length = decodeUtf8(text, pos, cp);
+        if (length == 0)
+            return pos;
+        pos += length;
+    }
+    return text.size();
+}
+
+bool isValidUtf8(std::string_view text)
+{
+    return firstInvalidUtf8(text) == text.size();
+}
+
+bool isValidUtf8(std::span<const std::uint8_t> bytes)
+{
+    return isValidUtf8(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+}  // namespace sealtrain

@@ -1,0 +1,51 @@
+// The permission catalogue and the default roles.
+#include "sealtrain/core/access.h"
+
+#include <algorithm>
+
+namespace sealtrain::core {
+
+namespace permission {
+
+const std::vector<std::string_view>& all()
+{
+    static const std::vector<std::string_view> kAll{
+        kUserManage,   kRoleManage, kGrantManage, kSessionManage, kDatasetImport, kDatasetRead,
+        kDatasetGrant, kJobSubmit,  kJobApprove,  kAuditRead,     kAuditExport};
+    return kAll;
+}
+
+bool isKnown(std::string_view permission)
+{
+    const auto& known = all();
+    return std::find(known.begin(), known.end(), permission) != known.end();
+}
+
+}  // namespace permission
+
+const std::vector<RoleDefinition>& defaultRoles()
+{
+    using namespace permission;
+    static const std::vector<RoleDefinition> kRoles{
+        {std::string(kAdminRole),
+         {std::string(kUserManage), std::string(kRoleManage), std::string(kGrantManage),
+          std::string(kSessionManage)}},
+        {"steward",
+         {std::string(kDatasetImport), std::string(kDatasetRead), std::string(kDatasetGrant)}},
+        {"engineer", {std::string(kDatasetRead), std::string(kJobSubmit)}},
+        {"approver", {std::string(kJobApprove)}},
+        {"auditor", {std::string(kAuditRead), std::string(kAuditExport)}},
+    };
+    return kRoles;
+}
+
+bool isValidName(std::string_view name)
+{
+    if (name.empty() || name.size() > 64)
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    });
+}
+
+}  // namespace sealtrain::core

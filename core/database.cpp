@@ -1,0 +1,449 @@
+// The SQLCipher connection, its key, its migrations and its transactions.
+#include "sealtrain/core/database.h"
+
+#include "sealtrain/base/encoding.h"
+#include "sealtrain/crypto/hkdf.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace sealtrain::core {
+namespace {
+
+constexpr std::string_view kKeyLabel = "sealtrain database key v1";
+
+// Version 1: identities, roles, grants, sessions and the audit log.
+constexpr std::string_view kSchemaV1 = R"sql(
+CREATE TABLE users (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    password_hash TEXT NOT NULL,
+    totp_secret BLOB NOT NULL,
+    totp_last_step INTEGER NOT NULL DEFAULT 0,
+    disabled INTEGER NOT NULL DEFAULT 0,
+    failed_attempts INTEGER NOT NULL DEFAULT 0,
+    locked_until INTEGER NOT NULL DEFAULT 0,
+    created INTEGER NOT NULL
+);
+CREATE TABLE roles (
+    name TEXT PRIMARY KEY,
+    builtin INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE role_permissions (
+    role TEXT NOT NULL REFERENCES roles(name) ON DELETE CASCADE,
+    permission TEXT NOT NULL,
+    PRIMARY KEY (role, permission)
+);
+CREATE TABLE grants (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    role TEXT NOT NULL REFERENCES roles(name),
+    project TEXT NOT NULL DEFAULT '',
+    expires INTEGER NOT NULL DEFAULT 0,
+    break_glass INTEGER NOT NULL DEFAULT 0,
+    reason TEXT NOT NULL DEFAULT '',
+    UNIQUE (user_id, role, project)
+);
+CREATE TABLE sessions (
+    id INTEGER PRIMARY KEY,
+    token_hash BLOB NOT NULL UNIQUE,
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    created INTEGER NOT NULL,
+    last_used INTEGER NOT NULL,
+    revoked INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE audit_entries (
+    sequence INTEGER PRIMARY KEY,
+    bytes BLOB NOT NULL,
+    leaf_hash BLOB NOT NULL
+);
+CREATE TABLE audit_heads (
+    id INTEGER PRIMARY KEY,
+    note TEXT NOT NULL
+);
+)sql";
+
+// Version 2: submissions that need a second person's approval, bound to a content hash.
+constexpr std::string_view kSchemaV2 = R"sql(
+CREATE TABLE submissions (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    project TEXT NOT NULL DEFAULT '',
+    submitter INTEGER NOT NULL REFERENCES users(id),
+    content_hash BLOB NOT NULL,
+    created INTEGER NOT NULL
+);
+CREATE TABLE approvals (
+    id INTEGER PRIMARY KEY,
+    submission_id INTEGER NOT NULL REFERENCES submissions(id),
+    approver INTEGER NOT NULL REFERENCES users(id),
+    content_hash BLOB NOT NULL,
+    created INTEGER NOT NULL
+);
+)sql";
+
+int checkedResult(int rc)
+{
+    return rc & 0xff;  // primary result code
+}
+
+}  // namespace
+
+Result<crypto::SecretBytes> deriveDatabaseKey(const crypto::Keyring& keyring)
+{
+    auto kek = keyring.activeKek("database");
+    if (!kek)
+        return kek.error().withContext("Cannot derive the database key");
+    return crypto::hkdf(crypto::HkdfHash::Sha256, (*kek)->key.bytes(), {}, asBytes(kKeyLabel),
+                        kDatabaseKeySize);
+}
+
+const std::vector<Migration>& migrations()
+{
+    static const std::vector<Migration> kMigrations{{1, kSchemaV1}, {2, kSchemaV2}};
+    return kMigrations;
+}
+
+int latestSchemaVersion()
+{
+    return migrations().back().version;
+}
+
+// --- Statement ---------------------------------------------------------------------------------
+
+Statement::Statement(Statement&& other) noexcept
+    : statement_(std::exchange(other.statement_, nullptr))
+    , database_(other.database_)
+{
+}
+
+Statement::~Statement()
+{
+    sqlite3_finalize(statement_);
+}
+
+Statement& Statement::bind(int index, std::int64_t value)
+{
+    sqlite3_bind_int64(statement_, index, value);
+    return *this;
+}
+
+Statement& Statement::bind(int index, std::string_view text)
+{
+    sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()),
+                      SQLITE_TRANSIENT);
+    return *this;
+}
+
+Statement& Statement::bindBlob(int index, std::span<const std::uint8_t> bytes)
+{
+    // A zero-length blob must still be a blob, not NULL: give SQLite a valid pointer.
+    static constexpr std::uint8_t kEmpty = 0;
+    sqlite3_bind_blob(statement_, index, bytes.empty() ? &kEmpty : bytes.data(),
+                      static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+    return *this;
+}
+
+Statement& Statement::bindNull(int index)
+{
+    sqlite3_bind_null(statement_, index);
+    return *this;
+}
+
+Result<bool> Statement::step()
+{
+    const int rc = sqlite3_step(statement_);
+    if (rc == SQLITE_ROW)
+        return true;
+    if (rc == SQLITE_DONE)
+        return false;
+    return database_->lastError("A database statement");
+}
+
+Result<void> Statement::run()
+{
+    for (;;) {
+        auto row = step();
+        if (!row)
+            return row.error();
+        if (!*row)
+            return success();
+    }
+}
+
+std::int64_t Statement::integer(int column) const
+{
+    return sqlite3_column_int64(statement_, column);
+}
+
+std::string Statement::text(int column) const
+{
+    const auto* text = sqlite3_column_text(statement_, column);
+    if (text == nullptr)
+        return {};
+    return {reinterpret_cast<const char*>(text),
+            static_cast<std::size_t>(sqlite3_column_bytes(statement_, column))};
+}
+
+std::vector<std::uint8_t> Statement::blob(int column) const
+{
+    const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(statement_, column));
+    const auto size = static_cast<std::size_t>(sqlite3_column_bytes(statement_, column));
+    if (data == nullptr)
+        return {};
+    return {data, data + size};
+}
+
+bool Statement::isNull(int column) const
+{
+    return sqlite3_column_type(statement_, column) == SQLITE_NULL;
+}
+
+// --- Transaction -------------------------------------------------------------------------------
+
+Transaction::~Transaction()
+{
+    rollback();
+}
+
+void Transaction::onCommit(std::function<void()> action)
+{
+    commitActions_.push_back(std::move(action));
+}
+
+void Transaction::onRollback(std::function<void()> action)
+{
+    rollbackActions_.push_back(std::move(action));
+}
+
+Result<void> Transaction::commit()
+{
+    if (finished_)
+        return Error(ErrorCode::Internal, "The transaction was already finished; begin a new one.");
+    if (auto done = database_.execute("COMMIT"); !done) {
+        rollback();
+        return done.error();
+    }
+    finished_ = true;
+    database_.finish(*this);
+    auto actions = std::move(commitActions_);
+    rollbackActions_.clear();
+    for (auto& action : actions)
+        action();
+    return success();
+}
+
+void Transaction::rollback() noexcept
+{
+    if (finished_)
+        return;
+    finished_ = true;
+    // Nothing useful can be done when ROLLBACK itself fails: SQLite then has already rolled
+    // back (or the connection is gone), and the hooks must still learn the outcome.
+    (void)database_.execute("ROLLBACK");
+    database_.finish(*this);
+    auto actions = std::move(rollbackActions_);
+    commitActions_.clear();
+    for (auto& action : actions)
+        action();
+}
+
+// --- Database ----------------------------------------------------------------------------------
+
+Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& path,
+                                                 const crypto::SecretBytes& key,
+                                                 DatabaseOptions options)
+{
+    if (key.size() != kDatabaseKeySize)
+        return Error(ErrorCode::InvalidArgument,
+                     "The database key must be 32 bytes; derive it from the keyring.");
+    sqlite3* handle = nullptr;
+    const int rc =
+        sqlite3_open_v2(path.c_str(), &handle,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    std::unique_ptr<Database> database(new Database(handle));
+    if (rc != SQLITE_OK)
+        return Error(ErrorCode::Io, "Cannot open the database '" + path.string()
+                                        + "': " + sqlite3_errstr(rc)
+                                        + "; check the data directory's permissions.");
+
+    // PRAGMA key = "x'<64 hex digits>'" selects a raw key: no PBKDF2 inside SQLCipher. The
+    // statement text holds the key, so it is built in guarded memory and wiped after use.
+    constexpr std::string_view kPrefix = "PRAGMA key = \"x'";
+    constexpr std::string_view kSuffix = "'\";";
+    auto statement =
+        crypto::SecretBytes::allocate(kPrefix.size() + 2 * key.size() + kSuffix.size() + 1);
+    if (!statement)
+        return statement.error();
+    {
+        auto out = statement->mutableBytes();
+        std::size_t at = 0;
+        std::memcpy(out.data(), kPrefix.data(), kPrefix.size());
+        at += kPrefix.size();
+        static constexpr char kHex[] = "0123456789abcdef";
+        for (const std::uint8_t byte : key.bytes()) {
+            out[at++] = static_cast<std::uint8_t>(kHex[byte >> 4U]);
+            out[at++] = static_cast<std::uint8_t>(kHex[byte & 0x0fU]);
+        }
+        std::memcpy(out.data() + at, kSuffix.data(), kSuffix.size());
+        // The last byte stays zero: the C string's terminator.
+    }
+    const int keyed = sqlite3_exec(handle, reinterpret_cast<const char*>(statement->bytes().data()),
+                                   nullptr, nullptr, nullptr);
+    statement->wipe();
+    if (keyed != SQLITE_OK)
+        return Error(ErrorCode::Internal,
+                     "SQLCipher refused the database key; check that the SQLCipher library is "
+                     "installed.");
+
+    // SQLCipher 3.4 only notices a wrong key on the first read, so read now.
+    Result<void> readable = success();
+    if (auto probe = database->prepare("SELECT count(*) FROM sqlite_master"); !probe)
+        readable = probe.error();
+    else if (auto row = probe->step(); !row)
+        readable = row.error();
+    if (!readable) {
+        if (checkedResult(sqlite3_errcode(handle)) == SQLITE_NOTADB)
+            return Error(ErrorCode::Unauthenticated,
+                         "The database '" + path.string()
+                             + "' can not be decrypted: the passphrase or key is wrong, or the "
+                               "file is not a Sealtrain database.");
+        return readable.error();
+    }
+
+    sqlite3_busy_timeout(handle, static_cast<int>(options.busyTimeout.count()));
+    SEALTRAIN_TRY(database->execute("PRAGMA journal_mode = WAL"));
+    SEALTRAIN_TRY(database->execute("PRAGMA synchronous = FULL"));
+    SEALTRAIN_TRY(database->execute("PRAGMA foreign_keys = ON"));
+    SEALTRAIN_TRY(database->execute("CREATE TABLE IF NOT EXISTS schema_version ("
+                                    "version INTEGER PRIMARY KEY, applied INTEGER NOT NULL)"));
+    const int target = options.schemaVersion.value_or(latestSchemaVersion());
+    auto current = database->schemaVersion();
+    if (!current)
+        return current.error();
+    if (*current > latestSchemaVersion())
+        return Error(ErrorCode::Unsupported,
+                     "The database has schema version " + std::to_string(*current)
+                         + ", newer than this build knows; upgrade Sealtrain.");
+    SEALTRAIN_TRY(database->migrate(target));
+    return database;
+}
+
+Database::~Database()
+{
+    sqlite3_close_v2(handle_);
+}
+
+Result<std::unique_ptr<Transaction>> Database::begin()
+{
+    if (current_ != nullptr)
+        return Error(ErrorCode::Internal,
+                     "A database transaction is already open; finish it before beginning "
+                     "another.");
+    SEALTRAIN_TRY(execute("BEGIN IMMEDIATE"));
+    std::unique_ptr<Transaction> transaction(new Transaction(*this));
+    current_ = transaction.get();
+    return transaction;
+}
+
+Result<Statement> Database::prepare(std::string_view sql) const
+{
+    sqlite3_stmt* statement = nullptr;
+    if (sqlite3_prepare_v2(handle_, sql.data(), static_cast<int>(sql.size()), &statement, nullptr)
+        != SQLITE_OK) {
+        sqlite3_finalize(statement);
+        return lastError("Preparing a database statement");
+    }
+    return Statement(statement, *this);
+}
+
+Result<void> Database::execute(const std::string& sql) const
+{
+    if (sqlite3_exec(handle_, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
+        return lastError("A database command");
+    return success();
+}
+
+Result<int> Database::schemaVersion() const
+{
+    auto statement = prepare("SELECT coalesce(max(version), 0) FROM schema_version");
+    if (!statement)
+        return statement.error();
+    auto row = statement->step();
+    if (!row)
+        return row.error();
+    return static_cast<int>(statement->integer(0));
+}
+
+Result<void> Database::migrate(int target)
+{
+    auto current = schemaVersion();
+    if (!current)
+        return current.error();
+    for (const auto& migration : migrations()) {
+        if (migration.version <= *current || migration.version > target)
+            continue;
+        auto transaction = begin();
+        if (!transaction)
+            return transaction.error();
+        SEALTRAIN_TRY(execute(std::string(migration.sql)));
+        auto record = prepare("INSERT INTO schema_version (version, applied) "
+                              "VALUES (?, strftime('%s', 'now'))");
+        if (!record)
+            return record.error();
+        record->bind(1, std::int64_t{migration.version});
+        SEALTRAIN_TRY(record->run());
+        SEALTRAIN_TRY((*transaction)->commit());
+    }
+    return success();
+}
+
+Error Database::lastError(const std::string& what) const
+{
+    const int code = checkedResult(sqlite3_errcode(handle_));
+    std::string detail = sqlite3_errmsg(handle_);
+    std::replace(detail.begin(), detail.end(), '.', ',');
+    ErrorCode kind = ErrorCode::Io;
+    std::string advice = "check the disk and the data directory.";
+    switch (code) {
+    case SQLITE_CONSTRAINT:
+        kind = ErrorCode::AlreadyExists;
+        advice = "choose another name or remove the conflicting record first.";
+        break;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        kind = ErrorCode::ResourceExhausted;
+        advice = "another process holds the database; try again.";
+        break;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        kind = ErrorCode::Integrity;
+        advice = "restore the database from a backup.";
+        break;
+    case SQLITE_FULL:
+        kind = ErrorCode::ResourceExhausted;
+        advice = "free disk space.";
+        break;
+    case SQLITE_ERROR:
+        kind = ErrorCode::Internal;
+        advice = "report this as a bug.";
+        break;
+    default: break;
+    }
+    return Error(kind, what + " failed (" + detail + "); " + advice);
+}
+
+std::int64_t Database::lastInsertId() const
+{
+    return sqlite3_last_insert_rowid(handle_);
+}
+
+int Database::changes() const
+{
+    return sqlite3_changes(handle_);
+}
+
+}  // namespace sealtrain::core

@@ -1,0 +1,45 @@
+// Permissions and the default roles of ARCHITECTURE.md ("Who uses it"). A role is a set of
+// permissions; a grant gives a user a role globally or for one project.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sealtrain::core::permission {
+
+inline constexpr std::string_view kUserManage = "user.manage";
+inline constexpr std::string_view kRoleManage = "role.manage";
+inline constexpr std::string_view kGrantManage = "grant.manage";
+inline constexpr std::string_view kSessionManage = "session.manage";
+inline constexpr std::string_view kDatasetImport = "dataset.import";
+inline constexpr std::string_view kDatasetRead = "dataset.read";
+inline constexpr std::string_view kDatasetGrant = "dataset.grant";
+inline constexpr std::string_view kJobSubmit = "job.submit";
+inline constexpr std::string_view kJobApprove = "job.approve";
+inline constexpr std::string_view kAuditRead = "audit.read";
+inline constexpr std::string_view kAuditExport = "audit.export";
+
+// Every permission this build knows; a custom role may only hold these.
+[[nodiscard]] const std::vector<std::string_view>& all();
+[[nodiscard]] bool isKnown(std::string_view permission);
+
+}  // namespace sealtrain::core::permission
+
+namespace sealtrain::core {
+
+inline constexpr std::string_view kAdminRole = "admin";
+
+struct RoleDefinition {
+    std::string name;
+    std::vector<std::string> permissions;
+};
+
+// admin, steward, engineer, approver, auditor. The admin manages identities and access but holds
+// no data or job permissions; the auditor only reads and exports the audit log.
+[[nodiscard]] const std::vector<RoleDefinition>& defaultRoles();
+
+// Lowercase [a-z0-9_-], 1 to 64 characters: user, role and project names.
+[[nodiscard]] bool isValidName(std::string_view name);
+
+}  // namespace sealtrain::core

@@ -1,0 +1,159 @@
+// The control plane's SQLCipher database (docs/formats/database.md): opened with a raw 256-bit
+// key derived from the keyring's `database` KEK, in WAL mode with foreign keys on, and brought to
+// the newest schema by forward-only migrations, each in its own transaction.
+//
+// One Database is one connection and one writer. A Transaction is also the audit log's
+// StoreTransaction, so an audit entry commits or rolls back with the change it records.
+#pragma once
+
+#include "sealtrain/audit/store.h"
+#include "sealtrain/base/result.h"
+#include "sealtrain/crypto/keyring.h"
+#include "sealtrain/crypto/secret_bytes.h"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace sealtrain::core {
+
+inline constexpr std::size_t kDatabaseKeySize = 32;
+
+// HKDF-SHA-256 of the active `database` KEK with a fixed label: SQLCipher's raw key.
+[[nodiscard]] Result<crypto::SecretBytes> deriveDatabaseKey(const crypto::Keyring& keyring);
+
+// One schema step: `sql` runs inside a transaction that also records `version`.
+struct Migration {
+    int version = 0;
+    std::string_view sql;
+};
+
+// Every migration, oldest first; versions are 1, 2, ... without gaps.
+[[nodiscard]] const std::vector<Migration>& migrations();
+[[nodiscard]] int latestSchemaVersion();
+
+class Database;
+
+// A prepared statement; binds are 1-based like SQLite's.
+class Statement final {
+public:
+    Statement(Statement&& other) noexcept;
+    Statement& operator=(Statement&&) = delete;
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+    ~Statement();
+
+    Statement& bind(int index, std::int64_t value);
+    Statement& bind(int index, std::string_view text);
+    Statement& bindBlob(int index, std::span<const std::uint8_t> bytes);
+    Statement& bindNull(int index);
+
+    // True when a row is ready, false when done; an error in one sentence otherwise.
+    [[nodiscard]] Result<bool> step();
+    // Runs to completion, expecting no rows.
+    [[nodiscard]] Result<void> run();
+
+    [[nodiscard]] std::int64_t integer(int column) const;
+    [[nodiscard]] std::string text(int column) const;
+    [[nodiscard]] std::vector<std::uint8_t> blob(int column) const;
+    [[nodiscard]] bool isNull(int column) const;
+
+private:
+    friend class Database;
+    Statement(sqlite3_stmt* statement, const Database& database)
+        : statement_(statement)
+        , database_(&database)
+    {
+    }
+    sqlite3_stmt* statement_;
+    const Database* database_;
+};
+
+// An open write transaction (BEGIN IMMEDIATE). Rolls back unless committed; the hooks that the
+// audit log registers run after the outcome is final.
+class Transaction final : public audit::StoreTransaction {
+public:
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+    ~Transaction() override;
+
+    void onCommit(std::function<void()> action) override;
+    void onRollback(std::function<void()> action) override;
+
+    // On failure the transaction has been rolled back (and the rollback hooks have run).
+    [[nodiscard]] Result<void> commit();
+    void rollback() noexcept;
+
+    [[nodiscard]] bool open() const noexcept { return !finished_; }
+    [[nodiscard]] Database& database() const noexcept { return database_; }
+
+private:
+    friend class Database;
+    explicit Transaction(Database& database)
+        : database_(database)
+    {
+    }
+
+    Database& database_;
+    std::vector<std::function<void()>> commitActions_;
+    std::vector<std::function<void()>> rollbackActions_;
+    bool finished_ = false;
+};
+
+struct DatabaseOptions {
+    // Migrate up to this version only (tests that start from an older schema); newest when unset.
+    std::optional<int> schemaVersion;
+    std::chrono::milliseconds busyTimeout{5000};
+};
+
+class Database final {
+public:
+    // Opens or creates the file. A wrong key is Unauthenticated, a file that is not a Sealtrain
+    // database is Integrity, a schema newer than this build knows is Unsupported.
+    [[nodiscard]] static Result<std::unique_ptr<Database>> open(const std::filesystem::path& path,
+                                                                const crypto::SecretBytes& key,
+                                                                DatabaseOptions options = {});
+
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+    ~Database();
+
+    // One write transaction at a time.
+    [[nodiscard]] Result<std::unique_ptr<Transaction>> begin();
+    [[nodiscard]] bool inTransaction() const noexcept { return current_ != nullptr; }
+
+    [[nodiscard]] Result<Statement> prepare(std::string_view sql) const;
+    // Runs statements without parameters or results.
+    [[nodiscard]] Result<void> execute(const std::string& sql) const;
+    [[nodiscard]] Result<int> schemaVersion() const;
+    // Applies the migrations after the current version up to `target`.
+    [[nodiscard]] Result<void> migrate(int target);
+
+    // One sentence for the connection's last error, with `what` as its subject.
+    [[nodiscard]] Error lastError(const std::string& what) const;
+    [[nodiscard]] std::int64_t lastInsertId() const;
+    [[nodiscard]] int changes() const;
+
+private:
+    friend class Transaction;
+    explicit Database(sqlite3* handle)
+        : handle_(handle)
+    {
+    }
+    void finish(Transaction& transaction) noexcept { (void)transaction, current_ = nullptr; }
+
+    sqlite3* handle_;
+    Transaction* current_ = nullptr;
+};
+
+}  // namespace sealtrain::core

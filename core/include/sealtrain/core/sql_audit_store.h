@@ -1,0 +1,35 @@
+// audit/'s AuditStore over the control plane's database: an entry is a row written inside the
+// caller's core::Transaction, so it commits or rolls back with the change it records.
+#pragma once
+
+#include "sealtrain/audit/store.h"
+#include "sealtrain/core/database.h"
+
+namespace sealtrain::core {
+
+class SqlAuditStore final : public audit::AuditStore {
+public:
+    // `database` must outlive the store.
+    explicit SqlAuditStore(Database& database)
+        : database_(database)
+    {
+    }
+
+    // `transaction` must be an open core::Transaction of this store's database.
+    [[nodiscard]] Result<void> appendEntry(audit::StoreTransaction& transaction,
+                                           const audit::StoredEntry& entry) override;
+    // These read committed rows: they refuse to run while a transaction is open, because one
+    // connection would see its own uncommitted rows.
+    [[nodiscard]] Result<std::uint64_t> entryCount() const override;
+    [[nodiscard]] Result<std::vector<audit::StoredEntry>>
+    readEntries(std::uint64_t first, std::uint64_t count) const override;
+    [[nodiscard]] Result<void> appendHead(const std::string& signedNote) override;
+    [[nodiscard]] Result<std::vector<std::string>> readHeads() const override;
+
+private:
+    [[nodiscard]] Result<void> requireNoTransaction() const;
+
+    Database& database_;
+};
+
+}  // namespace sealtrain::core

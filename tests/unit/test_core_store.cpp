@@ -1,0 +1,265 @@
+// The control plane's SQLCipher store: encrypted at rest, wrong keys refused in one sentence,
+// migrations from every earlier schema version, and audit entries that commit or roll back with
+// the change they record.
+#include "core_fixture.h"
+
+#include "sealtrain/audit/proof.h"
+
+#include <QFile>
+#include <QProcess>
+#include <QtTest/QtTest>
+
+using namespace sealtrain;
+using sealtrain::testing::databaseKey;
+
+namespace {
+
+// Fails appends on demand, to show that a change whose entry can not be written does not happen.
+class FailingStore final : public audit::AuditStore {
+public:
+    explicit FailingStore(audit::AuditStore& inner)
+        : inner_(inner)
+    {
+    }
+    bool fail = false;
+
+    Result<void> appendEntry(audit::StoreTransaction& transaction,
+                             const audit::StoredEntry& entry) override
+    {
+        if (fail)
+            return Error(ErrorCode::Io, "The audit disk is full.");
+        return inner_.appendEntry(transaction, entry);
+    }
+    Result<std::uint64_t> entryCount() const override { return inner_.entryCount(); }
+    Result<std::vector<audit::StoredEntry>> readEntries(std::uint64_t first,
+                                                        std::uint64_t count) const override
+    {
+        return inner_.readEntries(first, count);
+    }
+    Result<void> appendHead(const std::string& note) override { return inner_.appendHead(note); }
+    Result<std::vector<std::string>> readHeads() const override { return inner_.readHeads(); }
+
+private:
+    audit::AuditStore& inner_;
+};
+
+std::int64_t countRows(const core::Database& database, const std::string& table)
+{
+    auto statement = database.prepare("SELECT count(*) FROM " + table).value();
+    (void)*statement.step();
+    return statement.integer(0);
+}
+
+}  // namespace
+
+class TestCoreStore : public QObject {
+    Q_OBJECT
+
+private slots:
+    void fileIsEncryptedAtRest()
+    {
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/control.db").toStdString();
+        {
+            auto database = core::Database::open(path, databaseKey(1));
+            QVERIFY2(database.ok(), database.ok() ? "" : database.error().message().c_str());
+            QVERIFY((*database)->execute("CREATE TABLE probe (word TEXT)").ok());
+            QVERIFY((*database)->execute("INSERT INTO probe VALUES ('plaintext-marker')").ok());
+        }
+        QFile file(QString::fromStdString(path));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray bytes = file.readAll();
+        QVERIFY(bytes.size() >= 16);
+        QVERIFY(bytes.left(16) != QByteArray("SQLite format 3\0", 16));
+        QVERIFY(!bytes.contains("plaintext-marker"));
+        QVERIFY(!bytes.contains("CREATE TABLE"));
+
+        // The plain sqlite3 command can not read it.
+        if (QStandardPaths::findExecutable("sqlite3").isEmpty())
+            QSKIP("The sqlite3 command is not installed (scripts/setup installs it).");
+        QProcess sqlite;
+        sqlite.start("sqlite3", {QString::fromStdString(path), "SELECT * FROM sqlite_master;"});
+        QVERIFY(sqlite.waitForFinished(10000));
+        QVERIFY(sqlite.exitCode() != 0);
+        QVERIFY(sqlite.readAllStandardError().contains("not a database"));
+    }
+
+    void wrongKeyIsOneClearSentence()
+    {
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/control.db").toStdString();
+        QVERIFY(core::Database::open(path, databaseKey(1)).ok());
+        auto wrong = core::Database::open(path, databaseKey(2));
+        QVERIFY(!wrong.ok());
+        QCOMPARE(wrong.error().code(), ErrorCode::Unauthenticated);
+        QVERIFY(isOneSentence(wrong.error().message()));
+        QVERIFY(wrong.error().message().find("passphrase or key is wrong") != std::string::npos);
+        // The right key still opens it: the failed attempt changed nothing.
+        QVERIFY(core::Database::open(path, databaseKey(1)).ok());
+    }
+
+    void keyIsDerivedFromTheDatabaseKek()
+    {
+        QTemporaryDir dir;
+        const auto keyringPath = std::filesystem::path(dir.path().toStdString()) / "keyring";
+        auto keyring = crypto::Keyring::createWithPassphrase(
+            keyringPath, testing::secret("correct horse battery"), crypto::kArgon2Floor);
+        QVERIFY(keyring.ok());
+        auto key = core::deriveDatabaseKey(*keyring);
+        QVERIFY(key.ok());
+        QCOMPARE(key->size(), core::kDatabaseKeySize);
+        const auto kek = *keyring->activeKek("database");
+        QVERIFY(!key->equals(kek->key));  // derived, not the KEK itself
+        auto again = core::deriveDatabaseKey(*keyring);
+        QVERIFY(key->equals(*again));
+    }
+
+    void migratesFromEveryEarlierVersion_data()
+    {
+        QTest::addColumn<int>("from");
+        for (int version = 0; version < core::latestSchemaVersion(); ++version)
+            QTest::addRow("v%d", version) << version;
+    }
+
+    void migratesFromEveryEarlierVersion()
+    {
+        QFETCH(int, from);
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/control.db").toStdString();
+        {
+            core::DatabaseOptions options;
+            options.schemaVersion = from;
+            auto old = core::Database::open(path, databaseKey(3), options);
+            QVERIFY(old.ok());
+            QCOMPARE(*(*old)->schemaVersion(), from);
+            if (from >= 1)
+                QVERIFY((*old)
+                            ->execute("INSERT INTO users (name, password_hash, totp_secret, "
+                                      "created) VALUES ('kept', 'h', x'00', 1)")
+                            .ok());
+        }
+        auto database = core::Database::open(path, databaseKey(3));
+        QVERIFY(database.ok());
+        QCOMPARE(*(*database)->schemaVersion(), core::latestSchemaVersion());
+        QCOMPARE(countRows(**database, "schema_version"),
+                 std::int64_t{core::latestSchemaVersion()});
+        QCOMPARE(countRows(**database, "users"), std::int64_t{from >= 1 ? 1 : 0});
+        QCOMPARE(countRows(**database, "approvals"), std::int64_t{0});
+    }
+
+    void failedMigrationLeavesTheOldVersion()
+    {
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/control.db").toStdString();
+        core::DatabaseOptions options;
+        options.schemaVersion = 1;
+        {
+            auto old = core::Database::open(path, databaseKey(4), options);
+            QVERIFY(old.ok());
+            // A table that v2 wants to create: its migration must fail and roll back whole.
+            QVERIFY((*old)->execute("CREATE TABLE approvals (x INTEGER)").ok());
+        }
+        QVERIFY(!core::Database::open(path, databaseKey(4)).ok());
+        auto database = core::Database::open(path, databaseKey(4), options);
+        QVERIFY(database.ok());
+        QCOMPARE(*(*database)->schemaVersion(), 1);
+        auto submissions =
+            (*database)->prepare("SELECT count(*) FROM sqlite_master WHERE name = 'submissions'");
+        QVERIFY(*submissions->step());
+        QCOMPARE(submissions->integer(0), std::int64_t{0});
+    }
+
+    void auditEntriesCommitAndRollBackWithTheChange()
+    {
+        testing::ControlPlaneFixture t;
+        const auto before = *t.store->entryCount();
+        {
+            auto transaction = t.database->begin().value();
+            QVERIFY(t.database->execute("INSERT INTO roles (name) VALUES ('rolled')").ok());
+            audit::StoredEntry entry{before, {1, 2, 3}, {}};
+            QVERIFY(t.store->appendEntry(*transaction, entry).ok());
+            // Abandoned without commit: both the row and the entry vanish.
+        }
+        QCOMPARE(*t.store->entryCount(), before);
+        auto check =
+            t.database->prepare("SELECT count(*) FROM roles WHERE name = 'rolled'").value();
+        QVERIFY(*check.step());
+        QCOMPARE(check.integer(0), std::int64_t{0});
+        // Reading committed entries inside a transaction is refused rather than wrong.
+        auto transaction = t.database->begin().value();
+        QVERIFY(!t.store->entryCount().ok());
+    }
+
+    void auditFailureRollsTheChangeBack()
+    {
+        QTemporaryDir dir;
+        testing::TestClock clock;
+        auto signingKey = crypto::SigningKey::generate().value();
+        auto database =
+            core::Database::open((dir.path() + "/c.db").toStdString(), databaseKey(5)).value();
+        core::SqlAuditStore inner(*database);
+        FailingStore store(inner);
+        auto plane = core::ControlPlane::open(*database, store, signingKey, nullptr, clock).value();
+        auto enrollment = plane->init("alice", testing::secret("a long admin passphrase"));
+        QVERIFY(enrollment.ok());
+        clock.advance(core::kTotpStep);
+        const auto code = core::totpCode(testing::totpSecretFromUri(enrollment->otpauthUri),
+                                         core::totpStep(clock.now()));
+        auto session = plane->signIn("alice", testing::secret("a long admin passphrase"), code);
+        QVERIFY(session.ok());
+        const auto usersBefore = countRows(*database, "users");
+        const auto entriesBefore = *inner.entryCount();
+
+        store.fail = true;
+        auto created =
+            plane->createUser(*session, "bob", testing::secret("a different long secret"));
+        QVERIFY(!created.ok());
+        QVERIFY(isOneSentence(created.error().message()));
+        QVERIFY(created.error().message().find("audit entry could not be written")
+                != std::string::npos);
+        QCOMPARE(countRows(*database, "users"), usersBefore);
+        QCOMPARE(*inner.entryCount(), entriesBefore);
+
+        store.fail = false;
+        QVERIFY(
+            plane->createUser(*session, "bob", testing::secret("a different long secret")).ok());
+        QCOMPARE(countRows(*database, "users"), usersBefore + 1);
+        // The log still verifies end to end: every stored entry is in the tree, chained.
+        const auto entries = *inner.readEntries(0, 1000);
+        QCOMPARE(entries.size(), static_cast<std::size_t>(plane->auditLog().size()));
+        audit::Hash previous{};
+        for (const auto& stored : entries) {
+            const auto entry = *audit::decodeEntry(stored.bytes);
+            QCOMPARE(entry.previousLeafHash, previous);
+            QCOMPARE(audit::leafHash(stored.bytes), plane->auditLog().tree().leaf(stored.sequence));
+            previous = stored.leafHash;
+        }
+    }
+
+    void reopenedLogMatchesTheDatabase()
+    {
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/control.db").toStdString();
+        testing::TestClock clock;
+        auto signingKey = crypto::SigningKey::generate().value();
+        std::uint64_t size = 0;
+        {
+            auto database = core::Database::open(path, databaseKey(6)).value();
+            core::SqlAuditStore store(*database);
+            auto plane =
+                core::ControlPlane::open(*database, store, signingKey, nullptr, clock).value();
+            QVERIFY(plane->init("alice", testing::secret("a long admin passphrase")).ok());
+            (void)plane->signIn("alice", testing::secret("wrong password here"), "000000");
+            size = plane->auditLog().size();
+            QCOMPARE(size, std::uint64_t{2});
+        }
+        auto database = core::Database::open(path, databaseKey(6)).value();
+        core::SqlAuditStore store(*database);
+        auto plane = core::ControlPlane::open(*database, store, signingKey, nullptr, clock);
+        QVERIFY(plane.ok());
+        QCOMPARE((*plane)->auditLog().size(), size);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCoreStore)
+#include "test_core_store.moc"

@@ -1,0 +1,389 @@
+// Record readers for the four input formats (record_source.h).
+#include "record_source.h"
+
+#include "unicode_classes.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+
+namespace sealtrain::dataset::internal {
+
+namespace {
+constexpr std::size_t kReadBlock = std::size_t{1} << 20U;
+
+bool isBlank(std::string_view line)
+{
+    return line.find_first_not_of(" \t\r") == std::string_view::npos;
+}
+}  // namespace
+
+Result<std::unique_ptr<RecordSource>> RecordSource::open(const std::filesystem::path& path,
+                                                         std::string displayName,
+                                                         InputFormat format, std::string field,
+                                                         std::size_t maxRecordBytes)
+{
+    std::FILE* file = std::fopen(path.c_str(), "rb");
+    if (file == nullptr)
+        return Error(ErrorCode::Io, "Cannot open '" + displayName + "' (" + std::strerror(errno)
+                                        + "); check that it exists and is readable.");
+    return std::unique_ptr<RecordSource>(
+        new RecordSource(file, std::move(displayName), format, std::move(field), maxRecordBytes));
+}
+
+RecordSource::RecordSource(std::FILE* file, std::string displayName, InputFormat format,
+                           std::string field, std::size_t maxRecordBytes)
+    : file_(file)
+    , displayName_(std::move(displayName))
+    , format_(format)
+    , field_(std::move(field))
+    , maxRecordBytes_(maxRecordBytes)
+    , buffer_(kReadBlock)
+{
+}
+
+RecordSource::~RecordSource()
+{
+    std::fclose(file_);
+}
+
+Issue RecordSource::issue(IssueKind kind, std::uint64_t line, std::string detail) const
+{
+    return Issue{kind, Location{displayName_, line}, std::move(detail)};
+}
+
+Result<bool> RecordSource::fill()
+{
+    if (eof_)
+        return false;
+    const std::size_t got = std::fread(buffer_.data(), 1, buffer_.size(), file_);
+    if (got < buffer_.size()) {
+        if (std::ferror(file_) != 0)
+            return Error(ErrorCode::Io,
+                         "Reading '" + displayName_
+                             + "' failed part-way; check the disk and import again.");
+        eof_ = true;
+    }
+    hash_.update({reinterpret_cast<const std::uint8_t*>(buffer_.data()), got});
+    bytesRead_ += got;
+    begin_ = 0;
+    end_ = got;
+    return got > 0;
+}
+
+Result<int> RecordSource::get()
+{
+    if (begin_ == end_) {
+        auto more = fill();
+        if (!more)
+            return more.error();
+        if (!*more)
+            return -1;
+    }
+    const auto c = static_cast<unsigned char>(buffer_[begin_++]);
+    if (c == '\n')
+        ++line_;
+    return static_cast<int>(c);
+}
+
+// One line without its '\n' (and '\r'); `overflow` when it was longer than the limit (the rest
+// is consumed and dropped).
+Result<bool> RecordSource::readLine(std::string& line, bool& overflow)
+{
+    line.clear();
+    overflow = false;
+    const std::size_t limit =
+        format_ == InputFormat::Jsonl ? maxRecordBytes_ * 2 + 4096 : maxRecordBytes_;
+    bool any = false;
+    for (;;) {
+        if (begin_ == end_) {
+            auto more = fill();
+            if (!more)
+                return more.error();
+            if (!*more)
+                break;
+        }
+        any = true;
+        const char* start = buffer_.data() + begin_;
+        const auto* newline = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
+        const std::size_t take =
+            newline != nullptr ? static_cast<std::size_t>(newline - start) : end_ - begin_;
+        if (!overflow) {
+            if (line.size() + take > limit)
+                overflow = true;
+            else
+                line.append(start, take);
+        }
+        begin_ += take;
+        if (newline != nullptr) {
+            ++begin_;
+            ++line_;
+            break;
+        }
+    }
+    if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+    return any;
+}
+
+Result<bool> RecordSource::next(Record& record)
+{
+    record.text.clear();
+    record.issue.reset();
+    record.spansLines = format_ != InputFormat::Jsonl;
+    switch (format_) {
+    case InputFormat::TextFiles: return nextTextFile(record);
+    case InputFormat::TextRecords: return nextTextRecord(record);
+    case InputFormat::Jsonl: return nextJsonl(record);
+    case InputFormat::Csv: return nextCsv(record);
+    }
+    return false;
+}
+
+Result<bool> RecordSource::nextTextFile(Record& record)
+{
+    if (doneWholeFile_)
+        return false;
+    doneWholeFile_ = true;
+    record.line = 1;
+    for (;;) {
+        if (begin_ == end_) {
+            auto more = fill();
+            if (!more)
+                return more.error();
+            if (!*more)
+                break;
+        }
+        const std::size_t take = end_ - begin_;
+        if (record.text.size() + take > maxRecordBytes_) {
+            record.issue =
+                issue(IssueKind::Oversized, 1,
+                      "the document is longer than " + std::to_string(maxRecordBytes_) + " bytes");
+            begin_ = end_;
+            while (true) {
+                auto more = fill();
+                if (!more)
+                    return more.error();
+                if (!*more)
+                    break;
+            }
+            record.text.clear();
+            return true;
+        }
+        record.text.append(buffer_.data() + begin_, take);
+        begin_ = end_;
+    }
+    return true;
+}
+
+Result<bool> RecordSource::nextTextRecord(Record& record)
+{
+    std::string line;
+    bool overflow = false;
+    bool started = false;
+    for (;;) {
+        const std::uint64_t lineNumber = line_;
+        auto got = readLine(line, overflow);
+        if (!got)
+            return got.error();
+        if (!*got)
+            return started;
+        if (isBlank(line) && !overflow) {
+            if (started)
+                return true;
+            continue;
+        }
+        if (!started) {
+            started = true;
+            record.line = lineNumber;
+        }
+        if (record.issue)
+            continue;  // consume the rest of an oversized record
+        if (overflow || record.text.size() + line.size() + 1 > maxRecordBytes_) {
+            record.issue =
+                issue(IssueKind::Oversized, record.line,
+                      "the record is longer than " + std::to_string(maxRecordBytes_) + " bytes");
+            record.text.clear();
+            continue;
+        }
+        if (!record.text.empty())
+            record.text.push_back('\n');
+        record.text += line;
+    }
+}
+
+Result<bool> RecordSource::nextJsonl(Record& record)
+{
+    std::string line;
+    bool overflow = false;
+    for (;;) {
+        record.line = line_;
+        auto got = readLine(line, overflow);
+        if (!got)
+            return got.error();
+        if (!*got)
+            return false;
+        if (!overflow && isBlank(line))
+            continue;
+        break;
+    }
+    if (overflow) {
+        record.issue = issue(IssueKind::Oversized, record.line, "the JSON line is too long");
+        return true;
+    }
+    if (const std::size_t bad = firstInvalidUtf8(line); bad != line.size()) {
+        record.issue = issue(IssueKind::InvalidUtf8, record.line,
+                             "invalid UTF-8 at byte " + std::to_string(bad + 1) + " of the line");
+        return true;
+    }
+    const auto value = nlohmann::json::parse(line, nullptr, false);
+    if (value.is_discarded() || !value.is_object()) {
+        record.issue = issue(IssueKind::Malformed, record.line, "the line is not a JSON object");
+        return true;
+    }
+    const auto found = value.find(field_);
+    if (found == value.end() || !found->is_string()) {
+        record.issue = issue(IssueKind::Malformed, record.line,
+                             "the object has no string field '" + field_ + "'");
+        return true;
+    }
+    record.text = found->get<std::string>();
+    if (record.text.size() > maxRecordBytes_) {
+        record.issue =
+            issue(IssueKind::Oversized, record.line,
+                  "the record is longer than " + std::to_string(maxRecordBytes_) + " bytes");
+        record.text.clear();
+    }
+    return true;
+}
+
+// One RFC 4180 row: fields separated by ',', rows by CRLF or LF, quoted fields with "" for a
+// quote and line breaks inside.
+Result<bool> RecordSource::nextCsvRow(std::vector<std::string>& fields, bool& overflow)
+{
+    fields.assign(1, std::string());
+    overflow = false;
+    bool quoted = false;
+    bool any = false;
+    std::size_t total = 0;
+    for (;;) {
+        auto c = get();
+        if (!c)
+            return c.error();
+        if (*c < 0)
+            return any;
+        any = true;
+        const char ch = static_cast<char>(*c);
+        if (quoted) {
+            if (ch == '"') {
+                auto after = get();
+                if (!after)
+                    return after.error();
+                if (*after == '"') {
+                    fields.back().push_back('"');
+                    continue;
+                }
+                quoted = false;
+                if (*after < 0)
+                    return true;
+                if (*after == ',') {
+                    fields.emplace_back();
+                } else if (*after == '\n') {
+                    return true;
+                } else if (*after != '\r') {
+                    fields.back().push_back(static_cast<char>(*after));
+                }
+                continue;
+            }
+        } else if (ch == '"' && fields.back().empty()) {
+            quoted = true;
+            continue;
+        } else if (ch == ',') {
+            fields.emplace_back();
+            continue;
+        } else if (ch == '\n') {
+            if (!fields.back().empty() && fields.back().back() == '\r')
+                fields.back().pop_back();
+            return true;
+        }
+        if (++total > maxRecordBytes_ * 4 + 4096) {
+            overflow = true;
+            continue;
+        }
+        fields.back().push_back(ch);
+    }
+}
+
+Result<bool> RecordSource::nextCsv(Record& record)
+{
+    std::vector<std::string> fields;
+    bool overflow = false;
+    if (!csvColumn_) {
+        record.line = line_;
+        auto got = nextCsvRow(fields, overflow);
+        if (!got)
+            return got.error();
+        if (!*got)
+            return false;
+        for (std::size_t i = 0; i < fields.size(); ++i) {
+            if (fields[i] == field_)
+                csvColumn_ = i;
+        }
+        csvColumnCount_ = fields.size();
+        if (!csvColumn_) {
+            record.issue = issue(IssueKind::Malformed, record.line,
+                                 "the header row has no column '" + field_ + "'");
+            // Without the column no row of this file can be read.
+            while (true) {
+                auto more = get();
+                if (!more)
+                    return more.error();
+                if (*more < 0)
+                    break;
+            }
+            doneWholeFile_ = true;
+            return true;
+        }
+    }
+    if (doneWholeFile_)
+        return false;
+    record.line = line_;
+    auto got = nextCsvRow(fields, overflow);
+    if (!got)
+        return got.error();
+    if (!*got)
+        return false;
+    if (overflow) {
+        record.issue = issue(IssueKind::Oversized, record.line, "the row is too long");
+    } else if (fields.size() != csvColumnCount_) {
+        record.issue =
+            issue(IssueKind::Malformed, record.line,
+                  "the row has " + std::to_string(fields.size()) + " fields where the header has "
+                      + std::to_string(csvColumnCount_));
+    } else {
+        record.text = std::move(fields[*csvColumn_]);
+        if (record.text.size() > maxRecordBytes_) {
+            record.issue =
+                issue(IssueKind::Oversized, record.line,
+                      "the record is longer than " + std::to_string(maxRecordBytes_) + " bytes");
+            record.text.clear();
+        }
+    }
+    return true;
+}
+
+Result<std::pair<crypto::Sha256Digest, std::uint64_t>> RecordSource::finish()
+{
+    begin_ = end_;
+    while (true) {
+        auto more = fill();
+        if (!more)
+            return more.error();
+        if (!*more)
+            break;
+    }
+    return std::make_pair(hash_.finish(), bytesRead_);
+}
+
+}  // namespace sealtrain::dataset::internal
