@@ -112,7 +112,7 @@ int main(int argc, char** argv)
     options.inputs = {work / "corpus"};
     options.format = InputFormat::TextRecords;
     options.outputRoot = work / "out";
-    options.maxRecordBytes = 64 * 1024;
+    options.maxRecordBytes = std::size_t{64} * 1024;
     const auto start = std::chrono::steady_clock::now();
     auto imported = importDataset(options, tokenizer, kek);
     if (!imported)

@@ -40,7 +40,8 @@ int log2KiB(std::uint64_t bytes)
 
 int main(int argc, char** argv)
 {
-    const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
+    const int repeats =
+        argc > 1 ? std::max(1, static_cast<int>(std::strtol(argv[1], nullptr, 10))) : 3;
     const auto passphrase =
         sealtrain::crypto::SecretBytes::fromBytes(sealtrain::asBytes("benchmark passphrase"))
             .value();
@@ -53,7 +54,9 @@ int main(int argc, char** argv)
                 "argon2 cmd s", "ratio");
     const std::pair<const char*, Argon2Params> settings[] = {
         {"floor", sealtrain::crypto::kArgon2Floor}, {"default", sealtrain::crypto::kArgon2Default}};
-    for (const auto& [name, params] : settings) {
+    for (const auto& setting : settings) {
+        const char* name = setting.first;
+        const Argon2Params params = setting.second;
         const double ours = bestSeconds(repeats, [&] {
             if (!sealtrain::crypto::deriveArgon2id(passphrase, salt, params))
                 std::abort();

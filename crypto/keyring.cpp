@@ -186,7 +186,7 @@ struct Keyring::State {
         return success();
     }
 
-    Result<void> wrap(StoredKek& stored)
+    Result<void> wrap(StoredKek& stored) const
     {
         stored.nonce = randomNonce();
         auto sealed =

@@ -33,7 +33,7 @@ struct World {
     std::string session(const std::string& user) { return t.signIn(user, kPassword, uris[user]); }
 
     // The newest committed entry.
-    audit::Entry last()
+    audit::Entry last() const
     {
         const auto size = t.plane->auditLog().size();
         const auto stored = t.store->readEntries(size - 1, 1).value();

@@ -21,7 +21,7 @@ namespace {
 std::string writeSecretFile(const QTemporaryDir& dir, const char* name, const std::string& text,
                             mode_t mode = 0600)
 {
-    const std::string path = dir.filePath(QString::fromLatin1(name)).toStdString();
+    std::string path = dir.filePath(QString::fromLatin1(name)).toStdString();
     std::ofstream(path) << text;
     ::chmod(path.c_str(), mode);
     return path;

@@ -307,7 +307,7 @@ private slots:
         QVERIFY(exposed.error().message().find("chmod 600") != std::string::npos);
 
         const auto writeRaw = [&](const char* name, const std::string& content) {
-            const auto file = tempPath(dir, name);
+            auto file = tempPath(dir, name);
             std::ofstream(file) << content;
             ::chmod(file.c_str(), 0600);
             return file;

@@ -388,11 +388,11 @@ private slots:
         QVERIFY(header.starts_with("{\"wte.weight\":{\"dtype\":\"F32\",\"shape\":[11,8],"
                                    "\"data_offsets\":[0,352]}"));
         QVERIFY(header.find("\"__metadata__\":{\"format\":\"pt\"}") != std::string::npos);
-        const std::size_t exported = model->layout().totalSize() - (16 - 11) * 8;
+        const std::size_t exported = model->layout().totalSize() - std::size_t{16 - 11} * 8;
         QCOMPARE(bytes->size(), 8 + headerSize + exported * sizeof(float));
         // The data section starts with wte's first row, bit for bit.
-        QVERIFY(std::memcmp(bytes->data() + 8 + headerSize, model->parameters().data(),
-                            8 * sizeof(float))
+        QVERIFY(std::memcmp(  // NOLINT(bugprone-suspicious-memory-comparison): bit-exact on purpose
+                    bytes->data() + 8 + headerSize, model->parameters().data(), 8 * sizeof(float))
                 == 0);
         SafetensorsEntry bad = entries[1];
         bad.name = "bad name";
