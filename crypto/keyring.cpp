@@ -293,6 +293,19 @@ struct Keyring::State {
     }
 
     // Verifies the master key against the check value, then unwraps every live KEK.
+    // A new keyring, once its master key is set: the check value, version 1 of each purpose,
+    // and the first save (which refuses to replace an existing file).
+    Result<void> populate(const std::vector<std::string>& purposes)
+    {
+        SEALTRAIN_TRY(makeCheck());
+        for (const auto& id : purposes) {
+            auto added = addVersion(id, 1);
+            if (!added)
+                return added.error();
+        }
+        return save(true);
+    }
+
     static Result<std::unique_ptr<State>> load(const std::filesystem::path& path);
 
     Result<void> unlock(std::string_view wrongKeyMessage)
@@ -419,13 +432,7 @@ Result<Keyring> Keyring::createWithPassphrase(const std::filesystem::path& path,
     if (!master)
         return master.error();
     state->master = std::move(master).value();
-    SEALTRAIN_TRY(state->makeCheck());
-    for (const auto& id : purposes) {
-        auto added = state->addVersion(id, 1);
-        if (!added)
-            return added.error();
-    }
-    SEALTRAIN_TRY(state->save(true));
+    SEALTRAIN_TRY(state->populate(purposes));
     return Keyring(std::move(state));
 }
 
@@ -446,13 +453,7 @@ Result<Keyring> Keyring::createWithMasterKey(const std::filesystem::path& path,
     if (!master)
         return master.error();
     state->master = std::move(master).value();
-    SEALTRAIN_TRY(state->makeCheck());
-    for (const auto& id : purposes) {
-        auto added = state->addVersion(id, 1);
-        if (!added)
-            return added.error();
-    }
-    SEALTRAIN_TRY(state->save(true));
+    SEALTRAIN_TRY(state->populate(purposes));
     return Keyring(std::move(state));
 }
 
