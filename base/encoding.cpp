@@ -1,7 +1,8 @@
-// Hex and base64 codecs, strict on input.
+// Hex and base64 codecs, strict on input, and RFC 3339 times.
 #include "sealtrain/base/encoding.h"
 
 #include <array>
+#include <ctime>
 
 namespace sealtrain {
 namespace {
@@ -143,6 +144,16 @@ std::string toBase64Url(std::span<const std::uint8_t> bytes)
 std::optional<std::vector<std::uint8_t>> fromBase64Url(std::string_view text)
 {
     return decode64(text, kBase64UrlAlphabet, false);
+}
+
+std::string toRfc3339(std::int64_t unixSeconds)
+{
+    const auto t = static_cast<std::time_t>(unixSeconds);
+    std::tm utc{};
+    gmtime_r(&t, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return text;
 }
 
 }  // namespace sealtrain

@@ -1,20 +1,29 @@
-// CPU trainer throughput beside the machine's sgemm ceiling, in one run (issue #7):
+// CPU trainer throughput beside PyTorch's and the machine's sgemm ceiling, in one run (issue #7):
 //   tokens/s   full training steps (forward, backward, clipping, AdamW) of a fixed small GPT
+//   PyTorch    the same model, batch and step in PyTorch on the CPU with the same thread count
+//              (bench/torch_cpu_bench.py under /usr/bin/python3, Debian's python3-torch)
 //   sgemm      best FLOP/s of 1024³ single-precision matmuls through the same BLAS
 //   MFU        (6·N + 6·L·C·T) FLOPs per token × tokens/s ÷ the sgemm rate
 // Model: byte-level vocabulary (256), context 256, 4 layers, 4 heads, width 256; batch 8 × 256.
-// Threads: OpenBLAS and OpenMP take OPENBLAS_NUM_THREADS / OMP_NUM_THREADS (default: all cores).
-// Usage: bench_trainer [STEPS]   (default 5 timed steps after one warm-up step)
+// Threads: THREADS for our OpenMP loops and OpenBLAS GEMMs, and for PyTorch
+// (torch.set_num_threads, OPENBLAS_NUM_THREADS); default: OpenMP's default, i.e. every core or
+// OMP_NUM_THREADS. Other environment (OPENBLAS_CORETYPE, say) reaches both.
+// Usage: bench_trainer [STEPS [THREADS]]   (default 5 timed steps after one warm-up step)
 #include "sealtrain/trainer/counter_rng.h"
+#include "sealtrain/trainer/cpu_ops.h"
 #include "sealtrain/trainer/platform_info.h"
 #include "sealtrain/trainer/sgemm_ceiling.h"
 #include "sealtrain/trainer/training.h"
 
+#include <nlohmann/json.hpp>
 #include <sys/resource.h>
+#include <time.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,15 +39,69 @@ double peakRssMiB()
     return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
+// CPU time of the whole process, all threads: on a shared machine a one-thread run's CPU time
+// per step is what it would take alone, where its wall time also counts the other jobs.
+double processCpuSeconds()
+{
+    timespec now{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+struct TorchResult {
+    std::string version;
+    double tokensPerSecond = 0.0;
+    double secondsPerStep = 0.0;
+    double cpuSecondsPerStep = 0.0;
+};
+
+// Runs bench/torch_cpu_bench.py on the same shape; nullopt (after saying why) when it cannot.
+std::optional<TorchResult> runTorch(const GptConfig& config, std::size_t batch, std::size_t seq,
+                                    std::size_t steps, std::size_t threads)
+{
+    const std::string n = std::to_string(threads);
+    const std::string command =
+        "OPENBLAS_NUM_THREADS=" + n + " OMP_NUM_THREADS=" + n
+        + " " SEALTRAIN_TORCH_PYTHON " '" SEALTRAIN_TORCH_BENCH_SCRIPT "' --vocab "
+        + std::to_string(config.vocabSize) + " --padded-vocab "
+        + std::to_string(config.paddedVocabSize) + " --context "
+        + std::to_string(config.contextLength) + " --layers " + std::to_string(config.layers)
+        + " --heads " + std::to_string(config.heads) + " --width " + std::to_string(config.width)
+        + " --batch " + std::to_string(batch) + " --seq " + std::to_string(seq) + " --steps "
+        + std::to_string(steps) + " --threads " + n;
+    FILE* pipe = popen(command.c_str(), "r");  // NOLINT(cert-env33-c): our own fixed command
+    if (pipe == nullptr) {
+        std::printf("PyTorch: could not start %s.\n", SEALTRAIN_TORCH_PYTHON);
+        return std::nullopt;
+    }
+    std::string output;
+    std::array<char, 4096> buffer{};
+    while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr)
+        output += buffer.data();
+    const int status = pclose(pipe);
+    const auto json = nlohmann::json::parse(output, nullptr, false);
+    if (status != 0 || json.is_discarded() || !json.contains("tokens_per_second")) {
+        std::printf("PyTorch: not measured (%s exited with status %d%s%s).\n",
+                    SEALTRAIN_TORCH_PYTHON, status, output.empty() ? "" : ": ",
+                    output.substr(0, output.find('\n')).c_str());
+        return std::nullopt;
+    }
+    return TorchResult{json.value("torch", std::string("?")), json.value("tokens_per_second", 0.0),
+                       json.value("seconds_per_step", 0.0),
+                       json.value("cpu_seconds_per_step", 0.0)};
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
     const std::size_t steps = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 5;
-    if (steps == 0) {
-        std::fprintf(stderr, "bench_trainer: STEPS must be a positive number.\n");
+    const std::size_t threads = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : cpu::threadCount();
+    if (steps == 0 || threads == 0) {
+        std::fprintf(stderr, "bench_trainer: STEPS and THREADS must be positive numbers.\n");
         return 2;
     }
+    cpu::setThreadCount(threads);
     GptConfig config;
     config.vocabSize = 256;
     config.paddedVocabSize = 256;
@@ -72,7 +135,15 @@ int main(int argc, char** argv)
     const std::vector<MicroBatch> micro{{in, targets}};
     const TrainStepParams params{batch, seq, 3e-4, 1.0};
 
-    std::printf("BLAS: %s\n", blasDescription().c_str());
+    const std::string blas = blasDescription();
+    std::printf("BLAS: %s\n", blas.c_str());
+    if (blas.find("Prescott") != std::string::npos)
+        std::printf("note: OpenBLAS did not recognise this CPU and runs its generic SSE3 kernels "
+                    "(Prescott); on an AVX-512 CPU, OPENBLAS_CORETYPE=SkylakeX picks faster ones "
+                    "(for PyTorch too, which uses the same OpenBLAS).\n");
+    std::printf("threads: %zu (our OpenMP loops and OpenBLAS GEMMs; PyTorch's intra-op threads "
+                "and OpenBLAS)\n",
+                threads);
     std::printf("model: %zu parameters, vocab %zu, context %zu, %zu layers, %zu heads, width %zu; "
                 "batch %zu x %zu tokens\n",
                 model.parameters().size(), config.vocabSize, config.contextLength, config.layers,
@@ -89,19 +160,32 @@ int main(int argc, char** argv)
     };
     step();  // warm-up: first touches of the buffers, BLAS thread start
     const auto start = Clock::now();
+    const double cpuStart = processCpuSeconds();
     for (std::size_t s = 0; s < steps; ++s)
         step();
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-
-    const double sgemm = measureSgemmFlops();
+    const double cpuPerStep = (processCpuSeconds() - cpuStart) / static_cast<double>(steps);
     const double tokensPerSecond = static_cast<double>(steps * batch * seq) / elapsed;
     const double flopsPerToken = trainingFlopsPerToken(config, seq);
     const double achieved = flopsPerToken * tokensPerSecond;
-    std::printf("train step: %.3f s/step, %.0f tokens/s, %.2f GFLOP/s achieved "
+    std::printf("Sealtrain: %.3f s/step (CPU %.3f s/step), %.0f tokens/s, %.2f GFLOP/s achieved "
                 "(%.1f MFLOP/token), loss %.4f\n",
-                elapsed / static_cast<double>(steps), tokensPerSecond, achieved / 1e9,
+                elapsed / static_cast<double>(steps), cpuPerStep, tokensPerSecond, achieved / 1e9,
                 flopsPerToken / 1e6, loss);
-    std::printf("sgemm ceiling: %.2f GFLOP/s (1024^3, best of 5)\n", sgemm / 1e9);
+    std::fflush(stdout);
+
+    if (const auto torch = runTorch(config, batch, seq, steps, threads)) {
+        std::printf("PyTorch %s: %.3f s/step (CPU %.3f s/step), %.0f tokens/s\n",
+                    torch->version.c_str(), torch->secondsPerStep, torch->cpuSecondsPerStep,
+                    torch->tokensPerSecond);
+        std::printf("ratio: Sealtrain / PyTorch = %.2fx tokens/s (%.2fx by CPU time per step)\n",
+                    tokensPerSecond / torch->tokensPerSecond,
+                    torch->cpuSecondsPerStep / cpuPerStep);
+    }
+
+    const double sgemm = measureSgemmFlops();
+    std::printf("sgemm ceiling: %.2f GFLOP/s (1024^3, best of 5, %zu threads)\n", sgemm / 1e9,
+                threads);
     std::printf("MFU: %.1f %% of the measured sgemm rate\n", 100.0 * achieved / sgemm);
     std::printf("peak RSS: %.0f MiB\n", peakRssMiB());
     return 0;

@@ -10,8 +10,9 @@ namespace permission {
 const std::vector<std::string_view>& all()
 {
     static const std::vector<std::string_view> kAll{
-        kUserManage,   kRoleManage, kGrantManage, kSessionManage, kDatasetImport, kDatasetRead,
-        kDatasetGrant, kJobSubmit,  kJobApprove,  kAuditRead,     kAuditExport};
+        kUserManage,  kRoleManage,   kGrantManage, kSessionManage, kDatasetImport,
+        kDatasetRead, kDatasetGrant, kJobSubmit,   kJobApprove,    kAuditRead,
+        kAuditExport, kWorkerEnroll, kWorkerManage};
     return kAll;
 }
 
@@ -35,6 +36,7 @@ const std::vector<RoleDefinition>& defaultRoles()
         {"engineer", {std::string(kDatasetRead), std::string(kJobSubmit)}},
         {"approver", {std::string(kJobApprove)}},
         {"auditor", {std::string(kAuditRead), std::string(kAuditExport)}},
+        {"operator", {std::string(kWorkerEnroll), std::string(kWorkerManage)}},
     };
     return kRoles;
 }

@@ -2,6 +2,8 @@
 // audit entry that goes with every decision.
 #include "sealtrain/core/control_plane.h"
 
+#include "control_plane_internal.h"
+
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/access.h"
 #include "sealtrain/core/password.h"
@@ -13,23 +15,7 @@
 
 namespace sealtrain::core {
 
-struct ControlPlane::Caller {
-    std::int64_t userId = 0;
-    std::string name;
-    std::string sessionId;
-    bool breakGlass = false;
-};
-
-struct ControlPlane::Request {
-    std::string action;           // the audit action, e.g. "user.create"
-    std::string_view permission;  // what the caller must hold; empty: any signed-in user
-    std::string project;          // scope of the check; empty: global
-    audit::Target target;
-};
-
 namespace {
-
-constexpr std::string_view kAuthMethod = "password+totp";
 
 crypto::Sha256Digest tokenHash(const std::string& token)
 {
@@ -46,13 +32,42 @@ Error denied(const std::string& sentence)
     return Error(ErrorCode::PermissionDenied, sentence);
 }
 
+// A hash nobody's password matches, with the floor parameters, so that signing in as an unknown
+// user costs one Argon2id verification like a wrong password does (no timing oracle for names).
+constexpr std::string_view kDummyHashAtFloor =
+    "$argon2id$v=19$m=65536,t=2,p=1$5FBQdkEOwNsnPz4tN+LC1Q$"
+    "s+EQlsC5FUTJeWNgERPHcNA9xcwn9xge2W/S8geGkeg";
+
+// Permission classes for separation of duties: operators of the infrastructure hold `worker.*`
+// and never data or job permissions.
+bool isInfrastructure(std::string_view permission)
+{
+    return permission.starts_with("worker.");
+}
+
+bool isDataOrJob(std::string_view permission)
+{
+    return permission.starts_with("dataset.") || permission.starts_with("job.");
+}
+
 bool isAdministration(std::string_view permission)
 {
     return permission == permission::kUserManage || permission == permission::kRoleManage
            || permission == permission::kGrantManage || permission == permission::kSessionManage;
 }
 
-Result<std::int64_t> userId(const Database& database, const std::string& name)
+Result<bool> exists(const Database& database, std::string_view sql, const std::string& key)
+{
+    auto statement = database.prepare(sql);
+    if (!statement)
+        return statement.error();
+    statement->bind(1, key);
+    return statement->step();
+}
+
+}  // namespace
+
+Result<std::int64_t> userIdByName(const Database& database, const std::string& name)
 {
     auto statement = database.prepare("SELECT id FROM users WHERE name = ?");
     if (!statement)
@@ -67,16 +82,17 @@ Result<std::int64_t> userId(const Database& database, const std::string& name)
     return statement->integer(0);
 }
 
-Result<bool> exists(const Database& database, std::string_view sql, const std::string& key)
+Result<void> forEachRow(Statement& statement, const std::function<void(const Statement&)>& onRow)
 {
-    auto statement = database.prepare(sql);
-    if (!statement)
-        return statement.error();
-    statement->bind(1, key);
-    return statement->step();
+    for (;;) {
+        auto row = statement.step();
+        if (!row)
+            return row.error();
+        if (!*row)
+            return success();
+        onRow(statement);
+    }
 }
-
-}  // namespace
 
 ControlPlane::ControlPlane(Database& database, const audit::AuditKey* auditKey,
                            const audit::Clock& clock, ControlPlaneOptions options,
@@ -372,6 +388,15 @@ Result<std::string> ControlPlane::signIn(const std::string& name,
     draft.target = request.target;
     draft.outcome = audit::Outcome::Denied;
     if (!*row) {
+        // As slow as a wrong password: the result is thrown away.
+        const bool atFloor =
+            options_.passwordHashing.opsLimit == crypto::kArgon2Floor.opsLimit
+            && options_.passwordHashing.memLimitBytes == crypto::kArgon2Floor.memLimitBytes;
+        if (atFloor) {
+            (void)verifyPassword(std::string(kDummyHashAtFloor), password);
+        } else if (auto dummy = hashPassword(password, options_.passwordHashing); !dummy) {
+            return dummy.error();
+        }
         // An unknown name may be a mistyped password: it is kept only as a keyed hash.
         draft.actor.id = "unknown";
         if (auditKey_ != nullptr)
@@ -518,11 +543,47 @@ Result<void> ControlPlane::requireAnotherAdmin(std::int64_t id, const std::strin
     return success();
 }
 
+// Infrastructure operators hold no data or job permissions, whatever the project and however
+// the grant is made (break-glass too): refuses a grant that would give one user both classes.
+Result<void> ControlPlane::requireSeparateOperator(std::int64_t id, const std::string& user,
+                                                   const std::string& role)
+{
+    constexpr std::string_view kClasses =
+        "sum(p.permission LIKE 'worker.%'), "
+        "sum(p.permission LIKE 'dataset.%' OR p.permission LIKE 'job.%')";
+    auto granted = database_.prepare("SELECT " + std::string(kClasses)
+                                     + " FROM role_permissions p WHERE p.role = ?");
+    if (!granted)
+        return granted.error();
+    granted->bind(1, role);
+    SEALTRAIN_TRY(granted->step());
+    const bool grantsInfrastructure = granted->integer(0) > 0;
+    const bool grantsData = granted->integer(1) > 0;
+    if (!grantsInfrastructure && !grantsData)
+        return success();
+    auto held = database_.prepare("SELECT " + std::string(kClasses)
+                                  + " FROM grants g JOIN role_permissions p ON p.role = g.role "
+                                    "WHERE g.user_id = ? AND (g.expires = 0 OR g.expires > ?)");
+    if (!held)
+        return held.error();
+    held->bind(1, id).bind(2, now());
+    SEALTRAIN_TRY(held->step());
+    if (grantsData && held->integer(0) > 0)
+        return denied("The user '" + user
+                      + "' operates infrastructure and may not hold data or job permissions; "
+                        "use a separate account.");
+    if (grantsInfrastructure && held->integer(1) > 0)
+        return denied("The user '" + user
+                      + "' holds data or job permissions and may not operate infrastructure; "
+                        "use a separate account.");
+    return success();
+}
+
 Result<void> ControlPlane::disableUser(const std::string& session, const std::string& name)
 {
     return perform(session, {"user.disable", permission::kUserManage, {}, {"user", name}},
                    [&](const Caller&, audit::EntryDraft&) -> Result<void> {
-                       auto id = userId(database_, name);
+                       auto id = userIdByName(database_, name);
                        if (!id)
                            return id.error();
                        SEALTRAIN_TRY(requireAnotherAdmin(*id, "disable '" + name + "'"));
@@ -545,7 +606,7 @@ Result<void> ControlPlane::enableUser(const std::string& session, const std::str
 {
     return perform(session, {"user.enable", permission::kUserManage, {}, {"user", name}},
                    [&](const Caller&, audit::EntryDraft&) -> Result<void> {
-                       auto id = userId(database_, name);
+                       auto id = userIdByName(database_, name);
                        if (!id)
                            return id.error();
                        auto statement = database_.prepare(
@@ -564,7 +625,7 @@ Result<Enrollment> ControlPlane::resetUser(const std::string& session, const std
     Enrollment enrollment;
     auto performed = perform(session, {"user.reset", permission::kUserManage, {}, {"user", name}},
                              [&](const Caller&, audit::EntryDraft&) -> Result<void> {
-                                 auto id = userId(database_, name);
+                                 auto id = userIdByName(database_, name);
                                  if (!id)
                                      return id.error();
                                  auto created = storeNewCredentials(*id, name, password);
@@ -587,7 +648,7 @@ Result<void> ControlPlane::revokeSessions(const std::string& session, const std:
 {
     return perform(session, {"session.revoke", permission::kSessionManage, {}, {"user", name}},
                    [&](const Caller&, audit::EntryDraft&) -> Result<void> {
-                       auto id = userId(database_, name);
+                       auto id = userIdByName(database_, name);
                        if (!id)
                            return id.error();
                        auto revoke =
@@ -610,23 +671,18 @@ Result<std::vector<UserInfo>> ControlPlane::listUsers(const std::string& session
                 "LEFT JOIN grants g ON g.user_id = u.id ORDER BY u.name, g.role, g.project");
             if (!statement)
                 return statement.error();
-            for (;;) {
-                auto row = statement->step();
-                if (!row)
-                    return row.error();
-                if (!*row)
-                    return success();
-                if (users.empty() || users.back().name != statement->text(0))
-                    users.push_back({statement->text(0), statement->integer(1) != 0, {}});
-                if (!statement->isNull(2)) {
-                    std::string grant = statement->text(2);
-                    if (!statement->text(3).empty())
-                        grant += "@" + statement->text(3);
-                    if (statement->integer(4) != 0)
+            return forEachRow(*statement, [&](const Statement& row) {
+                if (users.empty() || users.back().name != row.text(0))
+                    users.push_back({row.text(0), row.integer(1) != 0, {}});
+                if (!row.isNull(2)) {
+                    std::string grant = row.text(2);
+                    if (!row.text(3).empty())
+                        grant += "@" + row.text(3);
+                    if (row.integer(4) != 0)
                         grant += "!";
                     users.back().grants.push_back(std::move(grant));
                 }
-            }
+            });
         });
     if (!performed)
         return performed.error();
@@ -654,6 +710,14 @@ Result<void> ControlPlane::createRole(const std::string& session, const std::str
             if (administration && other)
                 return denied("A role may not combine identity administration with data, job "
                               "or audit permissions; make two roles.");
+            const bool infrastructure =
+                std::any_of(permissions.begin(), permissions.end(),
+                            [](const auto& p) { return isInfrastructure(p); });
+            const bool data = std::any_of(permissions.begin(), permissions.end(),
+                                          [](const auto& p) { return isDataOrJob(p); });
+            if (infrastructure && data)
+                return denied("A role may not combine infrastructure (worker) permissions with "
+                              "data or job permissions; make two roles.");
             auto insert = database_.prepare("INSERT INTO roles (name) VALUES (?)");
             if (!insert)
                 return insert.error();
@@ -731,7 +795,7 @@ Result<void> ControlPlane::grantBreakGlass(const std::string& session, const std
                              "A break-glass grant needs a reason and a duration of at most "
                                  + std::to_string(options_.maxBreakGlass.count())
                                  + " seconds; give both.");
-            auto id = userId(database_, user);
+            auto id = userIdByName(database_, user);
             if (!id)
                 return id.error();
             auto known = exists(database_, "SELECT 1 FROM roles WHERE name = ?", role);
@@ -740,6 +804,7 @@ Result<void> ControlPlane::grantBreakGlass(const std::string& session, const std
             if (!*known)
                 return Error(ErrorCode::NotFound,
                              "There is no role '" + role + "'; check the name with 'role list'.");
+            SEALTRAIN_TRY(requireSeparateOperator(*id, user, role));
             auto insert = database_.prepare("INSERT INTO grants (user_id, role, project, expires, "
                                             "break_glass, reason) VALUES (?, ?, ?, ?, ?, ?)");
             if (!insert)
@@ -771,7 +836,7 @@ Result<void> ControlPlane::revokeRole(const std::string& session, const std::str
     return perform(
         session, {"grant.revoke", permission::kGrantManage, project, {"user", user}},
         [&](const Caller&, audit::EntryDraft& draft) -> Result<void> {
-            auto id = userId(database_, user);
+            auto id = userIdByName(database_, user);
             if (!id)
                 return id.error();
             if (role == kAdminRole && project.empty())
@@ -951,6 +1016,72 @@ Result<std::vector<audit::Entry>> ControlPlane::readAudit(const std::string& ses
         entries.push_back(std::move(*entry));
     }
     return entries;
+}
+
+Result<std::vector<SessionInfo>> ControlPlane::listSessions(const std::string& session)
+{
+    std::vector<SessionInfo> sessions;
+    auto performed =
+        perform(session, {"session.list", permission::kSessionManage, {}, {"session", "*"}},
+                [&](const Caller&, audit::EntryDraft&) -> Result<void> {
+                    auto statement = database_.prepare(
+                        "SELECT s.id, u.name, s.created, s.last_used, s.revoked FROM sessions s "
+                        "JOIN users u ON u.id = s.user_id ORDER BY s.id DESC");
+                    if (!statement)
+                        return statement.error();
+                    const std::int64_t t = now();
+                    return forEachRow(*statement, [&](const Statement& row) {
+                        SessionInfo info;
+                        info.id = "s" + std::to_string(row.integer(0));
+                        info.user = row.text(1);
+                        info.created = row.integer(2);
+                        info.lastUsed = row.integer(3);
+                        info.revoked = row.integer(4) != 0;
+                        info.expired = t - info.lastUsed > options_.sessionIdle.count()
+                                       || t - info.created > options_.sessionMax.count();
+                        sessions.push_back(std::move(info));
+                    });
+                });
+    if (!performed)
+        return performed.error();
+    return sessions;
+}
+
+Result<std::vector<RoleInfo>> ControlPlane::listRoles(const std::string& session)
+{
+    std::vector<RoleInfo> roles;
+    auto performed = perform(
+        session, {"role.list", permission::kRoleManage, {}, {"role", "*"}},
+        [&](const Caller&, audit::EntryDraft&) -> Result<void> {
+            auto statement = database_.prepare(
+                "SELECT r.name, r.builtin, p.permission FROM roles r LEFT JOIN role_permissions "
+                "p ON p.role = r.name ORDER BY r.builtin DESC, r.name, p.permission");
+            if (!statement)
+                return statement.error();
+            return forEachRow(*statement, [&](const Statement& row) {
+                if (roles.empty() || roles.back().name != row.text(0))
+                    roles.push_back({row.text(0), row.integer(1) != 0, {}});
+                if (!row.isNull(2))
+                    roles.back().permissions.push_back(row.text(2));
+            });
+        });
+    if (!performed)
+        return performed.error();
+    return roles;
+}
+
+Result<std::string> ControlPlane::exportAudit(const std::string& session,
+                                              const audit::ExportFilter& filter)
+{
+    auto performed =
+        perform(session, {"audit.export", permission::kAuditExport, {}, {"audit", "log"}},
+                [&](const Caller&, audit::EntryDraft& draft) -> Result<void> {
+                    draft.details.push_back(audit::textDetail("filter", filter.describe()));
+                    return success();
+                });
+    if (!performed)
+        return performed.error();
+    return audit::exportBundle(*log_, filter);
 }
 
 }  // namespace sealtrain::core

@@ -85,9 +85,59 @@ CREATE TABLE approvals (
 );
 )sql";
 
+// Version 3 (issue #6): sealed datasets, their versions and lineage, and per-dataset read grants.
+// A dataset's files live in the data directory under datasets/<hex of its id>/.
+constexpr std::string_view kSchemaV3 = R"sql(
+CREATE TABLE datasets (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    parent TEXT REFERENCES datasets(id),
+    classification TEXT NOT NULL,
+    creator INTEGER NOT NULL REFERENCES users(id),
+    records INTEGER NOT NULL,
+    tokens INTEGER NOT NULL,
+    signer TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    UNIQUE (name, version)
+);
+CREATE TABLE dataset_grants (
+    dataset_id TEXT NOT NULL REFERENCES datasets(id),
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    granted_by INTEGER NOT NULL REFERENCES users(id),
+    created INTEGER NOT NULL,
+    PRIMARY KEY (dataset_id, user_id)
+);
+)sql";
+
 int checkedResult(int rc)
 {
     return rc & 0xff;  // primary result code
+}
+
+// `PRAGMA <pragma> = "x'<64 hex digits>'";` selects a raw key: no PBKDF2 inside SQLCipher. The
+// statement text holds the key, so it is built in guarded memory (with its C string terminator)
+// and the caller wipes it after use.
+Result<crypto::SecretBytes> rawKeyPragma(std::string_view pragma, const crypto::SecretBytes& key)
+{
+    const std::string prefix = "PRAGMA " + std::string(pragma) + " = \"x'";
+    constexpr std::string_view kSuffix = "'\";";
+    auto statement =
+        crypto::SecretBytes::allocate(prefix.size() + 2 * key.size() + kSuffix.size() + 1);
+    if (!statement)
+        return statement.error();
+    auto out = statement->mutableBytes();
+    std::size_t at = 0;
+    std::memcpy(out.data(), prefix.data(), prefix.size());
+    at += prefix.size();
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (const std::uint8_t byte : key.bytes()) {
+        out[at++] = static_cast<std::uint8_t>(kHex[byte >> 4U]);
+        out[at++] = static_cast<std::uint8_t>(kHex[byte & 0x0fU]);
+    }
+    std::memcpy(out.data() + at, kSuffix.data(), kSuffix.size());
+    // The last byte stays zero: the C string's terminator.
+    return statement;
 }
 
 }  // namespace
@@ -97,13 +147,18 @@ Result<crypto::SecretBytes> deriveDatabaseKey(const crypto::Keyring& keyring)
     auto kek = keyring.activeKek("database");
     if (!kek)
         return kek.error().withContext("Cannot derive the database key");
-    return crypto::hkdf(crypto::HkdfHash::Sha256, (*kek)->key.bytes(), {}, asBytes(kKeyLabel),
+    return deriveDatabaseKey(**kek);
+}
+
+Result<crypto::SecretBytes> deriveDatabaseKey(const crypto::Kek& kek)
+{
+    return crypto::hkdf(crypto::HkdfHash::Sha256, kek.key.bytes(), {}, asBytes(kKeyLabel),
                         kDatabaseKeySize);
 }
 
 const std::vector<Migration>& migrations()
 {
-    static const std::vector<Migration> kMigrations{{1, kSchemaV1}, {2, kSchemaV2}};
+    static const std::vector<Migration> kMigrations{{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}};
     return kMigrations;
 }
 
@@ -270,27 +325,9 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
                                         + "': " + sqlite3_errstr(rc)
                                         + "; check the data directory's permissions.");
 
-    // PRAGMA key = "x'<64 hex digits>'" selects a raw key: no PBKDF2 inside SQLCipher. The
-    // statement text holds the key, so it is built in guarded memory and wiped after use.
-    constexpr std::string_view kPrefix = "PRAGMA key = \"x'";
-    constexpr std::string_view kSuffix = "'\";";
-    auto statement =
-        crypto::SecretBytes::allocate(kPrefix.size() + 2 * key.size() + kSuffix.size() + 1);
+    auto statement = rawKeyPragma("key", key);
     if (!statement)
         return statement.error();
-    {
-        auto out = statement->mutableBytes();
-        std::size_t at = 0;
-        std::memcpy(out.data(), kPrefix.data(), kPrefix.size());
-        at += kPrefix.size();
-        static constexpr char kHex[] = "0123456789abcdef";
-        for (const std::uint8_t byte : key.bytes()) {
-            out[at++] = static_cast<std::uint8_t>(kHex[byte >> 4U]);
-            out[at++] = static_cast<std::uint8_t>(kHex[byte & 0x0fU]);
-        }
-        std::memcpy(out.data() + at, kSuffix.data(), kSuffix.size());
-        // The last byte stays zero: the C string's terminator.
-    }
     const int keyed = sqlite3_exec(handle, reinterpret_cast<const char*>(statement->bytes().data()),
                                    nullptr, nullptr, nullptr);
     statement->wipe();
@@ -330,6 +367,54 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
                          + ", newer than this build knows; upgrade Sealtrain.");
     SEALTRAIN_TRY(database->migrate(target));
     return database;
+}
+
+Result<std::unique_ptr<Database>> Database::openWithKeyring(const std::filesystem::path& path,
+                                                            const crypto::Keyring& keyring,
+                                                            DatabaseOptions options)
+{
+    auto active = keyring.activeKek("database");
+    if (!active)
+        return active.error().withContext("Cannot derive the database key");
+    auto key = deriveDatabaseKey(**active);
+    if (!key)
+        return key.error();
+    auto database = open(path, *key, options);
+    if (database || database.error().code() != ErrorCode::Unauthenticated)
+        return database;
+    for (std::uint32_t version = (*active)->version - 1; version >= 1; --version) {
+        auto older = keyring.findKek("database", version);
+        if (!older)
+            continue;  // retired: its key is gone
+        auto olderKey = deriveDatabaseKey(**older);
+        if (!olderKey)
+            return olderKey.error();
+        auto reopened = open(path, *olderKey, options);
+        if (!reopened)
+            continue;
+        SEALTRAIN_TRY((*reopened)->rekey(*key));
+        return reopened;
+    }
+    return database;
+}
+
+Result<void> Database::rekey(const crypto::SecretBytes& newKey)
+{
+    if (newKey.size() != kDatabaseKeySize)
+        return Error(ErrorCode::InvalidArgument,
+                     "The database key must be 32 bytes; derive it from the keyring.");
+    if (current_ != nullptr)
+        return Error(ErrorCode::Internal,
+                     "The database can not be re-keyed inside a transaction; commit it first.");
+    auto statement = rawKeyPragma("rekey", newKey);
+    if (!statement)
+        return statement.error();
+    const int rc = sqlite3_exec(handle_, reinterpret_cast<const char*>(statement->bytes().data()),
+                                nullptr, nullptr, nullptr);
+    statement->wipe();
+    if (rc != SQLITE_OK)
+        return lastError("Re-keying the database");
+    return success();
 }
 
 Database::~Database()

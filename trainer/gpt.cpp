@@ -268,7 +268,8 @@ void Gpt<Real>::backward(Real lossScale)
         cpu::residualBackward(dresidual, ld.attProj, ld.residual2, rows * c);
         cpu::matmulBackward(ld.attY, gradientOf(p.attnProjWeight), gradientOf(p.attnProjBias),
                             ld.attProj, la.attY, tensor(p.attnProjWeight), {rows, c, c});
-        cpu::attentionBackward(ld.qkv, ld.attY, la.qkv, la.att, attention);
+        // The gradient buffer's att slot is free: it serves as the scores' gradient.
+        cpu::attentionBackward(ld.qkv, ld.att, ld.attY, la.qkv, la.att, attention);
         cpu::matmulBackward(ld.ln1, gradientOf(p.qkvWeight), gradientOf(p.qkvBias), ld.qkv, la.ln1,
                             tensor(p.qkvWeight), {rows, c, 3 * c});
         cpu::layerNormBackward(dresidual, gradientOf(p.ln1Weight), gradientOf(p.ln1Bias), ld.ln1,

@@ -12,15 +12,6 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
-std::size_t dtypeSize(const std::string& dtype)
-{
-    if (dtype == "F32" || dtype == "I32")
-        return 4;
-    if (dtype == "F64")
-        return 8;
-    return 0;
-}
-
 bool isPlainName(const std::string& name)
 {
     return !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
@@ -50,6 +41,15 @@ std::string jsonString(const std::string& text)
 
 }  // namespace
 
+std::size_t safetensorsDtypeSize(std::string_view dtype)
+{
+    if (dtype == "F32" || dtype == "I32")
+        return 4;
+    if (dtype == "F64")
+        return 8;
+    return 0;
+}
+
 Result<std::vector<std::uint8_t>>
 encodeSafetensors(std::span<const SafetensorsEntry> entries,
                   const std::map<std::string, std::string>& metadata)
@@ -61,7 +61,7 @@ encodeSafetensors(std::span<const SafetensorsEntry> entries,
             return Error(ErrorCode::InvalidArgument,
                          "The tensor name '" + entry.name
                              + "' is not plain (letters, digits, '.', '_', '-'); rename it.");
-        const std::size_t elementSize = dtypeSize(entry.dtype);
+        const std::size_t elementSize = safetensorsDtypeSize(entry.dtype);
         if (elementSize == 0)
             return Error(ErrorCode::Unsupported, "The tensor '" + entry.name
                                                      + "' has a dtype other than F32, F64 or "

@@ -3,6 +3,7 @@
 #include "audit_report.h"
 #include "commands.h"
 #include "ctl.h"
+#include "local_platform.h"
 
 #include "sealtrain/audit/bundle.h"
 #include "sealtrain/audit/memory_store.h"
@@ -154,7 +155,7 @@ Result<audit::ExportFilter> resolveFilter(const FilterArgs& args)
     return filter;
 }
 
-// A demonstration log, until the control plane's database exists (issue #5): a fresh key,
+// A demonstration log for trying the verifier without a data directory: a fresh key,
 // `count` entries of the kinds the control plane will write, a head every 16 entries.
 Result<std::string> demoBundle(int count, const audit::ExportFilter& filter,
                                const std::string& keyOut, const std::string& witness)
@@ -263,11 +264,13 @@ void registerAuditCommands(CLI::App& app, CommandRegistry& registry)
         std::string witness;
         std::string key;
         FilterArgs filters;
+        SignedInOptions database;
     };
     auto exportArgs = std::make_shared<ExportArgs>();
     auto* exporter = audit->add_subcommand(
-        "export", "Write an audit bundle: a filtered subset of a bundle, or a demonstration log "
-                  "(the control plane's own log comes with its database)");
+        "export", "Write an audit bundle: from a data directory's database (as a signed-in "
+                  "auditor), a filtered subset of a bundle, or a demonstration log");
+    exportArgs->database.addTo(exporter);
     auto* source = exporter->add_option("--from-bundle", exportArgs->fromBundle,
                                         "Re-export the selected entries of this bundle (it is "
                                         "verified first; proofs are kept)");
@@ -280,10 +283,13 @@ void registerAuditCommands(CLI::App& app, CommandRegistry& registry)
     exporter->add_option("--key", exportArgs->key,
                          "With --from-bundle: the key you trust for the input bundle");
     exporter->add_option("--public-key-out", exportArgs->keyOut,
-                         "With --demo: write the demonstration log's public key (PEM) here");
+                         "With --demo or --data-dir: write the log's public key (PEM) here");
     exporter->add_option("--witness", exportArgs->witness,
                          "With --demo: append the log's signed heads to this witness file");
     addFilterOptions(exporter, exportArgs->filters);
+    exporter->footer("From a data directory: sealtrainctl audit export --data-dir DIR --out "
+                     "log.bundle --public-key-out log.pem\nthen: sealtrainctl audit verify "
+                     "log.bundle --key log.pem --witness DIR/audit.witness");
     registry.onRun(exporter, [exportArgs, &registry] {
         auto filter = resolveFilter(exportArgs->filters);
         if (!filter) {
@@ -291,6 +297,29 @@ void registerAuditCommands(CLI::App& app, CommandRegistry& registry)
             return kExitUsage;
         }
         Result<std::string> bundle = Error(ErrorCode::InvalidArgument, "No source.");
+        const bool fromDatabase = !exportArgs->database.unlock.dataDir.empty();
+        if (fromDatabase && (exportArgs->demo > 0 || !exportArgs->fromBundle.empty())) {
+            registry.err() << "sealtrainctl: 'audit export' takes one source: --data-dir, "
+                              "--from-bundle or --demo. Run 'sealtrainctl audit export --help' "
+                              "for the options.\n";
+            return kExitUsage;
+        }
+        if (fromDatabase) {
+            return runSignedIn(
+                registry, exportArgs->database,
+                [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
+                    auto exported = platform.controlPlane().exportAudit(session, *filter);
+                    if (!exported)
+                        return exported.error();
+                    SEALTRAIN_TRY(writeText(exportArgs->out, *exported, "bundle"));
+                    if (!exportArgs->keyOut.empty())
+                        SEALTRAIN_TRY(writeText(exportArgs->keyOut,
+                                                platform.signingKey().publicKey().toPem(),
+                                                "public key"));
+                    registry.out() << "Wrote " << exportArgs->out << "\n";
+                    return success();
+                });
+        }
         if (exportArgs->demo > 0) {
             bundle = demoBundle(exportArgs->demo, *filter, exportArgs->keyOut, exportArgs->witness);
         } else if (!exportArgs->fromBundle.empty()) {
@@ -310,8 +339,8 @@ void registerAuditCommands(CLI::App& app, CommandRegistry& registry)
             bundle = subset ? Result<std::string>(audit::formatBundle(*subset))
                             : Result<std::string>(subset.error());
         } else {
-            registry.err() << "sealtrainctl: 'audit export' needs --from-bundle or --demo. Run "
-                              "'sealtrainctl audit export --help' for the options.\n";
+            registry.err() << "sealtrainctl: 'audit export' needs --data-dir, --from-bundle or "
+                              "--demo. Run 'sealtrainctl audit export --help' for the options.\n";
             return kExitUsage;
         }
         if (!bundle) {

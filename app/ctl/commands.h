@@ -52,5 +52,12 @@ void registerAuditCommands(CLI::App& app, CommandRegistry& registry);  // audit 
 void registerKeyringCommands(CLI::App& app, CommandRegistry& registry);  // keyfile, keyring
 void registerKeysCommands(CLI::App& app, CommandRegistry& registry);     // key, signature, dsse
 void registerSealedCommands(CLI::App& app, CommandRegistry& registry);   // sealed
+void registerDatasetCommands(CLI::App& app, CommandRegistry& registry);  // dataset
+void registerInitCommand(CLI::App& app, CommandRegistry& registry);      // init
+void registerUserCommands(CLI::App& app, CommandRegistry& registry);     // user
+void registerRoleAndGrantCommands(CLI::App& app, CommandRegistry& registry);  // role, grant
+void registerSessionCommands(CLI::App& app, CommandRegistry& registry);       // session
+void registerCheckpointCommands(CLI::App& app, CommandRegistry& registry);    // checkpoint verify
+void registerTrainCommand(CLI::App& app, CommandRegistry& registry);          // train, sample
 
 }  // namespace sealtrain::ctl

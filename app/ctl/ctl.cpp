@@ -42,6 +42,13 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     registerKeyringCommands(app, registry);
     registerKeysCommands(app, registry);
     registerSealedCommands(app, registry);
+    registerDatasetCommands(app, registry);
+    registerInitCommand(app, registry);
+    registerUserCommands(app, registry);
+    registerRoleAndGrantCommands(app, registry);
+    registerSessionCommands(app, registry);
+    registerCheckpointCommands(app, registry);
+    registerTrainCommand(app, registry);
 
     // CLI11 wants the arguments last-first.
     std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -5,6 +5,7 @@
 #include "passphrase.h"
 
 #include "sealtrain/base/paths.h"
+#include "sealtrain/core/database.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/keyring.h"
 #include "sealtrain/crypto/sealed.h"
@@ -56,6 +57,20 @@ struct UnlockOptions {
         return crypto::Keyring::unlockWithPassphrase(keyringPath(), *passphrase);
     }
 };
+
+// The data directory's control database, re-keyed to the active `database` KEK (a no-op when it
+// already is, or when the directory has no database yet).
+Result<void> rekeyDatabase(const UnlockOptions& unlock, const crypto::Keyring& keyring)
+{
+    const auto path = unlock.keyringPath().parent_path() / "control.db";
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return success();
+    auto database = core::Database::openWithKeyring(path, keyring);
+    if (!database)
+        return database.error();
+    return success();
+}
 
 int fail(const CommandRegistry& registry, const Error& error)
 {
@@ -199,6 +214,11 @@ void registerKeyringChanges(CLI::App* group, CommandRegistry& registry)
         auto rotated = keyring->rotate(rotateOptions->id);
         if (!rotated)
             return fail(registry, rotated.error());
+        if (rotateOptions->id == "database") {
+            if (auto rekeyed = rekeyDatabase(rotateOptions->unlock, *keyring); !rekeyed)
+                return fail(registry, rekeyed.error());
+            registry.out() << "The control database (if any) is re-keyed under the new version.\n";
+        }
         registry.out() << fmt::format("'{}' is now at version {}; re-wrap objects sealed under "
                                       "version {}, then retire it.\n",
                                       (*rotated)->id, (*rotated)->version, (*rotated)->version - 1);
@@ -215,6 +235,11 @@ void registerKeyringChanges(CLI::App* group, CommandRegistry& registry)
         auto keyring = retireOptions->unlock.unlock();
         if (!keyring)
             return fail(registry, keyring.error());
+        // Never retire the version a database is still keyed under.
+        if (retireOptions->id == "database") {
+            if (auto rekeyed = rekeyDatabase(retireOptions->unlock, *keyring); !rekeyed)
+                return fail(registry, rekeyed.error());
+        }
         if (auto retired = keyring->retire(retireOptions->id, retireOptions->version); !retired)
             return fail(registry, retired.error());
         registry.out() << fmt::format("Retired '{}' version {}.\n", retireOptions->id,

@@ -258,6 +258,52 @@ private slots:
         QVERIFY(!w.t.plane->deleteRole(w.admin, "admin").ok());
         QVERIFY(!w.t.plane->init("eve", secret(kPassword)).ok());
     }
+
+    // Operators of the infrastructure hold no data or job permissions: not in one role, not
+    // through two grants (either order, any project, break-glass included).
+    void operatorsHoldNoDataPermissions()
+    {
+        World w;
+        auto mixed = w.t.plane->createRole(w.admin, "opsdata", {"worker.manage", "dataset.read"});
+        QVERIFY(!mixed.ok());
+        QCOMPARE(mixed.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY(w.t.plane->createUser(w.admin, "olivia", secret(kPassword)).ok());
+        QVERIFY(w.t.plane->grantRole(w.admin, "olivia", "operator", "").ok());
+        verifyDenied(w, w.t.plane->grantRole(w.admin, "olivia", "engineer", "oncology"),
+                     "grant.create");
+        verifyDenied(w,
+                     w.t.plane->grantBreakGlass(w.admin, "olivia", "steward", "", "incident 7",
+                                                std::chrono::seconds{600}),
+                     "grant.break_glass");
+        verifyDenied(w, w.t.plane->grantRole(w.admin, "engineer-user", "operator", ""),
+                     "grant.create");
+        // Roles without data permissions are fine for an operator.
+        QVERIFY(w.t.plane->grantRole(w.admin, "olivia", "auditor", "").ok());
+    }
+
+    // No timing oracle for user names: an unknown name costs an Argon2id verification too.
+    void unknownUserTakesAsLongAsAWrongPassword()
+    {
+        World w;
+        const auto time = [&](const std::string& name) {
+            QElapsedTimer timer;
+            timer.start();
+            for (int i = 0; i < 3; ++i)
+                (void)w.t.plane->signIn(name, secret("wrong password here"), "000000");
+            return timer.nsecsElapsed();
+        };
+        // Warm both paths once, then compare.
+        (void)time("nobody");
+        (void)time("engineer-user");
+        const auto unknown = time("nobody");
+        const auto wrong = time("auditor-user");
+        QVERIFY2(
+            unknown * 2 > wrong,
+            qPrintable(QString("unknown %1 ns, wrong password %2 ns").arg(unknown).arg(wrong)));
+        QVERIFY2(
+            wrong * 2 > unknown,
+            qPrintable(QString("unknown %1 ns, wrong password %2 ns").arg(unknown).arg(wrong)));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestControlPlane)

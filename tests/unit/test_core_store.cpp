@@ -98,6 +98,49 @@ private slots:
         QVERIFY(core::Database::open(path, databaseKey(1)).ok());
     }
 
+    void rekeyKeepsTheDataUnderTheNewKeyOnly()
+    {
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/control.db").toStdString();
+        {
+            auto database = core::Database::open(path, databaseKey(1)).value();
+            QVERIFY(database->execute("CREATE TABLE probe (word TEXT)").ok());
+            QVERIFY(database->execute("INSERT INTO probe VALUES ('kept')").ok());
+            QVERIFY(database->rekey(databaseKey(2)).ok());
+            // The connection goes on with the new key.
+            QVERIFY(database->execute("INSERT INTO probe VALUES ('after')").ok());
+        }
+        auto old = core::Database::open(path, databaseKey(1));
+        QVERIFY(!old.ok());
+        QCOMPARE(old.error().code(), ErrorCode::Unauthenticated);
+        auto reopened = core::Database::open(path, databaseKey(2));
+        QVERIFY(reopened.ok());
+        auto count = (*reopened)->prepare("SELECT count(*) FROM probe").value();
+        QVERIFY(count.step().value());
+        QCOMPARE(count.integer(0), std::int64_t{2});
+    }
+
+    // `keyring rotate database` saves the keyring, then re-keys the database. When it stops in
+    // between, the next open finds the database under the previous version and re-keys it.
+    void openWithKeyringFinishesAnInterruptedRotation()
+    {
+        QTemporaryDir dir;
+        const std::string dbPath = (dir.path() + "/control.db").toStdString();
+        auto keyring = crypto::Keyring::createWithPassphrase(
+                           (dir.path() + "/keyring.json").toStdString(),
+                           testing::secret("a passphrase"), crypto::kArgon2Floor)
+                           .value();
+        QVERIFY(core::Database::openWithKeyring(dbPath, keyring).ok());
+        QVERIFY(keyring.rotate("database").ok());
+        const auto newKey = core::deriveDatabaseKey(keyring).value();
+        QCOMPARE(core::Database::open(dbPath, newKey).error().code(), ErrorCode::Unauthenticated);
+        QVERIFY(core::Database::openWithKeyring(dbPath, keyring).ok());
+        QVERIFY(core::Database::open(dbPath, newKey).ok());
+        const auto oldKey =
+            core::deriveDatabaseKey(*keyring.findKek("database", 1).value()).value();
+        QVERIFY(!core::Database::open(dbPath, oldKey).ok());
+    }
+
     void keyIsDerivedFromTheDatabaseKek()
     {
         QTemporaryDir dir;

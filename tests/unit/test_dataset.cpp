@@ -75,6 +75,7 @@ private:
     QTemporaryDir dir_;
     fs::path root_;
     crypto::Kek kek_ = makeKek();
+    crypto::SigningKey platform_ = crypto::SigningKey::generate().value();
     ByteTokenizer bytes_;
 
     ImportOptions options(const fs::path& input, InputFormat format, const std::string& out)
@@ -372,6 +373,8 @@ private slots:
         QTest::newRow("shard from another dataset") << "swap" << int(ErrorCode::Integrity);
         QTest::newRow("manifest edit") << "manifest" << int(ErrorCode::Integrity);
         QTest::newRow("wrong key") << "key" << int(ErrorCode::Unauthenticated);
+        QTest::newRow("signature by another key") << "signature" << int(ErrorCode::Unauthenticated);
+        QTest::newRow("unsigned") << "unsigned" << int(ErrorCode::Unauthenticated);
     }
 
     void refusals()
@@ -381,9 +384,15 @@ private slots:
         const auto a = bigDataset(("refuse-a-" + attack).toStdString());
         const auto b = bigDataset(("refuse-b-" + attack).toStdString());
         const fs::path shard = a.folder / a.manifest.train.shards[1].file;
+        QVERIFY(signManifest(a.folder, platform_).ok());
+        QVERIFY(verifyDataset(a.folder, "", nullptr, &platform_.publicKey()).ok());
         crypto::Kek wrong = makeKek();
         crypto::KekResolver resolver = resolverFor(kek_);
-        if (attack == "corrupt") {
+        if (attack == "signature") {
+            QVERIFY(signManifest(a.folder, crypto::SigningKey::generate().value()).ok());
+        } else if (attack == "unsigned") {
+            fs::remove(a.folder / kManifestSignatureFileName);
+        } else if (attack == "corrupt") {
             std::fstream file(shard, std::ios::in | std::ios::out | std::ios::binary);
             file.seekp(std::streamoff(fs::file_size(shard) / 2));
             file.put('\x5a');
@@ -397,14 +406,15 @@ private slots:
         } else {
             resolver = resolverFor(wrong);
         }
-        auto verified = verifyDataset(a.folder, "", &resolver);
+        auto verified = verifyDataset(a.folder, "", &resolver, &platform_.publicKey());
         QVERIFY(!verified.ok());
         QCOMPARE(int(verified.error().code()), code);
         QVERIFY2(isOneSentence(verified.error().message()), verified.error().message().c_str());
 
         // The reader refuses at open or, for a corrupt chunk, when it reaches it.
-        auto reader = DatasetReader::open(a.folder, a.datasetId, resolver,
-                                          {Split::Train, 64, 8, 1, false, 0, 1, 2});
+        auto reader =
+            DatasetReader::open(a.folder, a.datasetId, resolver,
+                                {Split::Train, 64, 8, 1, false, 0, 1, 2, &platform_.publicKey()});
         Error error(ErrorCode::Internal, "None.");
         if (!reader.ok()) {
             error = reader.error();
@@ -419,6 +429,35 @@ private slots:
         }
         QCOMPARE(int(error.code()), code);
         QVERIFY(isOneSentence(error.message()));
+    }
+
+    void fortuneFormat()
+    {
+        // fortune(6) files: '%' lines separate records, blank lines inside one belong to it,
+        // the strfile index (*.dat) and links (*.u8) beside them are not read.
+        const fs::path folder = root_ / "fortune-src" / "fortunes";
+        writeFile(folder / "wisdom",
+                  "%\nFirst fortune.\n%\nSecond,\n\n  with a blank line.\n%\n%\n\n%\nThird.\n%\n");
+        writeFile(folder / "wisdom.dat", std::string("\x00\x00\x00\x02\xff binary", 12));
+        fs::create_symlink("wisdom", folder / "wisdom.u8");
+        auto o = options(folder, InputFormat::Fortune, "fortune-out");
+        o.validationBasisPoints = 0;
+        const auto result = importOk(o);
+        QCOMPARE(result.report.recordsKept, std::uint64_t{3});
+        QCOMPARE(result.report.skipped, std::uint64_t{0});
+        QCOMPARE(result.manifest.inputFormat, std::string("fortune"));
+        QCOMPARE(result.manifest.sources.size(), std::size_t{1});
+        QCOMPARE(result.manifest.sources[0].path, std::string("fortunes/wisdom"));
+        auto reader = DatasetReader::open(result.folder, result.datasetId, resolverFor(kek_),
+                                          {Split::Train, 1, 1, 0, false, 0, 1, 0});
+        QVERIFY(reader.ok());
+        std::string text;
+        for (std::uint64_t i = 0; i < (*reader)->sequenceCount(); ++i)
+            text.push_back(static_cast<char>((*reader)->sequence(i).value()[0]));
+        text.push_back(
+            static_cast<char>((*reader)->sequence((*reader)->sequenceCount() - 1).value()[1]));
+        QCOMPARE(text,
+                 std::string("First fortune.\0Second,\n\n  with a blank line.\0Third.\0", 52));
     }
 
     void verifyWithoutKeyChecksHashes()

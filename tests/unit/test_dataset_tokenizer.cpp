@@ -190,6 +190,20 @@ private slots:
         QTest::newRow("ip") << "host 192.168.1.20 up" << QStringList{"ip"} << "host [IP] up";
         QTest::newRow("not ip") << "version 1.2.3.4.5 and 300.1.1.1" << QStringList{}
                                 << "version 1.2.3.4.5 and 300.1.1.1";
+        QTest::newRow("ipv6 full") << "from 2001:0db8:85a3:0000:0000:8a2e:0370:7334 ok"
+                                   << QStringList{"ip"} << "from [IP] ok";
+        QTest::newRow("ipv6 compressed")
+            << "gw fe80::1, dns 2001:db8::53 and ::1." << QStringList{"ip", "ip", "ip"}
+            << "gw [IP], dns [IP] and [IP].";
+        QTest::newRow("ipv6 with ipv4 tail")
+            << "mapped ::ffff:192.0.2.128 here" << QStringList{"ip"} << "mapped [IP] here";
+        QTest::newRow("ipv6 in brackets")
+            << "[2001:db8::7]:443" << QStringList{"ip"} << "[[IP]]:443";
+        QTest::newRow("not ipv6")
+            << "at 12:30:45, mac 00:1a:2b:3c:4d:5e, std::map, dead::beef, 1:2:3:4:5:6:7:8:9"
+            << QStringList{}
+            << "at 12:30:45, mac 00:1a:2b:3c:4d:5e, std::map, dead::beef, 1:2:3:4:5:6:7:8:9";
+        QTest::newRow("two double colons") << "2001::db8::1" << QStringList{} << "2001::db8::1";
         QTest::newRow("year is fine")
             << "In 1999 we had 12 cats" << QStringList{} << "In 1999 we had 12 cats";
         QTest::newRow("mixed") << "a@b.co 10.0.0.1 078-05-1120" << QStringList{"email", "ip", "ssn"}

@@ -89,6 +89,13 @@ private slots:
         QVERIFY(!fromHex("abc").has_value());
         QVERIFY(!fromHex("zz").has_value());
     }
+
+    // Times in manifests and `dataset list` are UTC to the second, with a 'Z'.
+    void rfc3339()
+    {
+        QCOMPARE(toRfc3339(0), std::string("1970-01-01T00:00:00Z"));
+        QCOMPARE(toRfc3339(1'700'000'000), std::string("2023-11-14T22:13:20Z"));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestEncoding)

@@ -310,6 +310,8 @@ private slots:
         QTest::newRow("B1 T5 H1 C3") << 1 << 5 << 1 << 3;
         QTest::newRow("B1 T1 H2 C4") << 1 << 1 << 2 << 4;
         QTest::newRow("B1 T3 H4 C8") << 1 << 3 << 4 << 8;
+        // Longer than one block of 64 query positions: the blocked GEMMs' edges.
+        QTest::newRow("B1 T67 H1 C2") << 1 << 67 << 1 << 2;
     }
 
     void attention()
@@ -334,8 +336,9 @@ private slots:
                                Vector att(attSize);
                                cpu::attentionForward(out.data(), att.data(), in[0].data(), shape);
                                Inputs grads{Vector(in[0].size())};
-                               cpu::attentionBackward(grads[0].data(), dout.data(), in[0].data(),
-                                                      att.data(), shape);
+                               Vector scratch(attSize);
+                               cpu::attentionBackward(grads[0].data(), scratch.data(), dout.data(),
+                                                      in[0].data(), att.data(), shape);
                                return grads;
                            }};
         const Vector qkv = randomVector(rows * 3 * shape.width, 19, 1.5);
@@ -415,7 +418,7 @@ private slots:
 
     void floatMatchesDouble()
     {
-        // The float instantiation computes the same function (one op, to catch a type slip).
+        // The float instantiation computes the same function (to catch a type slip).
         const Vector in = randomVector(32, 21, 2.0);
         Vector outDouble(in.size());
         cpu::geluForward(outDouble.data(), in.data(), in.size());
@@ -424,6 +427,78 @@ private slots:
         cpu::geluForward(outFloat.data(), inFloat.data(), in.size());
         for (std::size_t i = 0; i < in.size(); ++i)
             QVERIFY(std::abs(static_cast<double>(outFloat[i]) - outDouble[i]) < 1e-6);
+
+        // The softmaxes too (their float exponential is the vectorised one): cross-entropy...
+        const cpu::CrossEntropyShape ce{4, 61, 64};
+        const Vector logits = randomVector(ce.rows * ce.paddedVocab, 22, 3.0);
+        const std::vector<std::int32_t> targets{0, 60, 7, 33};
+        Vector lossesDouble(ce.rows);
+        Vector probsDouble(logits.size());
+        cpu::crossEntropyForward(lossesDouble.data(), probsDouble.data(), logits.data(),
+                                 targets.data(), ce);
+        const std::vector<float> logitsFloat(logits.begin(), logits.end());
+        std::vector<float> lossesFloat(ce.rows);
+        std::vector<float> probsFloat(logits.size());
+        cpu::crossEntropyForward(lossesFloat.data(), probsFloat.data(), logitsFloat.data(),
+                                 targets.data(), ce);
+        for (std::size_t r = 0; r < ce.rows; ++r)
+            QVERIFY(std::abs(static_cast<double>(lossesFloat[r]) - lossesDouble[r])
+                    < 1e-6 * lossesDouble[r]);
+        for (std::size_t i = 0; i < logits.size(); ++i)
+            QVERIFY(std::abs(static_cast<double>(probsFloat[i]) - probsDouble[i]) < 1e-6);
+        // ... and attention's.
+        const cpu::AttentionShape shape{2, 9, 2, 8};
+        const Vector qkv = randomVector(shape.batch * shape.seq * 3 * shape.width, 23, 2.0);
+        Vector attDouble(shape.batch * shape.heads * shape.seq * shape.seq);
+        Vector yDouble(shape.batch * shape.seq * shape.width);
+        cpu::attentionForward(yDouble.data(), attDouble.data(), qkv.data(), shape);
+        const std::vector<float> qkvFloat(qkv.begin(), qkv.end());
+        std::vector<float> attFloat(attDouble.size());
+        std::vector<float> yFloat(yDouble.size());
+        cpu::attentionForward(yFloat.data(), attFloat.data(), qkvFloat.data(), shape);
+        for (std::size_t i = 0; i < attDouble.size(); ++i)
+            QVERIFY(std::abs(static_cast<double>(attFloat[i]) - attDouble[i]) < 1e-6);
+        for (std::size_t i = 0; i < yDouble.size(); ++i)
+            QVERIFY(std::abs(static_cast<double>(yFloat[i]) - yDouble[i]) < 1e-5);
+    }
+
+    void geluFloatIsAccurate()
+    {
+        // The float GELU computes its exponential in its own vectorised code: against the tanh
+        // formula in double it is within a few float ulp, relative, from −12 to 12 and beyond
+        // (far left the output is 0 where the exact one is below 1e-35), and so is its derivative.
+        std::vector<float> in;
+        for (int i = -12 * 64; i <= 12 * 64; ++i)
+            in.push_back(static_cast<float>(i) / 64.0F);
+        for (const float x : {1e-20F, -1e-20F, 1e-3F, -1e-3F, 30.0F, -30.0F, 1e4F, -1e4F})
+            in.push_back(x);
+        std::vector<float> out(in.size());
+        std::vector<float> grad(in.size());
+        const std::vector<float> ones(in.size(), 1.0F);
+        cpu::geluForward(out.data(), in.data(), in.size());
+        cpu::geluBackward(grad.data(), ones.data(), in.data(), in.size());
+        // The reference: 0.5·(1 + tanh(u)) as 1 / (1 + e^(−2u)) in double, which does not cancel
+        // to 0 for very negative u as 1 + tanh(u) does. Rounding u to float moves e^(2u) by about
+        // |2u| float ulp, relative, in any float implementation: the bound grows with |2u|.
+        const double c = std::sqrt(2.0 / std::numbers::pi);
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            const double x = in[i];
+            const double twoU = 2.0 * c * (x + 0.044715 * x * x * x);
+            const double gate = 1.0 / (1.0 + std::exp(-twoU));
+            const double relative = 1e-6 + 3e-7 * std::abs(twoU);
+            const double expected = x * gate;
+            const double expectedGrad =
+                gate + 2.0 * x * gate * (1.0 - gate) * c * (1.0 + 3.0 * 0.044715 * x * x);
+            const double error = std::abs(static_cast<double>(out[i]) - expected);
+            const double gradError = std::abs(static_cast<double>(grad[i]) - expectedGrad);
+            QVERIFY2(
+                error <= relative * std::abs(expected) + 1e-35,
+                qPrintable(QString("GELU(%1) = %2, expected %3").arg(x).arg(out[i]).arg(expected)));
+            QVERIFY2(
+                gradError <= relative * std::abs(expectedGrad) + 1e-7,
+                qPrintable(
+                    QString("GELU'(%1) = %2, expected %3").arg(x).arg(grad[i]).arg(expectedGrad)));
+        }
     }
 };
 

@@ -27,6 +27,7 @@ const char* inputFormatName(InputFormat format) noexcept
     case InputFormat::TextRecords: return "text-records";
     case InputFormat::Jsonl: return "jsonl";
     case InputFormat::Csv: return "csv";
+    case InputFormat::Fortune: return "fortune";
     }
     return "unknown";
 }
@@ -216,7 +217,8 @@ struct SourceFile {
     std::uint64_t size = 0;
 };
 
-Result<std::vector<SourceFile>> listSources(const std::vector<std::filesystem::path>& inputs)
+Result<std::vector<SourceFile>> listSources(const std::vector<std::filesystem::path>& inputs,
+                                            InputFormat format)
 {
     std::vector<SourceFile> files;
     for (const auto& input : inputs) {
@@ -228,7 +230,9 @@ Result<std::vector<SourceFile>> listSources(const std::vector<std::filesystem::p
             std::vector<SourceFile> inside;
             for (std::filesystem::recursive_directory_iterator it(input, ec), end; !ec && it != end;
                  it.increment(ec)) {
-                if (!it->is_regular_file(ec))
+                if (it->is_symlink(ec) || !it->is_regular_file(ec))
+                    continue;
+                if (format == InputFormat::Fortune && it->path().extension() == ".dat")
                     continue;
                 inside.push_back({it->path(),
                                   (name / it->path().lexically_relative(input)).generic_string(),
@@ -355,7 +359,7 @@ Result<ImportResult> importDataset(const ImportOptions& options, Tokenizer& toke
                                    const crypto::Kek& kek)
 {
     SEALTRAIN_TRY(checkOptions(options));
-    auto sources = listSources(options.inputs);
+    auto sources = listSources(options.inputs, options.format);
     if (!sources)
         return sources.error();
     std::uint64_t totalBytes = 0;

@@ -2,6 +2,7 @@
 #include "sealtrain/dataset/manifest.h"
 
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/crypto/byte_io.h"
 #include "sealtrain/crypto/hash.h"
 
 #include <nlohmann/json.hpp>
@@ -166,6 +167,60 @@ std::string shardFileName(Split split, std::uint64_t index)
     return std::string(splitName(split)) + "-" + number + ".sealed";
 }
 
+namespace {
+
+Result<std::string> readManifestBytes(const std::filesystem::path& folder)
+{
+    const auto path = folder / kManifestFileName;
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return Error(ErrorCode::NotFound, "There is no dataset manifest at '" + path.string()
+                                              + "'; check the dataset folder.");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+Result<void> signManifest(const std::filesystem::path& folder, const crypto::SigningKey& key)
+{
+    auto bytes = readManifestBytes(folder);
+    if (!bytes)
+        return bytes.error();
+    const auto signature = key.sign(asBytes(*bytes));
+    auto sink = crypto::AtomicFileSink::create(folder / kManifestSignatureFileName,
+                                               crypto::AtomicFileSink::Overwrite::Allow);
+    if (!sink)
+        return sink.error();
+    SEALTRAIN_TRY((*sink)->write(asBytes(toBase64(signature) + "\n")));
+    return (*sink)->commit();
+}
+
+Result<void> verifyManifestSignature(const std::filesystem::path& folder,
+                                     const crypto::PublicKey& trusted)
+{
+    auto bytes = readManifestBytes(folder);
+    if (!bytes)
+        return bytes.error();
+    const auto path = folder / kManifestSignatureFileName;
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return Error(ErrorCode::Unauthenticated,
+                     "The dataset in '" + folder.string()
+                         + "' is not signed (there is no manifest.sig); register it with the "
+                           "control plane or restore it from a trusted copy.");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+        text.pop_back();
+    const auto signature = fromBase64(text);
+    if (!signature || signature->size() != crypto::kEd25519SignatureSize
+        || !trusted.verify(asBytes(*bytes), *signature))
+        return Error(ErrorCode::Unauthenticated,
+                     "The dataset manifest in '" + folder.string()
+                         + "' is not signed by the platform key " + trusted.keyId()
+                         + "; restore the dataset from a trusted copy or check the platform key.");
+    return success();
+}
+
 Result<Manifest> loadManifest(const std::filesystem::path& folder, const std::string& expectedId)
 {
     std::string expected = expectedId;
@@ -175,12 +230,10 @@ Result<Manifest> loadManifest(const std::filesystem::path& folder, const std::st
         return Error(ErrorCode::InvalidArgument,
                      "The dataset id '" + expected
                          + "' is not 'sha256:' and 64 hex digits; give the id the import printed.");
-    const auto path = folder / kManifestFileName;
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Error(ErrorCode::NotFound, "There is no dataset manifest at '" + path.string()
-                                              + "'; check the dataset folder.");
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto read = readManifestBytes(folder);
+    if (!read)
+        return read.error();
+    const std::string& bytes = *read;
     const std::string actual = "sha256:" + toHex(crypto::sha256(asBytes(bytes)));
     if (actual != expected)
         return integrity("in '" + folder.string() + "' does not hash to the dataset id " + expected

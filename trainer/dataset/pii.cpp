@@ -139,6 +139,75 @@ std::size_t ipv4At(std::string_view text, std::size_t pos)
     return end - pos;
 }
 
+bool isHex(char c)
+{
+    return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// An IPv6 address in RFC 4291's text forms: eight groups of 1-4 hex digits separated by ':', or
+// fewer with one "::" standing for the missing zero groups, optionally ending in a dotted IPv4
+// address that stands for the last two groups. The match needs a decimal digit somewhere, so
+// that words like "dead::beef" or C++'s "a::b" are not taken for addresses; times ("12:30:45")
+// and MAC addresses (six groups) have too few groups without "::".
+std::size_t ipv6At(std::string_view text, std::size_t pos)
+{
+    if (pos > 0 && (text[pos - 1] == ':' || text[pos - 1] == '.' || isAlnum(text[pos - 1])))
+        return 0;
+    const auto doubleColonAt = [&](std::size_t at) {
+        return at + 1 < text.size() && text[at] == ':' && text[at + 1] == ':';
+    };
+    std::size_t end = pos;
+    int groups = 0;
+    bool compressed = false;
+    bool anyDigit = false;
+    if (doubleColonAt(end)) {
+        compressed = true;
+        end += 2;
+    }
+    while (end < text.size()) {
+        if (groups > 0 || compressed) {
+            if (const std::size_t v4 = ipv4At(text, end); v4 > 0) {
+                groups += 2;
+                end += v4;
+                anyDigit = true;
+                break;
+            }
+        }
+        std::size_t n = 0;
+        while (end + n < text.size() && n < 5 && isHex(text[end + n])) {
+            anyDigit = anyDigit || isDigit(text[end + n]);
+            ++n;
+        }
+        if (n == 0)
+            break;  // only after "::", which may end the address
+        if (n > 4)
+            return 0;
+        end += n;
+        if (++groups > 8)
+            return 0;
+        if (doubleColonAt(end)) {
+            if (compressed)
+                return 0;
+            compressed = true;
+            end += 2;
+            continue;
+        }
+        if (end + 1 < text.size() && text[end] == ':' && isHex(text[end + 1])) {
+            ++end;
+            continue;
+        }
+        break;
+    }
+    if (!anyDigit || (compressed ? groups > 7 : groups != 8))
+        return 0;
+    // "fe80::1.5" or "1::2x" continue into something else.
+    if (end < text.size()
+        && (isAlnum(text[end])
+            || (text[end] == '.' && end + 1 < text.size() && isDigit(text[end + 1]))))
+        return 0;
+    return end - pos;
+}
+
 std::size_t ssnAt(std::string_view text, std::size_t pos)
 {
     if (digitsAt(text, pos, 4) != 3 || pos + 11 > text.size() || text[pos + 3] != '-'
@@ -204,6 +273,14 @@ std::vector<PiiMatch> findPii(std::string_view text)
         }
         const char c = text[pos];
         const bool boundary = pos == 0 || !isAlnum(text[pos - 1]);
+        if (boundary && (isHex(c) || c == ':')) {
+            if (const std::size_t v6 = ipv6At(text, pos);
+                v6 > 0 && !(nextEmail < emails.size() && pos + v6 > emails[nextEmail].first)) {
+                matches.push_back({PiiKind::IpAddress, pos, v6});
+                pos += v6;
+                continue;
+            }
+        }
         if (!boundary || !(isDigit(c) || c == '+' || c == '(')) {
             ++pos;
             continue;

@@ -61,6 +61,13 @@ Result<OpenShard> openShard(const std::filesystem::path& folder, const Manifest&
         || info->metadata.metadata != shardMetadata(split, index, manifest.tokenBytes))
         return shardError(entry.file, "is not the token shard the manifest lists at this place");
     auto reader = crypto::SealedReader::open(**source, resolver);
+    if (!reader && reader.error().code() == ErrorCode::Unauthenticated)
+        return Error(
+            ErrorCode::Unauthenticated,
+            "The shard '" + entry.file
+                + "' can not be decrypted with this keyring's datasets key (the key is "
+                  "wrong or the shard's key block was altered); unlock the keyring the "
+                  "dataset was imported with, or restore the dataset from a trusted copy.");
     if (!reader)
         return reader.error().withContext("Cannot open the shard '" + entry.file + "'");
     if (reader->plaintextSize() != entry.tokens * manifest.tokenBytes)
@@ -277,6 +284,8 @@ Result<std::unique_ptr<DatasetReader>> DatasetReader::open(const std::filesystem
     auto manifest = loadManifest(folder, expectedId);
     if (!manifest)
         return manifest.error();
+    if (options.signer != nullptr)
+        SEALTRAIN_TRY(verifyManifestSignature(folder, *options.signer));
     auto state = std::make_unique<State>();
     state->manifest = std::move(manifest).value();
     state->id = state->manifest.id();
@@ -376,12 +385,17 @@ Result<std::vector<std::int32_t>> DatasetReader::sequence(std::uint64_t id)
 
 Result<VerifyReport> verifyDataset(const std::filesystem::path& folder,
                                    const std::string& expectedId,
-                                   const crypto::KekResolver* resolver)
+                                   const crypto::KekResolver* resolver,
+                                   const crypto::PublicKey* signer)
 {
     auto manifest = loadManifest(folder, expectedId);
     if (!manifest)
         return manifest.error();
     VerifyReport report;
+    if (signer != nullptr) {
+        SEALTRAIN_TRY(verifyManifestSignature(folder, *signer));
+        report.signatureChecked = true;
+    }
     report.manifest = std::move(manifest).value();
     report.datasetId = report.manifest.id();
     std::vector<std::uint8_t> chunk(crypto::kChunkSize);

@@ -135,6 +135,7 @@ Result<bool> RecordSource::next(Record& record)
     switch (format_) {
     case InputFormat::TextFiles: return nextTextFile(record);
     case InputFormat::TextRecords: return nextTextRecord(record);
+    case InputFormat::Fortune: return nextFortune(record);
     case InputFormat::Jsonl: return nextJsonl(record);
     case InputFormat::Csv: return nextCsv(record);
     }
@@ -177,6 +178,27 @@ Result<bool> RecordSource::nextTextFile(Record& record)
     return true;
 }
 
+void RecordSource::appendLine(Record& record, bool& started, std::uint64_t lineNumber,
+                              const std::string& line, bool overflow) const
+{
+    if (!started) {
+        started = true;
+        record.line = lineNumber;
+    }
+    if (record.issue)
+        return;  // consume the rest of an oversized record
+    if (overflow || record.text.size() + line.size() + 1 > maxRecordBytes_) {
+        record.issue =
+            issue(IssueKind::Oversized, record.line,
+                  "the record is longer than " + std::to_string(maxRecordBytes_) + " bytes");
+        record.text.clear();
+        return;
+    }
+    if (lineNumber != record.line)
+        record.text.push_back('\n');
+    record.text += line;
+}
+
 Result<bool> RecordSource::nextTextRecord(Record& record)
 {
     std::string line;
@@ -194,22 +216,35 @@ Result<bool> RecordSource::nextTextRecord(Record& record)
                 return true;
             continue;
         }
-        if (!started) {
-            started = true;
-            record.line = lineNumber;
-        }
-        if (record.issue)
-            continue;  // consume the rest of an oversized record
-        if (overflow || record.text.size() + line.size() + 1 > maxRecordBytes_) {
-            record.issue =
-                issue(IssueKind::Oversized, record.line,
-                      "the record is longer than " + std::to_string(maxRecordBytes_) + " bytes");
-            record.text.clear();
+        appendLine(record, started, lineNumber, line, overflow);
+    }
+}
+
+// fortune(6)'s format: a record is the lines up to a line holding only '%' (blank lines inside a
+// fortune are part of it). Only blank lines between two '%' lines (or after the last) are no
+// record at all, not an empty one.
+Result<bool> RecordSource::nextFortune(Record& record)
+{
+    std::string line;
+    bool overflow = false;
+    bool started = false;
+    for (;;) {
+        const std::uint64_t lineNumber = line_;
+        auto got = readLine(line, overflow);
+        if (!got)
+            return got.error();
+        const bool separator = !*got || (!overflow && line == "%");
+        if (separator) {
+            if (started && !record.issue
+                && record.text.find_first_not_of(" \t\r\n") == std::string::npos) {
+                started = false;
+                record.text.clear();
+            }
+            if (started || !*got)
+                return started;
             continue;
         }
-        if (!record.text.empty())
-            record.text.push_back('\n');
-        record.text += line;
+        appendLine(record, started, lineNumber, line, overflow);
     }
 }
 

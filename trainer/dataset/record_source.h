@@ -44,7 +44,12 @@ private:
     [[nodiscard]] Result<int> get();  // the next byte, or -1 at the end
     [[nodiscard]] Result<bool> readLine(std::string& line, bool& overflow);
     [[nodiscard]] Result<bool> nextTextFile(Record& record);
+    // Adds line `lineNumber` of a multi-line record to `record` (the first one sets where it
+    // starts); past maxRecordBytes_ the record becomes an Oversized issue and its rest is skipped.
+    void appendLine(Record& record, bool& started, std::uint64_t lineNumber,
+                    const std::string& line, bool overflow) const;
     [[nodiscard]] Result<bool> nextTextRecord(Record& record);
+    [[nodiscard]] Result<bool> nextFortune(Record& record);
     [[nodiscard]] Result<bool> nextJsonl(Record& record);
     [[nodiscard]] Result<bool> nextCsvRow(std::vector<std::string>& fields, bool& overflow);
     [[nodiscard]] Result<bool> nextCsv(Record& record);

@@ -1,5 +1,6 @@
 // Text encodings of bytes: lowercase hex, standard base64 (RFC 4648 section 4, padded) and
-// base64url (section 5, unpadded). Decoders are strict: they refuse anything non-canonical.
+// base64url (section 5, unpadded); and of a time, as RFC 3339. Decoders are strict: they refuse
+// anything non-canonical.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,10 @@ namespace sealtrain {
 
 [[nodiscard]] std::string toBase64Url(std::span<const std::uint8_t> bytes);
 [[nodiscard]] std::optional<std::vector<std::uint8_t>> fromBase64Url(std::string_view text);
+
+// A time in seconds since the Unix epoch as RFC 3339 in UTC, to the second:
+// "2026-11-30T09:00:00Z".
+[[nodiscard]] std::string toRfc3339(std::int64_t unixSeconds);
 
 // The bytes of a string, for hashing and signing text.
 [[nodiscard]] inline std::span<const std::uint8_t> asBytes(std::string_view text)

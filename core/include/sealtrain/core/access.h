@@ -19,6 +19,10 @@ inline constexpr std::string_view kJobSubmit = "job.submit";
 inline constexpr std::string_view kJobApprove = "job.approve";
 inline constexpr std::string_view kAuditRead = "audit.read";
 inline constexpr std::string_view kAuditExport = "audit.export";
+// Infrastructure: enrolling and managing GPU workers. Never combined with dataset.* or job.*
+// permissions, in one role or for one user (separation of duties).
+inline constexpr std::string_view kWorkerEnroll = "worker.enroll";
+inline constexpr std::string_view kWorkerManage = "worker.manage";
 
 // Every permission this build knows; a custom role may only hold these.
 [[nodiscard]] const std::vector<std::string_view>& all();
@@ -35,8 +39,9 @@ struct RoleDefinition {
     std::vector<std::string> permissions;
 };
 
-// admin, steward, engineer, approver, auditor. The admin manages identities and access but holds
-// no data or job permissions; the auditor only reads and exports the audit log.
+// admin, steward, engineer, approver, auditor, operator. The admin manages identities and access
+// but holds no data or job permissions; the auditor only reads and exports the audit log; the
+// operator enrolls and manages workers and may hold no data or job permissions.
 [[nodiscard]] const std::vector<RoleDefinition>& defaultRoles();
 
 // Lowercase [a-z0-9_-], 1 to 64 characters: user, role and project names.

@@ -6,10 +6,12 @@
 #pragma once
 
 #include "sealtrain/audit/audit_log.h"
+#include "sealtrain/audit/bundle.h"
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/audit/store.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/database.h"
+#include "sealtrain/core/datasets.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/keyring.h"
 #include "sealtrain/crypto/secret_bytes.h"
@@ -40,6 +42,21 @@ struct ControlPlaneOptions {
 struct Enrollment {
     std::string user;
     std::string otpauthUri;
+};
+
+struct RoleInfo {
+    std::string name;
+    bool builtin = false;
+    std::vector<std::string> permissions;
+};
+
+struct SessionInfo {
+    std::string id;  // "s<row>", as audit entries name it
+    std::string user;
+    std::int64_t created = 0;   // Unix seconds
+    std::int64_t lastUsed = 0;  // Unix seconds
+    bool revoked = false;
+    bool expired = false;  // idle or past its absolute limit
 };
 
 struct UserInfo {
@@ -80,12 +97,16 @@ public:
     [[nodiscard]] Result<Enrollment> resetUser(const std::string& session, const std::string& name,
                                                const crypto::SecretBytes& password);
     [[nodiscard]] Result<void> revokeSessions(const std::string& session, const std::string& name);
+    // Every session, newest first (session.manage).
+    [[nodiscard]] Result<std::vector<SessionInfo>> listSessions(const std::string& session);
     [[nodiscard]] Result<std::vector<UserInfo>> listUsers(const std::string& session);
 
     // A custom role; a role may not mix identity administration with data or job permissions.
     [[nodiscard]] Result<void> createRole(const std::string& session, const std::string& name,
                                           const std::vector<std::string>& permissions);
     [[nodiscard]] Result<void> deleteRole(const std::string& session, const std::string& name);
+    // Every role with its permissions (role.manage).
+    [[nodiscard]] Result<std::vector<RoleInfo>> listRoles(const std::string& session);
 
     // `project` empty: global.
     [[nodiscard]] Result<void> grantRole(const std::string& session, const std::string& user,
@@ -116,7 +137,49 @@ public:
     [[nodiscard]] Result<std::vector<audit::Entry>>
     readAudit(const std::string& session, std::uint64_t first, std::uint64_t count);
 
+    // An export bundle (audit/bundle.h) of the entries `filter` selects, under a head signed for
+    // it (audit.export); the export itself is audited first, so the bundle shows it.
+    [[nodiscard]] Result<std::string> exportAudit(const std::string& session,
+                                                  const audit::ExportFilter& filter);
+
     [[nodiscard]] const audit::AuditLog& auditLog() const noexcept { return *log_; }
+    // For signing heads (LocalPlatform::finish); appending goes through the calls above.
+    [[nodiscard]] audit::AuditLog& auditLog() noexcept { return *log_; }
+
+    // --- Datasets (issue #6; core/control_plane_datasets.cpp, docs/operations/datasets.md) ---
+    // A dataset reference is its id ("sha256:…"), NAME (the latest version) or NAME@VERSION.
+
+    // dataset.import. Checks the permission first (a refusal is audited and touches no file),
+    // imports into request.datasetsRoot (dataset/import.h: a failed import leaves nothing),
+    // signs the manifest with `platformKey` (manifest.sig beside it) and registers the dataset
+    // as the next version of its name, linked to the previous one, with a read grant for its
+    // creator; the row and its audit entry commit together, and when they can not the folder is
+    // removed. A failed import is audited too. AlreadyExists when the sources and settings are
+    // those of the latest version.
+    [[nodiscard]] Result<DatasetImported> importDataset(const std::string& session,
+                                                        const DatasetImportRequest& request,
+                                                        dataset::Tokenizer& tokenizer,
+                                                        const crypto::Kek& kek,
+                                                        const crypto::SigningKey& platformKey);
+    // dataset.read. Stewards (dataset.import or dataset.grant) see every dataset; anyone else
+    // only those they hold a read grant on. Newest first within a name.
+    [[nodiscard]] Result<std::vector<DatasetInfo>> listDatasets(const std::string& session);
+    [[nodiscard]] Result<DatasetInfo> showDataset(const std::string& session,
+                                                  const std::string& reference);
+    // dataset.grant: lets `user` read one dataset (one version); audited.
+    [[nodiscard]] Result<void> grantDatasetRead(const std::string& session,
+                                                const std::string& reference,
+                                                const std::string& user);
+    [[nodiscard]] Result<void> revokeDatasetRead(const std::string& session,
+                                                 const std::string& reference,
+                                                 const std::string& user);
+    // The read-key release check: whoever hands the datasets KEK to a reader (the trainer
+    // launcher, `dataset verify`) calls this first and hands it over only on success. Needs
+    // dataset.read and a read grant on the dataset; audited either way, with `purpose`.
+    [[nodiscard]] Result<DatasetInfo> authorizeDatasetRead(const std::string& session,
+                                                           const std::string& reference,
+                                                           const std::string& purpose);
+    // --- end of datasets ----------------------------------------------------------------------
 
     struct Caller;
     struct Request;
@@ -131,6 +194,8 @@ private:
     [[nodiscard]] Result<Caller> authenticate(const std::string& session);
     [[nodiscard]] Result<void> authorize(const Caller& caller, std::string_view permission,
                                          const std::string& project);
+    // Whether `caller` may import datasets or grant reads on them (a data steward).
+    [[nodiscard]] bool isDatasetSteward(const Caller& caller);
     [[nodiscard]] Result<void> recordRefusal(const audit::Actor& actor, const Request& request,
                                              audit::Outcome outcome, const Error& error,
                                              bool breakGlass);
@@ -140,6 +205,8 @@ private:
                                                          const std::string& name,
                                                          const crypto::SecretBytes& password);
     [[nodiscard]] Result<void> requireAnotherAdmin(std::int64_t userId, const std::string& what);
+    [[nodiscard]] Result<void> requireSeparateOperator(std::int64_t userId, const std::string& user,
+                                                       const std::string& role);
     [[nodiscard]] std::int64_t now() const;
 
     Database& database_;

@@ -31,6 +31,9 @@ inline constexpr std::size_t kDatabaseKeySize = 32;
 
 // HKDF-SHA-256 of the active `database` KEK with a fixed label: SQLCipher's raw key.
 [[nodiscard]] Result<crypto::SecretBytes> deriveDatabaseKey(const crypto::Keyring& keyring);
+// The same from one version of the `database` KEK (the one a database was keyed under before a
+// rotation).
+[[nodiscard]] Result<crypto::SecretBytes> deriveDatabaseKey(const crypto::Kek& kek);
 
 // One schema step: `sql` runs inside a transaction that also records `version`.
 struct Migration {
@@ -124,6 +127,14 @@ public:
                                                                 const crypto::SecretBytes& key,
                                                                 DatabaseOptions options = {});
 
+    // Opens with the key from the keyring's active `database` KEK. When a rotation of that KEK
+    // stopped before the database was re-keyed, the newest older version that still opens it is
+    // used and the database is re-keyed to the active version there and then; so after
+    // `keyring rotate database` this is also the re-key step.
+    [[nodiscard]] static Result<std::unique_ptr<Database>>
+    openWithKeyring(const std::filesystem::path& path, const crypto::Keyring& keyring,
+                    DatabaseOptions options = {});
+
     Database(const Database&) = delete;
     Database& operator=(const Database&) = delete;
     ~Database();
@@ -138,6 +149,9 @@ public:
     [[nodiscard]] Result<int> schemaVersion() const;
     // Applies the migrations after the current version up to `target`.
     [[nodiscard]] Result<void> migrate(int target);
+    // Re-encrypts every page under `newKey` (PRAGMA rekey with a raw key), in place; the
+    // connection goes on with the new key. For a rotation of the `database` KEK.
+    [[nodiscard]] Result<void> rekey(const crypto::SecretBytes& newKey);
 
     // One sentence for the connection's last error, with `what` as its subject.
     [[nodiscard]] Error lastError(const std::string& what) const;

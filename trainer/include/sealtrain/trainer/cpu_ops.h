@@ -18,6 +18,11 @@
 
 namespace sealtrain::trainer::cpu {
 
+// The threads the operations use: OpenMP's for the loops, OpenBLAS's for the GEMMs. Both default
+// to every core (or OMP_NUM_THREADS / OPENBLAS_NUM_THREADS); setThreadCount(n) sets both to n.
+[[nodiscard]] std::size_t threadCount();
+void setThreadCount(std::size_t threads);
+
 // out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]; tokens must be < the rows of wte.
 template <typename Real>
 void encoderForward(Real* out, const std::int32_t* tokens, const Real* wte, const Real* wpe,
@@ -67,7 +72,9 @@ void lmHeadBackward(Real* din, Real* dwte, const Real* dlogits, const Real* in, 
 // Causal multi-head self-attention on packed projections qkv(batch, seq, 3·width) = [q | k | v],
 // head h owning channels [h·headSize, (h+1)·headSize) of each. out(batch, seq, width) holds the
 // heads side by side; att(batch, heads, seq, seq) keeps the softmax probabilities (zero above the
-// diagonal) for the backward pass. Scores are scaled by 1/sqrt(headSize).
+// diagonal) for the backward pass. Scores are scaled by 1/sqrt(headSize). Each head's q·kᵀ and
+// att·v products (and their gradients) are BLAS GEMMs; the backward pass overwrites `scratch`,
+// batch·heads·seq·seq elements, with the scores' gradient.
 struct AttentionShape {
     std::size_t batch = 0;
     std::size_t seq = 0;
@@ -77,8 +84,8 @@ struct AttentionShape {
 template <typename Real>
 void attentionForward(Real* out, Real* att, const Real* qkv, const AttentionShape& shape);
 template <typename Real>
-void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real* att,
-                       const AttentionShape& shape);
+void attentionBackward(Real* dqkv, Real* scratch, const Real* dout, const Real* qkv,
+                       const Real* att, const AttentionShape& shape);
 
 // GELU with GPT-2's tanh approximation: 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³))).
 template <typename Real>

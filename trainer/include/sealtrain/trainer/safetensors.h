@@ -12,6 +12,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sealtrain::trainer {
@@ -22,6 +23,9 @@ struct SafetensorsEntry {
     std::vector<std::size_t> shape;  // row-major
     std::span<const std::byte> data;
 };
+
+// The bytes of one element of `dtype` ("F32", "F64" or "I32"); 0 for any other dtype.
+[[nodiscard]] std::size_t safetensorsDtypeSize(std::string_view dtype);
 
 // The file's bytes, or an error naming the entry whose name, dtype or size is wrong.
 [[nodiscard]] Result<std::vector<std::uint8_t>>

@@ -23,6 +23,8 @@ enum class InputFormat {
     TextRecords,  // records separated by blank lines
     Jsonl,        // one JSON object per line; the record is the string in `field`
     Csv,          // RFC 4180 with a header row; the record is the column named `field`
+    Fortune,      // fortune(6) files: records separated by lines holding only '%'; a folder's
+                  // strfile indexes (*.dat) are not read
 };
 [[nodiscard]] const char* inputFormatName(InputFormat format) noexcept;
 
@@ -41,7 +43,9 @@ struct ImportProgress {
 };
 
 struct ImportOptions {
-    std::vector<std::filesystem::path> inputs;  // files or folders (read recursively, sorted)
+    // Files or folders, read recursively in sorted order. Inside a folder only regular files
+    // are read: symbolic links are skipped (they would read a file twice or one from elsewhere).
+    std::vector<std::filesystem::path> inputs;
     InputFormat format = InputFormat::TextFiles;
     std::string field;  // JSONL field / CSV column
     InvalidRecordPolicy policy = InvalidRecordPolicy::Skip;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/crypto/signing.h"
 #include "sealtrain/dataset/tokenizer.h"
 
 #include <cstdint>
@@ -16,6 +17,7 @@ namespace sealtrain::dataset {
 
 inline constexpr const char* kManifestFormat = "sealtrain-dataset/v1";
 inline constexpr const char* kManifestFileName = "manifest.json";
+inline constexpr const char* kManifestSignatureFileName = "manifest.sig";
 inline constexpr const char* kShardContentType = "application/x-sealtrain-tokens";
 
 enum class Split { Train, Validation };
@@ -82,5 +84,15 @@ struct Manifest {
 // Integrity (with what to do) when the manifest was edited or is not canonical.
 [[nodiscard]] Result<Manifest> loadManifest(const std::filesystem::path& folder,
                                             const std::string& expectedId);
+
+// The control plane's signature over a dataset: Ed25519 over the exact bytes of
+// `folder`/manifest.json, written beside it as manifest.sig (standard base64 of the 64 bytes and
+// a newline), replacing an older one atomically.
+[[nodiscard]] Result<void> signManifest(const std::filesystem::path& folder,
+                                        const crypto::SigningKey& key);
+// Checks manifest.sig over manifest.json under `trusted` (the platform's public key).
+// Unauthenticated, in one sentence, when the signature is missing, malformed or by another key.
+[[nodiscard]] Result<void> verifyManifestSignature(const std::filesystem::path& folder,
+                                                   const crypto::PublicKey& trusted);
 
 }  // namespace sealtrain::dataset

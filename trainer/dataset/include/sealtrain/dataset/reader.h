@@ -24,6 +24,9 @@ struct ReaderOptions {
     std::uint32_t rank = 0;
     std::uint32_t worldSize = 1;
     std::size_t prefetchBatches = 4;  // 0: decrypt on the caller's thread
+    // The platform's public key: when set, manifest.sig must verify under it (the trainer's
+    // path always sets it; see verifyManifestSignature). Must outlive open().
+    const crypto::PublicKey* signer = nullptr;
 };
 
 // Where a rank is: `index` sequences of this rank's share of epoch `epoch` are consumed.
@@ -43,10 +46,11 @@ struct Batch {
 
 class DatasetReader final {
 public:
-    // Loads the manifest (checked against `expectedId`, see loadManifest), opens every shard of
-    // the split with `resolver` and checks that it is the shard the manifest lists (object id,
-    // header metadata, token count). Integrity for a manifest edit or a shard from elsewhere,
-    // Unauthenticated for a wrong key.
+    // Loads the manifest (checked against `expectedId`, see loadManifest), checks its signature
+    // when options.signer is set, opens every shard of the split with `resolver` and checks that
+    // it is the shard the manifest lists (object id, header metadata, token count). Integrity
+    // for a manifest edit or a shard from elsewhere, Unauthenticated for a wrong key or a
+    // signature that is missing or by another key.
     [[nodiscard]] static Result<std::unique_ptr<DatasetReader>>
     open(const std::filesystem::path& folder, const std::string& expectedId,
          const crypto::KekResolver& resolver, const ReaderOptions& options);
@@ -84,13 +88,16 @@ struct VerifyReport {
     std::string datasetId;
     std::uint64_t shardsChecked = 0;
     std::uint64_t tokensChecked = 0;  // decrypted and authenticated (0 without a resolver)
+    bool signatureChecked = false;    // manifest.sig verified under the given signer
 };
 
-// Checks the manifest against `expectedId` and every shard of both splits: present, the object
-// the manifest names, the SHA-256 it lists; with a resolver also decrypts every chunk (which
-// authenticates all of it) and counts the tokens. The first failure is the error.
+// Checks the manifest against `expectedId`, its signature when `signer` is given, and every
+// shard of both splits: present, the object the manifest names, the SHA-256 it lists; with a
+// resolver also decrypts every chunk (which authenticates all of it) and counts the tokens. The
+// first failure is the error.
 [[nodiscard]] Result<VerifyReport> verifyDataset(const std::filesystem::path& folder,
                                                  const std::string& expectedId,
-                                                 const crypto::KekResolver* resolver);
+                                                 const crypto::KekResolver* resolver,
+                                                 const crypto::PublicKey* signer = nullptr);
 
 }  // namespace sealtrain::dataset

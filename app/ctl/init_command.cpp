@@ -1,0 +1,93 @@
+// `sealtrainctl init`: creates a data directory (keyring, database, signing key, platform CA) and
+// the first admin with a TOTP second factor (docs/operations/data-directory.md).
+#include "commands.h"
+#include "ctl.h"
+#include "local_platform.h"
+#include "passphrase.h"
+
+#include "sealtrain/base/paths.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <ostream>
+
+namespace sealtrain::ctl {
+
+void registerInitCommand(CLI::App& app, CommandRegistry& registry)
+{
+    struct Options {
+        UnlockOptions unlock;
+        std::string admin;
+        std::string adminPasswordFile;
+        std::string totpUriFile;
+        std::uint64_t argon2Ops = crypto::kArgon2Default.opsLimit;
+        std::uint64_t argon2MemMiB = crypto::kArgon2Default.memLimitBytes >> 20;
+    };
+    auto options = std::make_shared<Options>();
+    auto* init = app.add_subcommand(
+        "init", "Create a data directory: keyring, encrypted database, signing key, platform CA "
+                "and the first admin");
+    addUnlockOptions(init, options->unlock);
+    init->add_option("--admin", options->admin, "The first admin's user name (a-z 0-9 _ -)")
+        ->required();
+    init->add_option("--admin-password-file", options->adminPasswordFile,
+                     "Read the admin's password from this file's first line (mode 0600) instead "
+                     "of asking");
+    init->add_option("--totp-uri-file", options->totpUriFile,
+                     "Write the admin's otpauth:// URI to this new file (mode 0600) instead of "
+                     "printing it");
+    init->add_option("--argon2-ops", options->argon2Ops,
+                     "Argon2id passes for the keyring (floor 2)")
+        ->capture_default_str();
+    init->add_option("--argon2-mem-mib", options->argon2MemMiB,
+                     "Argon2id memory in MiB for the keyring (floor 64)")
+        ->capture_default_str();
+    init->footer("Example: sealtrainctl init --data-dir /srv/sealtrain --admin alice\n"
+                 "Then: sealtrainctl session sign-in --data-dir /srv/sealtrain --user alice");
+    registry.onRun(init, [options, &registry] {
+        const auto fail = [&registry](const Error& error) {
+            registry.err() << "sealtrainctl: " << error.message() << '\n';
+            return kExitFailure;
+        };
+        InitRequest request;
+        request.dataDir = options->unlock.resolvedDataDir();
+        request.adminName = options->admin;
+        request.argon2 = {options->argon2Ops, options->argon2MemMiB << 20};
+        if (options->unlock.masterKeyFile) {
+            request.masterKeyFile = options->unlock.masterKeyFile;
+        } else {
+            auto passphrase = obtainPassphrase(options->unlock.passphraseFile
+                                                   ? options->unlock.passphraseFile->string()
+                                                   : std::string(),
+                                               "New keyring passphrase", true);
+            if (!passphrase)
+                return fail(passphrase.error());
+            request.passphrase = std::move(*passphrase);
+        }
+        auto password = obtainPassphrase(options->adminPasswordFile,
+                                         fmt::format("Password for {}", options->admin), true);
+        if (!password)
+            return fail(password.error());
+        request.adminPassword = std::move(*password);
+        // Checked before the slow part so a taken URI file does not cost a half-made directory.
+        if (!options->totpUriFile.empty() && std::filesystem::exists(options->totpUriFile))
+            return fail(Error(ErrorCode::AlreadyExists,
+                              fmt::format("The TOTP URI file '{}' already exists; choose a new "
+                                          "file.",
+                                          options->totpUriFile)));
+        auto enrollment = LocalPlatform::create(request);
+        if (!enrollment)
+            return fail(enrollment.error());
+        registry.out() << fmt::format("Initialised {} with the admin '{}'.\n",
+                                      request.dataDir.string(), enrollment->user);
+        if (auto shown = showEnrollment(registry.out(), *enrollment, options->totpUriFile); !shown)
+            return fail(shown.error());
+        registry.out() << fmt::format("Sign in with: sealtrainctl session sign-in --data-dir {} "
+                                      "--user {}\n",
+                                      request.dataDir.string(), enrollment->user);
+        return kExitOk;
+    });
+}
+
+}  // namespace sealtrain::ctl

@@ -1,0 +1,150 @@
+// `sealtrainctl session sign-in|sign-out|list|revoke`: the CLI's session on a local data
+// directory. sign-in stores the token sealed in the data directory's `session` file (or
+// --session-file), and every other command reads it from there (local_platform.h).
+#include "commands.h"
+#include "ctl.h"
+#include "local_platform.h"
+#include "passphrase.h"
+
+#include "sealtrain/audit/checkpoint.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <ostream>
+
+namespace sealtrain::ctl {
+namespace {
+
+std::string utc(std::int64_t seconds)
+{
+    return audit::formatUtcSeconds(seconds);
+}
+
+void registerSignIn(CLI::App* group, CommandRegistry& registry)
+{
+    struct Options {
+        SignedInOptions signedIn;
+        std::string user;
+        std::string passwordFile;
+        std::string totpCode;
+    };
+    auto options = std::make_shared<Options>();
+    auto* command = group->add_subcommand(
+        "sign-in", "Sign in with password and TOTP code; later commands act as this user");
+    options->signedIn.addTo(command);
+    command->add_option("--user", options->user, "Your user name")->required();
+    command->add_option("--password-file", options->passwordFile,
+                        "Read the password from this file's first line (mode 0600) instead of "
+                        "asking");
+    command->add_option("--totp-code", options->totpCode,
+                        "The 6-digit code from your authenticator app (asked when not given)");
+    command->footer("The session ends after 15 idle minutes or 12 hours, on sign-out, or when an "
+                    "admin revokes it.");
+    registry.onRun(command, [options, &registry] {
+        auto password = obtainPassphrase(options->passwordFile,
+                                         fmt::format("Password for {}", options->user), false);
+        if (!password) {
+            registry.err() << "sealtrainctl: " << password.error().message() << '\n';
+            return kExitFailure;
+        }
+        std::string code = options->totpCode;
+        if (code.empty()) {
+            auto typed = promptPassphrase("TOTP code", false);
+            if (!typed) {
+                registry.err() << "sealtrainctl: " << typed.error().message()
+                               << " Give the code with --totp-code instead.\n";
+                return kExitFailure;
+            }
+            code.assign(typed->bytes().begin(), typed->bytes().end());
+        }
+        return runOnPlatform(
+            registry, options->signedIn.unlock, [&](LocalPlatform& platform) -> Result<void> {
+                auto token = platform.controlPlane().signIn(options->user, *password, code);
+                if (!token)
+                    return token.error();
+                SEALTRAIN_TRY(platform.storeSession(*token, options->signedIn.sessionFile));
+                registry.out() << fmt::format("Signed in as '{}'.\n", options->user);
+                return success();
+            });
+    });
+}
+
+void registerSignOut(CLI::App* group, CommandRegistry& registry)
+{
+    auto options = std::make_shared<SignedInOptions>();
+    auto* command = group->add_subcommand("sign-out", "End your session and forget its token");
+    options->addTo(command);
+    registry.onRun(command, [options, &registry] {
+        return runSignedIn(
+            registry, *options,
+            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
+                // The token is forgotten even when the session had already ended.
+                auto signedOut = platform.controlPlane().signOut(session);
+                SEALTRAIN_TRY(platform.forgetSession(options->sessionFile));
+                if (!signedOut && signedOut.error().code() != ErrorCode::Unauthenticated)
+                    return signedOut.error();
+                registry.out() << "Signed out.\n";
+                return success();
+            });
+    });
+}
+
+void registerAdminCommands(CLI::App* group, CommandRegistry& registry)
+{
+    auto list = std::make_shared<SignedInOptions>();
+    auto* listCommand = group->add_subcommand("list", "List sessions, newest first (admins)");
+    list->addTo(listCommand);
+    registry.onRun(listCommand, [list, &registry] {
+        return runSignedIn(
+            registry, *list,
+            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
+                auto sessions = platform.controlPlane().listSessions(session);
+                if (!sessions)
+                    return sessions.error();
+                registry.out() << fmt::format("{:<8} {:<24} {:<21} {:<21} {}\n", "SESSION", "USER",
+                                              "SIGNED IN", "LAST USED", "STATE");
+                for (const auto& s : *sessions)
+                    registry.out() << fmt::format("{:<8} {:<24} {:<21} {:<21} {}\n", s.id, s.user,
+                                                  utc(s.created), utc(s.lastUsed),
+                                                  s.revoked   ? "revoked"
+                                                  : s.expired ? "expired"
+                                                              : "active");
+                return success();
+            });
+    });
+
+    struct RevokeOptions {
+        SignedInOptions signedIn;
+        std::string user;
+    };
+    auto revoke = std::make_shared<RevokeOptions>();
+    auto* revokeCommand =
+        group->add_subcommand("revoke", "End every session of a user at once (admins)");
+    revoke->signedIn.addTo(revokeCommand);
+    revokeCommand->add_option("--user", revoke->user, "Whose sessions to end")->required();
+    registry.onRun(revokeCommand, [revoke, &registry] {
+        return runSignedIn(
+            registry, revoke->signedIn,
+            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
+                SEALTRAIN_TRY(platform.controlPlane().revokeSessions(session, revoke->user));
+                registry.out() << fmt::format("Revoked every session of '{}'.\n", revoke->user);
+                return success();
+            });
+    });
+}
+
+}  // namespace
+
+void registerSessionCommands(CLI::App& app, CommandRegistry& registry)
+{
+    auto* group =
+        app.add_subcommand("session", "Sign in and out of a local data directory; list and "
+                                      "revoke sessions");
+    group->require_subcommand(1);
+    registerSignIn(group, registry);
+    registerSignOut(group, registry);
+    registerAdminCommands(group, registry);
+}
+
+}  // namespace sealtrain::ctl

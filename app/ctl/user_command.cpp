@@ -1,0 +1,148 @@
+// `sealtrainctl user create|disable|enable|reset|list`: people and their credentials, on a local
+// data directory, as a signed-in admin (docs/operations/access-control.md).
+#include "commands.h"
+#include "ctl.h"
+#include "list_output.h"
+#include "local_platform.h"
+#include "passphrase.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <ostream>
+
+namespace sealtrain::ctl {
+namespace {
+
+struct UserOptions {
+    SignedInOptions signedIn;
+    std::string name;
+    std::string passwordFile;
+    std::string totpUriFile;
+};
+
+constexpr std::string_view kUserColumns = "{:<24} {:<9} {}\n";
+
+// Name, password and TOTP URI options for create and reset.
+CLI::App* addCredentialCommand(CLI::App* group, const char* name, const char* help,
+                               UserOptions& options)
+{
+    auto* command = group->add_subcommand(name, help);
+    options.signedIn.addTo(command);
+    command->add_option("NAME", options.name, "The user name (a-z 0-9 _ -)")->required();
+    command->add_option("--password-file", options.passwordFile,
+                        "Read the new password from this file's first line (mode 0600) instead "
+                        "of asking");
+    command->add_option("--totp-uri-file", options.totpUriFile,
+                        "Write the otpauth:// URI to this new file (mode 0600) instead of "
+                        "printing it");
+    return command;
+}
+
+void registerCredentialCommands(CLI::App* group, CommandRegistry& registry)
+{
+    auto create = std::make_shared<UserOptions>();
+    auto* createCommand = addCredentialCommand(
+        group, "create", "Create a user with a password and a new TOTP second factor", *create);
+    createCommand->footer(
+        "The new user holds no role yet: give one with 'sealtrainctl grant add'.");
+    registry.onRun(createCommand, [create, &registry] {
+        auto password = obtainPassphrase(create->passwordFile,
+                                         fmt::format("Password for {}", create->name), true);
+        if (!password) {
+            registry.err() << "sealtrainctl: " << password.error().message() << '\n';
+            return kExitFailure;
+        }
+        return runSignedIn(
+            registry, create->signedIn,
+            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
+                auto enrollment =
+                    platform.controlPlane().createUser(session, create->name, *password);
+                if (!enrollment)
+                    return enrollment.error();
+                registry.out() << fmt::format("Created the user '{}'.\n", enrollment->user);
+                return showEnrollment(registry.out(), *enrollment, create->totpUriFile);
+            });
+    });
+
+    auto reset = std::make_shared<UserOptions>();
+    auto* resetCommand = addCredentialCommand(
+        group, "reset",
+        "Give a user a new password and a new TOTP secret; ends their sessions and lockout",
+        *reset);
+    registry.onRun(resetCommand, [reset, &registry] {
+        auto password = obtainPassphrase(reset->passwordFile,
+                                         fmt::format("New password for {}", reset->name), true);
+        if (!password) {
+            registry.err() << "sealtrainctl: " << password.error().message() << '\n';
+            return kExitFailure;
+        }
+        return runSignedIn(
+            registry, reset->signedIn,
+            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
+                auto enrollment =
+                    platform.controlPlane().resetUser(session, reset->name, *password);
+                if (!enrollment)
+                    return enrollment.error();
+                registry.out() << fmt::format(
+                    "Reset the credentials of '{}'; their sessions are revoked.\n",
+                    enrollment->user);
+                return showEnrollment(registry.out(), *enrollment, reset->totpUriFile);
+            });
+    });
+}
+
+void registerStateCommands(CLI::App* group, CommandRegistry& registry)
+{
+    for (const bool disable : {true, false}) {
+        auto options = std::make_shared<UserOptions>();
+        auto* command = group->add_subcommand(
+            disable ? "disable" : "enable",
+            disable ? "Disable a user: they can not sign in and their sessions end (the last "
+                      "admin can not be disabled)"
+                    : "Enable a disabled user again and clear their lockout");
+        options->signedIn.addTo(command);
+        command->add_option("NAME", options->name, "The user name")->required();
+        registry.onRun(command, [options, disable, &registry] {
+            return runSignedIn(
+                registry, options->signedIn,
+                [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
+                    auto& plane = platform.controlPlane();
+                    SEALTRAIN_TRY(disable ? plane.disableUser(session, options->name)
+                                          : plane.enableUser(session, options->name));
+                    registry.out() << fmt::format("{} the user '{}'.\n",
+                                                  disable ? "Disabled" : "Enabled", options->name);
+                    return success();
+                });
+        });
+    }
+
+    auto* listCommand = addListCommand(
+        group, registry, "List users, their state and their grants", &core::ControlPlane::listUsers,
+        fmt::format(kUserColumns, "USER", "STATE", "GRANTS"),
+        [](const core::UserInfo& user) {
+            return nlohmann::json{
+                {"name", user.name}, {"disabled", user.disabled}, {"grants", user.grants}};
+        },
+        [](const core::UserInfo& user) {
+            return fmt::format(kUserColumns, user.name, user.disabled ? "disabled" : "enabled",
+                               fmt::join(user.grants, " "));
+        });
+    listCommand->footer("Grants read ROLE, ROLE@PROJECT for a project, and end in '!' when they "
+                        "are break-glass.");
+}
+
+}  // namespace
+
+void registerUserCommands(CLI::App& app, CommandRegistry& registry)
+{
+    auto* group = app.add_subcommand("user", "Manage users on a local data directory (admins)");
+    group->require_subcommand(1);
+    group->footer("Every user command acts as the user signed in with 'sealtrainctl session "
+                  "sign-in'.");
+    registerCredentialCommands(group, registry);
+    registerStateCommands(group, registry);
+}
+
+}  // namespace sealtrain::ctl

@@ -1,0 +1,179 @@
+// sealtrain-train: the trainer executable, one process per rank (docs/trainer.md "Running the
+// trainer"). Thin: parses the command line, reads the keys from the inherited descriptor, opens
+// the collective and hands over to the trainer library.
+#include "sealtrain/base/process.h"
+#include "sealtrain/dataset/tokenizer.h"
+#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/trainer/collective.h"
+#include "sealtrain/trainer/sampling.h"
+#include "sealtrain/trainer/train_run.h"
+#include "sealtrain/trainer/trainer_keys.h"
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <iostream>
+#include <string>
+
+namespace {
+
+using namespace sealtrain;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+int fail(const Error& error)
+{
+    std::cerr << "sealtrain-train: " << error.message() << '\n';
+    return kExitFailure;
+}
+
+int train(const trainer::TrainOptions& options, int keysFd, int metricsFd)
+{
+    auto collective = trainer::openCollective();
+    if (!collective)
+        return fail(collective.error());
+    auto keys = trainer::readTrainerKeys(keysFd);
+    if (!keys)
+        return fail(keys.error());
+    const trainer::TrainOutput output{metricsFd, (*collective)->rank() == 0 && ::isatty(2) != 0};
+    auto summary = trainer::runTraining(options, *keys, **collective, output);
+    if (!summary)
+        return fail(summary.error());
+    return kExitOk;
+}
+
+int sample(const std::string& checkpoint, int keysFd, const trainer::SampleOptions& options)
+{
+    auto keys = trainer::readTrainerKeys(keysFd);
+    if (!keys)
+        return fail(keys.error());
+    auto files = trainer::checkpointFilesFor(checkpoint);
+    if (!files)
+        return fail(files.error());
+    auto loaded = trainer::loadCheckpoint(*files, keys->trusted, keys->resolver());
+    if (!loaded)
+        return fail(loaded.error());
+    const auto& state = loaded->checkpoint.state;
+    if (state.tokenizer != "byte")
+        return fail(Error(ErrorCode::Unsupported,
+                          "Sampling decodes byte-level checkpoints only, and this one was "
+                          "trained with the '"
+                              + state.tokenizer + "' tokenizer."));
+    dataset::ByteTokenizer tokenizer;
+    auto text =
+        trainer::sampleText(state.config.model, loaded->checkpoint.parameters, tokenizer, options);
+    if (!text)
+        return fail(text.error());
+    std::cout << *text << '\n';
+    return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    sealtrain::disableCoreDumps();
+    CLI::App app{"sealtrain-train: trains a GPT on a sealed dataset and writes sealed, signed "
+                 "checkpoints; one process per rank (mpirun -np N sealtrain-train train ...)."};
+    app.require_subcommand(1);
+    app.footer("Keys arrive on --keys-fd (docs/formats/trainer-keys.md), never in arguments or "
+               "the environment.");
+
+    trainer::TrainOptions options;
+    int keysFd = 0;
+    int metricsFd = 1;
+    auto* trainCommand = app.add_subcommand("train", "Train, checkpoint and resume");
+    trainCommand->add_option("--layers", options.layers, "Transformer blocks")
+        ->capture_default_str();
+    trainCommand->add_option("--heads", options.heads, "Attention heads")->capture_default_str();
+    trainCommand->add_option("--width", options.width, "Channels (a multiple of --heads)")
+        ->capture_default_str();
+    trainCommand->add_option("--context", options.context, "Sequence length")
+        ->capture_default_str();
+    trainCommand->add_option("--batch", options.batch, "Sequences per micro-batch per rank")
+        ->capture_default_str();
+    trainCommand->add_option("--grad-accum", options.gradAccum, "Micro-batches per step")
+        ->capture_default_str();
+    trainCommand->add_option("--steps", options.steps, "Optimizer steps in all")
+        ->capture_default_str();
+    trainCommand->add_option("--lr", options.learningRate, "Peak learning rate")
+        ->capture_default_str();
+    trainCommand->add_option("--warmup", options.warmup, "Warm-up steps")->capture_default_str();
+    trainCommand->add_option("--min-lr", options.minLearningRate, "Learning rate at the end")
+        ->capture_default_str();
+    trainCommand->add_option("--weight-decay", options.weightDecay, "AdamW weight decay")
+        ->capture_default_str();
+    trainCommand->add_option("--clip", options.clip, "Global gradient norm bound; 0: none")
+        ->capture_default_str();
+    trainCommand->add_option("--seed", options.seed, "Initialisation and data order")
+        ->capture_default_str();
+    trainCommand->add_option("--dataset", options.datasetDir, "The sealed dataset's folder")
+        ->required();
+    trainCommand->add_option("--dataset-id", options.datasetId,
+                             "The dataset id (sha256:...); default: the folder's name");
+    trainCommand->add_option("--dataset-signer", options.datasetSigner,
+                             "The control plane's public key (signing.pub.pem): the dataset's "
+                             "manifest signature must verify under it");
+    trainCommand->add_option("--out", options.outDir, "Folder for the run's checkpoints")
+        ->required();
+    trainCommand
+        ->add_option("--checkpoint-every", options.checkpointEvery,
+                     "Steps between checkpoints; 0: only at the end")
+        ->capture_default_str();
+    trainCommand->add_option("--keep", options.keep, "Checkpoints kept; 0: all")
+        ->capture_default_str();
+    trainCommand->add_option("--resume", options.resume,
+                             "'latest' (in --out) or a checkpoint's .sealed file");
+    trainCommand->add_option("--val-every", options.valEvery, "Steps between validations; 0: none")
+        ->capture_default_str();
+    trainCommand->add_option("--val-batches", options.valBatches, "Validation batches per rank")
+        ->capture_default_str();
+    trainCommand->add_option("--run-id", options.runId, "The run's id; default: random");
+    trainCommand->add_option("--job-id", options.jobId, "The control plane's job id");
+    trainCommand->add_option("--threads", options.threads, "Threads per rank; 0: the default")
+        ->capture_default_str();
+    trainCommand->add_option("--keys-fd", keysFd, "Descriptor the keys are read from")
+        ->capture_default_str();
+    trainCommand->add_option("--metrics-fd", metricsFd, "Descriptor for the JSON-lines metrics")
+        ->capture_default_str();
+
+    std::string checkpoint;
+    int sampleKeysFd = 0;
+    trainer::SampleOptions sampleOptions;
+    auto* sampleCommand =
+        app.add_subcommand("sample", "Verify a checkpoint, then generate text from it");
+    sampleCommand->add_option("--checkpoint", checkpoint, "The checkpoint's .sealed file")
+        ->required();
+    sampleCommand->add_option("--keys-fd", sampleKeysFd, "Descriptor the keys are read from")
+        ->capture_default_str();
+    sampleCommand->add_option("--prompt", sampleOptions.prompt, "Text to continue");
+    sampleCommand->add_option("--length", sampleOptions.length, "Tokens to generate")
+        ->capture_default_str();
+    sampleCommand->add_option("--temperature", sampleOptions.temperature, "0: greedy")
+        ->capture_default_str();
+    sampleCommand->add_option("--top-k", sampleOptions.topK, "Sample among the K likeliest; 0: all")
+        ->capture_default_str();
+    sampleCommand->add_option("--seed", sampleOptions.seed, "Sampling seed")->capture_default_str();
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+        std::cout << app.help();
+        return kExitOk;
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) {
+            std::cout << app.help();
+            return kExitOk;
+        }
+        std::string what = e.what();
+        if (!what.empty() && what.back() != '.')
+            what += '.';
+        std::cerr << "sealtrain-train: " << what << " Run 'sealtrain-train --help' for usage.\n";
+        return kExitUsage;
+    }
+    if (trainCommand->parsed())
+        return train(options, keysFd, metricsFd);
+    return sample(checkpoint, sampleKeysFd, sampleOptions);
+}

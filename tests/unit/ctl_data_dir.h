@@ -1,0 +1,102 @@
+// A data directory for sealtrainctl tests, driven in-process: a master key file, alice as the
+// admin, and users whom alice creates and grants a role, each signed in with a session file.
+#pragma once
+
+#include "core_fixture.h"
+#include "ctl_runner.h"
+
+#include "sealtrain/core/totp.h"
+
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+namespace sealtrain::testing {
+
+inline void writeFile(const std::filesystem::path& path, const std::string& text)
+{
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+inline std::string readText(const std::filesystem::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class CtlDataDir {
+public:
+    QTemporaryDir dir;
+    std::filesystem::path root;
+    std::string data;
+    std::string masterKey;
+    std::string passwordFile;
+
+    // Generates the master key, runs `init` with alice as the admin and signs her in.
+    void init()
+    {
+        QVERIFY(dir.isValid());
+        root = dir.path().toStdString();
+        data = (root / "data").string();
+        masterKey = (root / "master.key").string();
+        QCOMPARE(runCtl({"keyfile", "generate", "--id", "master", "--out", masterKey}).code, 0);
+        passwordFile = (root / "password").string();
+        writeFile(passwordFile, "a long enough passphrase\n");
+        ::chmod(passwordFile.c_str(), 0600);
+        const auto uri = root / "alice.uri";
+        const auto done =
+            runCtl({"init", "--data-dir", data, "--master-key-file", masterKey, "--admin", "alice",
+                    "--admin-password-file", passwordFile, "--totp-uri-file", uri.string()});
+        QVERIFY2(done.code == 0, done.err.c_str());
+        signIn("alice", uri);
+    }
+
+    // `args` run as `user`: the unlock and session options go after the command's `words`
+    // ("train" is one word, "user create" two).
+    [[nodiscard]] std::vector<std::string>
+    as(const std::string& user, std::vector<std::string> args, std::ptrdiff_t words = 2) const
+    {
+        args.insert(args.begin() + words, {"--data-dir", data, "--master-key-file", masterKey,
+                                           "--session-file", sessionFile(user)});
+        return args;
+    }
+
+    // Creates `user` as alice, grants `role` and signs them in.
+    void addUser(const std::string& user, const std::string& role)
+    {
+        const auto uri = root / (user + ".uri");
+        const auto made = runCtl(as("alice", {"user", "create", "--password-file", passwordFile,
+                                              "--totp-uri-file", uri.string(), user}));
+        QVERIFY2(made.code == 0, made.err.c_str());
+        const auto granted = runCtl(as("alice", {"grant", "add", user, role}));
+        QVERIFY2(granted.code == 0, granted.err.c_str());
+        signIn(user, uri);
+    }
+
+private:
+    [[nodiscard]] std::string sessionFile(const std::string& user) const
+    {
+        return (root / (user + ".session")).string();
+    }
+
+    void signIn(const std::string& user, const std::filesystem::path& uriFile)
+    {
+        const auto code = core::totpCode(totpSecretFromUri(readText(uriFile)),
+                                         core::totpStep(std::chrono::system_clock::now()));
+        const auto done = runCtl({"session", "sign-in", "--data-dir", data, "--master-key-file",
+                                  masterKey, "--session-file", sessionFile(user), "--user", user,
+                                  "--password-file", passwordFile, "--totp-code", code});
+        QVERIFY2(done.code == 0, done.err.c_str());
+    }
+};
+
+}  // namespace sealtrain::testing

@@ -1,0 +1,30 @@
+// Text generation from a trained GPT (`sealtrain-train sample`): autoregressive sampling with
+// temperature and top-k from a seeded counter-based generator, so a seed gives the same text.
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/dataset/tokenizer.h"
+#include "sealtrain/trainer/gpt_config.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace sealtrain::trainer {
+
+struct SampleOptions {
+    std::string prompt;        // UTF-8; empty: start from the end-of-text token
+    std::size_t length = 200;  // tokens to generate
+    double temperature = 1.0;  // 0: always the most likely token
+    std::size_t topK = 0;      // 0: the whole vocabulary
+    std::uint64_t seed = 0;
+};
+
+// The prompt followed by `length` generated tokens, decoded; each end-of-text token is written
+// as a newline. `parameters` are the model's, in the padded layout of `config`.
+[[nodiscard]] Result<std::string> sampleText(const GptConfig& config,
+                                             std::span<const float> parameters,
+                                             dataset::Tokenizer& tokenizer,
+                                             const SampleOptions& options);
+
+}  // namespace sealtrain::trainer
