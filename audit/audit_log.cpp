@@ -72,7 +72,7 @@ Result<std::unique_ptr<AuditLog>> AuditLog::open(AuditStore& store,
         return heads.error();
     const NoteVerifier own = log->verifier();
     for (const auto& note : *heads) {
-        auto head = verifyCheckpoint(note, own);
+        auto head = verifyTreeHead(note, own);
         if (!head)
             return head.error().withContext("A stored audit tree head");
         auto root = log->tree_.rootAt(head->size);
@@ -159,10 +159,10 @@ void AuditLog::rolledBack()
     openTransaction_ = nullptr;
 }
 
-Result<Checkpoint> AuditLog::signHead()
+Result<TreeHead> AuditLog::signHead()
 {
     const auto now = clock_.now();
-    Checkpoint head;
+    TreeHead head;
     head.origin = options_.origin;
     head.size = tree_.size();
     auto root = tree_.rootAt(head.size);
@@ -180,7 +180,7 @@ Result<Checkpoint> AuditLog::signHead()
                          "sign an inconsistent head.");
         head.timeSeconds = std::max(head.timeSeconds, lastHead_->timeSeconds);
     }
-    const std::string note = signCheckpoint(head, signingKey_);
+    const std::string note = signTreeHead(head, signingKey_);
     SEALTRAIN_TRY(store_.appendHead(note));
     if (options_.witnessFile)
         SEALTRAIN_TRY(appendWitness(*options_.witnessFile, note));

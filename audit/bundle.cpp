@@ -159,7 +159,7 @@ Result<std::string> exportBundle(AuditLog& log, const ExportFilter& filter)
     // One head per size, the latest signed; sizes only grow.
     std::vector<std::uint64_t> sizes;
     for (const auto& note : *notes) {
-        auto head = verifyCheckpoint(note, log.verifier());
+        auto head = verifyTreeHead(note, log.verifier());
         if (!head)
             return head.error();
         if (!sizes.empty() && sizes.back() == head->size) {
@@ -454,22 +454,22 @@ VerifyReport verifyBundle(std::string_view text, const VerifyOptions& options)
     std::vector<std::uint64_t> sizes;
     for (std::size_t i = 0; i < bundle.heads.size(); ++i) {
         const auto& note = bundle.heads[i];
-        Result<Checkpoint> head = Error(ErrorCode::Internal, "No key.");
+        Result<TreeHead> head = Error(ErrorCode::Internal, "No key.");
         if (verifier)
-            head = verifyCheckpoint(note, *verifier);
+            head = verifyTreeHead(note, *verifier);
         if (!head || !verifier) {
             // Keep checking the rest against the unverified head so that every fault shows.
             auto unsigned_ = parseSignedNote(note);
-            auto checkpoint = unsigned_ ? parseCheckpointText(unsigned_->text)
-                                        : Result<Checkpoint>(unsigned_.error());
+            auto treeHead = unsigned_ ? parseTreeHeadText(unsigned_->text)
+                                        : Result<TreeHead>(unsigned_.error());
             const std::string which =
-                checkpoint ? "The signed head at size " + std::to_string(checkpoint->size)
+                treeHead ? "The signed head at size " + std::to_string(treeHead->size)
                            : "Signed head number " + std::to_string(i + 1);
             if (verifier)
                 out.error(head.error().withContext(which).message());
-            if (!checkpoint)
+            if (!treeHead)
                 continue;
-            head = *checkpoint;
+            head = *treeHead;
         }
         if (head->origin != bundle.origin)
             out.error("The signed head at size " + std::to_string(head->size)
@@ -519,10 +519,10 @@ VerifyReport verifyBundle(std::string_view text, const VerifyOptions& options)
     bool streamOk = bundle.selectionAll;
     std::map<std::uint64_t, Hash> streamRoots;  // roots at sizes the witness needs
     std::set<std::uint64_t> witnessSizes;
-    std::vector<Checkpoint> witness;
+    std::vector<TreeHead> witness;
     if (options.witnessHeads && verifier) {
         for (const auto& note : *options.witnessHeads) {
-            auto head = verifyCheckpoint(note, *verifier);
+            auto head = verifyTreeHead(note, *verifier);
             if (!head) {
                 out.error(head.error().withContext("A head in the witness file").message());
                 continue;

@@ -89,10 +89,4 @@ void SecretBytes::wipe() noexcept
     size_ = 0;
 }
 
-void wipeMemory(std::span<std::uint8_t> bytes) noexcept
-{
-    if (!bytes.empty())
-        sodium_memzero(bytes.data(), bytes.size());
-}
-
 }  // namespace sealtrain::crypto

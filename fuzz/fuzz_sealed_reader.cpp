@@ -12,7 +12,7 @@
 
 namespace {
 
-class DiscardSink final : public sealtrain::crypto::ByteSink {
+class DiscardSink final : public sealtrain::ByteSink {
 public:
     sealtrain::Result<void> write(std::span<const std::uint8_t> bytes) override
     {

@@ -1,6 +1,8 @@
-# Checks ARCHITECTURE.md's dependency rule on what the sources include (the configure step checks
-# what the targets link): crypto/, audit/, trainer/ and base/ include no Qt header; core/ no
-# Widgets or GUI header; lower layers include no header of a higher one.
+# Checks the dependency rule of docs/architecture.md on what the sources include (the configure
+# step checks what the targets link): base/, crypto/, audit/, dataset/ and trainer/ include no Qt
+# header; core/ and api/ no Widgets or GUI header; no layer includes a header of a layer above it.
+#   cmake -DSOURCE_DIR=<tree> -P layering.cmake
+# tests/layering_selftest.cmake breaks each rule in a temporary tree and checks that it is caught.
 set(failures "")
 function(check_folder folder pattern why)
     file(GLOB_RECURSE files "${SOURCE_DIR}/${folder}/*.h" "${SOURCE_DIR}/${folder}/*.cpp"
@@ -15,19 +17,28 @@ function(check_folder folder pattern why)
     endforeach()
 endfunction()
 
-set(qt_include "^[ \t]*#[ \t]*include[ \t]*[<\"](Q[A-Za-z]|Qt[A-Za-z]*/)")
-set(gui_include "^[ \t]*#[ \t]*include[ \t]*[<\"](QtWidgets|QtGui|QWidget|QMainWindow|QApplication|QDialog)")
-foreach(folder base crypto audit trainer)
+set(include_prefix "^[ \t]*#[ \t]*include[ \t]*[<\"]")
+set(qt_include "${include_prefix}(Q[A-Za-z]|Qt[A-Za-z]*/)")
+set(gui_include "${include_prefix}(QtWidgets|QtGui|QWidget|QMainWindow|QApplication|QDialog)")
+foreach(folder base crypto audit dataset trainer)
     check_folder(${folder} "${qt_include}" "${folder}/ uses no Qt")
 endforeach()
-check_folder(core "${gui_include}" "core/ uses no Qt Widgets or GUI")
-foreach(folder base crypto)
-    check_folder(${folder} "#[ \t]*include[ \t]*[<\"]sealtrain/(audit|trainer|core)/" "${folder}/ is below audit, trainer and core")
+foreach(folder core api)
+    check_folder(${folder} "${gui_include}" "${folder}/ uses no Qt Widgets or GUI")
 endforeach()
-check_folder(audit "#[ \t]*include[ \t]*[<\"]sealtrain/(trainer|core)/" "audit/ is below core and beside trainer")
-check_folder(trainer "#[ \t]*include[ \t]*[<\"]sealtrain/(audit|core)/" "trainer/ knows nothing of the control plane")
+check_folder(base "${include_prefix}sealtrain/(crypto|audit|dataset|trainer|core|api)/"
+    "base/ is the bottom layer")
+check_folder(crypto "${include_prefix}sealtrain/(audit|dataset|trainer|core|api)/"
+    "crypto/ is below audit, dataset, trainer and core")
+check_folder(audit "${include_prefix}sealtrain/(dataset|trainer|core|api)/"
+    "audit/ is below core and beside dataset and trainer")
+check_folder(dataset "${include_prefix}sealtrain/(audit|trainer|core|api)/"
+    "dataset/ is used by core and trainer and uses only crypto and base")
+check_folder(trainer "${include_prefix}sealtrain/(audit|core|api)/"
+    "trainer/ knows nothing of the control plane")
+check_folder(core "${include_prefix}sealtrain/(api|ctl)/" "core/ is below api/ and app/")
 
 if(failures)
-    message(FATAL_ERROR "Layering rule broken (ARCHITECTURE.md):${failures}")
+    message(FATAL_ERROR "Layering rule broken (docs/architecture.md):${failures}")
 endif()
 message(STATUS "Layering rule holds")

@@ -2,7 +2,7 @@
 #include "sealtrain/trainer/checkpoint.h"
 
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/crypto/byte_io.h"
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/crypto/dsse.h"
 #include "sealtrain/crypto/sealed.h"
 #include "sealtrain/trainer/safetensors.h"
@@ -146,7 +146,7 @@ Result<LoadedCheckpoint> decryptAndCheck(const CheckpointFiles& files, Checkpoin
         return integrity(fmt::format("The sealed file '{}' is not a checkpoint (content type "
                                      "'{}'); pass a checkpoint's .sealed file.",
                                      fileLabel(files), reader->metadata().contentType));
-    crypto::MemorySink plaintext;
+    MemorySink plaintext;
     if (auto read = reader->readAll(plaintext); !read)
         return read.error().withContext(context);
     if (hexDigest(plaintext.bytes()) != lineage.subject.sha256)
@@ -524,7 +524,7 @@ writeCheckpoint(const std::filesystem::path& folder, const CheckpointState& stat
     const auto envelope = crypto::signDsse(kInTotoPayloadType, asBytes(statement), signingKey);
     const std::string envelopeJson = envelope.toJson();
     auto committed = [&]() -> Result<void> {
-        auto sink = crypto::AtomicFileSink::create(files.envelope);
+        auto sink = AtomicFileSink::create(files.envelope);
         if (!sink)
             return sink.error();
         SEALTRAIN_TRY((*sink)->write(asBytes(envelopeJson)));

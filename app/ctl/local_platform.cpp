@@ -8,7 +8,7 @@
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/paths.h"
-#include "sealtrain/crypto/byte_io.h"
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/crypto/hkdf.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/random.h"
@@ -51,7 +51,7 @@ Error notInitialised(const std::filesystem::path& dataDir)
 // A small secret as a sealed object under `kek` (written atomically, mode 0600).
 Result<void> sealSecret(const std::filesystem::path& path, const crypto::Kek& kek,
                         std::string_view contentType, std::span<const std::uint8_t> secret,
-                        crypto::AtomicFileSink::Overwrite overwrite)
+                        AtomicFileSink::Overwrite overwrite)
 {
     auto writer =
         crypto::SealedWriter::create(path, kek, {std::string(contentType), "{}"}, overwrite);
@@ -321,7 +321,7 @@ Result<void> LocalPlatform::State::populate(const std::filesystem::path& dir,
         return signingKey.error();
     SEALTRAIN_TRY(sealSecret(file(dir, datadir::kSigningKey), **signingKek,
                              "application/vnd.sealtrain.ed25519-seed", signingKey->seed().bytes(),
-                             crypto::AtomicFileSink::Overwrite::Refuse));
+                             AtomicFileSink::Overwrite::Refuse));
     SEALTRAIN_TRY(
         writePublicFile(file(dir, datadir::kSigningPublicKey), signingKey->publicKey().toPem()));
     auto ca = crypto::CertificateAuthority::create(kCaName, kCaValidity);
@@ -329,7 +329,7 @@ Result<void> LocalPlatform::State::populate(const std::filesystem::path& dir,
         return ca.error();
     SEALTRAIN_TRY(sealSecret(file(dir, datadir::kCaKey), **signingKek,
                              "application/vnd.sealtrain.pkcs8-pem", ca->privateKeyPem().bytes(),
-                             crypto::AtomicFileSink::Overwrite::Refuse));
+                             AtomicFileSink::Overwrite::Refuse));
     SEALTRAIN_TRY(writePublicFile(file(dir, datadir::kCaCertificate), ca->certificatePem()));
 
     auto databaseKey = core::deriveDatabaseKey(*keyring);
@@ -465,7 +465,7 @@ LocalPlatform::storeSession(const std::string& token,
     if (!kek)
         return kek.error();
     return sealSecret(state_->sessionPath(sessionFile), **kek, "application/vnd.sealtrain.session",
-                      asBytes(token), crypto::AtomicFileSink::Overwrite::Allow);
+                      asBytes(token), AtomicFileSink::Overwrite::Allow);
 }
 
 Result<void>

@@ -6,7 +6,7 @@
 #include "ctl.h"
 
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/crypto/byte_io.h"
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/sealed.h"
 #include "sealtrain/crypto/secret_bytes.h"
@@ -44,16 +44,16 @@ crypto::KekResolver keyFileResolver(const crypto::Kek& kek)
     };
 }
 
-crypto::AtomicFileSink::Overwrite overwriteMode(bool force)
+AtomicFileSink::Overwrite overwriteMode(bool force)
 {
-    return force ? crypto::AtomicFileSink::Overwrite::Allow
-                 : crypto::AtomicFileSink::Overwrite::Refuse;
+    return force ? AtomicFileSink::Overwrite::Allow
+                 : AtomicFileSink::Overwrite::Refuse;
 }
 
 Result<void> sealFile(const std::string& in, const std::string& out, const crypto::Kek& kek,
                       const crypto::SealedMetadata& metadata, bool force)
 {
-    auto source = crypto::FileSource::open(in);
+    auto source = FileSource::open(in);
     if (!source)
         return source.error();
     auto writer = crypto::SealedWriter::create(out, kek, metadata, overwriteMode(force));
@@ -81,7 +81,7 @@ Result<void> unsealFile(const std::string& in, const std::string& out, const cry
     if (!reader)
         return reader.error();
     // Nothing appears at `out` unless every chunk verified.
-    auto sink = crypto::AtomicFileSink::create(out, overwriteMode(force));
+    auto sink = AtomicFileSink::create(out, overwriteMode(force));
     if (!sink)
         return sink.error();
     SEALTRAIN_TRY(reader->readAll(**sink));

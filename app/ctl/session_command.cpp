@@ -6,7 +6,7 @@
 #include "local_platform.h"
 #include "passphrase.h"
 
-#include "sealtrain/audit/checkpoint.h"
+#include "sealtrain/audit/tree_head.h"
 
 #include <fmt/format.h>
 

@@ -222,8 +222,8 @@ private slots:
         const auto other = testing::signingKeyFromByte(2);
         Bundle tampered = x.bundle;
         for (auto& note : tampered.heads) {
-            const auto head = *parseCheckpointText(parseSignedNote(note)->text);
-            note = signCheckpoint(head, other);
+            const auto head = *parseTreeHeadText(parseSignedNote(note)->text);
+            note = signTreeHead(head, other);
         }
         tampered.keys = {NoteVerifier{x.bundle.origin, other.publicKey()}};
         const std::string text = formatBundle(tampered);

@@ -113,7 +113,7 @@ private slots:
         QTemporaryDir dir;
         const std::filesystem::path witness = dir.filePath("witness").toStdString();
         TestLog t(1, HeadPolicy{0, {}, {}}, witness);
-        Checkpoint previous;
+        TreeHead previous;
         for (int round = 0; round < 5; ++round) {
             t.append(round * 3 + 1);
             const auto head = t.log->signHead();
@@ -171,7 +171,7 @@ private slots:
             entries[11].leafHash = leafHash(entries[11].bytes);
         } else {
             (void)t.store.appendHead(
-                signCheckpoint(*t.log->lastHead(), testing::signingKeyFromByte(9)));
+                signTreeHead(*t.log->lastHead(), testing::signingKeyFromByte(9)));
         }
         auto reopened = AuditLog::open(t.store, t.signingKey, &t.auditKey, t.clock,
                                        {"sealtrain.test/audit", {}, {}});

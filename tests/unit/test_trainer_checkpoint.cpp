@@ -3,7 +3,7 @@
 // format is meant to stop (tampering, truncation, a stranger's signature, a wrong key, a wrong
 // lineage, a swapped file, another configuration or dataset), saying which.
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/crypto/byte_io.h"
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/crypto/dsse.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/sealed.h"

@@ -1,5 +1,5 @@
 // The one-rank collective and openCollective()'s choice without a launcher (issue #7); the MPI
-// collective is exercised under mpirun by tests/mpi/test_data_parallel.cpp.
+// collective is exercised under mpirun by tests/mpi/test_trainer_data_parallel.cpp.
 #include "sealtrain/trainer/collective.h"
 
 #include <QtTest/QtTest>

@@ -4,7 +4,7 @@
 // with one it signed before, and appends every head to the witness file when one is configured.
 #pragma once
 
-#include "sealtrain/audit/checkpoint.h"
+#include "sealtrain/audit/tree_head.h"
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/audit/merkle_tree.h"
 #include "sealtrain/audit/store.h"
@@ -77,7 +77,7 @@ public:
                                                const EntryDraft& draft);
 
     // Signs a head over every committed entry now (on demand, and before an export).
-    [[nodiscard]] Result<Checkpoint> signHead();
+    [[nodiscard]] Result<TreeHead> signHead();
     // Applies the time-based policy; call it periodically (every few seconds). Also reports an
     // error from a head signed after a commit.
     [[nodiscard]] Result<void> tick();
@@ -86,7 +86,7 @@ public:
     [[nodiscard]] const MerkleTree& tree() const noexcept { return tree_; }
     [[nodiscard]] const AuditStore& store() const noexcept { return store_; }
     [[nodiscard]] NoteVerifier verifier() const;
-    [[nodiscard]] const std::optional<Checkpoint>& lastHead() const noexcept { return lastHead_; }
+    [[nodiscard]] const std::optional<TreeHead>& lastHead() const noexcept { return lastHead_; }
     [[nodiscard]] const std::string& origin() const noexcept { return options_.origin; }
 
 private:
@@ -101,7 +101,7 @@ private:
     const Clock& clock_;
     LogOptions options_;
     MerkleTree tree_;
-    std::optional<Checkpoint> lastHead_;
+    std::optional<TreeHead> lastHead_;
     std::chrono::system_clock::time_point lastHeadTime_;
     StoreTransaction* openTransaction_ = nullptr;
     std::vector<Hash> pending_;

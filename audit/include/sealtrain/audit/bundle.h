@@ -8,7 +8,7 @@
 #pragma once
 
 #include "sealtrain/audit/audit_log.h"
-#include "sealtrain/audit/checkpoint.h"
+#include "sealtrain/audit/tree_head.h"
 #include "sealtrain/audit/entry.h"
 
 #include <cstdint>
@@ -90,7 +90,7 @@ struct VerifyReport {
     bool selectionAll = false;
     std::string keyId;        // the key the signatures were checked with
     bool keyTrusted = false;  // given by the reviewer rather than taken from the bundle
-    std::vector<Checkpoint> heads;
+    std::vector<TreeHead> heads;
     std::vector<Entry> entries;  // every entry that decoded, in bundle order
     std::uint64_t entriesVerified = 0;
     std::uint64_t witnessHeadsChecked = 0;

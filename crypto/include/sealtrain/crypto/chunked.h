@@ -13,7 +13,7 @@
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/aead.h"
-#include "sealtrain/crypto/byte_io.h"
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
 #include <array>

@@ -14,7 +14,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/crypto/byte_io.h"
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/crypto/kek.h"
 
 #include <array>

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/base/wipe.h"
 
 #include <fmt/format.h>
 
@@ -58,7 +59,7 @@ private:
 };
 
 // Wipes a buffer that held secret bytes outside SecretBytes (e.g. a read() buffer).
-void wipeMemory(std::span<std::uint8_t> bytes) noexcept;
+using ::sealtrain::wipeMemory;
 
 }  // namespace sealtrain::crypto
 

@@ -1,0 +1,42 @@
+# Shows that tests/layering.cmake fails when a rule is broken: for each rule, a temporary tree
+# holding one file with a forbidden include must be refused with that file named, and the same
+# tree without it must pass.   cmake -DLAYERING_SCRIPT=<layering.cmake> -DWORK_DIR=<dir> -P …
+set(cases
+    "base/bad.cpp|#include \"sealtrain/crypto/aead.h\""
+    "base/bad.h|#include \"sealtrain/dataset/import.h\""
+    "crypto/bad.cpp|#include \"sealtrain/audit/entry.h\""
+    "crypto/bad.cpp|#include <sealtrain/dataset/reader.h>"
+    "audit/bad.cpp|#include \"sealtrain/dataset/manifest.h\""
+    "audit/bad.cpp|#include \"sealtrain/core/database.h\""
+    "dataset/bad.cpp|#include \"sealtrain/trainer/gpt.h\""
+    "dataset/bad.cpp|#include \"sealtrain/audit/entry.h\""
+    "dataset/bad.cpp|#include <QString>"
+    "trainer/bad.cu|#include \"sealtrain/core/database.h\""
+    "trainer/bad.cpp|  #  include <QtCore/QObject>"
+    "core/bad.cpp|#include <QWidget>"
+    "core/bad.cpp|#include \"sealtrain/api/client.h\""
+    "api/bad.cpp|#include <QtWidgets/QDialog>")
+
+set(tree "${WORK_DIR}/layering-selftest")
+foreach(case IN LISTS cases)
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 file)
+    list(GET parts 1 line)
+    file(REMOVE_RECURSE "${tree}")
+    file(WRITE "${tree}/base/fine.cpp" "#include \"sealtrain/base/result.h\"\n")
+    execute_process(COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${tree} -P ${LAYERING_SCRIPT}
+        RESULT_VARIABLE clean_result OUTPUT_QUIET ERROR_QUIET)
+    if(NOT clean_result EQUAL 0)
+        message(FATAL_ERROR "The layering check refused a tree that breaks no rule.")
+    endif()
+    file(WRITE "${tree}/${file}" "// a deliberately wrong include\n${line}\n")
+    execute_process(COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${tree} -P ${LAYERING_SCRIPT}
+        RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    string(FIND "${err}" "${file}" named)
+    if(result EQUAL 0 OR named EQUAL -1)
+        message(FATAL_ERROR "The layering check let through ${file}: ${line}")
+    endif()
+    message(STATUS "caught ${file}: ${line}")
+endforeach()
+file(REMOVE_RECURSE "${tree}")
+message(STATUS "Every broken rule was caught")

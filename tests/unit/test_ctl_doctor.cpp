@@ -1,0 +1,119 @@
+// sealtrainctl doctor: every library reported, a missing GPU is a warning with advice (not an
+// error), and the disk and AES assessments.
+#include "doctor.h"
+
+#include <QtTest/QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+using namespace sealtrain::ctl;
+
+namespace {
+
+const Check* findCheck(const DoctorReport& report, const std::string& name)
+{
+    for (const auto& check : report.checks) {
+        if (check.name == name)
+            return &check;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+class TestDoctor : public QObject {
+    Q_OBJECT
+
+private slots:
+    void reportsEveryLibrary()
+    {
+        QTemporaryDir dir;
+        const auto report = runDoctor({std::filesystem::path(dir.path().toStdString()), 1});
+        for (const char* name :
+             {"Qt", "OpenSSL", "libsodium", "SQLCipher", "gRPC", "MPI", "BLAS", "GPU",
+              "CUDA runtime", "cuBLAS", "NCCL", "CPU AES", "Data directory"}) {
+            QVERIFY2(findCheck(report, name) != nullptr, name);
+        }
+        QVERIFY(!report.hasErrors());
+        QVERIFY(findCheck(report, "SQLCipher")->finding.starts_with("3."));
+        QCOMPARE(findCheck(report, "Qt")->finding, std::string(qVersion()));
+    }
+
+    void missingGpuIsAWarningWithAdvice()
+    {
+        sealtrain::trainer::GpuProbe probe;
+        probe.deviceError = "the NVIDIA driver (libcuda.so.1) is not installed";
+        probe.runtime.detail = "libcudart.so.13 not found";
+        probe.cublas.detail = "libcublas.so.13 not found";
+        probe.nccl.detail = "libnccl.so.2 not found";
+        const auto checks = assessGpu(probe);
+        QCOMPARE(checks.front().name, std::string("GPU"));
+        QCOMPARE(checks.front().status, CheckStatus::Warning);
+        QVERIFY(checks.front().finding.find("libcuda.so.1") != std::string::npos);
+        for (const auto& check : checks) {
+            QVERIFY(check.status != CheckStatus::Error);
+            QVERIFY(!check.advice.empty());
+        }
+    }
+
+    void hopperGpuIsOk()
+    {
+        sealtrain::trainer::GpuProbe probe;
+        probe.driver = {true, "13.0", "libcuda.so.1"};
+        probe.runtime = {true, "13.0", "libcudart.so.13"};
+        probe.cublas = {true, "13.1.0", "libcublas.so.13"};
+        probe.nccl = {true, "2.28.3", "libnccl.so.2"};
+        probe.devices.push_back({0, "NVIDIA H200", 9, 0, std::uint64_t{141} << 30});
+        const auto checks = assessGpu(probe);
+        for (const auto& check : checks)
+            QCOMPARE(check.status, CheckStatus::Ok);
+        QVERIFY(checks.front().finding.find("NVIDIA H200 (sm_90") != std::string::npos);
+    }
+
+    void olderGpuWarns()
+    {
+        sealtrain::trainer::GpuProbe probe;
+        probe.devices.push_back({0, "Tesla V100", 7, 0, std::uint64_t{16} << 30});
+        QCOMPARE(assessGpu(probe).front().status, CheckStatus::Warning);
+    }
+
+    void diskThreshold()
+    {
+        const std::filesystem::path dir = "/var/lib/sealtrain";
+        QCOMPARE(assessDisk(dir, std::uintmax_t{20} << 30, std::uintmax_t{10} << 30).status,
+                 CheckStatus::Ok);
+        const auto low = assessDisk(dir, std::uintmax_t{2} << 30, std::uintmax_t{10} << 30);
+        QCOMPARE(low.status, CheckStatus::Warning);
+        QVERIFY(low.advice.find("--data-dir") != std::string::npos);
+    }
+
+    void aesAssessment()
+    {
+        QCOMPARE(assessCpuAes({true, true, false}).status, CheckStatus::Ok);
+        QCOMPARE(assessCpuAes({false, false, false}).status, CheckStatus::Warning);
+    }
+
+    void oldOpenSslIsAnError()
+    {
+        QCOMPARE(assessOpenSsl("OpenSSL 3.0.19 27 Jan 2026").status, CheckStatus::Ok);
+        QCOMPARE(assessOpenSsl("OpenSSL 1.1.1w 11 Sep 2023").status, CheckStatus::Error);
+    }
+
+    void jsonReport()
+    {
+        DoctorReport report;
+        report.checks.push_back({"GPU", CheckStatus::Warning, "none", "Use a GPU node."});
+        std::ostringstream out;
+        printReportJson(report, out);
+        const auto parsed = nlohmann::json::parse(out.str());
+        QCOMPARE(parsed["ok"].get<bool>(), true);
+        QCOMPARE(parsed["warnings"].get<int>(), 1);
+        QCOMPARE(QString::fromStdString(parsed["checks"][0]["status"].get<std::string>()),
+                 QStringLiteral("warning"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestDoctor)
+#include "test_ctl_doctor.moc"
