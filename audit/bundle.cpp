@@ -5,7 +5,6 @@
 #include "sealtrain/base/encoding.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <set>
 
@@ -18,17 +17,6 @@ constexpr std::uint64_t kExportPage = 4096;
 std::string seqText(std::uint64_t sequence)
 {
     return "Entry " + std::to_string(sequence);
-}
-
-std::optional<std::uint64_t> parseDecimal(std::string_view text)
-{
-    if (text.empty() || (text.size() > 1 && text.front() == '0'))
-        return std::nullopt;
-    std::uint64_t value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size())
-        return std::nullopt;
-    return value;
 }
 
 std::vector<std::string_view> splitWords(std::string_view line)
@@ -461,10 +449,10 @@ VerifyReport verifyBundle(std::string_view text, const VerifyOptions& options)
             // Keep checking the rest against the unverified head so that every fault shows.
             auto unsigned_ = parseSignedNote(note);
             auto treeHead = unsigned_ ? parseTreeHeadText(unsigned_->text)
-                                        : Result<TreeHead>(unsigned_.error());
+                                      : Result<TreeHead>(unsigned_.error());
             const std::string which =
                 treeHead ? "The signed head at size " + std::to_string(treeHead->size)
-                           : "Signed head number " + std::to_string(i + 1);
+                         : "Signed head number " + std::to_string(i + 1);
             if (verifier)
                 out.error(head.error().withContext(which).message());
             if (!treeHead)

@@ -26,18 +26,6 @@ Error malformedNote(const std::string& what)
                                            + "); it was altered or not written by a log.");
 }
 
-// Canonical decimal: no sign, no leading zero unless it is "0", fits in 64 bits.
-std::optional<std::uint64_t> parseDecimal(std::string_view text)
-{
-    if (text.empty() || (text.size() > 1 && text.front() == '0'))
-        return std::nullopt;
-    std::uint64_t value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size())
-        return std::nullopt;
-    return value;
-}
-
 bool hasForbiddenControl(std::string_view text)
 {
     for (const char c : text)
@@ -110,9 +98,8 @@ Result<std::int64_t> parseUtcSeconds(std::string_view text)
 
 std::string treeHeadText(const TreeHead& treeHead)
 {
-    return treeHead.origin + "\n" + std::to_string(treeHead.size) + "\n"
-           + toBase64(treeHead.root) + "\ntime " + formatUtcSeconds(treeHead.timeSeconds)
-           + "\n";
+    return treeHead.origin + "\n" + std::to_string(treeHead.size) + "\n" + toBase64(treeHead.root)
+           + "\ntime " + formatUtcSeconds(treeHead.timeSeconds) + "\n";
 }
 
 Result<TreeHead> parseTreeHeadText(std::string_view text)

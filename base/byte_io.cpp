@@ -40,35 +40,6 @@ Error shortRead()
                  "The data ends before the expected length, so it was truncated.");
 }
 
-Result<void> writeAll(int fd, std::span<const std::uint8_t> bytes,
-                      const std::filesystem::path& path)
-{
-    while (!bytes.empty()) {
-        const ssize_t written = ::write(fd, bytes.data(), bytes.size());
-        if (written < 0) {
-            if (errno == EINTR)
-                continue;
-            return fileError(errno, "write", path);
-        }
-        bytes = bytes.subspan(static_cast<std::size_t>(written));
-    }
-    return success();
-}
-
-Result<void> syncFolder(const std::filesystem::path& folder)
-{
-    const int fd =
-        ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return fileError(errno, "open the folder", folder);
-    const int rc = ::fsync(fd);
-    const int error = errno;
-    ::close(fd);
-    if (rc != 0)
-        return fileError(error, "sync the folder", folder);
-    return success();
-}
-
 }  // namespace
 
 MemorySink::~MemorySink()
@@ -178,7 +149,7 @@ AtomicFileSink::AtomicFileSink(int fd, std::filesystem::path path, std::filesyst
 }
 
 Result<std::unique_ptr<AtomicFileSink>> AtomicFileSink::create(const std::filesystem::path& path,
-                                                               Overwrite overwrite)
+                                                               Overwrite overwrite, unsigned mode)
 {
     std::error_code ignored;
     if (overwrite == Overwrite::Refuse && std::filesystem::exists(path, ignored)) {
@@ -191,6 +162,12 @@ Result<std::unique_ptr<AtomicFileSink>> AtomicFileSink::create(const std::filesy
     const int fd = ::mkostemp(pattern.data(), O_CLOEXEC);  // mode 0600
     if (fd < 0)
         return fileError(errno, "create a temporary file for", path);
+    if (mode != kPrivateMode && ::fchmod(fd, static_cast<mode_t>(mode)) != 0) {
+        const int error = errno;
+        ::close(fd);
+        ::unlink(pattern.c_str());
+        return fileError(error, "set the mode of a temporary file for", path);
+    }
     auto sink = std::unique_ptr<AtomicFileSink>(
         new AtomicFileSink(fd, path, std::filesystem::path(pattern), overwrite));
     sink->buffer_.reserve(kSinkBufferSize);
@@ -288,6 +265,64 @@ Result<void> AtomicFileSink::commit()
     }
     committed_ = true;
     return syncFolder(path_.parent_path());
+}
+
+Result<void> writeAll(int fd, std::span<const std::uint8_t> bytes,
+                      const std::filesystem::path& path)
+{
+    while (!bytes.empty()) {
+        const ssize_t written = ::write(fd, bytes.data(), bytes.size());
+        if (written < 0) {
+            if (errno == EINTR)
+                continue;
+            return fileError(errno, "write", path);
+        }
+        bytes = bytes.subspan(static_cast<std::size_t>(written));
+    }
+    return success();
+}
+
+Result<void> writeFileAtomically(const std::filesystem::path& path,
+                                 std::span<const std::uint8_t> bytes,
+                                 AtomicFileSink::Overwrite overwrite, unsigned mode)
+{
+    auto sink = AtomicFileSink::create(path, overwrite, mode);
+    if (!sink)
+        return sink.error();
+    SEALTRAIN_TRY((*sink)->write(bytes));
+    return (*sink)->commit();
+}
+
+Result<std::string> readWholeFile(const std::filesystem::path& path, std::uint64_t maxBytes)
+{
+    auto source = FileSource::open(path);
+    if (!source)
+        return source.error();
+    const std::uint64_t size = (*source)->size();
+    if (size > maxBytes) {
+        return Error(ErrorCode::InvalidArgument,
+                     fmt::format("'{}' is larger ({} bytes) than such a file can be ({} bytes); "
+                                 "check that it is the right file.",
+                                 path.string(), size, maxBytes));
+    }
+    std::string text(static_cast<std::size_t>(size), '\0');
+    SEALTRAIN_TRY((*source)->readAt(
+        0, {reinterpret_cast<std::uint8_t*>(text.data()), static_cast<std::size_t>(size)}));
+    return text;
+}
+
+Result<void> syncFolder(const std::filesystem::path& folder)
+{
+    const int fd =
+        ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return fileError(errno, "open the folder", folder);
+    const int rc = ::fsync(fd);
+    const int error = errno;
+    ::close(fd);
+    if (rc != 0)
+        return fileError(error, "sync the folder", folder);
+    return success();
 }
 
 }  // namespace sealtrain

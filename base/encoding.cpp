@@ -1,7 +1,8 @@
-// Hex and base64 codecs, strict on input, and RFC 3339 times.
+// Hex and base64 codecs, strict on input, RFC 3339 times and canonical decimals.
 #include "sealtrain/base/encoding.h"
 
 #include <array>
+#include <charconv>
 #include <ctime>
 
 namespace sealtrain {
@@ -154,6 +155,17 @@ std::string toRfc3339(std::int64_t unixSeconds)
     char text[32];
     std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
     return text;
+}
+
+std::optional<std::uint64_t> parseDecimal(std::string_view text)
+{
+    if (text.empty() || (text.size() > 1 && text.front() == '0'))
+        return std::nullopt;
+    std::uint64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size())
+        return std::nullopt;
+    return value;
 }
 
 }  // namespace sealtrain

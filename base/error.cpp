@@ -60,4 +60,21 @@ bool isOneSentence(const std::string& text) noexcept
     return true;
 }
 
+std::string asClause(std::string_view foreignMessage)
+{
+    std::string clause;
+    clause.reserve(foreignMessage.size());
+    for (const char c : foreignMessage) {
+        const bool space = c == ' ' || c == '\n' || c == '\r' || c == '\t';
+        if (space && (clause.empty() || clause.back() == ' '))
+            continue;
+        clause.push_back(space ? ' ' : c);
+    }
+    for (auto at = clause.find(". "); at != std::string::npos; at = clause.find(". ", at))
+        clause.replace(at, 2, "; ");
+    while (!clause.empty() && (clause.back() == '.' || clause.back() == ' '))
+        clause.pop_back();
+    return clause;
+}
+
 }  // namespace sealtrain

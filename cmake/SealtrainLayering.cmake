@@ -1,4 +1,4 @@
-# Enforces ARCHITECTURE.md's dependency rule on what library targets link, at configure time.
+# Enforces the dependency rule of docs/architecture.md on what library targets link, at configure time.
 function(sealtrain_forbid_links target forbidden_prefixes)
     get_target_property(links ${target} LINK_LIBRARIES)
     get_target_property(interface_links ${target} INTERFACE_LINK_LIBRARIES)
@@ -7,7 +7,7 @@ function(sealtrain_forbid_links target forbidden_prefixes)
             string(FIND "${lib}" "${prefix}" position)
             if(position EQUAL 0)
                 message(FATAL_ERROR "Layering rule broken: ${target} links ${lib}. "
-                    "See ARCHITECTURE.md, 'Layers (folders) and the dependency rule'.")
+                    "See docs/architecture.md, 'Layers'.")
             endif()
         endforeach()
     endforeach()

@@ -1,6 +1,8 @@
 // AES-256-GCM over EVP. One context per direction, keyed once; each message only sets its nonce.
 #include "sealtrain/crypto/aead.h"
 
+#include "openssl_handles.h"
+
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -13,10 +15,7 @@ namespace sealtrain::crypto {
 
 namespace {
 
-struct CipherContextDeleter {
-    void operator()(EVP_CIPHER_CTX* context) const noexcept { EVP_CIPHER_CTX_free(context); }
-};
-using CipherContext = std::unique_ptr<EVP_CIPHER_CTX, CipherContextDeleter>;
+using CipherContext = openssl::CipherContextPtr;
 
 Error openSslFailure()
 {

@@ -6,6 +6,8 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/random.h"
 
+#include "openssl_handles.h"
+
 #include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/ec.h>
@@ -25,61 +27,12 @@
 namespace sealtrain::crypto {
 namespace {
 
-template <typename T, void (*Free)(T*)>
-struct Deleter {
-    void operator()(T* object) const { Free(object); }
-};
-template <typename T, void (*Free)(T*)>
-using Owned = std::unique_ptr<T, Deleter<T, Free>>;
-
-void freeBio(BIO* bio)
-{
-    BIO_free(bio);
-}
-void freeStack(STACK_OF(X509) * stack)
-{
-    sk_X509_pop_free(stack, X509_free);
-}
-
-using BioPtr = Owned<BIO, freeBio>;
-using PkeyPtr = Owned<EVP_PKEY, EVP_PKEY_free>;
-using X509Ptr = Owned<X509, X509_free>;
-using ReqPtr = Owned<X509_REQ, X509_REQ_free>;
-using CrlPtr = Owned<X509_CRL, X509_CRL_free>;
-using NamePtr = Owned<X509_NAME, X509_NAME_free>;
-using ExtPtr = Owned<X509_EXTENSION, X509_EXTENSION_free>;
-using StorePtr = Owned<X509_STORE, X509_STORE_free>;
-using StoreCtxPtr = Owned<X509_STORE_CTX, X509_STORE_CTX_free>;
-using StackPtr = Owned<STACK_OF(X509), freeStack>;
-using NamesPtr = Owned<GENERAL_NAMES, GENERAL_NAMES_free>;
-using BnPtr = Owned<BIGNUM, BN_free>;
-using Asn1IntPtr = Owned<ASN1_INTEGER, ASN1_INTEGER_free>;
-using RevokedPtr = Owned<X509_REVOKED, X509_REVOKED_free>;
-using TimePtr = Owned<ASN1_TIME, ASN1_TIME_free>;
+using namespace openssl;
 
 Error internal(const char* what)
 {
     return Error(ErrorCode::Internal,
                  std::string("OpenSSL failed to ") + what + "; check the OpenSSL installation.");
-}
-
-BioPtr readBio(std::span<const std::uint8_t> bytes)
-{
-    return BioPtr(BIO_new_mem_buf(bytes.data(), static_cast<int>(bytes.size())));
-}
-
-BioPtr readBio(std::string_view text)
-{
-    return readBio(asBytes(text));
-}
-
-std::string bioText(BIO* bio)
-{
-    char* data = nullptr;
-    const long length = BIO_get_mem_data(bio, &data);
-    if (length <= 0 || data == nullptr)
-        return {};
-    return {data, static_cast<std::size_t>(length)};
 }
 
 std::time_t toTimeT(CertificateClock::time_point when)
@@ -368,6 +321,28 @@ Result<X509Ptr> loadCaCertificate(std::string_view pem)
     return certificate;
 }
 
+// The CA's certificate and private key, parsed and checked to belong together.
+struct CaMaterial {
+    X509Ptr certificate;
+    PkeyPtr key;
+};
+
+Result<CaMaterial> loadCaMaterial(std::string_view certificatePem, const SecretBytes& keyPem)
+{
+    auto certificate = loadCaCertificate(certificatePem);
+    if (!certificate)
+        return certificate.error();
+    auto key = readPrivateKey(keyPem);
+    if (!key)
+        return key.error();
+    if (X509_check_private_key(certificate->get(), key->get()) != 1) {
+        return Error(ErrorCode::InvalidArgument,
+                     "The CA private key does not belong to the CA certificate; restore the pair "
+                     "from the same backup.");
+    }
+    return CaMaterial{std::move(*certificate), std::move(*key)};
+}
+
 }  // namespace
 
 Result<KeyAndCsr> makeKeyAndCsr(std::string_view commonName)
@@ -425,17 +400,7 @@ Result<CertificateAuthority> CertificateAuthority::create(std::string_view commo
 Result<CertificateAuthority> CertificateAuthority::load(std::string_view certificatePem,
                                                         const SecretBytes& privateKeyPem)
 {
-    auto certificate = loadCaCertificate(certificatePem);
-    if (!certificate)
-        return certificate.error();
-    auto key = readPrivateKey(privateKeyPem);
-    if (!key)
-        return key.error();
-    if (X509_check_private_key(certificate->get(), key->get()) != 1) {
-        return Error(ErrorCode::InvalidArgument,
-                     "The CA private key does not belong to the CA certificate; restore the pair "
-                     "from the same backup.");
-    }
+    SEALTRAIN_TRY(loadCaMaterial(certificatePem, privateKeyPem));
     auto keyCopy = privateKeyPem.copy();
     if (!keyCopy)
         return keyCopy.error();
@@ -463,19 +428,16 @@ Result<std::string> CertificateAuthority::issue(const IssueRequest& request) con
                      "The certificate request's key is not ECDSA P-256; generate the worker key "
                      "with 'sealtrainctl' or 'openssl ecparam -name prime256v1'.");
     }
-    auto caCertificate = loadCaCertificate(certificatePem_);
-    if (!caCertificate)
-        return caCertificate.error();
-    auto caKey = readPrivateKey(privateKeyPem_);
-    if (!caKey)
-        return caKey.error();
+    auto ca = loadCaMaterial(certificatePem_, privateKeyPem_);
+    if (!ca)
+        return ca.error();
 
     const auto from = request.validFrom.value_or(CertificateClock::now() - std::chrono::minutes(5));
     auto certificate = newCertificate(request.commonName, from, from + request.validFor);
     if (!certificate)
         return certificate.error();
     X509* cert = certificate->get();
-    X509* issuer = caCertificate->get();
+    X509* issuer = ca->certificate.get();
     if (X509_set_issuer_name(cert, X509_get_subject_name(issuer)) != 1
         || X509_set_pubkey(cert, subjectKey) != 1)
         return internal("build a certificate");
@@ -486,7 +448,7 @@ Result<std::string> CertificateAuthority::issue(const IssueRequest& request) con
     SEALTRAIN_TRY(addExtension(cert, issuer, NID_subject_key_identifier, "hash"));
     SEALTRAIN_TRY(addExtension(cert, issuer, NID_authority_key_identifier, "keyid:always"));
     SEALTRAIN_TRY(addSubjectAltNames(cert, request.subjectAltNames));
-    if (X509_sign(cert, caKey->get(), EVP_sha256()) <= 0)
+    if (X509_sign(cert, ca->key.get(), EVP_sha256()) <= 0)
         return internal("sign a certificate");
     return certificateText(cert);
 }
@@ -495,19 +457,16 @@ Result<std::string> CertificateAuthority::issueCrl(std::span<const RevokedCertif
                                                    std::uint64_t crlNumber,
                                                    std::chrono::seconds validFor) const
 {
-    auto caCertificate = loadCaCertificate(certificatePem_);
-    if (!caCertificate)
-        return caCertificate.error();
-    auto caKey = readPrivateKey(privateKeyPem_);
-    if (!caKey)
-        return caKey.error();
+    auto ca = loadCaMaterial(certificatePem_, privateKeyPem_);
+    if (!ca)
+        return ca.error();
     const CrlPtr crl(X509_CRL_new());
     const auto now = CertificateClock::now();
     const TimePtr lastUpdate(ASN1_TIME_set(nullptr, toTimeT(now)));
     const TimePtr nextUpdate(ASN1_TIME_set(nullptr, toTimeT(now + validFor)));
     if (!crl || !lastUpdate || !nextUpdate
         || X509_CRL_set_version(crl.get(), X509_CRL_VERSION_2) != 1
-        || X509_CRL_set_issuer_name(crl.get(), X509_get_subject_name(caCertificate->get())) != 1
+        || X509_CRL_set_issuer_name(crl.get(), X509_get_subject_name(ca->certificate.get())) != 1
         || X509_CRL_set1_lastUpdate(crl.get(), lastUpdate.get()) != 1
         || X509_CRL_set1_nextUpdate(crl.get(), nextUpdate.get()) != 1)
         return internal("build a CRL");
@@ -536,12 +495,12 @@ Result<std::string> CertificateAuthority::issueCrl(std::span<const RevokedCertif
                != 1)
         return internal("number a CRL");
     X509V3_CTX context;
-    X509V3_set_ctx(&context, caCertificate->get(), nullptr, nullptr, crl.get(), 0);
+    X509V3_set_ctx(&context, ca->certificate.get(), nullptr, nullptr, crl.get(), 0);
     const ExtPtr authorityKeyId(
         X509V3_EXT_nconf_nid(nullptr, &context, NID_authority_key_identifier, "keyid:always"));
     if (!authorityKeyId || X509_CRL_add_ext(crl.get(), authorityKeyId.get(), -1) != 1)
         return internal("add the CRL's authority key id");
-    if (X509_CRL_sort(crl.get()) != 1 || X509_CRL_sign(crl.get(), caKey->get(), EVP_sha256()) <= 0)
+    if (X509_CRL_sort(crl.get()) != 1 || X509_CRL_sign(crl.get(), ca->key.get(), EVP_sha256()) <= 0)
         return internal("sign a CRL");
     const BioPtr bio(BIO_new(BIO_s_mem()));
     if (!bio || PEM_write_bio_X509_CRL(bio.get(), crl.get()) != 1)
@@ -621,7 +580,7 @@ Result<CertificateInfo> verifyCertificate(std::string_view chainPem,
     auto leaf = readCertificate(chainBio.get(), "certificate");
     if (!leaf)
         return leaf.error();
-    StackPtr intermediates(sk_X509_new_null());
+    CertificateStackPtr intermediates(sk_X509_new_null());
     if (!intermediates)
         return internal("read a certificate chain");
     while (X509* next = PEM_read_bio_X509(chainBio.get(), nullptr, nullptr, nullptr)) {

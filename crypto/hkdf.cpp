@@ -1,6 +1,8 @@
 // HKDF through EVP_KDF "HKDF" in its three modes (extract+expand, extract only, expand only).
 #include "sealtrain/crypto/hkdf.h"
 
+#include "openssl_handles.h"
+
 #include <openssl/core_names.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
@@ -11,13 +13,6 @@
 namespace sealtrain::crypto {
 
 namespace {
-
-struct KdfDeleter {
-    void operator()(EVP_KDF* kdf) const noexcept { EVP_KDF_free(kdf); }
-};
-struct KdfContextDeleter {
-    void operator()(EVP_KDF_CTX* context) const noexcept { EVP_KDF_CTX_free(context); }
-};
 
 const char* digestName(HkdfHash hash)
 {
@@ -40,13 +35,13 @@ Result<SecretBytes> derive(HkdfHash hash, int mode, std::span<const std::uint8_t
                      "HKDF can make between 1 and 255 times the hash size in bytes; ask for a "
                      "length in that range.");
     }
-    const std::unique_ptr<EVP_KDF, KdfDeleter> kdf(EVP_KDF_fetch(nullptr, "HKDF", nullptr));
+    const openssl::KdfPtr kdf(EVP_KDF_fetch(nullptr, "HKDF", nullptr));
     if (!kdf) {
         return Error(ErrorCode::Internal,
                      "OpenSSL offers no HKDF; check the OpenSSL installation with 'sealtrainctl "
                      "doctor'.");
     }
-    const std::unique_ptr<EVP_KDF_CTX, KdfContextDeleter> context(EVP_KDF_CTX_new(kdf.get()));
+    const openssl::KdfContextPtr context(EVP_KDF_CTX_new(kdf.get()));
     if (!context) {
         return Error(ErrorCode::ResourceExhausted,
                      "Cannot allocate an HKDF context; free some memory and try again.");

@@ -2,26 +2,20 @@
 // passphrase change, persisted as JSON (docs/formats/keyring.md).
 #include "sealtrain/crypto/keyring.h"
 
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/aead.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/random.h"
 
-#include <fcntl.h>
 #include <sodium.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace sealtrain::crypto {
 namespace {
@@ -244,8 +238,8 @@ struct Keyring::State {
                 {"keks", list}};
     }
 
-    // Writes the whole file next to its final name, flushes it, then renames it into place,
-    // so a crash leaves either the old keyring or the new one, never a mix.
+    // Written atomically (base/byte_io.h), so a crash leaves either the old keyring or the new
+    // one, never a mix.
     Result<void> save(bool mustNotExist) const
     {
         std::error_code ec;
@@ -256,38 +250,14 @@ struct Keyring::State {
                                      path.string()));
         }
         const std::string text = toJson().dump(2) + "\n";
-        std::string temporary = path.string() + ".tmp-XXXXXX";
-        const int fd = ::mkstemp(temporary.data());
-        if (fd < 0) {
-            return Error(ErrorCode::Io, fmt::format("Cannot write next to '{}': {}; check the "
-                                                    "directory's permissions.",
-                                                    path.string(), std::strerror(errno)));
-        }
-        bool ok = ::fchmod(fd, 0600) == 0;
-        std::size_t done = 0;
-        while (ok && done < text.size()) {
-            const ssize_t wrote = ::write(fd, text.data() + done, text.size() - done);
-            if (wrote < 0 && errno == EINTR)
-                continue;
-            ok = wrote > 0;
-            if (ok)
-                done += static_cast<std::size_t>(wrote);
-        }
-        ok = ok && ::fsync(fd) == 0;
-        ok = (::close(fd) == 0) && ok;
-        ok = ok && ::rename(temporary.c_str(), path.c_str()) == 0;
-        if (!ok) {
-            ::unlink(temporary.c_str());
-            return Error(ErrorCode::Io, fmt::format("Cannot save the keyring '{}'; check free disk "
-                                                    "space (the previous keyring is unchanged).",
-                                                    path.string()));
-        }
-        const auto directory =
-            path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-        if (const int dirFd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            dirFd >= 0) {
-            (void)::fsync(dirFd);
-            ::close(dirFd);
+        const auto saved = writeFileAtomically(path, asBytes(text),
+                                               mustNotExist ? AtomicFileSink::Overwrite::Refuse
+                                                            : AtomicFileSink::Overwrite::Allow);
+        if (!saved) {
+            return Error(saved.error().code(),
+                         fmt::format("Cannot save the keyring '{}'; check free disk space (the "
+                                     "previous keyring is unchanged).",
+                                     path.string()));
         }
         return success();
     }
@@ -331,16 +301,14 @@ struct Keyring::State {
 // Parses the file strictly; nothing is unwrapped here.
 Result<std::unique_ptr<Keyring::State>> Keyring::State::load(const std::filesystem::path& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    const auto text = readWholeFile(path);
+    if (!text) {
         return Error(ErrorCode::NotFound,
                      fmt::format("No keyring at '{}'; run 'sealtrainctl init' first or pass the "
                                  "right --data-dir.",
                                  path.string()));
     }
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const auto json = nlohmann::json::parse(buffer.str(), nullptr, false);
+    const auto json = nlohmann::json::parse(*text, nullptr, false);
     if (json.is_discarded() || !json.is_object())
         return damaged(path, "not JSON");
     if (json.value("format", "") != kFormat)

@@ -6,6 +6,8 @@
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/random.h"
 
+#include "openssl_handles.h"
+
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -22,29 +24,10 @@ static_assert(crypto_sign_PUBLICKEYBYTES == kEd25519PublicKeySize);
 static_assert(crypto_sign_SEEDBYTES == kEd25519SeedSize);
 static_assert(crypto_sign_BYTES == kEd25519SignatureSize);
 
-struct BioDeleter {
-    void operator()(BIO* bio) const { BIO_free(bio); }
-};
-struct PkeyDeleter {
-    void operator()(EVP_PKEY* key) const { EVP_PKEY_free(key); }
-};
-using BioPtr = std::unique_ptr<BIO, BioDeleter>;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyDeleter>;
-
-BioPtr readBio(std::string_view text)
-{
-    return BioPtr(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-}
-
-// Everything written to the BIO, as a string; the BIO is freed by the caller.
-std::string bioText(BIO* bio)
-{
-    char* data = nullptr;
-    const long length = BIO_get_mem_data(bio, &data);
-    if (length <= 0 || data == nullptr)
-        return {};
-    return {data, static_cast<std::size_t>(length)};
-}
+using openssl::BioPtr;
+using openssl::bioText;
+using openssl::PkeyPtr;
+using openssl::readBio;
 
 }  // namespace
 

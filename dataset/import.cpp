@@ -4,14 +4,11 @@
 #include "record_source.h"
 #include "unicode_classes.h"
 
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/logging.h"
-#include "sealtrain/base/byte_io.h"
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/sealed.h"
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -294,19 +291,6 @@ Result<void> checkOptions(const ImportOptions& options)
     return success();
 }
 
-Result<void> syncFolder(const std::filesystem::path& folder)
-{
-    const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 || ::fsync(fd) != 0) {
-        if (fd >= 0)
-            ::close(fd);
-        return Error(ErrorCode::Io, "Cannot sync the folder '" + folder.string()
-                                        + "' to disk; check the file system.");
-    }
-    ::close(fd);
-    return success();
-}
-
 std::uint64_t newlinesBefore(std::string_view text, std::size_t offset)
 {
     return static_cast<std::uint64_t>(
@@ -511,13 +495,8 @@ Result<ImportResult> importDataset(const ImportOptions& options, Tokenizer& toke
 
     const std::string canonical = manifest.canonicalJson();
     result.datasetId = manifest.id();
-    {
-        auto sink = AtomicFileSink::create(temporary.path() / kManifestFileName);
-        if (!sink)
-            return sink.error();
-        SEALTRAIN_TRY((*sink)->write(asBytes(canonical)));
-        SEALTRAIN_TRY((*sink)->commit());
-    }
+    SEALTRAIN_TRY(writeFileAtomically(temporary.path() / kManifestFileName, asBytes(canonical),
+                                      AtomicFileSink::Overwrite::Refuse));
     SEALTRAIN_TRY(syncFolder(temporary.path()));
     result.folder = options.outputRoot / result.datasetId.substr(7);
     std::filesystem::rename(temporary.path(), result.folder, ec);

@@ -1,14 +1,11 @@
 // The dataset manifest's canonical JSON, its id, and loading it back (manifest.h).
 #include "sealtrain/dataset/manifest.h"
 
-#include "sealtrain/base/encoding.h"
 #include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/hash.h"
 
 #include <nlohmann/json.hpp>
-
-#include <fstream>
-#include <iterator>
 
 namespace sealtrain::dataset {
 
@@ -172,11 +169,11 @@ namespace {
 Result<std::string> readManifestBytes(const std::filesystem::path& folder)
 {
     const auto path = folder / kManifestFileName;
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    auto bytes = readWholeFile(path);
+    if (!bytes)
         return Error(ErrorCode::NotFound, "There is no dataset manifest at '" + path.string()
                                               + "'; check the dataset folder.");
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return bytes;
 }
 
 }  // namespace
@@ -187,12 +184,9 @@ Result<void> signManifest(const std::filesystem::path& folder, const crypto::Sig
     if (!bytes)
         return bytes.error();
     const auto signature = key.sign(asBytes(*bytes));
-    auto sink = AtomicFileSink::create(folder / kManifestSignatureFileName,
-                                               AtomicFileSink::Overwrite::Allow);
-    if (!sink)
-        return sink.error();
-    SEALTRAIN_TRY((*sink)->write(asBytes(toBase64(signature) + "\n")));
-    return (*sink)->commit();
+    return writeFileAtomically(folder / kManifestSignatureFileName,
+                               asBytes(toBase64(signature) + "\n"),
+                               AtomicFileSink::Overwrite::Allow);
 }
 
 Result<void> verifyManifestSignature(const std::filesystem::path& folder,
@@ -202,13 +196,13 @@ Result<void> verifyManifestSignature(const std::filesystem::path& folder,
     if (!bytes)
         return bytes.error();
     const auto path = folder / kManifestSignatureFileName;
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    auto read = readWholeFile(path);
+    if (!read)
         return Error(ErrorCode::Unauthenticated,
                      "The dataset in '" + folder.string()
                          + "' is not signed (there is no manifest.sig); register it with the "
                            "control plane or restore it from a trusted copy.");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string text = std::move(*read);
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
         text.pop_back();
     const auto signature = fromBase64(text);

@@ -1,8 +1,8 @@
 // DatasetReader and verifyDataset (reader.h).
 #include "sealtrain/dataset/reader.h"
 
-#include "sealtrain/base/encoding.h"
 #include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/chunked.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/sealed.h"

@@ -134,8 +134,8 @@ Result<bool> RecordSource::next(Record& record)
     record.spansLines = format_ != InputFormat::Jsonl;
     switch (format_) {
     case InputFormat::TextFiles: return nextTextFile(record);
-    case InputFormat::TextRecords: return nextTextRecord(record);
-    case InputFormat::Fortune: return nextFortune(record);
+    case InputFormat::TextRecords: return nextSeparated(record, Separator::BlankLine);
+    case InputFormat::Fortune: return nextSeparated(record, Separator::Percent);
     case InputFormat::Jsonl: return nextJsonl(record);
     case InputFormat::Csv: return nextCsv(record);
     }
@@ -199,31 +199,11 @@ void RecordSource::appendLine(Record& record, bool& started, std::uint64_t lineN
     record.text += line;
 }
 
-Result<bool> RecordSource::nextTextRecord(Record& record)
-{
-    std::string line;
-    bool overflow = false;
-    bool started = false;
-    for (;;) {
-        const std::uint64_t lineNumber = line_;
-        auto got = readLine(line, overflow);
-        if (!got)
-            return got.error();
-        if (!*got)
-            return started;
-        if (isBlank(line) && !overflow) {
-            if (started)
-                return true;
-            continue;
-        }
-        appendLine(record, started, lineNumber, line, overflow);
-    }
-}
-
-// fortune(6)'s format: a record is the lines up to a line holding only '%' (blank lines inside a
-// fortune are part of it). Only blank lines between two '%' lines (or after the last) are no
+// Both multi-line formats: a record is the lines up to a separator line. For text records the
+// separator is a blank line; for fortune(6) it is a line holding only '%', and blank lines inside
+// a fortune are part of it. Only blank lines between two separators (or after the last) are no
 // record at all, not an empty one.
-Result<bool> RecordSource::nextFortune(Record& record)
+Result<bool> RecordSource::nextSeparated(Record& record, Separator separator)
 {
     std::string line;
     bool overflow = false;
@@ -233,8 +213,10 @@ Result<bool> RecordSource::nextFortune(Record& record)
         auto got = readLine(line, overflow);
         if (!got)
             return got.error();
-        const bool separator = !*got || (!overflow && line == "%");
-        if (separator) {
+        const bool separates =
+            !*got
+            || (!overflow && (separator == Separator::BlankLine ? isBlank(line) : line == "%"));
+        if (separates) {
             if (started && !record.issue
                 && record.text.find_first_not_of(" \t\r\n") == std::string::npos) {
                 started = false;

@@ -48,8 +48,8 @@ private:
     // starts); past maxRecordBytes_ the record becomes an Oversized issue and its rest is skipped.
     void appendLine(Record& record, bool& started, std::uint64_t lineNumber,
                     const std::string& line, bool overflow) const;
-    [[nodiscard]] Result<bool> nextTextRecord(Record& record);
-    [[nodiscard]] Result<bool> nextFortune(Record& record);
+    enum class Separator { BlankLine, Percent };
+    [[nodiscard]] Result<bool> nextSeparated(Record& record, Separator separator);
     [[nodiscard]] Result<bool> nextJsonl(Record& record);
     [[nodiscard]] Result<bool> nextCsvRow(std::vector<std::string>& fields, bool& overflow);
     [[nodiscard]] Result<bool> nextCsv(Record& record);

@@ -3,14 +3,13 @@
 
 #include "unicode_classes.h"
 
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/hash.h"
 
 #include <nlohmann/json.hpp>
 
 #include <array>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <sstream>
 #include <unordered_map>
@@ -195,20 +194,12 @@ void appendUtf8(std::string& out, char32_t cp)
     }
 }
 
-Result<std::string> readWholeFile(const std::filesystem::path& path)
+Result<std::string> readTokenizerFile(const std::filesystem::path& path)
 {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
+    auto text = readWholeFile(path);
+    if (!text && text.error().code() == ErrorCode::NotFound)
         return Error(ErrorCode::NotFound,
                      "The tokenizer file '" + path.string() + "' does not exist; check the path.");
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Error(ErrorCode::Io, "Cannot read the tokenizer file '" + path.string()
-                                        + "'; check its permissions.");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad())
-        return Error(ErrorCode::Io,
-                     "Reading the tokenizer file '" + path.string() + "' failed; check the disk.");
     return text;
 }
 
@@ -285,10 +276,10 @@ Result<std::unique_ptr<Gpt2BpeTokenizer>>
 Gpt2BpeTokenizer::load(const std::filesystem::path& vocabJson,
                        const std::filesystem::path& mergesTxt)
 {
-    auto vocabText = readWholeFile(vocabJson);
+    auto vocabText = readTokenizerFile(vocabJson);
     if (!vocabText)
         return vocabText.error();
-    auto mergesText = readWholeFile(mergesTxt);
+    auto mergesText = readTokenizerFile(mergesTxt);
     if (!mergesText)
         return mergesText.error();
 

@@ -11,15 +11,7 @@
 
 namespace {
 
-class DiscardSink final : public sealtrain::ByteSink {
-public:
-    sealtrain::Result<void> write(std::span<const std::uint8_t> bytes) override
-    {
-        total += bytes.size();
-        return sealtrain::success();
-    }
-    std::uint64_t total = 0;
-};
+using sealtrain::fuzz::DiscardSink;
 
 void exercise(sealtrain::crypto::ChunkedReader& reader)
 {

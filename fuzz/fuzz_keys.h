@@ -1,7 +1,9 @@
-// The fixed, public keys the fuzz targets and their seed generator share. They protect nothing:
-// they only let seeds be valid objects, so that mutations reach the chunk-reading code.
+// What the fuzz targets and their seed generator share: fixed, public keys that protect nothing
+// (they only let seeds be valid objects, so that mutations reach the chunk-reading code) and a
+// sink that counts what a reader releases.
 #pragma once
 
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/crypto/kek.h"
 
 #include <array>
@@ -21,5 +23,16 @@ inline crypto::Kek fuzzKek()
         std::abort();
     return crypto::Kek{"fuzz", 1, std::move(key).value()};
 }
+
+// Counts the plaintext a reader releases and keeps none of it.
+class DiscardSink final : public ByteSink {
+public:
+    Result<void> write(std::span<const std::uint8_t> bytes) override
+    {
+        total += bytes.size();
+        return success();
+    }
+    std::uint64_t total = 0;
+};
 
 }  // namespace sealtrain::fuzz

@@ -10,20 +10,6 @@
 #include <cstdlib>
 #include <vector>
 
-namespace {
-
-class DiscardSink final : public sealtrain::ByteSink {
-public:
-    sealtrain::Result<void> write(std::span<const std::uint8_t> bytes) override
-    {
-        total += bytes.size();
-        return sealtrain::success();
-    }
-    std::uint64_t total = 0;
-};
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
     using namespace sealtrain::crypto;
@@ -41,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!reader)
         return 0;
     // Open succeeded, so the plaintext size is authenticated: every read must stay inside it.
-    DiscardSink sink;
+    sealtrain::fuzz::DiscardSink sink;
     const bool complete = reader->readAll(sink).ok();
     if (complete && sink.total != reader->plaintextSize())
         std::abort();

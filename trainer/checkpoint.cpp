@@ -1,8 +1,8 @@
 // Sealed, signed training checkpoints (checkpoint.h, docs/formats/checkpoint.md).
 #include "sealtrain/trainer/checkpoint.h"
 
-#include "sealtrain/base/encoding.h"
 #include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/dsse.h"
 #include "sealtrain/crypto/sealed.h"
 #include "sealtrain/trainer/safetensors.h"
@@ -48,16 +48,6 @@ bool isHexDigest(const std::string& text)
     return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
                return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
            });
-}
-
-std::optional<std::uint64_t> parseDecimal(std::string_view text)
-{
-    std::uint64_t value = 0;
-    const auto* end = text.data() + text.size();
-    const auto [at, error] = std::from_chars(text.data(), end, value);
-    if (text.empty() || error != std::errc() || at != end || (text.size() > 1 && text[0] == '0'))
-        return std::nullopt;
-    return value;
 }
 
 json configObject(const TrainingConfig& config)
@@ -523,13 +513,8 @@ writeCheckpoint(const std::filesystem::path& folder, const CheckpointState& stat
     const std::string statement = lineageStatement(lineage);
     const auto envelope = crypto::signDsse(kInTotoPayloadType, asBytes(statement), signingKey);
     const std::string envelopeJson = envelope.toJson();
-    auto committed = [&]() -> Result<void> {
-        auto sink = AtomicFileSink::create(files.envelope);
-        if (!sink)
-            return sink.error();
-        SEALTRAIN_TRY((*sink)->write(asBytes(envelopeJson)));
-        return (*sink)->commit();
-    }();
+    auto committed = writeFileAtomically(files.envelope, asBytes(envelopeJson),
+                                         AtomicFileSink::Overwrite::Refuse);
     if (!committed) {
         removeQuietly(files.sealed);
         return committed.error();

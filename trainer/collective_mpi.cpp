@@ -25,16 +25,15 @@ constexpr std::size_t kMaxChunk = std::size_t{1} << 30U;
 // One collective may be open at a time, and MPI can be initialised only once per process.
 std::atomic<bool> collectiveOpen{false};
 
-// MPI's description of an error code, cut to its first clause so that it fits in our sentence.
+// MPI's description of an error code, as a clause that fits in our sentence.
 std::string describe(int code)
 {
     std::array<char, MPI_MAX_ERROR_STRING> buffer{};
     int length = 0;
     if (MPI_Error_string(code, buffer.data(), &length) != MPI_SUCCESS)
         return "error code " + std::to_string(code);
-    std::string text(buffer.data(), static_cast<std::size_t>(length));
-    if (const auto end = text.find_first_of(".\r\n"); end != std::string::npos)
-        text.resize(end);
+    const std::string text =
+        asClause(std::string_view(buffer.data(), static_cast<std::size_t>(length)));
     return text.empty() ? "error code " + std::to_string(code) : text;
 }
 

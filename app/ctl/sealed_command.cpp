@@ -5,8 +5,8 @@
 #include "commands.h"
 #include "ctl.h"
 
-#include "sealtrain/base/encoding.h"
 #include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/sealed.h"
 #include "sealtrain/crypto/secret_bytes.h"
@@ -46,8 +46,7 @@ crypto::KekResolver keyFileResolver(const crypto::Kek& kek)
 
 AtomicFileSink::Overwrite overwriteMode(bool force)
 {
-    return force ? AtomicFileSink::Overwrite::Allow
-                 : AtomicFileSink::Overwrite::Refuse;
+    return force ? AtomicFileSink::Overwrite::Allow : AtomicFileSink::Overwrite::Refuse;
 }
 
 Result<void> sealFile(const std::string& in, const std::string& out, const crypto::Kek& kek,

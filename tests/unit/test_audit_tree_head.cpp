@@ -91,8 +91,7 @@ private slots:
         const auto key = testing::signingKeyFromByte(1);
         std::string note = signTreeHead(sampleCheckpoint(), key);
         note.replace(note.find("1024"), 4, "1025");
-        QVERIFY(
-            !verifyTreeHead(note, NoteVerifier{"sealtrain.test/audit", key.publicKey()}).ok());
+        QVERIFY(!verifyTreeHead(note, NoteVerifier{"sealtrain.test/audit", key.publicKey()}).ok());
     }
 
     void malformedNotes_data()

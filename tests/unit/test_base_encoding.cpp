@@ -1,4 +1,5 @@
-// Hex and base64 codecs: RFC 4648 section 10 vectors, round trips, and strict refusals.
+// Hex and base64 codecs: RFC 4648 section 10 vectors, round trips, and strict refusals; canonical
+// decimals as the audit log, its tree heads and checkpoints parse them.
 #include "sealtrain/base/encoding.h"
 
 #include <QtTest/QtTest>
@@ -95,6 +96,37 @@ private slots:
     {
         QCOMPARE(toRfc3339(0), std::string("1970-01-01T00:00:00Z"));
         QCOMPARE(toRfc3339(1'700'000'000), std::string("2023-11-14T22:13:20Z"));
+    }
+
+    void decimals_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<bool>("valid");
+        QTest::addColumn<qulonglong>("value");
+        QTest::newRow("zero") << "0" << true << 0ULL;
+        QTest::newRow("number") << "1024" << true << 1024ULL;
+        QTest::newRow("largest") << "18446744073709551615" << true << 18446744073709551615ULL;
+        QTest::newRow("overflow") << "18446744073709551616" << false << 0ULL;
+        QTest::newRow("leading zero") << "01" << false << 0ULL;
+        QTest::newRow("double zero") << "00" << false << 0ULL;
+        QTest::newRow("sign") << "+1" << false << 0ULL;
+        QTest::newRow("negative") << "-1" << false << 0ULL;
+        QTest::newRow("space") << " 1" << false << 0ULL;
+        QTest::newRow("trailing") << "1 " << false << 0ULL;
+        QTest::newRow("hex") << "0x10" << false << 0ULL;
+        QTest::newRow("empty") << "" << false << 0ULL;
+    }
+
+    // Sizes and sequence numbers have one spelling each, so a signed text can not be re-spelled.
+    void decimals()
+    {
+        QFETCH(QString, text);
+        QFETCH(bool, valid);
+        QFETCH(qulonglong, value);
+        const auto parsed = parseDecimal(text.toStdString());
+        QCOMPARE(parsed.has_value(), valid);
+        if (valid)
+            QCOMPARE(*parsed, static_cast<std::uint64_t>(value));
     }
 };
 

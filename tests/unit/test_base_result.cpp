@@ -99,6 +99,32 @@ private slots:
         QCOMPARE(sealtrain::isOneSentence(text.toStdString()), expected);
     }
 
+    void foreignMessagesBecomeClauses_data()
+    {
+        QTest::addColumn<QString>("foreign");
+        QTest::addColumn<QString>("clause");
+        QTest::newRow("sqlite") << "database is locked"
+                                << "database is locked";
+        QTest::newRow("full stop") << "file is not a database."
+                                   << "file is not a database";
+        QTest::newRow("two sentences") << "Out of memory. Free some memory."
+                                       << "Out of memory; Free some memory";
+        QTest::newRow("lines") << "cudaMalloc failed\n  out of memory\n"
+                               << "cudaMalloc failed out of memory";
+        QTest::newRow("empty") << ""
+                               << "";
+    }
+
+    // Another library's words go inside our sentence, which must stay one sentence.
+    void foreignMessagesBecomeClauses()
+    {
+        QFETCH(QString, foreign);
+        QFETCH(QString, clause);
+        const std::string made = sealtrain::asClause(foreign.toStdString());
+        QCOMPARE(QString::fromStdString(made), clause);
+        QVERIFY(sealtrain::isOneSentence("The call failed (" + made + "); try again."));
+    }
+
     void codeNamesAreDistinct()
     {
         QSet<QString> names;

@@ -6,6 +6,7 @@
 #include "sealtrain/crypto/aead.h"
 #include "sealtrain/crypto/hkdf.h"
 
+#include "cavp.h"
 #include "cryptography_vectors.h"
 #include "testvectors.h"
 
@@ -41,55 +42,6 @@ std::vector<std::uint8_t> concat(std::vector<std::uint8_t> a, const std::vector<
 {
     a.insert(a.end(), b.begin(), b.end());
     return a;
-}
-
-// CAVP and RFC records: "Key = Value" lines, each record starting at its "Count"/"COUNT" line;
-// "[Name = value]" section lines apply to the records after them; a bare "FAIL" line marks a
-// record that must not verify.
-std::vector<std::map<std::string, std::string>> readRecords(const std::filesystem::path& path)
-{
-    std::vector<std::map<std::string, std::string>> records;
-    std::map<std::string, std::string> section;
-    std::map<std::string, std::string> current;
-    auto flush = [&] {
-        if (current.size() > section.size())
-            records.push_back(current);
-        current = section;
-    };
-    auto trim = [](std::string text) {
-        text.erase(0, text.find_first_not_of(' '));
-        text.erase(text.find_last_not_of(' ') + 1);
-        return text;
-    };
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (!line.empty() && line.back() == '\r')
-            line.pop_back();
-        if (line.empty() || line[0] == '#')
-            continue;
-        const bool isSection = line.front() == '[' && line.back() == ']';
-        const std::string body = isSection ? line.substr(1, line.size() - 2) : line;
-        const auto equals = body.find('=');
-        if (equals == std::string::npos) {
-            if (body == "FAIL")
-                current.emplace("FAIL", "1");
-            continue;
-        }
-        const std::string key = trim(body.substr(0, equals));
-        const std::string value = trim(body.substr(equals + 1));
-        if (isSection) {
-            flush();
-            section.insert_or_assign(key, value);
-            current = section;
-        } else {
-            if (key == "Count" || key == "COUNT")
-                flush();
-            current.insert_or_assign(key, value);
-        }
-    }
-    flush();
-    return records;
 }
 
 }  // namespace
@@ -190,7 +142,8 @@ private slots:
         int decrypted = 0;
         int refused = 0;
         for (const char* name : {"gcmDecrypt256.rsp", "gcmEncryptExtIV256.rsp"}) {
-            const auto records = readRecords(dir / "ciphers" / "AES" / "GCM" / name);
+            const auto records =
+                sealtrain::testing::readCavpRecords(dir / "ciphers" / "AES" / "GCM" / name);
             QVERIFY2(!records.empty(), name);
             for (const auto& record : records) {
                 if (record.at("IVlen") != "96" || record.at("Taglen") != "128")
@@ -263,7 +216,8 @@ private slots:
     void rfc5869()
     {
         SEALTRAIN_REQUIRE_CRYPTOGRAPHY_VECTORS(dir);
-        const auto records = readRecords(dir / "KDF" / "rfc-5869-HKDF-SHA256.txt");
+        const auto records =
+            sealtrain::testing::readCavpRecords(dir / "KDF" / "rfc-5869-HKDF-SHA256.txt");
         int checked = 0;
         for (const auto& record : records) {
             if (record.count("OKM") == 0)

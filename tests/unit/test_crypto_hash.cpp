@@ -4,6 +4,7 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/hash.h"
 
+#include "cavp.h"
 #include "cryptography_vectors.h"
 
 #include "test_helpers.h"
@@ -23,32 +24,6 @@ using sealtrain::testing::hex;
 using sealtrain::testing::secret;
 
 namespace {
-
-// "Key = Value" records separated by blank lines, as CAVP .rsp and RFC 4231 .txt files are.
-std::vector<std::map<std::string, std::string>> readRecords(const std::filesystem::path& path)
-{
-    std::vector<std::map<std::string, std::string>> records;
-    std::ifstream in(path);
-    std::map<std::string, std::string> current;
-    std::string line;
-    while (std::getline(in, line)) {
-        if (!line.empty() && line.back() == '\r')
-            line.pop_back();
-        if (line.empty() || line[0] == '#' || line[0] == '[') {
-            if (line.empty() && !current.empty()) {
-                records.push_back(current);
-                current.clear();
-            }
-            continue;
-        }
-        const auto equals = line.find(" = ");
-        if (equals != std::string::npos)
-            current[line.substr(0, equals)] = line.substr(equals + 3);
-    }
-    if (!current.empty())
-        records.push_back(current);
-    return records;
-}
 
 std::vector<std::uint8_t> pattern(std::size_t size)
 {
@@ -93,7 +68,8 @@ private slots:
         SEALTRAIN_REQUIRE_CRYPTOGRAPHY_VECTORS(vectors);
         int checked = 0;
         for (const char* file : {"SHA256ShortMsg.rsp", "SHA256LongMsg.rsp"}) {
-            const auto records = readRecords(vectors / "hashes" / "SHA2" / file);
+            const auto records =
+                sealtrain::testing::readCavpRecords(vectors / "hashes" / "SHA2" / file);
             QVERIFY2(records.size() > 60, file);
             for (const auto& record : records) {
                 const auto bits = std::stoul(record.at("Len"));
@@ -109,7 +85,8 @@ private slots:
     void rfc4231HmacSha256()
     {
         SEALTRAIN_REQUIRE_CRYPTOGRAPHY_VECTORS(vectors);
-        const auto records = readRecords(vectors / "HMAC" / "rfc-4231-sha256.txt");
+        const auto records =
+            sealtrain::testing::readCavpRecords(vectors / "HMAC" / "rfc-4231-sha256.txt");
         QCOMPARE(records.size(), std::size_t{6});
         for (const auto& record : records) {
             const auto key = secret(hex(record.at("Key")));

@@ -2,8 +2,8 @@
 // round trip bit for bit, old checkpoints are pruned to K, and loading refuses every attack the
 // format is meant to stop (tampering, truncation, a stranger's signature, a wrong key, a wrong
 // lineage, a swapped file, another configuration or dataset), saying which.
-#include "sealtrain/base/encoding.h"
 #include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/dsse.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/sealed.h"

@@ -4,10 +4,10 @@
 // with one it signed before, and appends every head to the witness file when one is configured.
 #pragma once
 
-#include "sealtrain/audit/tree_head.h"
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/audit/merkle_tree.h"
 #include "sealtrain/audit/store.h"
+#include "sealtrain/audit/tree_head.h"
 
 #include <chrono>
 #include <filesystem>

@@ -8,8 +8,8 @@
 #pragma once
 
 #include "sealtrain/audit/audit_log.h"
-#include "sealtrain/audit/tree_head.h"
 #include "sealtrain/audit/entry.h"
+#include "sealtrain/audit/tree_head.h"
 
 #include <cstdint>
 #include <optional>

@@ -62,13 +62,12 @@ struct NoteVerifier {
 };
 
 // Signs `head` with `key` under the name `head.origin`; returns the signed note text.
-[[nodiscard]] std::string signTreeHead(const TreeHead& head,
-                                         const crypto::SigningKey& key);
+[[nodiscard]] std::string signTreeHead(const TreeHead& head, const crypto::SigningKey& key);
 
 // Parses `signedNote`, checks the signature of `trusted` on it and returns its tree head.
 // Unauthenticated when the trusted key did not sign it or its signature does not verify.
 [[nodiscard]] Result<TreeHead> verifyTreeHead(std::string_view signedNote,
-                                                  const NoteVerifier& trusted);
+                                              const NoteVerifier& trusted);
 
 // "2026-11-30T09:00:00Z" for UTC seconds since the epoch, and back (strict).
 [[nodiscard]] std::string formatUtcSeconds(std::int64_t seconds);

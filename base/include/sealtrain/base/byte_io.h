@@ -1,6 +1,6 @@
-// Small byte I/O interfaces for streaming formats: a sink that takes bytes in order, and a
-// random-access source with a fixed size. File and memory implementations, a view of part of
-// another source (a payload that starts inside a file), and a file written atomically.
+// Byte and file I/O that every layer shares: a sink that takes bytes in order and a random-access
+// source with a fixed size (file and memory implementations, a view of part of another source),
+// a file written atomically with a chosen mode, whole-file reads and EINTR-safe writes.
 #pragma once
 
 #include "sealtrain/base/result.h"
@@ -131,16 +131,19 @@ private:
     std::filesystem::path path_;
 };
 
-// Writes a new file atomically: the bytes go to a temporary file beside `path` (mode 0600),
-// commit() flushes it to disk (fsync), renames it over `path` and syncs the folder. Destroying
-// it without commit() removes the temporary file, so a failure never leaves a partial file.
+// Writes a new file atomically: the bytes go to a temporary file beside `path` (created with
+// `mode`, 0600 unless told otherwise), commit() flushes it to disk (fsync), renames it over `path`
+// and syncs the folder. Destroying it without commit() removes the temporary file, so a failure
+// never leaves a partial file.
 class AtomicFileSink final : public ByteSink {
 public:
     enum class Overwrite { Refuse, Allow };
+    static constexpr unsigned kPrivateMode = 0600;
 
     // AlreadyExists when `path` exists and `overwrite` is Refuse; NotFound or Io otherwise.
     [[nodiscard]] static Result<std::unique_ptr<AtomicFileSink>>
-    create(const std::filesystem::path& path, Overwrite overwrite = Overwrite::Refuse);
+    create(const std::filesystem::path& path, Overwrite overwrite = Overwrite::Refuse,
+           unsigned mode = kPrivateMode);
     ~AtomicFileSink() override;
     AtomicFileSink(const AtomicFileSink&) = delete;
     AtomicFileSink& operator=(const AtomicFileSink&) = delete;
@@ -166,5 +169,24 @@ private:
     bool committed_ = false;
     std::vector<std::uint8_t> buffer_;
 };
+
+// Writes `bytes` as the whole content of `path` through an AtomicFileSink: `path` holds either
+// its old content or all of `bytes`, never a part.
+[[nodiscard]] Result<void> writeFileAtomically(const std::filesystem::path& path,
+                                               std::span<const std::uint8_t> bytes,
+                                               AtomicFileSink::Overwrite overwrite,
+                                               unsigned mode = AtomicFileSink::kPrivateMode);
+
+// The whole of a file. NotFound, PermissionDenied or Io, each naming the file, on failure;
+// InvalidArgument when it is larger than `maxBytes` (a guard against reading the wrong file).
+[[nodiscard]] Result<std::string> readWholeFile(const std::filesystem::path& path,
+                                                std::uint64_t maxBytes = std::uint64_t{1} << 30);
+
+// Writes all of `bytes` to `fd`, retrying after EINTR and short writes; errors name `path`.
+[[nodiscard]] Result<void> writeAll(int fd, std::span<const std::uint8_t> bytes,
+                                    const std::filesystem::path& path);
+
+// Flushes a folder's entries (a rename or a new file in it) to disk with fsync.
+[[nodiscard]] Result<void> syncFolder(const std::filesystem::path& folder);
 
 }  // namespace sealtrain

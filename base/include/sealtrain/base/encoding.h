@@ -1,6 +1,6 @@
 // Text encodings of bytes: lowercase hex, standard base64 (RFC 4648 section 4, padded) and
-// base64url (section 5, unpadded); and of a time, as RFC 3339. Decoders are strict: they refuse
-// anything non-canonical.
+// base64url (section 5, unpadded); of a time, as RFC 3339; and of a count, as canonical decimal.
+// Decoders are strict: they refuse anything non-canonical.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +26,10 @@ namespace sealtrain {
 // A time in seconds since the Unix epoch as RFC 3339 in UTC, to the second:
 // "2026-11-30T09:00:00Z".
 [[nodiscard]] std::string toRfc3339(std::int64_t unixSeconds);
+
+// Canonical decimal: digits only, no sign, no leading zero unless the text is "0", and a value
+// that fits in 64 bits; nullopt otherwise.
+[[nodiscard]] std::optional<std::uint64_t> parseDecimal(std::string_view text);
 
 // The bytes of a string, for hashing and signing text.
 [[nodiscard]] inline std::span<const std::uint8_t> asBytes(std::string_view text)

@@ -6,6 +6,7 @@
 
 #include <cassert>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -46,6 +47,11 @@ private:
 // True when `text` reads as one sentence for a user: non-empty, starts with a capital letter
 // or a quote, ends with '.', and has no line break and no sentence break (". " + capital) inside.
 [[nodiscard]] bool isOneSentence(const std::string& text) noexcept;
+
+// Another library's message (SQLite, MPI, CUDA, NCCL, OpenSSL) made fit to sit inside one of our
+// sentences, as in "The MPI all-reduce failed (<clause>); check …": line breaks and runs of
+// spaces become one space, sentence breaks become semicolons, and the final full stop goes.
+[[nodiscard]] std::string asClause(std::string_view foreignMessage);
 
 template <typename T>
 class [[nodiscard]] Result final {

@@ -11,9 +11,9 @@
 // buffers at most a batch of chunks and the reader reads a batch at a time.
 #pragma once
 
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/aead.h"
-#include "sealtrain/base/byte_io.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
 #include <array>

@@ -1,6 +1,6 @@
-// The key hierarchy (ARCHITECTURE.md, "Key hierarchy"): a master key from the admin passphrase
-// through Argon2id, or from a key file for headless daemons; KEKs by purpose, each with a
-// version history; the per-object DEKs are wrapped under KEKs by sealed objects.
+// The key hierarchy (docs/architecture.md, "Keys and where they flow"): a master key from the admin
+// passphrase through Argon2id, or from a key file for headless daemons; KEKs by purpose, each with
+// a version history; the per-object DEKs are wrapped under KEKs by sealed objects.
 //
 // The keyring file (docs/formats/keyring.md) holds only wrapped KEKs and the Argon2id
 // parameters: the master key itself is never written. Rotation adds a KEK version that becomes
@@ -53,7 +53,7 @@ struct KekInfo {
     std::string retired;  // RFC 3339 UTC, when retired
 };
 
-// The purposes ARCHITECTURE.md names; init creates one KEK for each.
+// The purposes the design names (docs/architecture.md); init creates one KEK for each.
 inline const std::vector<std::string>& defaultKekPurposes()
 {
     static const std::vector<std::string> kPurposes{"database", "datasets", "checkpoints",

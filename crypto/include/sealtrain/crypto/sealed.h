@@ -1,4 +1,4 @@
-// Sealed objects (ARCHITECTURE.md "Sealed object"; bytes in docs/formats/sealed.md): how
+// Sealed objects (docs/architecture.md; bytes in docs/formats/sealed.md): how
 // Sealtrain keeps dataset shards, checkpoints and exported models at rest.
 //
 //   header     magic, format version, suite, random object id, chunk size, content type and
@@ -13,8 +13,8 @@
 // commitment and the final chunk (the plaintext length) before they release any plaintext.
 #pragma once
 
-#include "sealtrain/base/result.h"
 #include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/result.h"
 #include "sealtrain/crypto/kek.h"
 
 #include <array>
