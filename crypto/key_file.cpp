@@ -204,4 +204,17 @@ Result<void> writeKekFile(const std::filesystem::path& path, const Kek& kek)
     return success();
 }
 
+KekResolver keyFileResolver(const Kek& kek)
+{
+    return [&kek](const std::string& id, std::uint32_t version) -> Result<const Kek*> {
+        if (id != kek.id || version != kek.version) {
+            return Error(ErrorCode::NotFound,
+                         fmt::format("The object is sealed under KEK '{}' version {} but the key "
+                                     "file holds '{}' version {}; pass the matching key file.",
+                                     id, version, kek.id, kek.version));
+        }
+        return &kek;
+    };
+}
+
 }  // namespace sealtrain::crypto

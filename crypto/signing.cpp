@@ -2,6 +2,7 @@
 // which is what other tools read and write.
 #include "sealtrain/crypto/signing.h"
 
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/random.h"
@@ -47,6 +48,19 @@ Result<PublicKey> PublicKey::fromRaw(std::span<const std::uint8_t> bytes)
     std::array<std::uint8_t, kEd25519PublicKeySize> raw{};
     std::copy(bytes.begin(), bytes.end(), raw.begin());
     return PublicKey(raw);
+}
+
+Result<PublicKey> PublicKey::fromPemFile(const std::filesystem::path& path)
+{
+    const auto pem = readWholeFile(path);
+    if (!pem) {
+        return Error(ErrorCode::NotFound,
+                     "Cannot read the public key '" + path.string() + "'; check the path.");
+    }
+    auto key = fromPem(*pem);
+    if (!key)
+        return key.error().withContext("In '" + path.string() + "'");
+    return key;
 }
 
 Result<PublicKey> PublicKey::fromPem(std::string_view pem)

@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     using namespace sealtrain::crypto;
     static const Kek kek = sealtrain::fuzz::fuzzKek();
     const std::span<const std::uint8_t> input(data, size);
-    MemorySource source(input);
+    sealtrain::MemorySource source(input);
     const std::uint8_t context[] = {'f', 'u', 'z', 'z'};
     if (auto reader = ChunkedReader::open(kek.key, context, source))
         exercise(*reader);

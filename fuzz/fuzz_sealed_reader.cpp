@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return &kek;
     };
 
-    MemorySource source(std::span<const std::uint8_t>(data, size));
+    sealtrain::MemorySource source(std::span<const std::uint8_t>(data, size));
     (void)inspectSealedObject(source);
     auto reader = SealedReader::open(source, resolver);
     if (!reader)

@@ -44,19 +44,19 @@ int main(int argc, char** argv)
             message[i] = static_cast<std::uint8_t>(i * 31);
         const std::string name = "size-" + std::to_string(size);
 
-        MemorySink sealed;
+        sealtrain::MemorySink sealed;
         auto writer = SealedWriter::create(sealed, kek, {"application/octet-stream", "{}"});
         if (!writer || !writer->write(message) || !writer->finish())
             return 1;
         save(sealedDir / name, sealed.bytes());
 
-        MemorySink chunked;
+        sealtrain::MemorySink chunked;
         auto keyed = ChunkedWriter::create(kek.key, context, chunked);
         if (!keyed || !keyed->write(message) || !keyed->finish())
             return 1;
         save(chunkedDir / name, chunked.bytes());
 
-        MemorySink raw;
+        sealtrain::MemorySink raw;
         auto rawWriter = ChunkedWriter::createRaw(kek.key, baseNonce, raw);
         if (!rawWriter || !rawWriter->write(message) || !rawWriter->finish())
             return 1;

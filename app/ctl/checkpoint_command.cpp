@@ -8,8 +8,6 @@
 #include "sealtrain/crypto/signing.h"
 #include "sealtrain/trainer/checkpoint.h"
 
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -17,25 +15,6 @@
 
 namespace sealtrain::ctl {
 namespace {
-
-int fail(const CommandRegistry& registry, const Error& error)
-{
-    registry.err() << "sealtrainctl: " << error.message() << '\n';
-    return kExitFailure;
-}
-
-Result<crypto::PublicKey> readPublicKey(const std::string& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Error(ErrorCode::NotFound,
-                     "Cannot read the public key '" + path + "'; check the path.");
-    const std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto key = crypto::PublicKey::fromPem(pem);
-    if (!key)
-        return key.error().withContext("In '" + path + "'");
-    return key;
-}
 
 void printLineage(std::ostream& out, const trainer::CheckpointLineage& lineage)
 {
@@ -51,16 +30,64 @@ void printLineage(std::ostream& out, const trainer::CheckpointLineage& lineage)
         << '\n';
 }
 
+struct VerifyOptions {
+    std::string checkpoint;
+    std::vector<std::string> keys;
+    std::string kekFile;
+};
+
+// With the checkpoints KEK: decrypts the content and checks it against the signed SHA-256.
+int verifyContent(const CommandRegistry& registry, const VerifyOptions& options,
+                  const trainer::CheckpointFiles& files,
+                  const std::vector<crypto::PublicKey>& trusted)
+{
+    auto kek = crypto::readKekFile(options.kekFile);
+    if (!kek)
+        return registry.fail(kek.error());
+    auto loaded = trainer::loadCheckpoint(files, trusted, crypto::keyFileResolver(*kek));
+    if (!loaded) {
+        registry.out() << "verdict: NOT VERIFIED\n";
+        return registry.fail(loaded.error());
+    }
+    const auto& model = loaded->checkpoint.state.config.model;
+    registry.out() << "content: decrypted, SHA-256 matches; GPT " << model.layers << " layers, "
+                   << model.heads << " heads, width " << model.width << ", context "
+                   << model.contextLength << ", vocabulary " << model.vocabSize << '\n';
+    return kExitOk;
+}
+
+int verifyCheckpoint(const CommandRegistry& registry, const VerifyOptions& options)
+{
+    auto files = trainer::checkpointFilesFor(options.checkpoint);
+    if (!files)
+        return registry.fail(files.error());
+    std::vector<crypto::PublicKey> trusted;
+    for (const auto& path : options.keys) {
+        auto key = crypto::PublicKey::fromPemFile(path);
+        if (!key)
+            return registry.fail(key.error());
+        trusted.push_back(*key);
+    }
+    auto lineage = trainer::verifyCheckpointSignature(*files, trusted);
+    if (!lineage) {
+        registry.out() << "verdict: NOT VERIFIED\n";
+        return registry.fail(lineage.error());
+    }
+    printLineage(registry.out(), *lineage);
+    if (!options.kekFile.empty()) {
+        if (const int code = verifyContent(registry, options, *files, trusted); code != kExitOk)
+            return code;
+    }
+    registry.out() << "verdict: verified" << (options.kekFile.empty() ? " (signature)" : "")
+                   << '\n';
+    return kExitOk;
+}
+
 }  // namespace
 
 void registerCheckpointCommands(CLI::App& app, CommandRegistry& registry)
 {
-    struct Options {
-        std::string checkpoint;
-        std::vector<std::string> keys;
-        std::string kekFile;
-    };
-    auto options = std::make_shared<Options>();
+    auto options = std::make_shared<VerifyOptions>();
     auto* group = app.add_subcommand("checkpoint", "Check training checkpoints offline");
     group->require_subcommand(1);
     auto* command = group->add_subcommand(
@@ -78,51 +105,7 @@ void registerCheckpointCommands(CLI::App& app, CommandRegistry& registry)
         ->add_option("--key-file", options->kekFile,
                      "The checkpoints KEK as a key file, to decrypt and hash the content")
         ->check(CLI::ExistingFile);
-    registry.onRun(command, [options, &registry] {
-        auto files = trainer::checkpointFilesFor(options->checkpoint);
-        if (!files)
-            return fail(registry, files.error());
-        std::vector<crypto::PublicKey> trusted;
-        for (const auto& path : options->keys) {
-            auto key = readPublicKey(path);
-            if (!key)
-                return fail(registry, key.error());
-            trusted.push_back(*key);
-        }
-        auto lineage = trainer::verifyCheckpointSignature(*files, trusted);
-        if (!lineage) {
-            registry.out() << "verdict: NOT VERIFIED\n";
-            return fail(registry, lineage.error());
-        }
-        printLineage(registry.out(), *lineage);
-        if (!options->kekFile.empty()) {
-            auto kek = crypto::readKekFile(options->kekFile);
-            if (!kek)
-                return fail(registry, kek.error());
-            const crypto::KekResolver resolver =
-                [&kek](const std::string& id, std::uint32_t version) -> Result<const crypto::Kek*> {
-                if (id == kek->id && version == kek->version)
-                    return &*kek;
-                return Error(ErrorCode::NotFound, "The checkpoint is sealed under KEK '" + id
-                                                      + "' version " + std::to_string(version)
-                                                      + ", not the one in the key file; "
-                                                        "pass that key.");
-            };
-            auto loaded = trainer::loadCheckpoint(*files, trusted, resolver);
-            if (!loaded) {
-                registry.out() << "verdict: NOT VERIFIED\n";
-                return fail(registry, loaded.error());
-            }
-            const auto& model = loaded->checkpoint.state.config.model;
-            registry.out() << "content: decrypted, SHA-256 matches; GPT " << model.layers
-                           << " layers, " << model.heads << " heads, width " << model.width
-                           << ", context " << model.contextLength << ", vocabulary "
-                           << model.vocabSize << '\n';
-        }
-        registry.out() << "verdict: verified" << (options->kekFile.empty() ? " (signature)" : "")
-                       << '\n';
-        return kExitOk;
-    });
+    registry.onRun(command, [options, &registry] { return verifyCheckpoint(registry, *options); });
 }
 
 }  // namespace sealtrain::ctl

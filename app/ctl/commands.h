@@ -3,10 +3,14 @@
 // options on `app` and hands the registry what to run when one of them is chosen.
 #pragma once
 
+#include "ctl.h"
+
+#include "sealtrain/base/result.h"
+
 #include <CLI/CLI.hpp>
 
 #include <functional>
-#include <iosfwd>
+#include <ostream>
 #include <utility>
 #include <vector>
 
@@ -29,6 +33,13 @@ public:
 
     [[nodiscard]] std::ostream& out() const { return out_; }
     [[nodiscard]] std::ostream& err() const { return err_; }
+
+    // A command that ran and failed: its one sentence on standard error, and kExitFailure.
+    [[nodiscard]] int fail(const Error& error) const
+    {
+        err_ << "sealtrainctl: " << error.message() << '\n';
+        return kExitFailure;
+    }
 
     // Runs the chosen command; nullopt-like -1 when none of the registered ones was chosen.
     [[nodiscard]] int runChosen() const

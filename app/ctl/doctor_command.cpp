@@ -8,14 +8,31 @@
 #include <memory>
 
 namespace sealtrain::ctl {
+namespace {
+
+struct DoctorCommandOptions {
+    std::string dataDir;
+    bool json = false;
+};
+
+int doctor(const CommandRegistry& registry, const DoctorCommandOptions& options)
+{
+    DoctorOptions doctorOptions;
+    doctorOptions.dataDir =
+        options.dataDir.empty() ? defaultDataDir() : std::filesystem::path(options.dataDir);
+    const auto report = runDoctor(doctorOptions);
+    if (options.json)
+        printReportJson(report, registry.out());
+    else
+        printReport(report, registry.out());
+    return report.hasErrors() ? kExitFailure : kExitOk;
+}
+
+}  // namespace
 
 void registerDoctorCommand(CLI::App& app, CommandRegistry& registry)
 {
-    struct Options {
-        std::string dataDir;
-        bool json = false;
-    };
-    auto options = std::make_shared<Options>();
+    auto options = std::make_shared<DoctorCommandOptions>();
     auto* command = app.add_subcommand(
         "doctor", "Check this machine: libraries, GPU, CPU AES support and free disk space");
     command->add_option(
@@ -23,17 +40,7 @@ void registerDoctorCommand(CLI::App& app, CommandRegistry& registry)
         "Data directory to check for free space (default: " + defaultDataDir().string() + ")");
     command->add_flag("--json", options->json, "Print the report as JSON for scripts");
 
-    registry.onRun(command, [options, &registry] {
-        DoctorOptions doctorOptions;
-        doctorOptions.dataDir =
-            options->dataDir.empty() ? defaultDataDir() : std::filesystem::path(options->dataDir);
-        const auto report = runDoctor(doctorOptions);
-        if (options->json)
-            printReportJson(report, registry.out());
-        else
-            printReport(report, registry.out());
-        return report.hasErrors() ? kExitFailure : kExitOk;
-    });
+    registry.onRun(command, [options, &registry] { return doctor(registry, *options); });
 }
 
 }  // namespace sealtrain::ctl

@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "ctl.h"
 
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/dsse.h"
@@ -10,7 +11,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <iterator>
 #include <memory>
 #include <ostream>
@@ -20,30 +20,15 @@
 namespace sealtrain::ctl {
 namespace {
 
+// The file's bytes; NotFound names what the file was meant to be.
 Result<std::string> readFile(const std::string& path, const char* what)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    auto content = readWholeFile(path);
+    if (!content && content.error().code() == ErrorCode::NotFound) {
         return Error(ErrorCode::NotFound,
                      "Cannot read the " + std::string(what) + " '" + path + "'; check the path.");
     }
-    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-        return Error(ErrorCode::Io, "Reading the " + std::string(what) + " '" + path
-                                        + "' failed; check the disk.");
-    }
     return content;
-}
-
-Result<crypto::PublicKey> readPublicKey(const std::string& path)
-{
-    auto pem = readFile(path, "public key");
-    if (!pem)
-        return pem.error();
-    auto key = crypto::PublicKey::fromPem(*pem);
-    if (!key)
-        return key.error().withContext("In '" + path + "'");
-    return key;
 }
 
 // A signature file holds the 64 raw bytes, or their base64 (whitespace around it ignored).
@@ -67,10 +52,67 @@ Result<std::vector<std::uint8_t>> readSignature(const std::string& path)
     return std::move(*decoded);
 }
 
-int fail(const CommandRegistry& registry, const Error& error)
+int printKeyId(const CommandRegistry& registry, const std::string& path)
 {
-    registry.err() << "sealtrainctl: " << error.message() << '\n';
-    return kExitFailure;
+    const auto key = crypto::PublicKey::fromPemFile(path);
+    if (!key)
+        return registry.fail(key.error());
+    registry.out() << key->keyId() << '\n';
+    return kExitOk;
+}
+
+struct SignatureVerifyOptions {
+    std::string key;
+    std::string signature;
+    std::string file;
+};
+
+int verifySignature(const CommandRegistry& registry, const SignatureVerifyOptions& options)
+{
+    const auto key = crypto::PublicKey::fromPemFile(options.key);
+    if (!key)
+        return registry.fail(key.error());
+    const auto signature = readSignature(options.signature);
+    if (!signature)
+        return registry.fail(signature.error());
+    const auto message = readFile(options.file, "file");
+    if (!message)
+        return registry.fail(message.error());
+    if (!key->verify(asBytes(*message), *signature)) {
+        return registry.fail(Error(ErrorCode::Unauthenticated, "The signature does not verify for '"
+                                                                   + options.file + "' under key "
+                                                                   + key->keyId()
+                                                                   + "; do not trust the file."));
+    }
+    registry.out() << "Signature OK: '" << options.file << "' is signed by " << key->keyId()
+                   << ".\n";
+    return kExitOk;
+}
+
+struct DsseVerifyOptions {
+    std::string key;
+    std::string envelope;
+};
+
+int verifyEnvelope(const CommandRegistry& registry, const DsseVerifyOptions& options)
+{
+    const auto key = crypto::PublicKey::fromPemFile(options.key);
+    if (!key)
+        return registry.fail(key.error());
+    const auto json = readFile(options.envelope, "envelope");
+    if (!json)
+        return registry.fail(json.error());
+    const auto envelope = crypto::DsseEnvelope::fromJson(*json);
+    if (!envelope)
+        return registry.fail(envelope.error());
+    registry.out() << "payloadType: " << envelope->payloadType << '\n';
+    const auto verdict = crypto::verifyDsse(*envelope, *key);
+    if (!verdict) {
+        registry.out() << "verdict: NOT VERIFIED\n";
+        return registry.fail(verdict.error());
+    }
+    registry.out() << "verdict: verified by " << key->keyId() << '\n';
+    return kExitOk;
 }
 
 void registerKeyId(CLI::App& app, CommandRegistry& registry)
@@ -83,23 +125,12 @@ void registerKeyId(CLI::App& app, CommandRegistry& registry)
     command->add_option("PUBKEY", *path, "Public key, PEM ('BEGIN PUBLIC KEY')")
         ->required()
         ->check(CLI::ExistingFile);
-    registry.onRun(command, [path, &registry] {
-        const auto key = readPublicKey(*path);
-        if (!key)
-            return fail(registry, key.error());
-        registry.out() << key->keyId() << '\n';
-        return kExitOk;
-    });
+    registry.onRun(command, [path, &registry] { return printKeyId(registry, *path); });
 }
 
 void registerSignatureVerify(CLI::App& app, CommandRegistry& registry)
 {
-    struct Options {
-        std::string key;
-        std::string signature;
-        std::string file;
-    };
-    auto options = std::make_shared<Options>();
+    auto options = std::make_shared<SignatureVerifyOptions>();
     auto* group = app.add_subcommand("signature", "Check Ed25519 signatures");
     group->require_subcommand(1);
     auto* command =
@@ -114,35 +145,12 @@ void registerSignatureVerify(CLI::App& app, CommandRegistry& registry)
     command->add_option("FILE", options->file, "The signed file")
         ->required()
         ->check(CLI::ExistingFile);
-    registry.onRun(command, [options, &registry] {
-        const auto key = readPublicKey(options->key);
-        if (!key)
-            return fail(registry, key.error());
-        const auto signature = readSignature(options->signature);
-        if (!signature)
-            return fail(registry, signature.error());
-        const auto message = readFile(options->file, "file");
-        if (!message)
-            return fail(registry, message.error());
-        if (!key->verify(asBytes(*message), *signature)) {
-            return fail(registry,
-                        Error(ErrorCode::Unauthenticated,
-                              "The signature does not verify for '" + options->file + "' under key "
-                                  + key->keyId() + "; do not trust the file."));
-        }
-        registry.out() << "Signature OK: '" << options->file << "' is signed by " << key->keyId()
-                       << ".\n";
-        return kExitOk;
-    });
+    registry.onRun(command, [options, &registry] { return verifySignature(registry, *options); });
 }
 
 void registerDsseVerify(CLI::App& app, CommandRegistry& registry)
 {
-    struct Options {
-        std::string key;
-        std::string envelope;
-    };
-    auto options = std::make_shared<Options>();
+    auto options = std::make_shared<DsseVerifyOptions>();
     auto* group = app.add_subcommand("dsse", "Check DSSE envelopes (signed statements)");
     group->require_subcommand(1);
     auto* command = group->add_subcommand(
@@ -153,25 +161,7 @@ void registerDsseVerify(CLI::App& app, CommandRegistry& registry)
     command->add_option("ENVELOPE", options->envelope, "The envelope, JSON")
         ->required()
         ->check(CLI::ExistingFile);
-    registry.onRun(command, [options, &registry] {
-        const auto key = readPublicKey(options->key);
-        if (!key)
-            return fail(registry, key.error());
-        const auto json = readFile(options->envelope, "envelope");
-        if (!json)
-            return fail(registry, json.error());
-        const auto envelope = crypto::DsseEnvelope::fromJson(*json);
-        if (!envelope)
-            return fail(registry, envelope.error());
-        registry.out() << "payloadType: " << envelope->payloadType << '\n';
-        const auto verdict = crypto::verifyDsse(*envelope, *key);
-        if (!verdict) {
-            registry.out() << "verdict: NOT VERIFIED\n";
-            return fail(registry, verdict.error());
-        }
-        registry.out() << "verdict: verified by " << key->keyId() << '\n';
-        return kExitOk;
-    });
+    registry.onRun(command, [options, &registry] { return verifyEnvelope(registry, *options); });
 }
 
 }  // namespace

@@ -24,26 +24,6 @@ namespace {
 
 constexpr std::size_t kReadBlock = std::size_t{1} << 20;
 
-int fail(const CommandRegistry& registry, const Error& error)
-{
-    registry.err() << "sealtrainctl: " << error.message() << '\n';
-    return kExitFailure;
-}
-
-// Resolves only the one KEK a key file holds, naming both sides when they differ.
-crypto::KekResolver keyFileResolver(const crypto::Kek& kek)
-{
-    return [&kek](const std::string& id, std::uint32_t version) -> Result<const crypto::Kek*> {
-        if (id != kek.id || version != kek.version) {
-            return Error(ErrorCode::NotFound,
-                         fmt::format("The object is sealed under KEK '{}' version {} but the key "
-                                     "file holds '{}' version {}; pass the matching key file.",
-                                     id, version, kek.id, kek.version));
-        }
-        return &kek;
-    };
-}
-
 AtomicFileSink::Overwrite overwriteMode(bool force)
 {
     return force ? AtomicFileSink::Overwrite::Allow : AtomicFileSink::Overwrite::Refuse;
@@ -76,7 +56,8 @@ Result<void> sealFile(const std::string& in, const std::string& out, const crypt
 Result<void> unsealFile(const std::string& in, const std::string& out, const crypto::Kek& kek,
                         bool force)
 {
-    auto reader = crypto::SealedReader::open(std::filesystem::path(in), keyFileResolver(kek));
+    auto reader =
+        crypto::SealedReader::open(std::filesystem::path(in), crypto::keyFileResolver(kek));
     if (!reader)
         return reader.error();
     // Nothing appears at `out` unless every chunk verified.
@@ -132,6 +113,130 @@ void printInfo(const crypto::SealedObjectInfo& info, std::ostream& out)
                        info.headerSize, info.keyBlockSize, info.payloadSize, info.payloadOffset);
 }
 
+struct InspectOptions {
+    std::string file;
+    bool json = false;
+};
+
+int inspectSealed(const CommandRegistry& registry, const InspectOptions& options)
+{
+    auto info = crypto::inspectSealedObject(std::filesystem::path(options.file));
+    if (!info)
+        return registry.fail(info.error());
+    if (options.json)
+        registry.out() << infoJson(*info).dump(2) << '\n';
+    else
+        printInfo(*info, registry.out());
+    return kExitOk;
+}
+
+struct SealOptions {
+    std::string keyFile;
+    std::string in;
+    std::string out;
+    std::string contentType = "application/octet-stream";
+    std::string metadata;
+    bool force = false;
+};
+
+int sealCommand(const CommandRegistry& registry, const SealOptions& options)
+{
+    auto kek = crypto::readKekFile(options.keyFile);
+    if (!kek)
+        return registry.fail(kek.error());
+    auto sealed = sealFile(options.in, options.out, *kek, {options.contentType, options.metadata},
+                           options.force);
+    return sealed ? kExitOk : registry.fail(sealed.error());
+}
+
+struct UnsealOptions {
+    std::string keyFile;
+    std::string in;
+    std::string out;
+    bool force = false;
+};
+
+int unsealCommand(const CommandRegistry& registry, const UnsealOptions& options)
+{
+    auto kek = crypto::readKekFile(options.keyFile);
+    if (!kek)
+        return registry.fail(kek.error());
+    auto unsealed = unsealFile(options.in, options.out, *kek, options.force);
+    return unsealed ? kExitOk : registry.fail(unsealed.error());
+}
+
+struct RewrapOptions {
+    std::string keyFile;
+    std::string newKeyFile;
+    std::string file;
+};
+
+int rewrapCommand(const CommandRegistry& registry, const RewrapOptions& options)
+{
+    auto kek = crypto::readKekFile(options.keyFile);
+    if (!kek)
+        return registry.fail(kek.error());
+    auto newKek = crypto::readKekFile(options.newKeyFile);
+    if (!newKek)
+        return registry.fail(newKek.error());
+    auto rewrapped = crypto::rewrapKeyBlock(options.file, crypto::keyFileResolver(*kek), *newKek);
+    return rewrapped ? kExitOk : registry.fail(rewrapped.error());
+}
+
+void registerInspect(CLI::App* group, CommandRegistry& registry)
+{
+    auto options = std::make_shared<InspectOptions>();
+    auto* command = group->add_subcommand(
+        "inspect", "Print a sealed object's header and key block; needs no key");
+    command->add_option("FILE", options->file, "The sealed object")->required();
+    command->add_flag("--json", options->json, "Print JSON for scripts");
+    registry.onRun(command, [options, &registry] { return inspectSealed(registry, *options); });
+}
+
+void registerSeal(CLI::App* group, CommandRegistry& registry)
+{
+    auto options = std::make_shared<SealOptions>();
+    auto* command = group->add_subcommand("seal", "Seal a file under the KEK in a key file");
+    command->add_option("--key-file", options->keyFile, "Key file holding the KEK")->required();
+    command
+        ->add_option("--content-type", options->contentType,
+                     "Content type recorded in the clear header")
+        ->capture_default_str();
+    command->add_option("--metadata", options->metadata,
+                        "Metadata (UTF-8, JSON by convention) recorded in the clear header");
+    command->add_flag("--force", options->force, "Replace OUT if it exists");
+    command->add_option("IN", options->in, "The plaintext file")->required();
+    command->add_option("OUT", options->out, "The sealed object to write")->required();
+    registry.onRun(command, [options, &registry] { return sealCommand(registry, *options); });
+}
+
+void registerUnseal(CLI::App* group, CommandRegistry& registry)
+{
+    auto options = std::make_shared<UnsealOptions>();
+    auto* command = group->add_subcommand(
+        "unseal", "Verify and decrypt a sealed object with the KEK in a key file");
+    command->add_option("--key-file", options->keyFile, "Key file holding the KEK")->required();
+    command->add_flag("--force", options->force, "Replace OUT if it exists");
+    command->add_option("IN", options->in, "The sealed object")->required();
+    command->add_option("OUT", options->out, "The plaintext file to write")->required();
+    registry.onRun(command, [options, &registry] { return unsealCommand(registry, *options); });
+}
+
+void registerRewrap(CLI::App* group, CommandRegistry& registry)
+{
+    auto options = std::make_shared<RewrapOptions>();
+    auto* command = group->add_subcommand(
+        "rewrap", "Re-wrap a sealed object's data key under another KEK (rotation); the "
+                  "payload is not re-encrypted");
+    command->add_option("--key-file", options->keyFile, "Key file with the current KEK")
+        ->required();
+    command->add_option("--new-key-file", options->newKeyFile, "Key file with the new KEK")
+        ->required();
+    command->add_option("FILE", options->file, "The sealed object, replaced atomically")
+        ->required();
+    registry.onRun(command, [options, &registry] { return rewrapCommand(registry, *options); });
+}
+
 }  // namespace
 
 void registerSealedCommands(CLI::App& app, CommandRegistry& registry)
@@ -139,116 +244,10 @@ void registerSealedCommands(CLI::App& app, CommandRegistry& registry)
     auto* group = app.add_subcommand(
         "sealed", "Inspect, seal and unseal sealed objects (docs/formats/sealed.md)");
     group->require_subcommand(1);
-
-    {
-        struct Options {
-            std::string file;
-            bool json = false;
-        };
-        auto options = std::make_shared<Options>();
-        auto* command = group->add_subcommand(
-            "inspect", "Print a sealed object's header and key block; needs no key");
-        command->add_option("FILE", options->file, "The sealed object")->required();
-        command->add_flag("--json", options->json, "Print JSON for scripts");
-        registry.onRun(command, [options, &registry] {
-            auto info = crypto::inspectSealedObject(std::filesystem::path(options->file));
-            if (!info)
-                return fail(registry, info.error());
-            if (options->json)
-                registry.out() << infoJson(*info).dump(2) << '\n';
-            else
-                printInfo(*info, registry.out());
-            return kExitOk;
-        });
-    }
-
-    {
-        struct Options {
-            std::string keyFile;
-            std::string in;
-            std::string out;
-            std::string contentType = "application/octet-stream";
-            std::string metadata;
-            bool force = false;
-        };
-        auto options = std::make_shared<Options>();
-        auto* command = group->add_subcommand("seal", "Seal a file under the KEK in a key file");
-        command->add_option("--key-file", options->keyFile, "Key file holding the KEK")->required();
-        command
-            ->add_option("--content-type", options->contentType,
-                         "Content type recorded in the clear header")
-            ->capture_default_str();
-        command->add_option("--metadata", options->metadata,
-                            "Metadata (UTF-8, JSON by convention) recorded in the clear header");
-        command->add_flag("--force", options->force, "Replace OUT if it exists");
-        command->add_option("IN", options->in, "The plaintext file")->required();
-        command->add_option("OUT", options->out, "The sealed object to write")->required();
-        registry.onRun(command, [options, &registry] {
-            auto kek = crypto::readKekFile(options->keyFile);
-            if (!kek)
-                return fail(registry, kek.error());
-            auto sealed = sealFile(options->in, options->out, *kek,
-                                   {options->contentType, options->metadata}, options->force);
-            if (!sealed)
-                return fail(registry, sealed.error());
-            return kExitOk;
-        });
-    }
-
-    {
-        struct Options {
-            std::string keyFile;
-            std::string in;
-            std::string out;
-            bool force = false;
-        };
-        auto options = std::make_shared<Options>();
-        auto* command = group->add_subcommand(
-            "unseal", "Verify and decrypt a sealed object with the KEK in a key file");
-        command->add_option("--key-file", options->keyFile, "Key file holding the KEK")->required();
-        command->add_flag("--force", options->force, "Replace OUT if it exists");
-        command->add_option("IN", options->in, "The sealed object")->required();
-        command->add_option("OUT", options->out, "The plaintext file to write")->required();
-        registry.onRun(command, [options, &registry] {
-            auto kek = crypto::readKekFile(options->keyFile);
-            if (!kek)
-                return fail(registry, kek.error());
-            auto unsealed = unsealFile(options->in, options->out, *kek, options->force);
-            if (!unsealed)
-                return fail(registry, unsealed.error());
-            return kExitOk;
-        });
-    }
-
-    {
-        struct Options {
-            std::string keyFile;
-            std::string newKeyFile;
-            std::string file;
-        };
-        auto options = std::make_shared<Options>();
-        auto* command = group->add_subcommand(
-            "rewrap", "Re-wrap a sealed object's data key under another KEK (rotation); the "
-                      "payload is not re-encrypted");
-        command->add_option("--key-file", options->keyFile, "Key file with the current KEK")
-            ->required();
-        command->add_option("--new-key-file", options->newKeyFile, "Key file with the new KEK")
-            ->required();
-        command->add_option("FILE", options->file, "The sealed object, replaced atomically")
-            ->required();
-        registry.onRun(command, [options, &registry] {
-            auto kek = crypto::readKekFile(options->keyFile);
-            if (!kek)
-                return fail(registry, kek.error());
-            auto newKek = crypto::readKekFile(options->newKeyFile);
-            if (!newKek)
-                return fail(registry, newKek.error());
-            auto rewrapped = crypto::rewrapKeyBlock(options->file, keyFileResolver(*kek), *newKek);
-            if (!rewrapped)
-                return fail(registry, rewrapped.error());
-            return kExitOk;
-        });
-    }
+    registerInspect(group, registry);
+    registerSeal(group, registry);
+    registerUnseal(group, registry);
+    registerRewrap(group, registry);
 }
 
 }  // namespace sealtrain::ctl

@@ -21,6 +21,10 @@ namespace sealtrain::crypto {
 // A fresh random 32-byte KEK with this identity.
 [[nodiscard]] Result<Kek> generateKek(const std::string& id, std::uint32_t version);
 
+// Resolves only `kek` (the one KEK a key file holds): NotFound naming both the KEK an object is
+// sealed under and the key file's when they differ. `kek` must outlive the resolver.
+[[nodiscard]] KekResolver keyFileResolver(const Kek& kek);
+
 // Whether `id` is a valid KEK id: 1 to 64 characters of [a-z0-9._-].
 [[nodiscard]] bool isValidKekId(const std::string& id);
 

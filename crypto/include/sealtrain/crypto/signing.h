@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ public:
     [[nodiscard]] static Result<PublicKey> fromRaw(std::span<const std::uint8_t> bytes);
     // A PEM "PUBLIC KEY" block (SubjectPublicKeyInfo) holding an Ed25519 key.
     [[nodiscard]] static Result<PublicKey> fromPem(std::string_view pem);
+    // A PEM file: NotFound naming the file when it can not be read, fromPem's refusals with the
+    // file's name in front.
+    [[nodiscard]] static Result<PublicKey> fromPemFile(const std::filesystem::path& path);
 
     [[nodiscard]] std::string toPem() const;
     [[nodiscard]] std::span<const std::uint8_t> raw() const { return raw_; }
