@@ -7,7 +7,6 @@
 using namespace sealtrain;
 using sealtrain::testing::kPassword;
 using sealtrain::testing::secret;
-using sealtrain::testing::verifyDenied;
 
 class TestIdentity : public QObject {
     Q_OBJECT

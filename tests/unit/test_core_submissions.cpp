@@ -5,8 +5,6 @@
 #include <QtTest/QtTest>
 
 using namespace sealtrain;
-using sealtrain::testing::kPassword;
-using sealtrain::testing::secret;
 using sealtrain::testing::verifyDenied;
 
 class TestSubmissions : public QObject {
