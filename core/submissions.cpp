@@ -49,18 +49,22 @@ AuditedRequest requestOn(const Database& database, std::int64_t id, std::string_
     return {kind + "." + std::string(verb), permission, project, {kind, std::to_string(id)}};
 }
 
-// perform for a change of submission `id`, which `change` gets as it is now.
-Result<void> performOnSubmission(
-    AuditedTransactions& gate, const std::string& session, std::int64_t id, std::string_view verb,
-    std::string_view permission,
-    const std::function<Result<void>(const Caller&, const Submission&, audit::EntryDraft&)>& change)
+// perform for a change of submission `id` that concerns `contentHash` (its entry names it):
+// `change` gets the submission as it is now.
+Result<void>
+performOnSubmission(AuditedTransactions& gate, const std::string& session, std::int64_t id,
+                    std::string_view verb, std::string_view permission,
+                    const crypto::Sha256Digest& contentHash,
+                    const std::function<Result<void>(const Caller&, const Submission&)>& change)
 {
     return gate.perform(session, requestOn(gate.database(), id, verb, permission),
                         [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
                             auto submission = loadSubmission(gate.database(), id);
                             if (!submission)
                                 return submission.error();
-                            return change(caller, *submission, draft);
+                            draft.details.push_back(
+                                audit::textDetail("sha256", toHex(contentHash)));
+                            return change(caller, *submission);
                         });
 }
 
@@ -94,16 +98,13 @@ Result<void> Submissions::edit(const std::string& session, std::int64_t id,
                                const crypto::Sha256Digest& contentHash)
 {
     return performOnSubmission(
-        gate_, session, id, "edit", permission::kJobSubmit,
-        [&](const Caller& caller, const Submission& submission,
-            audit::EntryDraft& draft) -> Result<void> {
+        gate_, session, id, "edit", permission::kJobSubmit, contentHash,
+        [&](const Caller& caller, const Submission& submission) -> Result<void> {
             if (submission.submitter != caller.userId)
                 return denied("Only the submitter may edit submission " + std::to_string(id)
                               + "; submit your own instead.");
-            SEALTRAIN_TRY(database_.run("UPDATE submissions SET content_hash = ? WHERE id = ?",
-                                        {SqlValue::blob(contentHash), id}));
-            draft.details.push_back(audit::textDetail("sha256", toHex(contentHash)));
-            return success();
+            return database_.run("UPDATE submissions SET content_hash = ? WHERE id = ?",
+                                 {SqlValue::blob(contentHash), id});
         });
 }
 
@@ -111,10 +112,8 @@ Result<void> Submissions::approve(const std::string& session, std::int64_t id,
                                   const crypto::Sha256Digest& contentHash)
 {
     return performOnSubmission(
-        gate_, session, id, "approve", permission::kJobApprove,
-        [&](const Caller& caller, const Submission& submission,
-            audit::EntryDraft& draft) -> Result<void> {
-            draft.details.push_back(audit::textDetail("sha256", toHex(contentHash)));
+        gate_, session, id, "approve", permission::kJobApprove, contentHash,
+        [&](const Caller& caller, const Submission& submission) -> Result<void> {
             if (submission.submitter == caller.userId)
                 return denied("Nobody may approve their own submission; ask another approver.");
             if (!std::equal(submission.contentHash.begin(), submission.contentHash.end(),
