@@ -178,15 +178,11 @@ Result<void> Access::deleteRole(const std::string& session, const std::string& n
 
 Result<std::vector<RoleInfo>> Access::listRoles(const std::string& session)
 {
-    return gate_.performListing<RoleInfo>(
+    return gate_.performGroupedListing<RoleInfo>(
         session, {"role.list", permission::kRoleManage, {}, {"role", "*"}},
         "SELECT r.name, r.builtin, p.permission FROM roles r LEFT JOIN role_permissions p "
         "ON p.role = r.name ORDER BY r.builtin DESC, r.name, p.permission",
-        [](std::vector<RoleInfo>& roles, const Statement& row) {
-            RoleInfo& role = AuditedTransactions::groupedItem(roles, row);
-            if (!row.isNull(2))
-                role.permissions.push_back(row.text(2));
-        });
+        [](RoleInfo& role, const Statement& row) { role.permissions.push_back(row.text(2)); });
 }
 
 Result<void> Access::grantRole(const std::string& session, const std::string& user,

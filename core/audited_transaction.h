@@ -99,15 +99,22 @@ public:
             });
     }
 
-    // For performListing's `addRow` over a LEFT JOIN that gives one row per element of an
-    // item's list: the item that `row` belongs to (name and flag in its first two columns), a
-    // new one when the name changes.
+    // performListing over a LEFT JOIN that gives one row per element of an item's list: a new
+    // item (name and flag in the first two columns) whenever the name changes, and `addElement`
+    // for every row whose third column is not NULL.
     template <typename Item>
-    static Item& groupedItem(std::vector<Item>& items, const Statement& row)
+    [[nodiscard]] Result<std::vector<Item>>
+    performGroupedListing(const std::string& session, const AuditedRequest& request,
+                          std::string_view sql,
+                          const std::function<void(Item&, const Statement&)>& addElement)
     {
-        if (items.empty() || items.back().name != row.text(0))
-            items.push_back({row.text(0), row.integer(1) != 0, {}});
-        return items.back();
+        return performListing<Item>(session, request, sql,
+                                    [&](std::vector<Item>& items, const Statement& row) {
+                                        if (items.empty() || items.back().name != row.text(0))
+                                            items.push_back({row.text(0), row.integer(1) != 0, {}});
+                                        if (!row.isNull(2))
+                                            addElement(items.back(), row);
+                                    });
     }
 
     // The same checks and refusals as perform, but a success commits only the session's use and

@@ -419,14 +419,11 @@ Result<std::vector<SessionInfo>> Identity::listSessions(const std::string& sessi
 
 Result<std::vector<UserInfo>> Identity::listUsers(const std::string& session)
 {
-    return gate_.performListing<UserInfo>(
+    return gate_.performGroupedListing<UserInfo>(
         session, {"user.list", permission::kUserManage, {}, {"user", "*"}},
         "SELECT u.name, u.disabled, g.role, g.project, g.break_glass FROM users u "
         "LEFT JOIN grants g ON g.user_id = u.id ORDER BY u.name, g.role, g.project",
-        [](std::vector<UserInfo>& users, const Statement& row) {
-            UserInfo& user = AuditedTransactions::groupedItem(users, row);
-            if (row.isNull(2))
-                return;
+        [](UserInfo& user, const Statement& row) {
             std::string grant = row.text(2);
             if (!row.text(3).empty())
                 grant += "@" + row.text(3);

@@ -30,8 +30,6 @@ class Access final {
 public:
     // `gate` and `options` must outlive this object.
     Access(AuditedTransactions& gate, const ControlPlaneOptions& options);
-    Access(const Access&) = delete;
-    Access& operator=(const Access&) = delete;
 
     // A custom role; a role may not mix identity administration with data or job permissions.
     [[nodiscard]] Result<void> createRole(const std::string& session, const std::string& name,

@@ -19,8 +19,6 @@ class AuditQueries final {
 public:
     // `gate` must outlive this object.
     explicit AuditQueries(AuditedTransactions& gate);
-    AuditQueries(const AuditQueries&) = delete;
-    AuditQueries& operator=(const AuditQueries&) = delete;
 
     // Committed entries from `first` (audit.read); the read itself is audited.
     [[nodiscard]] Result<std::vector<audit::Entry>> read(const std::string& session,

@@ -60,8 +60,6 @@ class Datasets final {
 public:
     // `gate` must outlive this object.
     explicit Datasets(AuditedTransactions& gate);
-    Datasets(const Datasets&) = delete;
-    Datasets& operator=(const Datasets&) = delete;
 
     // dataset.import. Checks the permission first (a refusal is audited and touches no file),
     // imports into request.datasetsRoot (dataset/import.h: a failed import leaves nothing),

@@ -47,8 +47,6 @@ class Identity final {
 public:
     // `gate`, `access` and `options` must outlive this object.
     Identity(AuditedTransactions& gate, const Access& access, const ControlPlaneOptions& options);
-    Identity(const Identity&) = delete;
-    Identity& operator=(const Identity&) = delete;
 
     // Creates the default roles and the first admin; refused once any user exists.
     [[nodiscard]] Result<Enrollment> init(const std::string& adminName,

@@ -19,8 +19,6 @@ class Submissions final {
 public:
     // `gate` must outlive this object.
     explicit Submissions(AuditedTransactions& gate);
-    Submissions(const Submissions&) = delete;
-    Submissions& operator=(const Submissions&) = delete;
 
     // job.submit in `project`; returns the submission's number.
     [[nodiscard]] Result<std::int64_t> submit(const std::string& session, const std::string& kind,
