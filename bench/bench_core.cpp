@@ -77,13 +77,13 @@ int main(int argc, char** argv)
     audit::SystemClock clock;
     auto plane = take(core::ControlPlane::open(*database, store, signingKey, nullptr, clock));
     const auto password = take(crypto::SecretBytes::random(24));
-    (void)take(plane->init("bench", password));
+    (void)take(plane->identity().init("bench", password));
     // The TOTP secret an authenticator app would hold, read back from the database.
     auto secretRow = take(database->prepare("SELECT totp_secret FROM users WHERE name = 'bench'"));
     (void)take(secretRow.step());
     const auto secret = take(crypto::SecretBytes::fromBytes(secretRow.blob(0)));
-    const auto session =
-        take(plane->signIn("bench", password, core::totpCode(secret, core::totpStep(clock.now()))));
+    const auto session = take(plane->identity().signIn(
+        "bench", password, core::totpCode(secret, core::totpStep(clock.now()))));
 
     const auto payload = crypto::randomBytes(64);
     WallClock::duration plainTime{};
@@ -102,7 +102,8 @@ int main(int argc, char** argv)
         plainTime += WallClock::now() - start;
         start = WallClock::now();
         for (int i = 0; i < perRound; ++i)
-            check(plane->createRole(session, fmt::format("role-{}", done + i), {"audit.read"}));
+            check(plane->access().createRole(session, fmt::format("role-{}", done + i),
+                                             {"audit.read"}));
         auditedTime += WallClock::now() - start;
         done += perRound;
     }

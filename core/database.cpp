@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace sealtrain::core {
 namespace {
@@ -208,6 +209,26 @@ Statement& Statement::bindNull(int index)
     return *this;
 }
 
+Statement& Statement::bindAll(SqlValues values)
+{
+    int index = 1;
+    for (const SqlValue& value : values) {
+        std::visit(
+            [&](const auto& v) {
+                using V = std::decay_t<decltype(v)>;
+                if constexpr (std::is_same_v<V, std::monostate>)
+                    bindNull(index);
+                else if constexpr (std::is_same_v<V, std::span<const std::uint8_t>>)
+                    bindBlob(index, v);
+                else
+                    bind(index, v);
+            },
+            value.value_);
+        ++index;
+    }
+    return *this;
+}
+
 Result<bool> Statement::step()
 {
     const int rc = sqlite3_step(statement_);
@@ -337,12 +358,7 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
                      "installed.");
 
     // SQLCipher 3.4 only notices a wrong key on the first read, so read now.
-    Result<void> readable = success();
-    if (auto probe = database->prepare("SELECT count(*) FROM sqlite_master"); !probe)
-        readable = probe.error();
-    else if (auto row = probe->step(); !row)
-        readable = row.error();
-    if (!readable) {
+    if (auto readable = database->exists("SELECT count(*) FROM sqlite_master", {}); !readable) {
         if (checkedResult(sqlite3_errcode(handle)) == SQLITE_NOTADB)
             return Error(ErrorCode::Unauthenticated,
                          "The database '" + path.string()
@@ -445,6 +461,58 @@ Result<Statement> Database::prepare(std::string_view sql) const
     return Statement(statement, *this);
 }
 
+Result<void> Database::run(std::string_view sql, SqlValues arguments) const
+{
+    auto statement = prepare(sql);
+    if (!statement)
+        return statement.error();
+    return statement->bindAll(arguments).run();
+}
+
+Result<void> Database::query(std::string_view sql, SqlValues arguments,
+                             const RowCallback& onRow) const
+{
+    auto statement = prepare(sql);
+    if (!statement)
+        return statement.error();
+    statement->bindAll(arguments);
+    for (;;) {
+        auto row = statement->step();
+        if (!row)
+            return row.error();
+        if (!*row)
+            return success();
+        onRow(*statement);
+    }
+}
+
+Result<bool> Database::queryOne(std::string_view sql, SqlValues arguments,
+                                const RowCallback& onRow) const
+{
+    auto statement = prepare(sql);
+    if (!statement)
+        return statement.error();
+    auto row = statement->bindAll(arguments).step();
+    if (row && *row)
+        onRow(*statement);
+    return row;
+}
+
+Result<bool> Database::exists(std::string_view sql, SqlValues arguments) const
+{
+    return queryOne(sql, arguments, [](const Statement&) {});
+}
+
+Result<std::int64_t> Database::queryInteger(std::string_view sql, SqlValues arguments) const
+{
+    std::int64_t value = 0;
+    auto row =
+        queryOne(sql, arguments, [&](const Statement& statement) { value = statement.integer(0); });
+    if (!row)
+        return row.error();
+    return value;
+}
+
 Result<void> Database::execute(const std::string& sql) const
 {
     if (sqlite3_exec(handle_, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
@@ -454,13 +522,10 @@ Result<void> Database::execute(const std::string& sql) const
 
 Result<int> Database::schemaVersion() const
 {
-    auto statement = prepare("SELECT coalesce(max(version), 0) FROM schema_version");
-    if (!statement)
-        return statement.error();
-    auto row = statement->step();
-    if (!row)
-        return row.error();
-    return static_cast<int>(statement->integer(0));
+    auto version = queryInteger("SELECT coalesce(max(version), 0) FROM schema_version", {});
+    if (!version)
+        return version.error();
+    return static_cast<int>(*version);
 }
 
 Result<void> Database::migrate(int target)
@@ -475,12 +540,9 @@ Result<void> Database::migrate(int target)
         if (!transaction)
             return transaction.error();
         SEALTRAIN_TRY(execute(std::string(migration.sql)));
-        auto record = prepare("INSERT INTO schema_version (version, applied) "
-                              "VALUES (?, strftime('%s', 'now'))");
-        if (!record)
-            return record.error();
-        record->bind(1, std::int64_t{migration.version});
-        SEALTRAIN_TRY(record->run());
+        SEALTRAIN_TRY(run("INSERT INTO schema_version (version, applied) "
+                          "VALUES (?, strftime('%s', 'now'))",
+                          {migration.version}));
         SEALTRAIN_TRY((*transaction)->commit());
     }
     return success();

@@ -15,14 +15,11 @@ Result<void> SqlAuditStore::appendEntry(audit::StoreTransaction& transaction,
                      "The audit entry was appended outside an open transaction of its database.");
     if (entry.sequence > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
         return Error(ErrorCode::Internal, "The audit sequence number is out of range.");
-    auto statement = database_.prepare(
-        "INSERT INTO audit_entries (sequence, bytes, leaf_hash) VALUES (?, ?, ?)");
-    if (!statement)
-        return statement.error();
-    statement->bind(1, static_cast<std::int64_t>(entry.sequence))
-        .bindBlob(2, entry.bytes)
-        .bindBlob(3, entry.leafHash);
-    if (auto done = statement->run(); !done)
+    if (auto done =
+            database_.run("INSERT INTO audit_entries (sequence, bytes, leaf_hash) VALUES (?, ?, ?)",
+                          {static_cast<std::int64_t>(entry.sequence), SqlValue::blob(entry.bytes),
+                           SqlValue::blob(entry.leafHash)});
+        !done)
         return done.error().withContext("Cannot append the audit entry");
     return success();
 }
@@ -38,13 +35,10 @@ Result<void> SqlAuditStore::requireNoTransaction() const
 Result<std::uint64_t> SqlAuditStore::entryCount() const
 {
     SEALTRAIN_TRY(requireNoTransaction());
-    auto statement = database_.prepare("SELECT count(*) FROM audit_entries");
-    if (!statement)
-        return statement.error();
-    auto row = statement->step();
-    if (!row)
-        return row.error();
-    return static_cast<std::uint64_t>(statement->integer(0));
+    auto count = database_.queryInteger("SELECT count(*) FROM audit_entries", {});
+    if (!count)
+        return count.error();
+    return static_cast<std::uint64_t>(*count);
 }
 
 Result<std::vector<audit::StoredEntry>> SqlAuditStore::readEntries(std::uint64_t first,
@@ -52,30 +46,28 @@ Result<std::vector<audit::StoredEntry>> SqlAuditStore::readEntries(std::uint64_t
 {
     SEALTRAIN_TRY(requireNoTransaction());
     constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-    auto statement = database_.prepare("SELECT sequence, bytes, leaf_hash FROM audit_entries "
-                                       "WHERE sequence >= ? ORDER BY sequence LIMIT ?");
-    if (!statement)
-        return statement.error();
-    statement->bind(1, static_cast<std::int64_t>(std::min(first, kMax)))
-        .bind(2, static_cast<std::int64_t>(std::min(count, kMax)));
     std::vector<audit::StoredEntry> entries;
-    for (;;) {
-        auto row = statement->step();
-        if (!row)
-            return row.error();
-        if (!*row)
-            break;
-        audit::StoredEntry entry;
-        entry.sequence = static_cast<std::uint64_t>(statement->integer(0));
-        entry.bytes = statement->blob(1);
-        const auto leaf = statement->blob(2);
-        if (leaf.size() != entry.leafHash.size())
-            return Error(ErrorCode::Integrity,
-                         "A stored audit entry has a malformed leaf hash; restore the database "
-                         "from a backup.");
-        std::copy(leaf.begin(), leaf.end(), entry.leafHash.begin());
-        entries.push_back(std::move(entry));
-    }
+    bool malformed = false;
+    SEALTRAIN_TRY(database_.query("SELECT sequence, bytes, leaf_hash FROM audit_entries "
+                                  "WHERE sequence >= ? ORDER BY sequence LIMIT ?",
+                                  {static_cast<std::int64_t>(std::min(first, kMax)),
+                                   static_cast<std::int64_t>(std::min(count, kMax))},
+                                  [&](const Statement& row) {
+                                      audit::StoredEntry entry;
+                                      entry.sequence = static_cast<std::uint64_t>(row.integer(0));
+                                      entry.bytes = row.blob(1);
+                                      const auto leaf = row.blob(2);
+                                      if (leaf.size() != entry.leafHash.size()) {
+                                          malformed = true;
+                                          return;
+                                      }
+                                      std::copy(leaf.begin(), leaf.end(), entry.leafHash.begin());
+                                      entries.push_back(std::move(entry));
+                                  }));
+    if (malformed)
+        return Error(ErrorCode::Integrity,
+                     "A stored audit entry has a malformed leaf hash; restore the database "
+                     "from a backup.");
     return entries;
 }
 
@@ -91,11 +83,7 @@ Result<void> SqlAuditStore::appendHead(const std::string& signedNote)
             return begun.error();
         transaction = std::move(*begun);
     }
-    auto statement = database_.prepare("INSERT INTO audit_heads (note) VALUES (?)");
-    if (!statement)
-        return statement.error();
-    statement->bind(1, signedNote);
-    SEALTRAIN_TRY(statement->run());
+    SEALTRAIN_TRY(database_.run("INSERT INTO audit_heads (note) VALUES (?)", {signedNote}));
     if (own)
         SEALTRAIN_TRY(transaction->commit());
     return success();
@@ -104,18 +92,9 @@ Result<void> SqlAuditStore::appendHead(const std::string& signedNote)
 Result<std::vector<std::string>> SqlAuditStore::readHeads() const
 {
     SEALTRAIN_TRY(requireNoTransaction());
-    auto statement = database_.prepare("SELECT note FROM audit_heads ORDER BY id");
-    if (!statement)
-        return statement.error();
     std::vector<std::string> heads;
-    for (;;) {
-        auto row = statement->step();
-        if (!row)
-            return row.error();
-        if (!*row)
-            break;
-        heads.push_back(statement->text(0));
-    }
+    SEALTRAIN_TRY(database_.query("SELECT note FROM audit_heads ORDER BY id", {},
+                                  [&](const Statement& row) { heads.push_back(row.text(0)); }));
     return heads;
 }
 

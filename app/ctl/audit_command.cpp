@@ -307,8 +307,9 @@ void registerAuditCommands(CLI::App& app, CommandRegistry& registry)
         if (fromDatabase) {
             return runSignedIn(
                 registry, exportArgs->database,
-                [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                    auto exported = platform.controlPlane().exportAudit(session, *filter);
+                [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                    auto exported =
+                        platform.controlPlane().auditQueries().exportBundle(session, *filter);
                     if (!exported)
                         return exported.error();
                     SEALTRAIN_TRY(writeText(exportArgs->out, *exported, "bundle"));

@@ -33,19 +33,6 @@ int fail(const CommandRegistry& registry, const Error& error)
     return kExitFailure;
 }
 
-// Only the `datasets` KEK may unwrap a dataset's shards.
-crypto::KekResolver datasetsResolver(const crypto::Keyring& keyring)
-{
-    return [&keyring](const std::string& id, std::uint32_t version) -> Result<const crypto::Kek*> {
-        if (id != datadir::kDatasetsKekId)
-            return Error(ErrorCode::Integrity,
-                         "A shard is sealed under the '" + id
-                             + "' key rather than the datasets key; restore the dataset from a "
-                               "trusted copy.");
-        return keyring.findKek(id, version);
-    };
-}
-
 nlohmann::json toJson(const core::DatasetInfo& info)
 {
     nlohmann::json value = {
@@ -191,13 +178,13 @@ void registerImport(CLI::App* group, CommandRegistry& registry)
         std::optional<ProgressReporter> progress;
         return runSignedIn(
             registry, a->platform,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                auto kek = platform.keyring().activeKek(std::string(datadir::kDatasetsKekId));
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                auto kek = platform.datasetsKek();
                 if (!kek)
                     return kek.error();
                 core::DatasetImportRequest request;
                 request.name = a->name;
-                request.datasetsRoot = platform.dataDir() / datadir::kDatasets;
+                request.datasetsRoot = platform.datasetsRoot();
                 dataset::ImportOptions& o = request.options;
                 for (const auto& input : a->inputs)
                     o.inputs.emplace_back(input);
@@ -224,8 +211,8 @@ void registerImport(CLI::App* group, CommandRegistry& registry)
                             progress->update(sample);
                     };
                 }
-                auto imported = platform.controlPlane().importDataset(session, request, *tokenizer,
-                                                                      **kek, platform.signingKey());
+                auto imported = platform.controlPlane().datasets().importDataset(
+                    session, request, *tokenizer, **kek, platform.signingKey());
                 if (progress)
                     progress->abandon();  // after a failure; a no-op after the final display
                 if (!imported)
@@ -266,8 +253,8 @@ void registerList(CLI::App* group, CommandRegistry& registry)
     registry.onRun(command, [a, &registry] {
         return runSignedIn(
             registry, a->platform,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                auto datasets = platform.controlPlane().listDatasets(session);
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                auto datasets = platform.controlPlane().datasets().list(session);
                 if (!datasets)
                     return datasets.error();
                 constexpr std::string_view kColumns = "{:<24} {:>7} {:<14} {:>12} {:<20} {}\n";
@@ -293,12 +280,11 @@ void registerShow(CLI::App* group, CommandRegistry& registry)
     registry.onRun(command, [a, &registry] {
         return runSignedIn(
             registry, a->platform,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                auto info = platform.controlPlane().showDataset(session, a->reference);
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                auto info = platform.controlPlane().datasets().show(session, a->reference);
                 if (!info)
                     return info.error();
-                const auto folder =
-                    core::datasetFolder(platform.dataDir() / datadir::kDatasets, info->id);
+                const auto folder = core::datasetFolder(platform.datasetsRoot(), info->id);
                 nlohmann::json value = toJson(*info);
                 value["readers"] = info->readers;
                 value["folder"] = folder.string();
@@ -342,10 +328,10 @@ void registerGrantAndRevoke(CLI::App* group, CommandRegistry& registry)
         registry.onRun(command, [a, grant, &registry] {
             return runSignedIn(
                 registry, a->platform,
-                [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                    auto& plane = platform.controlPlane();
-                    SEALTRAIN_TRY(grant ? plane.grantDatasetRead(session, a->reference, a->user)
-                                        : plane.revokeDatasetRead(session, a->reference, a->user));
+                [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                    auto& datasets = platform.controlPlane().datasets();
+                    SEALTRAIN_TRY(grant ? datasets.grantRead(session, a->reference, a->user)
+                                        : datasets.revokeRead(session, a->reference, a->user));
                     registry.out()
                         << "'" << a->user << (grant ? "' may now read '" : "' may no longer read '")
                         << a->reference << "'.\n";
@@ -415,17 +401,17 @@ void registerVerify(CLI::App* group, CommandRegistry& registry)
                                         "to check a copy offline."));
         return runSignedIn(
             registry, a->platform,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
                 // Decrypting every shard needs the datasets key: released only to a reader.
-                auto info =
-                    platform.controlPlane().authorizeDatasetRead(session, a->reference, "verify");
+                auto info = platform.controlPlane().datasets().authorizeRead(session, a->reference,
+                                                                             "verify");
                 if (!info)
                     return info.error();
-                const auto resolver = datasetsResolver(platform.keyring());
+                const auto resolver = platform.datasetsResolver();
                 const auto& trusted = platform.signingKey().publicKey();
-                auto report = dataset::verifyDataset(
-                    core::datasetFolder(platform.dataDir() / datadir::kDatasets, info->id),
-                    info->id, &resolver, &trusted);
+                auto report =
+                    dataset::verifyDataset(core::datasetFolder(platform.datasetsRoot(), info->id),
+                                           info->id, &resolver, &trusted);
                 if (!report)
                     return report.error();
                 printVerified(registry.out(), *report, trusted.keyId());

@@ -50,8 +50,8 @@ void registerInitCommand(CLI::App& app, CommandRegistry& registry)
             registry.err() << "sealtrainctl: " << error.message() << '\n';
             return kExitFailure;
         };
-        InitRequest request;
-        request.dataDir = options->unlock.resolvedDataDir();
+        core::NewDataDirectory request;
+        request.path = options->unlock.resolvedDataDir();
         request.adminName = options->admin;
         request.argon2 = {options->argon2Ops, options->argon2MemMiB << 20};
         if (options->unlock.masterKeyFile) {
@@ -76,16 +76,16 @@ void registerInitCommand(CLI::App& app, CommandRegistry& registry)
                               fmt::format("The TOTP URI file '{}' already exists; choose a new "
                                           "file.",
                                           options->totpUriFile)));
-        auto enrollment = LocalPlatform::create(request);
+        auto enrollment = core::DataDirectory::create(request);
         if (!enrollment)
             return fail(enrollment.error());
         registry.out() << fmt::format("Initialised {} with the admin '{}'.\n",
-                                      request.dataDir.string(), enrollment->user);
+                                      request.path.string(), enrollment->user);
         if (auto shown = showEnrollment(registry.out(), *enrollment, options->totpUriFile); !shown)
             return fail(shown.error());
         registry.out() << fmt::format("Sign in with: sealtrainctl session sign-in --data-dir {} "
                                       "--user {}\n",
-                                      request.dataDir.string(), enrollment->user);
+                                      request.path.string(), enrollment->user);
         return kExitOk;
     });
 }

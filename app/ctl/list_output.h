@@ -32,12 +32,11 @@ void printList(std::ostream& out, bool json, const std::vector<Item>& items,
         out << row(item);
 }
 
-// Adds `list` to `group`: as the signed-in user, (controlPlane.*fetch)(session) printed with
+// Adds `list` to `group`: as the signed-in user, fetch(controlPlane, session) printed with
 // printList (--json for JSON).
-template <typename Item, typename ToJson, typename ToRow>
+template <typename Fetch, typename ToJson, typename ToRow>
 CLI::App* addListCommand(CLI::App* group, CommandRegistry& registry, const std::string& description,
-                         Result<std::vector<Item>> (core::ControlPlane::*fetch)(const std::string&),
-                         std::string header, ToJson toJson, ToRow row)
+                         Fetch fetch, std::string header, ToJson toJson, ToRow row)
 {
     struct Options {
         SignedInOptions signedIn;
@@ -50,8 +49,8 @@ CLI::App* addListCommand(CLI::App* group, CommandRegistry& registry, const std::
     registry.onRun(command, [options, fetch, header, toJson, row, &registry] {
         return runSignedIn(
             registry, options->signedIn,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                auto items = (platform.controlPlane().*fetch)(session);
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                auto items = fetch(platform.controlPlane(), session);
                 if (!items)
                     return items.error();
                 printList(registry.out(), options->json, *items, header, toJson, row);

@@ -6,7 +6,7 @@
 #include "list_output.h"
 #include "local_platform.h"
 
-#include "sealtrain/core/access.h"
+#include "sealtrain/core/permissions.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -42,9 +42,9 @@ void registerRoleCommands(CLI::App* group, CommandRegistry& registry)
     registry.onRun(createCommand, [create, &registry] {
         return runSignedIn(
             registry, create->signedIn,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                SEALTRAIN_TRY(
-                    platform.controlPlane().createRole(session, create->name, create->permissions));
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                SEALTRAIN_TRY(platform.controlPlane().access().createRole(session, create->name,
+                                                                          create->permissions));
                 registry.out() << fmt::format("Created the role '{}'.\n", create->name);
                 return success();
             });
@@ -58,15 +58,18 @@ void registerRoleCommands(CLI::App* group, CommandRegistry& registry)
     registry.onRun(deleteCommand, [remove, &registry] {
         return runSignedIn(
             registry, remove->signedIn,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                SEALTRAIN_TRY(platform.controlPlane().deleteRole(session, remove->name));
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                SEALTRAIN_TRY(platform.controlPlane().access().deleteRole(session, remove->name));
                 registry.out() << fmt::format("Deleted the role '{}'.\n", remove->name);
                 return success();
             });
     });
 
     addListCommand(
-        group, registry, "List roles and their permissions", &core::ControlPlane::listRoles,
+        group, registry, "List roles and their permissions",
+        [](core::ControlPlane& plane, const std::string& session) {
+            return plane.access().listRoles(session);
+        },
         fmt::format(kRoleColumns, "ROLE", "KIND", "PERMISSIONS"),
         [](const core::RoleInfo& role) {
             return nlohmann::json{
@@ -136,9 +139,9 @@ void registerGrantCommands(CLI::App* group, CommandRegistry& registry)
     registry.onRun(addCommand, [add, &registry] {
         return runSignedIn(
             registry, add->signedIn,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                SEALTRAIN_TRY(
-                    platform.controlPlane().grantRole(session, add->user, add->role, add->project));
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                SEALTRAIN_TRY(platform.controlPlane().access().grantRole(session, add->user,
+                                                                         add->role, add->project));
                 registry.out() << fmt::format(
                     "Granted '{}' to '{}'{}.\n", add->role, add->user,
                     add->project.empty() ? "" : " in project '" + add->project + "'");
@@ -152,9 +155,9 @@ void registerGrantCommands(CLI::App* group, CommandRegistry& registry)
     registry.onRun(removeCommand, [remove, &registry] {
         return runSignedIn(
             registry, remove->signedIn,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                SEALTRAIN_TRY(platform.controlPlane().revokeRole(session, remove->user,
-                                                                 remove->role, remove->project));
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                SEALTRAIN_TRY(platform.controlPlane().access().revokeRole(
+                    session, remove->user, remove->role, remove->project));
                 registry.out() << fmt::format("Removed '{}' from '{}'.\n", remove->role,
                                               remove->user);
                 return success();
@@ -183,8 +186,8 @@ void registerGrantCommands(CLI::App* group, CommandRegistry& registry)
         }
         return runSignedIn(
             registry, breakGlass->signedIn,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                SEALTRAIN_TRY(platform.controlPlane().grantBreakGlass(
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                SEALTRAIN_TRY(platform.controlPlane().access().grantBreakGlass(
                     session, breakGlass->user, breakGlass->role, breakGlass->project,
                     breakGlass->reason, *duration));
                 registry.out() << fmt::format(
@@ -202,8 +205,8 @@ void registerGrantCommands(CLI::App* group, CommandRegistry& registry)
     registry.onRun(listCommand, [list, &registry] {
         return runSignedIn(
             registry, list->signedIn,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                auto users = platform.controlPlane().listUsers(session);
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                auto users = platform.controlPlane().identity().listUsers(session);
                 if (!users)
                     return users.error();
                 registry.out() << fmt::format("{:<24} {:<16} {:<16} {}\n", "USER", "ROLE",

@@ -59,11 +59,12 @@ void registerSignIn(CLI::App* group, CommandRegistry& registry)
             code.assign(typed->bytes().begin(), typed->bytes().end());
         }
         return runOnPlatform(
-            registry, options->signedIn.unlock, [&](LocalPlatform& platform) -> Result<void> {
-                auto token = platform.controlPlane().signIn(options->user, *password, code);
+            registry, options->signedIn.unlock, [&](core::DataDirectory& platform) -> Result<void> {
+                auto token =
+                    platform.controlPlane().identity().signIn(options->user, *password, code);
                 if (!token)
                     return token.error();
-                SEALTRAIN_TRY(platform.storeSession(*token, options->signedIn.sessionFile));
+                SEALTRAIN_TRY(storeSession(platform, *token, options->signedIn.sessionFile));
                 registry.out() << fmt::format("Signed in as '{}'.\n", options->user);
                 return success();
             });
@@ -78,10 +79,10 @@ void registerSignOut(CLI::App* group, CommandRegistry& registry)
     registry.onRun(command, [options, &registry] {
         return runSignedIn(
             registry, *options,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
                 // The token is forgotten even when the session had already ended.
-                auto signedOut = platform.controlPlane().signOut(session);
-                SEALTRAIN_TRY(platform.forgetSession(options->sessionFile));
+                auto signedOut = platform.controlPlane().identity().signOut(session);
+                SEALTRAIN_TRY(forgetSession(platform, options->sessionFile));
                 if (!signedOut && signedOut.error().code() != ErrorCode::Unauthenticated)
                     return signedOut.error();
                 registry.out() << "Signed out.\n";
@@ -98,8 +99,8 @@ void registerAdminCommands(CLI::App* group, CommandRegistry& registry)
     registry.onRun(listCommand, [list, &registry] {
         return runSignedIn(
             registry, *list,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                auto sessions = platform.controlPlane().listSessions(session);
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                auto sessions = platform.controlPlane().identity().listSessions(session);
                 if (!sessions)
                     return sessions.error();
                 registry.out() << fmt::format("{:<8} {:<24} {:<21} {:<21} {}\n", "SESSION", "USER",
@@ -126,8 +127,9 @@ void registerAdminCommands(CLI::App* group, CommandRegistry& registry)
     registry.onRun(revokeCommand, [revoke, &registry] {
         return runSignedIn(
             registry, revoke->signedIn,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                SEALTRAIN_TRY(platform.controlPlane().revokeSessions(session, revoke->user));
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                SEALTRAIN_TRY(
+                    platform.controlPlane().identity().revokeSessions(session, revoke->user));
                 registry.out() << fmt::format("Revoked every session of '{}'.\n", revoke->user);
                 return success();
             });

@@ -56,9 +56,9 @@ void registerCredentialCommands(CLI::App* group, CommandRegistry& registry)
         }
         return runSignedIn(
             registry, create->signedIn,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
                 auto enrollment =
-                    platform.controlPlane().createUser(session, create->name, *password);
+                    platform.controlPlane().identity().createUser(session, create->name, *password);
                 if (!enrollment)
                     return enrollment.error();
                 registry.out() << fmt::format("Created the user '{}'.\n", enrollment->user);
@@ -80,9 +80,9 @@ void registerCredentialCommands(CLI::App* group, CommandRegistry& registry)
         }
         return runSignedIn(
             registry, reset->signedIn,
-            [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
+            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
                 auto enrollment =
-                    platform.controlPlane().resetUser(session, reset->name, *password);
+                    platform.controlPlane().identity().resetUser(session, reset->name, *password);
                 if (!enrollment)
                     return enrollment.error();
                 registry.out() << fmt::format(
@@ -107,10 +107,10 @@ void registerStateCommands(CLI::App* group, CommandRegistry& registry)
         registry.onRun(command, [options, disable, &registry] {
             return runSignedIn(
                 registry, options->signedIn,
-                [&](LocalPlatform& platform, const std::string& session) -> Result<void> {
-                    auto& plane = platform.controlPlane();
-                    SEALTRAIN_TRY(disable ? plane.disableUser(session, options->name)
-                                          : plane.enableUser(session, options->name));
+                [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                    auto& identity = platform.controlPlane().identity();
+                    SEALTRAIN_TRY(disable ? identity.disableUser(session, options->name)
+                                          : identity.enableUser(session, options->name));
                     registry.out() << fmt::format("{} the user '{}'.\n",
                                                   disable ? "Disabled" : "Enabled", options->name);
                     return success();
@@ -119,7 +119,10 @@ void registerStateCommands(CLI::App* group, CommandRegistry& registry)
     }
 
     auto* listCommand = addListCommand(
-        group, registry, "List users, their state and their grants", &core::ControlPlane::listUsers,
+        group, registry, "List users, their state and their grants",
+        [](core::ControlPlane& plane, const std::string& session) {
+            return plane.identity().listUsers(session);
+        },
         fmt::format(kUserColumns, "USER", "STATE", "GRANTS"),
         [](const core::UserInfo& user) {
             return nlohmann::json{

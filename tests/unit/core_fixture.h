@@ -81,7 +81,7 @@ struct ControlPlaneFixture {
     {
         clock.advance(core::kTotpStep);
         const auto code = core::totpCode(totpSecretFromUri(uri), core::totpStep(clock.now()));
-        auto token = plane->signIn(name, secret(password), code);
+        auto token = plane->identity().signIn(name, secret(password), code);
         return token ? *token : std::string();
     }
 };

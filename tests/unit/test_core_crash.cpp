@@ -44,7 +44,7 @@ audit::LogOptions crashLogOptions(const std::string& witness)
     if (!plane)
         ::_exit(4);
     for (int i = 0;; ++i) {
-        if (!(*plane)->createRole(session, "crash-" + std::to_string(i), {"audit.read"}))
+        if (!(*plane)->access().createRole(session, "crash-" + std::to_string(i), {"audit.read"}))
             ::_exit(5);
         const char byte = 'x';
         if (::write(ack, &byte, 1) != 1)
@@ -62,7 +62,7 @@ private slots:
     {
         testing::ControlPlaneFixture t;
         const std::string witness = (t.dir.path() + "/audit.witness").toStdString();
-        auto enrollment = t.plane->init("alice", testing::secret(kPassword));
+        auto enrollment = t.plane->identity().init("alice", testing::secret(kPassword));
         QVERIFY(enrollment.ok());
         const std::string session = t.signIn("alice", kPassword, enrollment->otpauthUri);
         QVERIFY(!session.empty());
@@ -134,7 +134,7 @@ private slots:
         QCOMPARE(report.entriesVerified, static_cast<std::uint64_t>(stored.size()));
 
         // And the control plane goes on from where it stopped.
-        QVERIFY((*plane)->createRole(session, "after-crash", {"audit.read"}).ok());
+        QVERIFY((*plane)->access().createRole(session, "after-crash", {"audit.read"}).ok());
     }
 };
 

@@ -43,7 +43,7 @@ struct World {
 
     World()
     {
-        auto enrollment = t.plane->init("alice", secret(kPassword));
+        auto enrollment = t.plane->identity().init("alice", secret(kPassword));
         uris["alice"] = enrollment->otpauthUri;
         admin = t.signIn("alice", kPassword, uris["alice"]);
         const std::map<std::string, std::string> users{{"steward-user", "steward"},
@@ -51,8 +51,8 @@ struct World {
                                                        {"other-engineer", "engineer"},
                                                        {"auditor-user", "auditor"}};
         for (const auto& [user, role] : users) {
-            uris[user] = t.plane->createUser(admin, user, secret(kPassword))->otpauthUri;
-            if (!t.plane->grantRole(admin, user, role, "").ok())
+            uris[user] = t.plane->identity().createUser(admin, user, secret(kPassword))->otpauthUri;
+            if (!t.plane->access().grantRole(admin, user, role, "").ok())
                 qFatal("cannot grant %s", role.c_str());
         }
         writeFile(sources / "notes.txt", "first note\n\nsecond note\n\nthird note\n");
@@ -68,7 +68,7 @@ struct World {
         request.options.inputs = {sources / "notes.txt"};
         request.options.format = dataset::InputFormat::TextRecords;
         request.options.classification = "internal";
-        return t.plane->importDataset(session, request, tokenizer, kek, t.signingKey);
+        return t.plane->datasets().importDataset(session, request, tokenizer, kek, t.signingKey);
     }
 
     audit::Entry last() const
@@ -134,7 +134,7 @@ private slots:
         QCOMPARE(w.detail(entry, "version"), std::string("1"));
         QCOMPARE(w.detail(entry, "signer"), info.signer);
         // Listed and shown, with the creator as its first reader.
-        auto shown = w.t.plane->showDataset(steward, "notes");
+        auto shown = w.t.plane->datasets().show(steward, "notes");
         QVERIFY(shown.ok());
         QCOMPARE(shown->id, info.id);
         QCOMPARE(shown->readers, std::vector<std::string>{"steward-user"});
@@ -160,9 +160,9 @@ private slots:
         QCOMPARE(dataset::loadManifest(second->folder, second->info.id)->parent, first->info.id);
         QCOMPARE(w.detail(w.last(), "parent"), first->info.id);
         // NAME is the latest version, NAME@1 the first.
-        QCOMPARE(w.t.plane->showDataset(steward, "notes")->id, second->info.id);
-        QCOMPARE(w.t.plane->showDataset(steward, "notes@1")->id, first->info.id);
-        const auto list = w.t.plane->listDatasets(steward);
+        QCOMPARE(w.t.plane->datasets().show(steward, "notes")->id, second->info.id);
+        QCOMPARE(w.t.plane->datasets().show(steward, "notes@1")->id, first->info.id);
+        const auto list = w.t.plane->datasets().list(steward);
         QVERIFY(list.ok());
         QCOMPARE(list->size(), std::size_t{2});
         QCOMPARE(list->front().version, std::int64_t{2});
@@ -187,11 +187,11 @@ private slots:
         request.name = "broken";
         request.datasetsRoot = w.root;
         request.options.inputs = {w.sources / "missing.txt"};
-        auto result =
-            w.t.plane->importDataset(steward, request, w.tokenizer, w.kek, w.t.signingKey);
+        auto result = w.t.plane->datasets().importDataset(steward, request, w.tokenizer, w.kek,
+                                                          w.t.signingKey);
         verifyRefused(w, result, "dataset.import", audit::Outcome::Failed);
         QVERIFY(fs::is_empty(w.root));
-        QCOMPARE(w.t.plane->listDatasets(steward)->size(), std::size_t{0});
+        QCOMPARE(w.t.plane->datasets().list(steward)->size(), std::size_t{0});
     }
 
     void readingNeedsAGrantAndTheReleaseIsAudited()
@@ -201,33 +201,35 @@ private slots:
         const auto engineer = w.session("engineer-user");
         const auto id = w.import(steward, "notes")->info.id;
         // No grant yet: the key is not released, the engineer does not even see the dataset.
-        verifyRefused(w, w.t.plane->authorizeDatasetRead(engineer, "notes", "train"),
+        verifyRefused(w, w.t.plane->datasets().authorizeRead(engineer, "notes", "train"),
                       "dataset.read_key_release");
-        QCOMPARE(w.t.plane->listDatasets(engineer)->size(), std::size_t{0});
-        QCOMPARE(w.t.plane->showDataset(engineer, id).error().code(), ErrorCode::NotFound);
-        QVERIFY(w.t.plane->grantDatasetRead(steward, "notes", "engineer-user").ok());
+        QCOMPARE(w.t.plane->datasets().list(engineer)->size(), std::size_t{0});
+        QCOMPARE(w.t.plane->datasets().show(engineer, id).error().code(), ErrorCode::NotFound);
+        QVERIFY(w.t.plane->datasets().grantRead(steward, "notes", "engineer-user").ok());
         QCOMPARE(w.last().action, std::string("dataset.grant"));
         QCOMPARE(w.detail(w.last(), "user"), std::string("engineer-user"));
-        auto released = w.t.plane->authorizeDatasetRead(engineer, id, "train");
+        auto released = w.t.plane->datasets().authorizeRead(engineer, id, "train");
         QVERIFY(released.ok());
         QCOMPARE(released->id, id);
         QCOMPARE(w.last().action, std::string("dataset.read_key_release"));
         QCOMPARE(w.last().outcome, audit::Outcome::Ok);
         QCOMPARE(w.detail(w.last(), "purpose"), std::string("train"));
-        QCOMPARE(w.t.plane->listDatasets(engineer)->size(), std::size_t{1});
+        QCOMPARE(w.t.plane->datasets().list(engineer)->size(), std::size_t{1});
         // The grant is for this version only, and another engineer has none.
-        verifyRefused(w, w.t.plane->authorizeDatasetRead(w.session("other-engineer"), id, "train"),
+        verifyRefused(w,
+                      w.t.plane->datasets().authorizeRead(w.session("other-engineer"), id, "train"),
                       "dataset.read_key_release");
         // A grant is no substitute for the dataset.read permission (the auditor has none).
-        QVERIFY(w.t.plane->grantDatasetRead(steward, id, "auditor-user").ok());
-        verifyRefused(w, w.t.plane->authorizeDatasetRead(w.session("auditor-user"), id, "train"),
+        QVERIFY(w.t.plane->datasets().grantRead(steward, id, "auditor-user").ok());
+        verifyRefused(w,
+                      w.t.plane->datasets().authorizeRead(w.session("auditor-user"), id, "train"),
                       "dataset.read_key_release");
         // Revoked: refused again.
-        QVERIFY(w.t.plane->revokeDatasetRead(steward, id, "engineer-user").ok());
+        QVERIFY(w.t.plane->datasets().revokeRead(steward, id, "engineer-user").ok());
         QCOMPARE(w.last().action, std::string("dataset.revoke"));
-        verifyRefused(w, w.t.plane->authorizeDatasetRead(engineer, id, "train"),
+        verifyRefused(w, w.t.plane->datasets().authorizeRead(engineer, id, "train"),
                       "dataset.read_key_release");
-        QCOMPARE(w.t.plane->revokeDatasetRead(steward, id, "engineer-user").error().code(),
+        QCOMPARE(w.t.plane->datasets().revokeRead(steward, id, "engineer-user").error().code(),
                  ErrorCode::NotFound);
     }
 
@@ -236,19 +238,20 @@ private slots:
         World w;
         const auto steward = w.session("steward-user");
         const auto id = w.import(steward, "notes")->info.id;
-        QVERIFY(w.t.plane->grantDatasetRead(steward, id, "engineer-user").ok());
+        QVERIFY(w.t.plane->datasets().grantRead(steward, id, "engineer-user").ok());
         const auto engineer = w.session("engineer-user");
         // An engineer who may read it may not pass it on, nor grant themselves more.
-        verifyRefused(w, w.t.plane->grantDatasetRead(engineer, id, "other-engineer"),
+        verifyRefused(w, w.t.plane->datasets().grantRead(engineer, id, "other-engineer"),
                       "dataset.grant");
-        verifyRefused(w, w.t.plane->revokeDatasetRead(engineer, id, "steward-user"),
+        verifyRefused(w, w.t.plane->datasets().revokeRead(engineer, id, "steward-user"),
                       "dataset.revoke");
         // Nor may the admin, who manages identities but holds no data permission.
-        verifyRefused(w, w.t.plane->grantDatasetRead(w.admin, id, "other-engineer"),
+        verifyRefused(w, w.t.plane->datasets().grantRead(w.admin, id, "other-engineer"),
                       "dataset.grant");
-        QCOMPARE(w.t.plane->grantDatasetRead(steward, "nothing", "engineer-user").error().code(),
-                 ErrorCode::NotFound);
-        QCOMPARE(w.t.plane->grantDatasetRead(steward, id, "nobody").error().code(),
+        QCOMPARE(
+            w.t.plane->datasets().grantRead(steward, "nothing", "engineer-user").error().code(),
+            ErrorCode::NotFound);
+        QCOMPARE(w.t.plane->datasets().grantRead(steward, id, "nobody").error().code(),
                  ErrorCode::NotFound);
     }
 

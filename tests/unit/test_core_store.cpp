@@ -84,6 +84,50 @@ private slots:
         QVERIFY(sqlite.readAllStandardError().contains("not a database"));
     }
 
+    // run/query/queryOne/exists/queryInteger bind integers, text, blobs (an empty one stays a
+    // blob) and NULL in order, and step as their names say.
+    void statementHelpersBindAndStep()
+    {
+        QTemporaryDir dir;
+        auto database = core::Database::open((dir.path() + "/h.db").toStdString(), databaseKey(1));
+        QVERIFY(database.ok());
+        core::Database& db = **database;
+        QVERIFY(db.run("CREATE TABLE t (n INTEGER, s TEXT, b BLOB, z TEXT)").ok());
+        const std::vector<std::uint8_t> bytes{1, 2, 3};
+        const std::string text = "two";
+        QVERIFY(db.run("INSERT INTO t VALUES (?, ?, ?, ?)",
+                       {std::int64_t{1}, text, core::SqlValue::blob(bytes), nullptr})
+                    .ok());
+        QVERIFY(
+            db.run("INSERT INTO t VALUES (?, ?, ?, ?)", {2, "three", core::SqlValue::blob({}), "z"})
+                .ok());
+        QCOMPARE(db.queryInteger("SELECT count(*) FROM t", {}).value(), std::int64_t{2});
+        QVERIFY(db.exists("SELECT 1 FROM t WHERE s = ?", {std::string_view("two")}).value());
+        QVERIFY(!db.exists("SELECT 1 FROM t WHERE s = ?", {"four"}).value());
+        QCOMPARE(db.queryInteger("SELECT n FROM t WHERE s = ?", {"four"}).value(), std::int64_t{0});
+
+        std::vector<std::uint8_t> blob;
+        bool nullColumn = false;
+        auto found = db.queryOne("SELECT b, z FROM t WHERE n = ?", {1}, [&](const auto& row) {
+            blob = row.blob(0);
+            nullColumn = row.isNull(1);
+        });
+        QVERIFY(found.ok() && *found);
+        QVERIFY(blob == bytes);
+        QVERIFY(nullColumn);
+        QCOMPARE(db.queryInteger("SELECT typeof(b) = 'blob' FROM t WHERE n = 2", {}).value(),
+                 std::int64_t{1});
+
+        std::vector<std::string> texts;
+        QVERIFY(db.query("SELECT s FROM t WHERE n >= ? ORDER BY n", {1}, [&](const auto& row) {
+                      texts.push_back(row.text(0));
+                  }).ok());
+        QCOMPARE(texts, (std::vector<std::string>{"two", "three"}));
+        const auto broken = db.run("INSERT INTO missing VALUES (?)", {1});
+        QVERIFY(!broken.ok());
+        QVERIFY(isOneSentence(broken.error().message()));
+    }
+
     void wrongKeyIsOneClearSentence()
     {
         QTemporaryDir dir;
@@ -243,19 +287,21 @@ private slots:
         core::SqlAuditStore inner(*database);
         FailingStore store(inner);
         auto plane = core::ControlPlane::open(*database, store, signingKey, nullptr, clock).value();
-        auto enrollment = plane->init("alice", testing::secret("a long admin passphrase"));
+        auto enrollment =
+            plane->identity().init("alice", testing::secret("a long admin passphrase"));
         QVERIFY(enrollment.ok());
         clock.advance(core::kTotpStep);
         const auto code = core::totpCode(testing::totpSecretFromUri(enrollment->otpauthUri),
                                          core::totpStep(clock.now()));
-        auto session = plane->signIn("alice", testing::secret("a long admin passphrase"), code);
+        auto session =
+            plane->identity().signIn("alice", testing::secret("a long admin passphrase"), code);
         QVERIFY(session.ok());
         const auto usersBefore = countRows(*database, "users");
         const auto entriesBefore = *inner.entryCount();
 
         store.fail = true;
-        auto created =
-            plane->createUser(*session, "bob", testing::secret("a different long secret"));
+        auto created = plane->identity().createUser(*session, "bob",
+                                                    testing::secret("a different long secret"));
         QVERIFY(!created.ok());
         QVERIFY(isOneSentence(created.error().message()));
         QVERIFY(created.error().message().find("audit entry could not be written")
@@ -264,8 +310,9 @@ private slots:
         QCOMPARE(*inner.entryCount(), entriesBefore);
 
         store.fail = false;
-        QVERIFY(
-            plane->createUser(*session, "bob", testing::secret("a different long secret")).ok());
+        QVERIFY(plane->identity()
+                    .createUser(*session, "bob", testing::secret("a different long secret"))
+                    .ok());
         QCOMPARE(countRows(*database, "users"), usersBefore + 1);
         // The log still verifies end to end: every stored entry is in the tree, chained.
         const auto entries = *inner.readEntries(0, 1000);
@@ -291,8 +338,10 @@ private slots:
             core::SqlAuditStore store(*database);
             auto plane =
                 core::ControlPlane::open(*database, store, signingKey, nullptr, clock).value();
-            QVERIFY(plane->init("alice", testing::secret("a long admin passphrase")).ok());
-            (void)plane->signIn("alice", testing::secret("wrong password here"), "000000");
+            QVERIFY(
+                plane->identity().init("alice", testing::secret("a long admin passphrase")).ok());
+            (void)plane->identity().signIn("alice", testing::secret("wrong password here"),
+                                           "000000");
             size = plane->auditLog().size();
             QCOMPARE(size, std::uint64_t{2});
         }

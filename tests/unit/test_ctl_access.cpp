@@ -153,9 +153,9 @@ private slots:
         QCOMPARE(modeOf(site.uriFile("alice")), 0600U);
         QVERIFY(made.out.find("secret=") == std::string::npos);
         for (const auto name :
-             {ctl::datadir::kKeyring, ctl::datadir::kDatabase, ctl::datadir::kSigningKey,
-              ctl::datadir::kSigningPublicKey, ctl::datadir::kCaCertificate, ctl::datadir::kCaKey,
-              ctl::datadir::kWitness})
+             {core::datadir::kKeyring, core::datadir::kDatabase, core::datadir::kSigningKey,
+              core::datadir::kSigningPublicKey, core::datadir::kCaCertificate,
+              core::datadir::kCaKey, core::datadir::kWitness})
             QVERIFY2(std::filesystem::exists(site.data + "/" + std::string(name)),
                      std::string(name).c_str());
         QCOMPARE(modeOf(site.data), 0700U);
@@ -265,7 +265,7 @@ private slots:
             site.ctl({"audit", "export", "--out", bundle, "--public-key-out", key}, "carol");
         QVERIFY2(exported.code == kExitOk, exported.err.c_str());
         auto verified = runCtl({"audit", "verify", bundle, "--key", key, "--witness",
-                                site.data + "/" + std::string(ctl::datadir::kWitness)});
+                                site.data + "/" + std::string(core::datadir::kWitness)});
         QVERIFY2(verified.code == kExitOk, verified.out.c_str());
         QVERIFY(verified.out.find("VERIFIED") != std::string::npos);
         const auto report = audit::verifyBundle(readFile(bundle), {});
@@ -325,16 +325,17 @@ private slots:
             ctl::UnlockOptions unlock;
             unlock.dataDir = site.data;
             unlock.passphraseFile = site.passphraseFile;
-            ctl::LocalPlatformOptions options;
+            core::DataDirectoryOptions options;
             options.clock = &past;
-            auto platform = ctl::LocalPlatform::open(unlock, options);
+            auto platform = core::DataDirectory::open(unlock.resolvedDataDir(),
+                                                      unlock.keyringUnlock(), options);
             QVERIFY2(platform.ok(), platform.ok() ? "" : platform.error().message().c_str());
             const auto code = core::totpCode(testing::totpSecretFromUri(readFile(erinUri)),
                                              core::totpStep(past.now()));
-            auto token =
-                (*platform)->controlPlane().signIn("erin", testing::secret(kPassword), code);
+            auto token = (*platform)->controlPlane().identity().signIn(
+                "erin", testing::secret(kPassword), code);
             QVERIFY(token.ok());
-            QVERIFY((*platform)->storeSession(*token, site.sessionFile("old")).ok());
+            QVERIFY(ctl::storeSession(**platform, *token, site.sessionFile("old")).ok());
         }
         verifyOneSentenceError(site.ctl({"user", "list"}, "old"), "expired");
 

@@ -1,50 +1,70 @@
-// Permissions and the default roles of ARCHITECTURE.md ("Who uses it"). A role is a set of
-// permissions; a grant gives a user a role globally or for one project.
+// Access: who may do what (ARCHITECTURE.md, "Who uses it"). Custom roles from the permission
+// catalogue (core/permissions.h), grants of a role to a user globally or for one project,
+// time-limited break-glass grants, and the separation-of-duties rules: a role never mixes
+// identity administration with other permissions nor infrastructure with data or jobs, one user
+// never holds both of the latter, and the last admin stays. Every call goes through the audited
+// transaction (docs/operations/access-control.md).
 #pragma once
 
+#include "sealtrain/base/result.h"
+#include "sealtrain/core/control_plane_options.h"
+#include "sealtrain/core/permissions.h"
+
+#include <chrono>
+#include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
-
-namespace sealtrain::core::permission {
-
-inline constexpr std::string_view kUserManage = "user.manage";
-inline constexpr std::string_view kRoleManage = "role.manage";
-inline constexpr std::string_view kGrantManage = "grant.manage";
-inline constexpr std::string_view kSessionManage = "session.manage";
-inline constexpr std::string_view kDatasetImport = "dataset.import";
-inline constexpr std::string_view kDatasetRead = "dataset.read";
-inline constexpr std::string_view kDatasetGrant = "dataset.grant";
-inline constexpr std::string_view kJobSubmit = "job.submit";
-inline constexpr std::string_view kJobApprove = "job.approve";
-inline constexpr std::string_view kAuditRead = "audit.read";
-inline constexpr std::string_view kAuditExport = "audit.export";
-// Infrastructure: enrolling and managing GPU workers. Never combined with dataset.* or job.*
-// permissions, in one role or for one user (separation of duties).
-inline constexpr std::string_view kWorkerEnroll = "worker.enroll";
-inline constexpr std::string_view kWorkerManage = "worker.manage";
-
-// Every permission this build knows; a custom role may only hold these.
-[[nodiscard]] const std::vector<std::string_view>& all();
-[[nodiscard]] bool isKnown(std::string_view permission);
-
-}  // namespace sealtrain::core::permission
 
 namespace sealtrain::core {
 
-inline constexpr std::string_view kAdminRole = "admin";
+class AuditedTransactions;
+class Database;
 
-struct RoleDefinition {
+struct RoleInfo {
     std::string name;
+    bool builtin = false;
     std::vector<std::string> permissions;
 };
 
-// admin, steward, engineer, approver, auditor, operator. The admin manages identities and access
-// but holds no data or job permissions; the auditor only reads and exports the audit log; the
-// operator enrolls and manages workers and may hold no data or job permissions.
-[[nodiscard]] const std::vector<RoleDefinition>& defaultRoles();
+class Access final {
+public:
+    // `gate` and `options` must outlive this object.
+    Access(AuditedTransactions& gate, const ControlPlaneOptions& options);
 
-// Lowercase [a-z0-9_-], 1 to 64 characters: user, role and project names.
-[[nodiscard]] bool isValidName(std::string_view name);
+    // A custom role; a role may not mix identity administration with data or job permissions.
+    [[nodiscard]] Result<void> createRole(const std::string& session, const std::string& name,
+                                          const std::vector<std::string>& permissions);
+    [[nodiscard]] Result<void> deleteRole(const std::string& session, const std::string& name);
+    // Every role with its permissions (role.manage).
+    [[nodiscard]] Result<std::vector<RoleInfo>> listRoles(const std::string& session);
+
+    // `project` empty: global.
+    [[nodiscard]] Result<void> grantRole(const std::string& session, const std::string& user,
+                                         const std::string& role, const std::string& project);
+    [[nodiscard]] Result<void> revokeRole(const std::string& session, const std::string& user,
+                                          const std::string& role, const std::string& project);
+    // A time-limited grant for an emergency: needs a reason, expires by itself, and every audit
+    // entry its holder makes while it lasts is flagged `break_glass`.
+    [[nodiscard]] Result<void> grantBreakGlass(const std::string& session, const std::string& user,
+                                               const std::string& role, const std::string& project,
+                                               const std::string& reason,
+                                               std::chrono::seconds duration);
+
+    // For a change inside another service's audited transaction (disabling a user): refuses
+    // when `userId` is the only enabled user holding the admin role globally (break-glass grants
+    // do not count: they expire). `what` completes "Cannot …".
+    [[nodiscard]] Result<void> requireAnotherAdmin(std::int64_t userId,
+                                                   const std::string& what) const;
+
+private:
+    // Infrastructure operators hold no data or job permissions, whatever the project and however
+    // the grant is made (break-glass too): refuses a grant that would give one user both classes.
+    [[nodiscard]] Result<void> requireSeparateOperator(std::int64_t userId, const std::string& user,
+                                                       const std::string& role) const;
+
+    AuditedTransactions& gate_;
+    Database& database_;
+    const ControlPlaneOptions& options_;
+};
 
 }  // namespace sealtrain::core

@@ -4,6 +4,8 @@
 //
 // One Database is one connection and one writer. A Transaction is also the audit log's
 // StoreTransaction, so an audit entry commits or rolls back with the change it records.
+// run/query/queryOne/exists/queryInteger prepare, bind and step a statement in one call, so that
+// the control plane's services read like the SQL they run.
 #pragma once
 
 #include "sealtrain/audit/store.h"
@@ -15,11 +17,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 struct sqlite3;
@@ -47,6 +51,51 @@ struct Migration {
 
 class Database;
 
+// A value bound to one `?` of a statement: an integer, text, a blob or NULL. It refers to the
+// caller's bytes (SQLite copies them when they are bound), so it lives only as long as the call
+// that takes it, as in `database.run("… WHERE id = ?", {id})`.
+class SqlValue final {
+public:
+    // Implicit on purpose: a list of arguments reads like the values it binds.
+    SqlValue(std::int64_t value) noexcept  // NOLINT(google-explicit-constructor)
+        : value_(value)
+    {
+    }
+    SqlValue(int value) noexcept  // NOLINT(google-explicit-constructor)
+        : value_(std::int64_t{value})
+    {
+    }
+    SqlValue(std::string_view text) noexcept  // NOLINT(google-explicit-constructor)
+        : value_(text)
+    {
+    }
+    SqlValue(const std::string& text) noexcept  // NOLINT(google-explicit-constructor)
+        : value_(std::string_view(text))
+    {
+    }
+    SqlValue(const char* text) noexcept  // NOLINT(google-explicit-constructor)
+        : value_(std::string_view(text))
+    {
+    }
+    SqlValue(std::nullptr_t) noexcept  // NOLINT(google-explicit-constructor)
+    {
+    }
+    // Bytes bound as a blob; an empty one stays a blob, not NULL.
+    [[nodiscard]] static SqlValue blob(std::span<const std::uint8_t> bytes) noexcept
+    {
+        SqlValue value(nullptr);
+        value.value_ = bytes;
+        return value;
+    }
+
+private:
+    friend class Statement;
+    std::variant<std::monostate, std::int64_t, std::string_view, std::span<const std::uint8_t>>
+        value_;
+};
+
+using SqlValues = std::initializer_list<SqlValue>;
+
 // A prepared statement; binds are 1-based like SQLite's.
 class Statement final {
 public:
@@ -60,6 +109,8 @@ public:
     Statement& bind(int index, std::string_view text);
     Statement& bindBlob(int index, std::span<const std::uint8_t> bytes);
     Statement& bindNull(int index);
+    // Binds `values` to ?1, ?2, … in order.
+    Statement& bindAll(SqlValues values);
 
     // True when a row is ready, false when done; an error in one sentence otherwise.
     [[nodiscard]] Result<bool> step();
@@ -119,6 +170,9 @@ struct DatabaseOptions {
     std::chrono::milliseconds busyTimeout{5000};
 };
 
+// Called with a statement positioned on a row, to read its columns.
+using RowCallback = std::function<void(const Statement& row)>;
+
 class Database final {
 public:
     // Opens or creates the file. A wrong key is Unauthenticated, a file that is not a Sealtrain
@@ -144,6 +198,19 @@ public:
     [[nodiscard]] bool inTransaction() const noexcept { return current_ != nullptr; }
 
     [[nodiscard]] Result<Statement> prepare(std::string_view sql) const;
+    // Prepares `sql`, binds `arguments` to its ?s in order and runs it to the end.
+    [[nodiscard]] Result<void> run(std::string_view sql, SqlValues arguments = {}) const;
+    // The same, calling `onRow` for every row the statement returns.
+    [[nodiscard]] Result<void> query(std::string_view sql, SqlValues arguments,
+                                     const RowCallback& onRow) const;
+    // The same for the first row only; false when there is none.
+    [[nodiscard]] Result<bool> queryOne(std::string_view sql, SqlValues arguments,
+                                        const RowCallback& onRow) const;
+    // Whether the statement returns any row.
+    [[nodiscard]] Result<bool> exists(std::string_view sql, SqlValues arguments) const;
+    // The first column of the first row, as for `SELECT count(*) …`; 0 when there is no row.
+    [[nodiscard]] Result<std::int64_t> queryInteger(std::string_view sql,
+                                                    SqlValues arguments) const;
     // Runs statements without parameters or results.
     [[nodiscard]] Result<void> execute(const std::string& sql) const;
     [[nodiscard]] Result<int> schemaVersion() const;

@@ -1,11 +1,16 @@
-// What the control plane keeps about sealed datasets (issue #6): the types its dataset calls
-// take and return (ControlPlane::importDataset and the rest, core/control_plane_datasets.cpp).
-// A dataset's files are a folder under the data directory's datasets/ named by the hex digits of
-// its id (docs/formats/dataset.md); the database holds its name, version, lineage, creator and
-// who may read it (migration 3, docs/operations/datasets.md).
+// Datasets in the control plane (issue #6): who may import, list, read and grant sealed
+// datasets, versions and lineage by name, the platform's signature over each manifest, and the
+// read-key release check. A dataset's files are a folder under the data directory's datasets/
+// named by the hex digits of its id (docs/formats/dataset.md); the database holds its name,
+// version, lineage, creator and who may read it (migration 3, docs/operations/datasets.md). The
+// bytes themselves are sealtrain_dataset's. Every call goes through the audited transaction.
 #pragma once
 
+#include "sealtrain/base/result.h"
+#include "sealtrain/crypto/kek.h"
+#include "sealtrain/crypto/signing.h"
 #include "sealtrain/dataset/import.h"
+#include "sealtrain/dataset/tokenizer.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -45,5 +50,52 @@ struct DatasetImported {
 // `datasetsRoot`/<64 hex digits of `id`>; `id` is "sha256:…".
 [[nodiscard]] std::filesystem::path datasetFolder(const std::filesystem::path& datasetsRoot,
                                                   const std::string& id);
+
+class AuditedTransactions;
+struct Caller;
+class Database;
+
+// A dataset reference is its id ("sha256:…"), NAME (the latest version) or NAME@VERSION.
+class Datasets final {
+public:
+    // `gate` must outlive this object.
+    explicit Datasets(AuditedTransactions& gate);
+
+    // dataset.import. Checks the permission first (a refusal is audited and touches no file),
+    // imports into request.datasetsRoot (dataset/import.h: a failed import leaves nothing),
+    // signs the manifest with `platformKey` (manifest.sig beside it) and registers the dataset
+    // as the next version of its name, linked to the previous one, with a read grant for its
+    // creator; the row and its audit entry commit together, and when they can not the folder is
+    // removed. A failed import is audited too. AlreadyExists when the sources and settings are
+    // those of the latest version.
+    [[nodiscard]] Result<DatasetImported> importDataset(const std::string& session,
+                                                        const DatasetImportRequest& request,
+                                                        dataset::Tokenizer& tokenizer,
+                                                        const crypto::Kek& kek,
+                                                        const crypto::SigningKey& platformKey);
+    // dataset.read. Stewards (dataset.import or dataset.grant) see every dataset; anyone else
+    // only those they hold a read grant on. Newest first within a name.
+    [[nodiscard]] Result<std::vector<DatasetInfo>> list(const std::string& session);
+    [[nodiscard]] Result<DatasetInfo> show(const std::string& session,
+                                           const std::string& reference);
+    // dataset.grant: lets `user` read one dataset (one version); audited.
+    [[nodiscard]] Result<void> grantRead(const std::string& session, const std::string& reference,
+                                         const std::string& user);
+    [[nodiscard]] Result<void> revokeRead(const std::string& session, const std::string& reference,
+                                          const std::string& user);
+    // The read-key release check: whoever hands the datasets KEK to a reader (the trainer
+    // launcher, `dataset verify`) calls this first and hands it over only on success. Needs
+    // dataset.read and a read grant on the dataset; audited either way, with `purpose`.
+    [[nodiscard]] Result<DatasetInfo> authorizeRead(const std::string& session,
+                                                    const std::string& reference,
+                                                    const std::string& purpose);
+
+private:
+    // Whether `caller` may import datasets or grant reads on them (a data steward).
+    [[nodiscard]] bool isSteward(const Caller& caller);
+
+    AuditedTransactions& gate_;
+    Database& database_;
+};
 
 }  // namespace sealtrain::core

@@ -1,0 +1,255 @@
+// The audited transaction: authentication, the one permission check, and the audit entry that
+// goes with every decision, allowed or denied, committed with the change or not at all.
+#include "audited_transaction.h"
+
+#include "sealtrain/base/encoding.h"
+
+#include <algorithm>
+
+namespace sealtrain::core {
+
+namespace {
+
+audit::Actor userActor(const std::string& name, const std::string& sessionId)
+{
+    return {audit::ActorKind::User, name, sessionId, std::string(kAuthMethod)};
+}
+
+audit::EntryDraft draftFor(const audit::Actor& actor, const AuditedRequest& request)
+{
+    audit::EntryDraft draft;
+    draft.actor = actor;
+    draft.action = request.action;
+    draft.target = request.target;
+    return draft;
+}
+
+// Every entry of a project-scoped call names the project; every entry made under a break-glass
+// grant says so.
+void addScope(audit::EntryDraft& draft, const std::string& project, bool breakGlass)
+{
+    if (!project.empty())
+        draft.details.push_back(audit::textDetail("project", project));
+    if (breakGlass)
+        draft.details.push_back(audit::textDetail("break_glass", "true"));
+}
+
+}  // namespace
+
+crypto::Sha256Digest sessionTokenHash(const std::string& token)
+{
+    return crypto::sha256(asBytes(token));
+}
+
+Error denied(const std::string& sentence)
+{
+    return Error(ErrorCode::PermissionDenied, sentence);
+}
+
+AuditedTransactions::AuditedTransactions(Database& database, audit::AuditLog& log,
+                                         const audit::AuditKey* auditKey, const audit::Clock& clock,
+                                         const ControlPlaneOptions& options)
+    : database_(database)
+    , log_(log)
+    , auditKey_(auditKey)
+    , clock_(clock)
+    , options_(options)
+{
+}
+
+std::int64_t AuditedTransactions::now() const
+{
+    return std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch())
+        .count();
+}
+
+Result<void> AuditedTransactions::commit(Transaction& transaction, const audit::EntryDraft& draft)
+{
+    auto appended = log_.append(transaction, draft);
+    if (!appended)
+        return Error(
+            appended.error().code(),
+            "The change was not made because its audit entry could not be written (" + [&] {
+                std::string m = appended.error().message();
+                m.pop_back();  // the full stop
+                std::replace(m.begin(), m.end(), '.', ',');
+                return m;
+            }() + "); fix the audit store and try again.");
+    return transaction.commit();
+}
+
+Result<void> AuditedTransactions::recordRefusal(const audit::Actor& actor,
+                                                const AuditedRequest& request,
+                                                audit::Outcome outcome, const Error& error,
+                                                bool breakGlass)
+{
+    auto transaction = database_.begin();
+    if (!transaction)
+        return transaction.error();
+    audit::EntryDraft draft = draftFor(actor, request);
+    draft.outcome = outcome;
+    draft.reason = error.message();
+    addScope(draft, request.project, breakGlass);
+    return commit(**transaction, draft);
+}
+
+Result<void> AuditedTransactions::recordRefusal(const Caller& caller, const AuditedRequest& request,
+                                                audit::Outcome outcome, const Error& error)
+{
+    return recordRefusal(userActor(caller.name, caller.sessionId), request, outcome, error,
+                         caller.breakGlass);
+}
+
+Result<Caller> AuditedTransactions::authenticate(const std::string& session)
+{
+    Caller caller;
+    std::int64_t sessionRow = 0;
+    std::int64_t created = 0;
+    std::int64_t lastUsed = 0;
+    bool revoked = false;
+    bool disabled = false;
+    auto found = database_.queryOne(
+        "SELECT s.id, s.created, s.last_used, s.revoked, u.id, u.name, u.disabled "
+        "FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?",
+        {SqlValue::blob(sessionTokenHash(session))}, [&](const Statement& row) {
+            sessionRow = row.integer(0);
+            created = row.integer(1);
+            lastUsed = row.integer(2);
+            revoked = row.integer(3) != 0;
+            caller.userId = row.integer(4);
+            caller.name = row.text(5);
+            disabled = row.integer(6) != 0;
+        });
+    if (!found)
+        return found.error();
+    if (!*found)
+        return Error(ErrorCode::Unauthenticated, "The session is not valid; sign in again.");
+    caller.sessionId = "s" + std::to_string(sessionRow);
+    const std::int64_t t = now();
+    const bool expired =
+        t - lastUsed > options_.sessionIdle.count() || t - created > options_.sessionMax.count();
+    if (revoked)
+        return Error(ErrorCode::Unauthenticated, "The session was revoked; sign in again.");
+    if (disabled)
+        return Error(ErrorCode::Unauthenticated,
+                     "The account '" + caller.name + "' is disabled; ask an admin.");
+    if (expired)
+        return Error(ErrorCode::Unauthenticated, "The session has expired; sign in again.");
+    SEALTRAIN_TRY(database_.run("UPDATE sessions SET last_used = ? WHERE id = ?", {t, sessionRow}));
+    auto breakGlass = database_.queryInteger("SELECT count(*) FROM grants WHERE user_id = ? AND "
+                                             "break_glass = 1 AND expires > ?",
+                                             {caller.userId, t});
+    if (!breakGlass)
+        return breakGlass.error();
+    caller.breakGlass = *breakGlass > 0;
+    return caller;
+}
+
+Result<void> AuditedTransactions::authorize(const Caller& caller, std::string_view permission,
+                                            const std::string& project)
+{
+    if (permission.empty())
+        return success();
+    auto grants = database_.queryInteger(
+        "SELECT count(*) FROM grants g JOIN role_permissions p ON p.role = g.role "
+        "WHERE g.user_id = ? AND p.permission = ? AND (g.project = '' OR g.project = ?) "
+        "AND (g.expires = 0 OR g.expires > ?)",
+        {caller.userId, permission, project, now()});
+    if (!grants)
+        return grants.error();
+    if (*grants == 0)
+        return denied("The user '" + caller.name + "' lacks the permission '"
+                      + std::string(permission) + "'"
+                      + (project.empty() ? std::string() : " in project '" + project + "'")
+                      + "; ask an admin for a grant.");
+    return success();
+}
+
+bool AuditedTransactions::holds(const Caller& caller, std::string_view permission,
+                                const std::string& project)
+{
+    return authorize(caller, permission, project).ok();
+}
+
+audit::Actor AuditedTransactions::sessionOwner(const std::string& session) const
+{
+    audit::Actor actor{audit::ActorKind::User, "unknown", "", std::string(kAuthMethod)};
+    // A failed look-up leaves the actor unknown: the refusal is recorded either way.
+    (void)database_.queryOne(
+        "SELECT s.id, u.name FROM sessions s JOIN users u ON "
+        "u.id = s.user_id WHERE s.token_hash = ?",
+        {SqlValue::blob(sessionTokenHash(session))}, [&](const Statement& row) {
+            actor = userActor(row.text(1), "s" + std::to_string(row.integer(0)));
+        });
+    return actor;
+}
+
+Result<Caller> AuditedTransactions::enter(const std::string& session, const AuditedRequest& request,
+                                          const Body& body, bool entryOnSuccess)
+{
+    auto transaction = database_.begin();
+    if (!transaction)
+        return transaction.error();
+    auto caller = authenticate(session);
+    if (!caller) {
+        (*transaction)->rollback();
+        if (caller.error().code() != ErrorCode::Unauthenticated)
+            return caller.error();
+        SEALTRAIN_TRY(recordRefusal(sessionOwner(session), request, audit::Outcome::Denied,
+                                    caller.error(), false));
+        return caller.error();
+    }
+    audit::EntryDraft draft = draftFor(userActor(caller->name, caller->sessionId), request);
+    Result<void> outcome = authorize(*caller, request.permission, request.project);
+    if (outcome)
+        outcome = body(*caller, draft);
+    if (!outcome) {
+        (*transaction)->rollback();
+        const auto code = outcome.error().code();
+        const bool refusal = code == ErrorCode::PermissionDenied;
+        if (refusal || code == ErrorCode::InvalidArgument || code == ErrorCode::NotFound
+            || code == ErrorCode::AlreadyExists)
+            SEALTRAIN_TRY(recordRefusal(*caller, request,
+                                        refusal ? audit::Outcome::Denied : audit::Outcome::Failed,
+                                        outcome.error()));
+        return outcome.error();
+    }
+    if (!entryOnSuccess) {
+        SEALTRAIN_TRY((*transaction)->commit());
+        return caller;
+    }
+    addScope(draft, request.project, caller->breakGlass);
+    SEALTRAIN_TRY(commit(**transaction, draft));
+    return caller;
+}
+
+Result<void> AuditedTransactions::perform(const std::string& session, const AuditedRequest& request,
+                                          const Body& body)
+{
+    auto caller = enter(session, request, body, true);
+    if (!caller)
+        return caller.error();
+    return success();
+}
+
+Result<Caller> AuditedTransactions::admit(const std::string& session, const AuditedRequest& request,
+                                          const Body& check)
+{
+    return enter(session, request, check, false);
+}
+
+Result<void> AuditedTransactions::performWithoutSession(const AuditedRequest& request,
+                                                        const SessionlessBody& body)
+{
+    auto transaction = database_.begin();
+    if (!transaction)
+        return transaction.error();
+    audit::EntryDraft draft = draftFor({}, request);
+    auto outcome = body(draft);
+    if (!outcome && draft.outcome == audit::Outcome::Ok)
+        return outcome.error();  // the transaction rolls back as it goes
+    SEALTRAIN_TRY(commit(**transaction, draft));
+    return outcome;
+}
+
+}  // namespace sealtrain::core

@@ -1,0 +1,176 @@
+// The audited transaction: the one door every change to the control plane walks through. It
+// checks the caller's session, authorises the call with the one permission check, runs the
+// change and appends its audit entry in the same database transaction; every refusal is appended
+// too. When the entry can not be written the change is rolled back and the caller gets the error
+// (fail closed). The services (identity, access, submissions, datasets, audit queries) hold one
+// and never commit a transaction of their own. Not installed: nothing outside core/ sees it.
+#pragma once
+
+#include "sealtrain/audit/audit_log.h"
+#include "sealtrain/audit/entry.h"
+#include "sealtrain/base/result.h"
+#include "sealtrain/core/control_plane_options.h"
+#include "sealtrain/core/database.h"
+#include "sealtrain/crypto/hash.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace sealtrain::core {
+
+// How people authenticate to the control plane, as audit entries record it.
+inline constexpr std::string_view kAuthMethod = "password+totp";
+
+// The signed-in user behind a valid session.
+struct Caller {
+    std::int64_t userId = 0;
+    std::string name;
+    std::string sessionId;  // "s<row>", as audit entries name it
+    bool breakGlass = false;
+};
+
+// A call as its permission check and its audit entry see it.
+struct AuditedRequest {
+    std::string action;           // the audit action, e.g. "user.create"
+    std::string_view permission;  // what the caller must hold; empty: any signed-in user
+    std::string project;          // scope of the check; empty: global
+    audit::Target target;
+};
+
+// The SHA-256 of a session token: all the database keeps of it.
+[[nodiscard]] crypto::Sha256Digest sessionTokenHash(const std::string& token);
+
+// A refusal for lack of a permission or because of a separation-of-duties rule.
+[[nodiscard]] Error denied(const std::string& sentence);
+
+class AuditedTransactions final {
+public:
+    // The change itself: it may add details to the entry, or fail (and so roll back).
+    using Body = std::function<Result<void>(const Caller&, audit::EntryDraft&)>;
+    using SessionlessBody = std::function<Result<void>(audit::EntryDraft&)>;
+
+    // Everything must outlive this object.
+    AuditedTransactions(Database& database, audit::AuditLog& log, const audit::AuditKey* auditKey,
+                        const audit::Clock& clock, const ControlPlaneOptions& options);
+    AuditedTransactions(const AuditedTransactions&) = delete;
+    AuditedTransactions& operator=(const AuditedTransactions&) = delete;
+
+    // Session check, authorisation, `body`, and the entry, in one transaction. A refusal
+    // (PermissionDenied) is recorded as denied; InvalidArgument, NotFound and AlreadyExists are
+    // recorded as failed; other errors (the database's) roll back with no entry.
+    [[nodiscard]] Result<void> perform(const std::string& session, const AuditedRequest& request,
+                                       const Body& body);
+
+    // perform for a call that returns something: `body` returns it (a Result), and it is
+    // returned once the change and its entry are committed.
+    template <typename ValueBody>
+    [[nodiscard]] auto performReturning(const std::string& session, const AuditedRequest& request,
+                                        const ValueBody& body)
+        -> std::invoke_result_t<const ValueBody&, const Caller&, audit::EntryDraft&>
+    {
+        std::invoke_result_t<const ValueBody&, const Caller&, audit::EntryDraft&> value =
+            Error(ErrorCode::Internal, "The call returned nothing.");
+        auto performed =
+            perform(session, request, [&](const Caller& caller, audit::EntryDraft& draft) {
+                value = body(caller, draft);
+                return value ? success() : Result<void>(value.error());
+            });
+        if (!performed)
+            return performed.error();
+        return value;
+    }
+
+    // perform for a listing: the rows of `sql`, each folded into the list by `addRow`.
+    template <typename Item>
+    [[nodiscard]] Result<std::vector<Item>>
+    performListing(const std::string& session, const AuditedRequest& request, std::string_view sql,
+                   const std::function<void(std::vector<Item>&, const Statement&)>& addRow)
+    {
+        return performReturning(
+            session, request, [&](const Caller&, audit::EntryDraft&) -> Result<std::vector<Item>> {
+                std::vector<Item> items;
+                SEALTRAIN_TRY(
+                    database_.query(sql, {}, [&](const Statement& row) { addRow(items, row); }));
+                return items;
+            });
+    }
+
+    // performListing over a LEFT JOIN that gives one row per element of an item's list: a new
+    // item (name and flag in the first two columns) whenever the name changes, and `addElement`
+    // for every row whose third column is not NULL.
+    template <typename Item>
+    [[nodiscard]] Result<std::vector<Item>>
+    performGroupedListing(const std::string& session, const AuditedRequest& request,
+                          std::string_view sql,
+                          const std::function<void(Item&, const Statement&)>& addElement)
+    {
+        return performListing<Item>(session, request, sql,
+                                    [&](std::vector<Item>& items, const Statement& row) {
+                                        if (items.empty() || items.back().name != row.text(0))
+                                            items.push_back({row.text(0), row.integer(1) != 0, {}});
+                                        if (!row.isNull(2))
+                                            addElement(items.back(), row);
+                                    });
+    }
+
+    // The same checks and refusals as perform, but a success commits only the session's use and
+    // appends no entry: for a call whose change comes later in a perform of its own (a dataset
+    // import checks its caller first, imports for minutes outside any transaction, and then
+    // registers the result). `check` runs inside the transaction; its entry draft is dropped.
+    [[nodiscard]] Result<Caller> admit(const std::string& session, const AuditedRequest& request,
+                                       const Body& check);
+
+    // The door for the calls made before anyone has a session (init, sign-in): `body` makes the
+    // change and fills in the entry (actor included). When it fails with the entry's outcome
+    // still Ok (the database failed, or init found users already) everything rolls back. When
+    // it fails after marking the entry denied (a wrong password), what it changed so far (the
+    // failure count) commits with the entry, and the caller gets its error.
+    [[nodiscard]] Result<void> performWithoutSession(const AuditedRequest& request,
+                                                     const SessionlessBody& body);
+
+    // Appends a refusal of `caller`'s `request` in a transaction of its own, for a call that
+    // fails outside perform (a dataset import that fails after admit).
+    [[nodiscard]] Result<void> recordRefusal(const Caller& caller, const AuditedRequest& request,
+                                             audit::Outcome outcome, const Error& error);
+
+    // Whether `caller` holds `permission` globally or in `project` (any error reads as no).
+    [[nodiscard]] bool holds(const Caller& caller, std::string_view permission,
+                             const std::string& project);
+
+    // Unix seconds on the control plane's clock.
+    [[nodiscard]] std::int64_t now() const;
+
+    [[nodiscard]] Database& database() const noexcept { return database_; }
+    [[nodiscard]] const audit::AuditKey* auditKey() const noexcept { return auditKey_; }
+    [[nodiscard]] const audit::Clock& clock() const noexcept { return clock_; }
+    [[nodiscard]] audit::AuditLog& log() const noexcept { return log_; }
+    [[nodiscard]] const ControlPlaneOptions& options() const noexcept { return options_; }
+
+private:
+    [[nodiscard]] Result<Caller> enter(const std::string& session, const AuditedRequest& request,
+                                       const Body& body, bool entryOnSuccess);
+    [[nodiscard]] Result<Caller> authenticate(const std::string& session);
+    // The one permission check: does any unexpired grant of the caller, global or for
+    // `project`, give a role that holds `permission`?
+    [[nodiscard]] Result<void> authorize(const Caller& caller, std::string_view permission,
+                                         const std::string& project);
+    // The owner of `session` when the token is known (revoked, expired, disabled), else nobody.
+    [[nodiscard]] audit::Actor sessionOwner(const std::string& session) const;
+    [[nodiscard]] Result<void> recordRefusal(const audit::Actor& actor,
+                                             const AuditedRequest& request, audit::Outcome outcome,
+                                             const Error& error, bool breakGlass);
+    // Appends the entry and commits; on failure the change is rolled back (fail closed).
+    [[nodiscard]] Result<void> commit(Transaction& transaction, const audit::EntryDraft& draft);
+
+    Database& database_;
+    audit::AuditLog& log_;
+    const audit::AuditKey* auditKey_;
+    const audit::Clock& clock_;
+    const ControlPlaneOptions& options_;
+};
+
+}  // namespace sealtrain::core

@@ -1,0 +1,455 @@
+// Opening and creating a data directory: the keyring, the database, the sealed platform keys,
+// the audit key, the witness file and the control plane over them.
+#include "sealtrain/core/data_directory.h"
+
+#include "folder_cleanup.h"
+
+#include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/encoding.h"
+#include "sealtrain/base/paths.h"
+#include "sealtrain/core/sql_audit_store.h"
+#include "sealtrain/crypto/hkdf.h"
+#include "sealtrain/crypto/key_file.h"
+#include "sealtrain/crypto/random.h"
+#include "sealtrain/crypto/sealed.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iterator>
+#include <system_error>
+
+namespace sealtrain::core {
+namespace {
+
+constexpr std::string_view kOrigin = "sealtrain.local/control";
+constexpr std::string_view kCaName = "Sealtrain platform CA";
+constexpr std::chrono::seconds kCaValidity{std::chrono::hours(24 * 365 * 10)};
+constexpr std::string_view kAuditKeyLabel = "sealtrain audit hmac key v1";
+constexpr std::string_view kSigningKekId = "signing";
+constexpr std::string_view kDatabaseKekId = "database";  // also seals the CLI session
+constexpr std::string_view kAuditKekId = "audit";
+
+std::filesystem::path file(const std::filesystem::path& dataDir, std::string_view name)
+{
+    return dataDir / std::string(name);
+}
+
+Error notInitialised(const std::filesystem::path& dataDir)
+{
+    return Error(ErrorCode::NotFound,
+                 fmt::format("There is no initialised data directory at '{}'; create one with "
+                             "'sealtrainctl init --data-dir {}' or pass the right --data-dir.",
+                             dataDir.string(), dataDir.string()));
+}
+
+// A small secret as a sealed object under `kek` (written atomically, mode 0600).
+Result<void> sealSecret(const std::filesystem::path& path, const crypto::Kek& kek,
+                        std::string_view contentType, std::span<const std::uint8_t> secret,
+                        AtomicFileSink::Overwrite overwrite)
+{
+    auto writer =
+        crypto::SealedWriter::create(path, kek, {std::string(contentType), "{}"}, overwrite);
+    if (!writer)
+        return writer.error();
+    SEALTRAIN_TRY(writer->write(secret));
+    return writer->finish();
+}
+
+// The plaintext of a small sealed object (one chunk), only ever in SecretBytes.
+Result<crypto::SecretBytes> unsealSecret(const std::filesystem::path& path,
+                                         const crypto::KekResolver& resolver, const char* what)
+{
+    auto reader = crypto::SealedReader::open(path, resolver);
+    if (!reader)
+        return reader.error().withContext(fmt::format("Cannot open the {}", what));
+    if (reader->chunkCount() != 1)
+        return Error(ErrorCode::Integrity,
+                     fmt::format("The {} file '{}' is not a single-chunk sealed secret; restore "
+                                 "the data directory from a backup.",
+                                 what, path.string()));
+    auto secret = crypto::SecretBytes::allocate(reader->chunkPlaintextSize(0));
+    if (!secret)
+        return secret.error();
+    auto read = reader->readChunk(0, secret->mutableBytes());
+    if (!read)
+        return read.error();
+    return secret;
+}
+
+Result<void> writePublicFile(const std::filesystem::path& path, const std::string& text)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out)
+        return Error(ErrorCode::Io, fmt::format("Cannot write '{}'; check that the data directory "
+                                                "is writable.",
+                                                path.string()));
+    return success();
+}
+
+Result<std::string> readPublicFile(const std::filesystem::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return Error(ErrorCode::NotFound,
+                     fmt::format("Cannot read '{}'; restore the data directory from a backup.",
+                                 path.string()));
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+Result<audit::AuditKey> deriveAuditKey(const crypto::Keyring& keyring)
+{
+    auto kek = keyring.activeKek(std::string(kAuditKekId));
+    if (!kek)
+        return kek.error();
+    auto key = crypto::hkdf(crypto::HkdfHash::Sha256, (*kek)->key.bytes(), {},
+                            asBytes(kAuditKeyLabel), 32);
+    if (!key)
+        return key.error();
+    return audit::AuditKey::create(std::move(*key), fmt::format("audit-hmac-v{}", (*kek)->version));
+}
+
+Result<crypto::Keyring> unlockKeyring(const std::filesystem::path& dataDir,
+                                      const KeyringUnlock& unlock)
+{
+    const auto path = file(dataDir, datadir::kKeyring);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return notInitialised(dataDir);
+    if (unlock.masterKeyFile) {
+        auto master = crypto::readKekFile(*unlock.masterKeyFile);
+        if (!master)
+            return master.error();
+        return crypto::Keyring::unlockWithMasterKey(path, *master);
+    }
+    if (!unlock.passphrase)
+        return Error(ErrorCode::InvalidArgument,
+                     "Give a passphrase or a master key file to unlock the keyring.");
+    auto passphrase = unlock.passphrase();
+    if (!passphrase)
+        return passphrase.error();
+    return crypto::Keyring::unlockWithPassphrase(path, *passphrase);
+}
+
+// A new keyring at `path`, from a passphrase or a master key file.
+Result<crypto::Keyring> createKeyring(const std::filesystem::path& path,
+                                      const NewDataDirectory& request)
+{
+    if (request.masterKeyFile) {
+        auto master = crypto::readKekFile(*request.masterKeyFile);
+        if (!master)
+            return master.error();
+        return crypto::Keyring::createWithMasterKey(path, *master);
+    }
+    if (request.passphrase)
+        return crypto::Keyring::createWithPassphrase(path, *request.passphrase, request.argon2);
+    return Error(ErrorCode::InvalidArgument, "No key was given.");
+}
+
+// The platform's signing key and CA: generated, sealed under the `signing` KEK, their public
+// halves beside them.
+Result<void> createPlatformKeys(const std::filesystem::path& dir, const crypto::Keyring& keyring)
+{
+    auto signingKek = keyring.activeKek(std::string(kSigningKekId));
+    if (!signingKek)
+        return signingKek.error();
+    auto signingKey = crypto::SigningKey::generate();
+    if (!signingKey)
+        return signingKey.error();
+    SEALTRAIN_TRY(sealSecret(file(dir, datadir::kSigningKey), **signingKek,
+                             "application/vnd.sealtrain.ed25519-seed", signingKey->seed().bytes(),
+                             AtomicFileSink::Overwrite::Refuse));
+    SEALTRAIN_TRY(
+        writePublicFile(file(dir, datadir::kSigningPublicKey), signingKey->publicKey().toPem()));
+    auto ca = crypto::CertificateAuthority::create(kCaName, kCaValidity);
+    if (!ca)
+        return ca.error();
+    SEALTRAIN_TRY(sealSecret(file(dir, datadir::kCaKey), **signingKek,
+                             "application/vnd.sealtrain.pkcs8-pem", ca->privateKeyPem().bytes(),
+                             AtomicFileSink::Overwrite::Refuse));
+    return writePublicFile(file(dir, datadir::kCaCertificate), ca->certificatePem());
+}
+
+// A new, empty folder of mode 0700 beside `target`, to be renamed into place.
+Result<std::filesystem::path> makeTemporarySibling(const std::filesystem::path& target)
+{
+    const auto parent = target.parent_path();
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec)
+        return Error(ErrorCode::Io, fmt::format("Cannot create the folder '{}' ({}); check its "
+                                                "permissions.",
+                                                parent.string(), ec.message()));
+    const auto temporary =
+        parent
+        / fmt::format(".{}.init-{}", target.filename().string(), toHex(crypto::randomBytes(6)));
+    if (!std::filesystem::create_directory(temporary, ec) || ec)
+        return Error(ErrorCode::Io, fmt::format("Cannot create a folder in '{}' ({}); check its "
+                                                "permissions.",
+                                                parent.string(), ec.message()));
+    std::filesystem::permissions(temporary, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
+    return temporary;
+}
+
+}  // namespace
+
+struct DataDirectory::State {
+    std::filesystem::path dataDir;
+    audit::SystemClock systemClock;
+    const audit::Clock* clock = nullptr;
+    std::optional<crypto::Keyring> keyring;
+    std::unique_ptr<Database> database;
+    std::unique_ptr<SqlAuditStore> store;
+    std::optional<crypto::SigningKey> signingKey;
+    std::optional<audit::AuditKey> auditKey;
+    std::optional<crypto::CertificateAuthority> ca;
+    std::unique_ptr<ControlPlane> plane;
+
+    // Everything but the keyring, which the caller has unlocked or created.
+    Result<void> openRest(const DataDirectoryOptions& options)
+    {
+        clock = options.clock != nullptr ? options.clock : &systemClock;
+        const auto dbPath = file(dataDir, datadir::kDatabase);
+        std::error_code ec;
+        if (!std::filesystem::exists(dbPath, ec))
+            return notInitialised(dataDir);
+        auto opened = Database::openWithKeyring(dbPath, *keyring);
+        if (!opened)
+            return opened.error();
+        database = std::move(*opened);
+        store = std::make_unique<SqlAuditStore>(*database);
+        SEALTRAIN_TRY(loadKeys());
+        audit::LogOptions logOptions;
+        logOptions.origin = std::string(kOrigin);
+        logOptions.policy = options.headPolicy;
+        logOptions.witnessFile = file(dataDir, datadir::kWitness);
+        auto openedPlane = ControlPlane::open(*database, *store, *signingKey, &*auditKey, *clock,
+                                              options.controlPlane, std::move(logOptions));
+        if (!openedPlane)
+            return openedPlane.error();
+        plane = std::move(*openedPlane);
+        return success();
+    }
+
+    Result<void> loadKeys()
+    {
+        const auto resolver = keyring->resolver();
+        auto seed = unsealSecret(file(dataDir, datadir::kSigningKey), resolver, "signing key");
+        if (!seed)
+            return seed.error();
+        auto key = crypto::SigningKey::fromSeed(*seed);
+        if (!key)
+            return key.error();
+        signingKey.emplace(std::move(*key));
+        auto caKey = unsealSecret(file(dataDir, datadir::kCaKey), resolver, "platform CA key");
+        if (!caKey)
+            return caKey.error();
+        auto caCertificate = readPublicFile(file(dataDir, datadir::kCaCertificate));
+        if (!caCertificate)
+            return caCertificate.error();
+        auto loaded = crypto::CertificateAuthority::load(*caCertificate, *caKey);
+        if (!loaded)
+            return loaded.error();
+        ca.emplace(std::move(*loaded));
+        auto audit = deriveAuditKey(*keyring);
+        if (!audit)
+            return audit.error();
+        auditKey.emplace(std::move(*audit));
+        return success();
+    }
+
+    // Fills the empty folder `dir` with a new data directory and creates the first admin.
+    [[nodiscard]] static Result<Enrollment> populate(const std::filesystem::path& dir,
+                                                     const NewDataDirectory& request,
+                                                     const DataDirectoryOptions& options)
+    {
+        auto keyring = createKeyring(file(dir, datadir::kKeyring), request);
+        if (!keyring)
+            return keyring.error();
+        SEALTRAIN_TRY(createPlatformKeys(dir, *keyring));
+        auto databaseKey = deriveDatabaseKey(*keyring);
+        if (!databaseKey)
+            return databaseKey.error();
+        {
+            // Creates the file and its schema; closed again before the control plane opens it.
+            auto database = Database::open(file(dir, datadir::kDatabase), *databaseKey);
+            if (!database)
+                return database.error();
+        }
+        State state;
+        state.dataDir = dir;
+        state.keyring.emplace(std::move(*keyring));
+        SEALTRAIN_TRY(state.openRest(options));
+        auto enrollment = state.plane->identity().init(request.adminName, request.adminPassword);
+        if (!enrollment)
+            return enrollment.error();
+        auto head = state.plane->auditLog().signHead();
+        if (!head)
+            return head.error();
+        return enrollment;
+    }
+};
+
+DataDirectory::DataDirectory(std::unique_ptr<State> state)
+    : state_(std::move(state))
+{
+}
+
+DataDirectory::~DataDirectory() = default;
+
+Result<std::unique_ptr<DataDirectory>> DataDirectory::open(const std::filesystem::path& path,
+                                                           const KeyringUnlock& unlock,
+                                                           DataDirectoryOptions options)
+{
+    auto state = std::make_unique<State>();
+    state->dataDir = path;
+    auto keyring = unlockKeyring(path, unlock);
+    if (!keyring)
+        return keyring.error();
+    state->keyring.emplace(std::move(*keyring));
+    SEALTRAIN_TRY(state->openRest(options));
+    return std::unique_ptr<DataDirectory>(new DataDirectory(std::move(state)));
+}
+
+Result<Enrollment> DataDirectory::create(const NewDataDirectory& request,
+                                         DataDirectoryOptions options)
+{
+    if (request.passphrase.has_value() == request.masterKeyFile.has_value())
+        return Error(ErrorCode::InvalidArgument,
+                     "Give either a passphrase or a master key file for the new keyring.");
+    const std::filesystem::path target =
+        request.path.empty() ? defaultDataDir() : std::filesystem::absolute(request.path);
+    std::error_code ec;
+    if (std::filesystem::exists(target, ec) && !std::filesystem::is_empty(target, ec))
+        return Error(ErrorCode::AlreadyExists,
+                     fmt::format("The data directory '{}' already exists and is not empty; choose "
+                                 "another --data-dir or move it away first.",
+                                 target.string()));
+    auto temporary = makeTemporarySibling(target);
+    if (!temporary)
+        return temporary.error();
+    FolderCleanup cleanup(*temporary);
+    auto enrollment = State::populate(*temporary, request, options);
+    if (!enrollment)
+        return enrollment.error();
+    std::filesystem::rename(*temporary, target, ec);
+    if (ec)
+        return Error(ErrorCode::Io, fmt::format("Cannot move the new data directory into place "
+                                                "at '{}' ({}); check that nothing else created it.",
+                                                target.string(), ec.message()));
+    cleanup.keep();
+    return enrollment;
+}
+
+const std::filesystem::path& DataDirectory::path() const noexcept
+{
+    return state_->dataDir;
+}
+
+crypto::Keyring& DataDirectory::keyring() noexcept
+{
+    return *state_->keyring;
+}
+
+Database& DataDirectory::database() noexcept
+{
+    return *state_->database;
+}
+
+ControlPlane& DataDirectory::controlPlane() noexcept
+{
+    return *state_->plane;
+}
+
+const crypto::SigningKey& DataDirectory::signingKey() const noexcept
+{
+    return *state_->signingKey;
+}
+
+const audit::AuditKey& DataDirectory::auditKey() const noexcept
+{
+    return *state_->auditKey;
+}
+
+const crypto::CertificateAuthority& DataDirectory::certificateAuthority() const noexcept
+{
+    return *state_->ca;
+}
+
+const audit::Clock& DataDirectory::clock() const noexcept
+{
+    return *state_->clock;
+}
+
+std::filesystem::path DataDirectory::datasetsRoot() const
+{
+    return file(state_->dataDir, datadir::kDatasets);
+}
+
+Result<const crypto::Kek*> DataDirectory::datasetsKek() const
+{
+    return state_->keyring->activeKek(std::string(datadir::kDatasetsKekId));
+}
+
+crypto::KekResolver DataDirectory::datasetsResolver() const
+{
+    const crypto::Keyring& keyring = *state_->keyring;
+    return [&keyring](const std::string& id, std::uint32_t version) -> Result<const crypto::Kek*> {
+        if (id != datadir::kDatasetsKekId)
+            return Error(ErrorCode::Integrity,
+                         "A shard is sealed under the '" + id
+                             + "' key rather than the datasets key; restore the dataset from a "
+                               "trusted copy.");
+        return keyring.findKek(id, version);
+    };
+}
+
+std::vector<const crypto::Kek*> DataDirectory::usableKeks(std::string_view id) const
+{
+    const crypto::Keyring& keyring = *state_->keyring;
+    std::vector<const crypto::Kek*> keks;
+    for (const auto& info : keyring.list()) {
+        if (info.id != id || info.state == crypto::KekState::Retired)
+            continue;
+        if (auto kek = keyring.findKek(info.id, info.version); kek)
+            keks.push_back(*kek);
+    }
+    return keks;
+}
+
+Result<void> DataDirectory::writeSessionToken(const std::filesystem::path& sessionFile,
+                                              const std::string& token) const
+{
+    auto kek = state_->keyring->activeKek(std::string(kDatabaseKekId));
+    if (!kek)
+        return kek.error();
+    return sealSecret(sessionFile, **kek, "application/vnd.sealtrain.session", asBytes(token),
+                      AtomicFileSink::Overwrite::Allow);
+}
+
+Result<std::string> DataDirectory::readSessionToken(const std::filesystem::path& sessionFile) const
+{
+    auto token = unsealSecret(sessionFile, state_->keyring->resolver(), "session");
+    if (!token)
+        return token.error();
+    const auto bytes = token->bytes();
+    return std::string(bytes.begin(), bytes.end());
+}
+
+Result<void> DataDirectory::signPendingEntries()
+{
+    auto& log = state_->plane->auditLog();
+    SEALTRAIN_TRY(log.tick());
+    const auto& head = log.lastHead();
+    if (head && head->size == log.size())
+        return success();
+    auto signedHead = log.signHead();
+    if (!signedHead)
+        return signedHead.error();
+    return success();
+}
+
+}  // namespace sealtrain::core

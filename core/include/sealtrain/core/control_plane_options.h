@@ -1,0 +1,24 @@
+// The control plane's policy knobs: password hashing, lockout, session lifetimes, break-glass.
+// One struct for all of its services, so that a deployment (or a test) sets them in one place.
+#pragma once
+
+#include "sealtrain/crypto/keyring.h"
+
+#include <chrono>
+#include <string>
+
+namespace sealtrain::core {
+
+struct ControlPlaneOptions {
+    // libsodium's interactive level; never below crypto::kArgon2Floor.
+    crypto::Argon2Params passwordHashing = crypto::kArgon2Floor;
+    int maxFailedSignIns = 5;                // lockout starts at this many failures in a row
+    std::chrono::seconds lockout{30};        // doubled for every failure past the limit
+    std::chrono::seconds maxLockout{3600};   // the back-off's ceiling
+    std::chrono::seconds sessionIdle{900};   // a session unused this long expires
+    std::chrono::seconds sessionMax{43200};  // and every session expires this long after sign-in
+    std::chrono::seconds maxBreakGlass{14400};
+    std::string totpIssuer = "Sealtrain";
+};
+
+}  // namespace sealtrain::core

@@ -1,0 +1,134 @@
+// A data directory (docs/operations/data-directory.md), opened or created: the one way the CLI,
+// and later the daemon, the GUI's local mode and the worker, get a control plane over local
+// files. It holds:
+//   keyring.json        the wrapped KEKs (docs/formats/keyring.md); the master key is never written
+//   control.db          the SQLCipher database (docs/formats/database.md), with -wal/-shm beside it
+//   signing.key.sealed  the platform's Ed25519 signing key, a sealed object under the `signing` KEK
+//   signing.pub.pem     its public key, for reviewers (`audit verify --key`)
+//   ca.crt              the platform CA's certificate (public)
+//   ca.key.sealed       the CA's private key (PKCS#8 PEM), sealed under the `signing` KEK
+//   audit.witness       every signed audit head, one line each, outside the database
+//   session             the CLI's session token, sealed under the `database` KEK, mode 0600
+//   datasets/           one folder per dataset id (docs/formats/dataset.md)
+//
+// Opening unlocks the keyring, opens the database (re-keying it first when a rotation of the
+// `database` KEK was interrupted before the re-key), unseals the signing key and the CA, derives
+// the audit key and opens the control plane with the witness file. Whoever changed anything calls
+// signPendingEntries() before closing, so that a head is signed over its entries.
+#pragma once
+
+#include "sealtrain/audit/audit_log.h"
+#include "sealtrain/audit/entry.h"
+#include "sealtrain/base/result.h"
+#include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/database.h"
+#include "sealtrain/crypto/certificate_authority.h"
+#include "sealtrain/crypto/kek.h"
+#include "sealtrain/crypto/keyring.h"
+#include "sealtrain/crypto/secret_bytes.h"
+#include "sealtrain/crypto/signing.h"
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sealtrain::core {
+
+// File names inside a data directory.
+namespace datadir {
+inline constexpr std::string_view kKeyring = "keyring.json";
+inline constexpr std::string_view kDatabase = "control.db";
+inline constexpr std::string_view kSigningKey = "signing.key.sealed";
+inline constexpr std::string_view kSigningPublicKey = "signing.pub.pem";
+inline constexpr std::string_view kCaCertificate = "ca.crt";
+inline constexpr std::string_view kCaKey = "ca.key.sealed";
+inline constexpr std::string_view kWitness = "audit.witness";
+inline constexpr std::string_view kSession = "session";
+inline constexpr std::string_view kDatasets = "datasets";  // one folder per dataset id
+// The keyring KEK that seals dataset shards.
+inline constexpr std::string_view kDatasetsKekId = "datasets";
+}  // namespace datadir
+
+// How to unlock a data directory's keyring: with a master key file when one is given, else with
+// a passphrase, asked for only once the directory is known to exist.
+struct KeyringUnlock {
+    std::optional<std::filesystem::path> masterKeyFile;
+    std::function<Result<crypto::SecretBytes>()> passphrase;
+};
+
+// What tests and embedders may change; the command line always uses the defaults.
+struct DataDirectoryOptions {
+    const audit::Clock* clock = nullptr;  // null: the system clock; must outlive the directory
+    ControlPlaneOptions controlPlane;
+    audit::HeadPolicy headPolicy;
+};
+
+// What a new data directory starts with (`sealtrainctl init`).
+struct NewDataDirectory {
+    std::filesystem::path path;  // empty: defaultDataDir() (base/paths.h)
+    // Exactly one of these: the keyring's master key from a passphrase, or a master key file.
+    std::optional<crypto::SecretBytes> passphrase;
+    std::optional<std::filesystem::path> masterKeyFile;
+    crypto::Argon2Params argon2 = crypto::kArgon2Default;
+    std::string adminName;
+    crypto::SecretBytes adminPassword;
+};
+
+class DataDirectory final {
+public:
+    // NotFound, in one sentence, when `path` holds no initialised data directory; a wrong
+    // passphrase or key is Unauthenticated.
+    [[nodiscard]] static Result<std::unique_ptr<DataDirectory>>
+    open(const std::filesystem::path& path, const KeyringUnlock& unlock,
+         DataDirectoryOptions options = {});
+
+    // Creates a new data directory (refused when it exists and is not empty): keyring, database,
+    // signing key, platform CA and the first admin. Everything is made in a temporary sibling
+    // folder that is renamed into place at the end, so a failure leaves nothing behind.
+    [[nodiscard]] static Result<Enrollment> create(const NewDataDirectory& request,
+                                                   DataDirectoryOptions options = {});
+
+    DataDirectory(const DataDirectory&) = delete;
+    DataDirectory& operator=(const DataDirectory&) = delete;
+    ~DataDirectory();
+
+    [[nodiscard]] const std::filesystem::path& path() const noexcept;
+    [[nodiscard]] crypto::Keyring& keyring() noexcept;
+    [[nodiscard]] Database& database() noexcept;
+    [[nodiscard]] ControlPlane& controlPlane() noexcept;
+    [[nodiscard]] const crypto::SigningKey& signingKey() const noexcept;
+    [[nodiscard]] const audit::AuditKey& auditKey() const noexcept;
+    [[nodiscard]] const crypto::CertificateAuthority& certificateAuthority() const noexcept;
+    [[nodiscard]] const audit::Clock& clock() const noexcept;
+
+    // Where the dataset folders live (datasets/).
+    [[nodiscard]] std::filesystem::path datasetsRoot() const;
+    // The active `datasets` KEK, which seals the shards of a new import.
+    [[nodiscard]] Result<const crypto::Kek*> datasetsKek() const;
+    // Unwraps only with the `datasets` KEK: a shard sealed under another key is refused.
+    [[nodiscard]] crypto::KekResolver datasetsResolver() const;
+    // Every version of the KEK `id` that can still unwrap (retired ones can not), for the keys
+    // handed to a trainer.
+    [[nodiscard]] std::vector<const crypto::Kek*> usableKeks(std::string_view id) const;
+
+    // A session token in a file sealed under the `database` KEK (written atomically, mode 0600,
+    // replacing an older one), and read back.
+    [[nodiscard]] Result<void> writeSessionToken(const std::filesystem::path& file,
+                                                 const std::string& token) const;
+    [[nodiscard]] Result<std::string> readSessionToken(const std::filesystem::path& file) const;
+
+    // Signs an audit head over the entries appended since the last one (and appends it to the
+    // witness file); nothing when there are none.
+    [[nodiscard]] Result<void> signPendingEntries();
+
+private:
+    struct State;
+    explicit DataDirectory(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace sealtrain::core

@@ -1,0 +1,55 @@
+// Permissions and the default roles of ARCHITECTURE.md ("Who uses it"). A role is a set of
+// permissions; a grant gives a user a role globally or for one project (core/access.h).
+#pragma once
+
+#include "sealtrain/base/result.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sealtrain::core::permission {
+
+inline constexpr std::string_view kUserManage = "user.manage";
+inline constexpr std::string_view kRoleManage = "role.manage";
+inline constexpr std::string_view kGrantManage = "grant.manage";
+inline constexpr std::string_view kSessionManage = "session.manage";
+inline constexpr std::string_view kDatasetImport = "dataset.import";
+inline constexpr std::string_view kDatasetRead = "dataset.read";
+inline constexpr std::string_view kDatasetGrant = "dataset.grant";
+inline constexpr std::string_view kJobSubmit = "job.submit";
+inline constexpr std::string_view kJobApprove = "job.approve";
+inline constexpr std::string_view kAuditRead = "audit.read";
+inline constexpr std::string_view kAuditExport = "audit.export";
+// Infrastructure: enrolling and managing GPU workers. Never combined with dataset.* or job.*
+// permissions, in one role or for one user (separation of duties).
+inline constexpr std::string_view kWorkerEnroll = "worker.enroll";
+inline constexpr std::string_view kWorkerManage = "worker.manage";
+
+// Every permission this build knows; a custom role may only hold these.
+[[nodiscard]] const std::vector<std::string_view>& all();
+[[nodiscard]] bool isKnown(std::string_view permission);
+
+}  // namespace sealtrain::core::permission
+
+namespace sealtrain::core {
+
+inline constexpr std::string_view kAdminRole = "admin";
+
+struct RoleDefinition {
+    std::string name;
+    std::vector<std::string> permissions;
+};
+
+// admin, steward, engineer, approver, auditor, operator. The admin manages identities and access
+// but holds no data or job permissions; the auditor only reads and exports the audit log; the
+// operator enrolls and manages workers and may hold no data or job permissions.
+[[nodiscard]] const std::vector<RoleDefinition>& defaultRoles();
+
+// Lowercase [a-z0-9_-], 1 to 64 characters: user, role, project and dataset names.
+[[nodiscard]] bool isValidName(std::string_view name);
+// InvalidArgument, in one sentence about the `what` name ("user", "role", …), unless `name` is
+// valid.
+[[nodiscard]] Result<void> requireValidName(std::string_view what, std::string_view name);
+
+}  // namespace sealtrain::core

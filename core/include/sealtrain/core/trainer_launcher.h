@@ -1,0 +1,32 @@
+// Starting sealtrain-train as a child process with its keys on a pipe: the trainer reads them
+// from the descriptor named by --keys-fd (docs/formats/trainer-keys.md), never from argv, the
+// environment or a file, and the launcher wipes its copy once written. The trainer's output
+// (its JSON-lines metrics on --metrics-fd for `train`, its standard output for `sample`) comes
+// back line by line. What goes into the keys and the arguments is the caller's (the control
+// plane's release check comes first); this is only the process and the pipes.
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/crypto/secret_bytes.h"
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sealtrain::core {
+
+struct TrainerLaunch {
+    std::string executable;              // the sealtrain-train to run
+    std::string subcommand;              // "train" (metrics on a pipe) or "sample"
+    std::vector<std::string> arguments;  // after the launcher's own --keys-fd, --metrics-fd
+};
+
+// Runs the trainer to its end, handing it `keys` (wiped once written) and passing its output to
+// `onOutput`, a line at a time with its newline (the last piece may lack one). Returns the
+// trainer's exit status; an error when it could not start, was killed by a signal, or exited
+// successfully without reading its keys.
+[[nodiscard]] Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
+                                     const std::function<void(std::string_view)>& onOutput);
+
+}  // namespace sealtrain::core

@@ -1,0 +1,58 @@
+// A control plane for the service tests: alice the admin, and one user each for the engineer,
+// approver and auditor roles, all with the same password; sessions signed in on an injected
+// clock, and the newest audit entry, to check what was recorded.
+#pragma once
+
+#include "core_fixture.h"
+
+#include <QtTest/QtTest>
+
+#include <map>
+#include <string>
+
+namespace sealtrain::testing {
+
+inline constexpr const char* kPassword = "a long enough passphrase";
+
+struct ServiceWorld {
+    ControlPlaneFixture t;
+    std::string admin;
+    std::map<std::string, std::string> uris;
+
+    ServiceWorld()
+    {
+        auto enrollment = t.plane->identity().init("alice", secret(kPassword));
+        uris["alice"] = enrollment->otpauthUri;
+        admin = t.signIn("alice", kPassword, uris["alice"]);
+        for (const std::string role : {"engineer", "approver", "auditor"}) {
+            const std::string user = role + "-user";
+            uris[user] = t.plane->identity().createUser(admin, user, secret(kPassword))->otpauthUri;
+            (void)t.plane->access().grantRole(admin, user, role, "");
+        }
+    }
+
+    std::string session(const std::string& user) { return t.signIn(user, kPassword, uris[user]); }
+
+    // The newest committed entry.
+    audit::Entry last() const
+    {
+        const auto size = t.plane->auditLog().size();
+        const auto stored = t.store->readEntries(size - 1, 1).value();
+        return audit::decodeEntry(stored.front().bytes).value();
+    }
+};
+
+// `result` is a refusal in one sentence, and the newest entry records it: `action`, denied, with
+// the same sentence as its reason.
+template <typename T>
+void verifyDenied(ServiceWorld& w, const Result<T>& result, const std::string& action)
+{
+    QVERIFY(!result.ok());
+    QVERIFY(isOneSentence(result.error().message()));
+    const auto entry = w.last();
+    QCOMPARE(QString::fromStdString(entry.action), QString::fromStdString(action));
+    QCOMPARE(entry.outcome, audit::Outcome::Denied);
+    QCOMPARE(entry.reason, result.error().message());
+}
+
+}  // namespace sealtrain::testing
