@@ -103,6 +103,8 @@ private:
                               "1",
                               "--run-id",
                               "resume-test",
+                              "--device",
+                              "cpu",  // the CPU's bits, even where a GPU is visible
                               "--keys-fd",
                               "0"};
         return arguments + extra;
@@ -370,7 +372,8 @@ private slots:
         const fs::path root(dir_.path().toStdString());
         const bool gpuHere = SEALTRAIN_CUDA_BUILT != 0 && !probeGpu().devices.empty();
         const auto shortRun = [&](const fs::path& out, const QString& device) {
-            QStringList arguments = trainArguments(out, {"--device", device});
+            QStringList arguments = trainArguments(out);
+            arguments[arguments.indexOf("--device") + 1] = device;
             arguments[arguments.indexOf("--steps") + 1] = "2";
             arguments[arguments.indexOf("--checkpoint-every") + 1] = "0";
             arguments[arguments.indexOf("--val-every") + 1] = "0";
