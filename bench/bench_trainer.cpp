@@ -10,6 +10,7 @@
 // OMP_NUM_THREADS. Other environment (OPENBLAS_CORETYPE, say) reaches both.
 // Usage: bench_trainer [STEPS [THREADS]]   (default 5 timed steps after one warm-up step)
 #include "sealtrain/trainer/counter_rng.h"
+#include "sealtrain/trainer/cpu_model.h"
 #include "sealtrain/trainer/cpu_ops.h"
 #include "sealtrain/trainer/platform_info.h"
 #include "sealtrain/trainer/sgemm_ceiling.h"
@@ -112,14 +113,13 @@ int main(int argc, char** argv)
     const std::size_t batch = 8;
     const std::size_t seq = 256;
 
-    auto created = Gpt<float>::create(config, batch, seq);
+    auto created = CpuModel::create({config, {batch, seq}, AdamWParams{}});
     if (!created) {
         std::fprintf(stderr, "bench_trainer: %s\n", created.error().message().c_str());
         return 1;
     }
-    Gpt<float>& model = *created;
-    model.initialize(1);
-    AdamW optimizer(parameterGroups(model.layout()), model.parameters().size(), AdamWParams{});
+    CpuModel& model = **created;
+    model.gpt().initialize(1);
     const CounterRng rng(2);
     std::vector<std::int32_t> tokens(batch * (seq + 1));
     for (std::size_t i = 0; i < tokens.size(); ++i)
@@ -146,12 +146,12 @@ int main(int argc, char** argv)
                 threads);
     std::printf("model: %zu parameters, vocab %zu, context %zu, %zu layers, %zu heads, width %zu; "
                 "batch %zu x %zu tokens\n",
-                model.parameters().size(), config.vocabSize, config.contextLength, config.layers,
+                model.layout().totalSize(), config.vocabSize, config.contextLength, config.layers,
                 config.heads, config.width, batch, seq);
 
     double loss = 0.0;
     auto step = [&] {
-        auto result = trainStep(model, optimizer, micro, params);
+        auto result = trainStep(model, micro, params);
         if (!result) {
             std::fprintf(stderr, "bench_trainer: %s\n", result.error().message().c_str());
             std::exit(1);

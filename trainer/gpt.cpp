@@ -3,9 +3,9 @@
 
 #include "sealtrain/trainer/counter_rng.h"
 #include "sealtrain/trainer/cpu_ops.h"
+#include "sealtrain/trainer/model_checks.h"
 
 #include <algorithm>
-#include <string>
 
 namespace sealtrain::trainer {
 
@@ -28,16 +28,7 @@ template <typename Real>
 Result<Gpt<Real>> Gpt<Real>::create(const GptConfig& config, std::size_t maxBatch,
                                     std::size_t maxSeq)
 {
-    SEALTRAIN_TRY(config.validate());
-    if (maxBatch == 0 || maxSeq == 0)
-        return Error(ErrorCode::InvalidArgument,
-                     "The batch size and sequence length must be at least 1; give both.");
-    if (maxSeq > config.contextLength)
-        return Error(ErrorCode::InvalidArgument,
-                     "The sequence length " + std::to_string(maxSeq)
-                         + " is longer than the model's context of "
-                         + std::to_string(config.contextLength)
-                         + " positions; shorten the sequences or lengthen the context.");
+    SEALTRAIN_TRY(checkCapacity(config, {maxBatch, maxSeq}));
     return Gpt(config, maxBatch, maxSeq);
 }
 
@@ -139,28 +130,8 @@ Result<Real> Gpt<Real>::forward(std::span<const std::int32_t> tokens,
                                 std::span<const std::int32_t> targets, std::size_t batch,
                                 std::size_t seq)
 {
-    if (batch == 0 || batch > maxBatch_ || seq == 0 || seq > maxSeq_)
-        return Error(ErrorCode::InvalidArgument,
-                     "The batch is " + std::to_string(batch) + " × " + std::to_string(seq)
-                         + " tokens but the model was sized for at most "
-                         + std::to_string(maxBatch_) + " × " + std::to_string(maxSeq_)
-                         + "; create it with a larger batch or sequence length.");
+    SEALTRAIN_TRY(checkBatch(config_, {maxBatch_, maxSeq_}, tokens, targets, batch, seq));
     const std::size_t rows = batch * seq;
-    if (tokens.size() != rows || targets.size() != rows)
-        return Error(ErrorCode::InvalidArgument,
-                     "The tokens and targets must each hold batch × sequence length values; "
-                     "pass arrays of that size.");
-    const auto vocab = static_cast<std::int64_t>(config_.vocabSize);
-    if (std::any_of(tokens.begin(), tokens.end(),
-                    [vocab](std::int32_t t) { return t < 0 || t >= vocab; }))
-        return Error(ErrorCode::InvalidArgument,
-                     "A token lies outside the model's vocabulary; check the data's tokenizer.");
-    if (std::any_of(targets.begin(), targets.end(),
-                    [vocab](std::int32_t t) { return t < -1 || t >= vocab; }))
-        return Error(ErrorCode::InvalidArgument,
-                     "A target lies outside the model's vocabulary and is not -1 (masked); "
-                     "check the data's tokenizer.");
-
     tokens_.assign(tokens.begin(), tokens.end());
     targets_.assign(targets.begin(), targets.end());
     batch_ = batch;

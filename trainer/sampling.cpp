@@ -2,7 +2,6 @@
 #include "sealtrain/trainer/sampling.h"
 
 #include "sealtrain/trainer/counter_rng.h"
-#include "sealtrain/trainer/gpt.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,21 +10,13 @@
 
 namespace sealtrain::trainer {
 
-Result<std::string> sampleText(const GptConfig& config, std::span<const float> parameters,
-                               dataset::Tokenizer& tokenizer, const SampleOptions& options)
+Result<std::string> sampleText(Model& model, dataset::Tokenizer& tokenizer,
+                               const SampleOptions& options)
 {
     if (options.temperature < 0.0 || !std::isfinite(options.temperature))
         return Error(ErrorCode::InvalidArgument,
                      "The temperature must be a number of 0 or more; pass e.g. 0.8.");
-    auto created = Gpt<float>::create(config, 1, config.contextLength);
-    if (!created)
-        return created.error();
-    Gpt<float> model = std::move(created).value();
-    if (parameters.size() != model.parameters().size())
-        return Error(ErrorCode::InvalidArgument,
-                     "The parameters do not fit the model's shape; load them from the same "
-                     "checkpoint as the configuration.");
-    std::copy(parameters.begin(), parameters.end(), model.parameters().begin());
+    const GptConfig& config = model.config();
 
     const auto& info = tokenizer.info();
     const std::uint32_t endOfText = info.endOfText.value_or(0);
@@ -42,6 +33,7 @@ Result<std::string> sampleText(const GptConfig& config, std::span<const float> p
     std::vector<std::int32_t> tokens(prompt.begin(), prompt.end());
     const CounterRng rng(options.seed);
     const std::size_t vocab = config.vocabSize;
+    std::vector<float> probabilities(vocab);
     std::vector<double> weights(vocab);
     std::vector<std::size_t> order(vocab);
     std::vector<std::uint32_t> generated;
@@ -52,8 +44,7 @@ Result<std::string> sampleText(const GptConfig& config, std::span<const float> p
         auto loss = model.forward(window, noTargets, 1, seq);
         if (!loss)
             return loss.error();
-        const auto probabilities =
-            model.probabilities().subspan((seq - 1) * config.paddedVocabSize, vocab);
+        SEALTRAIN_TRY(model.probabilities(seq - 1, probabilities));
         std::size_t next = 0;
         if (options.temperature == 0.0) {
             next = static_cast<std::size_t>(

@@ -1,12 +1,11 @@
-// The training run (train_run.h): data, steps, validation, metrics and checkpoints.
+// The training run (train_run.h): data, the model on the chosen device, steps, validation,
+// metrics and checkpoints.
 #include "sealtrain/trainer/train_run.h"
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/signing.h"
 #include "sealtrain/dataset/reader.h"
-#include "sealtrain/trainer/gpt.h"
-#include "sealtrain/trainer/optimizer.h"
 #include "sealtrain/trainer/sgemm_ceiling.h"
 #include "sealtrain/trainer/training.h"
 
@@ -106,8 +105,7 @@ struct Run {
     std::unique_ptr<dataset::DatasetReader> train;
     std::unique_ptr<dataset::DatasetReader> validation;
     std::uint64_t fullBatchesPerEpoch = 0;
-    std::optional<Gpt<float>> model;
-    std::optional<AdamW> optimizer;
+    std::unique_ptr<Model> model;
     std::uint64_t step = 0;
     std::string runId;
     std::optional<CheckpointReference> parent;
@@ -115,7 +113,20 @@ struct Run {
     std::optional<crypto::PublicKey> datasetSigner;
 };
 
-Result<void> validateOptions(const TrainOptions& options, const TrainerKeys& keys)
+// Every rank trains on the same kind of device (--device auto could differ between nodes).
+Result<void> agreeOnDevice(Run& run)
+{
+    std::array<double, 1> onGpus{run.model->device() == deviceName(Device::Cuda) ? 1.0 : 0.0};
+    SEALTRAIN_TRY(run.collective.allReduceSum(onGpus));
+    if (onGpus[0] > 0.0 && onGpus[0] < static_cast<double>(run.collective.worldSize()))
+        return invalid(fmt::format("{} of the run's {} ranks found a GPU and the others did not; "
+                                   "pass the same --device cpu or --device cuda to every rank.",
+                                   static_cast<int>(onGpus[0]), run.collective.worldSize()));
+    return success();
+}
+
+Result<void> validateOptions(const TrainOptions& options, const TrainerKeys& keys,
+                             const ModelBackends& backends)
 {
     if (options.batch == 0 || options.gradAccum == 0 || options.steps == 0)
         return invalid("The batch, gradient accumulation and step counts must be at least 1; "
@@ -131,6 +142,9 @@ Result<void> validateOptions(const TrainOptions& options, const TrainerKeys& key
     if (keys.newest(kCheckpointsKekId) == nullptr)
         return invalid("The trainer was given no 'checkpoints' KEK, so it can not seal "
                        "checkpoints; hand one over with the keys.");
+    // Before any data is read: a device that is not there stops the run at once.
+    if (auto device = resolveDevice(options.device, backends); !device)
+        return device.error();
     return success();
 }
 
@@ -223,6 +237,9 @@ Result<void> resume(Run& run)
 {
     const TrainOptions& options = run.options;
     std::array<std::uint64_t, 4> counters{};  // step, optimizer step, epoch, index
+    std::vector<float> parameters;
+    std::vector<float> firstMoment;
+    std::vector<float> secondMoment;
     Result<void> loaded = success();
     if (run.collective.rank() == 0) {
         loaded = [&]() -> Result<void> {
@@ -258,13 +275,10 @@ Result<void> resume(Run& run)
                                         {run.config, run.train->datasetId(), options.runId});
             if (!checkpoint)
                 return checkpoint.error();
-            const DecodedCheckpoint& decoded = checkpoint->checkpoint;
-            std::copy(decoded.parameters.begin(), decoded.parameters.end(),
-                      run.model->parameters().begin());
-            std::copy(decoded.firstMoment.begin(), decoded.firstMoment.end(),
-                      run.optimizer->firstMoment().begin());
-            std::copy(decoded.secondMoment.begin(), decoded.secondMoment.end(),
-                      run.optimizer->secondMoment().begin());
+            DecodedCheckpoint& decoded = checkpoint->checkpoint;
+            parameters = std::move(decoded.parameters);
+            firstMoment = std::move(decoded.firstMoment);
+            secondMoment = std::move(decoded.secondMoment);
             counters = {decoded.state.step, decoded.state.optimizerStep, decoded.state.loader.epoch,
                         decoded.state.loader.index};
             run.runId = decoded.state.runId;
@@ -274,13 +288,16 @@ Result<void> resume(Run& run)
     }
     SEALTRAIN_TRY(agree(run.collective, std::move(loaded)));
     SEALTRAIN_TRY(run.collective.broadcast(std::as_writable_bytes(std::span(counters)), 0));
-    SEALTRAIN_TRY(run.collective.broadcast(std::as_writable_bytes(run.model->parameters()), 0));
-    SEALTRAIN_TRY(
-        run.collective.broadcast(std::as_writable_bytes(run.optimizer->firstMoment()), 0));
-    SEALTRAIN_TRY(
-        run.collective.broadcast(std::as_writable_bytes(run.optimizer->secondMoment()), 0));
+    // The checkpoint's configuration is the run's (checked above), so its tensors have the
+    // layout's size on rank 0; the other ranks receive them into buffers of that size.
+    const std::size_t count = run.model->layout().totalSize();
+    for (std::vector<float>* tensor : {&parameters, &firstMoment, &secondMoment}) {
+        tensor->resize(count);
+        SEALTRAIN_TRY(run.collective.broadcast(std::as_writable_bytes(std::span(*tensor)), 0));
+    }
+    SEALTRAIN_TRY(agree(run.collective,
+                        run.model->setState({parameters, firstMoment, secondMoment, counters[1]})));
     run.step = counters[0];
-    run.optimizer->setStepCount(counters[1]);
     return run.train->seek({counters[2], counters[3]});
 }
 
@@ -321,17 +338,19 @@ Result<double> evaluate(Run& run)
 
 Result<WrittenCheckpoint> saveCheckpoint(Run& run)
 {
+    auto model = run.model->state();
+    if (!model)
+        return model.error();
     CheckpointState state;
     state.config = run.config;
     state.step = run.step;
-    state.optimizerStep = run.optimizer->stepCount();
+    state.optimizerStep = model->optimizerStep;
     state.loader = run.train->position();
     state.runId = run.runId;
     state.jobId = run.options.jobId;
     state.datasetId = run.train->datasetId();
     state.tokenizer = run.tokenizer;
-    const CheckpointTensors tensors{run.model->parameters(), run.optimizer->firstMoment(),
-                                    run.optimizer->secondMoment()};
+    const CheckpointTensors tensors{model->parameters, model->firstMoment, model->secondMoment};
     return writeCheckpoint(run.options.outDir, state, tensors, run.parent,
                            *run.keys.newest(kCheckpointsKekId), *run.keys.signingKey,
                            run.options.keep);
@@ -340,26 +359,26 @@ Result<WrittenCheckpoint> saveCheckpoint(Run& run)
 }  // namespace
 
 Result<TrainSummary> runTraining(const TrainOptions& options, const TrainerKeys& keys,
-                                 Collective& collective, const TrainOutput& output)
+                                 Collective& collective, const TrainOutput& output,
+                                 const ModelBackends& backends)
 {
-    SEALTRAIN_TRY(agree(collective, validateOptions(options, keys)));
+    SEALTRAIN_TRY(agree(collective, validateOptions(options, keys, backends)));
     if (options.threads > 0) {
         omp_set_num_threads(static_cast<int>(options.threads));
         openblas_set_num_threads(static_cast<int>(options.threads));
     }
     const bool leader = collective.rank() == 0;
     Metrics metrics(output, leader);
-    Run run{options, keys, collective, {}, {}, {}, 0, {}, {}, 0, options.runId, {}, {}, {}};
+    Run run{options, keys, collective, {}, {}, {}, 0, {}, 0, options.runId, {}, {}, {}};
     SEALTRAIN_TRY(agree(collective, openData(run)));
 
     Result<void> ready = [&]() -> Result<void> {
-        auto model = Gpt<float>::create(run.config.model, options.batch, options.context);
+        const ModelSpec spec{run.config.model, {options.batch, options.context}, run.config.adamw};
+        auto model = createModel(options.device, spec, backends, collective.rank());
         if (!model)
             return model.error();
-        run.model.emplace(std::move(model).value());
-        run.model->initialize(options.seed);
-        run.optimizer.emplace(parameterGroups(run.model->layout()), run.model->layout().totalSize(),
-                              run.config.adamw);
+        run.model = std::move(model).value();
+        SEALTRAIN_TRY(run.model->initialize(options.seed));
         if (options.resume.empty() && leader) {
             auto existing = listCheckpoints(options.outDir);
             if (!existing)
@@ -374,13 +393,17 @@ Result<TrainSummary> runTraining(const TrainOptions& options, const TrainerKeys&
         return success();
     }();
     SEALTRAIN_TRY(agree(collective, std::move(ready)));
+    SEALTRAIN_TRY(agreeOnDevice(run));
+    SEALTRAIN_TRY(agree(collective, run.model->joinRanks(collective)));
     if (!options.resume.empty())
         SEALTRAIN_TRY(resume(run));
     if (run.runId.empty())
         run.runId = toHex(crypto::randomBytes(8));
 
     const double flopsPerToken = trainingFlopsPerToken(run.config.model, options.context);
-    const double sgemmFlops = leader ? measureSgemmFlops() : 0.0;
+    // MFU is measured against this CPU's sgemm rate; a GPU run reports none yet.
+    const bool onCpu = run.model->device() == deviceName(Device::Cpu);
+    const double sgemmFlops = leader && onCpu ? measureSgemmFlops() : 0.0;
     const auto worldSize = static_cast<double>(collective.worldSize());
     const double tokensPerStep =
         static_cast<double>(options.batch * options.context * options.gradAccum) * worldSize;
@@ -390,15 +413,13 @@ Result<TrainSummary> runTraining(const TrainOptions& options, const TrainerKeys&
                   {"steps", options.steps},
                   {"world_size", collective.worldSize()},
                   {"collective", std::string(collective.name())},
+                  {"device", std::string(run.model->device())},
                   {"parameters", run.model->layout().totalSize()},
                   {"dataset", run.train->datasetId()},
                   {"flops_per_tok", flopsPerToken},
                   {"sgemm_flops", sgemmFlops}});
 
     TrainSummary summary;
-    const GradientReduction reduce = [&](std::span<float> gradients) {
-        return collective.allReduceMean(gradients);
-    };
     std::vector<std::vector<std::int32_t>> inputs(options.gradAccum);
     std::vector<std::vector<std::int32_t>> targets(options.gradAccum);
     std::vector<MicroBatch> microBatches(options.gradAccum);
@@ -417,9 +438,8 @@ Result<TrainSummary> runTraining(const TrainOptions& options, const TrainerKeys&
         }();
         SEALTRAIN_TRY(agree(collective, std::move(fetched)));
         const double learningRate = run.config.schedule.at(run.step);
-        auto result =
-            trainStep(*run.model, *run.optimizer, microBatches,
-                      {options.batch, options.context, learningRate, options.clip}, reduce);
+        auto result = trainStep(*run.model, microBatches,
+                                {options.batch, options.context, learningRate, options.clip});
         if (!result)
             return result.error();
         std::array<double, 1> loss{result->loss};

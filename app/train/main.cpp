@@ -1,8 +1,9 @@
 // sealtrain-train: the trainer executable, one process per rank (docs/trainer.md "Running the
 // trainer"). Thin: parses the command line, reads the keys from the inherited descriptor, opens
-// the collective and hands over to the trainer library.
+// the collective and hands over to the trainer library with the backends it was built with.
 #include "sealtrain/base/process.h"
 #include "sealtrain/dataset/tokenizer.h"
+#include "sealtrain/trainer/built_backends.h"
 #include "sealtrain/trainer/checkpoint.h"
 #include "sealtrain/trainer/collective.h"
 #include "sealtrain/trainer/sampling.h"
@@ -38,13 +39,15 @@ int train(const trainer::TrainOptions& options, int keysFd, int metricsFd)
     if (!keys)
         return fail(keys.error());
     const trainer::TrainOutput output{metricsFd, (*collective)->rank() == 0 && ::isatty(2) != 0};
-    auto summary = trainer::runTraining(options, *keys, **collective, output);
+    auto summary =
+        trainer::runTraining(options, *keys, **collective, output, trainer::builtBackends());
     if (!summary)
         return fail(summary.error());
     return kExitOk;
 }
 
-int sample(const std::string& checkpoint, int keysFd, const trainer::SampleOptions& options)
+int sample(const std::string& checkpoint, int keysFd, trainer::Device device,
+           const trainer::SampleOptions& options)
 {
     auto keys = trainer::readTrainerKeys(keysFd);
     if (!keys)
@@ -61,9 +64,14 @@ int sample(const std::string& checkpoint, int keysFd, const trainer::SampleOptio
                           "Sampling decodes byte-level checkpoints only, and this one was "
                           "trained with the '"
                               + state.tokenizer + "' tokenizer."));
+    const trainer::ModelSpec spec{state.config.model, {1, state.config.model.contextLength}, {}};
+    auto model = trainer::createModel(device, spec, trainer::builtBackends());
+    if (!model)
+        return fail(model.error());
+    if (auto set = (*model)->setParameters(loaded->checkpoint.parameters); !set)
+        return fail(set.error());
     dataset::ByteTokenizer tokenizer;
-    auto text =
-        trainer::sampleText(state.config.model, loaded->checkpoint.parameters, tokenizer, options);
+    auto text = trainer::sampleText(**model, tokenizer, options);
     if (!text)
         return fail(text.error());
     std::cout << *text << '\n';
@@ -81,7 +89,16 @@ int main(int argc, char** argv)
     app.footer("Keys arrive on --keys-fd (docs/formats/trainer-keys.md), never in arguments or "
                "the environment.");
 
+    // --device of both commands: which backend computes the model (model_factory.h).
+    const auto addDeviceOption = [](CLI::App* command, std::string& device) {
+        command
+            ->add_option("--device", device,
+                         "auto (CUDA when built and a GPU is visible, else the CPU), cpu or cuda")
+            ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+            ->capture_default_str();
+    };
     trainer::TrainOptions options;
+    std::string trainDevice = "auto";
     int keysFd = 0;
     int metricsFd = 1;
     auto* trainCommand = app.add_subcommand("train", "Train, checkpoint and resume");
@@ -134,6 +151,7 @@ int main(int argc, char** argv)
     trainCommand->add_option("--job-id", options.jobId, "The control plane's job id");
     trainCommand->add_option("--threads", options.threads, "Threads per rank; 0: the default")
         ->capture_default_str();
+    addDeviceOption(trainCommand, trainDevice);
     trainCommand->add_option("--keys-fd", keysFd, "Descriptor the keys are read from")
         ->capture_default_str();
     trainCommand->add_option("--metrics-fd", metricsFd, "Descriptor for the JSON-lines metrics")
@@ -142,6 +160,7 @@ int main(int argc, char** argv)
     std::string checkpoint;
     int sampleKeysFd = 0;
     trainer::SampleOptions sampleOptions;
+    std::string sampleDevice = "auto";
     auto* sampleCommand =
         app.add_subcommand("sample", "Verify a checkpoint, then generate text from it");
     sampleCommand->add_option("--checkpoint", checkpoint, "The checkpoint's .sealed file")
@@ -156,6 +175,7 @@ int main(int argc, char** argv)
     sampleCommand->add_option("--top-k", sampleOptions.topK, "Sample among the K likeliest; 0: all")
         ->capture_default_str();
     sampleCommand->add_option("--seed", sampleOptions.seed, "Sampling seed")->capture_default_str();
+    addDeviceOption(sampleCommand, sampleDevice);
 
     try {
         app.parse(argc, argv);
@@ -173,7 +193,11 @@ int main(int argc, char** argv)
         std::cerr << "sealtrain-train: " << what << " Run 'sealtrain-train --help' for usage.\n";
         return kExitUsage;
     }
-    if (trainCommand->parsed())
+    if (trainCommand->parsed()) {
+        options.device = trainer::parseDevice(trainDevice).value_or(trainer::Device::Auto);
         return train(options, keysFd, metricsFd);
-    return sample(checkpoint, sampleKeysFd, sampleOptions);
+    }
+    return sample(checkpoint, sampleKeysFd,
+                  trainer::parseDevice(sampleDevice).value_or(trainer::Device::Auto),
+                  sampleOptions);
 }

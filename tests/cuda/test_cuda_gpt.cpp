@@ -35,6 +35,7 @@ namespace {
 using namespace sealtrain::trainer;
 namespace kernels = sealtrain::trainer::cuda::kernels;
 using sealtrain::gpu_test::Checker;
+using sealtrain::gpu_test::ok;
 
 constexpr const char* kName = "test_cuda_gpt";
 constexpr std::size_t kBatch = 4;
@@ -157,6 +158,31 @@ template <typename T>
 double kernelTolerance()
 {
     return std::is_same_v<T, float> ? 1e-5 : 1e-2;
+}
+
+// The sum of squares behind the gradient norm against globalNorm, at the sizes that reach the
+// edges (empty, one element, partial and full blocks, more blocks than the grid), and two runs
+// bit-identical.
+template <typename T>
+void checkSumOfSquares(Checker& check)
+{
+    for (const std::size_t count :
+         {std::size_t{0}, std::size_t{1}, std::size_t{255}, std::size_t{256}, std::size_t{257},
+          std::size_t{5000}, std::size_t{1} << 20U, (std::size_t{1} << 24U) + 3}) {
+        const auto values = roundedTo<T>(randomValues(count, 18, 0.1));
+        DeviceArray<T> dValues(count);
+        dValues.upload(values);
+        DeviceArray<double> result(1), partials(cuda::kMaxSumOfSquaresBlocks);
+        double sums[2] = {0.0, 0.0};
+        for (double& sum : sums) {
+            kernels::sumOfSquares(result.get(), partials.get(), dValues.get(), count, nullptr);
+            SEALTRAIN_CUDA_CHECK(
+                cudaMemcpy(&sum, result.get(), sizeof(double), cudaMemcpyDeviceToHost));
+        }
+        const double norm = globalNorm(values);
+        GPU_EXPECT(check, std::fabs(std::sqrt(sums[0]) - norm) <= 1e-9 * std::max(norm, 1e-30));
+        GPU_EXPECT(check, std::memcmp(&sums[0], &sums[1], sizeof(double)) == 0);
+    }
 }
 
 template <typename T>
@@ -402,7 +428,7 @@ void checkKernels(Checker& check)
         GPU_EXPECT(check, gotQ[((b * dims.heads + h) * dims.seq + t) * dims.headSize + d]
                               == qkv[(b * dims.seq + t) * 3 * c + h * dims.headSize + d]);
     }
-    // AdamW and the sum of squares against the CPU optimizer.
+    // AdamW against the CPU optimizer.
     {
         const std::size_t count = 5000;
         auto parameters = randomValues(count, 16);
@@ -414,17 +440,9 @@ void checkKernels(Checker& check)
         dV.upload(std::vector<float>(count, 0.0F));
         dGradients.upload(gradients);
         AdamW reference({{0, count, true}}, count, AdamWParams{});
-        for (int step = 1; step <= 2; ++step) {
-            kernels::AdamWScalars s;
+        for (std::uint64_t step = 1; step <= 2; ++step) {
             const AdamWParams p;
-            s.beta1 = static_cast<float>(p.beta1);
-            s.beta2 = static_cast<float>(p.beta2);
-            s.oneMinusBeta1 = static_cast<float>(1.0 - p.beta1);
-            s.oneMinusBeta2 = static_cast<float>(1.0 - p.beta2);
-            s.correction1 = static_cast<float>(1.0 - std::pow(p.beta1, step));
-            s.correction2 = static_cast<float>(1.0 - std::pow(p.beta2, step));
-            s.epsilon = static_cast<float>(p.epsilon);
-            s.learningRate = 1e-3F;
+            kernels::AdamWScalars s = kernels::adamwScalars(p, step, 1e-3);
             s.weightDecay = static_cast<float>(p.weightDecay);
             kernels::adamw(dParameters.get(), dLow.get(), dM.get(), dV.get(), dGradients.get(),
                            count, s, nullptr);
@@ -435,14 +453,8 @@ void checkKernels(Checker& check)
         GPU_EXPECT(check,
                    relativeError(dLow.download().data(), roundedTo<T>(parameters).data(), count)
                        <= tolerance);
-        DeviceArray<double> result(1), partials(cuda::kMaxSumOfSquaresBlocks);
-        kernels::sumOfSquares(result.get(), partials.get(), dGradients.get(), count, nullptr);
-        double sum = 0.0;
-        SEALTRAIN_CUDA_CHECK(
-            cudaMemcpy(&sum, result.get(), sizeof(double), cudaMemcpyDeviceToHost));
-        const double norm = globalNorm(gradients);
-        GPU_EXPECT(check, std::fabs(std::sqrt(sum) - norm) <= 1e-9 * norm);
     }
+    checkSumOfSquares<T>(check);
 }
 
 // ---- the whole model ----
@@ -452,16 +464,6 @@ struct ModelRun {
     std::vector<double> norms;
     std::vector<float> parameters;
 };
-
-template <typename Model>
-bool ok(Checker& check, const Model& result, const char* what)
-{
-    if (result)
-        return true;
-    std::printf("FAIL %s: %s\n", what, result.error().message().c_str());
-    check.expect(false, what, __FILE__, __LINE__);
-    return false;
-}
 
 constexpr double kLearningRate = 3e-3;
 constexpr double kClip = 1.0;
@@ -728,10 +730,7 @@ void checkRefusals(Checker& check)
 
 int main()
 {
-    if (sealtrain::gpu_test::skipWithoutGpu(kName))
-        return sealtrain::gpu_test::kSkipped;
-    Checker check;
-    try {
+    return sealtrain::gpu_test::runGpuTest(kName, [](Checker& check) {
         checkKernels<float>(check);
         checkKernels<__nv_bfloat16>(check);
         checkGradients(check, cuda::Precision::Float32, true);
@@ -742,9 +741,5 @@ int main()
         checkTraining(check, cuda::Precision::BFloat16);
         checkDeterminismAndCheckpoints(check);
         checkRefusals(check);
-    } catch (const std::exception& failure) {
-        std::printf("FAIL %s: %s\n", kName, failure.what());
-        return 1;
-    }
-    return check.finish(kName);
+    });
 }

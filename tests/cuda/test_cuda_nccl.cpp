@@ -15,29 +15,10 @@ namespace {
 
 using namespace sealtrain::trainer;
 using sealtrain::gpu_test::Checker;
+using sealtrain::gpu_test::ok;
+using sealtrain::gpu_test::OneRank;  // the bootstrap of a single process: nothing to exchange
 
 constexpr const char* kName = "test_cuda_nccl";
-
-// The bootstrap of a single process: nothing to exchange.
-class OneRank final : public Collective {
-public:
-    [[nodiscard]] int rank() const override { return 0; }
-    [[nodiscard]] int worldSize() const override { return 1; }
-    [[nodiscard]] std::string_view name() const override { return "single"; }
-    [[nodiscard]] sealtrain::Result<void> allReduceMean(std::span<float>) override
-    {
-        return sealtrain::success();
-    }
-    [[nodiscard]] sealtrain::Result<void> allReduceSum(std::span<double>) override
-    {
-        return sealtrain::success();
-    }
-    [[nodiscard]] sealtrain::Result<void> broadcast(std::span<std::byte>, int) override
-    {
-        return sealtrain::success();
-    }
-    [[nodiscard]] sealtrain::Result<void> barrier() override { return sealtrain::success(); }
-};
 
 void checkCollective(Checker& check, cuda::NcclCollective& nccl)
 {
@@ -102,16 +83,11 @@ std::vector<float> gradientsAfterBackward(Checker& check, cuda::GradientReducer*
 
 int main()
 {
-    if (sealtrain::gpu_test::skipWithoutGpu(kName))
-        return sealtrain::gpu_test::kSkipped;
-    Checker check;
-    try {
+    return sealtrain::gpu_test::runGpuTest(kName, [](Checker& check) {
         OneRank bootstrap;
         auto nccl = cuda::NcclCollective::open(bootstrap, 0);
-        if (!nccl) {
-            std::printf("FAIL %s: %s\n", kName, nccl.error().message().c_str());
-            return 1;
-        }
+        if (!ok(check, nccl, "NcclCollective::open"))
+            return;
         checkCollective(check, **nccl);
         const std::vector<float> plain = gradientsAfterBackward(check, nullptr);
         const std::vector<float> reduced = gradientsAfterBackward(check, nccl->get());
@@ -119,9 +95,5 @@ int main()
                    !plain.empty() && plain.size() == reduced.size()
                        && std::memcmp(plain.data(), reduced.data(), plain.size() * sizeof(float))
                               == 0);
-    } catch (const std::exception& failure) {
-        std::printf("FAIL %s: %s\n", kName, failure.what());
-        return 1;
-    }
-    return check.finish(kName);
+    });
 }

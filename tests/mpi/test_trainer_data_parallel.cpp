@@ -10,8 +10,7 @@
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/trainer/collective.h"
 #include "sealtrain/trainer/counter_rng.h"
-#include "sealtrain/trainer/gpt.h"
-#include "sealtrain/trainer/optimizer.h"
+#include "sealtrain/trainer/cpu_model.h"
 #include "sealtrain/trainer/training.h"
 
 #include <algorithm>
@@ -25,11 +24,10 @@
 
 namespace {
 
-using sealtrain::trainer::AdamW;
 using sealtrain::trainer::AdamWParams;
 using sealtrain::trainer::Collective;
 using sealtrain::trainer::CounterRng;
-using sealtrain::trainer::Gpt;
+using sealtrain::trainer::CpuModel;
 using sealtrain::trainer::GptConfig;
 using sealtrain::trainer::MicroBatch;
 using sealtrain::trainer::TrainStepParams;
@@ -141,44 +139,36 @@ int run()
     const std::size_t localBatch = kGlobalBatch / ranks;
     const GptConfig config = modelConfig();
 
-    // Each rank starts from its own seed; rank 0's parameters then win by broadcast.
-    auto model = Gpt<float>::create(config, localBatch, kSeq);
-    if (!model) {
-        std::printf("FAIL: %s\n", model.error().message().c_str());
+    // Each rank starts from its own seed; rank 0's parameters then win by broadcast. The model
+    // averages its gradients over the ranks through the collective.
+    const AdamWParams adamParams{};
+    auto created = CpuModel::create({config, {localBatch, kSeq}, adamParams});
+    if (!created || !(*created)->initialize(kSeed + static_cast<std::uint64_t>(rank))) {
+        std::printf("FAIL: the model can not be created.\n");
         return 1;
     }
-    model->initialize(kSeed + static_cast<std::uint64_t>(rank));
+    CpuModel& model = **created;
     bool collectiveOk = true;
     const bool sameBeforeBroadcast =
-        identicalOnAllRanks(collective, model->parameters(), collectiveOk);
+        identicalOnAllRanks(collective, model.gpt().parameters(), collectiveOk);
     checks.expect(collectiveOk, "the collective's hash exchange works", 0);
     checks.expect(ranks == 1 || !sameBeforeBroadcast,
                   "ranks seeded differently start with different parameters", 0);
-    checks.expect(collective.broadcast(std::as_writable_bytes(model->parameters()), 0).ok(),
+    checks.expect(collective.broadcast(std::as_writable_bytes(model.gpt().parameters()), 0).ok(),
                   "rank 0 broadcasts the initial parameters", 0);
-
-    const AdamWParams adamParams{};
-    AdamW optimizer(sealtrain::trainer::parameterGroups(model->layout()),
-                    model->parameters().size(), adamParams);
+    checks.expect(model.joinRanks(collective).ok(), "the model joins the ranks", 0);
 
     // The one-process reference on rank 0: the whole global batch, no collective.
-    std::optional<Gpt<float>> reference;
-    std::optional<AdamW> referenceOptimizer;
+    std::unique_ptr<CpuModel> reference;
     if (rank == 0) {
-        auto created = Gpt<float>::create(config, kGlobalBatch, kSeq);
-        if (!created) {
-            std::printf("FAIL: %s\n", created.error().message().c_str());
+        auto whole = CpuModel::create({config, {kGlobalBatch, kSeq}, adamParams});
+        if (!whole || !(*whole)->initialize(kSeed)) {
+            std::printf("FAIL: the reference model can not be created.\n");
             return 1;
         }
-        reference.emplace(std::move(*created));
-        reference->initialize(kSeed);
-        referenceOptimizer.emplace(sealtrain::trainer::parameterGroups(reference->layout()),
-                                   reference->parameters().size(), adamParams);
+        reference = std::move(whole).value();
     }
 
-    const auto reduce = [&collective](std::span<float> gradients) {
-        return collective.allReduceMean(gradients);
-    };
     TrainStepParams params;
     params.seq = kSeq;
     params.learningRate = 1e-2;
@@ -197,8 +187,7 @@ int run()
         const MicroBatch local{std::span(global.tokens).subspan(first, share),
                                std::span(global.targets).subspan(first, share)};
         params.batch = localBatch;
-        auto result =
-            sealtrain::trainer::trainStep(*model, optimizer, std::span(&local, 1), params, reduce);
+        auto result = sealtrain::trainer::trainStep(model, std::span(&local, 1), params);
         checks.expect(result.ok(), "the data-parallel step succeeds", step);
         if (!result)
             break;
@@ -208,7 +197,8 @@ int run()
         checks.expect(collective.allReduceSum(loss).ok(), "the losses are summed", step);
         loss[0] /= static_cast<double>(ranks);
 
-        const bool identical = identicalOnAllRanks(collective, model->parameters(), collectiveOk);
+        const bool identical =
+            identicalOnAllRanks(collective, model.gpt().parameters(), collectiveOk);
         checks.expect(collectiveOk, "the collective's hash exchange works", step);
         checks.expect(identical, "every rank holds rank 0's parameters, bit for bit", step);
 
@@ -216,8 +206,7 @@ int run()
             continue;
         const MicroBatch whole{global.tokens, global.targets};
         params.batch = kGlobalBatch;
-        auto expected = sealtrain::trainer::trainStep(*reference, *referenceOptimizer,
-                                                      std::span(&whole, 1), params);
+        auto expected = sealtrain::trainer::trainStep(*reference, std::span(&whole, 1), params);
         checks.expect(expected.ok(), "the one-process step succeeds", step);
         if (!expected)
             break;
@@ -230,7 +219,7 @@ int run()
         if (ranks == 1) {
             // One rank is the one-process run exactly: the collective adds nothing.
             checks.expect(loss[0] == expected->loss, "one rank's loss is bit-identical", step);
-            checks.expect(hashOf(model->parameters()) == hashOf(reference->parameters()),
+            checks.expect(hashOf(model.gpt().parameters()) == hashOf(reference->gpt().parameters()),
                           "one rank's parameters are bit-identical", step);
         }
         if (step == 0)
@@ -242,7 +231,7 @@ int run()
         std::printf("worst relative loss difference %.2e (bound %.0e)\n", worstRelative,
                     kLossRelativeBound);
         std::printf("parameters' SHA-256 after %zu steps: ", kSteps);
-        for (const std::uint8_t byte : hashOf(model->parameters()))
+        for (const std::uint8_t byte : hashOf(model.gpt().parameters()))
             std::printf("%02x", byte);
         std::printf("\n");
     }

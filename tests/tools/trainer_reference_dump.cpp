@@ -6,6 +6,7 @@
 //
 // Usage: trainer_reference_dump DIRECTORY
 #include "sealtrain/trainer/counter_rng.h"
+#include "sealtrain/trainer/cpu_model.h"
 #include "sealtrain/trainer/safetensors.h"
 #include "sealtrain/trainer/training.h"
 
@@ -69,10 +70,11 @@ int main(int argc, char** argv)
     const LearningRateSchedule schedule{5e-3, 5e-4, 3, steps};
     const double maxGradientNorm = 1.0;
 
-    auto created = Gpt<float>::create(config, batch, seq);
+    auto created = CpuModel::create({config, {batch, seq}, adamw});
     if (!created)
         return fail(created.error().message());
-    Gpt<float>& model = *created;
+    CpuModel& cpuModel = **created;
+    Gpt<float>& model = cpuModel.gpt();
     model.initialize(1234);
     const std::vector<float> initial(model.parameters().begin(), model.parameters().end());
 
@@ -97,13 +99,12 @@ int main(int argc, char** argv)
     const std::vector<float> lossAtInit{*loss};
     const std::vector<float> gradients(model.gradients().begin(), model.gradients().end());
 
-    AdamW optimizer(parameterGroups(model.layout()), model.parameters().size(), adamw);
     const std::vector<MicroBatch> micro{{tokens[0], targets[0]}, {tokens[1], targets[1]}};
     std::vector<float> losses;
     std::vector<float> norms;
     for (std::size_t step = 0; step < steps; ++step) {
         const TrainStepParams params{batch, seq, schedule.at(step), maxGradientNorm};
-        auto result = trainStep(model, optimizer, micro, params);
+        auto result = trainStep(cpuModel, micro, params);
         if (!result)
             return fail(result.error().message());
         losses.push_back(static_cast<float>(result->loss));

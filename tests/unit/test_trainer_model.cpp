@@ -2,6 +2,7 @@
 // against finite differences in double precision, loss at initialisation, gradient accumulation,
 // learning a fixed batch, and bit-identical runs from one seed.
 #include "sealtrain/trainer/counter_rng.h"
+#include "sealtrain/trainer/cpu_model.h"
 #include "sealtrain/trainer/gpt.h"
 #include "sealtrain/trainer/safetensors.h"
 #include "sealtrain/trainer/training.h"
@@ -65,10 +66,9 @@ struct TrainedRun {
 TrainedRun train(const GptConfig& config, std::uint64_t seed, std::size_t steps, std::size_t batch,
                  std::size_t seq, double learningRate)
 {
-    auto model = Gpt<float>::create(config, batch, seq);
-    Q_ASSERT(model.ok());
-    model->initialize(seed);
-    AdamW optimizer(parameterGroups(model->layout()), model->parameters().size(), AdamWParams{});
+    auto model = CpuModel::create({config, {batch, seq}, AdamWParams{}});
+    if (!model || !(*model)->initialize(seed))
+        qFatal("cannot create and initialise the model");
     const Batch first = randomBatch(batch, seq, config.vocabSize, 1);
     const Batch second = randomBatch(batch, seq, config.vocabSize, 2);
     const std::vector<MicroBatch> micro{{first.tokens, first.targets},
@@ -76,11 +76,12 @@ TrainedRun train(const GptConfig& config, std::uint64_t seed, std::size_t steps,
     TrainedRun run;
     for (std::size_t step = 0; step < steps; ++step) {
         const TrainStepParams params{batch, seq, learningRate, 1.0};
-        auto result = trainStep(*model, optimizer, micro, params);
+        auto result = trainStep(**model, micro, params);
         Q_ASSERT(result.ok());
         run.losses.push_back(result->loss);
     }
-    run.parameters.assign(model->parameters().begin(), model->parameters().end());
+    const std::span<const float> trained = (*model)->gpt().parameters();
+    run.parameters.assign(trained.begin(), trained.end());
     return run;
 }
 

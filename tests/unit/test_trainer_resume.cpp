@@ -1,11 +1,14 @@
 // The real `sealtrain-train` executable on a small sealed dataset imported here: metrics as JSON
 // lines, sealed signed checkpoints, and issue #7's promise that 2N steps in one go and N steps,
 // SIGKILL and a resume from the checkpoint give bit-identical parameters and optimizer state.
-// Also: a resume with other options is refused, and `sample` verifies and generates.
+// Also: a resume with other options is refused, `sample` verifies and generates, and --device
+// picks the backend: cpu and auto train (auto on the CPU where no GPU is), and cuda without a
+// GPU or without the CUDA parts stops at once with one sentence that says what to do.
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/dataset/import.h"
 #include "sealtrain/trainer/checkpoint.h"
 #include "sealtrain/trainer/counter_rng.h"
+#include "sealtrain/trainer/gpu_probe.h"
 #include "sealtrain/trainer/trainer_keys.h"
 
 #include <QProcess>
@@ -100,6 +103,8 @@ private:
                               "1",
                               "--run-id",
                               "resume-test",
+                              "--device",
+                              "cpu",  // the CPU's bits, even where a GPU is visible
                               "--keys-fd",
                               "0"};
         return arguments + extra;
@@ -360,6 +365,66 @@ private slots:
                                     .arg(oneLosses[i], 0, 'g', 10)));
         // Rank 0 wrote the final checkpoint, signed and sealed like any other.
         (void)load(checkpointFiles(root / "ranks", 4));
+    }
+
+    void deviceChoosesTheBackend()
+    {
+        const fs::path root(dir_.path().toStdString());
+        const bool gpuHere = SEALTRAIN_CUDA_BUILT != 0 && !probeGpu().devices.empty();
+        const auto shortRun = [&](const fs::path& out, const QString& device) {
+            QStringList arguments = trainArguments(out);
+            arguments[arguments.indexOf("--device") + 1] = device;
+            arguments[arguments.indexOf("--steps") + 1] = "2";
+            arguments[arguments.indexOf("--checkpoint-every") + 1] = "0";
+            arguments[arguments.indexOf("--val-every") + 1] = "0";
+            return run(arguments);
+        };
+        const Outcome onCpu = shortRun(root / "device-cpu", "cpu");
+        QVERIFY2(onCpu.exitCode == 0 && !onCpu.crashed, onCpu.err.c_str());
+        QCOMPARE(onCpu.metrics.front()["device"], "cpu");
+        const Outcome automatic = shortRun(root / "device-auto", "auto");
+        QVERIFY2(automatic.exitCode == 0 && !automatic.crashed, automatic.err.c_str());
+        QCOMPARE(automatic.metrics.front()["device"], gpuHere ? "cuda" : "cpu");
+        if (!gpuHere) {
+            // auto fell back to the CPU: the very same run, bit for bit.
+            const auto a = load(checkpointFiles(root / "device-cpu", 2));
+            const auto b = load(checkpointFiles(root / "device-auto", 2));
+            QVERIFY(a.checkpoint.parameters == b.checkpoint.parameters);
+            QVERIFY(a.checkpoint.secondMoment == b.checkpoint.secondMoment);
+        }
+
+        const Outcome onGpu = shortRun(root / "device-cuda", "cuda");
+        if (gpuHere) {
+            QVERIFY2(onGpu.exitCode == 0 && !onGpu.crashed, onGpu.err.c_str());
+            QCOMPARE(onGpu.metrics.front()["device"], "cuda");
+        } else {
+            QCOMPARE(onGpu.exitCode, 1);
+            QVERIFY(onGpu.metrics.empty());
+            QVERIFY(!fs::exists(root / "device-cuda") || fs::is_empty(root / "device-cuda"));
+            // One line: the program's name and one sentence saying what to do.
+            const std::string prefix = "sealtrain-train: ";
+            QVERIFY2(onGpu.err.starts_with(prefix) && onGpu.err.back() == '\n'
+                         && onGpu.err.find('\n') == onGpu.err.size() - 1,
+                     onGpu.err.c_str());
+            const std::string sentence =
+                onGpu.err.substr(prefix.size(), onGpu.err.size() - prefix.size() - 1);
+            QVERIFY2(isOneSentence(sentence), sentence.c_str());
+            QVERIFY2(sentence.find("--device cpu") != std::string::npos, sentence.c_str());
+            QVERIFY2(sentence.find(SEALTRAIN_CUDA_BUILT != 0 ? "No CUDA GPU is visible"
+                                                             : "built without the CUDA parts")
+                         != std::string::npos,
+                     sentence.c_str());
+            const auto files = checkpointFiles(root / "device-cpu", 2);
+            const Outcome sampled =
+                run({"sample", "--checkpoint", QString::fromStdString(files.sealed.string()),
+                     "--keys-fd", "0", "--length", "4", "--device", "cuda"});
+            QCOMPARE(sampled.exitCode, 1);
+            QVERIFY(sampled.out.empty());
+            QVERIFY2(sampled.err.find("--device cpu") != std::string::npos, sampled.err.c_str());
+        }
+
+        const Outcome unknown = shortRun(root / "device-unknown", "gpu");
+        QCOMPARE(unknown.exitCode, 2);
     }
 
     void sampleVerifiesAndGenerates()

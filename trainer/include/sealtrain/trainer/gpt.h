@@ -2,9 +2,10 @@
 // forward pass, each one flat array, plus the forward pass, the hand-written backward pass and
 // GPT-2's initialisation, built from the operations in cpu_ops.h.
 //
-// Gpt<float> trains; Gpt<double> exists so that the whole model's gradient can be checked
-// against finite differences. Another backend (CUDA, issue #8) keeps the same flat parameter
-// layout (ParameterLayout), so checkpoints, the optimizer and the collectives see one format.
+// Gpt<float> trains, behind the Model interface as CpuModel (cpu_model.h); Gpt<double> exists so
+// that the whole model's gradient can be checked against finite differences. The CUDA backend
+// keeps the same flat parameter layout (ParameterLayout), so checkpoints, the optimizer and the
+// collectives see one format, and refuses the same batches (model_checks.h).
 #pragma once
 
 #include "sealtrain/base/result.h"
@@ -51,7 +52,7 @@ public:
     void initialize(std::uint64_t seed);
 
     // Runs the model on tokens(batch, seq) and returns the mean cross-entropy over the targets
-    // that are not -1 (0 when all are). Tokens must be < vocabSize, targets -1 or < vocabSize.
+    // that are not -1 (0 when all are). The batch must pass checkBatch (model_checks.h).
     [[nodiscard]] Result<Real> forward(std::span<const std::int32_t> tokens,
                                        std::span<const std::int32_t> targets, std::size_t batch,
                                        std::size_t seq);

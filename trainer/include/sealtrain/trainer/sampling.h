@@ -4,7 +4,7 @@
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/dataset/tokenizer.h"
-#include "sealtrain/trainer/gpt_config.h"
+#include "sealtrain/trainer/model.h"
 
 #include <cstdint>
 #include <span>
@@ -20,11 +20,10 @@ struct SampleOptions {
     std::uint64_t seed = 0;
 };
 
-// The prompt followed by `length` generated tokens, decoded; each end-of-text token is written
-// as a newline. `parameters` are the model's, in the padded layout of `config`.
-[[nodiscard]] Result<std::string> sampleText(const GptConfig& config,
-                                             std::span<const float> parameters,
-                                             dataset::Tokenizer& tokenizer,
+// The prompt followed by `length` generated tokens from `model` (on any backend, holding the
+// parameters to sample from, sized for one sequence of the whole context), decoded; each
+// end-of-text token is written as a newline.
+[[nodiscard]] Result<std::string> sampleText(Model& model, dataset::Tokenizer& tokenizer,
                                              const SampleOptions& options);
 
 }  // namespace sealtrain::trainer

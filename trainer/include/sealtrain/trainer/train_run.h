@@ -1,12 +1,14 @@
 // A whole training run of `sealtrain-train train` (docs/trainer.md "Running the trainer"): the
-// sealed dataset through the reader, each rank its own disjoint batches, trainStep with the
-// collective's all-reduce, validation, metrics as JSON lines, and sealed signed checkpoints that
-// rank 0 writes and a later run resumes from bit-exactly. One call per rank.
+// sealed dataset through the reader, each rank its own disjoint batches, the model on the chosen
+// device (model_factory.h), trainStep with the gradients averaged over the ranks, validation,
+// metrics as JSON lines, and sealed signed checkpoints that rank 0 writes and a later run resumes
+// from bit-exactly. One call per rank.
 #pragma once
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/trainer/checkpoint.h"
 #include "sealtrain/trainer/collective.h"
+#include "sealtrain/trainer/model_factory.h"
 #include "sealtrain/trainer/trainer_keys.h"
 
 #include <cstdint>
@@ -46,7 +48,8 @@ struct TrainOptions {
     std::size_t valBatches = 8;       // per rank
     std::string runId;                // empty: a new random id (or the resumed run's)
     std::string jobId;
-    std::size_t threads = 0;  // OpenMP and OpenBLAS threads per rank; 0 leaves their defaults
+    std::size_t threads = 0;       // OpenMP and OpenBLAS threads per rank; 0 leaves their defaults
+    Device device = Device::Auto;  // the backend (model_factory.h's createModel)
 };
 
 // Where metrics and progress go.
@@ -64,8 +67,10 @@ struct TrainSummary {
 
 // Trains. Every rank calls it with the same options; failures on any rank stop all of them with
 // the failing rank's sentence there. The checkpoints KEK ("checkpoints"), the signing key and
-// the datasets KEK must be among `keys`.
+// the datasets KEK must be among `keys`; `backends` are those options.device may choose from
+// (built_backends.h's builtBackends() in an executable).
 [[nodiscard]] Result<TrainSummary> runTraining(const TrainOptions& options, const TrainerKeys& keys,
-                                               Collective& collective, const TrainOutput& output);
+                                               Collective& collective, const TrainOutput& output,
+                                               const ModelBackends& backends);
 
 }  // namespace sealtrain::trainer

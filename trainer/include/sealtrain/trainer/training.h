@@ -1,14 +1,13 @@
-// One optimizer step of GPT training on the CPU: gradient accumulation over micro-batches, a
-// hook where data parallelism reduces the gradients, global-norm clipping and AdamW.
+// One optimizer step of GPT training on any backend (model.h): gradient accumulation over
+// micro-batches, the gradient all-reduce of a data-parallel run (the model's joined ranks),
+// global-norm clipping and AdamW.
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/trainer/gpt.h"
-#include "sealtrain/trainer/optimizer.h"
+#include "sealtrain/trainer/model.h"
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <span>
 
 namespace sealtrain::trainer {
@@ -31,15 +30,10 @@ struct TrainStepResult {
     double gradientNorm = 0.0;  // global norm after the reduction, before clipping
 };
 
-// Called once per step with the accumulated gradients (mean over this rank's micro-batches),
-// before clipping: a data-parallel run averages them across ranks here.
-using GradientReduction = std::function<Result<void>(std::span<float> gradients)>;
-
-// Zeroes the gradients, runs forward and backward on each micro-batch with loss scale 1/k,
-// reduces, clips and updates the parameters with AdamW.
-[[nodiscard]] Result<TrainStepResult> trainStep(Gpt<float>& model, AdamW& optimizer,
-                                                std::span<const MicroBatch> microBatches,
-                                                const TrainStepParams& params,
-                                                const GradientReduction& reduce = {});
+// Zeroes the gradients, runs forward and backward on each micro-batch with loss scale 1/k (the
+// last one averaging the gradients over the model's joined ranks), then clips and updates the
+// parameters with AdamW.
+[[nodiscard]] Result<TrainStepResult>
+trainStep(Model& model, std::span<const MicroBatch> microBatches, const TrainStepParams& params);
 
 }  // namespace sealtrain::trainer

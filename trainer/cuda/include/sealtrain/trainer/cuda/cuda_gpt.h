@@ -1,5 +1,6 @@
 // The GPT on one CUDA GPU: the same model function and flat fp32 parameter layout as the CPU
-// reference Gpt<float> (gpt.h), computed with cuBLASLt GEMMs and the kernels of kernels.h.
+// reference Gpt<float> (gpt.h), computed with cuBLASLt GEMMs and the kernels of kernels.h. The
+// training run reaches it through the Model interface (cuda_model.h).
 //
 // Precision (the floatX switch): in BFloat16 mode activations, activation gradients, parameter
 // gradients and the weights the GEMMs read are bf16, while the master weights and AdamW's
@@ -74,9 +75,15 @@ public:
     [[nodiscard]] std::uint64_t optimizerStepCount() const;
 
     // As Gpt::forward: the mean cross-entropy over targets that are not -1 (0 when all are).
+    // The batch is checked as the CPU model checks it (model_checks.h).
     [[nodiscard]] Result<float> forward(std::span<const std::int32_t> tokens,
                                         std::span<const std::int32_t> targets, std::size_t batch,
                                         std::size_t seq);
+    // Rows (batch × seq) of the last forward pass while its logits are intact, else 0 (after its
+    // backward pass, which turns them into their gradient).
+    [[nodiscard]] std::size_t forwardRows() const;
+    // The paddedVocabSize logits of row `row` (< forwardRows()), converted to fp32.
+    [[nodiscard]] Result<void> downloadLogits(std::size_t row, std::span<float> logits);
     [[nodiscard]] Result<void> zeroGradients();
     // As Gpt::backward: adds lossScale × the gradient of the last forward pass's loss, once per
     // forward pass (the logits become their gradient in place; a second call is refused). With

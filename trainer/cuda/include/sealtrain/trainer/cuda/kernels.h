@@ -1,7 +1,9 @@
-// The CUDA backend's kernels, each behind a launcher that enqueues it on a stream. Every
-// launcher is a template over the activation type T (the floatX switch): float for the checking
-// mode, __nv_bfloat16 for training; arithmetic inside is fp32 (statistics and sums in fp32 or
-// double), only loads and stores are in T.
+// The CUDA backend's kernels, each behind a launcher that enqueues it on a stream, grouped by the
+// operation's file (encoder.cu, layernorm.cu, column_sums.cu, gelu.cu, attention.cu,
+// classifier.cu, adamw.cu, gradient_norm.cu, conversion.cu). Every launcher is a template over
+// the activation type T (the floatX switch): float for the checking mode, __nv_bfloat16 for
+// training; arithmetic inside is fp32 (statistics and sums in fp32 or double), only loads and
+// stores are in T.
 //
 // Conventions follow cpu_ops.h where the operation is the same, with one difference stated per
 // launcher: outputs that start a new value are written (=), gradients that accumulate across
@@ -15,7 +17,13 @@
 #include <cstddef>
 #include <cstdint>
 
+namespace sealtrain::trainer {
+struct AdamWParams;  // optimizer.h
+}  // namespace sealtrain::trainer
+
 namespace sealtrain::trainer::cuda::kernels {
+
+// ---- encoder.cu ----
 
 // out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:].
 template <typename T>
@@ -32,6 +40,8 @@ void encoderBackwardTokens(T* dwte, const T* dout, const std::int32_t* tokens,
                            const std::int32_t* starts, const std::int32_t* positions,
                            std::size_t tokenCount, std::size_t width, cudaStream_t stream);
 
+// ---- layernorm.cu ----
+
 // residualOut = a + b (when b is not null), then out = LayerNorm(residualOut or a) with
 // GPT-2's epsilon; mean and rstd (fp32, one per row) are kept for the backward pass. The
 // residual is rounded to T before it is normalised, so backward sees exactly what forward did.
@@ -46,16 +56,28 @@ void layerNormBackward(T* din, T* dweight, T* dbias, float* scratch, const T* do
                        const T* weight, const float* mean, const float* rstd, std::size_t rows,
                        std::size_t width, cudaStream_t stream);
 
+// ---- column_sums.cu ----
+
 // dbias += Σ_rows dout(rows, columns); `scratch` holds columnScratchFloats(rows, columns, 1).
 template <typename T>
 void biasBackward(T* dbias, float* scratch, const T* dout, std::size_t rows, std::size_t columns,
                   cudaStream_t stream);
+// LayerNorm's parameter gradients, layerNormBackward's second half: dweight += Σ_rows dout·norm
+// and dbias += Σ_rows dout with norm = (in − mean)·rstd; `scratch` as for layerNormBackward.
+template <typename T>
+void layerNormParameterBackward(T* dweight, T* dbias, float* scratch, const T* dout, const T* in,
+                                const float* mean, const float* rstd, std::size_t rows,
+                                std::size_t width, cudaStream_t stream);
+
+// ---- gelu.cu ----
 
 // GELU with GPT-2's tanh approximation. Backward writes din (=) rather than adding.
 template <typename T>
 void geluForward(T* out, const T* in, std::size_t count, cudaStream_t stream);
 template <typename T>
 void geluBackward(T* din, const T* dout, const T* in, std::size_t count, cudaStream_t stream);
+
+// ---- attention.cu ----
 
 // Attention's layout changes. qkv(batch, seq, 3, heads, headSize) → q, k, v each
 // (batch, heads, seq, headSize), and back (the backward one writes dqkv, =).
@@ -86,6 +108,8 @@ template <typename T>
 void causalSoftmaxBackward(T* dscores, const T* dprobs, const T* probs, std::size_t matrices,
                            std::size_t seq, cudaStream_t stream);
 
+// ---- classifier.cu ----
+
 // The classifier's loss without probabilities: for each row, over the first `vocab` of its
 // `paddedVocab` logits, losses[r] = logsumexp − logits[target] (0 when target is −1) and
 // logSumExp[r] is kept for the backward pass.
@@ -105,6 +129,8 @@ void crossEntropyBackward(T* dlogits, const T* logits, const float* logSumExp,
                           const std::int32_t* targets, float dloss, const CrossEntropyDims& dims,
                           cudaStream_t stream);
 
+// ---- adamw.cu ----
+
 // AdamW on a contiguous run of the flat buffers (PyTorch's update order, as optimizer.h):
 // g = grad·gradientScale; m, v, master parameters in fp32; `parametersLow` (when not null) gets
 // the updated parameters rounded to T for the next forward pass.
@@ -123,12 +149,20 @@ struct AdamWScalars {
 template <typename T>
 void adamw(float* parameters, T* parametersLow, float* m, float* v, const T* gradients,
            std::size_t count, const AdamWScalars& scalars, cudaStream_t stream);
+// The scalars of AdamW step number `step` (counted from 1) at `learningRate`, with no weight
+// decay and a gradient scale of 1 (the caller sets both).
+[[nodiscard]] AdamWScalars adamwScalars(const AdamWParams& params, std::uint64_t step,
+                                        double learningRate);
+
+// ---- gradient_norm.cu ----
 
 // *result = Σ x², accumulated in double with a fixed grid and order (deterministic). `partials`
 // holds plan.h's sumOfSquaresBlocks(count) doubles.
 template <typename T>
 void sumOfSquares(double* result, double* partials, const T* x, std::size_t count,
                   cudaStream_t stream);
+
+// ---- conversion.cu ----
 
 // Element type conversions: to T (round to nearest) and back to float (exact).
 template <typename T>

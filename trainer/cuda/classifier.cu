@@ -1,0 +1,119 @@
+// The classifier's loss, fused so that the probabilities never exist as a tensor: logits
+// (B,T,Vp) + targets (B,T) -> losses (B,T) and logSumExp (B,T) over the first V logits; backward:
+// dlogits (B,T,Vp) = dloss·(softmax − onehot(target)), written over the logits in place. One
+// block per row. Device code, then the launchers.
+#include "launch.cuh"
+#include "sealtrain/trainer/cuda/kernels.h"
+
+namespace sealtrain::trainer::cuda::kernels {
+namespace {
+
+constexpr unsigned kRowThreads = 512;
+constexpr unsigned kRowWarps = kRowThreads / kWarp;
+
+// A running (max, Σ exp(x − max)) pair; combining two is exact up to rounding and commutative,
+// so the butterfly gives every lane the same bits.
+struct SoftmaxState {
+    float largest;
+    float sum;
+};
+
+__device__ __forceinline__ SoftmaxState combine(SoftmaxState a, SoftmaxState b)
+{
+    const float largest = fmaxf(a.largest, b.largest);
+    const float left = a.sum == 0.0F ? 0.0F : a.sum * expf(a.largest - largest);
+    const float right = b.sum == 0.0F ? 0.0F : b.sum * expf(b.largest - largest);
+    return {largest, left + right};
+}
+
+template <typename T>
+__global__ void crossEntropyForwardKernel(float* losses, float* logSumExp, const T* logits,
+                                          const std::int32_t* targets, CrossEntropyDims dims)
+{
+    __shared__ SoftmaxState warpStates[kRowWarps];
+    const std::size_t row = blockIdx.x;
+    const T* z = logits + row * dims.paddedVocab;
+    SoftmaxState state{-INFINITY, 0.0F};
+    for (std::size_t i = threadIdx.x; i < dims.vocab; i += kRowThreads) {
+        const float x = toFloat(z[i]);
+        if (x > state.largest) {
+            state.sum = state.sum * expf(state.largest - x) + 1.0F;
+            state.largest = x;
+        } else {
+            state.sum += expf(x - state.largest);
+        }
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        const SoftmaxState other{__shfl_xor_sync(0xffffffffU, state.largest, offset),
+                                 __shfl_xor_sync(0xffffffffU, state.sum, offset)};
+        state = combine(state, other);
+    }
+    if (threadIdx.x % kWarp == 0)
+        warpStates[threadIdx.x / kWarp] = state;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        SoftmaxState total = warpStates[0];
+        for (unsigned w = 1; w < kRowWarps; ++w)
+            total = combine(total, warpStates[w]);
+        const float lse = logf(total.sum) + total.largest;
+        logSumExp[row] = lse;
+        const std::int32_t target = targets[row];
+        losses[row] = target < 0 ? 0.0F : lse - toFloat(z[static_cast<std::size_t>(target)]);
+    }
+}
+
+template <typename T>
+__global__ void crossEntropyBackwardKernel(T* dlogits, const T* logits, const float* logSumExp,
+                                           const std::int32_t* targets, float dloss,
+                                           CrossEntropyDims dims)
+{
+    const std::size_t row = blockIdx.x;
+    const std::int32_t target = targets[row];
+    const float lse = logSumExp[row];
+    const T* z = logits + row * dims.paddedVocab;
+    T* dz = dlogits + row * dims.paddedVocab;
+    for (std::size_t i = threadIdx.x; i < dims.paddedVocab; i += kRowThreads) {
+        float gradient = 0.0F;
+        if (target >= 0 && i < dims.vocab) {
+            const float p = expf(toFloat(z[i]) - lse);
+            gradient = dloss * (p - (i == static_cast<std::size_t>(target) ? 1.0F : 0.0F));
+        }
+        dz[i] = fromFloat<T>(gradient);
+    }
+}
+
+}  // namespace
+
+template <typename T>
+void crossEntropyForward(float* losses, float* logSumExp, const T* logits,
+                         const std::int32_t* targets, const CrossEntropyDims& dims,
+                         cudaStream_t stream)
+{
+    if (dims.rows == 0)
+        return;
+    crossEntropyForwardKernel<<<static_cast<unsigned>(dims.rows), kRowThreads, 0, stream>>>(
+        losses, logSumExp, logits, targets, dims);
+    checkLaunch();
+}
+
+template <typename T>
+void crossEntropyBackward(T* dlogits, const T* logits, const float* logSumExp,
+                          const std::int32_t* targets, float dloss, const CrossEntropyDims& dims,
+                          cudaStream_t stream)
+{
+    if (dims.rows == 0)
+        return;
+    crossEntropyBackwardKernel<<<static_cast<unsigned>(dims.rows), kRowThreads, 0, stream>>>(
+        dlogits, logits, logSumExp, targets, dloss, dims);
+    checkLaunch();
+}
+
+#define SEALTRAIN_INSTANTIATE_CLASSIFIER(T)                                                        \
+    template void crossEntropyForward<T>(float*, float*, const T*, const std::int32_t*,            \
+                                         const CrossEntropyDims&, cudaStream_t);                   \
+    template void crossEntropyBackward<T>(T*, const T*, const float*, const std::int32_t*, float,  \
+                                          const CrossEntropyDims&, cudaStream_t);
+
+SEALTRAIN_FOR_EACH_ACTIVATION_TYPE(SEALTRAIN_INSTANTIATE_CLASSIFIER)
+
+}  // namespace sealtrain::trainer::cuda::kernels

@@ -1,0 +1,117 @@
+// LayerNorm fused with the residual addition before it: a (B,T,C) + b (B,T,C) -> residual
+// (B,T,C) -> out (B,T,C), keeping mean and rstd (B,T) for the backward pass; backward:
+// dout (B,T,C) -> din (B,T,C) (added into the residual stream's gradient) and, through
+// column_sums.cu, dweight (C) and dbias (C). One warp per row. Device code, then the launchers.
+#include "launch.cuh"
+#include "sealtrain/trainer/cpu_ops.h"
+#include "sealtrain/trainer/cuda/kernels.h"
+
+namespace sealtrain::trainer::cuda::kernels {
+namespace {
+
+constexpr float kLayerNormEpsilon = static_cast<float>(cpu::kLayerNormEpsilon);
+
+template <typename T>
+__global__ void residualLayerNormForwardKernel(T* residualOut, T* out, float* mean, float* rstd,
+                                               const T* a, const T* b, const T* weight,
+                                               const T* bias, std::size_t rows, std::size_t width)
+{
+    const std::size_t row = warpRow();
+    const unsigned lane = warpLane();
+    if (row >= rows)
+        return;
+    const T* x = a + row * width;
+    const T* y = b == nullptr ? nullptr : b + row * width;
+    T* r = residualOut == nullptr ? nullptr : residualOut + row * width;
+    // The input the LayerNorm sees: a, or a + b rounded to T (what residualOut stores).
+    auto input = [&](std::size_t i) {
+        return y == nullptr ? toFloat(x[i]) : roundTo<T>(toFloat(x[i]) + toFloat(y[i]));
+    };
+    float sum = 0.0F;
+    for (std::size_t i = lane; i < width; i += kWarp) {
+        const float value = input(i);
+        if (r != nullptr)
+            r[i] = fromFloat<T>(value);
+        sum += value;
+    }
+    const float m = warpSum(sum) / static_cast<float>(width);
+    float squares = 0.0F;
+    for (std::size_t i = lane; i < width; i += kWarp) {
+        const float d = input(i) - m;
+        squares += d * d;
+    }
+    const float s = 1.0F / sqrtf(warpSum(squares) / static_cast<float>(width) + kLayerNormEpsilon);
+    T* o = out + row * width;
+    for (std::size_t i = lane; i < width; i += kWarp)
+        o[i] = fromFloat<T>((input(i) - m) * s * toFloat(weight[i]) + toFloat(bias[i]));
+    if (lane == 0) {
+        mean[row] = m;
+        rstd[row] = s;
+    }
+}
+
+template <typename T>
+__global__ void layerNormBackwardInputKernel(T* din, const T* dout, const T* in, const T* weight,
+                                             const float* mean, const float* rstd, std::size_t rows,
+                                             std::size_t width)
+{
+    const std::size_t row = warpRow();
+    const unsigned lane = warpLane();
+    if (row >= rows)
+        return;
+    const T* x = in + row * width;
+    const T* dy = dout + row * width;
+    const float m = mean[row];
+    const float s = rstd[row];
+    float sumDnorm = 0.0F;
+    float sumDnormNorm = 0.0F;
+    for (std::size_t i = lane; i < width; i += kWarp) {
+        const float norm = (toFloat(x[i]) - m) * s;
+        const float dnorm = toFloat(dy[i]) * toFloat(weight[i]);
+        sumDnorm += dnorm;
+        sumDnormNorm += dnorm * norm;
+    }
+    const float meanDnorm = warpSum(sumDnorm) / static_cast<float>(width);
+    const float meanDnormNorm = warpSum(sumDnormNorm) / static_cast<float>(width);
+    T* dx = din + row * width;
+    for (std::size_t i = lane; i < width; i += kWarp) {
+        const float norm = (toFloat(x[i]) - m) * s;
+        const float dnorm = toFloat(dy[i]) * toFloat(weight[i]);
+        dx[i] = fromFloat<T>(toFloat(dx[i]) + s * (dnorm - meanDnorm - norm * meanDnormNorm));
+    }
+}
+
+}  // namespace
+
+template <typename T>
+void residualLayerNormForward(T* residualOut, T* out, float* mean, float* rstd, const T* a,
+                              const T* b, const T* weight, const T* bias, std::size_t rows,
+                              std::size_t width, cudaStream_t stream)
+{
+    launchPerRow(residualLayerNormForwardKernel<T>, rows, stream, residualOut, out, mean, rstd, a,
+                 b, weight, bias, rows, width);
+}
+
+template <typename T>
+void layerNormBackward(T* din, T* dweight, T* dbias, float* scratch, const T* dout, const T* in,
+                       const T* weight, const float* mean, const float* rstd, std::size_t rows,
+                       std::size_t width, cudaStream_t stream)
+{
+    if (rows == 0)
+        return;
+    launchPerRow(layerNormBackwardInputKernel<T>, rows, stream, din, dout, in, weight, mean, rstd,
+                 rows, width);
+    layerNormParameterBackward(dweight, dbias, scratch, dout, in, mean, rstd, rows, width, stream);
+}
+
+#define SEALTRAIN_INSTANTIATE_LAYERNORM(T)                                                         \
+    template void residualLayerNormForward<T>(T*, T*, float*, float*, const T*, const T*,          \
+                                              const T*, const T*, std::size_t, std::size_t,        \
+                                              cudaStream_t);                                       \
+    template void layerNormBackward<T>(T*, T*, T*, float*, const T*, const T*, const T*,           \
+                                       const float*, const float*, std::size_t, std::size_t,       \
+                                       cudaStream_t);
+
+SEALTRAIN_FOR_EACH_ACTIVATION_TYPE(SEALTRAIN_INSTANTIATE_LAYERNORM)
+
+}  // namespace sealtrain::trainer::cuda::kernels
