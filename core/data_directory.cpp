@@ -2,10 +2,9 @@
 // the audit key, the witness file and the control plane over them.
 #include "sealtrain/core/data_directory.h"
 
-#include "folder_cleanup.h"
-
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/base/folder_cleanup.h"
 #include "sealtrain/base/paths.h"
 #include "sealtrain/core/sql_audit_store.h"
 #include "sealtrain/crypto/hkdf.h"
@@ -15,8 +14,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <iterator>
 #include <system_error>
 
 namespace sealtrain::core {
@@ -77,26 +74,21 @@ Result<crypto::SecretBytes> unsealSecret(const std::filesystem::path& path,
     return secret;
 }
 
+// Public keys and certificates are readable by everyone (0644); they are written atomically.
 Result<void> writePublicFile(const std::filesystem::path& path, const std::string& text)
 {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out)
-        return Error(ErrorCode::Io, fmt::format("Cannot write '{}'; check that the data directory "
-                                                "is writable.",
-                                                path.string()));
-    return success();
+    constexpr unsigned kPublicMode = 0644;
+    return writeFileAtomically(path, asBytes(text), AtomicFileSink::Overwrite::Allow, kPublicMode);
 }
 
 Result<std::string> readPublicFile(const std::filesystem::path& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    auto text = readWholeFile(path);
+    if (!text)
         return Error(ErrorCode::NotFound,
                      fmt::format("Cannot read '{}'; restore the data directory from a backup.",
                                  path.string()));
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return text;
 }
 
 Result<audit::AuditKey> deriveAuditKey(const crypto::Keyring& keyring)

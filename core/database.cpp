@@ -6,7 +6,6 @@
 
 #include <sqlite3.h>
 
-#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -551,8 +550,7 @@ Result<void> Database::migrate(int target)
 Error Database::lastError(const std::string& what) const
 {
     const int code = checkedResult(sqlite3_errcode(handle_));
-    std::string detail = sqlite3_errmsg(handle_);
-    std::replace(detail.begin(), detail.end(), '.', ',');
+    const std::string detail = asClause(sqlite3_errmsg(handle_));
     ErrorCode kind = ErrorCode::Io;
     std::string advice = "check the disk and the data directory.";
     switch (code) {

@@ -3,9 +3,9 @@
 #include "sealtrain/core/datasets.h"
 
 #include "audited_transaction.h"
-#include "folder_cleanup.h"
 
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/base/folder_cleanup.h"
 #include "sealtrain/core/identity.h"
 #include "sealtrain/core/permissions.h"
 #include "sealtrain/dataset/manifest.h"

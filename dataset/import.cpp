@@ -6,6 +6,7 @@
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/base/folder_cleanup.h"
 #include "sealtrain/base/logging.h"
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/sealed.h"
@@ -82,28 +83,6 @@ private:
 };
 
 // Removes the temporary folder unless the import succeeded.
-class TemporaryFolder final {
-public:
-    explicit TemporaryFolder(std::filesystem::path path)
-        : path_(std::move(path))
-    {
-    }
-    ~TemporaryFolder()
-    {
-        if (!path_.empty()) {
-            std::error_code ec;
-            std::filesystem::remove_all(path_, ec);
-        }
-    }
-    TemporaryFolder(const TemporaryFolder&) = delete;
-    TemporaryFolder& operator=(const TemporaryFolder&) = delete;
-    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-    void release() noexcept { path_.clear(); }
-
-private:
-    std::filesystem::path path_;
-};
-
 Result<std::string> shardDigest(const std::filesystem::path& path)
 {
     auto source = FileSource::open(path);
@@ -351,7 +330,7 @@ Result<ImportResult> importDataset(const ImportOptions& options, Tokenizer& toke
         totalBytes += source.size;
 
     const auto suffix = toHex(crypto::randomBytes(8));
-    TemporaryFolder temporary(options.outputRoot / (".import-" + suffix));
+    FolderCleanup temporary(options.outputRoot / (".import-" + suffix));
     std::error_code ec;
     if (!std::filesystem::create_directory(temporary.path(), ec))
         return Error(ErrorCode::Io, "Cannot create a folder in '" + options.outputRoot.string()
@@ -503,7 +482,7 @@ Result<ImportResult> importDataset(const ImportOptions& options, Tokenizer& toke
     if (ec)
         return Error(ErrorCode::Io, "Cannot move the finished dataset into '"
                                         + result.folder.string() + "'; check the output folder.");
-    temporary.release();
+    temporary.keep();
     SEALTRAIN_TRY(syncFolder(options.outputRoot));
     meter.update(report.bytesRead, report.recordsRead, true);
     log::info("dataset", "Imported a dataset.",

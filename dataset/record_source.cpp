@@ -55,6 +55,8 @@ Issue RecordSource::issue(IssueKind kind, std::uint64_t line, std::string detail
 
 Result<bool> RecordSource::fill()
 {
+    if (begin_ != end_)
+        return true;
     if (eof_)
         return false;
     const std::size_t got = std::fread(buffer_.data(), 1, buffer_.size(), file_);
@@ -72,15 +74,25 @@ Result<bool> RecordSource::fill()
     return got > 0;
 }
 
-Result<int> RecordSource::get()
+Result<void> RecordSource::skipRest()
 {
-    if (begin_ == end_) {
+    for (;;) {
+        begin_ = end_;
         auto more = fill();
         if (!more)
             return more.error();
         if (!*more)
-            return -1;
+            return success();
     }
+}
+
+Result<int> RecordSource::get()
+{
+    auto more = fill();
+    if (!more)
+        return more.error();
+    if (!*more)
+        return -1;
     const auto c = static_cast<unsigned char>(buffer_[begin_++]);
     if (c == '\n')
         ++line_;
@@ -97,13 +109,11 @@ Result<bool> RecordSource::readLine(std::string& line, bool& overflow)
         format_ == InputFormat::Jsonl ? maxRecordBytes_ * 2 + 4096 : maxRecordBytes_;
     bool any = false;
     for (;;) {
-        if (begin_ == end_) {
-            auto more = fill();
-            if (!more)
-                return more.error();
-            if (!*more)
-                break;
-        }
+        auto more = fill();
+        if (!more)
+            return more.error();
+        if (!*more)
+            break;
         any = true;
         const char* start = buffer_.data() + begin_;
         const auto* newline = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
@@ -149,26 +159,17 @@ Result<bool> RecordSource::nextTextFile(Record& record)
     doneWholeFile_ = true;
     record.line = 1;
     for (;;) {
-        if (begin_ == end_) {
-            auto more = fill();
-            if (!more)
-                return more.error();
-            if (!*more)
-                break;
-        }
+        auto more = fill();
+        if (!more)
+            return more.error();
+        if (!*more)
+            break;
         const std::size_t take = end_ - begin_;
         if (record.text.size() + take > maxRecordBytes_) {
             record.issue =
                 issue(IssueKind::Oversized, 1,
                       "the document is longer than " + std::to_string(maxRecordBytes_) + " bytes");
-            begin_ = end_;
-            while (true) {
-                auto more = fill();
-                if (!more)
-                    return more.error();
-                if (!*more)
-                    break;
-            }
+            SEALTRAIN_TRY(skipRest());
             record.text.clear();
             return true;
         }
@@ -392,14 +393,7 @@ Result<bool> RecordSource::nextCsv(Record& record)
 
 Result<std::pair<crypto::Sha256Digest, std::uint64_t>> RecordSource::finish()
 {
-    begin_ = end_;
-    while (true) {
-        auto more = fill();
-        if (!more)
-            return more.error();
-        if (!*more)
-            break;
-    }
+    SEALTRAIN_TRY(skipRest());
     return std::make_pair(hash_.finish(), bytesRead_);
 }
 

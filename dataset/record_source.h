@@ -40,7 +40,11 @@ public:
 private:
     RecordSource(std::FILE* file, std::string displayName, InputFormat format, std::string field,
                  std::size_t maxRecordBytes);
+    // True when unread bytes are in the buffer (reading the next block when it is empty); false
+    // at the end of the input.
     [[nodiscard]] Result<bool> fill();
+    // Reads (and hashes) the rest of the input without keeping it.
+    [[nodiscard]] Result<void> skipRest();
     [[nodiscard]] Result<int> get();  // the next byte, or -1 at the end
     [[nodiscard]] Result<bool> readLine(std::string& line, bool& overflow);
     [[nodiscard]] Result<bool> nextTextFile(Record& record);

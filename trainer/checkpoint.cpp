@@ -13,8 +13,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 
 namespace sealtrain::trainer {
@@ -116,13 +114,7 @@ Result<std::string> readEnvelopeText(const CheckpointFiles& files)
         return integrity(fmt::format("The signature envelope '{}' is too large to be a "
                                      "checkpoint's; restore it from a trusted copy.",
                                      files.envelope.filename().string()));
-    std::ifstream in(files.envelope, std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!in && !in.eof())
-        return Error(ErrorCode::Io, fmt::format("Cannot read the signature envelope '{}'; check "
-                                                "its permissions and the disk.",
-                                                files.envelope.string()));
-    return text;
+    return readWholeFile(files.envelope, kMaxEnvelopeBytes);
 }
 
 Result<LoadedCheckpoint> decryptAndCheck(const CheckpointFiles& files, CheckpointLineage lineage,

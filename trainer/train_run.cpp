@@ -21,7 +21,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 extern "C" void openblas_set_num_threads(int threads);
 
@@ -151,15 +150,13 @@ Result<void> validateOptions(const TrainOptions& options, const TrainerKeys& key
 // The public key a dataset's manifest must be signed by, from a PEM file.
 Result<crypto::PublicKey> loadDatasetSigner(const std::filesystem::path& path)
 {
-    std::ifstream in(path);
-    if (!in)
+    auto signer = crypto::PublicKey::fromPemFile(path);
+    if (!signer && signer.error().code() == ErrorCode::NotFound)
         return Error(ErrorCode::NotFound,
                      fmt::format("The dataset signer's public key '{}' can not be read; pass the "
                                  "control plane's signing.pub.pem with --dataset-signer.",
                                  path.string()));
-    std::stringstream pem;
-    pem << in.rdbuf();
-    return crypto::PublicKey::fromPem(pem.str());
+    return signer;
 }
 
 Result<void> openData(Run& run)

@@ -24,13 +24,7 @@ constexpr std::size_t kWidthMultiple = 8;
 // and the library's own words).
 Error deviceError(const std::exception& failure)
 {
-    std::string detail = failure.what();
-    std::replace(detail.begin(), detail.end(), '\n', ' ');
-    for (std::size_t at = detail.find(". "); at != std::string::npos; at = detail.find(". "))
-        detail.replace(at, 2, "; ");
-    while (!detail.empty() && (detail.back() == '.' || detail.back() == ' '))
-        detail.pop_back();
-    return Error(ErrorCode::Internal, "The CUDA backend failed (" + detail
+    return Error(ErrorCode::Internal, "The CUDA backend failed (" + asClause(failure.what())
                                           + "); check the GPU with nvidia-smi and that it has "
                                             "free memory, then start again.");
 }

@@ -38,21 +38,38 @@ BatchedGemmCall attentionCall(const AttentionGemmShape& shape, bool transposeA, 
     return call;
 }
 
+// A plain product D(m, n) = op(A) · op(B) over (m, k) and (k, n), each operand given as its
+// pointer and leading dimension.
+struct Operand {
+    const void* data;
+    std::size_t leading;
+};
+
+GemmCall productCall(bool transposeA, bool transposeB, std::size_t m, std::size_t n, std::size_t k,
+                     Operand a, Operand b, void* d, std::size_t ldd)
+{
+    GemmCall call;
+    call.transposeA = transposeA;
+    call.transposeB = transposeB;
+    call.m = m;
+    call.n = n;
+    call.k = k;
+    call.a = a.data;
+    call.lda = a.leading;
+    call.b = b.data;
+    call.ldb = b.leading;
+    call.d = d;
+    call.ldd = ldd;
+    return call;
+}
+
 }  // namespace
 
 GemmCall linearForwardCall(void* out, const void* in, const void* weight, const void* bias,
                            const LinearShape& shape, GemmEpilogue epilogue, void* aux)
 {
-    GemmCall call;
-    call.m = shape.outWidth;
-    call.n = shape.rows;
-    call.k = shape.inWidth;
-    call.a = weight;
-    call.lda = shape.outWidth;
-    call.b = in;
-    call.ldb = shape.inWidth;
-    call.d = out;
-    call.ldd = shape.outWidth;
+    GemmCall call = productCall(false, false, shape.outWidth, shape.rows, shape.inWidth,
+                                {weight, shape.outWidth}, {in, shape.inWidth}, out, shape.outWidth);
     call.epilogue = epilogue;
     call.bias = bias;
     call.aux = aux;
@@ -62,17 +79,9 @@ GemmCall linearForwardCall(void* out, const void* in, const void* weight, const 
 GemmCall linearInputGradientCall(void* din, const void* dout, const void* weight,
                                  const LinearShape& shape, GemmEpilogue epilogue, const void* aux)
 {
-    GemmCall call;
-    call.transposeA = true;
-    call.m = shape.inWidth;
-    call.n = shape.rows;
-    call.k = shape.outWidth;
-    call.a = weight;
-    call.lda = shape.outWidth;
-    call.b = dout;
-    call.ldb = shape.outWidth;
-    call.d = din;
-    call.ldd = shape.inWidth;
+    GemmCall call =
+        productCall(true, false, shape.inWidth, shape.rows, shape.outWidth,
+                    {weight, shape.outWidth}, {dout, shape.outWidth}, din, shape.inWidth);
     call.epilogue = epilogue;
     call.aux = const_cast<void*>(aux);  // read, never written, by the GELU-backward epilogue
     return call;
@@ -81,17 +90,9 @@ GemmCall linearInputGradientCall(void* din, const void* dout, const void* weight
 GemmCall linearWeightGradientCall(void* dweight, const void* dout, const void* in,
                                   const LinearShape& shape)
 {
-    GemmCall call;
-    call.transposeB = true;
-    call.m = shape.outWidth;
-    call.n = shape.inWidth;
-    call.k = shape.rows;
-    call.a = dout;
-    call.lda = shape.outWidth;
-    call.b = in;
-    call.ldb = shape.inWidth;
-    call.d = dweight;
-    call.ldd = shape.outWidth;
+    GemmCall call =
+        productCall(false, true, shape.outWidth, shape.inWidth, shape.rows, {dout, shape.outWidth},
+                    {in, shape.inWidth}, dweight, shape.outWidth);
     call.beta = 1.0F;
     return call;
 }
@@ -99,50 +100,22 @@ GemmCall linearWeightGradientCall(void* dweight, const void* dout, const void* i
 GemmCall lmHeadForwardCall(void* logits, const void* in, const void* wte, std::size_t rows,
                            std::size_t width, std::size_t paddedVocab)
 {
-    GemmCall call;
-    call.transposeA = true;
-    call.m = paddedVocab;
-    call.n = rows;
-    call.k = width;
-    call.a = wte;
-    call.lda = width;
-    call.b = in;
-    call.ldb = width;
-    call.d = logits;
-    call.ldd = paddedVocab;
-    return call;
+    return productCall(true, false, paddedVocab, rows, width, {wte, width}, {in, width}, logits,
+                       paddedVocab);
 }
 
 GemmCall lmHeadInputGradientCall(void* din, const void* dlogits, const void* wte, std::size_t rows,
                                  std::size_t width, std::size_t paddedVocab)
 {
-    GemmCall call;
-    call.m = width;
-    call.n = rows;
-    call.k = paddedVocab;
-    call.a = wte;
-    call.lda = width;
-    call.b = dlogits;
-    call.ldb = paddedVocab;
-    call.d = din;
-    call.ldd = width;
-    return call;
+    return productCall(false, false, width, rows, paddedVocab, {wte, width}, {dlogits, paddedVocab},
+                       din, width);
 }
 
 GemmCall lmHeadWeightGradientCall(void* dwte, const void* dlogits, const void* in, std::size_t rows,
                                   std::size_t width, std::size_t paddedVocab)
 {
-    GemmCall call;
-    call.transposeB = true;
-    call.m = width;
-    call.n = paddedVocab;
-    call.k = rows;
-    call.a = in;
-    call.lda = width;
-    call.b = dlogits;
-    call.ldb = paddedVocab;
-    call.d = dwte;
-    call.ldd = width;
+    GemmCall call = productCall(false, true, width, paddedVocab, rows, {in, width},
+                                {dlogits, paddedVocab}, dwte, width);
     call.beta = 1.0F;
     return call;
 }

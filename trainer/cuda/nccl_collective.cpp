@@ -31,12 +31,7 @@ void throwOnNcclError(ncclResult_t status, const char* expression, const char* f
 
 Error collectiveError(const std::exception& failure)
 {
-    std::string detail = failure.what();
-    for (std::size_t at = detail.find(". "); at != std::string::npos; at = detail.find(". "))
-        detail.replace(at, 2, "; ");
-    while (!detail.empty() && (detail.back() == '.' || detail.back() == ' '))
-        detail.pop_back();
-    return Error(ErrorCode::Internal, "The NCCL collective failed (" + detail
+    return Error(ErrorCode::Internal, "The NCCL collective failed (" + asClause(failure.what())
                                           + "); check that every rank is alive and its GPU "
                                             "healthy, then start the job again.");
 }

@@ -1,13 +1,13 @@
 // A folder that is removed, with everything in it, when this goes out of scope unless it was
-// kept: a half-made data directory or a dataset that could not be registered leaves nothing
-// behind. Not installed: for core/'s own .cpp files.
+// kept: a half-made data directory, a half-imported dataset or one that could not be registered
+// leaves nothing behind.
 #pragma once
 
 #include <filesystem>
 #include <system_error>
 #include <utility>
 
-namespace sealtrain::core {
+namespace sealtrain {
 
 class FolderCleanup final {
 public:
@@ -24,6 +24,7 @@ public:
             std::filesystem::remove_all(path_, ec);
         }
     }
+    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
     // The folder stays: it was moved into place, or registered.
     void keep() noexcept { path_.clear(); }
 
@@ -31,4 +32,4 @@ private:
     std::filesystem::path path_;
 };
 
-}  // namespace sealtrain::core
+}  // namespace sealtrain
