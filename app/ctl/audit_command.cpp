@@ -3,6 +3,7 @@
 #include "audit_report.h"
 #include "commands.h"
 #include "ctl.h"
+#include "input_file.h"
 #include "local_platform.h"
 
 #include "sealtrain/audit/bundle.h"
@@ -13,25 +14,11 @@
 #include "sealtrain/crypto/signing.h"
 
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <ostream>
 
 namespace sealtrain::ctl {
 namespace {
-
-Result<std::string> readText(const std::string& path, const char* what)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Error(ErrorCode::NotFound,
-                     "Cannot read the " + std::string(what) + " '" + path + "'; check the path.");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad())
-        return Error(ErrorCode::Io, "Reading the " + std::string(what) + " '" + path
-                                        + "' failed; check the disk.");
-    return text;
-}
 
 Result<void> writeText(const std::string& path, const std::string& text, const char* what)
 {
@@ -49,7 +36,7 @@ Result<std::string> trustedKeyText(const std::string& value)
 {
     if (value.empty() || !std::filesystem::is_regular_file(value))
         return value;
-    auto text = readText(value, "trusted key");
+    auto text = readInputFile(value, "trusted key");
     if (!text)
         return text.error();
     while (!text->empty() && (text->back() == '\n' || text->back() == '\r'))
@@ -57,47 +44,53 @@ Result<std::string> trustedKeyText(const std::string& value)
     return *text;
 }
 
-struct VerifyArgs {
+struct VerifyOptions {
     std::string bundle;
     std::string key;
     std::string witness;
 };
 
-Result<audit::VerifyReport> runVerify(const VerifyArgs& args, std::string& bundleText)
+// A bundle file as read, and what verifying it found.
+struct VerifiedBundle {
+    std::string text;
+    audit::VerifyReport report;
+};
+
+Result<VerifiedBundle> verifyBundleFile(const VerifyOptions& options)
 {
-    auto text = readText(args.bundle, "bundle");
+    auto text = readInputFile(options.bundle, "bundle");
     if (!text)
         return text.error();
-    bundleText = std::move(*text);
-    audit::VerifyOptions options;
-    auto key = trustedKeyText(args.key);
+    audit::VerifyOptions verifyOptions;
+    auto key = trustedKeyText(options.key);
     if (!key)
         return key.error();
-    options.trustedKey = *key;
-    if (!args.witness.empty()) {
-        auto heads = audit::readWitness(args.witness);
+    verifyOptions.trustedKey = *key;
+    if (!options.witness.empty()) {
+        auto heads = audit::readWitness(options.witness);
         if (!heads)
             return heads.error();
-        options.witnessHeads = std::move(*heads);
+        verifyOptions.witnessHeads = std::move(*heads);
     }
-    return audit::verifyBundle(bundleText, options);
+    auto report = audit::verifyBundle(*text, verifyOptions);
+    return VerifiedBundle{std::move(*text), std::move(report)};
 }
 
-std::string repeatCommand(const VerifyArgs& args, const audit::VerifyReport& report)
+std::string repeatCommand(const VerifyOptions& options, const audit::VerifyReport& report)
 {
     // The key as the reviewer gave it (a file stays a file), else the fingerprint that was used.
-    const std::string key = !args.key.empty()      ? args.key
+    const std::string key = !options.key.empty()   ? options.key
                             : report.keyId.empty() ? std::string("<fingerprint>")
                                                    : report.keyId;
-    std::string command = "sealtrainctl audit verify " + args.bundle + " --key " + key;
-    if (!args.witness.empty())
-        command += " --witness " + args.witness;
+    std::string command = "sealtrainctl audit verify " + options.bundle + " --key " + key;
+    if (!options.witness.empty())
+        command += " --witness " + options.witness;
     return command;
 }
 
-void printReport(const audit::VerifyReport& report, const VerifyArgs& args, std::ostream& out)
+void printReport(const audit::VerifyReport& report, const VerifyOptions& options, std::ostream& out)
 {
-    out << "Bundle:          " << args.bundle << "\n";
+    out << "Bundle:          " << options.bundle << "\n";
     out << "Log:             " << report.origin << "\n";
     out << "Selection:       " << (report.selectionAll ? "all" : report.filter) << "\n";
     out << "Key:             " << (report.keyId.empty() ? "none" : report.keyId)
@@ -109,7 +102,7 @@ void printReport(const audit::VerifyReport& report, const VerifyArgs& args, std:
     out << "\n";
     out << "Entries:         " << report.entriesVerified << " of " << report.entries.size()
         << " verified\n";
-    if (!args.witness.empty())
+    if (!options.witness.empty())
         out << "Witness heads:   " << report.witnessHeadsChecked << " compared\n";
     for (const auto& warning : report.warnings)
         out << "warning: " << warning << "\n";
@@ -120,31 +113,31 @@ void printReport(const audit::VerifyReport& report, const VerifyArgs& args, std:
     out << "Result:          " << (report.ok() ? "VERIFIED" : "FAILED") << "\n";
 }
 
-// Filters shared by `audit export`.
-struct FilterArgs {
+// The entry filters of `audit export`.
+struct FilterOptions {
     std::string from;
     std::string to;
     audit::ExportFilter filter;
 };
 
-void addFilterOptions(CLI::App* command, FilterArgs& args)
+void addFilterOptions(CLI::App* command, FilterOptions& options)
 {
-    command->add_option("--from", args.from,
+    command->add_option("--from", options.from,
                         "Only entries at or after this UTC time "
                         "(2026-11-30T09:00:00Z)");
-    command->add_option("--to", args.to, "Only entries before this UTC time");
-    command->add_option("--actor", args.filter.actor, "Only entries by this actor id");
-    command->add_option("--action", args.filter.action,
+    command->add_option("--to", options.to, "Only entries before this UTC time");
+    command->add_option("--actor", options.filter.actor, "Only entries by this actor id");
+    command->add_option("--action", options.filter.action,
                         "Only this action, or a namespace such as 'job.*'");
-    command->add_option("--target-kind", args.filter.targetKind, "Only targets of this kind");
-    command->add_option("--target-id", args.filter.targetId, "Only this target id");
+    command->add_option("--target-kind", options.filter.targetKind, "Only targets of this kind");
+    command->add_option("--target-id", options.filter.targetId, "Only this target id");
 }
 
-Result<audit::ExportFilter> resolveFilter(const FilterArgs& args)
+Result<audit::ExportFilter> resolveFilter(const FilterOptions& options)
 {
-    audit::ExportFilter filter = args.filter;
+    audit::ExportFilter filter = options.filter;
     for (const auto& [text, field] :
-         {std::pair{&args.from, &filter.fromTimeNs}, std::pair{&args.to, &filter.toTimeNs}}) {
+         {std::pair{&options.from, &filter.fromTimeNs}, std::pair{&options.to, &filter.toTimeNs}}) {
         if (text->empty())
             continue;
         auto seconds = audit::parseUtcSeconds(*text);
@@ -203,158 +196,176 @@ Result<std::string> demoBundle(int count, const audit::ExportFilter& filter,
     return audit::exportBundle(**log, filter);
 }
 
+int verifyAuditBundle(const CommandRegistry& registry, const VerifyOptions& options)
+{
+    auto verified = verifyBundleFile(options);
+    if (!verified)
+        return registry.fail(verified.error());
+    printReport(verified->report, options, registry.out());
+    return verified->report.ok() ? kExitOk : kExitFailure;
+}
+
+struct ReportOptions {
+    VerifyOptions verify;
+    std::string out;
+};
+
+int writeAuditReport(const CommandRegistry& registry, const ReportOptions& options)
+{
+    auto verified = verifyBundleFile(options.verify);
+    if (!verified)
+        return registry.fail(verified.error());
+    const ReportSource source{options.verify.bundle, toHex(crypto::sha256(asBytes(verified->text))),
+                              repeatCommand(options.verify, verified->report)};
+    if (auto written = writePdfReport(verified->report, source, options.out); !written)
+        return registry.fail(written.error());
+    printReport(verified->report, options.verify, registry.out());
+    registry.out() << "Report:          " << options.out << "\n";
+    return verified->report.ok() ? kExitOk : kExitFailure;
+}
+
+struct ExportOptions {
+    std::string fromBundle;
+    int demo = 0;
+    std::string out;
+    std::string keyOut;
+    std::string witness;
+    std::string key;
+    FilterOptions filters;
+    SignedInOptions database;
+};
+
+// As a signed-in auditor, the entries of the data directory's log that `filter` selects.
+int exportFromDatabase(const CommandRegistry& registry, const ExportOptions& options,
+                       const audit::ExportFilter& filter)
+{
+    return runSignedIn(
+        registry, options.database,
+        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+            auto exported = platform.controlPlane().auditQueries().exportBundle(session, filter);
+            if (!exported)
+                return exported.error();
+            SEALTRAIN_TRY(writeText(options.out, *exported, "bundle"));
+            if (!options.keyOut.empty())
+                SEALTRAIN_TRY(writeText(options.keyOut, platform.signingKey().publicKey().toPem(),
+                                        "public key"));
+            registry.out() << "Wrote " << options.out << "\n";
+            return success();
+        });
+}
+
+// The entries of a bundle that `filter` selects, with their proofs; the bundle must verify.
+Result<std::string> subsetOfBundle(const ExportOptions& options, const audit::ExportFilter& filter)
+{
+    auto verified = verifyBundleFile({options.fromBundle, options.key, ""});
+    if (!verified)
+        return verified.error();
+    if (!verified->report.ok())
+        return Error(ErrorCode::Integrity, "The input bundle does not verify; run 'sealtrainctl "
+                                           "audit verify' on it to see why.");
+    auto parsed = audit::parseBundle(verified->text);
+    if (!parsed)
+        return parsed.error();
+    auto subset = audit::subsetBundle(*parsed, filter);
+    if (!subset)
+        return subset.error();
+    return audit::formatBundle(*subset);
+}
+
+int exportAuditBundle(const CommandRegistry& registry, const ExportOptions& options)
+{
+    auto filter = resolveFilter(options.filters);
+    if (!filter)
+        return registry.failUsage(filter.error().message());
+    const bool fromDatabase = !options.database.unlock.dataDir.empty();
+    if (fromDatabase && (options.demo > 0 || !options.fromBundle.empty())) {
+        return registry.failUsage("'audit export' takes one source: --data-dir, --from-bundle or "
+                                  "--demo. Run 'sealtrainctl audit export --help' for the "
+                                  "options.");
+    }
+    if (fromDatabase)
+        return exportFromDatabase(registry, options, *filter);
+    Result<std::string> bundle = Error(ErrorCode::InvalidArgument, "No source.");
+    if (options.demo > 0) {
+        bundle = demoBundle(options.demo, *filter, options.keyOut, options.witness);
+    } else if (!options.fromBundle.empty()) {
+        bundle = subsetOfBundle(options, *filter);
+    } else {
+        return registry.failUsage("'audit export' needs --data-dir, --from-bundle or --demo. Run "
+                                  "'sealtrainctl audit export --help' for the options.");
+    }
+    if (!bundle)
+        return registry.fail(bundle.error());
+    if (auto written = writeText(options.out, *bundle, "bundle"); !written)
+        return registry.fail(written.error());
+    registry.out() << "Wrote " << options.out << "\n";
+    return kExitOk;
+}
+
+void registerVerify(CLI::App* group, CommandRegistry& registry)
+{
+    auto options = std::make_shared<VerifyOptions>();
+    auto* command = group->add_subcommand(
+        "verify", "Verify an audit bundle offline: hashes, proofs, signatures, consistency");
+    command->add_option("BUNDLE", options->bundle, "The bundle file")->required();
+    command->add_option("--key", options->key,
+                        "The log key you trust: a PEM public key file, a verifier key, or its "
+                        "fingerprint (sha256:...)");
+    command->add_option("--witness", options->witness,
+                        "The log's witness file: heads it published outside its database");
+    registry.onRun(command, [options, &registry] { return verifyAuditBundle(registry, *options); });
+}
+
+void registerReport(CLI::App* group, CommandRegistry& registry)
+{
+    auto options = std::make_shared<ReportOptions>();
+    auto* command = group->add_subcommand(
+        "report", "Verify an audit bundle and write a PDF report of it for people");
+    command->add_option("BUNDLE", options->verify.bundle, "The bundle file")->required();
+    command->add_option("--key", options->verify.key, "As for 'audit verify'");
+    command->add_option("--witness", options->verify.witness, "As for 'audit verify'");
+    command->add_option("--out", options->out, "The PDF file to write")->required();
+    registry.onRun(command, [options, &registry] { return writeAuditReport(registry, *options); });
+}
+
+void registerExport(CLI::App* group, CommandRegistry& registry)
+{
+    auto options = std::make_shared<ExportOptions>();
+    auto* command = group->add_subcommand(
+        "export", "Write an audit bundle: from a data directory's database (as a signed-in "
+                  "auditor), a filtered subset of a bundle, or a demonstration log");
+    options->database.addTo(command);
+    auto* source = command->add_option("--from-bundle", options->fromBundle,
+                                       "Re-export the selected entries of this bundle (it is "
+                                       "verified first; proofs are kept)");
+    command
+        ->add_option("--demo", options->demo,
+                     "Export a demonstration log of this many entries under a fresh key")
+        ->excludes(source)
+        ->check(CLI::Range(1, 1000000));
+    command->add_option("--out", options->out, "The bundle file to write")->required();
+    command->add_option("--key", options->key,
+                        "With --from-bundle: the key you trust for the input bundle");
+    command->add_option("--public-key-out", options->keyOut,
+                        "With --demo or --data-dir: write the log's public key (PEM) here");
+    command->add_option("--witness", options->witness,
+                        "With --demo: append the log's signed heads to this witness file");
+    addFilterOptions(command, options->filters);
+    command->footer("From a data directory: sealtrainctl audit export --data-dir DIR --out "
+                    "log.bundle --public-key-out log.pem\nthen: sealtrainctl audit verify "
+                    "log.bundle --key log.pem --witness DIR/audit.witness");
+    registry.onRun(command, [options, &registry] { return exportAuditBundle(registry, *options); });
+}
+
 }  // namespace
 
 void registerAuditCommands(CLI::App& app, CommandRegistry& registry)
 {
-    auto* audit = app.add_subcommand("audit", "Verify, export and report on audit bundles");
-    audit->require_subcommand(1);
-
-    auto verifyArgs = std::make_shared<VerifyArgs>();
-    auto* verify = audit->add_subcommand(
-        "verify", "Verify an audit bundle offline: hashes, proofs, signatures, consistency");
-    verify->add_option("BUNDLE", verifyArgs->bundle, "The bundle file")->required();
-    verify->add_option("--key", verifyArgs->key,
-                       "The log key you trust: a PEM public key file, a verifier key, or its "
-                       "fingerprint (sha256:...)");
-    verify->add_option("--witness", verifyArgs->witness,
-                       "The log's witness file: heads it published outside its database");
-    registry.onRun(verify, [verifyArgs, &registry] {
-        std::string text;
-        auto report = runVerify(*verifyArgs, text);
-        if (!report) {
-            registry.err() << "sealtrainctl: " << report.error().message() << "\n";
-            return kExitFailure;
-        }
-        printReport(*report, *verifyArgs, registry.out());
-        return report->ok() ? kExitOk : kExitFailure;
-    });
-
-    auto reportArgs = std::make_shared<VerifyArgs>();
-    auto reportOut = std::make_shared<std::string>();
-    auto* report = audit->add_subcommand(
-        "report", "Verify an audit bundle and write a PDF report of it for people");
-    report->add_option("BUNDLE", reportArgs->bundle, "The bundle file")->required();
-    report->add_option("--key", reportArgs->key, "As for 'audit verify'");
-    report->add_option("--witness", reportArgs->witness, "As for 'audit verify'");
-    report->add_option("--out", *reportOut, "The PDF file to write")->required();
-    registry.onRun(report, [reportArgs, reportOut, &registry] {
-        std::string text;
-        auto verified = runVerify(*reportArgs, text);
-        if (!verified) {
-            registry.err() << "sealtrainctl: " << verified.error().message() << "\n";
-            return kExitFailure;
-        }
-        const ReportSource source{reportArgs->bundle, toHex(crypto::sha256(asBytes(text))),
-                                  repeatCommand(*reportArgs, *verified)};
-        if (auto written = writePdfReport(*verified, source, *reportOut); !written) {
-            registry.err() << "sealtrainctl: " << written.error().message() << "\n";
-            return kExitFailure;
-        }
-        printReport(*verified, *reportArgs, registry.out());
-        registry.out() << "Report:          " << *reportOut << "\n";
-        return verified->ok() ? kExitOk : kExitFailure;
-    });
-
-    struct ExportArgs {
-        std::string fromBundle;
-        int demo = 0;
-        std::string out;
-        std::string keyOut;
-        std::string witness;
-        std::string key;
-        FilterArgs filters;
-        SignedInOptions database;
-    };
-    auto exportArgs = std::make_shared<ExportArgs>();
-    auto* exporter = audit->add_subcommand(
-        "export", "Write an audit bundle: from a data directory's database (as a signed-in "
-                  "auditor), a filtered subset of a bundle, or a demonstration log");
-    exportArgs->database.addTo(exporter);
-    auto* source = exporter->add_option("--from-bundle", exportArgs->fromBundle,
-                                        "Re-export the selected entries of this bundle (it is "
-                                        "verified first; proofs are kept)");
-    exporter
-        ->add_option("--demo", exportArgs->demo,
-                     "Export a demonstration log of this many entries under a fresh key")
-        ->excludes(source)
-        ->check(CLI::Range(1, 1000000));
-    exporter->add_option("--out", exportArgs->out, "The bundle file to write")->required();
-    exporter->add_option("--key", exportArgs->key,
-                         "With --from-bundle: the key you trust for the input bundle");
-    exporter->add_option("--public-key-out", exportArgs->keyOut,
-                         "With --demo or --data-dir: write the log's public key (PEM) here");
-    exporter->add_option("--witness", exportArgs->witness,
-                         "With --demo: append the log's signed heads to this witness file");
-    addFilterOptions(exporter, exportArgs->filters);
-    exporter->footer("From a data directory: sealtrainctl audit export --data-dir DIR --out "
-                     "log.bundle --public-key-out log.pem\nthen: sealtrainctl audit verify "
-                     "log.bundle --key log.pem --witness DIR/audit.witness");
-    registry.onRun(exporter, [exportArgs, &registry] {
-        auto filter = resolveFilter(exportArgs->filters);
-        if (!filter) {
-            registry.err() << "sealtrainctl: " << filter.error().message() << "\n";
-            return kExitUsage;
-        }
-        Result<std::string> bundle = Error(ErrorCode::InvalidArgument, "No source.");
-        const bool fromDatabase = !exportArgs->database.unlock.dataDir.empty();
-        if (fromDatabase && (exportArgs->demo > 0 || !exportArgs->fromBundle.empty())) {
-            registry.err() << "sealtrainctl: 'audit export' takes one source: --data-dir, "
-                              "--from-bundle or --demo. Run 'sealtrainctl audit export --help' "
-                              "for the options.\n";
-            return kExitUsage;
-        }
-        if (fromDatabase) {
-            return runSignedIn(
-                registry, exportArgs->database,
-                [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                    auto exported =
-                        platform.controlPlane().auditQueries().exportBundle(session, *filter);
-                    if (!exported)
-                        return exported.error();
-                    SEALTRAIN_TRY(writeText(exportArgs->out, *exported, "bundle"));
-                    if (!exportArgs->keyOut.empty())
-                        SEALTRAIN_TRY(writeText(exportArgs->keyOut,
-                                                platform.signingKey().publicKey().toPem(),
-                                                "public key"));
-                    registry.out() << "Wrote " << exportArgs->out << "\n";
-                    return success();
-                });
-        }
-        if (exportArgs->demo > 0) {
-            bundle = demoBundle(exportArgs->demo, *filter, exportArgs->keyOut, exportArgs->witness);
-        } else if (!exportArgs->fromBundle.empty()) {
-            std::string text;
-            auto verified = runVerify({exportArgs->fromBundle, exportArgs->key, ""}, text);
-            if (verified && !verified->ok())
-                verified = Error(ErrorCode::Integrity,
-                                 "The input bundle does not verify; run 'sealtrainctl audit "
-                                 "verify' on it to see why.");
-            if (!verified) {
-                registry.err() << "sealtrainctl: " << verified.error().message() << "\n";
-                return kExitFailure;
-            }
-            auto parsed = audit::parseBundle(text);
-            auto subset = parsed ? audit::subsetBundle(*parsed, *filter)
-                                 : Result<audit::Bundle>(parsed.error());
-            bundle = subset ? Result<std::string>(audit::formatBundle(*subset))
-                            : Result<std::string>(subset.error());
-        } else {
-            registry.err() << "sealtrainctl: 'audit export' needs --data-dir, --from-bundle or "
-                              "--demo. Run 'sealtrainctl audit export --help' for the options.\n";
-            return kExitUsage;
-        }
-        if (!bundle) {
-            registry.err() << "sealtrainctl: " << bundle.error().message() << "\n";
-            return kExitFailure;
-        }
-        if (auto written = writeText(exportArgs->out, *bundle, "bundle"); !written) {
-            registry.err() << "sealtrainctl: " << written.error().message() << "\n";
-            return kExitFailure;
-        }
-        registry.out() << "Wrote " << exportArgs->out << "\n";
-        return kExitOk;
-    });
+    auto* group = app.add_subcommand("audit", "Verify, export and report on audit bundles");
+    group->require_subcommand(1);
+    registerVerify(group, registry);
+    registerReport(group, registry);
+    registerExport(group, registry);
 }
 
 }  // namespace sealtrain::ctl

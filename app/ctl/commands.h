@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <ostream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,29 @@ public:
     {
         err_ << "sealtrainctl: " << error.message() << '\n';
         return kExitFailure;
+    }
+
+    // The same with a sentence of advice after the error's (what to do instead).
+    [[nodiscard]] int fail(const Error& error, const std::string& advice) const
+    {
+        err_ << "sealtrainctl: " << error.message() << ' ' << advice << '\n';
+        return kExitFailure;
+    }
+
+    // One of several items a command works through failed (a file of a list): "ITEM: sentence".
+    // The command may go on with the next item; kExitFailure is its exit code at the end.
+    [[nodiscard]] int failItem(const std::string& item, const Error& error) const
+    {
+        err_ << "sealtrainctl: " << item << ": " << error.message() << '\n';
+        return kExitFailure;
+    }
+
+    // A command given arguments that its options could not refuse (CLI11 refuses the others):
+    // the sentence on standard error, and kExitUsage.
+    [[nodiscard]] int failUsage(const std::string& sentence) const
+    {
+        err_ << "sealtrainctl: " << sentence << '\n';
+        return kExitUsage;
     }
 
     // Runs the chosen command; nullopt-like -1 when none of the registered ones was chosen.

@@ -67,8 +67,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         std::string what = e.what();
         if (!what.empty() && what.back() != '.')
             what += '.';
-        err << "sealtrainctl: " << what << " Run 'sealtrainctl --help' to see the commands.\n";
-        return kExitUsage;
+        return registry.failUsage(what + " Run 'sealtrainctl --help' to see the commands.");
     }
 
     log::Options logOptions;
@@ -78,9 +77,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
     const int code = registry.runChosen();
     if (code < 0) {
-        err << "sealtrainctl: that command needs a subcommand. Run 'sealtrainctl --help' to see "
-               "the commands.\n";
-        return kExitUsage;
+        return registry.failUsage("that command needs a subcommand. Run 'sealtrainctl --help' to "
+                                  "see the commands.");
     }
     return code;
 }

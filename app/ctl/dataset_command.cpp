@@ -9,6 +9,7 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/progress.h"
 #include "sealtrain/core/datasets.h"
+#include "sealtrain/crypto/signing.h"
 #include "sealtrain/dataset/import.h"
 #include "sealtrain/dataset/manifest.h"
 #include "sealtrain/dataset/reader.h"
@@ -20,18 +21,13 @@
 
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
+#include <optional>
 #include <ostream>
+#include <string>
 
 namespace sealtrain::ctl {
 namespace {
-
-int fail(const CommandRegistry& registry, const Error& error)
-{
-    registry.err() << "sealtrainctl: " << error.message() << '\n';
-    return kExitFailure;
-}
 
 nlohmann::json toJson(const core::DatasetInfo& info)
 {
@@ -62,7 +58,7 @@ Result<dataset::InputFormat> parseFormat(const std::string& name)
                      + "' is unknown; use text-files, text-records, jsonl, csv or fortune.");
 }
 
-struct ImportArguments {
+struct DatasetImportOptions {
     SignedInOptions platform;
     std::string name;
     std::string format = "text-files";
@@ -110,238 +106,255 @@ void printReportSummary(std::ostream& out, const dataset::ImportReport& report)
                        report.piiRedacted ? "redacted" : "kept as is", fmt::join(found, ", "));
 }
 
+Result<std::unique_ptr<dataset::Tokenizer>> makeTokenizer(const DatasetImportOptions& options)
+{
+    if (options.vocab.empty())
+        return std::unique_ptr<dataset::Tokenizer>(std::make_unique<dataset::ByteTokenizer>());
+    auto bpe = dataset::Gpt2BpeTokenizer::load(options.vocab, options.merges);
+    if (!bpe)
+        return bpe.error();
+    return std::unique_ptr<dataset::Tokenizer>(std::move(bpe).value());
+}
+
+// What the importer is to do with the inputs (progress reporting aside).
+dataset::ImportOptions importerOptions(const DatasetImportOptions& options,
+                                       dataset::InputFormat format)
+{
+    dataset::ImportOptions o;
+    for (const auto& input : options.inputs)
+        o.inputs.emplace_back(input);
+    o.format = format;
+    o.field = options.field;
+    o.classification = options.classification;
+    o.policy = options.policy == "reject" ? dataset::InvalidRecordPolicy::Reject
+                                          : dataset::InvalidRecordPolicy::Skip;
+    o.redactPii = options.redactPii;
+    o.maxRecordBytes = options.maxRecordBytes;
+    o.validationBasisPoints = options.validationBasisPoints;
+    o.tokensPerShard = options.tokensPerShard;
+    return o;
+}
+
+// Reports the importer's progress on `err` (a bar on a terminal, else lines) through `progress`.
+void reportProgress(std::ostream& err, bool terminal, std::optional<ProgressReporter>& progress,
+                    dataset::ImportOptions& o)
+{
+    progress.emplace(err,
+                     ProgressOptions{"import", "records", terminal, std::chrono::milliseconds(100),
+                                     std::chrono::milliseconds(5000)});
+    o.progressIntervalSeconds = terminal ? 0.1 : 1.0;
+    o.progress = [&progress](const dataset::ImportProgress& p) {
+        const ProgressSample sample{p.bytesRead, p.bytesTotal, p.records};
+        if (p.finished)
+            progress->finish(sample);
+        else
+            progress->update(sample);
+    };
+}
+
+Result<void> writeImportReport(const std::string& path, const dataset::ImportReport& report)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << report.toJson() << '\n';
+    if (!out)
+        return Error(ErrorCode::Io, "The dataset was imported but the report could not be "
+                                    "written to '"
+                                        + path + "'; check the path.");
+    return success();
+}
+
+int importDataset(const CommandRegistry& registry, const DatasetImportOptions& options)
+{
+    auto format = parseFormat(options.format);
+    if (!format)
+        return registry.fail(format.error());
+    auto tokenizer = makeTokenizer(options);
+    if (!tokenizer)
+        return registry.fail(tokenizer.error());
+    const bool terminal =
+        options.progress == "bar"
+        || (options.progress == "auto" && &registry.err() == &std::cerr && ::isatty(STDERR_FILENO));
+    std::optional<ProgressReporter> progress;
+    return runSignedIn(
+        registry, options.platform,
+        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+            auto kek = platform.datasetsKek();
+            if (!kek)
+                return kek.error();
+            core::DatasetImportRequest request;
+            request.name = options.name;
+            request.datasetsRoot = platform.datasetsRoot();
+            request.options = importerOptions(options, *format);
+            if (options.progress != "none")
+                reportProgress(registry.err(), terminal, progress, request.options);
+            auto imported = platform.controlPlane().datasets().importDataset(
+                session, request, **tokenizer, **kek, platform.signingKey());
+            if (progress)
+                progress->abandon();  // after a failure; a no-op after the final display
+            if (!imported)
+                return imported.error();
+            if (!options.reportFile.empty())
+                SEALTRAIN_TRY(writeImportReport(options.reportFile, imported->report));
+            printReportSummary(registry.err(), imported->report);
+            const core::DatasetInfo& info = imported->info;
+            registry.out() << fmt::format(
+                "Imported '{}' version {}{}: {} ({} records, {} tokens, {}); signed by {}.\n",
+                info.name, info.version,
+                info.parent.empty() ? std::string() : " (parent " + info.parent + ")", info.id,
+                info.records, info.tokens, info.classification, info.signer);
+            return success();
+        });
+}
+
 void registerImport(CLI::App* group, CommandRegistry& registry)
 {
-    auto a = std::make_shared<ImportArguments>();
+    auto options = std::make_shared<DatasetImportOptions>();
     auto* command = group->add_subcommand(
         "import", "Import text, JSONL, CSV or fortune files as a new sealed, signed dataset (or "
                   "the next version of one)");
-    a->platform.addTo(command);
-    command->add_option("--name", a->name, "Dataset name: 1-64 of a-z 0-9 _ -")->required();
+    options->platform.addTo(command);
+    command->add_option("--name", options->name, "Dataset name: 1-64 of a-z 0-9 _ -")->required();
     command
-        ->add_option("--format", a->format,
+        ->add_option("--format", options->format,
                      "text-files (a file is a record), text-records (blank-line separated), "
                      "jsonl, csv, or fortune ('%' lines separate records)")
         ->capture_default_str();
-    command->add_option("--field", a->field, "The JSONL field or CSV column holding the text");
+    command->add_option("--field", options->field,
+                        "The JSONL field or CSV column holding the text");
     command
-        ->add_option("--classification", a->classification,
+        ->add_option("--classification", options->classification,
                      "Classification label, e.g. public, internal, phi")
         ->capture_default_str();
     command
-        ->add_option("--policy", a->policy,
+        ->add_option("--policy", options->policy,
                      "For an invalid record: skip (and report it) or reject (fail the import)")
         ->check(CLI::IsMember({"skip", "reject"}))
         ->capture_default_str();
-    command->add_flag("--redact-pii", a->redactPii,
+    command->add_flag("--redact-pii", options->redactPii,
                       "Replace possible PII with placeholders ([EMAIL], [IP], ...) before sealing");
-    command->add_option("--max-record-bytes", a->maxRecordBytes, "Longest record kept")
+    command->add_option("--max-record-bytes", options->maxRecordBytes, "Longest record kept")
         ->capture_default_str();
     command
-        ->add_option("--validation-basis-points", a->validationBasisPoints,
+        ->add_option("--validation-basis-points", options->validationBasisPoints,
                      "Share of records for validation, in 1/10000 (100 = 1 %)")
         ->check(CLI::Range(0, 10000))
         ->capture_default_str();
-    command->add_option("--tokens-per-shard", a->tokensPerShard, "Tokens in each sealed shard")
+    command
+        ->add_option("--tokens-per-shard", options->tokensPerShard, "Tokens in each sealed shard")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    auto* vocab = command->add_option("--vocab", a->vocab,
+    auto* vocab = command->add_option("--vocab", options->vocab,
                                       "GPT-2 vocab.json: tokenize with GPT-2 BPE (needs --merges)");
-    auto* merges = command->add_option("--merges", a->merges, "GPT-2 merges.txt");
+    auto* merges = command->add_option("--merges", options->merges, "GPT-2 merges.txt");
     vocab->needs(merges);
     merges->needs(vocab);
-    command->add_option("--report", a->reportFile,
+    command->add_option("--report", options->reportFile,
                         "Write the import report (issues and PII locations, never values) as JSON");
     command
-        ->add_option("--progress", a->progress,
+        ->add_option("--progress", options->progress,
                      "auto (a bar on a terminal, else lines), bar, lines or none")
         ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))
         ->capture_default_str();
-    command->add_option("INPUT", a->inputs, "Files or folders to import")->required();
+    command->add_option("INPUT", options->inputs, "Files or folders to import")->required();
 
-    registry.onRun(command, [a, &registry] {
-        auto format = parseFormat(a->format);
-        if (!format)
-            return fail(registry, format.error());
-        std::unique_ptr<dataset::Tokenizer> tokenizer;
-        if (a->vocab.empty()) {
-            tokenizer = std::make_unique<dataset::ByteTokenizer>();
-        } else {
-            auto bpe = dataset::Gpt2BpeTokenizer::load(a->vocab, a->merges);
-            if (!bpe)
-                return fail(registry, bpe.error());
-            tokenizer = std::move(bpe).value();
-        }
-        const bool terminal =
-            a->progress == "bar"
-            || (a->progress == "auto" && &registry.err() == &std::cerr && ::isatty(STDERR_FILENO));
-        std::optional<ProgressReporter> progress;
-        return runSignedIn(
-            registry, a->platform,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                auto kek = platform.datasetsKek();
-                if (!kek)
-                    return kek.error();
-                core::DatasetImportRequest request;
-                request.name = a->name;
-                request.datasetsRoot = platform.datasetsRoot();
-                dataset::ImportOptions& o = request.options;
-                for (const auto& input : a->inputs)
-                    o.inputs.emplace_back(input);
-                o.format = *format;
-                o.field = a->field;
-                o.classification = a->classification;
-                o.policy = a->policy == "reject" ? dataset::InvalidRecordPolicy::Reject
-                                                 : dataset::InvalidRecordPolicy::Skip;
-                o.redactPii = a->redactPii;
-                o.maxRecordBytes = a->maxRecordBytes;
-                o.validationBasisPoints = a->validationBasisPoints;
-                o.tokensPerShard = a->tokensPerShard;
-                if (a->progress != "none") {
-                    progress.emplace(registry.err(),
-                                     ProgressOptions{"import", "records", terminal,
-                                                     std::chrono::milliseconds(100),
-                                                     std::chrono::milliseconds(5000)});
-                    o.progressIntervalSeconds = terminal ? 0.1 : 1.0;
-                    o.progress = [&progress](const dataset::ImportProgress& p) {
-                        const ProgressSample sample{p.bytesRead, p.bytesTotal, p.records};
-                        if (p.finished)
-                            progress->finish(sample);
-                        else
-                            progress->update(sample);
-                    };
-                }
-                auto imported = platform.controlPlane().datasets().importDataset(
-                    session, request, *tokenizer, **kek, platform.signingKey());
-                if (progress)
-                    progress->abandon();  // after a failure; a no-op after the final display
-                if (!imported)
-                    return imported.error();
-                if (!a->reportFile.empty()) {
-                    std::ofstream report(a->reportFile, std::ios::binary | std::ios::trunc);
-                    report << imported->report.toJson() << '\n';
-                    if (!report)
-                        return Error(ErrorCode::Io, "The dataset was imported but the report "
-                                                    "could not be written to '"
-                                                        + a->reportFile + "'; check the path.");
-                }
-                printReportSummary(registry.err(), imported->report);
-                const core::DatasetInfo& info = imported->info;
-                registry.out() << fmt::format(
-                    "Imported '{}' version {}{}: {} ({} records, {} tokens, {}); signed by {}.\n",
-                    info.name, info.version,
-                    info.parent.empty() ? std::string() : " (parent " + info.parent + ")", info.id,
-                    info.records, info.tokens, info.classification, info.signer);
-                return success();
-            });
-    });
+    registry.onRun(command, [options, &registry] { return importDataset(registry, *options); });
 }
 
-struct ReferenceArguments {
+struct ListOptions {
     SignedInOptions platform;
-    std::string reference;
-    std::string user;
     bool json = false;
 };
 
-void registerList(CLI::App* group, CommandRegistry& registry)
+int listDatasets(const CommandRegistry& registry, const ListOptions& options)
 {
-    auto a = std::make_shared<ReferenceArguments>();
-    auto* command = group->add_subcommand("list", "List the datasets you may see, newest first");
-    a->platform.addTo(command);
-    command->add_flag("--json", a->json, "One JSON array instead of a table");
-    registry.onRun(command, [a, &registry] {
-        return runSignedIn(
-            registry, a->platform,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                auto datasets = platform.controlPlane().datasets().list(session);
-                if (!datasets)
-                    return datasets.error();
-                constexpr std::string_view kColumns = "{:<24} {:>7} {:<14} {:>12} {:<20} {}\n";
-                printList(
-                    registry.out(), a->json, *datasets,
-                    fmt::format(kColumns, "NAME", "VERSION", "CLASS", "TOKENS", "CREATED", "ID"),
-                    toJson, [&](const core::DatasetInfo& info) {
-                        return fmt::format(kColumns, info.name, info.version, info.classification,
-                                           info.tokens, toRfc3339(info.created), info.id);
-                    });
-                return success();
-            });
-    });
-}
-
-void registerShow(CLI::App* group, CommandRegistry& registry)
-{
-    auto a = std::make_shared<ReferenceArguments>();
-    auto* command = group->add_subcommand("show", "Show one dataset: lineage, counts, readers");
-    a->platform.addTo(command);
-    command->add_option("DATASET", a->reference, "NAME, NAME@VERSION or the id")->required();
-    command->add_flag("--json", a->json, "JSON instead of text");
-    registry.onRun(command, [a, &registry] {
-        return runSignedIn(
-            registry, a->platform,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                auto info = platform.controlPlane().datasets().show(session, a->reference);
-                if (!info)
-                    return info.error();
-                const auto folder = core::datasetFolder(platform.datasetsRoot(), info->id);
-                nlohmann::json value = toJson(*info);
-                value["readers"] = info->readers;
-                value["folder"] = folder.string();
-                if (auto manifest = dataset::loadManifest(folder, info->id); manifest) {
-                    value["tokenizer"] = manifest->tokenizer.id;
-                    value["input_format"] = manifest->inputFormat;
-                    value["train"] = {{"records", manifest->train.records},
-                                      {"tokens", manifest->train.tokens},
-                                      {"shards", manifest->train.shards.size()}};
-                    value["validation"] = {{"records", manifest->validation.records},
-                                           {"tokens", manifest->validation.tokens},
-                                           {"shards", manifest->validation.shards.size()}};
-                    value["counts"] = manifest->counts;
-                    value["sources"] = manifest->sources.size();
-                }
-                if (a->json) {
-                    registry.out() << value.dump(2) << '\n';
-                    return success();
-                }
-                for (const auto& [key, item] : value.items())
-                    registry.out()
-                        << fmt::format("{:<15} {}\n", key + ":",
-                                       item.is_string() ? item.get<std::string>() : item.dump());
-                return success();
-            });
-    });
-}
-
-void registerGrantAndRevoke(CLI::App* group, CommandRegistry& registry)
-{
-    for (const bool grant : {true, false}) {
-        auto a = std::make_shared<ReferenceArguments>();
-        auto* command = group->add_subcommand(grant ? "grant" : "revoke",
-                                              grant ? "Let a user read one dataset version"
-                                                    : "Take a user's read grant on a dataset away");
-        a->platform.addTo(command);
-        command
-            ->add_option("DATASET", a->reference, "NAME (the latest version), NAME@VERSION or id")
-            ->required();
-        command->add_option("USER", a->user, "The user")->required();
-        registry.onRun(command, [a, grant, &registry] {
-            return runSignedIn(
-                registry, a->platform,
-                [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                    auto& datasets = platform.controlPlane().datasets();
-                    SEALTRAIN_TRY(grant ? datasets.grantRead(session, a->reference, a->user)
-                                        : datasets.revokeRead(session, a->reference, a->user));
-                    registry.out()
-                        << "'" << a->user << (grant ? "' may now read '" : "' may no longer read '")
-                        << a->reference << "'.\n";
-                    return success();
-                });
+    constexpr std::string_view kColumns = "{:<24} {:>7} {:<14} {:>12} {:<20} {}\n";
+    return runSignedInQuery(
+        registry, options.platform,
+        [](core::ControlPlane& plane, const std::string& session) {
+            return plane.datasets().list(session);
+        },
+        [&](const std::vector<core::DatasetInfo>& datasets) {
+            printList(registry.out(), options.json, datasets,
+                      fmt::format(kColumns, "NAME", "VERSION", "CLASS", "TOKENS", "CREATED", "ID"),
+                      toJson, [&](const core::DatasetInfo& info) {
+                          return fmt::format(kColumns, info.name, info.version, info.classification,
+                                             info.tokens, toRfc3339(info.created), info.id);
+                      });
+            return success();
         });
-    }
 }
 
-struct VerifyArguments {
+struct ShowOptions {
+    SignedInOptions platform;
+    std::string reference;
+    bool json = false;
+};
+
+// What `dataset show` prints: the dataset's record, its readers and folder, and from its manifest
+// the tokenizer, the splits and the counts.
+nlohmann::json describeDataset(const core::DatasetInfo& info, const std::filesystem::path& folder)
+{
+    nlohmann::json value = toJson(info);
+    value["readers"] = info.readers;
+    value["folder"] = folder.string();
+    if (auto manifest = dataset::loadManifest(folder, info.id); manifest) {
+        value["tokenizer"] = manifest->tokenizer.id;
+        value["input_format"] = manifest->inputFormat;
+        value["train"] = {{"records", manifest->train.records},
+                          {"tokens", manifest->train.tokens},
+                          {"shards", manifest->train.shards.size()}};
+        value["validation"] = {{"records", manifest->validation.records},
+                               {"tokens", manifest->validation.tokens},
+                               {"shards", manifest->validation.shards.size()}};
+        value["counts"] = manifest->counts;
+        value["sources"] = manifest->sources.size();
+    }
+    return value;
+}
+
+int showDataset(const CommandRegistry& registry, const ShowOptions& options)
+{
+    return runSignedIn(
+        registry, options.platform,
+        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+            auto info = platform.controlPlane().datasets().show(session, options.reference);
+            if (!info)
+                return info.error();
+            const nlohmann::json value =
+                describeDataset(*info, core::datasetFolder(platform.datasetsRoot(), info->id));
+            if (options.json) {
+                registry.out() << value.dump(2) << '\n';
+                return success();
+            }
+            for (const auto& [key, item] : value.items())
+                registry.out() << fmt::format("{:<15} {}\n", key + ":",
+                                              item.is_string() ? item.get<std::string>()
+                                                               : item.dump());
+            return success();
+        });
+}
+
+struct ReadGrantOptions {
+    SignedInOptions platform;
+    std::string reference;
+    std::string user;
+};
+
+// `dataset grant` when `grant`, else `dataset revoke`.
+int changeReadGrant(const CommandRegistry& registry, const ReadGrantOptions& options, bool grant)
+{
+    return runSignedInChange(
+        registry, options.platform,
+        [&](core::ControlPlane& plane, const std::string& session) {
+            auto& datasets = plane.datasets();
+            return grant ? datasets.grantRead(session, options.reference, options.user)
+                         : datasets.revokeRead(session, options.reference, options.user);
+        },
+        "'" + options.user + (grant ? "' may now read '" : "' may no longer read '")
+            + options.reference + "'.\n");
+}
+
+struct VerifyOptions {
     SignedInOptions platform;
     std::string reference;
     std::string folder;
@@ -360,64 +373,118 @@ void printVerified(std::ostream& out, const dataset::VerifyReport& report,
     out << ".\n";
 }
 
+// A copy of a dataset folder, checked without keys against the platform's public key.
+int verifyDatasetCopy(const CommandRegistry& registry, const VerifyOptions& options)
+{
+    auto trusted = crypto::PublicKey::fromPemFile(options.key);
+    if (!trusted)
+        return registry.fail(trusted.error());
+    auto report = dataset::verifyDataset(options.folder, "", nullptr, &*trusted);
+    if (!report)
+        return registry.fail(report.error());
+    printVerified(registry.out(), *report, trusted->keyId());
+    return kExitOk;
+}
+
+// A dataset of the data directory, every shard decrypted with the datasets key.
+int verifyStoredDataset(const CommandRegistry& registry, const VerifyOptions& options)
+{
+    return runSignedIn(
+        registry, options.platform,
+        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+            // Decrypting every shard needs the datasets key: released only to a reader.
+            auto info = platform.controlPlane().datasets().authorizeRead(session, options.reference,
+                                                                         "verify");
+            if (!info)
+                return info.error();
+            const auto resolver = platform.datasetsResolver();
+            const auto& trusted = platform.signingKey().publicKey();
+            auto report =
+                dataset::verifyDataset(core::datasetFolder(platform.datasetsRoot(), info->id),
+                                       info->id, &resolver, &trusted);
+            if (!report)
+                return report.error();
+            printVerified(registry.out(), *report, trusted.keyId());
+            return success();
+        });
+}
+
+int verifyDatasetCommand(const CommandRegistry& registry, const VerifyOptions& options)
+{
+    if (!options.folder.empty()) {
+        if (!options.reference.empty())
+            return registry.fail(Error(ErrorCode::InvalidArgument,
+                                       "Give either a DATASET with a data directory or --folder "
+                                       "with --key, not both."));
+        return verifyDatasetCopy(registry, options);
+    }
+    if (options.reference.empty())
+        return registry.fail(Error(ErrorCode::InvalidArgument,
+                                   "Name the DATASET to verify, or give --folder and --key to "
+                                   "check a copy offline."));
+    return verifyStoredDataset(registry, options);
+}
+
+void registerList(CLI::App* group, CommandRegistry& registry)
+{
+    auto options = std::make_shared<ListOptions>();
+    auto* command = group->add_subcommand("list", "List the datasets you may see, newest first");
+    options->platform.addTo(command);
+    command->add_flag("--json", options->json, "One JSON array instead of a table");
+    registry.onRun(command, [options, &registry] { return listDatasets(registry, *options); });
+}
+
+void registerShow(CLI::App* group, CommandRegistry& registry)
+{
+    auto options = std::make_shared<ShowOptions>();
+    auto* command = group->add_subcommand("show", "Show one dataset: lineage, counts, readers");
+    options->platform.addTo(command);
+    command->add_option("DATASET", options->reference, "NAME, NAME@VERSION or the id")->required();
+    command->add_flag("--json", options->json, "JSON instead of text");
+    registry.onRun(command, [options, &registry] { return showDataset(registry, *options); });
+}
+
+void registerGrantAndRevoke(CLI::App* group, CommandRegistry& registry)
+{
+    for (const bool grant : {true, false}) {
+        auto options = std::make_shared<ReadGrantOptions>();
+        auto* command = group->add_subcommand(grant ? "grant" : "revoke",
+                                              grant ? "Let a user read one dataset version"
+                                                    : "Take a user's read grant on a dataset away");
+        options->platform.addTo(command);
+        command
+            ->add_option("DATASET", options->reference,
+                         "NAME (the latest version), NAME@VERSION or id")
+            ->required();
+        command->add_option("USER", options->user, "The user")->required();
+        registry.onRun(command, [options, grant, &registry] {
+            return changeReadGrant(registry, *options, grant);
+        });
+    }
+}
+
 void registerVerify(CLI::App* group, CommandRegistry& registry)
 {
-    auto a = std::make_shared<VerifyArguments>();
+    auto options = std::make_shared<VerifyOptions>();
     auto* command = group->add_subcommand(
         "verify",
         "Check a dataset: the manifest against its id, the platform's signature, every shard's "
         "hash and (with the data directory) every shard's decryption");
-    a->platform.addTo(command);
-    command->add_option("DATASET", a->reference, "NAME, NAME@VERSION or the id (data directory)");
-    auto* folder = command->add_option(
-        "--folder", a->folder, "Offline: a dataset folder, checked without keys (needs --key)");
-    auto* key =
-        command->add_option("--key", a->key, "Offline: the platform's public key (signing.pub.pem)")
-            ->check(CLI::ExistingFile);
+    options->platform.addTo(command);
+    command->add_option("DATASET", options->reference,
+                        "NAME, NAME@VERSION or the id (data directory)");
+    auto* folder =
+        command->add_option("--folder", options->folder,
+                            "Offline: a dataset folder, checked without keys (needs --key)");
+    auto* key = command
+                    ->add_option("--key", options->key,
+                                 "Offline: the platform's public key (signing.pub.pem)")
+                    ->check(CLI::ExistingFile);
     folder->needs(key);
     key->needs(folder);
     folder->check(CLI::ExistingDirectory);
-    registry.onRun(command, [a, &registry] {
-        if (!a->folder.empty()) {
-            if (!a->reference.empty())
-                return fail(registry, Error(ErrorCode::InvalidArgument,
-                                            "Give either a DATASET with a data directory or "
-                                            "--folder with --key, not both."));
-            std::ifstream in(a->key, std::ios::binary);
-            const std::string pem((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
-            auto trusted = crypto::PublicKey::fromPem(pem);
-            if (!trusted)
-                return fail(registry, trusted.error());
-            auto report = dataset::verifyDataset(a->folder, "", nullptr, &*trusted);
-            if (!report)
-                return fail(registry, report.error());
-            printVerified(registry.out(), *report, trusted->keyId());
-            return kExitOk;
-        }
-        if (a->reference.empty())
-            return fail(registry, Error(ErrorCode::InvalidArgument,
-                                        "Name the DATASET to verify, or give --folder and --key "
-                                        "to check a copy offline."));
-        return runSignedIn(
-            registry, a->platform,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                // Decrypting every shard needs the datasets key: released only to a reader.
-                auto info = platform.controlPlane().datasets().authorizeRead(session, a->reference,
-                                                                             "verify");
-                if (!info)
-                    return info.error();
-                const auto resolver = platform.datasetsResolver();
-                const auto& trusted = platform.signingKey().publicKey();
-                auto report =
-                    dataset::verifyDataset(core::datasetFolder(platform.datasetsRoot(), info->id),
-                                           info->id, &resolver, &trusted);
-                if (!report)
-                    return report.error();
-                printVerified(registry.out(), *report, trusted.keyId());
-                return success();
-            });
-    });
+    registry.onRun(command,
+                   [options, &registry] { return verifyDatasetCommand(registry, *options); });
 }
 
 }  // namespace

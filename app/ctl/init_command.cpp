@@ -11,20 +11,76 @@
 
 #include <memory>
 #include <ostream>
+#include <string>
 
 namespace sealtrain::ctl {
 
+namespace {
+
+struct InitOptions {
+    UnlockOptions unlock;
+    std::string admin;
+    std::string adminPasswordFile;
+    std::string totpUriFile;
+    std::uint64_t argon2Ops = crypto::kArgon2Default.opsLimit;
+    std::uint64_t argon2MemMiB = crypto::kArgon2Default.memLimitBytes >> 20;
+};
+
+// The new directory's path, unlock and first admin; asks for the passphrase and the password
+// that no file gives.
+Result<core::NewDataDirectory> newDataDirectory(const InitOptions& options)
+{
+    core::NewDataDirectory request;
+    request.path = options.unlock.resolvedDataDir();
+    request.adminName = options.admin;
+    request.argon2 = {options.argon2Ops, options.argon2MemMiB << 20};
+    if (options.unlock.masterKeyFile) {
+        request.masterKeyFile = options.unlock.masterKeyFile;
+    } else {
+        auto passphrase = obtainPassphrase(
+            options.unlock.passphraseFile ? options.unlock.passphraseFile->string() : std::string(),
+            "New keyring passphrase", true);
+        if (!passphrase)
+            return passphrase.error();
+        request.passphrase = std::move(*passphrase);
+    }
+    auto password = obtainPassphrase(options.adminPasswordFile,
+                                     fmt::format("Password for {}", options.admin), true);
+    if (!password)
+        return password.error();
+    request.adminPassword = std::move(*password);
+    return request;
+}
+
+int initDataDirectory(const CommandRegistry& registry, const InitOptions& options)
+{
+    auto request = newDataDirectory(options);
+    if (!request)
+        return registry.fail(request.error());
+    // Checked before the slow part so a taken URI file does not cost a half-made directory.
+    if (!options.totpUriFile.empty() && std::filesystem::exists(options.totpUriFile))
+        return registry.fail(Error(ErrorCode::AlreadyExists,
+                                   fmt::format("The TOTP URI file '{}' already exists; choose a "
+                                               "new file.",
+                                               options.totpUriFile)));
+    auto enrollment = core::DataDirectory::create(*request);
+    if (!enrollment)
+        return registry.fail(enrollment.error());
+    registry.out() << fmt::format("Initialised {} with the admin '{}'.\n", request->path.string(),
+                                  enrollment->user);
+    if (auto shown = showEnrollment(registry.out(), *enrollment, options.totpUriFile); !shown)
+        return registry.fail(shown.error());
+    registry.out() << fmt::format("Sign in with: sealtrainctl session sign-in --data-dir {} "
+                                  "--user {}\n",
+                                  request->path.string(), enrollment->user);
+    return kExitOk;
+}
+
+}  // namespace
+
 void registerInitCommand(CLI::App& app, CommandRegistry& registry)
 {
-    struct Options {
-        UnlockOptions unlock;
-        std::string admin;
-        std::string adminPasswordFile;
-        std::string totpUriFile;
-        std::uint64_t argon2Ops = crypto::kArgon2Default.opsLimit;
-        std::uint64_t argon2MemMiB = crypto::kArgon2Default.memLimitBytes >> 20;
-    };
-    auto options = std::make_shared<Options>();
+    auto options = std::make_shared<InitOptions>();
     auto* init = app.add_subcommand(
         "init", "Create a data directory: keyring, encrypted database, signing key, platform CA "
                 "and the first admin");
@@ -45,49 +101,7 @@ void registerInitCommand(CLI::App& app, CommandRegistry& registry)
         ->capture_default_str();
     init->footer("Example: sealtrainctl init --data-dir /srv/sealtrain --admin alice\n"
                  "Then: sealtrainctl session sign-in --data-dir /srv/sealtrain --user alice");
-    registry.onRun(init, [options, &registry] {
-        const auto fail = [&registry](const Error& error) {
-            registry.err() << "sealtrainctl: " << error.message() << '\n';
-            return kExitFailure;
-        };
-        core::NewDataDirectory request;
-        request.path = options->unlock.resolvedDataDir();
-        request.adminName = options->admin;
-        request.argon2 = {options->argon2Ops, options->argon2MemMiB << 20};
-        if (options->unlock.masterKeyFile) {
-            request.masterKeyFile = options->unlock.masterKeyFile;
-        } else {
-            auto passphrase = obtainPassphrase(options->unlock.passphraseFile
-                                                   ? options->unlock.passphraseFile->string()
-                                                   : std::string(),
-                                               "New keyring passphrase", true);
-            if (!passphrase)
-                return fail(passphrase.error());
-            request.passphrase = std::move(*passphrase);
-        }
-        auto password = obtainPassphrase(options->adminPasswordFile,
-                                         fmt::format("Password for {}", options->admin), true);
-        if (!password)
-            return fail(password.error());
-        request.adminPassword = std::move(*password);
-        // Checked before the slow part so a taken URI file does not cost a half-made directory.
-        if (!options->totpUriFile.empty() && std::filesystem::exists(options->totpUriFile))
-            return fail(Error(ErrorCode::AlreadyExists,
-                              fmt::format("The TOTP URI file '{}' already exists; choose a new "
-                                          "file.",
-                                          options->totpUriFile)));
-        auto enrollment = core::DataDirectory::create(request);
-        if (!enrollment)
-            return fail(enrollment.error());
-        registry.out() << fmt::format("Initialised {} with the admin '{}'.\n",
-                                      request.path.string(), enrollment->user);
-        if (auto shown = showEnrollment(registry.out(), *enrollment, options->totpUriFile); !shown)
-            return fail(shown.error());
-        registry.out() << fmt::format("Sign in with: sealtrainctl session sign-in --data-dir {} "
-                                      "--user {}\n",
-                                      request.path.string(), enrollment->user);
-        return kExitOk;
-    });
+    registry.onRun(init, [options, &registry] { return initDataDirectory(registry, *options); });
 }
 
 }  // namespace sealtrain::ctl

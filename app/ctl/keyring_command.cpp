@@ -2,6 +2,7 @@
 // directory's key hierarchy (docs/formats/keyring.md).
 #include "commands.h"
 #include "ctl.h"
+#include "list_output.h"
 #include "passphrase.h"
 
 #include "sealtrain/base/paths.h"
@@ -15,11 +16,15 @@
 
 #include <memory>
 #include <ostream>
+#include <string>
+#include <vector>
 
 namespace sealtrain::ctl {
 namespace {
 
-struct UnlockOptions {
+// Where the keyring is and how to unlock it: the keyring alone (local_platform.h's UnlockOptions
+// open the whole data directory).
+struct KeyringOptions {
     std::string dataDir;
     std::string passphraseFile;
     std::string masterKeyFile;
@@ -60,7 +65,7 @@ struct UnlockOptions {
 
 // The data directory's control database, re-keyed to the active `database` KEK (a no-op when it
 // already is, or when the directory has no database yet).
-Result<void> rekeyDatabase(const UnlockOptions& unlock, const crypto::Keyring& keyring)
+Result<void> rekeyDatabase(const KeyringOptions& unlock, const crypto::Keyring& keyring)
 {
     const auto path = unlock.keyringPath().parent_path() / "control.db";
     std::error_code ec;
@@ -72,241 +77,272 @@ Result<void> rekeyDatabase(const UnlockOptions& unlock, const crypto::Keyring& k
     return success();
 }
 
-int fail(const CommandRegistry& registry, const Error& error)
+struct KeyfileOptions {
+    std::string id;
+    std::uint32_t version = 1;
+    std::string out;
+};
+
+int generateKeyFile(const CommandRegistry& registry, const KeyfileOptions& options)
 {
-    registry.err() << "sealtrainctl: " << error.message() << '\n';
-    return kExitFailure;
+    auto kek = crypto::generateKek(options.id, options.version);
+    if (!kek)
+        return registry.fail(kek.error());
+    if (auto written = crypto::writeKekFile(options.out, *kek); !written)
+        return registry.fail(written.error());
+    registry.out() << fmt::format("Wrote key '{}' version {} to {} (mode 0600). Keep a backup "
+                                  "where only you can read it.\n",
+                                  kek->id, kek->version, options.out);
+    return kExitOk;
+}
+
+struct CreateOptions {
+    KeyringOptions unlock;
+    std::uint64_t argon2Ops = crypto::kArgon2Default.opsLimit;
+    std::uint64_t argon2MemMiB = crypto::kArgon2Default.memLimitBytes >> 20;
+};
+
+// A new keyring at `path`, under the master key file or else a new passphrase.
+Result<crypto::Keyring> newKeyring(const CreateOptions& options, const std::filesystem::path& path)
+{
+    if (!options.unlock.masterKeyFile.empty()) {
+        auto master = crypto::readKekFile(options.unlock.masterKeyFile);
+        if (!master)
+            return master.error();
+        return crypto::Keyring::createWithMasterKey(path, *master);
+    }
+    auto passphrase =
+        obtainPassphrase(options.unlock.passphraseFile, "New keyring passphrase", true);
+    if (!passphrase)
+        return passphrase.error();
+    return crypto::Keyring::createWithPassphrase(path, *passphrase,
+                                                 {options.argon2Ops, options.argon2MemMiB << 20});
+}
+
+int createKeyring(const CommandRegistry& registry, const CreateOptions& options)
+{
+    const auto path = options.unlock.keyringPath();
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec) {
+        return registry.fail(
+            Error(ErrorCode::Io, fmt::format("Cannot create the data directory '{}': {}.",
+                                             path.parent_path().string(), ec.message())));
+    }
+    auto keyring = newKeyring(options, path);
+    if (!keyring)
+        return registry.fail(keyring.error());
+    registry.out() << fmt::format("Created {} with {} keys.\n", path.string(),
+                                  keyring->list().size());
+    return kExitOk;
+}
+
+struct ListOptions {
+    KeyringOptions unlock;
+    bool json = false;
+};
+
+constexpr std::string_view kKekColumns = "{:<16} {:>7}  {:<13} {}\n";
+
+int listKeks(const CommandRegistry& registry, const ListOptions& options)
+{
+    auto keyring = options.unlock.unlock();
+    if (!keyring)
+        return registry.fail(keyring.error());
+    printList(
+        registry.out(), options.json, keyring->list(),
+        fmt::format(kKekColumns, "KEK", "VERSION", "STATE", "CREATED"),
+        [](const crypto::KekInfo& info) {
+            return nlohmann::json{{"id", info.id},
+                                  {"version", info.version},
+                                  {"state", crypto::kekStateName(info.state)},
+                                  {"created", info.created},
+                                  {"retired", info.retired}};
+        },
+        [](const crypto::KekInfo& info) {
+            return fmt::format(kKekColumns, info.id, info.version, crypto::kekStateName(info.state),
+                               info.created);
+        });
+    return kExitOk;
+}
+
+struct RotateOptions {
+    KeyringOptions unlock;
+    std::string id;
+};
+
+int rotateKek(const CommandRegistry& registry, const RotateOptions& options)
+{
+    auto keyring = options.unlock.unlock();
+    if (!keyring)
+        return registry.fail(keyring.error());
+    auto rotated = keyring->rotate(options.id);
+    if (!rotated)
+        return registry.fail(rotated.error());
+    if (options.id == "database") {
+        if (auto rekeyed = rekeyDatabase(options.unlock, *keyring); !rekeyed)
+            return registry.fail(rekeyed.error());
+        registry.out() << "The control database (if any) is re-keyed under the new version.\n";
+    }
+    registry.out() << fmt::format("'{}' is now at version {}; re-wrap objects sealed under "
+                                  "version {}, then retire it.\n",
+                                  (*rotated)->id, (*rotated)->version, (*rotated)->version - 1);
+    return kExitOk;
+}
+
+struct RetireOptions {
+    KeyringOptions unlock;
+    std::string id;
+    std::uint32_t version = 0;
+};
+
+int retireKek(const CommandRegistry& registry, const RetireOptions& options)
+{
+    auto keyring = options.unlock.unlock();
+    if (!keyring)
+        return registry.fail(keyring.error());
+    // Never retire the version a database is still keyed under.
+    if (options.id == "database") {
+        if (auto rekeyed = rekeyDatabase(options.unlock, *keyring); !rekeyed)
+            return registry.fail(rekeyed.error());
+    }
+    if (auto retired = keyring->retire(options.id, options.version); !retired)
+        return registry.fail(retired.error());
+    registry.out() << fmt::format("Retired '{}' version {}.\n", options.id, options.version);
+    return kExitOk;
+}
+
+struct RewrapOptions {
+    KeyringOptions unlock;
+    std::vector<std::string> files;
+};
+
+// Re-wraps one sealed object's key under the active version of its KEK; the line that says
+// what was done.
+Result<std::string> rewrapUnderActiveKek(const crypto::Keyring& keyring, const std::string& file)
+{
+    auto info = crypto::inspectSealedObject(std::filesystem::path(file));
+    if (!info)
+        return info.error();
+    auto active = keyring.activeKek(info->kekId);
+    if (!active)
+        return active.error();
+    if ((*active)->version == info->kekVersion)
+        return fmt::format("{}: already under '{}' version {}\n", file, info->kekId,
+                           info->kekVersion);
+    SEALTRAIN_TRY(crypto::rewrapKeyBlock(file, keyring.resolver(), **active));
+    return fmt::format("{}: re-wrapped from '{}' version {} to version {}\n", file, info->kekId,
+                       info->kekVersion, (*active)->version);
+}
+
+// Every file is tried; a file that fails is named in its error line.
+int rewrapSealedObjects(const CommandRegistry& registry, const RewrapOptions& options)
+{
+    auto keyring = options.unlock.unlock();
+    if (!keyring)
+        return registry.fail(keyring.error());
+    int code = kExitOk;
+    for (const auto& file : options.files) {
+        auto done = rewrapUnderActiveKek(*keyring, file);
+        if (done)
+            registry.out() << *done;
+        else
+            code = registry.failItem(file, done.error());
+    }
+    return code;
+}
+
+struct ChangePassphraseOptions {
+    KeyringOptions unlock;
+    std::string newPassphraseFile;
+};
+
+int changePassphrase(const CommandRegistry& registry, const ChangePassphraseOptions& options)
+{
+    auto keyring = options.unlock.unlock();
+    if (!keyring)
+        return registry.fail(keyring.error());
+    auto passphrase = obtainPassphrase(options.newPassphraseFile, "New passphrase", true);
+    if (!passphrase)
+        return registry.fail(passphrase.error());
+    if (auto changed = keyring->changePassphrase(*passphrase); !changed)
+        return registry.fail(changed.error());
+    registry.out() << "Passphrase changed; every KEK is re-wrapped under it.\n";
+    return kExitOk;
 }
 
 void registerKeyfile(CLI::App& app, CommandRegistry& registry)
 {
     auto* group = app.add_subcommand("keyfile", "Create key files for operators and daemons");
     group->require_subcommand(1);
-
-    struct Options {
-        std::string id;
-        std::uint32_t version = 1;
-        std::string out;
-    };
-    auto options = std::make_shared<Options>();
-    auto* generate = group->add_subcommand(
+    auto options = std::make_shared<KeyfileOptions>();
+    auto* command = group->add_subcommand(
         "generate", "Write a new random 32-byte key to a new file (mode 0600, never overwritten)");
-    generate->add_option("--id", options->id, "Key id: 1-64 characters of a-z 0-9 . _ -")
+    command->add_option("--id", options->id, "Key id: 1-64 characters of a-z 0-9 . _ -")
         ->required();
-    generate->add_option("--version", options->version, "Key version (default 1)")
+    command->add_option("--version", options->version, "Key version (default 1)")
         ->check(CLI::PositiveNumber);
-    generate->add_option("--out", options->out, "The file to create")->required();
-    registry.onRun(generate, [options, &registry] {
-        auto kek = crypto::generateKek(options->id, options->version);
-        if (!kek)
-            return fail(registry, kek.error());
-        if (auto written = crypto::writeKekFile(options->out, *kek); !written)
-            return fail(registry, written.error());
-        registry.out() << fmt::format("Wrote key '{}' version {} to {} (mode 0600). Keep a backup "
-                                      "where only you can read it.\n",
-                                      kek->id, kek->version, options->out);
-        return kExitOk;
-    });
+    command->add_option("--out", options->out, "The file to create")->required();
+    registry.onRun(command, [options, &registry] { return generateKeyFile(registry, *options); });
 }
 
 void registerKeyringCreate(CLI::App* group, CommandRegistry& registry)
 {
-    struct Options {
-        UnlockOptions unlock;
-        std::uint64_t argon2Ops = crypto::kArgon2Default.opsLimit;
-        std::uint64_t argon2MemMiB = crypto::kArgon2Default.memLimitBytes >> 20;
-    };
-    auto options = std::make_shared<Options>();
-    auto* create = group->add_subcommand(
+    auto options = std::make_shared<CreateOptions>();
+    auto* command = group->add_subcommand(
         "create", "Create the data directory's keyring with one KEK per purpose");
-    options->unlock.addTo(create);
-    create->add_option("--argon2-ops", options->argon2Ops, "Argon2id passes (floor 2)")
+    options->unlock.addTo(command);
+    command->add_option("--argon2-ops", options->argon2Ops, "Argon2id passes (floor 2)")
         ->capture_default_str();
-    create
+    command
         ->add_option("--argon2-mem-mib", options->argon2MemMiB, "Argon2id memory in MiB (floor 64)")
         ->capture_default_str();
-    registry.onRun(create, [options, &registry] {
-        const auto path = options->unlock.keyringPath();
-        std::error_code ec;
-        std::filesystem::create_directories(path.parent_path(), ec);
-        if (ec) {
-            return fail(registry, Error(ErrorCode::Io,
-                                        fmt::format("Cannot create the data directory '{}': {}.",
-                                                    path.parent_path().string(), ec.message())));
-        }
-        Result<crypto::Keyring> keyring = Error(ErrorCode::Internal, "Not created.");
-        if (!options->unlock.masterKeyFile.empty()) {
-            auto master = crypto::readKekFile(options->unlock.masterKeyFile);
-            if (!master)
-                return fail(registry, master.error());
-            keyring = crypto::Keyring::createWithMasterKey(path, *master);
-        } else {
-            auto passphrase =
-                obtainPassphrase(options->unlock.passphraseFile, "New keyring passphrase", true);
-            if (!passphrase)
-                return fail(registry, passphrase.error());
-            keyring = crypto::Keyring::createWithPassphrase(
-                path, *passphrase, {options->argon2Ops, options->argon2MemMiB << 20});
-        }
-        if (!keyring)
-            return fail(registry, keyring.error());
-        registry.out() << fmt::format("Created {} with {} keys.\n", path.string(),
-                                      keyring->list().size());
-        return kExitOk;
-    });
+    registry.onRun(command, [options, &registry] { return createKeyring(registry, *options); });
 }
 
 void registerKeyringList(CLI::App* group, CommandRegistry& registry)
 {
-    struct Options {
-        UnlockOptions unlock;
-        bool json = false;
-    };
-    auto options = std::make_shared<Options>();
-    auto* list = group->add_subcommand("list", "Unlock the keyring and list its KEKs and states");
-    options->unlock.addTo(list);
-    list->add_flag("--json", options->json, "Print JSON for scripts");
-    registry.onRun(list, [options, &registry] {
-        auto keyring = options->unlock.unlock();
-        if (!keyring)
-            return fail(registry, keyring.error());
-        const auto keys = keyring->list();
-        if (options->json) {
-            nlohmann::json array = nlohmann::json::array();
-            for (const auto& info : keys) {
-                array.push_back({{"id", info.id},
-                                 {"version", info.version},
-                                 {"state", crypto::kekStateName(info.state)},
-                                 {"created", info.created},
-                                 {"retired", info.retired}});
-            }
-            registry.out() << array.dump(2) << '\n';
-            return kExitOk;
-        }
-        registry.out() << fmt::format("{:<16} {:>7}  {:<13} {}\n", "KEK", "VERSION", "STATE",
-                                      "CREATED");
-        for (const auto& info : keys) {
-            registry.out() << fmt::format("{:<16} {:>7}  {:<13} {}\n", info.id, info.version,
-                                          crypto::kekStateName(info.state), info.created);
-        }
-        return kExitOk;
-    });
+    auto options = std::make_shared<ListOptions>();
+    auto* command =
+        group->add_subcommand("list", "Unlock the keyring and list its KEKs and states");
+    options->unlock.addTo(command);
+    command->add_flag("--json", options->json, "Print JSON for scripts");
+    registry.onRun(command, [options, &registry] { return listKeks(registry, *options); });
 }
 
 void registerKeyringChanges(CLI::App* group, CommandRegistry& registry)
 {
-    struct Options {
-        UnlockOptions unlock;
-        std::string id;
-        std::uint32_t version = 0;
-        std::string newPassphraseFile;
-    };
-
-    auto rotateOptions = std::make_shared<Options>();
-    auto* rotate = group->add_subcommand(
+    auto rotate = std::make_shared<RotateOptions>();
+    auto* rotateCommand = group->add_subcommand(
         "rotate", "Add a new version of a KEK; the old one stays decrypt-only until retired");
-    rotateOptions->unlock.addTo(rotate);
-    rotate->add_option("ID", rotateOptions->id, "The KEK to rotate, e.g. datasets")->required();
-    registry.onRun(rotate, [rotateOptions, &registry] {
-        auto keyring = rotateOptions->unlock.unlock();
-        if (!keyring)
-            return fail(registry, keyring.error());
-        auto rotated = keyring->rotate(rotateOptions->id);
-        if (!rotated)
-            return fail(registry, rotated.error());
-        if (rotateOptions->id == "database") {
-            if (auto rekeyed = rekeyDatabase(rotateOptions->unlock, *keyring); !rekeyed)
-                return fail(registry, rekeyed.error());
-            registry.out() << "The control database (if any) is re-keyed under the new version.\n";
-        }
-        registry.out() << fmt::format("'{}' is now at version {}; re-wrap objects sealed under "
-                                      "version {}, then retire it.\n",
-                                      (*rotated)->id, (*rotated)->version, (*rotated)->version - 1);
-        return kExitOk;
-    });
+    rotate->unlock.addTo(rotateCommand);
+    rotateCommand->add_option("ID", rotate->id, "The KEK to rotate, e.g. datasets")->required();
+    registry.onRun(rotateCommand, [rotate, &registry] { return rotateKek(registry, *rotate); });
 
-    auto retireOptions = std::make_shared<Options>();
-    auto* retire = group->add_subcommand(
+    auto retire = std::make_shared<RetireOptions>();
+    auto* retireCommand = group->add_subcommand(
         "retire", "Erase a decrypt-only KEK version for good: nothing sealed under it opens again");
-    retireOptions->unlock.addTo(retire);
-    retire->add_option("ID", retireOptions->id, "The KEK id")->required();
-    retire->add_option("VERSION", retireOptions->version, "The version to retire")->required();
-    registry.onRun(retire, [retireOptions, &registry] {
-        auto keyring = retireOptions->unlock.unlock();
-        if (!keyring)
-            return fail(registry, keyring.error());
-        // Never retire the version a database is still keyed under.
-        if (retireOptions->id == "database") {
-            if (auto rekeyed = rekeyDatabase(retireOptions->unlock, *keyring); !rekeyed)
-                return fail(registry, rekeyed.error());
-        }
-        if (auto retired = keyring->retire(retireOptions->id, retireOptions->version); !retired)
-            return fail(registry, retired.error());
-        registry.out() << fmt::format("Retired '{}' version {}.\n", retireOptions->id,
-                                      retireOptions->version);
-        return kExitOk;
-    });
+    retire->unlock.addTo(retireCommand);
+    retireCommand->add_option("ID", retire->id, "The KEK id")->required();
+    retireCommand->add_option("VERSION", retire->version, "The version to retire")->required();
+    registry.onRun(retireCommand, [retire, &registry] { return retireKek(registry, *retire); });
 
-    struct RewrapOptions {
-        UnlockOptions unlock;
-        std::vector<std::string> files;
-    };
-    auto rewrapOptions = std::make_shared<RewrapOptions>();
-    auto* rewrap = group->add_subcommand(
+    auto rewrap = std::make_shared<RewrapOptions>();
+    auto* rewrapCommand = group->add_subcommand(
         "rewrap", "Re-wrap sealed objects' keys under the active KEK version (payloads untouched)");
-    rewrapOptions->unlock.addTo(rewrap);
-    rewrap->add_option("FILES", rewrapOptions->files, "Sealed objects to re-wrap")->required();
-    registry.onRun(rewrap, [rewrapOptions, &registry] {
-        auto keyring = rewrapOptions->unlock.unlock();
-        if (!keyring)
-            return fail(registry, keyring.error());
-        int failures = 0;
-        for (const auto& file : rewrapOptions->files) {
-            auto info = crypto::inspectSealedObject(std::filesystem::path(file));
-            Result<const crypto::Kek*> active =
-                info ? keyring->activeKek(info->kekId) : Result<const crypto::Kek*>(info.error());
-            if (!active) {
-                registry.err() << fmt::format("sealtrainctl: {}: {}\n", file,
-                                              active.error().message());
-                ++failures;
-                continue;
-            }
-            if ((*active)->version == info->kekVersion) {
-                registry.out() << fmt::format("{}: already under '{}' version {}\n", file,
-                                              info->kekId, info->kekVersion);
-                continue;
-            }
-            if (auto done = crypto::rewrapKeyBlock(file, keyring->resolver(), **active); !done) {
-                registry.err() << fmt::format("sealtrainctl: {}: {}\n", file,
-                                              done.error().message());
-                ++failures;
-                continue;
-            }
-            registry.out() << fmt::format("{}: re-wrapped from '{}' version {} to version {}\n",
-                                          file, info->kekId, info->kekVersion, (*active)->version);
-        }
-        return failures == 0 ? kExitOk : kExitFailure;
-    });
+    rewrap->unlock.addTo(rewrapCommand);
+    rewrapCommand->add_option("FILES", rewrap->files, "Sealed objects to re-wrap")->required();
+    registry.onRun(rewrapCommand,
+                   [rewrap, &registry] { return rewrapSealedObjects(registry, *rewrap); });
 
-    auto changeOptions = std::make_shared<Options>();
-    auto* change = group->add_subcommand(
+    auto change = std::make_shared<ChangePassphraseOptions>();
+    auto* changeCommand = group->add_subcommand(
         "change-passphrase", "Re-wrap the KEKs under a new passphrase (no data is re-encrypted)");
-    changeOptions->unlock.addTo(change);
-    change->add_option("--new-passphrase-file", changeOptions->newPassphraseFile,
-                       "Read the new passphrase from this file instead of asking");
-    registry.onRun(change, [changeOptions, &registry] {
-        auto keyring = changeOptions->unlock.unlock();
-        if (!keyring)
-            return fail(registry, keyring.error());
-        auto passphrase =
-            obtainPassphrase(changeOptions->newPassphraseFile, "New passphrase", true);
-        if (!passphrase)
-            return fail(registry, passphrase.error());
-        if (auto changed = keyring->changePassphrase(*passphrase); !changed)
-            return fail(registry, changed.error());
-        registry.out() << "Passphrase changed; every KEK is re-wrapped under it.\n";
-        return kExitOk;
-    });
+    change->unlock.addTo(changeCommand);
+    changeCommand->add_option("--new-passphrase-file", change->newPassphraseFile,
+                              "Read the new passphrase from this file instead of asking");
+    registry.onRun(changeCommand,
+                   [change, &registry] { return changePassphrase(registry, *change); });
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 // Sealtrain's Ed25519 signatures offline, with nothing but the public key (docs/formats/keys.md).
 #include "commands.h"
 #include "ctl.h"
+#include "input_file.h"
 
-#include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/dsse.h"
@@ -20,21 +20,10 @@
 namespace sealtrain::ctl {
 namespace {
 
-// The file's bytes; NotFound names what the file was meant to be.
-Result<std::string> readFile(const std::string& path, const char* what)
-{
-    auto content = readWholeFile(path);
-    if (!content && content.error().code() == ErrorCode::NotFound) {
-        return Error(ErrorCode::NotFound,
-                     "Cannot read the " + std::string(what) + " '" + path + "'; check the path.");
-    }
-    return content;
-}
-
 // A signature file holds the 64 raw bytes, or their base64 (whitespace around it ignored).
 Result<std::vector<std::uint8_t>> readSignature(const std::string& path)
 {
-    auto content = readFile(path, "signature");
+    auto content = readInputFile(path, "signature");
     if (!content)
         return content.error();
     if (content->size() == crypto::kEd25519SignatureSize)
@@ -75,7 +64,7 @@ int verifySignature(const CommandRegistry& registry, const SignatureVerifyOption
     const auto signature = readSignature(options.signature);
     if (!signature)
         return registry.fail(signature.error());
-    const auto message = readFile(options.file, "file");
+    const auto message = readInputFile(options.file, "file");
     if (!message)
         return registry.fail(message.error());
     if (!key->verify(asBytes(*message), *signature)) {
@@ -99,7 +88,7 @@ int verifyEnvelope(const CommandRegistry& registry, const DsseVerifyOptions& opt
     const auto key = crypto::PublicKey::fromPemFile(options.key);
     if (!key)
         return registry.fail(key.error());
-    const auto json = readFile(options.envelope, "envelope");
+    const auto json = readInputFile(options.envelope, "envelope");
     if (!json)
         return registry.fail(json.error());
     const auto envelope = crypto::DsseEnvelope::fromJson(*json);

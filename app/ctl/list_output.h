@@ -47,15 +47,10 @@ CLI::App* addListCommand(CLI::App* group, CommandRegistry& registry, const std::
     options->signedIn.addTo(command);
     command->add_flag("--json", options->json, "Print JSON for scripts");
     registry.onRun(command, [options, fetch, header, toJson, row, &registry] {
-        return runSignedIn(
-            registry, options->signedIn,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                auto items = fetch(platform.controlPlane(), session);
-                if (!items)
-                    return items.error();
-                printList(registry.out(), options->json, *items, header, toJson, row);
-                return success();
-            });
+        return runSignedInQuery(registry, options->signedIn, fetch, [&](const auto& items) {
+            printList(registry.out(), options->json, items, header, toJson, row);
+            return success();
+        });
     });
     return command;
 }

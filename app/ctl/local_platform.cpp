@@ -103,20 +103,14 @@ int runOnPlatform(const CommandRegistry& registry, const UnlockOptions& options,
                   const std::function<Result<void>(core::DataDirectory&)>& body)
 {
     auto platform = core::DataDirectory::open(options.resolvedDataDir(), options.keyringUnlock());
-    if (!platform) {
-        registry.err() << "sealtrainctl: " << platform.error().message() << '\n';
-        return kExitFailure;
-    }
+    if (!platform)
+        return registry.fail(platform.error());
     auto outcome = body(**platform);
     auto finished = (*platform)->signPendingEntries();
-    if (!outcome) {
-        registry.err() << "sealtrainctl: " << outcome.error().message() << '\n';
-        return kExitFailure;
-    }
-    if (!finished) {
-        registry.err() << "sealtrainctl: " << finished.error().message() << '\n';
-        return kExitFailure;
-    }
+    if (!outcome)
+        return registry.fail(outcome.error());
+    if (!finished)
+        return registry.fail(finished.error());
     return kExitOk;
 }
 
@@ -131,6 +125,20 @@ int runSignedIn(
                                  return session.error();
                              return body(platform, *session);
                          });
+}
+
+int runSignedInChange(
+    const CommandRegistry& registry, const SignedInOptions& options,
+    const std::function<Result<void>(core::ControlPlane&, const std::string& session)>& change,
+    const std::string& done)
+{
+    return runSignedIn(
+        registry, options,
+        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+            SEALTRAIN_TRY(change(platform.controlPlane(), session));
+            registry.out() << done;
+            return success();
+        });
 }
 
 namespace {

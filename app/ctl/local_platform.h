@@ -86,4 +86,27 @@ struct SignedInOptions {
     const CommandRegistry& registry, const SignedInOptions& options,
     const std::function<Result<void>(core::DataDirectory&, const std::string& session)>& body);
 
+// runSignedIn for a command that changes one thing: `change` on the control plane as the
+// signed-in user, then `done` (a line, its newline included) on standard output.
+[[nodiscard]] int runSignedInChange(
+    const CommandRegistry& registry, const SignedInOptions& options,
+    const std::function<Result<void>(core::ControlPlane&, const std::string& session)>& change,
+    const std::string& done);
+
+// runSignedIn for a command that reads: `fetch(controlPlane, session)` as the signed-in user
+// (a Result), then `print(what it found)` (a Result<void>).
+template <typename Fetch, typename Print>
+[[nodiscard]] int runSignedInQuery(const CommandRegistry& registry, const SignedInOptions& options,
+                                   Fetch fetch, Print print)
+{
+    return runSignedIn(
+        registry, options,
+        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+            auto found = fetch(platform.controlPlane(), session);
+            if (!found)
+                return found.error();
+            return print(*found);
+        });
+}
+
 }  // namespace sealtrain::ctl

@@ -26,6 +26,33 @@ struct RoleOptions {
 
 constexpr std::string_view kRoleColumns = "{:<16} {:<8} {}\n";
 
+int createRole(const CommandRegistry& registry, const RoleOptions& options)
+{
+    return runSignedInChange(
+        registry, options.signedIn,
+        [&](core::ControlPlane& plane, const std::string& session) {
+            return plane.access().createRole(session, options.name, options.permissions);
+        },
+        fmt::format("Created the role '{}'.\n", options.name));
+}
+
+int deleteRole(const CommandRegistry& registry, const RoleOptions& options)
+{
+    return runSignedInChange(
+        registry, options.signedIn,
+        [&](core::ControlPlane& plane, const std::string& session) {
+            return plane.access().deleteRole(session, options.name);
+        },
+        fmt::format("Deleted the role '{}'.\n", options.name));
+}
+
+int listPermissions(const CommandRegistry& registry)
+{
+    for (const auto& permission : core::permission::all())
+        registry.out() << permission << '\n';
+    return kExitOk;
+}
+
 void registerRoleCommands(CLI::App* group, CommandRegistry& registry)
 {
     auto create = std::make_shared<RoleOptions>();
@@ -39,31 +66,14 @@ void registerRoleCommands(CLI::App* group, CommandRegistry& registry)
         ->required();
     createCommand->footer("A role may not mix identity administration (user., role., grant., "
                           "session.) with other permissions, nor worker. with dataset. or job.");
-    registry.onRun(createCommand, [create, &registry] {
-        return runSignedIn(
-            registry, create->signedIn,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                SEALTRAIN_TRY(platform.controlPlane().access().createRole(session, create->name,
-                                                                          create->permissions));
-                registry.out() << fmt::format("Created the role '{}'.\n", create->name);
-                return success();
-            });
-    });
+    registry.onRun(createCommand, [create, &registry] { return createRole(registry, *create); });
 
     auto remove = std::make_shared<RoleOptions>();
     auto* deleteCommand = group->add_subcommand(
         "delete", "Delete a custom role that nobody holds (default roles stay)");
     remove->signedIn.addTo(deleteCommand);
     deleteCommand->add_option("NAME", remove->name, "The role name")->required();
-    registry.onRun(deleteCommand, [remove, &registry] {
-        return runSignedIn(
-            registry, remove->signedIn,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                SEALTRAIN_TRY(platform.controlPlane().access().deleteRole(session, remove->name));
-                registry.out() << fmt::format("Deleted the role '{}'.\n", remove->name);
-                return success();
-            });
-    });
+    registry.onRun(deleteCommand, [remove, &registry] { return deleteRole(registry, *remove); });
 
     addListCommand(
         group, registry, "List roles and their permissions",
@@ -82,11 +92,7 @@ void registerRoleCommands(CLI::App* group, CommandRegistry& registry)
 
     auto* permissions = group->add_subcommand(
         "permissions", "List every permission this build knows (no data directory needed)");
-    registry.onRun(permissions, [&registry] {
-        for (const auto& permission : core::permission::all())
-            registry.out() << permission << '\n';
-        return kExitOk;
-    });
+    registry.onRun(permissions, [&registry] { return listPermissions(registry); });
 }
 
 // "90", "90s", "30m", "4h": seconds; nullopt for anything else.
@@ -119,6 +125,83 @@ struct GrantOptions {
     std::string duration;
 };
 
+int addGrant(const CommandRegistry& registry, const GrantOptions& options)
+{
+    return runSignedInChange(
+        registry, options.signedIn,
+        [&](core::ControlPlane& plane, const std::string& session) {
+            return plane.access().grantRole(session, options.user, options.role, options.project);
+        },
+        fmt::format("Granted '{}' to '{}'{}.\n", options.role, options.user,
+                    options.project.empty() ? "" : " in project '" + options.project + "'"));
+}
+
+int removeGrant(const CommandRegistry& registry, const GrantOptions& options)
+{
+    return runSignedInChange(
+        registry, options.signedIn,
+        [&](core::ControlPlane& plane, const std::string& session) {
+            return plane.access().revokeRole(session, options.user, options.role, options.project);
+        },
+        fmt::format("Removed '{}' from '{}'.\n", options.role, options.user));
+}
+
+int grantBreakGlass(const CommandRegistry& registry, const GrantOptions& options)
+{
+    const auto duration = parseDuration(options.duration);
+    if (!duration) {
+        return registry.failUsage("--duration takes a positive number of seconds, optionally "
+                                  "ending in s, m or h (e.g. 2h). Run 'sealtrainctl grant "
+                                  "break-glass --help' for the options.");
+    }
+    return runSignedInChange(
+        registry, options.signedIn,
+        [&](core::ControlPlane& plane, const std::string& session) {
+            return plane.access().grantBreakGlass(session, options.user, options.role,
+                                                  options.project, options.reason, *duration);
+        },
+        fmt::format("Granted '{}' to '{}' for {} seconds as break-glass; every action under it "
+                    "is flagged in the audit log.\n",
+                    options.role, options.user, duration->count()));
+}
+
+// One line a grant: ROLE or ROLE@PROJECT, ending in '!' for break-glass.
+std::string grantLine(const std::string& user, std::string grant)
+{
+    const bool emergency = !grant.empty() && grant.back() == '!';
+    if (emergency)
+        grant.pop_back();
+    const auto at = grant.find('@');
+    return fmt::format("{:<24} {:<16} {:<16} {}\n", user, grant.substr(0, at),
+                       at == std::string::npos ? "(global)" : grant.substr(at + 1),
+                       emergency ? "break-glass" : "standing");
+}
+
+int listGrants(const CommandRegistry& registry, const GrantOptions& options)
+{
+    return runSignedInQuery(
+        registry, options.signedIn,
+        [](core::ControlPlane& plane, const std::string& session) {
+            return plane.identity().listUsers(session);
+        },
+        [&](const std::vector<core::UserInfo>& users) -> Result<void> {
+            registry.out() << fmt::format("{:<24} {:<16} {:<16} {}\n", "USER", "ROLE", "PROJECT",
+                                          "KIND");
+            bool found = options.user.empty();
+            for (const auto& user : users) {
+                if (!options.user.empty() && user.name != options.user)
+                    continue;
+                found = true;
+                for (const std::string& grant : user.grants)
+                    registry.out() << grantLine(user.name, grant);
+            }
+            if (!found)
+                return Error(ErrorCode::NotFound, "There is no user '" + options.user
+                                                      + "'; check the name with 'user list'.");
+            return success();
+        });
+}
+
 CLI::App* addGrantCommand(CLI::App* group, const char* name, const char* help,
                           GrantOptions& options)
 {
@@ -136,33 +219,12 @@ void registerGrantCommands(CLI::App* group, CommandRegistry& registry)
     auto* addCommand = addGrantCommand(group, "add", "Give a user a role", *add);
     addCommand->footer("Infrastructure operators (worker.*) can not also hold dataset.* or job.* "
                        "permissions; nobody can grant themselves more than they hold.");
-    registry.onRun(addCommand, [add, &registry] {
-        return runSignedIn(
-            registry, add->signedIn,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                SEALTRAIN_TRY(platform.controlPlane().access().grantRole(session, add->user,
-                                                                         add->role, add->project));
-                registry.out() << fmt::format(
-                    "Granted '{}' to '{}'{}.\n", add->role, add->user,
-                    add->project.empty() ? "" : " in project '" + add->project + "'");
-                return success();
-            });
-    });
+    registry.onRun(addCommand, [add, &registry] { return addGrant(registry, *add); });
 
     auto remove = std::make_shared<GrantOptions>();
     auto* removeCommand = addGrantCommand(
         group, "remove", "Take a role away from a user (the last admin keeps theirs)", *remove);
-    registry.onRun(removeCommand, [remove, &registry] {
-        return runSignedIn(
-            registry, remove->signedIn,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                SEALTRAIN_TRY(platform.controlPlane().access().revokeRole(
-                    session, remove->user, remove->role, remove->project));
-                registry.out() << fmt::format("Removed '{}' from '{}'.\n", remove->role,
-                                              remove->user);
-                return success();
-            });
-    });
+    registry.onRun(removeCommand, [remove, &registry] { return removeGrant(registry, *remove); });
 
     auto breakGlass = std::make_shared<GrantOptions>();
     auto* breakGlassCommand = addGrantCommand(
@@ -176,63 +238,14 @@ void registerGrantCommands(CLI::App* group, CommandRegistry& registry)
         ->add_option("--duration", breakGlass->duration,
                      "How long it lasts: seconds, or with s, m or h (e.g. 2h; at most 4h)")
         ->required();
-    registry.onRun(breakGlassCommand, [breakGlass, &registry] {
-        const auto duration = parseDuration(breakGlass->duration);
-        if (!duration) {
-            registry.err() << "sealtrainctl: --duration takes a positive number of seconds, "
-                              "optionally ending in s, m or h (e.g. 2h). Run 'sealtrainctl grant "
-                              "break-glass --help' for the options.\n";
-            return kExitUsage;
-        }
-        return runSignedIn(
-            registry, breakGlass->signedIn,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                SEALTRAIN_TRY(platform.controlPlane().access().grantBreakGlass(
-                    session, breakGlass->user, breakGlass->role, breakGlass->project,
-                    breakGlass->reason, *duration));
-                registry.out() << fmt::format(
-                    "Granted '{}' to '{}' for {} seconds as break-glass; every "
-                    "action under it is flagged in the audit log.\n",
-                    breakGlass->role, breakGlass->user, duration->count());
-                return success();
-            });
-    });
+    registry.onRun(breakGlassCommand,
+                   [breakGlass, &registry] { return grantBreakGlass(registry, *breakGlass); });
 
     auto list = std::make_shared<GrantOptions>();
     auto* listCommand = group->add_subcommand("list", "List who holds which roles");
     list->signedIn.addTo(listCommand);
     listCommand->add_option("USER", list->user, "Only this user");
-    registry.onRun(listCommand, [list, &registry] {
-        return runSignedIn(
-            registry, list->signedIn,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                auto users = platform.controlPlane().identity().listUsers(session);
-                if (!users)
-                    return users.error();
-                registry.out() << fmt::format("{:<24} {:<16} {:<16} {}\n", "USER", "ROLE",
-                                              "PROJECT", "KIND");
-                bool found = list->user.empty();
-                for (const auto& user : *users) {
-                    if (!list->user.empty() && user.name != list->user)
-                        continue;
-                    found = true;
-                    for (std::string grant : user.grants) {
-                        const bool emergency = !grant.empty() && grant.back() == '!';
-                        if (emergency)
-                            grant.pop_back();
-                        const auto at = grant.find('@');
-                        registry.out() << fmt::format(
-                            "{:<24} {:<16} {:<16} {}\n", user.name, grant.substr(0, at),
-                            at == std::string::npos ? "(global)" : grant.substr(at + 1),
-                            emergency ? "break-glass" : "standing");
-                    }
-                }
-                if (!found)
-                    return Error(ErrorCode::NotFound, "There is no user '" + list->user
-                                                          + "'; check the name with 'user list'.");
-                return success();
-            });
-    });
+    registry.onRun(listCommand, [list, &registry] { return listGrants(registry, *list); });
 }
 
 }  // namespace

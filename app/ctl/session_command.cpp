@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <ostream>
+#include <string>
 
 namespace sealtrain::ctl {
 namespace {
@@ -21,15 +22,97 @@ std::string utc(std::int64_t seconds)
     return audit::formatUtcSeconds(seconds);
 }
 
+struct SignInOptions {
+    SignedInOptions signedIn;
+    std::string user;
+    std::string passwordFile;
+    std::string totpCode;
+};
+
+// The TOTP code from --totp-code, else asked on the terminal.
+Result<std::string> totpCode(const SignInOptions& options)
+{
+    if (!options.totpCode.empty())
+        return options.totpCode;
+    auto typed = promptPassphrase("TOTP code", false);
+    if (!typed)
+        return typed.error();
+    return std::string(typed->bytes().begin(), typed->bytes().end());
+}
+
+int signIn(const CommandRegistry& registry, const SignInOptions& options)
+{
+    auto password =
+        obtainPassphrase(options.passwordFile, fmt::format("Password for {}", options.user), false);
+    if (!password)
+        return registry.fail(password.error());
+    auto code = totpCode(options);
+    if (!code)
+        return registry.fail(code.error(), "Give the code with --totp-code instead.");
+    return runOnPlatform(
+        registry, options.signedIn.unlock, [&](core::DataDirectory& platform) -> Result<void> {
+            auto token = platform.controlPlane().identity().signIn(options.user, *password, *code);
+            if (!token)
+                return token.error();
+            SEALTRAIN_TRY(storeSession(platform, *token, options.signedIn.sessionFile));
+            registry.out() << fmt::format("Signed in as '{}'.\n", options.user);
+            return success();
+        });
+}
+
+int signOut(const CommandRegistry& registry, const SignedInOptions& options)
+{
+    return runSignedIn(
+        registry, options,
+        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+            // The token is forgotten even when the session had already ended.
+            auto signedOut = platform.controlPlane().identity().signOut(session);
+            SEALTRAIN_TRY(forgetSession(platform, options.sessionFile));
+            if (!signedOut && signedOut.error().code() != ErrorCode::Unauthenticated)
+                return signedOut.error();
+            registry.out() << "Signed out.\n";
+            return success();
+        });
+}
+
+int listSessions(const CommandRegistry& registry, const SignedInOptions& options)
+{
+    return runSignedInQuery(
+        registry, options,
+        [](core::ControlPlane& plane, const std::string& session) {
+            return plane.identity().listSessions(session);
+        },
+        [&](const std::vector<core::SessionInfo>& sessions) {
+            registry.out() << fmt::format("{:<8} {:<24} {:<21} {:<21} {}\n", "SESSION", "USER",
+                                          "SIGNED IN", "LAST USED", "STATE");
+            for (const auto& s : sessions)
+                registry.out() << fmt::format("{:<8} {:<24} {:<21} {:<21} {}\n", s.id, s.user,
+                                              utc(s.created), utc(s.lastUsed),
+                                              s.revoked   ? "revoked"
+                                              : s.expired ? "expired"
+                                                          : "active");
+            return success();
+        });
+}
+
+struct RevokeOptions {
+    SignedInOptions signedIn;
+    std::string user;
+};
+
+int revokeSessions(const CommandRegistry& registry, const RevokeOptions& options)
+{
+    return runSignedInChange(
+        registry, options.signedIn,
+        [&](core::ControlPlane& plane, const std::string& session) {
+            return plane.identity().revokeSessions(session, options.user);
+        },
+        fmt::format("Revoked every session of '{}'.\n", options.user));
+}
+
 void registerSignIn(CLI::App* group, CommandRegistry& registry)
 {
-    struct Options {
-        SignedInOptions signedIn;
-        std::string user;
-        std::string passwordFile;
-        std::string totpCode;
-    };
-    auto options = std::make_shared<Options>();
+    auto options = std::make_shared<SignInOptions>();
     auto* command = group->add_subcommand(
         "sign-in", "Sign in with password and TOTP code; later commands act as this user");
     options->signedIn.addTo(command);
@@ -41,34 +124,7 @@ void registerSignIn(CLI::App* group, CommandRegistry& registry)
                         "The 6-digit code from your authenticator app (asked when not given)");
     command->footer("The session ends after 15 idle minutes or 12 hours, on sign-out, or when an "
                     "admin revokes it.");
-    registry.onRun(command, [options, &registry] {
-        auto password = obtainPassphrase(options->passwordFile,
-                                         fmt::format("Password for {}", options->user), false);
-        if (!password) {
-            registry.err() << "sealtrainctl: " << password.error().message() << '\n';
-            return kExitFailure;
-        }
-        std::string code = options->totpCode;
-        if (code.empty()) {
-            auto typed = promptPassphrase("TOTP code", false);
-            if (!typed) {
-                registry.err() << "sealtrainctl: " << typed.error().message()
-                               << " Give the code with --totp-code instead.\n";
-                return kExitFailure;
-            }
-            code.assign(typed->bytes().begin(), typed->bytes().end());
-        }
-        return runOnPlatform(
-            registry, options->signedIn.unlock, [&](core::DataDirectory& platform) -> Result<void> {
-                auto token =
-                    platform.controlPlane().identity().signIn(options->user, *password, code);
-                if (!token)
-                    return token.error();
-                SEALTRAIN_TRY(storeSession(platform, *token, options->signedIn.sessionFile));
-                registry.out() << fmt::format("Signed in as '{}'.\n", options->user);
-                return success();
-            });
-    });
+    registry.onRun(command, [options, &registry] { return signIn(registry, *options); });
 }
 
 void registerSignOut(CLI::App* group, CommandRegistry& registry)
@@ -76,19 +132,7 @@ void registerSignOut(CLI::App* group, CommandRegistry& registry)
     auto options = std::make_shared<SignedInOptions>();
     auto* command = group->add_subcommand("sign-out", "End your session and forget its token");
     options->addTo(command);
-    registry.onRun(command, [options, &registry] {
-        return runSignedIn(
-            registry, *options,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                // The token is forgotten even when the session had already ended.
-                auto signedOut = platform.controlPlane().identity().signOut(session);
-                SEALTRAIN_TRY(forgetSession(platform, options->sessionFile));
-                if (!signedOut && signedOut.error().code() != ErrorCode::Unauthenticated)
-                    return signedOut.error();
-                registry.out() << "Signed out.\n";
-                return success();
-            });
-    });
+    registry.onRun(command, [options, &registry] { return signOut(registry, *options); });
 }
 
 void registerAdminCommands(CLI::App* group, CommandRegistry& registry)
@@ -96,44 +140,15 @@ void registerAdminCommands(CLI::App* group, CommandRegistry& registry)
     auto list = std::make_shared<SignedInOptions>();
     auto* listCommand = group->add_subcommand("list", "List sessions, newest first (admins)");
     list->addTo(listCommand);
-    registry.onRun(listCommand, [list, &registry] {
-        return runSignedIn(
-            registry, *list,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                auto sessions = platform.controlPlane().identity().listSessions(session);
-                if (!sessions)
-                    return sessions.error();
-                registry.out() << fmt::format("{:<8} {:<24} {:<21} {:<21} {}\n", "SESSION", "USER",
-                                              "SIGNED IN", "LAST USED", "STATE");
-                for (const auto& s : *sessions)
-                    registry.out() << fmt::format("{:<8} {:<24} {:<21} {:<21} {}\n", s.id, s.user,
-                                                  utc(s.created), utc(s.lastUsed),
-                                                  s.revoked   ? "revoked"
-                                                  : s.expired ? "expired"
-                                                              : "active");
-                return success();
-            });
-    });
+    registry.onRun(listCommand, [list, &registry] { return listSessions(registry, *list); });
 
-    struct RevokeOptions {
-        SignedInOptions signedIn;
-        std::string user;
-    };
     auto revoke = std::make_shared<RevokeOptions>();
     auto* revokeCommand =
         group->add_subcommand("revoke", "End every session of a user at once (admins)");
     revoke->signedIn.addTo(revokeCommand);
     revokeCommand->add_option("--user", revoke->user, "Whose sessions to end")->required();
-    registry.onRun(revokeCommand, [revoke, &registry] {
-        return runSignedIn(
-            registry, revoke->signedIn,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                SEALTRAIN_TRY(
-                    platform.controlPlane().identity().revokeSessions(session, revoke->user));
-                registry.out() << fmt::format("Revoked every session of '{}'.\n", revoke->user);
-                return success();
-            });
-    });
+    registry.onRun(revokeCommand,
+                   [revoke, &registry] { return revokeSessions(registry, *revoke); });
 }
 
 }  // namespace

@@ -49,11 +49,20 @@ Result<std::string> findTrainer(const std::string& given)
                                       "sealtrainctl; pass its path with --trainer.");
 }
 
-struct Options {
-    UnlockOptions unlock;
-    std::optional<std::filesystem::path> sessionFile;
-    std::string dataset;
+// What `train` and `sample` share: the data directory, the session and the trainer executable.
+struct LauncherOptions {
+    SignedInOptions signedIn;
     std::string trainer;
+};
+
+struct TrainOptions {
+    LauncherOptions launcher;
+    std::string dataset;
+};
+
+struct SampleOptions {
+    LauncherOptions launcher;
+    std::filesystem::path checkpoint;
 };
 
 // Runs sealtrain-train `subcommand` with `arguments` and `keys` (core/trainer_launcher.h), its
@@ -80,14 +89,14 @@ Result<std::vector<const crypto::Kek*>> checkpointKeks(const core::DataDirectory
 }
 
 Result<int> launchTraining(const CommandRegistry& registry, core::DataDirectory& platform,
-                           const std::string& session, const Options& options,
+                           const std::string& session, const TrainOptions& options,
                            const std::vector<std::string>& trainerArguments)
 {
     // The release check: audited, and nothing is handed over unless it passes.
     auto info = platform.controlPlane().datasets().authorizeRead(session, options.dataset, "train");
     if (!info)
         return info.error();
-    auto trainer = findTrainer(options.trainer);
+    auto trainer = findTrainer(options.launcher.trainer);
     if (!trainer)
         return trainer.error();
     auto keks = platform.usableKeks(core::datadir::kDatasetsKekId);
@@ -111,11 +120,10 @@ Result<int> launchTraining(const CommandRegistry& registry, core::DataDirectory&
 // A model carries the classification of the data it was trained on: sampling from a
 // checkpoint needs the same release as reading its dataset (audited as purpose "sample").
 Result<int> launchSampling(const CommandRegistry& registry, core::DataDirectory& platform,
-                           const std::string& session, const std::string& trainerPath,
-                           const std::filesystem::path& checkpoint,
+                           const std::string& session, const SampleOptions& options,
                            const std::vector<std::string>& samplerArguments)
 {
-    auto files = trainer::checkpointFilesFor(checkpoint);
+    auto files = trainer::checkpointFilesFor(options.checkpoint);
     if (!files)
         return files.error();
     const crypto::PublicKey platformKey = platform.signingKey().publicKey();
@@ -126,7 +134,7 @@ Result<int> launchSampling(const CommandRegistry& registry, core::DataDirectory&
         platform.controlPlane().datasets().authorizeRead(session, lineage->dataset, "sample");
     if (!info)
         return info.error();
-    auto trainer = findTrainer(trainerPath);
+    auto trainer = findTrainer(options.launcher.trainer);
     if (!trainer)
         return trainer.error();
     auto keks = checkpointKeks(platform);
@@ -152,41 +160,36 @@ std::optional<std::string> reservedOption(const std::vector<std::string>& argume
     return std::nullopt;
 }
 
-}  // namespace
-
-namespace {
-
 // Declares the launcher's own options; everything from the first option it does not know on goes
 // to sealtrain-train (not up to sealtrainctl's global options, as other commands' unknown
 // options do).
-void addLauncherOptions(CLI::App* command, Options& options)
+void addLauncherOptions(CLI::App* command, LauncherOptions& options)
 {
-    addUnlockOptions(command, options.unlock);
-    addSessionOption(command, options.sessionFile);
+    options.signedIn.addTo(command);
     command->add_option("--trainer", options.trainer,
                         "The sealtrain-train executable; default: beside sealtrainctl");
     command->fallthrough(false);
     command->prefix_command();
 }
 
-using Launch = std::function<Result<int>(core::DataDirectory&, const std::string& session,
-                                         const std::vector<std::string>& extras)>;
+using Launch = std::function<Result<int>(core::DataDirectory&, const std::string& session)>;
 
-int runLauncher(const CommandRegistry& registry, const CLI::App* command, const Options& options,
+// Runs `launch` as the signed-in user; its exit code is the trainer's. `command` names the
+// sealtrainctl command and `extras` are the arguments it passes on to the trainer.
+int runLauncher(const CommandRegistry& registry, const std::string& command,
+                const LauncherOptions& options, const std::vector<std::string>& extras,
                 const Launch& launch)
 {
-    const std::vector<std::string> extras = command->remaining();
     if (const auto reserved = reservedOption(extras)) {
-        registry.err() << "sealtrainctl: " << *reserved << " is set by 'sealtrainctl "
-                       << command->get_name() << "' itself; leave it out. Run 'sealtrainctl "
-                       << command->get_name() << " --help' for the options.\n";
-        return kExitUsage;
+        return registry.failUsage(*reserved + " is set by 'sealtrainctl " + command
+                                  + "' itself; leave it out. Run 'sealtrainctl " + command
+                                  + " --help' for the options.");
     }
     int trainerCode = kExitOk;
     const int code =
-        runSignedIn(registry, SignedInOptions{options.unlock, options.sessionFile},
+        runSignedIn(registry, options.signedIn,
                     [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                        auto launched = launch(platform, session, extras);
+                        auto launched = launch(platform, session);
                         if (!launched)
                             return launched.error();
                         trainerCode = *launched;
@@ -195,40 +198,51 @@ int runLauncher(const CommandRegistry& registry, const CLI::App* command, const 
     return code == kExitOk ? trainerCode : code;
 }
 
+int train(const CommandRegistry& registry, const TrainOptions& options,
+          const std::vector<std::string>& extras)
+{
+    return runLauncher(registry, "train", options.launcher, extras,
+                       [&](core::DataDirectory& platform, const std::string& session) {
+                           return launchTraining(registry, platform, session, options, extras);
+                       });
+}
+
+int sample(const CommandRegistry& registry, const SampleOptions& options,
+           const std::vector<std::string>& extras)
+{
+    return runLauncher(registry, "sample", options.launcher, extras,
+                       [&](core::DataDirectory& platform, const std::string& session) {
+                           return launchSampling(registry, platform, session, options, extras);
+                       });
+}
+
 }  // namespace
 
 void registerTrainCommand(CLI::App& app, CommandRegistry& registry)
 {
-    auto options = std::make_shared<Options>();
-    auto* command = app.add_subcommand(
+    auto trainOptions = std::make_shared<TrainOptions>();
+    auto* trainCommand = app.add_subcommand(
         "train", "Train on a dataset of the data directory with sealtrain-train (its options "
                  "after these, e.g. --out DIR --steps 100; see docs/trainer.md)");
-    command->add_option("--dataset", options->dataset, "Dataset id, NAME or NAME@VERSION")
+    trainCommand->add_option("--dataset", trainOptions->dataset, "Dataset id, NAME or NAME@VERSION")
         ->required();
-    addLauncherOptions(command, *options);
-    registry.onRun(command, [options, command, &registry] {
-        return runLauncher(registry, command, *options,
-                           [&](core::DataDirectory& platform, const std::string& session,
-                               const std::vector<std::string>& extras) {
-                               return launchTraining(registry, platform, session, *options, extras);
-                           });
+    addLauncherOptions(trainCommand, trainOptions->launcher);
+    // The arguments after the launcher's own are the trainer's (addLauncherOptions).
+    registry.onRun(trainCommand, [trainOptions, trainCommand, &registry] {
+        return train(registry, *trainOptions, trainCommand->remaining());
     });
 
-    auto sampleOptions = std::make_shared<Options>();
-    auto checkpoint = std::make_shared<std::filesystem::path>();
-    auto* sample = app.add_subcommand(
+    auto sampleOptions = std::make_shared<SampleOptions>();
+    auto* sampleCommand = app.add_subcommand(
         "sample", "Generate text from a checkpoint with sealtrain-train sample (its options after "
                   "these: --prompt, --length, --temperature, --top-k, --seed); needs read access "
                   "to the checkpoint's dataset");
-    sample->add_option("--checkpoint", *checkpoint, "The checkpoint's .sealed file")->required();
-    addLauncherOptions(sample, *sampleOptions);
-    registry.onRun(sample, [sampleOptions, checkpoint, sample, &registry] {
-        return runLauncher(registry, sample, *sampleOptions,
-                           [&](core::DataDirectory& platform, const std::string& session,
-                               const std::vector<std::string>& extras) {
-                               return launchSampling(registry, platform, session,
-                                                     sampleOptions->trainer, *checkpoint, extras);
-                           });
+    sampleCommand
+        ->add_option("--checkpoint", sampleOptions->checkpoint, "The checkpoint's .sealed file")
+        ->required();
+    addLauncherOptions(sampleCommand, sampleOptions->launcher);
+    registry.onRun(sampleCommand, [sampleOptions, sampleCommand, &registry] {
+        return sample(registry, *sampleOptions, sampleCommand->remaining());
     });
 }
 

@@ -9,8 +9,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <memory>
 #include <ostream>
+#include <string>
 
 namespace sealtrain::ctl {
 namespace {
@@ -40,6 +42,67 @@ CLI::App* addCredentialCommand(CLI::App* group, const char* name, const char* he
     return command;
 }
 
+// Creates or resets a user's credentials (`enroll`, with the new password), then prints
+// `announce(user)` and how to add the new TOTP secret to an authenticator.
+using Enroll = std::function<Result<core::Enrollment>(core::Identity&, const std::string& session,
+                                                      const crypto::SecretBytes& password)>;
+
+int enrollUser(const CommandRegistry& registry, const UserOptions& options,
+               const std::string& passwordPrompt, const Enroll& enroll,
+               const std::function<std::string(const std::string& user)>& announce)
+{
+    auto password = obtainPassphrase(options.passwordFile, passwordPrompt, true);
+    if (!password)
+        return registry.fail(password.error());
+    return runSignedIn(
+        registry, options.signedIn,
+        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+            auto enrollment = enroll(platform.controlPlane().identity(), session, *password);
+            if (!enrollment)
+                return enrollment.error();
+            registry.out() << announce(enrollment->user);
+            return showEnrollment(registry.out(), *enrollment, options.totpUriFile);
+        });
+}
+
+int createUser(const CommandRegistry& registry, const UserOptions& options)
+{
+    return enrollUser(
+        registry, options, fmt::format("Password for {}", options.name),
+        [&](core::Identity& identity, const std::string& session,
+            const crypto::SecretBytes& password) {
+            return identity.createUser(session, options.name, password);
+        },
+        [](const std::string& user) { return fmt::format("Created the user '{}'.\n", user); });
+}
+
+int resetUser(const CommandRegistry& registry, const UserOptions& options)
+{
+    return enrollUser(
+        registry, options, fmt::format("New password for {}", options.name),
+        [&](core::Identity& identity, const std::string& session,
+            const crypto::SecretBytes& password) {
+            return identity.resetUser(session, options.name, password);
+        },
+        [](const std::string& user) {
+            return fmt::format("Reset the credentials of '{}'; their sessions are revoked.\n",
+                               user);
+        });
+}
+
+// `user disable` when `disable`, else `user enable`.
+int setUserDisabled(const CommandRegistry& registry, const UserOptions& options, bool disable)
+{
+    return runSignedInChange(
+        registry, options.signedIn,
+        [&](core::ControlPlane& plane, const std::string& session) {
+            auto& identity = plane.identity();
+            return disable ? identity.disableUser(session, options.name)
+                           : identity.enableUser(session, options.name);
+        },
+        fmt::format("{} the user '{}'.\n", disable ? "Disabled" : "Enabled", options.name));
+}
+
 void registerCredentialCommands(CLI::App* group, CommandRegistry& registry)
 {
     auto create = std::make_shared<UserOptions>();
@@ -47,50 +110,14 @@ void registerCredentialCommands(CLI::App* group, CommandRegistry& registry)
         group, "create", "Create a user with a password and a new TOTP second factor", *create);
     createCommand->footer(
         "The new user holds no role yet: give one with 'sealtrainctl grant add'.");
-    registry.onRun(createCommand, [create, &registry] {
-        auto password = obtainPassphrase(create->passwordFile,
-                                         fmt::format("Password for {}", create->name), true);
-        if (!password) {
-            registry.err() << "sealtrainctl: " << password.error().message() << '\n';
-            return kExitFailure;
-        }
-        return runSignedIn(
-            registry, create->signedIn,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                auto enrollment =
-                    platform.controlPlane().identity().createUser(session, create->name, *password);
-                if (!enrollment)
-                    return enrollment.error();
-                registry.out() << fmt::format("Created the user '{}'.\n", enrollment->user);
-                return showEnrollment(registry.out(), *enrollment, create->totpUriFile);
-            });
-    });
+    registry.onRun(createCommand, [create, &registry] { return createUser(registry, *create); });
 
     auto reset = std::make_shared<UserOptions>();
     auto* resetCommand = addCredentialCommand(
         group, "reset",
         "Give a user a new password and a new TOTP secret; ends their sessions and lockout",
         *reset);
-    registry.onRun(resetCommand, [reset, &registry] {
-        auto password = obtainPassphrase(reset->passwordFile,
-                                         fmt::format("New password for {}", reset->name), true);
-        if (!password) {
-            registry.err() << "sealtrainctl: " << password.error().message() << '\n';
-            return kExitFailure;
-        }
-        return runSignedIn(
-            registry, reset->signedIn,
-            [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                auto enrollment =
-                    platform.controlPlane().identity().resetUser(session, reset->name, *password);
-                if (!enrollment)
-                    return enrollment.error();
-                registry.out() << fmt::format(
-                    "Reset the credentials of '{}'; their sessions are revoked.\n",
-                    enrollment->user);
-                return showEnrollment(registry.out(), *enrollment, reset->totpUriFile);
-            });
-    });
+    registry.onRun(resetCommand, [reset, &registry] { return resetUser(registry, *reset); });
 }
 
 void registerStateCommands(CLI::App* group, CommandRegistry& registry)
@@ -105,16 +132,7 @@ void registerStateCommands(CLI::App* group, CommandRegistry& registry)
         options->signedIn.addTo(command);
         command->add_option("NAME", options->name, "The user name")->required();
         registry.onRun(command, [options, disable, &registry] {
-            return runSignedIn(
-                registry, options->signedIn,
-                [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                    auto& identity = platform.controlPlane().identity();
-                    SEALTRAIN_TRY(disable ? identity.disableUser(session, options->name)
-                                          : identity.enableUser(session, options->name));
-                    registry.out() << fmt::format("{} the user '{}'.\n",
-                                                  disable ? "Disabled" : "Enabled", options->name);
-                    return success();
-                });
+            return setUserDisabled(registry, *options, disable);
         });
     }
 
