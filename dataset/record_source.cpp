@@ -179,6 +179,13 @@ Result<bool> RecordSource::nextTextFile(Record& record)
     return true;
 }
 
+void RecordSource::markOversized(Record& record) const
+{
+    record.issue = issue(IssueKind::Oversized, record.line,
+                         "the record is longer than " + std::to_string(maxRecordBytes_) + " bytes");
+    record.text.clear();
+}
+
 void RecordSource::appendLine(Record& record, bool& started, std::uint64_t lineNumber,
                               const std::string& line, bool overflow) const
 {
@@ -189,10 +196,7 @@ void RecordSource::appendLine(Record& record, bool& started, std::uint64_t lineN
     if (record.issue)
         return;  // consume the rest of an oversized record
     if (overflow || record.text.size() + line.size() + 1 > maxRecordBytes_) {
-        record.issue =
-            issue(IssueKind::Oversized, record.line,
-                  "the record is longer than " + std::to_string(maxRecordBytes_) + " bytes");
-        record.text.clear();
+        markOversized(record);
         return;
     }
     if (lineNumber != record.line)
@@ -267,12 +271,8 @@ Result<bool> RecordSource::nextJsonl(Record& record)
         return true;
     }
     record.text = found->get<std::string>();
-    if (record.text.size() > maxRecordBytes_) {
-        record.issue =
-            issue(IssueKind::Oversized, record.line,
-                  "the record is longer than " + std::to_string(maxRecordBytes_) + " bytes");
-        record.text.clear();
-    }
+    if (record.text.size() > maxRecordBytes_)
+        markOversized(record);
     return true;
 }
 
@@ -381,12 +381,8 @@ Result<bool> RecordSource::nextCsv(Record& record)
                       + std::to_string(csvColumnCount_));
     } else {
         record.text = std::move(fields[*csvColumn_]);
-        if (record.text.size() > maxRecordBytes_) {
-            record.issue =
-                issue(IssueKind::Oversized, record.line,
-                      "the record is longer than " + std::to_string(maxRecordBytes_) + " bytes");
-            record.text.clear();
-        }
+        if (record.text.size() > maxRecordBytes_)
+            markOversized(record);
     }
     return true;
 }

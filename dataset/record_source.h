@@ -48,6 +48,8 @@ private:
     [[nodiscard]] Result<int> get();  // the next byte, or -1 at the end
     [[nodiscard]] Result<bool> readLine(std::string& line, bool& overflow);
     [[nodiscard]] Result<bool> nextTextFile(Record& record);
+    // Turns `record` into an Oversized issue (longer than maxRecordBytes_), dropping its text.
+    void markOversized(Record& record) const;
     // Adds line `lineNumber` of a multi-line record to `record` (the first one sets where it
     // starts); past maxRecordBytes_ the record becomes an Oversized issue and its rest is skipped.
     void appendLine(Record& record, bool& started, std::uint64_t lineNumber,
