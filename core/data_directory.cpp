@@ -294,7 +294,7 @@ DataDirectory::~DataDirectory() = default;
 
 Result<std::unique_ptr<DataDirectory>> DataDirectory::open(const std::filesystem::path& path,
                                                            const KeyringUnlock& unlock,
-                                                           DataDirectoryOptions options)
+                                                           const DataDirectoryOptions& options)
 {
     auto state = std::make_unique<State>();
     state->dataDir = path;
@@ -307,7 +307,7 @@ Result<std::unique_ptr<DataDirectory>> DataDirectory::open(const std::filesystem
 }
 
 Result<Enrollment> DataDirectory::create(const NewDataDirectory& request,
-                                         DataDirectoryOptions options)
+                                         const DataDirectoryOptions& options)
 {
     if (request.passphrase.has_value() == request.masterKeyFile.has_value())
         return Error(ErrorCode::InvalidArgument,

@@ -84,13 +84,13 @@ public:
     // passphrase or key is Unauthenticated.
     [[nodiscard]] static Result<std::unique_ptr<DataDirectory>>
     open(const std::filesystem::path& path, const KeyringUnlock& unlock,
-         DataDirectoryOptions options = {});
+         const DataDirectoryOptions& options = {});
 
     // Creates a new data directory (refused when it exists and is not empty): keyring, database,
     // signing key, platform CA and the first admin. Everything is made in a temporary sibling
     // folder that is renamed into place at the end, so a failure leaves nothing behind.
     [[nodiscard]] static Result<Enrollment> create(const NewDataDirectory& request,
-                                                   DataDirectoryOptions options = {});
+                                                   const DataDirectoryOptions& options = {});
 
     DataDirectory(const DataDirectory&) = delete;
     DataDirectory& operator=(const DataDirectory&) = delete;
