@@ -42,13 +42,33 @@ Result<std::unique_ptr<AuditLog>> AuditLog::open(AuditStore& store,
                      "The audit log's origin must be a non-empty name without spaces or '+'.");
     std::unique_ptr<AuditLog> log(
         new AuditLog(store, signingKey, auditKey, clock, std::move(options)));
+    SEALTRAIN_TRY(log->readNewEntries());
+    SEALTRAIN_TRY(log->readNewHeads());
+    SEALTRAIN_TRY(log->checkWitness());
+    return log;
+}
 
-    auto count = store.entryCount();
+Result<void> AuditLog::readNewEntries()
+{
+    // The store may be shared (two control planes on one database): first make sure it still
+    // ends, where this process last looked, with the leaf this process knows.
+    Hash previous{};
+    if (tree_.size() > 0) {
+        previous = tree_.leaf(tree_.size() - 1);
+        auto known = store_.readEntries(tree_.size() - 1, 1);
+        if (!known)
+            return known.error();
+        if (known->empty() || known->front().leafHash != previous)
+            return Error(ErrorCode::Integrity,
+                         "Audit entry " + std::to_string(tree_.size() - 1)
+                             + " changed in the store while this process had it open; restore "
+                               "the database from a backup and verify it.");
+    }
+    auto count = store_.entryCount();
     if (!count)
         return count.error();
-    Hash previous{};
-    for (std::uint64_t first = 0; first < *count; first += kLoadPage) {
-        auto page = store.readEntries(first, kLoadPage);
+    for (std::uint64_t first = tree_.size(); first < *count; first += kLoadPage) {
+        auto page = store_.readEntries(first, kLoadPage);
         if (!page)
             return page.error();
         for (const auto& stored : *page) {
@@ -56,36 +76,108 @@ Result<std::unique_ptr<AuditLog>> AuditLog::open(AuditStore& store,
             auto entry = decodeEntry(stored.bytes);
             if (!entry)
                 return entry.error().withContext(where);
-            if (entry->sequence != log->tree_.size() || stored.sequence != entry->sequence
+            if (entry->sequence != tree_.size() || stored.sequence != entry->sequence
                 || entry->previousLeafHash != previous || leafHash(stored.bytes) != stored.leafHash)
                 return Error(ErrorCode::Integrity,
                              where
                                  + " in the store was altered, moved or removed; restore the "
                                    "database from a backup and verify it.");
             previous = stored.leafHash;
-            log->tree_.append(stored.leafHash);
+            tree_.append(stored.leafHash);
         }
     }
+    return success();
+}
 
-    auto heads = store.readHeads();
+Result<void> AuditLog::readNewHeads()
+{
+    auto heads = store_.readHeads();
     if (!heads)
         return heads.error();
-    const NoteVerifier own = log->verifier();
-    for (const auto& note : *heads) {
-        auto head = verifyTreeHead(note, own);
+    const NoteVerifier own = verifier();
+    for (std::size_t i = headsRead_; i < heads->size(); ++i) {
+        auto head = verifyTreeHead((*heads)[i], own);
         if (!head)
             return head.error().withContext("A stored audit tree head");
-        auto root = log->tree_.rootAt(head->size);
+        auto root = tree_.rootAt(head->size);
         if (!root || *root != head->root)
             return Error(ErrorCode::Integrity,
                          "The stored audit log does not match its signed head at size "
                              + std::to_string(head->size)
                              + "; the database was altered or rolled back.");
-        log->lastHead_ = *head;
-        log->lastHeadTime_ =
+        // A smaller head after a larger one would make every later export fail its
+        // consistency check: no writer may store one (signHead re-reads under the lock).
+        if (lastHead_ && head->size < lastHead_->size)
+            return Error(ErrorCode::Integrity,
+                         "A stored audit tree head of size " + std::to_string(head->size)
+                             + " follows one of size " + std::to_string(lastHead_->size)
+                             + "; the database was altered, restore it from a backup.");
+        lastHead_ = *head;
+        lastHeadTime_ =
             std::chrono::system_clock::time_point{std::chrono::seconds{head->timeSeconds}};
     }
-    return log;
+    headsRead_ = heads->size();
+    return success();
+}
+
+Result<void> AuditLog::checkWitness() const
+{
+    if (!options_.witnessFile)
+        return success();
+    std::error_code ec;
+    if (!std::filesystem::exists(*options_.witnessFile, ec)) {
+        if (lastHead_)
+            log::warn("audit", "the audit log has signed heads but its witness file is missing",
+                      {{"file", options_.witnessFile->string()}});
+        return success();
+    }
+    auto notes = readWitness(*options_.witnessFile);
+    if (!notes)
+        return notes.error();
+    // The newest witnessed head is the one with the largest size; the others are consistent
+    // with it, because the log never signs a head inconsistent with an earlier one.
+    std::optional<std::size_t> newest;
+    std::uint64_t newestSize = 0;
+    for (std::size_t i = 0; i < notes->size(); ++i) {
+        auto parsed = parseSignedNote((*notes)[i]);
+        if (!parsed)
+            return parsed.error().withContext("Line " + std::to_string(i + 1)
+                                              + " of the audit witness file");
+        auto head = parseTreeHeadText(parsed->text);
+        if (!head)
+            return head.error().withContext("Line " + std::to_string(i + 1)
+                                            + " of the audit witness file");
+        if (!newest || head->size >= newestSize) {
+            newest = i;
+            newestSize = head->size;
+        }
+    }
+    if (!newest)
+        return success();
+    auto witnessed = verifyTreeHead((*notes)[*newest], verifier());
+    if (!witnessed)
+        return Error(ErrorCode::Integrity,
+                     "Line " + std::to_string(*newest + 1)
+                         + " of the audit witness file is not a head signed by this log; the "
+                           "witness file was altered, compare it with its copies.");
+    if (witnessed->size > tree_.size())
+        return Error(ErrorCode::Integrity,
+                     "The database holds " + std::to_string(tree_.size())
+                         + " audit entries but its witness file recorded a signed head of "
+                         + std::to_string(witnessed->size) + " on "
+                         + formatUtcSeconds(witnessed->timeSeconds)
+                         + ", so the database is an older copy (a restored backup would bring "
+                           "back revoked sessions and grants); restore the newest database, or "
+                           "see docs/operations/data-directory.md to accept the loss.");
+    auto root = tree_.rootAt(witnessed->size);
+    if (!root || *root != witnessed->root)
+        return Error(ErrorCode::Integrity,
+                     "The database's audit log differs from the head its witness file recorded "
+                     "at size "
+                         + std::to_string(witnessed->size)
+                         + ", so the log was rewritten; restore the database from a backup and "
+                           "verify it.");
+    return success();
 }
 
 Result<std::uint64_t> AuditLog::append(StoreTransaction& transaction, const EntryDraft& draft)
@@ -94,6 +186,10 @@ Result<std::uint64_t> AuditLog::append(StoreTransaction& transaction, const Entr
         return Error(ErrorCode::Internal,
                      "Another transaction is appending to the audit log; commit or roll it back "
                      "first.");
+    // Another writer on the same store may have appended since: this transaction holds the
+    // write lock now, so what it reads before its first entry is the newest committed log.
+    if (pending_.empty())
+        SEALTRAIN_TRY(readNewEntries());
     Entry entry;
     entry.sequence = tree_.size() + pending_.size();
     entry.timeNs = static_cast<std::uint64_t>(
@@ -161,6 +257,30 @@ void AuditLog::rolledBack()
 
 Result<TreeHead> AuditLog::signHead()
 {
+    if (openTransaction_ != nullptr)
+        return Error(ErrorCode::Internal,
+                     "A tree head was requested while a transaction appends to the audit log; "
+                     "commit it first.");
+    std::string note;
+    auto locked = store_.underWriteLock([&]() -> Result<void> {
+        // Under the lock, what other writers stored is final: take it all in, then sign.
+        SEALTRAIN_TRY(readNewEntries());
+        SEALTRAIN_TRY(readNewHeads());
+        auto signedNote = signHeadHoldingTheLock();
+        if (!signedNote)
+            return signedNote.error();
+        note = std::move(*signedNote);
+        return success();
+    });
+    if (!locked)
+        return locked.error();
+    if (options_.witnessFile)
+        SEALTRAIN_TRY(appendWitness(*options_.witnessFile, note));
+    return *lastHead_;
+}
+
+Result<std::string> AuditLog::signHeadHoldingTheLock()
+{
     const auto now = clock_.now();
     TreeHead head;
     head.origin = options_.origin;
@@ -171,8 +291,8 @@ Result<TreeHead> AuditLog::signHead()
     head.root = *root;
     head.timeSeconds = toSeconds(now);
     if (lastHead_) {
-        // The rule of c2sp.org/tlog-checkpoint: never sign a head inconsistent with an earlier
-        // one. Our tree only grows, so this fails only if memory was corrupted.
+        // The rule of c2sp.org/tlog-checkpoint: never sign a head smaller than, or inconsistent
+        // with, the newest stored one (which readNewHeads has just read).
         auto earlier = tree_.rootAt(lastHead_->size);
         if (head.size < lastHead_->size || !earlier || *earlier != lastHead_->root)
             return Error(ErrorCode::Internal,
@@ -180,13 +300,12 @@ Result<TreeHead> AuditLog::signHead()
                          "sign an inconsistent head.");
         head.timeSeconds = std::max(head.timeSeconds, lastHead_->timeSeconds);
     }
-    const std::string note = signTreeHead(head, signingKey_);
+    std::string note = signTreeHead(head, signingKey_);
     SEALTRAIN_TRY(store_.appendHead(note));
-    if (options_.witnessFile)
-        SEALTRAIN_TRY(appendWitness(*options_.witnessFile, note));
+    ++headsRead_;
     lastHead_ = head;
     lastHeadTime_ = now;
-    return head;
+    return note;
 }
 
 Result<void> AuditLog::tick()

@@ -84,4 +84,9 @@ Result<std::vector<std::string>> MemoryStore::readHeads() const
     return heads_;
 }
 
+Result<void> MemoryStore::underWriteLock(const std::function<Result<void>()>& body)
+{
+    return body();
+}
+
 }  // namespace sealtrain::audit

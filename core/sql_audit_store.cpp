@@ -24,18 +24,12 @@ Result<void> SqlAuditStore::appendEntry(audit::StoreTransaction& transaction,
     return success();
 }
 
-Result<void> SqlAuditStore::requireNoTransaction() const
-{
-    if (database_.inTransaction())
-        return Error(ErrorCode::Internal,
-                     "The audit log was read inside an open transaction; commit it first.");
-    return success();
-}
-
 Result<std::uint64_t> SqlAuditStore::entryCount() const
 {
-    SEALTRAIN_TRY(requireNoTransaction());
-    auto count = database_.queryInteger("SELECT count(*) FROM audit_entries", {});
+    // Sequence numbers are dense from 0 (the log checks it when it reads them), so the newest
+    // one gives the count from the primary key's index, without a scan of the table.
+    auto count =
+        database_.queryInteger("SELECT coalesce(max(sequence) + 1, 0) FROM audit_entries", {});
     if (!count)
         return count.error();
     return static_cast<std::uint64_t>(*count);
@@ -44,7 +38,6 @@ Result<std::uint64_t> SqlAuditStore::entryCount() const
 Result<std::vector<audit::StoredEntry>> SqlAuditStore::readEntries(std::uint64_t first,
                                                                    std::uint64_t count) const
 {
-    SEALTRAIN_TRY(requireNoTransaction());
     constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     std::vector<audit::StoredEntry> entries;
     bool malformed = false;
@@ -73,25 +66,25 @@ Result<std::vector<audit::StoredEntry>> SqlAuditStore::readEntries(std::uint64_t
 
 Result<void> SqlAuditStore::appendHead(const std::string& signedNote)
 {
-    // Heads are written on their own; when a caller's transaction is open (a head signed from a
-    // commit hook runs after COMMIT, so this is only a misuse) the head joins it.
-    const bool own = !database_.inTransaction();
-    std::unique_ptr<Transaction> transaction;
-    if (own) {
-        auto begun = database_.begin();
-        if (!begun)
-            return begun.error();
-        transaction = std::move(*begun);
-    }
-    SEALTRAIN_TRY(database_.run("INSERT INTO audit_heads (note) VALUES (?)", {signedNote}));
-    if (own)
-        SEALTRAIN_TRY(transaction->commit());
-    return success();
+    return underWriteLock(
+        [&] { return database_.run("INSERT INTO audit_heads (note) VALUES (?)", {signedNote}); });
+}
+
+Result<void> SqlAuditStore::underWriteLock(const std::function<Result<void>()>& body)
+{
+    // A head signed from a commit hook runs after COMMIT, so an open transaction here is the
+    // log's own lock (signHead appending its head) or a misuse; either way `body` joins it.
+    if (database_.inTransaction())
+        return body();
+    auto transaction = database_.begin();
+    if (!transaction)
+        return transaction.error();
+    SEALTRAIN_TRY(body());
+    return (*transaction)->commit();
 }
 
 Result<std::vector<std::string>> SqlAuditStore::readHeads() const
 {
-    SEALTRAIN_TRY(requireNoTransaction());
     std::vector<std::string> heads;
     SEALTRAIN_TRY(database_.query("SELECT note FROM audit_heads ORDER BY id", {},
                                   [&](const Statement& row) { heads.push_back(row.text(0)); }));

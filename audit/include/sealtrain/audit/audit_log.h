@@ -1,7 +1,9 @@
 // The audit log: appends entries inside the caller's transaction, keeps the RFC 6962 tree over
 // them, and signs tree heads by policy (every N entries, every T seconds while entries wait,
-// as an idle heartbeat, on demand and on export). It never signs a head that is inconsistent
-// with one it signed before, and appends every head to the witness file when one is configured.
+// as an idle heartbeat, on demand and on export). It never signs a head that is smaller than, or
+// inconsistent with, the newest one in the store, and appends every head to the witness file
+// when one is configured. Several logs may share one store (two control planes on one
+// database): each re-reads what the others appended under the store's write lock.
 #pragma once
 
 #include "sealtrain/audit/entry.h"
@@ -60,8 +62,10 @@ struct LogOptions {
 class AuditLog final {
 public:
     // Reads the store's entries and heads, re-hashes them and checks every stored head against
-    // the tree (Integrity when the store was altered). `signingKey`, `auditKey` and `clock` must
-    // outlive the log; so must the store. `auditKey` may be null when no entry is sensitive.
+    // the tree (Integrity when the store was altered), then the newest head of the witness file
+    // (Integrity when the store is older than it: a restored backup or a rollback). `signingKey`,
+    // `auditKey` and `clock` must outlive the log; so must the store. `auditKey` may be null when
+    // no entry is sensitive.
     [[nodiscard]] static Result<std::unique_ptr<AuditLog>>
     open(AuditStore& store, const crypto::SigningKey& signingKey, const AuditKey* auditKey,
          const Clock& clock, LogOptions options);
@@ -94,6 +98,16 @@ private:
              const Clock& clock, LogOptions options);
     void committed();
     void rolledBack();
+    // Appends to the tree the entries the store gained since this process last looked (another
+    // control plane on the same database), checking each as open() does.
+    [[nodiscard]] Result<void> readNewEntries();
+    // Checks the heads stored since this process last looked: signed by this log, matching the
+    // tree, never smaller than an earlier one.
+    [[nodiscard]] Result<void> readNewHeads();
+    // Refuses a store older than, or different from, the newest head in the witness file.
+    [[nodiscard]] Result<void> checkWitness() const;
+    // Signs and stores a head over the whole tree; returns the signed note.
+    [[nodiscard]] Result<std::string> signHeadHoldingTheLock();
 
     AuditStore& store_;
     const crypto::SigningKey& signingKey_;
@@ -102,6 +116,7 @@ private:
     LogOptions options_;
     MerkleTree tree_;
     std::optional<TreeHead> lastHead_;
+    std::size_t headsRead_ = 0;
     std::chrono::system_clock::time_point lastHeadTime_;
     StoreTransaction* openTransaction_ = nullptr;
     std::vector<Hash> pending_;

@@ -47,6 +47,8 @@ public:
                                                                std::uint64_t count) const override;
     [[nodiscard]] Result<void> appendHead(const std::string& signedNote) override;
     [[nodiscard]] Result<std::vector<std::string>> readHeads() const override;
+    // One process, one thread: nothing to lock.
+    [[nodiscard]] Result<void> underWriteLock(const std::function<Result<void>()>& body) override;
 
     // For tamper tests: the stored entries, as an attacker with database access would see them.
     [[nodiscard]] std::vector<StoredEntry>& rawEntries() { return entries_; }

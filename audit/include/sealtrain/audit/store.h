@@ -37,7 +37,8 @@ public:
     // Appends `entry` as part of `transaction`; sequence numbers arrive in order, without gaps.
     [[nodiscard]] virtual Result<void> appendEntry(StoreTransaction& transaction,
                                                    const StoredEntry& entry) = 0;
-    // Committed entries only.
+    // Committed entries (inside a transaction: also that transaction's own; the log reads only
+    // before it appends). Several processes may share a store: these are re-read, never cached.
     [[nodiscard]] virtual Result<std::uint64_t> entryCount() const = 0;
     // Up to `count` committed entries from sequence number `first`, in order.
     [[nodiscard]] virtual Result<std::vector<StoredEntry>>
@@ -46,6 +47,11 @@ public:
     [[nodiscard]] virtual Result<void> appendHead(const std::string& signedNote) = 0;
     // Every signed head, oldest first.
     [[nodiscard]] virtual Result<std::vector<std::string>> readHeads() const = 0;
+    // Runs `body` holding the store's write lock (the database's exclusive transaction), so that
+    // the entries and heads it reads stay the newest until it returns and a head it appends is
+    // written with it: how a log that shares its store with another writer signs a head.
+    [[nodiscard]] virtual Result<void>
+    underWriteLock(const std::function<Result<void>()>& body) = 0;
 };
 
 }  // namespace sealtrain::audit

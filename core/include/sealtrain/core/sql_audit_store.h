@@ -18,17 +18,17 @@ public:
     // `transaction` must be an open core::Transaction of this store's database.
     [[nodiscard]] Result<void> appendEntry(audit::StoreTransaction& transaction,
                                            const audit::StoredEntry& entry) override;
-    // These read committed rows: they refuse to run while a transaction is open, because one
-    // connection would see its own uncommitted rows.
+    // These read the rows other connections committed; inside a transaction they also see that
+    // transaction's own (the log reads only before it appends).
     [[nodiscard]] Result<std::uint64_t> entryCount() const override;
     [[nodiscard]] Result<std::vector<audit::StoredEntry>>
     readEntries(std::uint64_t first, std::uint64_t count) const override;
     [[nodiscard]] Result<void> appendHead(const std::string& signedNote) override;
     [[nodiscard]] Result<std::vector<std::string>> readHeads() const override;
+    // BEGIN IMMEDIATE … COMMIT around `body`; inside an open transaction, `body` joins it.
+    [[nodiscard]] Result<void> underWriteLock(const std::function<Result<void>()>& body) override;
 
 private:
-    [[nodiscard]] Result<void> requireNoTransaction() const;
-
     Database& database_;
 };
 
