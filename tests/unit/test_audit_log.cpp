@@ -133,6 +133,60 @@ private slots:
         QCOMPARE(witnessed->size(), std::size_t{5});
     }
 
+    // A restored backup brings back revoked sessions and grants: a store older than the newest
+    // head in the witness file is refused at open, and so is one rewritten under a witnessed
+    // head or a witness line that this log did not sign.
+    void refusesAStoreOlderThanItsWitness_data()
+    {
+        QTest::addColumn<QString>("attack");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("restored backup") << "restored backup"
+                                         << "older copy";
+        QTest::newRow("rewritten entry") << "rewritten entry"
+                                         << "was rewritten";
+        QTest::newRow("forged witness line") << "forged witness line"
+                                             << "not a head signed";
+        QTest::newRow("untouched") << "none"
+                                   << "";
+    }
+
+    void refusesAStoreOlderThanItsWitness()
+    {
+        QFETCH(QString, attack);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        const std::filesystem::path witness = dir.filePath("witness").toStdString();
+        TestLog t(1, HeadPolicy{0, {}, {}}, witness);
+        t.append(6, 3);
+        MemoryStore backup = t.store;  // a copy taken at size 6
+        t.append(6, 3);                // the log goes on to 12, witnessed
+        // Someone holding every key writes another history, longer than the witnessed one, and
+        // signs heads for it.
+        TestLog rewritten(1);
+        rewritten.next = 100;
+        rewritten.append(13, 13);
+        MemoryStore& opened = attack == "restored backup"   ? backup
+                              : attack == "rewritten entry" ? rewritten.store
+                                                            : t.store;
+        if (attack == "forged witness line") {
+            TreeHead forged = *t.log->lastHead();
+            forged.size = 1000;
+            QVERIFY(
+                appendWitness(witness, signTreeHead(forged, testing::signingKeyFromByte(9))).ok());
+        }
+        LogOptions options{"sealtrain.test/audit", {}, witness};
+        auto reopened = AuditLog::open(opened, t.signingKey, &t.auditKey, t.clock, options);
+        if (expected.isEmpty()) {
+            QVERIFY(reopened.ok());
+            return;
+        }
+        QVERIFY(!reopened.ok());
+        QCOMPARE(reopened.error().code(), ErrorCode::Integrity);
+        QVERIFY2(QString::fromStdString(reopened.error().message()).contains(expected),
+                 reopened.error().message().c_str());
+        QVERIFY(isOneSentence(reopened.error().message()));
+    }
+
     void reopensAndChecksTheStore()
     {
         TestLog t;

@@ -423,6 +423,29 @@ private slots:
         QVERIFY2(in.code == kExitOk, in.err.c_str());
     }
 
+    // A restored backup of control.db would bring back a revoked session: every command refuses
+    // the database once the witness file holds a newer head than the database's log.
+    void restoredDatabaseBackupIsRefused()
+    {
+        Site site;
+        QCOMPARE(site.init().code, kExitOk);
+        QCOMPARE(site.signIn("alice").code, kExitOk);
+        site.addUser("bob", "engineer");
+        const std::filesystem::path database = std::filesystem::path(site.data) / "control.db";
+        const std::filesystem::path backup = site.tmp.filePath("control.db.bak").toStdString();
+        std::filesystem::copy_file(database, backup);
+
+        QCOMPARE(site.ctl({"session", "revoke", "--user", "bob"}).code, kExitOk);
+        verifyOneSentenceError(site.ctl({"grant", "list"}, "bob"), "revoked");
+
+        std::filesystem::copy_file(backup, database,
+                                   std::filesystem::copy_options::overwrite_existing);
+        const auto restored = site.ctl({"grant", "list"}, "bob");
+        verifyOneSentenceError(restored, "older copy");
+        QVERIFY2(restored.err.find("revoked sessions") != std::string::npos, restored.err.c_str());
+        QCOMPARE(site.ctl({"user", "list"}).code, kExitFailure);
+    }
+
     void everyCommandHasHelp_data()
     {
         QTest::addColumn<QStringList>("command");
