@@ -3,6 +3,7 @@
 #include "audited_transaction.h"
 
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/base/logging.h"
 
 #include <algorithm>
 
@@ -32,6 +33,13 @@ void addScope(audit::EntryDraft& draft, const std::string& project, bool breakGl
         draft.details.push_back(audit::textDetail("project", project));
     if (breakGlass)
         draft.details.push_back(audit::textDetail("break_glass", "true"));
+}
+
+// A refusal (PermissionDenied) is denied; every other error is a failure.
+audit::Outcome outcomeOf(const Error& error)
+{
+    return error.code() == ErrorCode::PermissionDenied ? audit::Outcome::Denied
+                                                       : audit::Outcome::Failed;
 }
 
 }  // namespace
@@ -193,11 +201,12 @@ Result<Caller> AuditedTransactions::enter(const std::string& session, const Audi
     auto caller = authenticate(session);
     if (!caller) {
         (*transaction)->rollback();
-        if (caller.error().code() != ErrorCode::Unauthenticated)
-            return caller.error();
-        SEALTRAIN_TRY(recordRefusal(sessionOwner(session), request, audit::Outcome::Denied,
-                                    caller.error(), false));
-        return caller.error();
+        // An unknown, revoked or expired session is a refusal; anything else (the database
+        // failed while looking) is a failure, recorded all the same.
+        const auto outcome = caller.error().code() == ErrorCode::Unauthenticated
+                                 ? audit::Outcome::Denied
+                                 : audit::Outcome::Failed;
+        return recordFailure(sessionOwner(session), request, outcome, caller.error(), false);
     }
     audit::EntryDraft draft = draftFor(userActor(caller->name, caller->sessionId), request);
     Result<void> outcome = authorize(*caller, request.permission, request.project);
@@ -205,14 +214,8 @@ Result<Caller> AuditedTransactions::enter(const std::string& session, const Audi
         outcome = body(*caller, draft);
     if (!outcome) {
         (*transaction)->rollback();
-        const auto code = outcome.error().code();
-        const bool refusal = code == ErrorCode::PermissionDenied;
-        if (refusal || code == ErrorCode::InvalidArgument || code == ErrorCode::NotFound
-            || code == ErrorCode::AlreadyExists)
-            SEALTRAIN_TRY(recordRefusal(*caller, request,
-                                        refusal ? audit::Outcome::Denied : audit::Outcome::Failed,
-                                        outcome.error()));
-        return outcome.error();
+        return recordFailure(userActor(caller->name, caller->sessionId), request,
+                             outcomeOf(outcome.error()), outcome.error(), caller->breakGlass);
     }
     if (!entryOnSuccess) {
         SEALTRAIN_TRY((*transaction)->commit());
@@ -221,6 +224,18 @@ Result<Caller> AuditedTransactions::enter(const std::string& session, const Audi
     addScope(draft, request.project, caller->breakGlass);
     SEALTRAIN_TRY(commit(**transaction, draft));
     return caller;
+}
+
+Error AuditedTransactions::recordFailure(const audit::Actor& actor, const AuditedRequest& request,
+                                         audit::Outcome outcome, const Error& error,
+                                         bool breakGlass)
+{
+    // Every failed call leaves an entry, whatever failed. When even that entry can not be
+    // written (the database is gone), the caller still gets the first error, the one to act on.
+    if (auto recorded = recordRefusal(actor, request, outcome, error, breakGlass); !recorded)
+        log::warn("audit", "could not record a failed call in the audit log",
+                  {{"action", request.action}, {"error", recorded.error().message()}});
+    return error;
 }
 
 Result<void> AuditedTransactions::perform(const std::string& session, const AuditedRequest& request,
@@ -246,8 +261,15 @@ Result<void> AuditedTransactions::performWithoutSession(const AuditedRequest& re
         return transaction.error();
     audit::EntryDraft draft = draftFor({}, request);
     auto outcome = body(draft);
-    if (!outcome && draft.outcome == audit::Outcome::Ok)
-        return outcome.error();  // the transaction rolls back as it goes
+    if (!outcome && draft.outcome == audit::Outcome::Ok) {
+        (*transaction)->rollback();
+        // The name a caller typed is not known to be anyone's (nor to be a name: people type
+        // passwords there), so the failure is recorded without it, as actor and as target.
+        const audit::Actor nobody{audit::ActorKind::System, "unknown", "", "local"};
+        AuditedRequest unnamed = request;
+        unnamed.target.id.clear();
+        return recordFailure(nobody, unnamed, outcomeOf(outcome.error()), outcome.error(), false);
+    }
     SEALTRAIN_TRY(commit(**transaction, draft));
     return outcome;
 }

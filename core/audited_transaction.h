@@ -59,9 +59,10 @@ public:
     AuditedTransactions(const AuditedTransactions&) = delete;
     AuditedTransactions& operator=(const AuditedTransactions&) = delete;
 
-    // Session check, authorisation, `body`, and the entry, in one transaction. A refusal
-    // (PermissionDenied) is recorded as denied; InvalidArgument, NotFound and AlreadyExists are
-    // recorded as failed; other errors (the database's) roll back with no entry.
+    // Session check, authorisation, `body`, and the entry, in one transaction. When anything
+    // fails the change rolls back and the failure is recorded in a transaction of its own: a
+    // refusal (PermissionDenied, or a session that is not valid) as denied, every other error
+    // (invalid input, the database's, an integrity or I/O failure) as failed.
     [[nodiscard]] Result<void> perform(const std::string& session, const AuditedRequest& request,
                                        const Body& body);
 
@@ -126,9 +127,10 @@ public:
 
     // The door for the calls made before anyone has a session (init, sign-in): `body` makes the
     // change and fills in the entry (actor included). When it fails with the entry's outcome
-    // still Ok (the database failed, or init found users already) everything rolls back. When
-    // it fails after marking the entry denied (a wrong password), what it changed so far (the
-    // failure count) commits with the entry, and the caller gets its error.
+    // still Ok (the database failed, or init found users already) everything rolls back and the
+    // failure is recorded with the actor "unknown". When it fails after marking the entry
+    // denied (a wrong password), what it changed so far (the failure count) commits with the
+    // entry, and the caller gets its error.
     [[nodiscard]] Result<void> performWithoutSession(const AuditedRequest& request,
                                                      const SessionlessBody& body);
 
@@ -163,6 +165,9 @@ private:
     [[nodiscard]] Result<void> recordRefusal(const audit::Actor& actor,
                                              const AuditedRequest& request, audit::Outcome outcome,
                                              const Error& error, bool breakGlass);
+    // Records a failed call after its transaction rolled back; returns `error`.
+    [[nodiscard]] Error recordFailure(const audit::Actor& actor, const AuditedRequest& request,
+                                      audit::Outcome outcome, const Error& error, bool breakGlass);
     // Appends the entry and commits; on failure the change is rolled back (fail closed).
     [[nodiscard]] Result<void> commit(Transaction& transaction, const audit::EntryDraft& draft);
 

@@ -38,6 +38,48 @@ private slots:
                         == std::string::npos);
     }
 
+    // Whatever fails inside a call (here the database, through a trigger that aborts the
+    // write, as a full disk or a corrupt page would), the call leaves a failed entry.
+    void everyFailedCallLeavesAnEntry()
+    {
+        testing::ServiceWorld w;
+        QVERIFY(w.t.database
+                    ->execute("CREATE TRIGGER broken_disk BEFORE INSERT ON grants BEGIN "
+                              "SELECT RAISE(ABORT, 'the disk failed'); END")
+                    .ok());
+        const auto before = w.t.plane->auditLog().size();
+        auto granted = w.t.plane->access().grantRole(w.admin, "engineer-user", "auditor", "");
+        QVERIFY(!granted.ok());
+        QCOMPARE(w.t.plane->auditLog().size(), before + 1);
+        auto entry = w.last();
+        QCOMPARE(entry.action, std::string("grant.create"));
+        QCOMPARE(entry.outcome, audit::Outcome::Failed);
+        QCOMPARE(entry.actor.id, std::string("alice"));
+        QCOMPARE(entry.reason, granted.error().message());
+
+        // A failure while checking the session (the session's row can not be updated).
+        QVERIFY(w.t.database
+                    ->execute("CREATE TRIGGER broken_sessions BEFORE UPDATE ON sessions BEGIN "
+                              "SELECT RAISE(ABORT, 'the disk failed'); END")
+                    .ok());
+        auto listed = w.t.plane->auditQueries().read(w.session("auditor-user"), 0, 1);
+        QVERIFY(!listed.ok());
+        entry = w.last();
+        QCOMPARE(entry.action, std::string("audit.read"));
+        QCOMPARE(entry.outcome, audit::Outcome::Failed);
+        QCOMPARE(entry.actor.id, std::string("auditor-user"));
+
+        // Before any session: init of a platform that has users fails, and says so in the log,
+        // without the name the caller typed.
+        auto again = w.t.plane->identity().init("mallory", testing::secret(kPassword));
+        QVERIFY(!again.ok());
+        entry = w.last();
+        QCOMPARE(entry.action, std::string("control.init"));
+        QCOMPARE(entry.outcome, audit::Outcome::Failed);
+        QCOMPARE(entry.actor.id, std::string("unknown"));
+        QVERIFY(entry.target.id.empty());
+    }
+
     void sessionsExpireWhenIdleAndAtTheirLimit()
     {
         testing::ServiceWorld w;
