@@ -20,4 +20,20 @@ function(add_sealtrain_test name)
         LABELS "${ARG_LABELS}"
         TIMEOUT ${ARG_TIMEOUT}
         ENVIRONMENT "QT_QPA_PLATFORM=offscreen")
+    # QSKIP prints "SKIP   : Test::function() why" and the executable still exits 0, so CTest
+    # would count a skipped check as passed: the output decides instead.
+    if(SEALTRAIN_SKIPS_FAIL)
+        set_tests_properties(${name} PROPERTIES FAIL_REGULAR_EXPRESSION "SKIP   : ")
+    else()
+        set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIP   : ")
+    endif()
+endfunction()
+
+# sealtrain_test_skips_with_77(TEST): a test that is not a Qt Test executable and exits 77 when a
+# prerequisite is missing: skipped in CTest, failed where skips fail (CI). GPU tests use
+# SKIP_RETURN_CODE 77 directly: they may skip anywhere.
+function(sealtrain_test_skips_with_77 test)
+    if(NOT SEALTRAIN_SKIPS_FAIL)
+        set_tests_properties(${test} PROPERTIES SKIP_RETURN_CODE 77)
+    endif()
 endfunction()

@@ -20,7 +20,11 @@ import tempfile
 try:
     import torch
     import torch.nn.functional as F
-except ImportError:
+except ModuleNotFoundError as missing:
+    # Only a torch that is not there at all is a skip; a torch that is there but fails to
+    # import (a missing library, a broken install) is a failure, with its traceback.
+    if missing.name != "torch":
+        raise
     print("SKIP: python3-torch is not installed (scripts/setup installs it)")
     sys.exit(77)
 
