@@ -131,6 +131,23 @@ private:
         return verdict;
     }
 
+    // Every record of both splits as the byte tokenizer sealed it (NUL after each record).
+    std::string sealedText(const ImportResult& result)
+    {
+        std::string text;
+        for (const Split split : {Split::Train, Split::Validation}) {
+            auto reader = DatasetReader::open(result.folder, result.datasetId, resolverFor(kek_),
+                                              {split, 1, 1, 0, false, 0, 1, 0});
+            if (!reader || (*reader)->sequenceCount() == 0)
+                continue;
+            const std::uint64_t count = (*reader)->sequenceCount();
+            for (std::uint64_t i = 0; i < count; ++i)
+                text.push_back(static_cast<char>((*reader)->sequence(i).value()[0]));
+            text.push_back(static_cast<char>((*reader)->sequence(count - 1).value()[1]));
+        }
+        return text;
+    }
+
     ImportResult importOk(const ImportOptions& o)
     {
         auto result = importDataset(o, bytes_, kek_);
@@ -263,6 +280,13 @@ private slots:
         QVERIFY(json.find("validation-src/a.jsonl:4") != std::string::npos);
         QCOMPARE(result.manifest.counts.at("pii_email"), std::uint64_t{1});
         QVERIFY(result.manifest.piiRedacted);
+        // What was sealed holds the placeholders, not the values: read the tokens back.
+        const std::string sealed = sealedText(result);
+        QVERIFY(sealed.find("fine record") != std::string::npos);
+        for (const char* placeholder : {"[EMAIL]", "[CARD]", "[IP]"})
+            QVERIFY2(sealed.find(placeholder) != std::string::npos, placeholder);
+        for (const char* value : {"jane.doe", "example.com", "4111", "10.1.2.3"})
+            QVERIFY2(sealed.find(value) == std::string::npos, value);
     }
 
     void rejectPolicyAndFailedImportLeaveNothing()
