@@ -40,6 +40,24 @@ private slots:
         QVERIFY(w.t.plane->submissions().approve(approver, id, edited).ok());
         QVERIFY(*w.t.plane->submissions().isApproved(engineer, id));
     }
+
+    // Another holder of job.submit can not edit someone else's submission (which would void
+    // its approval or swap what is approved): refused, audited, and nothing changes.
+    void onlyTheSubmitterMayEdit()
+    {
+        testing::ServiceWorld w;
+        QVERIFY(w.t.plane->access().grantRole(w.admin, "approver-user", "engineer", "").ok());
+        const auto engineer = w.session("engineer-user");
+        const auto other = w.session("approver-user");
+        const auto spec = crypto::sha256(asBytes("{\"epochs\":1}"));
+        const auto swapped = crypto::sha256(asBytes("{\"epochs\":1,\"export\":true}"));
+        auto id = *w.t.plane->submissions().submit(engineer, "job", "train-3", "", spec);
+        QVERIFY(w.t.plane->submissions().approve(other, id, spec).ok());
+
+        verifyDenied(w, w.t.plane->submissions().edit(other, id, swapped), "job.edit");
+        QCOMPARE(w.last().actor.id, std::string("approver-user"));
+        QVERIFY(*w.t.plane->submissions().isApproved(engineer, id));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestSubmissions)
