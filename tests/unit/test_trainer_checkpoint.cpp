@@ -365,6 +365,32 @@ private slots:
         QVERIFY(loaded.error().message().find("chain") != std::string::npos);
     }
 
+    // The break is in the middle: step 2 names a parent that is not step 1, while 3 and 4 are
+    // each the proper child of the one before. Resuming from 4 (or 3) is refused, naming 2.
+    void refusesAChainBrokenInTheMiddle()
+    {
+        Fixture f;
+        auto first = f.writeChain(1);
+        const CheckpointReference bogus{first[0].reference.name, std::string(64, 'c')};
+        auto second = writeCheckpoint(f.folder, stateAt(2), f.tensors.view(), bogus, f.kek,
+                                      f.signer, 0);
+        QVERIFY(second.ok());
+        auto third = writeCheckpoint(f.folder, stateAt(3), f.tensors.view(), second->reference,
+                                     f.kek, f.signer, 0);
+        QVERIFY(third.ok());
+        auto fourth = writeCheckpoint(f.folder, stateAt(4), f.tensors.view(), third->reference,
+                                      f.kek, f.signer, 0);
+        QVERIFY(fourth.ok());
+        for (const auto* newest : {&*fourth, &*third}) {
+            auto loaded =
+                loadCheckpointForResume(newest->files, f.trusted, f.resolver(), f.expectations());
+            QVERIFY(!loaded.ok());
+            QCOMPARE(loaded.error().code(), ErrorCode::Integrity);
+            QVERIFY2(loaded.error().message().find("00000002") != std::string::npos,
+                     loaded.error().message().c_str());
+        }
+    }
+
     void refusesACheckpointOfAnotherRun()
     {
         // A validly signed checkpoint of run B dropped into run A's folder as the newest.
