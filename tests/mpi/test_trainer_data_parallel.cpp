@@ -39,6 +39,10 @@ constexpr std::uint64_t kSeed = 1234;
 // How far the data-parallel loss may drift from the one-process loss, relative; why this bound
 // holds is in docs/trainer.md ("Data parallelism").
 constexpr double kLossRelativeBound = 1e-5;
+// The same for the global gradient norm, which every rank computes after the all-reduce. The
+// loss alone would not catch a missing division by the world size: clipping (max norm 1) hides a
+// gradient twice too large from the parameters, but not from its norm.
+constexpr double kNormRelativeBound = 1e-4;
 
 GptConfig modelConfig()
 {
@@ -174,12 +178,13 @@ int run()
     params.learningRate = 1e-2;
     params.maxGradientNorm = 1.0;
     double worstRelative = 0.0;
+    double worstNormRelative = 0.0;
     double firstLoss = 0.0;
     double lastLoss = 0.0;
     if (rank == 0)
-        std::printf("%zu rank(s), collective '%s'\n%4s %14s %14s %10s  %s\n", ranks,
+        std::printf("%zu rank(s), collective '%s'\n%4s %14s %14s %10s %10s  %s\n", ranks,
                     std::string(collective.name()).c_str(), "step", "loss (ranks)", "loss (1 proc)",
-                    "rel. diff", "parameters identical on all ranks");
+                    "rel. diff", "norm diff", "parameters identical on all ranks");
     for (std::size_t step = 0; step < kSteps; ++step) {
         const GlobalBatch global = globalBatch(step, config.vocabSize);
         const std::size_t share = localBatch * kSeq;
@@ -212,10 +217,17 @@ int run()
             break;
         const double relative = std::abs(loss[0] - expected->loss) / std::abs(expected->loss);
         worstRelative = std::max(worstRelative, relative);
-        std::printf("%4zu %14.9f %14.9f %10.2e  %s\n", step, loss[0], expected->loss, relative,
-                    identical ? "yes" : "NO");
+        const double normRelative = std::abs(result->gradientNorm - expected->gradientNorm)
+                                    / std::abs(expected->gradientNorm);
+        worstNormRelative = std::max(worstNormRelative, normRelative);
+        std::printf("%4zu %14.9f %14.9f %10.2e %10.2e  %s\n", step, loss[0], expected->loss,
+                    relative, normRelative, identical ? "yes" : "NO");
         checks.expect(relative <= kLossRelativeBound,
                       "the data-parallel loss matches the one-process loss within the bound", step);
+        checks.expect(normRelative <= kNormRelativeBound,
+                      "the data-parallel gradient norm matches the one-process norm within the "
+                      "bound",
+                      step);
         if (ranks == 1) {
             // One rank is the one-process run exactly: the collective adds nothing.
             checks.expect(loss[0] == expected->loss, "one rank's loss is bit-identical", step);
@@ -228,8 +240,9 @@ int run()
     }
     if (rank == 0) {
         checks.expect(lastLoss < 0.5 * firstLoss, "the model learns: the loss halves", kSteps);
-        std::printf("worst relative loss difference %.2e (bound %.0e)\n", worstRelative,
-                    kLossRelativeBound);
+        std::printf("worst relative loss difference %.2e (bound %.0e), gradient norm %.2e "
+                    "(bound %.0e)\n",
+                    worstRelative, kLossRelativeBound, worstNormRelative, kNormRelativeBound);
         std::printf("parameters' SHA-256 after %zu steps: ", kSteps);
         for (const std::uint8_t byte : hashOf(model.gpt().parameters()))
             std::printf("%02x", byte);

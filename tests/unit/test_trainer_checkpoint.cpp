@@ -372,8 +372,8 @@ private slots:
         Fixture f;
         auto first = f.writeChain(1);
         const CheckpointReference bogus{first[0].reference.name, std::string(64, 'c')};
-        auto second = writeCheckpoint(f.folder, stateAt(2), f.tensors.view(), bogus, f.kek,
-                                      f.signer, 0);
+        auto second =
+            writeCheckpoint(f.folder, stateAt(2), f.tensors.view(), bogus, f.kek, f.signer, 0);
         QVERIFY(second.ok());
         auto third = writeCheckpoint(f.folder, stateAt(3), f.tensors.view(), second->reference,
                                      f.kek, f.signer, 0);
