@@ -12,6 +12,9 @@
 #include "sealtrain/trainer/trainer_keys.h"
 
 #include <QTemporaryDir>
+#include <nlohmann/json.hpp>
+
+#include <QProcess>
 #include <QtTest/QtTest>
 
 #include <fcntl.h>
@@ -198,6 +201,69 @@ private slots:
         QCOMPARE(decoded->state.datasetId, state.datasetId);
         QCOMPARE(decoded->state.tokenizer, std::string("byte"));
         QCOMPARE(decoded->state.config.toJson(), state.config.toJson());
+    }
+
+    // The plaintext is a safetensors file that a reader sharing no code with ours parses
+    // (tests/scripts/read_checkpoint_safetensors.py, standard library only): every tensor under
+    // its documented name and shape holds exactly the bytes that were written.
+    void anIndependentReaderParsesThePlaintext()
+    {
+        const Tensors tensors(tinyConfig().model, 11);
+        const CheckpointState state = stateAt(3);
+        auto bytes = encodeCheckpoint(state, tensors.view());
+        QVERIFY(bytes.ok());
+        QTemporaryDir dir;
+        const std::string plaintext = dir.filePath("checkpoint.safetensors").toStdString();
+        const std::string expectedJson = dir.filePath("expected.json").toStdString();
+        const std::string expectedBin = dir.filePath("expected.bin").toStdString();
+        std::ofstream(plaintext, std::ios::binary)
+            .write(reinterpret_cast<const char*>(bytes->data()),
+                   static_cast<std::streamsize>(bytes->size()));
+
+        const GptConfig& model = tinyConfig().model;
+        const ParameterLayout layout(model);
+        nlohmann::json wanted = nlohmann::json::object();
+        std::ofstream bin(expectedBin, std::ios::binary);
+        const std::pair<const char*, const std::vector<float>*> arrays[] = {
+            {"", &tensors.parameters}, {"optimizer.m.", &tensors.m}, {"optimizer.v.", &tensors.v}};
+        std::size_t base = 0;
+        for (const auto& [prefix, flat] : arrays) {
+            bin.write(reinterpret_cast<const char*>(flat->data()),
+                      static_cast<std::streamsize>(flat->size() * sizeof(float)));
+            for (const auto& tensor : layout.tensors()) {
+                auto shape = tensor.shape;
+                std::size_t size = tensor.size;
+                if (tensor.name == "wte.weight") {  // documented: without the padding rows
+                    shape[0] = model.vocabSize;
+                    size = model.vocabSize * model.width;
+                }
+                wanted[std::string(prefix) + tensor.name] = {
+                    {"shape", shape},
+                    {"offset", (base + tensor.offset) * sizeof(float)},
+                    {"bytes", size * sizeof(float)}};
+            }
+            base += flat->size();
+        }
+        bin.close();
+        const nlohmann::json expected = {{"tensors", wanted},
+                                         {"metadata",
+                                          {{"step", "3"},
+                                           {"run", state.runId},
+                                           {"dataset", state.datasetId},
+                                           {"config", state.config.toJson()}}}};
+        std::ofstream(expectedJson) << expected.dump();
+
+        QProcess reader;
+        reader.setProcessChannelMode(QProcess::MergedChannels);
+        reader.start(
+            QStringLiteral("python3"),
+            {QStringLiteral(SEALTRAIN_SOURCE_DIR "/tests/scripts/read_checkpoint_safetensors.py"),
+             QString::fromStdString(plaintext), QString::fromStdString(expectedJson),
+             QString::fromStdString(expectedBin)});
+        QVERIFY2(reader.waitForFinished(60000), "python3 did not finish");
+        const QByteArray output = reader.readAll();
+        QVERIFY2(reader.exitStatus() == QProcess::NormalExit && reader.exitCode() == 0,
+                 output.constData());
     }
 
     void writesSealedSignedFilesAndKeepsTheNewestK()
