@@ -301,10 +301,14 @@ private slots:
 
         QCOMPARE(writeKekFile(path, *kek).error().code(), ErrorCode::AlreadyExists);
 
-        ::chmod(path.c_str(), 0644);
-        const auto exposed = readKekFile(path);
-        QCOMPARE(exposed.error().code(), ErrorCode::PermissionDenied);
-        QVERIFY(exposed.error().message().find("chmod 600") != std::string::npos);
+        // Readable by the group alone is as exposed as readable by everyone.
+        for (const mode_t mode : {0644U, 0640U, 0604U, 0620U}) {
+            ::chmod(path.c_str(), mode);
+            const auto exposed = readKekFile(path);
+            QCOMPARE(exposed.error().code(), ErrorCode::PermissionDenied);
+            QVERIFY(exposed.error().message().find("chmod 600") != std::string::npos);
+        }
+        ::chmod(path.c_str(), 0600);
 
         const auto writeRaw = [&](const char* name, const std::string& content) {
             auto file = tempPath(dir, name);

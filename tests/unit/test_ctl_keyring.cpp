@@ -141,12 +141,16 @@ private slots:
     {
         QTemporaryDir dir;
         const std::string data = dir.filePath("data").toStdString();
-        const auto exposed = writeSecretFile(dir, "exposed.txt", "secret\n", 0644);
-        const auto refused =
-            runCtl({"keyring", "create", "--data-dir", data, "--passphrase-file", exposed});
-        QCOMPARE(refused.code, sealtrain::ctl::kExitFailure);
-        QVERIFY(refused.err.find("chmod 600") != std::string::npos);
-        QVERIFY(!std::filesystem::exists(std::filesystem::path(data) / "keyring.json"));
+        // Readable by others, or by the group alone: refused alike.
+        for (const mode_t mode : {0644U, 0640U}) {
+            const auto exposed =
+                writeSecretFile(dir, ("exposed-" + std::to_string(mode)).c_str(), "secret\n", mode);
+            const auto refused =
+                runCtl({"keyring", "create", "--data-dir", data, "--passphrase-file", exposed});
+            QCOMPARE(refused.code, sealtrain::ctl::kExitFailure);
+            QVERIFY(refused.err.find("chmod 600") != std::string::npos);
+            QVERIFY(!std::filesystem::exists(std::filesystem::path(data) / "keyring.json"));
+        }
 
         const auto pass = writeSecretFile(dir, "pass.txt", "secret\n");
         const auto weak = runCtl({"keyring", "create", "--data-dir", data, "--passphrase-file",
