@@ -277,6 +277,11 @@ struct ChunkedReader::State {
     std::uint64_t payloadOffset;
     std::uint64_t chunkCount;
     std::size_t lastPlaintextSize;
+    // One chunk's buffers, made on first use and kept: readChunk and read run once per chunk
+    // (the dataset reader's path), where allocating, zeroing and freeing 16 KiB each time cost
+    // a tenth of the decryption. The ciphertext is public; the plaintext is wiped after each use.
+    std::vector<std::uint8_t> chunkCiphertext;
+    std::optional<PlaintextBuffer> chunkPlaintext;
 };
 
 ChunkedReader::ChunkedReader(std::unique_ptr<State> state)
@@ -383,10 +388,38 @@ std::size_t ChunkedReader::chunkPlaintextSize(std::uint64_t index) const noexcep
     return index + 1 == state_->chunkCount ? state_->lastPlaintextSize : 0;
 }
 
+std::span<std::uint8_t> ChunkedReader::chunkScratch(State& state)
+{
+    if (!state.chunkPlaintext)
+        state.chunkPlaintext.emplace(kChunkSize);
+    return state.chunkPlaintext->bytes;
+}
+
+Result<std::size_t> ChunkedReader::readPiece(std::uint64_t index, std::size_t within,
+                                             std::span<std::uint8_t> out)
+{
+    const std::size_t size = chunkPlaintextSize(index);
+    // A whole chunk that fits goes straight into `out`, with no copy through the scratch.
+    if (within == 0 && out.size() >= size)
+        return readChunk(index, out);
+    const auto scratch = chunkScratch(*state_);
+    auto got = readChunk(index, scratch);
+    if (got) {
+        const std::size_t take = std::min(*got - within, out.size());
+        std::copy_n(scratch.begin() + static_cast<std::ptrdiff_t>(within), take, out.begin());
+        got = take;
+    }
+    wipeMemory(scratch.first(size));
+    return got;
+}
+
 Result<std::uint64_t> ChunkedReader::authenticateLength()
 {
-    PlaintextBuffer scratch(kChunkSize);
-    SEALTRAIN_TRY(readChunk(state_->chunkCount - 1, scratch.bytes));
+    const auto scratch = chunkScratch(*state_);
+    auto verified = readChunk(state_->chunkCount - 1, scratch);
+    wipeMemory(scratch);
+    if (!verified)
+        return verified.error();
     return plaintextSize();
 }
 
@@ -435,8 +468,10 @@ Result<std::size_t> ChunkedReader::readChunk(std::uint64_t index, std::span<std:
         return Error(ErrorCode::InvalidArgument,
                      "The buffer is smaller than the chunk; pass a buffer of 16384 bytes.");
     }
-    std::vector<std::uint8_t> ciphertext(size + kGcmTagSize);
-    auto [verified, error] = readBatch(index, 1, ciphertext, out.first(size));
+    State& s = *state_;
+    if (s.chunkCiphertext.empty())
+        s.chunkCiphertext.resize(kEncryptedChunkSize);
+    auto [verified, error] = readBatch(index, 1, s.chunkCiphertext, out.first(size));
     if (error)
         return *error;
     return size;
@@ -450,21 +485,17 @@ Result<void> ChunkedReader::read(std::uint64_t offset, std::span<std::uint8_t> o
                      "The requested range runs past the end of the message; ask for a range "
                      "within its plaintext size.");
     }
-    PlaintextBuffer scratch(kChunkSize);
     std::size_t done = 0;
     while (done < out.size()) {
         const std::uint64_t position = offset + done;
         const std::uint64_t index = position / kChunkSize;
         const auto within = static_cast<std::size_t>(position % kChunkSize);
-        auto got = readChunk(index, scratch.bytes);
+        auto got = readPiece(index, within, out.subspan(done));
         if (!got) {
             wipeMemory(out.first(done));
             return got.error();
         }
-        const std::size_t take = std::min(*got - within, out.size() - done);
-        std::copy_n(scratch.bytes.begin() + static_cast<std::ptrdiff_t>(within), take,
-                    out.begin() + static_cast<std::ptrdiff_t>(done));
-        done += take;
+        done += *got;
     }
     // A read that reaches the end of the message also proves where it ends, even when the final
     // chunk is empty and holds none of the bytes asked for.

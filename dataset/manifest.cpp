@@ -85,6 +85,26 @@ Error integrity(const std::string& what)
                                         "again."};
 }
 
+// A shard is a file directly inside the dataset's folder: a name with a separator, "..", or
+// nothing at all would make the reader open a file elsewhere (or the folder itself).
+bool isPlainFileName(std::string_view name)
+{
+    return !name.empty() && name != "." && name != ".."
+           && name.find_first_of(std::string_view("/\\\0", 3)) == std::string_view::npos;
+}
+
+// The first shard whose name is not a plain file name, if any.
+const ShardEntry* firstStrayShard(const Manifest& m)
+{
+    for (const SplitEntry* split : {&m.train, &m.validation}) {
+        for (const ShardEntry& shard : split->shards) {
+            if (!isPlainFileName(shard.file))
+                return &shard;
+        }
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 std::string Manifest::canonicalJson() const
@@ -139,6 +159,9 @@ Result<Manifest> parseManifest(std::string_view bytes)
         m.validation = splitFromJson(value.at("validation"));
         if ((m.tokenBytes != 2 && m.tokenBytes != 4) || m.tokensPerShard == 0)
             return integrity("has an impossible token width or shard size");
+        if (const ShardEntry* stray = firstStrayShard(m))
+            return integrity("names the shard '" + stray->file
+                             + "', which is not a plain file name inside the dataset's folder");
         // Serialising what was read must give the same bytes: no unknown or missing fields.
         if (m.canonicalJson() != bytes)
             return integrity("has fields this version does not know");

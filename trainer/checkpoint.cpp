@@ -565,6 +565,26 @@ Result<LoadedCheckpoint> loadCheckpoint(const CheckpointFiles& files,
     return decryptAndCheck(files, std::move(lineage).value(), resolver);
 }
 
+Result<void> checkAuthorised(const LoadedCheckpoint& loaded, const AuthorisedCheckpoint& authorised)
+{
+    const std::string& sha256 = loaded.lineage.subject.sha256;
+    if (!authorised.sha256.empty() && sha256 != authorised.sha256)
+        return Error(ErrorCode::Unauthenticated,
+                     fmt::format("The checkpoint read has SHA-256 {}, not {} as authorised, so "
+                                 "the file was replaced after the check; find out who replaced "
+                                 "it before running the command again.",
+                                 sha256, authorised.sha256));
+    const std::string& dataset = loaded.checkpoint.state.datasetId;
+    if (!authorised.datasetId.empty() && dataset != authorised.datasetId)
+        return Error(ErrorCode::Unauthenticated,
+                     fmt::format("The checkpoint read was trained on dataset '{}', not on '{}' "
+                                 "whose release was authorised, so the file was replaced after "
+                                 "the check; find out who replaced it before running the "
+                                 "command again.",
+                                 dataset, authorised.datasetId));
+    return success();
+}
+
 Result<LoadedCheckpoint> loadCheckpointForResume(const CheckpointFiles& files,
                                                  std::span<const crypto::PublicKey> trusted,
                                                  const crypto::KekResolver& resolver,

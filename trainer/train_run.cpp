@@ -132,6 +132,13 @@ Result<void> validateOptions(const TrainOptions& options, const TrainerKeys& key
                        "raise them.");
     if (options.datasetDir.empty() || options.outDir.empty())
         return invalid("A training run needs --dataset and --out; give both.");
+    // Without a signer anyone who can write the dataset's folder chooses what the model learns;
+    // only a test may skip the check, and it has to say so.
+    if (options.datasetSigner.empty() && !options.allowUnsignedDataset)
+        return invalid("The dataset's signature can not be checked without --dataset-signer; "
+                       "pass the control plane's signing.pub.pem with --dataset-signer (or "
+                       "--allow-unsigned-dataset for a test dataset made outside a control "
+                       "plane).");
     if (!options.runId.empty() && !isValidRunId(options.runId))
         return invalid("The run id must be 1 to 64 characters of A-Z, a-z, 0-9, '.', '_' and "
                        "'-'; choose another.");

@@ -27,8 +27,14 @@ namespace sealtrain::ctl {
 namespace {
 
 // Options the launcher sets itself; a user giving them would bypass its checks.
-constexpr std::string_view kReservedOptions[] = {
-    "--keys-fd", "--metrics-fd", "--dataset", "--dataset-id", "--dataset-signer", "--checkpoint"};
+constexpr std::string_view kReservedOptions[] = {"--keys-fd",
+                                                 "--metrics-fd",
+                                                 "--dataset",
+                                                 "--dataset-id",
+                                                 "--dataset-signer",
+                                                 "--checkpoint",
+                                                 "--expect-checkpoint-sha256",
+                                                 "--expect-dataset-id"};
 
 // sealtrain-train beside this program (installed) or in the build tree's app/train/.
 Result<std::string> findTrainer(const std::string& given)
@@ -143,7 +149,11 @@ Result<int> launchSampling(const CommandRegistry& registry, core::DataDirectory&
     auto keysText = trainer::formatTrainerKeys(*keks, nullptr, std::span(&platformKey, 1));
     if (!keysText)
         return keysText.error();
+    // What was checked here is what the trainer must read (time of check, time of use): a
+    // checkpoint swapped in meanwhile, even one signed by the platform, is refused there.
     std::vector<std::string> arguments{"--checkpoint", files->sealed.string()};
+    arguments.insert(arguments.end(), {"--expect-checkpoint-sha256", lineage->subject.sha256});
+    arguments.insert(arguments.end(), {"--expect-dataset-id", info->id});
     arguments.insert(arguments.end(), samplerArguments.begin(), samplerArguments.end());
     return runTrainer(registry, *trainer, "sample", arguments, std::move(keysText).value());
 }

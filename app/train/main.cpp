@@ -46,8 +46,8 @@ int train(const trainer::TrainOptions& options, int keysFd, int metricsFd)
     return kExitOk;
 }
 
-int sample(const std::string& checkpoint, int keysFd, trainer::Device device,
-           const trainer::SampleOptions& options)
+int sample(const std::string& checkpoint, const trainer::AuthorisedCheckpoint& authorised,
+           int keysFd, trainer::Device device, const trainer::SampleOptions& options)
 {
     auto keys = trainer::readTrainerKeys(keysFd);
     if (!keys)
@@ -58,6 +58,8 @@ int sample(const std::string& checkpoint, int keysFd, trainer::Device device,
     auto loaded = trainer::loadCheckpoint(*files, keys->trusted, keys->resolver());
     if (!loaded)
         return fail(loaded.error());
+    if (auto same = trainer::checkAuthorised(*loaded, authorised); !same)
+        return fail(same.error());
     const auto& state = loaded->checkpoint.state;
     if (state.tokenizer != "byte")
         return fail(Error(ErrorCode::Unsupported,
@@ -130,9 +132,16 @@ int main(int argc, char** argv)
         ->required();
     trainCommand->add_option("--dataset-id", options.datasetId,
                              "The dataset id (sha256:...); default: the folder's name");
-    trainCommand->add_option("--dataset-signer", options.datasetSigner,
-                             "The control plane's public key (signing.pub.pem): the dataset's "
-                             "manifest signature must verify under it");
+    auto* signerOption =
+        trainCommand->add_option("--dataset-signer", options.datasetSigner,
+                                 "The control plane's public key (signing.pub.pem): the dataset's "
+                                 "manifest signature must verify under it; required unless "
+                                 "--allow-unsigned-dataset");
+    trainCommand
+        ->add_flag("--allow-unsigned-dataset", options.allowUnsignedDataset,
+                   "Tests only: train on a dataset made outside a control plane without checking "
+                   "its manifest signature")
+        ->excludes(signerOption);
     trainCommand->add_option("--out", options.outDir, "Folder for the run's checkpoints")
         ->required();
     trainCommand
@@ -167,6 +176,13 @@ int main(int argc, char** argv)
         ->required();
     sampleCommand->add_option("--keys-fd", sampleKeysFd, "Descriptor the keys are read from")
         ->capture_default_str();
+    trainer::AuthorisedCheckpoint authorised;
+    sampleCommand->add_option("--expect-checkpoint-sha256", authorised.sha256,
+                              "Refuse a checkpoint whose plaintext SHA-256 (hex) is not this one: "
+                              "what the launcher checked");
+    sampleCommand->add_option("--expect-dataset-id", authorised.datasetId,
+                              "Refuse a checkpoint trained on another dataset (sha256:...) than "
+                              "the one the launcher released");
     sampleCommand->add_option("--prompt", sampleOptions.prompt, "Text to continue");
     sampleCommand->add_option("--length", sampleOptions.length, "Tokens to generate")
         ->capture_default_str();
@@ -197,7 +213,7 @@ int main(int argc, char** argv)
         options.device = trainer::parseDevice(trainDevice).value_or(trainer::Device::Auto);
         return train(options, keysFd, metricsFd);
     }
-    return sample(checkpoint, sampleKeysFd,
+    return sample(checkpoint, authorised, sampleKeysFd,
                   trainer::parseDevice(sampleDevice).value_or(trainer::Device::Auto),
                   sampleOptions);
 }

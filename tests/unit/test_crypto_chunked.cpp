@@ -2,7 +2,7 @@
 // c2sp_chunked_encryption_aes_256_gcm_test.json through each way of reading (whole, streaming
 // with PartialPlaintext semantics, random access, length authentication, raw mode) and both
 // deterministic ways of encrypting (raw mode, injected salt); then round trips at the chunk
-// boundaries with writes split in awkward places.
+// boundaries with writes split in awkward places, and chunk-wise reads from a file.
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/chunked.h"
 
@@ -14,9 +14,11 @@
 
 #include "test_helpers.h"
 
+#include <QTemporaryDir>
 #include <QtTest/QtTest>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -69,6 +71,16 @@ std::vector<std::uint8_t> patterned(std::size_t size, std::uint8_t seed)
     for (std::size_t i = 0; i < size; ++i)
         bytes[i] = static_cast<std::uint8_t>((i * 131 + seed) ^ (i >> 9));
     return bytes;
+}
+
+// `message` sealed under `key` with an empty context.
+std::vector<std::uint8_t> sealed(const SecretBytes& key, std::span<const std::uint8_t> message)
+{
+    MemorySink sink;
+    auto writer = ChunkedWriter::create(key, {}, sink);
+    if (!writer || !writer->write(message) || !writer->finish())
+        qFatal("cannot seal the test message");
+    return sink.take();
 }
 
 struct Vector {
@@ -348,15 +360,72 @@ private slots:
         QCOMPARE(wrongContext.error().code(), ErrorCode::Unauthenticated);
     }
 
+    // read() and readChunk() reuse the reader's one-chunk buffers (the dataset reader's path):
+    // from a file, which has no view in place, any mix of whole and partial chunks reads right,
+    // in any order, and a chunk tampered with afterwards fails every read that touches it,
+    // leaving no plaintext in the caller's buffer, while the chunks around it still read.
+    void chunkReadsReuseTheirBuffers()
+    {
+        auto key = SecretBytes::random(32);
+        QVERIFY(key.ok());
+        const auto message = patterned(5 * kChunkSize + 100, 5);
+        std::vector<std::uint8_t> bytes = sealed(*key, message);
+        QTemporaryDir dir;
+        const std::filesystem::path path = dir.filePath("message").toStdString();
+        const auto writeFile = [&] {
+            std::ofstream(path, std::ios::binary | std::ios::trunc)
+                .write(reinterpret_cast<const char*>(bytes.data()),
+                       static_cast<std::streamsize>(bytes.size()));
+        };
+        writeFile();
+        auto file = FileSource::open(path);
+        QVERIFY(file.ok());
+        auto reader = ChunkedReader::open(*key, {}, **file);
+        QVERIFY(reader.ok());
+        const std::pair<std::size_t, std::size_t> ranges[] = {{0, message.size()},
+                                                              {kChunkSize, 2 * kChunkSize},
+                                                              {100, 3 * kChunkSize},
+                                                              {kChunkSize - 1, 2},
+                                                              {5 * kChunkSize + 99, 1}};
+        for (const auto& [offset, length] : ranges) {
+            std::vector<std::uint8_t> out(length);
+            QVERIFY(reader->read(offset, out).ok());
+            QVERIFY(std::equal(out.begin(), out.end(), message.begin() + std::ptrdiff_t(offset)));
+        }
+        std::vector<std::uint8_t> chunk(kChunkSize);
+        for (const std::uint64_t index : {4U, 0U, 5U, 2U}) {
+            auto got = reader->readChunk(index, chunk);
+            QVERIFY(got.ok() && *got == reader->chunkPlaintextSize(index));
+            QVERIFY(std::equal(chunk.begin(), chunk.begin() + std::ptrdiff_t(*got),
+                               message.begin() + std::ptrdiff_t(index * kChunkSize)));
+        }
+
+        bytes[kChunkedHeaderSize + 2 * kEncryptedChunkSize + 10] ^= 0x01;
+        writeFile();
+        const auto noPlaintext = [](const std::vector<std::uint8_t>& bytes) {
+            return std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b == 0; });
+        };
+        for (const auto& [offset, length] : {std::pair<std::size_t, std::size_t>{0, message.size()},
+                                             {2 * kChunkSize + 5, 10},
+                                             {kChunkSize + 7, kChunkSize}}) {
+            std::vector<std::uint8_t> out(length);
+            QVERIFY(!reader->read(offset, out).ok());
+            QVERIFY(noPlaintext(out));
+        }
+        std::fill(chunk.begin(), chunk.end(), 0);
+        QVERIFY(!reader->readChunk(2, chunk).ok());
+        QVERIFY(noPlaintext(chunk));
+        QVERIFY(reader->readChunk(3, chunk).ok());
+        std::vector<std::uint8_t> after(kChunkSize);
+        QVERIFY(reader->read(3 * kChunkSize, after).ok());
+        QVERIFY(std::equal(after.begin(), after.end(), message.begin() + 3 * kChunkSize));
+    }
+
     void truncationAtEveryLength()
     {
         auto key = SecretBytes::random(32);
         QVERIFY(key.ok());
-        const auto message = patterned(2 * kChunkSize + 10, 9);
-        MemorySink sink;
-        auto writer = ChunkedWriter::create(*key, {}, sink);
-        QVERIFY(writer.ok() && writer->write(message).ok() && writer->finish().ok());
-        const auto& full = sink.bytes();
+        const auto full = sealed(*key, patterned(2 * kChunkSize + 10, 9));
         // Every shorter length and a few longer ones: never a clean, complete read.
         std::vector<std::size_t> lengths;
         for (std::size_t n = 0; n < full.size();

@@ -1,8 +1,9 @@
 // sealtrainctl train on a real data directory: the dataset's read key is released only to a
 // caller with a read grant (the refusal is a clear sentence, and no trainer runs), the trainer
 // gets its keys on a pipe and its metrics are relayed, and the checkpoint it writes verifies
-// under the platform's public key; sampling from it needs the same read grant. Options the
-// launcher sets itself are refused.
+// under the platform's public key; sampling from it needs the same read grant, and a checkpoint
+// swapped in after that check is refused by the trainer. Options the launcher sets itself are
+// refused.
 #include "ctl_data_dir.h"
 
 #include "sealtrain/trainer/checkpoint.h"
@@ -22,10 +23,11 @@ class TestCtlTrain final : public QObject {
 private:
     testing::CtlDataDir site_;
 
-    std::vector<std::string> trainArguments(const fs::path& out) const
+    std::vector<std::string> trainArguments(const fs::path& out,
+                                            const std::string& dataset = "fortunes") const
     {
         return site_.as(
-            "eve", {"train",   "--dataset",  "fortunes", "--trainer", SEALTRAIN_TRAIN_EXECUTABLE,
+            "eve", {"train",   "--dataset",  dataset,    "--trainer", SEALTRAIN_TRAIN_EXECUTABLE,
                     "--out",   out.string(), "--layers", "1",         "--heads",
                     "2",       "--width",    "16",       "--context", "16",
                     "--batch", "2",          "--steps",  "3",         "--threads",
@@ -96,6 +98,53 @@ private slots:
         QCOMPARE(refused.code, 1);
         QVERIFY2(refused.err.find("holds no read grant") != std::string::npos, refused.err.c_str());
         QVERIFY(refused.out.empty());
+    }
+
+    // Time of check, time of use: a "trainer" that swaps the checked checkpoint for another one
+    // signed by the platform, trained on a dataset eve may no longer read, and then starts the
+    // real trainer. The launcher hands over the digest and dataset it authorised, so the swapped
+    // file is refused and nothing is generated from it.
+    void sampleRefusesACheckpointSwappedAfterTheCheck()
+    {
+        QCOMPARE(runCtl(site_.as("sam", {"dataset", "grant", "fortunes", "eve"})).code, 0);
+        std::string ledger;
+        for (int i = 0; i < 60; ++i)
+            ledger += "Ledger line " + std::to_string(i) + " balances the secret account.\n%\n";
+        writeFile(site_.root / "src" / "ledger" / "book", ledger);
+        const auto imported =
+            runCtl(site_.as("sam", {"dataset", "import", "--name", "ledger", "--format", "fortune",
+                                    (site_.root / "src" / "ledger").string()}));
+        QVERIFY2(imported.code == 0, imported.err.c_str());
+        QCOMPARE(runCtl(site_.as("sam", {"dataset", "grant", "ledger", "eve"})).code, 0);
+        const auto trained = runCtl(trainArguments(site_.root / "ledger-run", "ledger"));
+        QVERIFY2(trained.code == 0, trained.err.c_str());
+        QCOMPARE(runCtl(site_.as("sam", {"dataset", "revoke", "ledger", "eve"})).code, 0);
+
+        const auto checked = trainer::checkpointFiles(site_.root / "swap", 3);
+        const auto other = trainer::checkpointFiles(site_.root / "ledger-run", 3);
+        const auto original = trainer::checkpointFiles(site_.root / "run", 3);
+        fs::create_directories(site_.root / "swap");
+        fs::copy_file(original.sealed, checked.sealed);
+        fs::copy_file(original.envelope, checked.envelope);
+        // The trainer's standard error is the launcher's own; the script keeps it in a file.
+        const fs::path swapping = site_.root / "swapping-trainer";
+        const fs::path trainerErr = site_.root / "swapping-trainer.err";
+        writeFile(swapping, "#!/bin/sh\ncp '" + other.sealed.string() + "' '"
+                                + checked.sealed.string() + "'\ncp '" + other.envelope.string()
+                                + "' '" + checked.envelope.string() + "'\nexec '"
+                                + SEALTRAIN_TRAIN_EXECUTABLE + "' \"$@\" 2>'" + trainerErr.string()
+                                + "'\n");
+        fs::permissions(swapping, fs::perms::owner_all);
+
+        const auto refused = runCtl(site_.as("eve",
+                                             {"sample", "--checkpoint", checked.sealed.string(),
+                                              "--trainer", swapping.string(), "--length", "8"},
+                                             1));
+        QCOMPARE(refused.code, 1);
+        QVERIFY2(refused.out.empty(), refused.out.c_str());
+        const std::string message = testing::readText(trainerErr);
+        QVERIFY2(message.find("was replaced after the check") != std::string::npos,
+                 message.c_str());
     }
 
     void launcherOptionsAreReserved()

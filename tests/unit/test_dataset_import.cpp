@@ -504,6 +504,53 @@ private slots:
         QVERIFY(isOneSentence(error.message()));
     }
 
+    // A manifest may name only files inside its folder: even signed by the platform, a shard
+    // name that reaches elsewhere is refused before anything is opened, though a valid copy of
+    // the shard waits where "../x" and "a/b" point.
+    void strayShardNamesAreRefused_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("planted");
+        QTest::newRow("parent folder") << "../x" << true;
+        QTest::newRow("absolute path") << "/etc/passwd" << false;
+        QTest::newRow("subfolder") << "a/b" << true;
+        QTest::newRow("empty") << "" << false;
+        QTest::newRow("dot dot") << ".." << false;
+    }
+
+    void strayShardNamesAreRefused()
+    {
+        QFETCH(QString, name);
+        QFETCH(bool, planted);
+        static int row = 0;
+        const auto a = bigDataset("stray-" + std::to_string(++row));
+        Manifest edited = a.manifest;
+        const fs::path shard = a.folder / edited.train.shards[0].file;
+        edited.train.shards[0].file = name.toStdString();
+        if (planted) {
+            const fs::path target = a.folder / name.toStdString();
+            fs::create_directories(target.parent_path());
+            fs::copy_file(shard, target, fs::copy_options::overwrite_existing);
+        }
+        writeFile(a.folder / kManifestFileName, edited.canonicalJson());
+        QVERIFY(signManifest(a.folder, platform_).ok());
+
+        auto reader =
+            DatasetReader::open(a.folder, edited.id(), resolverFor(kek_),
+                                {Split::Train, 64, 8, 1, false, 0, 1, 2, &platform_.publicKey()});
+        QVERIFY(!reader.ok());
+        QCOMPARE(reader.error().code(), ErrorCode::Integrity);
+        const std::string& message = reader.error().message();
+        QVERIFY2(message.find("'" + name.toStdString() + "', which is not a plain file name")
+                     != std::string::npos,
+                 message.c_str());
+        QVERIFY2(isOneSentence(message), message.c_str());
+        const crypto::KekResolver resolver = resolverFor(kek_);
+        auto verified = verifyDataset(a.folder, edited.id(), &resolver, &platform_.publicKey());
+        QVERIFY(!verified.ok());
+        QCOMPARE(verified.error().code(), ErrorCode::Integrity);
+    }
+
     void fortuneFormat()
     {
         // fortune(6) files: '%' lines separate records, blank lines inside one belong to it,

@@ -3,9 +3,12 @@
 // SIGKILL and a resume from the checkpoint give bit-identical parameters and optimizer state.
 // Also: a resume with other options is refused, `sample` verifies and generates, and --device
 // picks the backend: cpu and auto train (auto on the CPU where no GPU is), and cuda without a
-// GPU or without the CUDA parts stops at once with one sentence that says what to do.
+// GPU or without the CUDA parts stops at once with one sentence that says what to do. And the
+// attacks on what a launcher authorised (issue #13): a checkpoint or dataset other than the one
+// checked, an unsigned dataset without --allow-unsigned-dataset, a shard name outside the folder.
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/dataset/import.h"
+#include "sealtrain/dataset/manifest.h"
 #include "sealtrain/trainer/checkpoint.h"
 #include "sealtrain/trainer/counter_rng.h"
 #include "sealtrain/trainer/gpu_probe.h"
@@ -23,6 +26,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 using namespace sealtrain;
 using namespace sealtrain::trainer;
@@ -69,6 +73,7 @@ private:
                               QString::fromStdString(datasetFolder_.string()),
                               "--dataset-id",
                               QString::fromStdString(datasetId_),
+                              "--allow-unsigned-dataset",  // imported here, not by a control plane
                               "--out",
                               QString::fromStdString(out.string()),
                               "--layers",
@@ -162,6 +167,41 @@ private:
         outcome.crashed = process.exitStatus() == QProcess::CrashExit;
         outcome.exitCode = process.exitCode();
         return outcome;
+    }
+
+    // The options that bind `sample` to the checkpoint a launcher checked.
+    QStringList authorised(const CheckpointFiles& files) const
+    {
+        return {"--expect-checkpoint-sha256",
+                QString::fromStdString(load(files).lineage.subject.sha256), "--expect-dataset-id",
+                QString::fromStdString(datasetId_)};
+    }
+
+    // The training arguments of a two-step run into `out`, without checkpoints on the way.
+    QStringList shortRun(const fs::path& out) const
+    {
+        QStringList arguments = trainArguments(out);
+        arguments[arguments.indexOf("--steps") + 1] = "2";
+        arguments[arguments.indexOf("--checkpoint-every") + 1] = "0";
+        arguments[arguments.indexOf("--val-every") + 1] = "0";
+        return arguments;
+    }
+
+    // `folder`'s dataset copied to `copy` with the manifest `edit` made, under its new id.
+    std::string editedCopy(const fs::path& copy,
+                           const std::function<void(dataset::Manifest&)>& edit) const
+    {
+        fs::copy(datasetFolder_, copy, fs::copy_options::recursive);
+        std::ifstream in(copy / dataset::kManifestFileName, std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+        auto manifest = dataset::parseManifest(bytes);
+        if (!manifest)
+            qFatal("cannot parse the manifest: %s", manifest.error().message().c_str());
+        edit(*manifest);
+        std::ofstream(copy / dataset::kManifestFileName, std::ios::binary | std::ios::trunc)
+            << manifest->canonicalJson();
+        return manifest->id();
     }
 
     LoadedCheckpoint load(const CheckpointFiles& files) const
@@ -371,18 +411,15 @@ private slots:
     {
         const fs::path root(dir_.path().toStdString());
         const bool gpuHere = SEALTRAIN_CUDA_BUILT != 0 && !probeGpu().devices.empty();
-        const auto shortRun = [&](const fs::path& out, const QString& device) {
-            QStringList arguments = trainArguments(out);
+        const auto onDevice = [&](const fs::path& out, const QString& device) {
+            QStringList arguments = shortRun(out);
             arguments[arguments.indexOf("--device") + 1] = device;
-            arguments[arguments.indexOf("--steps") + 1] = "2";
-            arguments[arguments.indexOf("--checkpoint-every") + 1] = "0";
-            arguments[arguments.indexOf("--val-every") + 1] = "0";
             return run(arguments);
         };
-        const Outcome onCpu = shortRun(root / "device-cpu", "cpu");
+        const Outcome onCpu = onDevice(root / "device-cpu", "cpu");
         QVERIFY2(onCpu.exitCode == 0 && !onCpu.crashed, onCpu.err.c_str());
         QCOMPARE(onCpu.metrics.front()["device"], "cpu");
-        const Outcome automatic = shortRun(root / "device-auto", "auto");
+        const Outcome automatic = onDevice(root / "device-auto", "auto");
         QVERIFY2(automatic.exitCode == 0 && !automatic.crashed, automatic.err.c_str());
         QCOMPARE(automatic.metrics.front()["device"], gpuHere ? "cuda" : "cpu");
         if (!gpuHere) {
@@ -393,7 +430,7 @@ private slots:
             QVERIFY(a.checkpoint.secondMoment == b.checkpoint.secondMoment);
         }
 
-        const Outcome onGpu = shortRun(root / "device-cuda", "cuda");
+        const Outcome onGpu = onDevice(root / "device-cuda", "cuda");
         if (gpuHere) {
             QVERIFY2(onGpu.exitCode == 0 && !onGpu.crashed, onGpu.err.c_str());
             QCOMPARE(onGpu.metrics.front()["device"], "cuda");
@@ -423,7 +460,7 @@ private slots:
             QVERIFY2(sampled.err.find("--device cpu") != std::string::npos, sampled.err.c_str());
         }
 
-        const Outcome unknown = shortRun(root / "device-unknown", "gpu");
+        const Outcome unknown = onDevice(root / "device-unknown", "gpu");
         QCOMPARE(unknown.exitCode, 2);
     }
 
@@ -452,6 +489,10 @@ private slots:
         QVERIFY(first.out.size() > std::string("the wise").size());
         const Outcome second = run(arguments);
         QCOMPARE(second.out, first.out);  // a seed gives the same text
+        // What sealtrainctl sample passes: the digest and dataset it authorised, which match.
+        const Outcome expected = run(arguments + authorised(files));
+        QVERIFY2(expected.exitCode == 0, expected.err.c_str());
+        QCOMPARE(expected.out, first.out);
 
         // A tampered checkpoint is refused before any text is generated.
         const fs::path copy = root / "tampered";
@@ -473,6 +514,114 @@ private slots:
         const Outcome refused = run(tamperedArguments);
         QCOMPARE(refused.exitCode, 1);
         QVERIFY(refused.out.empty());
+    }
+
+    // Time of check, time of use: the trainer gets the digest and dataset the launcher
+    // authorised, and a checkpoint swapped in at that path meanwhile is refused, even one
+    // signed by the same key (here another step of the same run).
+    void sampleRefusesWhatWasNotAuthorised()
+    {
+        const fs::path root(dir_.path().toStdString());
+        const auto checked = checkpointFiles(root / "straight", 2 * kHalf);
+        const auto swapped = checkpointFiles(root / "straight", kHalf);
+        const QStringList sample{"sample",
+                                 "--checkpoint",
+                                 QString::fromStdString(swapped.sealed.string()),
+                                 "--keys-fd",
+                                 "0",
+                                 "--length",
+                                 "4"};
+        const Outcome otherCheckpoint = run(sample + authorised(checked));
+        QCOMPARE(otherCheckpoint.exitCode, 1);
+        QVERIFY(otherCheckpoint.out.empty());
+        QVERIFY2(otherCheckpoint.err.find("was replaced after the check") != std::string::npos,
+                 otherCheckpoint.err.c_str());
+
+        QStringList otherDataset = sample + authorised(swapped);
+        otherDataset.last() = QString::fromStdString("sha256:" + std::string(64, 'a'));
+        const Outcome refused = run(otherDataset);
+        QCOMPARE(refused.exitCode, 1);
+        QVERIFY(refused.out.empty());
+        QVERIFY2(refused.err.find("whose release was authorised") != std::string::npos,
+                 refused.err.c_str());
+    }
+
+    // The dataset id the launcher authorised binds the folder's content: another dataset's
+    // folder under that id is refused before any key is used on it.
+    void trainRefusesAnotherDatasetUnderTheAuthorisedId()
+    {
+        const fs::path root(dir_.path().toStdString());
+        const std::string otherId = editedCopy(
+            root / "other-dataset", [](dataset::Manifest& m) { m.classification = "restricted"; });
+        QVERIFY(otherId != datasetId_);
+        QStringList arguments = shortRun(root / "other-dataset-run");
+        arguments[arguments.indexOf("--dataset") + 1] =
+            QString::fromStdString((root / "other-dataset").string());
+        const Outcome refused = run(arguments);
+        QCOMPARE(refused.exitCode, 1);
+        QVERIFY2(refused.err.find("does not hash to the dataset id " + datasetId_)
+                     != std::string::npos,
+                 refused.err.c_str());
+        QVERIFY(!fs::exists(root / "other-dataset-run"));
+    }
+
+    // Outside tests the manifest's signature is checked: without --dataset-signer the run is
+    // refused unless --allow-unsigned-dataset says it is a test; with it, only the signer's
+    // manifest is accepted; the two together are a usage error.
+    void unsignedDatasetNeedsTheTestFlag()
+    {
+        const fs::path root(dir_.path().toStdString());
+        QStringList unsignedRun = shortRun(root / "unsigned");
+        unsignedRun.removeAll("--allow-unsigned-dataset");
+        const Outcome refused = run(unsignedRun);
+        QCOMPARE(refused.exitCode, 1);
+        QVERIFY2(refused.err.find("without --dataset-signer") != std::string::npos,
+                 refused.err.c_str());
+        QVERIFY(!fs::exists(root / "unsigned"));
+
+        // An unchanged copy keeps the dataset's id; signing it adds manifest.sig.
+        QCOMPARE(editedCopy(root / "signed-dataset", [](dataset::Manifest&) {}), datasetId_);
+        QVERIFY(dataset::signManifest(root / "signed-dataset", *signer_).ok());
+        const fs::path signerPem = root / "signer.pub.pem";
+        std::ofstream(signerPem) << signer_->publicKey().toPem();
+        const fs::path strangerPem = root / "stranger.pub.pem";
+        std::ofstream(strangerPem) << crypto::SigningKey::generate()->publicKey().toPem();
+        const auto signedRun = [&](const fs::path& out, const fs::path& pem) {
+            QStringList arguments = unsignedRun;
+            arguments[arguments.indexOf("--dataset") + 1] =
+                QString::fromStdString((root / "signed-dataset").string());
+            arguments[arguments.indexOf("--out") + 1] = QString::fromStdString(out.string());
+            return arguments
+                   + QStringList{"--dataset-signer", QString::fromStdString(pem.string())};
+        };
+        const Outcome trained = run(signedRun(root / "signed", signerPem));
+        QVERIFY2(trained.exitCode == 0, trained.err.c_str());
+        const Outcome stranger = run(signedRun(root / "stranger", strangerPem));
+        QCOMPARE(stranger.exitCode, 1);
+        QVERIFY2(stranger.err.find("is not signed by the platform key") != std::string::npos,
+                 stranger.err.c_str());
+        const Outcome both = run(signedRun(root / "both", signerPem) << "--allow-unsigned-dataset");
+        QCOMPARE(both.exitCode, 2);
+    }
+
+    // A manifest whose shard name leaves the dataset's folder is refused, though a valid copy
+    // of the shard waits where the name points.
+    void strayShardNameIsRefused()
+    {
+        const fs::path root(dir_.path().toStdString());
+        const fs::path folder = root / "stray" / "dataset";
+        fs::create_directories(folder.parent_path());
+        const std::string strayId =
+            editedCopy(folder, [](dataset::Manifest& m) { m.train.shards[0].file = "../x"; });
+        fs::copy_file(datasetFolder_ / "train-00000.sealed", root / "stray" / "x");
+        QStringList arguments = shortRun(root / "stray-run");
+        arguments[arguments.indexOf("--dataset") + 1] = QString::fromStdString(folder.string());
+        arguments[arguments.indexOf("--dataset-id") + 1] = QString::fromStdString(strayId);
+        const Outcome refused = run(arguments);
+        QCOMPARE(refused.exitCode, 1);
+        QVERIFY2(refused.err.find("names the shard '../x', which is not a plain file name")
+                     != std::string::npos,
+                 refused.err.c_str());
     }
 };
 

@@ -133,6 +133,12 @@ private:
     friend class ChunkedStream;
     struct State;
     explicit ChunkedReader(std::unique_ptr<State> state);
+    // The reader's one-chunk plaintext buffer (wiped by whoever fills it).
+    static std::span<std::uint8_t> chunkScratch(State& state);
+    // Decrypts chunk `index` and copies its plaintext from `within` into the start of `out`, as
+    // much as fits; returns how much it copied.
+    [[nodiscard]] Result<std::size_t> readPiece(std::uint64_t index, std::size_t within,
+                                                std::span<std::uint8_t> out);
     // Decrypts chunks [first, first + count) into `plaintext`, stopping at the first failure;
     // returns how many verified, plus the error if one did not.
     [[nodiscard]] std::pair<std::size_t, std::optional<Error>>

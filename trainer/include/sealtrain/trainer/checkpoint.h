@@ -169,6 +169,18 @@ struct LoadedCheckpoint {
                                                       std::span<const crypto::PublicKey> trusted,
                                                       const crypto::KekResolver& resolver);
 
+// What a launcher checked before it handed a checkpoint's path to the trainer: the file the
+// trainer reads must still be that one, or whoever swaps it between the check and the use
+// chooses what is used. An empty field is not checked.
+struct AuthorisedCheckpoint {
+    std::string sha256;     // hex SHA-256 of the plaintext, the signed statement's subject
+    std::string datasetId;  // "sha256:…", the dataset whose release was authorised
+};
+
+// Unauthenticated, naming both values, when `loaded` is not the checkpoint `authorised` names.
+[[nodiscard]] Result<void> checkAuthorised(const LoadedCheckpoint& loaded,
+                                           const AuthorisedCheckpoint& authorised);
+
 // What a resuming run requires of the checkpoint it continues.
 struct ResumeExpectations {
     TrainingConfig config;

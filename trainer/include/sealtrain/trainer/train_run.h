@@ -38,8 +38,10 @@ struct TrainOptions {
     std::filesystem::path datasetDir;  // the dataset's folder (manifest.json and shards)
     std::string datasetId;             // "sha256:…"; empty: the folder's name
     // The control plane's public key (PEM): the manifest's signature (manifest.sig) must verify
-    // under it. Empty: the signature is not checked (a dataset made outside a control plane).
+    // under it. Required unless allowUnsignedDataset says the run is a test on a dataset made
+    // outside a control plane, whose signature is then not checked.
     std::filesystem::path datasetSigner;
+    bool allowUnsignedDataset = false;
     std::filesystem::path outDir;     // the run's checkpoints
     std::size_t checkpointEvery = 0;  // 0: only at the end
     std::size_t keep = 3;             // checkpoints kept; 0 keeps all
