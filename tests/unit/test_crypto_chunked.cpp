@@ -402,8 +402,8 @@ private slots:
 
         bytes[kChunkedHeaderSize + 2 * kEncryptedChunkSize + 10] ^= 0x01;
         writeFile();
-        const auto noPlaintext = [](const std::vector<std::uint8_t>& bytes) {
-            return std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b == 0; });
+        const auto noPlaintext = [](const std::vector<std::uint8_t>& buffer) {
+            return std::all_of(buffer.begin(), buffer.end(), [](std::uint8_t b) { return b == 0; });
         };
         for (const auto& [offset, length] : {std::pair<std::size_t, std::size_t>{0, message.size()},
                                              {2 * kChunkSize + 5, 10},
