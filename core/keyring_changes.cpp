@@ -126,10 +126,10 @@ Result<crypto::KekInfo> KeyringChanges::rotate(const std::string& session, crypt
 Result<void> KeyringChanges::retire(const std::string& session, crypto::Keyring& keyring,
                                     const KekRetirement& request)
 {
-    return gate_.perform(session, kekRequest("keyring.retire", request.id),
+    // The entry names the version itself (ID@VERSION), refusals included.
+    const auto version = fmt::format("{}@{}", request.id, request.version);
+    return gate_.perform(session, kekRequest("keyring.retire", version),
                          [&](const Caller&, audit::EntryDraft& draft) -> Result<void> {
-                             draft.details.push_back(
-                                 audit::textDetail("version", std::to_string(request.version)));
                              SEALTRAIN_TRY(requireNothingWrapped(request));
                              SEALTRAIN_TRY(keyring.retire(request.id, request.version));
                              recordGeneration(draft, keyring);

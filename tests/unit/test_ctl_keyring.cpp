@@ -190,7 +190,7 @@ private slots:
         QCOMPARE(refusal.actor.id, std::string("alice"));
         QCOMPARE(refusal.outcome, sealtrain::audit::Outcome::Failed);
         QVERIFY(refusal.reason.find("still wraps") != std::string::npos);
-        QVERIFY(refusal.reason.find("'datasets' version 1") != std::string::npos);
+        QCOMPARE(refusal.target.id, std::string("datasets@1"));
 
         const auto rewrap = runCtl(site.as("alice", {"keyring", "rewrap", shard.string()}));
         QVERIFY2(rewrap.code == sealtrain::ctl::kExitOk, rewrap.err.c_str());
@@ -265,7 +265,10 @@ private slots:
 
         const auto retire = runCtl(site.as("bob", {"keyring", "retire", "datasets", "1"}));
         expectFailure(retire, "keyring.manage");
-        QCOMPARE(lastEntry(site, "keyring.retire").outcome, sealtrain::audit::Outcome::Denied);
+        const auto deniedRetire = lastEntry(site, "keyring.retire");
+        QCOMPARE(deniedRetire.outcome, sealtrain::audit::Outcome::Denied);
+        QCOMPARE(deniedRetire.actor.id, std::string("bob"));
+        QCOMPARE(deniedRetire.target.id, std::string("datasets@1"));
 
         const auto unsigned_ = runCtl({"keyring", "rotate", "datasets", "--data-dir", site.data,
                                        "--master-key-file", site.masterKey});
