@@ -17,6 +17,7 @@ ControlPlane::ControlPlane(Database& database, const audit::AuditKey* auditKey,
     , submissions_(*gate_)
     , datasets_(*gate_)
     , auditQueries_(*gate_)
+    , keyringChanges_(*gate_)
 {
 }
 

@@ -6,6 +6,7 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/folder_cleanup.h"
 #include "sealtrain/base/paths.h"
+#include "sealtrain/core/password.h"
 #include "sealtrain/core/sql_audit_store.h"
 #include "sealtrain/crypto/hkdf.h"
 #include "sealtrain/crypto/key_file.h"
@@ -135,8 +136,10 @@ Result<crypto::Keyring> createKeyring(const std::filesystem::path& path,
             return master.error();
         return crypto::Keyring::createWithMasterKey(path, *master);
     }
-    if (request.passphrase)
+    if (request.passphrase) {
+        SEALTRAIN_TRY(checkPassphrasePolicy(*request.passphrase));
         return crypto::Keyring::createWithPassphrase(path, *request.passphrase, request.argon2);
+    }
     return Error(ErrorCode::InvalidArgument, "No key was given.");
 }
 
@@ -303,6 +306,7 @@ Result<std::unique_ptr<DataDirectory>> DataDirectory::open(const std::filesystem
         return keyring.error();
     state->keyring.emplace(std::move(*keyring));
     SEALTRAIN_TRY(state->openRest(options));
+    SEALTRAIN_TRY(state->plane->keyringChanges().requireNotRolledBack(*state->keyring));
     return std::unique_ptr<DataDirectory>(new DataDirectory(std::move(state)));
 }
 

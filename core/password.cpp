@@ -30,18 +30,24 @@ std::string lowered(std::string_view text)
 
 }  // namespace
 
-Result<void> checkPasswordPolicy(std::string_view userName, const crypto::SecretBytes& password)
+namespace {
+
+// The one policy for every secret a person chooses; `noun` ("password", "passphrase") names it in
+// the refusal.
+Result<void> checkSecretPolicy(std::string_view noun, std::string_view userName,
+                               const crypto::SecretBytes& secret)
 {
-    if (password.size() < kMinPasswordLength)
-        return Error(ErrorCode::InvalidArgument, "The password is shorter than "
+    const std::string the = "The " + std::string(noun);
+    if (secret.size() < kMinPasswordLength)
+        return Error(ErrorCode::InvalidArgument, the + " is shorter than "
                                                      + std::to_string(kMinPasswordLength)
                                                      + " characters; choose a longer one.");
-    if (password.size() > kMaxPasswordLength)
-        return Error(ErrorCode::InvalidArgument, "The password is longer than "
+    if (secret.size() > kMaxPasswordLength)
+        return Error(ErrorCode::InvalidArgument, the + " is longer than "
                                                      + std::to_string(kMaxPasswordLength)
                                                      + " characters; choose a shorter one.");
     // The comparisons below need the text; it lives in a wiped buffer for as long as they run.
-    auto text = password.copy();
+    auto text = secret.copy();
     if (!text)
         return text.error();
     for (auto& byte : text->mutableBytes())
@@ -50,12 +56,24 @@ Result<void> checkPasswordPolicy(std::string_view userName, const crypto::Secret
     const std::string name = lowered(userName);
     if (!name.empty() && view.find(name) != std::string_view::npos)
         return Error(ErrorCode::InvalidArgument,
-                     "The password contains the user name; choose one that does not.");
+                     the + " contains the user name; choose one that does not.");
     for (const auto common : kCommonPasswords)
         if (view == common)
             return Error(ErrorCode::InvalidArgument,
-                         "The password is one of the most common passwords; choose another.");
+                         the + " is one of the most common passwords; choose another.");
     return success();
+}
+
+}  // namespace
+
+Result<void> checkPasswordPolicy(std::string_view userName, const crypto::SecretBytes& password)
+{
+    return checkSecretPolicy("password", userName, password);
+}
+
+Result<void> checkPassphrasePolicy(const crypto::SecretBytes& passphrase)
+{
+    return checkSecretPolicy("keyring passphrase", {}, passphrase);
 }
 
 Result<std::string> hashPassword(const crypto::SecretBytes& password, crypto::Argon2Params params)

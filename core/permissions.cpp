@@ -10,9 +10,9 @@ namespace permission {
 const std::vector<std::string_view>& all()
 {
     static const std::vector<std::string_view> kAll{
-        kUserManage,  kRoleManage,   kGrantManage, kSessionManage, kDatasetImport,
-        kDatasetRead, kDatasetGrant, kJobSubmit,   kJobApprove,    kAuditRead,
-        kAuditExport, kWorkerEnroll, kWorkerManage};
+        kUserManage,    kRoleManage,  kGrantManage,  kSessionManage, kKeyringManage,
+        kDatasetImport, kDatasetRead, kDatasetGrant, kJobSubmit,     kJobApprove,
+        kAuditRead,     kAuditExport, kWorkerEnroll, kWorkerManage};
     return kAll;
 }
 
@@ -30,7 +30,7 @@ const std::vector<RoleDefinition>& defaultRoles()
     static const std::vector<RoleDefinition> kRoles{
         {std::string(kAdminRole),
          {std::string(kUserManage), std::string(kRoleManage), std::string(kGrantManage),
-          std::string(kSessionManage)}},
+          std::string(kSessionManage), std::string(kKeyringManage)}},
         {"steward",
          {std::string(kDatasetImport), std::string(kDatasetRead), std::string(kDatasetGrant)}},
         {"engineer", {std::string(kDatasetRead), std::string(kJobSubmit)}},

@@ -7,6 +7,7 @@
 #include "sealtrain/crypto/random.h"
 
 #include "openssl_handles.h"
+#include "pem_input.h"
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>
@@ -71,21 +72,18 @@ Result<SecretBytes> writePrivateKeyPem(EVP_PKEY* key)
         {reinterpret_cast<const std::uint8_t*>(data), static_cast<std::size_t>(length)});
 }
 
+// Parsed straight from the protected memory: the view is never copied.
 Result<PkeyPtr> readPrivateKey(const SecretBytes& pem)
 {
-    const auto bio = readBio(pem.bytes());
-    PkeyPtr key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr) : nullptr);
-    if (!key) {
-        return Error(ErrorCode::InvalidArgument,
-                     "The CA private key is not an unencrypted PKCS#8 PEM key; restore it from "
-                     "the sealed backup.");
-    }
-    return key;
+    const std::string_view text(reinterpret_cast<const char*>(pem.bytes().data()), pem.size());
+    return pem::readPrivateKey(text, "CA private key",
+                               "The CA private key is not an unencrypted PKCS#8 PEM key; restore "
+                               "it from the sealed backup.");
 }
 
 Result<X509Ptr> readCertificate(BIO* bio, std::string_view what)
 {
-    X509Ptr certificate(PEM_read_bio_X509(bio, nullptr, nullptr, nullptr));
+    X509Ptr certificate(PEM_read_bio_X509(bio, nullptr, pem::refusePassword, nullptr));
     if (!certificate) {
         return Error(ErrorCode::InvalidArgument, "The " + std::string(what)
                                                      + " is not a PEM certificate; give a 'BEGIN "
@@ -94,12 +92,13 @@ Result<X509Ptr> readCertificate(BIO* bio, std::string_view what)
     return certificate;
 }
 
+// A certificate alone: refused when anything follows its block.
 Result<X509Ptr> readCertificate(std::string_view pem, std::string_view what)
 {
-    const auto bio = readBio(pem);
+    auto bio = pem::singleBlock(pem, what);
     if (!bio)
-        return internal("read a certificate");
-    return readCertificate(bio.get(), what);
+        return bio.error();
+    return readCertificate(bio->get(), what);
 }
 
 Result<std::string> certificateText(X509* certificate)
@@ -308,6 +307,28 @@ Result<X509Ptr> newCertificate(std::string_view commonName, CertificateClock::ti
     return certificate;
 }
 
+CertificateClock::time_point notAfter(const X509* certificate)
+{
+    std::tm when{};
+    if (ASN1_TIME_to_tm(X509_get0_notAfter(certificate), &when) != 1)
+        return CertificateClock::time_point::min();  // unreadable: treated as expired
+    return CertificateClock::from_time_t(timegm(&when));
+}
+
+// When a leaf issued now by `ca` may be valid until: what was asked, but never past the CA's
+// own expiry (a chain is only as valid as its CA). InvalidArgument when the CA has expired.
+Result<CertificateClock::time_point> leafExpiry(const X509* ca,
+                                                CertificateClock::time_point requested)
+{
+    const auto caExpiry = notAfter(ca);
+    if (caExpiry <= CertificateClock::now()) {
+        return Error(ErrorCode::InvalidArgument,
+                     "The platform CA's certificate has expired, so it issues nothing more; "
+                     "replace the platform CA before enrolling or renewing certificates.");
+    }
+    return std::min(requested, caExpiry);
+}
+
 Result<X509Ptr> loadCaCertificate(std::string_view pem)
 {
     auto certificate = readCertificate(pem, "CA certificate");
@@ -409,9 +430,10 @@ Result<CertificateAuthority> CertificateAuthority::load(std::string_view certifi
 
 Result<std::string> CertificateAuthority::issue(const IssueRequest& request) const
 {
-    const auto csrBio = readBio(request.csrPem);
-    const ReqPtr csr(csrBio ? PEM_read_bio_X509_REQ(csrBio.get(), nullptr, nullptr, nullptr)
-                            : nullptr);
+    auto csrBio = pem::singleBlock(request.csrPem, "certificate request");
+    if (!csrBio)
+        return csrBio.error();
+    const ReqPtr csr(PEM_read_bio_X509_REQ(csrBio->get(), nullptr, pem::refusePassword, nullptr));
     if (!csr) {
         return Error(ErrorCode::InvalidArgument,
                      "The certificate request is not a PEM CSR; give a 'BEGIN CERTIFICATE "
@@ -433,7 +455,10 @@ Result<std::string> CertificateAuthority::issue(const IssueRequest& request) con
         return ca.error();
 
     const auto from = request.validFrom.value_or(CertificateClock::now() - std::chrono::minutes(5));
-    auto certificate = newCertificate(request.commonName, from, from + request.validFor);
+    auto until = leafExpiry(ca->certificate.get(), from + request.validFor);
+    if (!until)
+        return until.error();
+    auto certificate = newCertificate(request.commonName, from, *until);
     if (!certificate)
         return certificate.error();
     X509* cert = certificate->get();
@@ -583,7 +608,7 @@ Result<CertificateInfo> verifyCertificate(std::string_view chainPem,
     CertificateStackPtr intermediates(sk_X509_new_null());
     if (!intermediates)
         return internal("read a certificate chain");
-    while (X509* next = PEM_read_bio_X509(chainBio.get(), nullptr, nullptr, nullptr)) {
+    while (X509* next = PEM_read_bio_X509(chainBio.get(), nullptr, pem::refusePassword, nullptr)) {
         if (sk_X509_push(intermediates.get(), next) == 0) {
             X509_free(next);
             return internal("read a certificate chain");
@@ -596,8 +621,9 @@ Result<CertificateInfo> verifyCertificate(std::string_view chainPem,
     unsigned long flags = X509_V_FLAG_X509_STRICT;
     if (!options.crlPem.empty()) {
         const auto crlBio = readBio(options.crlPem);
-        const CrlPtr crl(crlBio ? PEM_read_bio_X509_CRL(crlBio.get(), nullptr, nullptr, nullptr)
-                                : nullptr);
+        const CrlPtr crl(
+            crlBio ? PEM_read_bio_X509_CRL(crlBio.get(), nullptr, pem::refusePassword, nullptr)
+                   : nullptr);
         if (!crl) {
             return Error(ErrorCode::InvalidArgument,
                          "The CRL is not a PEM 'X509 CRL' block; give the CA's published CRL.");
@@ -634,9 +660,7 @@ Result<CertificateInfo> verifyCertificate(std::string_view chainPem,
     if (length > 0)
         info.commonName.assign(commonName.data(), static_cast<std::size_t>(length));
     info.serialHex = serialHex(X509_get0_serialNumber(leaf->get()));
-    std::tm notAfter{};
-    if (ASN1_TIME_to_tm(X509_get0_notAfter(leaf->get()), &notAfter) == 1)
-        info.notAfter = CertificateClock::from_time_t(timegm(&notAfter));
+    info.notAfter = notAfter(leaf->get());
     info.subjectAltNames = readSubjectAltNames(leaf->get());
     return info;
 }

@@ -1,14 +1,20 @@
 // The keyring: Argon2id master key, wrapped KEKs with versions, rotation, retirement and
-// passphrase change, persisted as JSON (docs/formats/keyring.md).
+// passphrase change, persisted as JSON under a MAC and a generation counter
+// (docs/formats/keyring.md).
 #include "sealtrain/crypto/keyring.h"
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/aead.h"
+#include "sealtrain/crypto/hash.h"
+#include "sealtrain/crypto/hkdf.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/random.h"
 
+#include <fcntl.h>
 #include <sodium.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -16,11 +22,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 namespace sealtrain::crypto {
 namespace {
 
-constexpr std::string_view kFormat = "sealtrain-keyring-v1";
+constexpr std::string_view kFormat = "sealtrain-keyring-v2";
+constexpr std::string_view kUnauthenticatedFormat = "sealtrain-keyring-v1";
+constexpr std::string_view kMacLabel = "sealtrain-keyring-mac-v2";
 constexpr std::string_view kCheckLabel = "sealtrain-keyring-check-v1";
 constexpr std::string_view kWrapLabel = "sealtrain-kek-wrap-v1";
 constexpr std::size_t kKeySize = 32;
@@ -57,6 +66,80 @@ Error damaged(const std::filesystem::path& path, std::string_view what)
     return Error(ErrorCode::Integrity,
                  fmt::format("The keyring '{}' is damaged ({}); restore it from a backup.",
                              path.string(), what));
+}
+
+Error unknownFormat(const std::filesystem::path& path, const std::string& format)
+{
+    if (format == kUnauthenticatedFormat)
+        return Error(ErrorCode::Unsupported,
+                     fmt::format("The keyring '{}' is in format v1, which has no integrity check, "
+                                 "and this release refuses it; create a new data directory with "
+                                 "'sealtrainctl init' (or use the release that wrote it).",
+                                 path.string()));
+    return Error(ErrorCode::Unsupported,
+                 fmt::format("The keyring '{}' has an unknown format; use the Sealtrain release "
+                             "that wrote it.",
+                             path.string()));
+}
+
+// The key of the metadata MAC: HKDF-SHA-256 of the master key with a context of its own, so it
+// is never the key that wraps KEKs.
+Result<SecretBytes> deriveMacKey(const SecretBytes& master)
+{
+    return hkdf(HkdfHash::Sha256, master.bytes(), {}, asBytes(kMacLabel), kKeySize);
+}
+
+// Holds an exclusive flock on the keyring's folder while a change is checked and written, so
+// two processes (or two Keyring objects) can not both save over the same generation. The file
+// itself is replaced by rename, so the lock is on the folder, which stays.
+class FolderLock final {
+public:
+    static Result<FolderLock> acquire(const std::filesystem::path& folder)
+    {
+        const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || ::flock(fd, LOCK_EX) != 0) {
+            if (fd >= 0)
+                ::close(fd);
+            return Error(ErrorCode::Io,
+                         fmt::format("Cannot lock the folder '{}' to save the keyring; check its "
+                                     "permissions.",
+                                     folder.string()));
+        }
+        return FolderLock(fd);
+    }
+    FolderLock(FolderLock&& other) noexcept
+        : fd_(std::exchange(other.fd_, -1))
+    {
+    }
+    FolderLock& operator=(FolderLock&&) = delete;
+    FolderLock(const FolderLock&) = delete;
+    FolderLock& operator=(const FolderLock&) = delete;
+    ~FolderLock()
+    {
+        if (fd_ >= 0)
+            ::close(fd_);  // releases the lock
+    }
+
+private:
+    explicit FolderLock(int fd)
+        : fd_(fd)
+    {
+    }
+    int fd_ = -1;
+};
+
+// The generation of the keyring file as it is on disk now (0 when it can not be read): only
+// compared with the one this process loaded, so it needs no MAC check of its own.
+std::uint64_t generationOnDisk(const std::filesystem::path& path)
+{
+    const auto text = readWholeFile(path);
+    if (!text)
+        return 0;
+    const auto json = nlohmann::json::parse(*text, nullptr, false);
+    if (!json.is_object() || !json.contains("generation")
+        || !json["generation"].is_number_unsigned())
+        return 0;
+    return json["generation"].get<std::uint64_t>();
 }
 
 bool belowFloor(const Argon2Params& params)
@@ -149,6 +232,11 @@ struct Keyring::State {
     GcmNonce checkNonce{};
     std::vector<std::uint8_t> check;
     std::vector<std::unique_ptr<StoredKek>> keks;  // pointers stay valid as the list grows
+    // Counts the saves since creation (1 for a new keyring); a copy of an older file has a
+    // smaller one, which the audit log (core/keyring_changes.h) shows up.
+    std::uint64_t generation = 0;
+    Sha256Digest mac{};      // as loaded; checked once the master key is known
+    std::string signedText;  // what the loaded MAC covers (the canonical file without it)
 
     StoredKek* find(const std::string& id, std::uint32_t version)
     {
@@ -233,14 +321,38 @@ struct Keyring::State {
             list.push_back(std::move(entry));
         }
         return {{"format", kFormat},
+                {"generation", generation},
                 {"master", master_},
                 {"check", {{"nonce", toBase64(checkNonce)}, {"tag", toBase64(check)}}},
                 {"keks", list}};
     }
 
+    // HMAC-SHA-256 of `canonical`: everything the file says but the MAC itself, serialised with
+    // sorted keys and no whitespace, so any member added, removed or changed fails.
+    Result<Sha256Digest> macOver(std::string_view canonical) const
+    {
+        auto key = deriveMacKey(master);
+        if (!key)
+            return key.error();
+        return hmacSha256(*key, asBytes(canonical));
+    }
+
+    Result<void> verifyMac() const
+    {
+        auto expected = macOver(signedText);
+        if (!expected)
+            return expected.error();
+        if (!digestsEqual(*expected, mac))
+            return Error(ErrorCode::Integrity,
+                         fmt::format("The keyring '{}' was changed outside Sealtrain (its "
+                                     "integrity check fails); restore keyring.json from a backup.",
+                                     path.string()));
+        return success();
+    }
+
     // Written atomically (base/byte_io.h), so a crash leaves either the old keyring or the new
     // one, never a mix.
-    Result<void> save(bool mustNotExist) const
+    Result<void> write(bool mustNotExist)
     {
         std::error_code ec;
         if (mustNotExist && std::filesystem::exists(path, ec)) {
@@ -249,7 +361,13 @@ struct Keyring::State {
                                      "directory or unlock the existing one.",
                                      path.string()));
         }
-        const std::string text = toJson().dump(2) + "\n";
+        auto json = toJson();
+        auto sealedMac = macOver(json.dump());
+        if (!sealedMac)
+            return sealedMac.error();
+        mac = *sealedMac;
+        json["mac"] = toBase64(mac);
+        const std::string text = json.dump(2) + "\n";
         const auto saved = writeFileAtomically(path, asBytes(text),
                                                mustNotExist ? AtomicFileSink::Overwrite::Refuse
                                                             : AtomicFileSink::Overwrite::Allow);
@@ -262,7 +380,30 @@ struct Keyring::State {
         return success();
     }
 
-    // Verifies the master key against the check value, then unwraps every live KEK.
+    // Saves a change as the next generation, under the folder lock, and only when the file on
+    // disk is still the generation this object loaded: a change another process saved since is
+    // never overwritten (the caller undoes its own change and is told to run it again).
+    Result<void> saveChange()
+    {
+        auto lock = FolderLock::acquire(path.parent_path());
+        if (!lock)
+            return lock.error();
+        const std::uint64_t onDisk = generationOnDisk(path);
+        if (onDisk != generation) {
+            return Error(ErrorCode::AlreadyExists,
+                         fmt::format("The keyring '{}' was changed by another process since it was "
+                                     "opened (generation {} on disk, {} here); nothing was saved, "
+                                     "run the command again.",
+                                     path.string(), onDisk, generation));
+        }
+        ++generation;
+        if (auto written = write(false); !written) {
+            --generation;
+            return written;
+        }
+        return success();
+    }
+
     // A new keyring, once its master key is set: the check value, version 1 of each purpose,
     // and the first save (which refuses to replace an existing file).
     Result<void> populate(const std::vector<std::string>& purposes)
@@ -273,15 +414,19 @@ struct Keyring::State {
             if (!added)
                 return added.error();
         }
-        return save(true);
+        generation = 1;
+        return write(true);
     }
 
     static Result<std::unique_ptr<State>> load(const std::filesystem::path& path);
 
+    // Checks the master key against the check value and the metadata against its MAC, then
+    // unwraps every live KEK.
     Result<void> unlock(std::string_view wrongKeyMessage)
     {
         if (!aes256GcmOpen(master, checkNonce, asBytes(kCheckLabel), check))
             return Error(ErrorCode::Unauthenticated, std::string(wrongKeyMessage));
+        SEALTRAIN_TRY(verifyMac());
         for (auto& stored : keks) {
             if (stored->info.state == KekState::Retired)
                 continue;
@@ -311,14 +456,17 @@ Result<std::unique_ptr<Keyring::State>> Keyring::State::load(const std::filesyst
     const auto json = nlohmann::json::parse(*text, nullptr, false);
     if (json.is_discarded() || !json.is_object())
         return damaged(path, "not JSON");
-    if (json.value("format", "") != kFormat)
-        return Error(ErrorCode::Unsupported,
-                     fmt::format("The keyring '{}' has an unknown format; use the Sealtrain "
-                                 "release that wrote it.",
-                                 path.string()));
+    if (const auto format = json.value("format", ""); format != kFormat)
+        return unknownFormat(path, format);
     try {
         auto state = std::make_unique<Keyring::State>();
         state->path = path;
+        state->generation = json.at("generation").get<std::uint64_t>();
+        if (state->generation == 0 || !decodeFixed(json.at("mac"), state->mac))
+            return damaged(path, "bad generation or MAC");
+        auto covered = json;
+        covered.erase("mac");
+        state->signedText = covered.dump();
         const auto& master = json.at("master");
         const auto source = master.at("source").get<std::string>();
         if (source == "passphrase") {
@@ -385,6 +533,11 @@ Keyring::~Keyring() = default;
 const std::filesystem::path& Keyring::path() const
 {
     return state_->path;
+}
+
+std::uint64_t Keyring::generation() const
+{
+    return state_->generation;
 }
 
 Result<Keyring> Keyring::createWithPassphrase(const std::filesystem::path& path,
@@ -525,7 +678,7 @@ Result<const Kek*> Keyring::addPurpose(const std::string& id)
     auto added = state_->addVersion(id, 1);
     if (!added)
         return added;
-    if (auto saved = state_->save(false); !saved) {
+    if (auto saved = state_->saveChange(); !saved) {
         state_->keks.pop_back();
         return saved.error();
     }
@@ -545,7 +698,7 @@ Result<const Kek*> Keyring::rotate(const std::string& id)
         return added;
     if (previous == KekState::Active)
         current->info.state = KekState::DecryptOnly;
-    if (auto saved = state_->save(false); !saved) {
+    if (auto saved = state_->saveChange(); !saved) {
         state_->keks.pop_back();
         current->info.state = previous;
         return saved.error();
@@ -572,7 +725,7 @@ Result<void> Keyring::retire(const std::string& id, std::uint32_t version)
     stored->info.state = KekState::Retired;
     stored->info.retired = nowRfc3339();
     stored->wrapped.clear();
-    if (auto saved = state_->save(false); !saved) {
+    if (auto saved = state_->saveChange(); !saved) {
         stored->wrapped = std::move(wrapped);
         stored->info.state = KekState::DecryptOnly;
         stored->info.retired.clear();
@@ -597,6 +750,7 @@ Result<void> Keyring::changePassphrase(const SecretBytes& newPassphrase, Argon2P
     // Build the re-wrapped state aside; the live one changes only once the file is saved.
     State next;
     next.path = state_->path;
+    next.generation = state_->generation;
     next.fromPassphrase = true;
     next.params = params;
     next.salt = salt;
@@ -614,7 +768,7 @@ Result<void> Keyring::changePassphrase(const SecretBytes& newPassphrase, Argon2P
         }
         next.keks.push_back(std::move(copy));
     }
-    SEALTRAIN_TRY(next.save(false));
+    SEALTRAIN_TRY(next.saveChange());
     *state_ = std::move(next);
     return success();
 }

@@ -8,6 +8,7 @@
 #include "sealtrain/crypto/random.h"
 
 #include "openssl_handles.h"
+#include "pem_input.h"
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>
@@ -65,8 +66,10 @@ Result<PublicKey> PublicKey::fromPemFile(const std::filesystem::path& path)
 
 Result<PublicKey> PublicKey::fromPem(std::string_view pem)
 {
-    const auto bio = readBio(pem);
-    PkeyPtr key(bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr) : nullptr);
+    auto bio = pem::singleBlock(pem, "public key");
+    if (!bio)
+        return bio.error();
+    PkeyPtr key(PEM_read_bio_PUBKEY(bio->get(), nullptr, pem::refusePassword, nullptr));
     if (!key) {
         return Error(ErrorCode::InvalidArgument,
                      "The text is not a PEM public key; give a 'BEGIN PUBLIC KEY' block as "
@@ -144,14 +147,13 @@ Result<SigningKey> SigningKey::fromSeed(const SecretBytes& seed32)
 
 Result<SigningKey> SigningKey::fromPrivatePem(std::string_view pem)
 {
-    const auto bio = readBio(pem);
-    PkeyPtr key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr) : nullptr);
-    if (!key) {
-        return Error(ErrorCode::InvalidArgument,
-                     "The text is not an unencrypted PEM private key; give a 'BEGIN PRIVATE KEY' "
-                     "block as 'openssl genpkey -algorithm ed25519' writes it.");
-    }
-    if (EVP_PKEY_get_id(key.get()) != EVP_PKEY_ED25519) {
+    auto key = pem::readPrivateKey(pem, "private key",
+                                   "The text is not an unencrypted PEM private key; give a 'BEGIN "
+                                   "PRIVATE KEY' block as 'openssl genpkey -algorithm ed25519' "
+                                   "writes it.");
+    if (!key)
+        return key.error();
+    if (EVP_PKEY_get_id(key->get()) != EVP_PKEY_ED25519) {
         return Error(
             ErrorCode::Unsupported,
             "The PEM private key is not an Ed25519 key; Sealtrain signs with Ed25519 only.");
@@ -160,7 +162,7 @@ Result<SigningKey> SigningKey::fromPrivatePem(std::string_view pem)
     if (!seed)
         return seed.error();
     std::size_t length = seed->size();
-    if (EVP_PKEY_get_raw_private_key(key.get(), seed->mutableBytes().data(), &length) != 1
+    if (EVP_PKEY_get_raw_private_key(key->get(), seed->mutableBytes().data(), &length) != 1
         || length != kEd25519SeedSize) {
         return Error(ErrorCode::InvalidArgument,
                      "The Ed25519 private key in the PEM block is malformed; export it again.");

@@ -3,13 +3,15 @@
 #include "commands.h"
 #include "ctl.h"
 #include "list_output.h"
+#include "local_platform.h"
 #include "passphrase.h"
 
 #include "sealtrain/base/paths.h"
+#include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/database.h"
+#include "sealtrain/core/password.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/keyring.h"
-#include "sealtrain/crypto/sealed.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -22,8 +24,8 @@
 namespace sealtrain::ctl {
 namespace {
 
-// Where the keyring is and how to unlock it: the keyring alone (local_platform.h's UnlockOptions
-// open the whole data directory).
+// Where the keyring is and how to unlock it: the keyring alone, for creating and listing
+// (changes open the whole data directory as a signed-in admin: local_platform.h).
 struct KeyringOptions {
     std::string dataDir;
     std::string passphraseFile;
@@ -63,20 +65,6 @@ struct KeyringOptions {
     }
 };
 
-// The data directory's control database, re-keyed to the active `database` KEK (a no-op when it
-// already is, or when the directory has no database yet).
-Result<void> rekeyDatabase(const KeyringOptions& unlock, const crypto::Keyring& keyring)
-{
-    const auto path = unlock.keyringPath().parent_path() / "control.db";
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
-        return success();
-    auto database = core::Database::openWithKeyring(path, keyring);
-    if (!database)
-        return database.error();
-    return success();
-}
-
 struct KeyfileOptions {
     std::string id;
     std::uint32_t version = 1;
@@ -115,6 +103,7 @@ Result<crypto::Keyring> newKeyring(const CreateOptions& options, const std::file
         obtainPassphrase(options.unlock.passphraseFile, "New keyring passphrase", true);
     if (!passphrase)
         return passphrase.error();
+    SEALTRAIN_TRY(core::checkPassphrasePolicy(*passphrase));
     return crypto::Keyring::createWithPassphrase(path, *passphrase,
                                                  {options.argon2Ops, options.argon2MemMiB << 20});
 }
@@ -166,109 +155,109 @@ int listKeks(const CommandRegistry& registry, const ListOptions& options)
     return kExitOk;
 }
 
+// The changes below act on the whole data directory as a signed-in holder of keyring.manage;
+// each is audited (core/keyring_changes.h).
 struct RotateOptions {
-    KeyringOptions unlock;
+    SignedInOptions signedIn;
     std::string id;
 };
 
+// The control database, re-keyed to the active `database` KEK. When this stops half-way, the
+// next open finds the older version that still opens the database and re-keys it there
+// (core::Database::openWithKeyring).
+Result<void> rekeyDatabase(core::DataDirectory& platform)
+{
+    auto key = core::deriveDatabaseKey(platform.keyring());
+    if (!key)
+        return key.error();
+    return platform.database().rekey(*key);
+}
+
 int rotateKek(const CommandRegistry& registry, const RotateOptions& options)
 {
-    auto keyring = options.unlock.unlock();
-    if (!keyring)
-        return registry.fail(keyring.error());
-    auto rotated = keyring->rotate(options.id);
-    if (!rotated)
-        return registry.fail(rotated.error());
-    if (options.id == "database") {
-        if (auto rekeyed = rekeyDatabase(options.unlock, *keyring); !rekeyed)
-            return registry.fail(rekeyed.error());
-        registry.out() << "The control database (if any) is re-keyed under the new version.\n";
-    }
-    registry.out() << fmt::format("'{}' is now at version {}; re-wrap objects sealed under "
-                                  "version {}, then retire it.\n",
-                                  (*rotated)->id, (*rotated)->version, (*rotated)->version - 1);
-    return kExitOk;
+    return runSignedIn(
+        registry, options.signedIn,
+        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+            auto rotated = platform.controlPlane().keyringChanges().rotate(
+                session, platform.keyring(), options.id);
+            if (!rotated)
+                return rotated.error();
+            if (options.id == "database") {
+                SEALTRAIN_TRY(rekeyDatabase(platform));
+                registry.out() << "The control database is re-keyed under the new version.\n";
+            }
+            registry.out() << fmt::format("'{}' is now at version {}; re-wrap objects sealed "
+                                          "under version {}, then retire it.\n",
+                                          rotated->id, rotated->version, rotated->version - 1);
+            return success();
+        });
 }
 
 struct RetireOptions {
-    KeyringOptions unlock;
+    SignedInOptions signedIn;
     std::string id;
     std::uint32_t version = 0;
+    std::vector<std::filesystem::path> scan;
 };
 
 int retireKek(const CommandRegistry& registry, const RetireOptions& options)
 {
-    auto keyring = options.unlock.unlock();
-    if (!keyring)
-        return registry.fail(keyring.error());
-    // Never retire the version a database is still keyed under.
-    if (options.id == "database") {
-        if (auto rekeyed = rekeyDatabase(options.unlock, *keyring); !rekeyed)
-            return registry.fail(rekeyed.error());
-    }
-    if (auto retired = keyring->retire(options.id, options.version); !retired)
-        return registry.fail(retired.error());
-    registry.out() << fmt::format("Retired '{}' version {}.\n", options.id, options.version);
-    return kExitOk;
+    return runSignedIn(
+        registry, options.signedIn,
+        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+            core::KekRetirement request{options.id, options.version, {platform.path()}};
+            request.folders.insert(request.folders.end(), options.scan.begin(), options.scan.end());
+            SEALTRAIN_TRY(platform.controlPlane().keyringChanges().retire(
+                session, platform.keyring(), request));
+            registry.out() << fmt::format("Retired '{}' version {}.\n", options.id,
+                                          options.version);
+            return success();
+        });
 }
 
 struct RewrapOptions {
-    KeyringOptions unlock;
+    SignedInOptions signedIn;
     std::vector<std::string> files;
 };
-
-// Re-wraps one sealed object's key under the active version of its KEK; the line that says
-// what was done.
-Result<std::string> rewrapUnderActiveKek(const crypto::Keyring& keyring, const std::string& file)
-{
-    auto info = crypto::inspectSealedObject(std::filesystem::path(file));
-    if (!info)
-        return info.error();
-    auto active = keyring.activeKek(info->kekId);
-    if (!active)
-        return active.error();
-    if ((*active)->version == info->kekVersion)
-        return fmt::format("{}: already under '{}' version {}\n", file, info->kekId,
-                           info->kekVersion);
-    SEALTRAIN_TRY(crypto::rewrapKeyBlock(file, keyring.resolver(), **active));
-    return fmt::format("{}: re-wrapped from '{}' version {} to version {}\n", file, info->kekId,
-                       info->kekVersion, (*active)->version);
-}
 
 // Every file is tried; a file that fails is named in its error line.
 int rewrapSealedObjects(const CommandRegistry& registry, const RewrapOptions& options)
 {
-    auto keyring = options.unlock.unlock();
-    if (!keyring)
-        return registry.fail(keyring.error());
     int code = kExitOk;
-    for (const auto& file : options.files) {
-        auto done = rewrapUnderActiveKek(*keyring, file);
-        if (done)
-            registry.out() << *done;
-        else
-            code = registry.failItem(file, done.error());
-    }
-    return code;
+    const int opened =
+        runSignedIn(registry, options.signedIn,
+                    [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+                        for (const auto& file : options.files) {
+                            auto done = platform.controlPlane().keyringChanges().rewrap(
+                                session, platform.keyring(), file);
+                            if (done)
+                                registry.out() << *done;
+                            else
+                                code = registry.failItem(file, done.error());
+                        }
+                        return success();
+                    });
+    return opened != kExitOk ? opened : code;
 }
 
 struct ChangePassphraseOptions {
-    KeyringOptions unlock;
+    SignedInOptions signedIn;
     std::string newPassphraseFile;
 };
 
 int changePassphrase(const CommandRegistry& registry, const ChangePassphraseOptions& options)
 {
-    auto keyring = options.unlock.unlock();
-    if (!keyring)
-        return registry.fail(keyring.error());
-    auto passphrase = obtainPassphrase(options.newPassphraseFile, "New passphrase", true);
-    if (!passphrase)
-        return registry.fail(passphrase.error());
-    if (auto changed = keyring->changePassphrase(*passphrase); !changed)
-        return registry.fail(changed.error());
-    registry.out() << "Passphrase changed; every KEK is re-wrapped under it.\n";
-    return kExitOk;
+    return runSignedIn(
+        registry, options.signedIn,
+        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+            auto passphrase = obtainPassphrase(options.newPassphraseFile, "New passphrase", true);
+            if (!passphrase)
+                return passphrase.error();
+            SEALTRAIN_TRY(platform.controlPlane().keyringChanges().changePassphrase(
+                session, platform.keyring(), *passphrase));
+            registry.out() << "Passphrase changed; every KEK is re-wrapped under it.\n";
+            return success();
+        });
 }
 
 void registerKeyfile(CLI::App& app, CommandRegistry& registry)
@@ -315,22 +304,25 @@ void registerKeyringChanges(CLI::App* group, CommandRegistry& registry)
     auto rotate = std::make_shared<RotateOptions>();
     auto* rotateCommand = group->add_subcommand(
         "rotate", "Add a new version of a KEK; the old one stays decrypt-only until retired");
-    rotate->unlock.addTo(rotateCommand);
+    rotate->signedIn.addTo(rotateCommand);
     rotateCommand->add_option("ID", rotate->id, "The KEK to rotate, e.g. datasets")->required();
     registry.onRun(rotateCommand, [rotate, &registry] { return rotateKek(registry, *rotate); });
 
     auto retire = std::make_shared<RetireOptions>();
     auto* retireCommand = group->add_subcommand(
         "retire", "Erase a decrypt-only KEK version for good: nothing sealed under it opens again");
-    retire->unlock.addTo(retireCommand);
+    retire->signedIn.addTo(retireCommand);
     retireCommand->add_option("ID", retire->id, "The KEK id")->required();
     retireCommand->add_option("VERSION", retire->version, "The version to retire")->required();
+    retireCommand->add_option("--scan", retire->scan,
+                              "Also search this folder for objects still sealed under the "
+                              "version (checkpoint folders; repeatable)");
     registry.onRun(retireCommand, [retire, &registry] { return retireKek(registry, *retire); });
 
     auto rewrap = std::make_shared<RewrapOptions>();
     auto* rewrapCommand = group->add_subcommand(
         "rewrap", "Re-wrap sealed objects' keys under the active KEK version (payloads untouched)");
-    rewrap->unlock.addTo(rewrapCommand);
+    rewrap->signedIn.addTo(rewrapCommand);
     rewrapCommand->add_option("FILES", rewrap->files, "Sealed objects to re-wrap")->required();
     registry.onRun(rewrapCommand,
                    [rewrap, &registry] { return rewrapSealedObjects(registry, *rewrap); });
@@ -338,7 +330,7 @@ void registerKeyringChanges(CLI::App* group, CommandRegistry& registry)
     auto change = std::make_shared<ChangePassphraseOptions>();
     auto* changeCommand = group->add_subcommand(
         "change-passphrase", "Re-wrap the KEKs under a new passphrase (no data is re-encrypted)");
-    change->unlock.addTo(changeCommand);
+    change->signedIn.addTo(changeCommand);
     changeCommand->add_option("--new-passphrase-file", change->newPassphraseFile,
                               "Read the new passphrase from this file instead of asking");
     registry.onRun(changeCommand,

@@ -1,5 +1,6 @@
-// A data directory for sealtrainctl tests, driven in-process: a master key file, alice as the
-// admin, and users whom alice creates and grants a role, each signed in with a session file.
+// A data directory for sealtrainctl tests, driven in-process: a master key file (or a keyring
+// passphrase), alice as the admin, and users whom alice creates and grants a role, each signed
+// in with a session file.
 #pragma once
 
 #include "core_fixture.h"
@@ -40,24 +41,26 @@ public:
     std::string data;
     std::string masterKey;
     std::string passwordFile;
+    std::vector<std::string> unlock;  // how every command unlocks the keyring
 
     // Generates the master key, runs `init` with alice as the admin and signs her in.
     void init()
     {
         QVERIFY(dir.isValid());
         root = dir.path().toStdString();
-        data = (root / "data").string();
         masterKey = (root / "master.key").string();
         QCOMPARE(runCtl({"keyfile", "generate", "--id", "master", "--out", masterKey}).code, 0);
-        passwordFile = (root / "password").string();
-        writeFile(passwordFile, "a long enough passphrase\n");
-        ::chmod(passwordFile.c_str(), 0600);
-        const auto uri = root / "alice.uri";
-        const auto done =
-            runCtl({"init", "--data-dir", data, "--master-key-file", masterKey, "--admin", "alice",
-                    "--admin-password-file", passwordFile, "--totp-uri-file", uri.string()});
-        QVERIFY2(done.code == 0, done.err.c_str());
-        signIn("alice", uri);
+        initWith({"--master-key-file", masterKey}, {});
+    }
+
+    // The same with the keyring under the passphrase in `passphraseFile` (Argon2id at its
+    // floor, for speed).
+    void initWithPassphrase(const std::string& passphraseFile)
+    {
+        QVERIFY(dir.isValid());
+        root = dir.path().toStdString();
+        initWith({"--passphrase-file", passphraseFile},
+                 {"--argon2-ops", "2", "--argon2-mem-mib", "64"});
     }
 
     // `args` run as `user`: the unlock and session options go after the command's `words`
@@ -65,8 +68,10 @@ public:
     [[nodiscard]] std::vector<std::string>
     as(const std::string& user, std::vector<std::string> args, std::ptrdiff_t words = 2) const
     {
-        args.insert(args.begin() + words, {"--data-dir", data, "--master-key-file", masterKey,
-                                           "--session-file", sessionFile(user)});
+        std::vector<std::string> options{"--data-dir", data};
+        options.insert(options.end(), unlock.begin(), unlock.end());
+        options.insert(options.end(), {"--session-file", sessionFile(user)});
+        args.insert(args.begin() + words, options.begin(), options.end());
         return args;
     }
 
@@ -83,6 +88,24 @@ public:
     }
 
 private:
+    void initWith(std::vector<std::string> unlockOptions, const std::vector<std::string>& extra)
+    {
+        unlock = std::move(unlockOptions);
+        data = (root / "data").string();
+        passwordFile = (root / "password").string();
+        writeFile(passwordFile, "a long enough passphrase\n");
+        ::chmod(passwordFile.c_str(), 0600);
+        const auto uri = root / "alice.uri";
+        std::vector<std::string> command{"init", "--data-dir", data};
+        command.insert(command.end(), unlock.begin(), unlock.end());
+        command.insert(command.end(), {"--admin", "alice", "--admin-password-file", passwordFile,
+                                       "--totp-uri-file", uri.string()});
+        command.insert(command.end(), extra.begin(), extra.end());
+        const auto done = runCtl(command);
+        QVERIFY2(done.code == 0, done.err.c_str());
+        signIn("alice", uri);
+    }
+
     [[nodiscard]] std::string sessionFile(const std::string& user) const
     {
         return (root / (user + ".session")).string();
@@ -92,9 +115,11 @@ private:
     {
         const auto code = core::totpCode(totpSecretFromUri(readText(uriFile)),
                                          core::totpStep(std::chrono::system_clock::now()));
-        const auto done = runCtl({"session", "sign-in", "--data-dir", data, "--master-key-file",
-                                  masterKey, "--session-file", sessionFile(user), "--user", user,
-                                  "--password-file", passwordFile, "--totp-code", code});
+        std::vector<std::string> command{"session", "sign-in", "--data-dir", data};
+        command.insert(command.end(), unlock.begin(), unlock.end());
+        command.insert(command.end(), {"--session-file", sessionFile(user), "--user", user,
+                                       "--password-file", passwordFile, "--totp-code", code});
+        const auto done = runCtl(command);
         QVERIFY2(done.code == 0, done.err.c_str());
     }
 };

@@ -1,6 +1,7 @@
 // The platform CA: issue from a CSR with SANs and purposes, verify with time, purpose and CRL,
 // agree with `openssl verify`, and refuse another CA's certificate, expired and not-yet-valid
-// ones, revoked ones, a tampered CSR, a wrong purpose and a CRL from elsewhere.
+// ones, revoked ones, a tampered CSR, a wrong purpose and a CRL from elsewhere. An expired CA
+// issues nothing, a leaf never outlives its CA, and PEM input is one unencrypted block.
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/certificate_authority.h"
 
@@ -379,6 +380,82 @@ private slots:
         QVERIFY(!result.ok());
         QCOMPARE(result.error().code(), ErrorCode::InvalidArgument);
         QVERIFY(isOneSentence(result.error().message()));
+    }
+
+    void expiredCaRefusesToIssue()
+    {
+        // Valid from five minutes ago until one minute ago.
+        const auto expired = CertificateAuthority::create("Expired CA", -60s);
+        QVERIFY(expired.ok());
+        const auto issued = expired->issue(workerRequest(makeCsr().csrPem));
+        QVERIFY(!issued.ok());
+        QCOMPARE(issued.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY2(issued.error().message().find("has expired") != std::string::npos,
+                 issued.error().message().c_str());
+        QVERIFY(isOneSentence(issued.error().message()));
+    }
+
+    void leafExpiryIsCappedAtTheCas()
+    {
+        const auto before = CertificateClock::now();
+        const auto shortLived = CertificateAuthority::create("Short-lived CA", 1h);
+        QVERIFY(shortLived.ok());
+        auto request = workerRequest(makeCsr().csrPem);
+        request.validFor = std::chrono::hours(24 * 30);
+        const auto certificate = issueOrDie(*shortLived, request);
+        const auto info = verifyCertificate(certificate, shortLived->certificatePem(),
+                                            clientOptions(emptyCrl(*shortLived)));
+        QVERIFY2(info.ok(), info.ok() ? "" : info.error().message().c_str());
+        QVERIFY(info->notAfter <= CertificateClock::now() + 1h);
+        QVERIFY(info->notAfter >= before + 1h - 1s);
+    }
+
+    void pemWithDataAfterTheBlockIsRefused()
+    {
+        const auto ca = makeCa();
+        const auto other = makeCa("Another CA");
+        const auto keyText = [](const CertificateAuthority& authority) {
+            const auto bytes = authority.privateKeyPem().bytes();
+            return std::string(bytes.begin(), bytes.end());
+        };
+        const auto expectTrailingRefused = [](const auto& result) {
+            QVERIFY(!result.ok());
+            QCOMPARE(result.error().code(), ErrorCode::InvalidArgument);
+            QVERIFY2(result.error().message().find("after its first PEM block")
+                         != std::string::npos,
+                     result.error().message().c_str());
+            QVERIFY(isOneSentence(result.error().message()));
+        };
+        // Another CA's certificate behind ours, another key behind ours, a CSR with a tail.
+        expectTrailingRefused(CertificateAuthority::load(
+            ca.certificatePem() + other.certificatePem(), ca.privateKeyPem()));
+        const auto twoKeys = SecretBytes::fromBytes(asBytes(keyText(ca) + keyText(other)));
+        expectTrailingRefused(CertificateAuthority::load(ca.certificatePem(), *twoKeys));
+        auto request = workerRequest(makeCsr().csrPem + "and then some\n");
+        expectTrailingRefused(ca.issue(request));
+        // Whitespace after the block is not data.
+        const auto spaced = SecretBytes::fromBytes(asBytes(keyText(ca) + "\n \n"));
+        QVERIFY(CertificateAuthority::load(ca.certificatePem() + "\n\n", *spaced).ok());
+    }
+
+    void encryptedCaKeyIsRefusedWithoutPrompt()
+    {
+        // A P-256 key encrypted with 'openssl pkcs8 -topk8 -v2 aes-256-cbc'.
+        const std::string encrypted =
+            "-----BEGIN ENCRYPTED PRIVATE KEY-----\n"
+            "MIHsMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAjYaC9FoD5CswICCAAw\n"
+            "DAYIKoZIhvcNAgkFADAdBglghkgBZQMEASoEEJZC0Yn6lm6RNgIjNHS/BhAEgZBx\n"
+            "30LHYTh0x813S1ph4RKiL8W0nyf0Ctcv4GIt2QYwg2zCIPlGlc8UBd0in/Fw4VuF\n"
+            "WS6aVqzVF5DHhKNNSg0RRrxKJa1eAatUUPzKSjZtd6ZfSyQi4PrrCw4jLTxD1PYI\n"
+            "RZwjdJGbHq2wqQy+mkkz0ZnOIos9GmqNWbideGmBqxc38SwckAbxiqLyc/hWUUw=\n"
+            "-----END ENCRYPTED PRIVATE KEY-----\n";
+        const auto ca = makeCa();
+        const auto loaded = CertificateAuthority::load(ca.certificatePem(),
+                                                       *SecretBytes::fromBytes(asBytes(encrypted)));
+        QVERIFY(!loaded.ok());
+        QVERIFY2(loaded.error().message().find("is encrypted") != std::string::npos,
+                 loaded.error().message().c_str());
+        QVERIFY(isOneSentence(loaded.error().message()));
     }
 
     void loadRestoresTheCa()

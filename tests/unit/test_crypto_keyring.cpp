@@ -1,7 +1,9 @@
 // The key hierarchy: Argon2id against the reference `argon2` command, the parameter floor,
 // unlock with the right and wrong secret, rotation, retirement, passphrase change, key files,
-// and tampering with the keyring file.
+// tampering with the keyring file (its metadata MAC), its generation, and concurrent saves.
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/crypto/hash.h"
+#include "sealtrain/crypto/hkdf.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/keyring.h"
 
@@ -11,8 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <fstream>
+#include <map>
 #include <sys/stat.h>
+#include <thread>
 
 using namespace sealtrain;
 using namespace sealtrain::crypto;
@@ -44,6 +49,35 @@ bool sameKey(const Kek* a, const Kek* b)
 }
 
 const auto kFast = kArgon2Floor;
+
+// A keyring under a fresh master key file: two purposes, `datasets` rotated once (version 1
+// decrypt-only, version 2 active).
+struct RotatedKeyring {
+    QTemporaryDir dir;
+    std::filesystem::path path = tempPath(dir, "keyring.json");
+    Kek master = generateKek("master", 1).value();
+
+    RotatedKeyring()
+    {
+        auto keyring = Keyring::createWithMasterKey(path, master, {"datasets", "signing"});
+        if (!keyring || !keyring->rotate("datasets"))
+            qFatal("cannot make the test keyring");
+    }
+
+    [[nodiscard]] Result<Keyring> unlock() const
+    {
+        return Keyring::unlockWithMasterKey(path, master);
+    }
+};
+
+std::map<std::string, int> versionCounts(const std::filesystem::path& path)
+{
+    std::map<std::string, int> counts;
+    const auto json = readJson(path);
+    for (const auto& entry : json["keks"])
+        ++counts[entry["id"].get<std::string>()];
+    return counts;
+}
 
 }  // namespace
 
@@ -283,6 +317,162 @@ private slots:
         QVERIFY(isOneSentence(opened.error().message()));
         QVERIFY(opened.error().code() == ErrorCode::Integrity
                 || opened.error().code() == ErrorCode::Unauthenticated);
+    }
+
+    // The file's metadata is under a MAC: an edit that would make an old key active again, drop
+    // a version, or change the generation is refused, even though every wrapped key still
+    // unwraps.
+    void editedMetadataRefused_data()
+    {
+        QTest::addColumn<QString>("edit");
+        QTest::newRow("old version made active") << "state";
+        QTest::newRow("newest version removed") << "remove";
+        QTest::newRow("generation raised") << "generation";
+        QTest::newRow("creation date changed") << "created";
+        QTest::newRow("field added") << "added";
+    }
+
+    void editedMetadataRefused()
+    {
+        QFETCH(QString, edit);
+        RotatedKeyring keyring;
+        auto json = readJson(keyring.path);
+        auto& keks = json["keks"];
+        const auto find = [&](const std::string& id, int version) -> nlohmann::json& {
+            for (auto& entry : keks)
+                if (entry["id"] == id && entry["version"] == version)
+                    return entry;
+            qFatal("no such entry");
+        };
+        if (edit == "state") {
+            find("datasets", 1)["state"] = "active";
+            find("datasets", 2)["state"] = "decrypt-only";
+        } else if (edit == "remove") {
+            auto& list = keks.get_ref<nlohmann::json::array_t&>();
+            list.erase(std::remove_if(list.begin(), list.end(),
+                                      [](const nlohmann::json& e) {
+                                          return e["id"] == "datasets" && e["version"] == 2;
+                                      }),
+                       list.end());
+        } else if (edit == "generation") {
+            json["generation"] = json["generation"].get<std::uint64_t>() + 1;
+        } else if (edit == "created") {
+            find("signing", 1)["created"] = "2020-01-01T00:00:00Z";
+        } else {
+            json["note"] = "harmless?";
+        }
+        writeJson(keyring.path, json);
+        const auto opened = keyring.unlock();
+        QVERIFY(!opened.ok());
+        QCOMPARE(opened.error().code(), ErrorCode::Integrity);
+        QVERIFY2(opened.error().message().find("changed outside Sealtrain") != std::string::npos,
+                 opened.error().message().c_str());
+        QVERIFY(isOneSentence(opened.error().message()));
+    }
+
+    void missingMacOrOldFormatRefused()
+    {
+        RotatedKeyring keyring;
+        auto json = readJson(keyring.path);
+        json.erase("mac");
+        writeJson(keyring.path, json);
+        QCOMPARE(keyring.unlock().error().code(), ErrorCode::Integrity);
+
+        // A keyring of format v1 has no MAC to check: refused with a sentence that says so.
+        json["format"] = "sealtrain-keyring-v1";
+        json.erase("generation");
+        writeJson(keyring.path, json);
+        const auto old = keyring.unlock();
+        QCOMPARE(old.error().code(), ErrorCode::Unsupported);
+        QVERIFY(old.error().message().find("no integrity check") != std::string::npos);
+        QVERIFY(isOneSentence(old.error().message()));
+    }
+
+    // docs/formats/keyring.md: mac = HMAC-SHA-256(HKDF-SHA-256(master, "", label), the document
+    // without "mac", keys sorted, no whitespace).
+    void macIsTheDocumentedConstruction()
+    {
+        RotatedKeyring keyring;
+        auto json = readJson(keyring.path);
+        const auto mac = *fromBase64(json["mac"].get<std::string>());
+        json.erase("mac");
+        const auto key = hkdf(HkdfHash::Sha256, keyring.master.key.bytes(), {},
+                              asBytes("sealtrain-keyring-mac-v2"), 32);
+        QVERIFY(key.ok());
+        const auto expected = hmacSha256(*key, asBytes(json.dump()));
+        QCOMPARE(toHex(mac), toHex(expected));
+    }
+
+    // Every save is the next generation; a copy taken before a change keeps the older number, which
+    // is what the data directory compares with the audit log (core/keyring_changes.h).
+    void generationCountsSaves()
+    {
+        RotatedKeyring keyring;
+        auto opened = keyring.unlock();
+        QVERIFY(opened.ok());
+        QCOMPARE(opened->generation(), std::uint64_t{2});  // created, rotated
+        const auto copy = tempPath(keyring.dir, "copy.json");
+        std::filesystem::copy_file(keyring.path, copy);
+        QVERIFY(opened->rotate("signing").ok());
+        QVERIFY(opened->retire("datasets", 1).ok());
+        QCOMPARE(opened->generation(), std::uint64_t{4});
+        QCOMPARE(keyring.unlock()->generation(), std::uint64_t{4});
+        std::filesystem::copy_file(copy, keyring.path,
+                                   std::filesystem::copy_options::overwrite_existing);
+        // The old copy is genuine, so it unlocks: only its generation gives it away.
+        QCOMPARE(keyring.unlock()->generation(), std::uint64_t{2});
+    }
+
+    // Two keyrings opened on one file: the second save would write back a file without the
+    // first one's new version (and every object sealed under it would be lost). It is refused,
+    // its own change undone, and both objects' views stay true to the file.
+    void concurrentSaveRefusedNotLost()
+    {
+        RotatedKeyring keyring;
+        auto first = keyring.unlock();
+        auto second = keyring.unlock();
+        QVERIFY(first.ok() && second.ok());
+        QVERIFY(first->rotate("signing").ok());
+        const auto refused = second->rotate("datasets");
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.error().code(), ErrorCode::AlreadyExists);
+        QVERIFY(refused.error().message().find("another process") != std::string::npos);
+        QVERIFY(isOneSentence(refused.error().message()));
+        QCOMPARE((*second->activeKek("datasets"))->version, 2u);
+        QCOMPARE(second->retire("datasets", 1).error().code(), ErrorCode::AlreadyExists);
+        QCOMPARE(second->findKek("datasets", 1).ok(), true);  // the undone retirement kept it
+
+        auto reopened = keyring.unlock();
+        QVERIFY(reopened.ok());
+        QCOMPARE((*reopened->activeKek("signing"))->version, 2u);
+        QCOMPARE((*reopened->activeKek("datasets"))->version, 2u);
+        QVERIFY(reopened->findKek("datasets", 1).ok());
+    }
+
+    // Two threads, each with its own Keyring on one file, rotate as fast as they can: every
+    // rotation that reported success is in the file at the end.
+    void concurrentThreadsKeepEveryVersion()
+    {
+        RotatedKeyring keyring;
+        std::map<std::string, std::atomic<int>> succeeded;
+        succeeded["datasets"] = 0;
+        succeeded["signing"] = 0;
+        const auto rotateMany = [&](const std::string& id) {
+            for (int round = 0; round < 8; ++round) {
+                auto mine = keyring.unlock();
+                if (mine && mine->rotate(id))
+                    ++succeeded[id];
+            }
+        };
+        std::thread a(rotateMany, std::string("datasets"));
+        std::thread b(rotateMany, std::string("signing"));
+        a.join();
+        b.join();
+        QVERIFY(succeeded["datasets"] + succeeded["signing"] > 0);
+        const auto counts = versionCounts(keyring.path);
+        QCOMPARE(counts.at("datasets"), 2 + succeeded["datasets"].load());
+        QCOMPARE(counts.at("signing"), 1 + succeeded["signing"].load());
+        QVERIFY(keyring.unlock().ok());
     }
 
     void keyFileRules()

@@ -1,6 +1,8 @@
 // Ed25519: Wycheproof (every valid signature verifies, every invalid one is refused), RFC 8032 /
 // sign.input from python3-cryptography-vectors (our signatures equal the expected ones),
-// interop with the openssl command in both directions, PEM and key id forms, and tampering.
+// interop with the openssl command in both directions, PEM and key id forms, and tampering. PEM
+// input is one block, and an encrypted key is refused without a prompt, with or without a
+// terminal.
 #include "cryptography_vectors.h"
 #include "testvectors.h"
 
@@ -12,10 +14,20 @@
 
 #include <QtTest/QtTest>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace sealtrain;
@@ -51,6 +63,66 @@ void writeBytes(const std::filesystem::path& path, std::span<const std::uint8_t>
     std::ofstream out(path, std::ios::binary);
     out.write(reinterpret_cast<const char*>(bytes.data()),
               static_cast<std::streamsize>(bytes.size()));
+}
+
+// An Ed25519 key encrypted with 'openssl pkcs8 -topk8 -v2 aes-256-cbc' under kTypedPassword.
+constexpr std::string_view kEncryptedKey =
+    "-----BEGIN ENCRYPTED PRIVATE KEY-----\n"
+    "MIGbMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAhq57BwQKFyVgICCAAw\n"
+    "DAYIKoZIhvcNAgkFADAdBglghkgBZQMEASoEEDDXS+imvtsYClhXeVLUqWwEQGrt\n"
+    "1ZamriUZQxCXbslEsSPC2fhsQTjKrtM8PHL8ZMoGEk0JnJHIm+exT/hJPh1wzp29\n"
+    "Poj21KoEvPNp5m5Y3WU=\n"
+    "-----END ENCRYPTED PRIVATE KEY-----\n";
+constexpr std::string_view kTypedPassword = "typed-on-the-tty\n";
+
+// Exit codes of the child that reads kEncryptedKey.
+constexpr int kRefusedAsEncrypted = 0;
+constexpr int kDecrypted = 1;
+constexpr int kRefusedOtherwise = 2;
+
+[[noreturn]] void readEncryptedKeyAndExit()
+{
+    const auto key = SigningKey::fromPrivatePem(kEncryptedKey);
+    if (key.ok())
+        _exit(kDecrypted);
+    _exit(key.error().message().find("is encrypted") != std::string::npos ? kRefusedAsEncrypted
+                                                                          : kRefusedOtherwise);
+}
+
+// Types kTypedPassword on `terminal` (a pty's master side) whenever a password prompt shows up
+// there, for as long as the other side is open (at most five seconds).
+void answerPasswordPrompt(int terminal)
+{
+    std::string shown;
+    for (int tick = 0; tick < 500; ++tick) {
+        pollfd ready{terminal, POLLIN, 0};
+        if (::poll(&ready, 1, 10) <= 0)
+            continue;
+        std::array<char, 256> buffer{};
+        const ssize_t got = ::read(terminal, buffer.data(), buffer.size());
+        if (got <= 0)
+            return;  // the child closed the terminal: it has exited
+        shown.append(buffer.data(), static_cast<std::size_t>(got));
+        if (shown.find("pass phrase") != std::string::npos) {
+            shown.clear();
+            if (::write(terminal, kTypedPassword.data(), kTypedPassword.size()) <= 0)
+                return;
+        }
+    }
+}
+
+// The child's exit code, or -1 when it is still running after ten seconds (a prompt waiting).
+int waitForChild(pid_t child)
+{
+    for (int tick = 0; tick < 1000; ++tick) {
+        int status = 0;
+        if (::waitpid(child, &status, WNOHANG) == child)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    return -1;
 }
 
 SigningKey keyFromSeed(const std::vector<std::uint8_t>& seed)
@@ -216,6 +288,57 @@ private slots:
         QVERIFY(!key.ok());
         QVERIFY(isOneSentence(key.error().message()));
         QVERIFY(!SigningKey::fromPrivatePem(pem.toStdString()).ok());
+    }
+
+    void pemWithDataAfterTheBlockIsRefused()
+    {
+        const auto key = SigningKey::generate().value();
+        const std::string publicPem = key.publicKey().toPem();
+        const std::string otherPem = SigningKey::generate()->publicKey().toPem();
+        const std::string privatePem = key.toPrivatePem().value();
+        for (const auto& text : {publicPem + otherPem, publicPem + "trailing words\n"}) {
+            const auto refused = PublicKey::fromPem(text);
+            QVERIFY(!refused.ok());
+            QVERIFY2(refused.error().message().find("after its first PEM block")
+                         != std::string::npos,
+                     refused.error().message().c_str());
+        }
+        const auto refused = SigningKey::fromPrivatePem(privatePem + publicPem);
+        QVERIFY(!refused.ok());
+        QVERIFY(refused.error().message().find("after its first PEM block") != std::string::npos);
+        QVERIFY(isOneSentence(refused.error().message()));
+        QVERIFY(PublicKey::fromPem(publicPem + "\r\n\n").ok());
+        QVERIFY(SigningKey::fromPrivatePem(privatePem + "\n").ok());
+    }
+
+    // No terminal and nothing on standard input: the encrypted key fails at once, with the
+    // sentence that says why, instead of waiting for a password.
+    void encryptedKeyWithoutTerminalFailsClearly()
+    {
+        const pid_t child = ::fork();
+        QVERIFY(child >= 0);
+        if (child == 0) {
+            ::setsid();  // no controlling terminal any more
+            const int devNull = ::open("/dev/null", O_RDONLY);
+            ::dup2(devNull, STDIN_FILENO);
+            readEncryptedKeyAndExit();
+        }
+        QCOMPARE(waitForChild(child), kRefusedAsEncrypted);
+    }
+
+    // A terminal where someone types the key's password: OpenSSL's default callback would read
+    // it and decrypt the key. Sealtrain never asks, so the key stays refused.
+    void encryptedKeyIgnoresTheTerminal()
+    {
+        int terminal = -1;
+        const pid_t child = ::forkpty(&terminal, nullptr, nullptr, nullptr);
+        QVERIFY(child >= 0);
+        if (child == 0)
+            readEncryptedKeyAndExit();
+        answerPasswordPrompt(terminal);
+        const int code = waitForChild(child);
+        ::close(terminal);
+        QCOMPARE(code, kRefusedAsEncrypted);
     }
 
     void rawKeyChecks()

@@ -82,6 +82,19 @@ private slots:
         QVERIFY2(isOneSentence(sentence(outcome.err)), outcome.err.c_str());
     }
 
+    // A second key behind the first: which one would an auditor think they checked? Refused.
+    void keyIdRefusesDataAfterTheKey()
+    {
+        const Fixture fixture;
+        writeFile(fixture.path("two.pem"),
+                  fixture.key().publicKey().toPem() + SigningKey::generate()->publicKey().toPem());
+        const auto outcome = runCtl({"key", "id", fixture.path("two.pem")});
+        QCOMPARE(outcome.code, ctl::kExitFailure);
+        QVERIFY2(outcome.err.find("after its first PEM block") != std::string::npos,
+                 outcome.err.c_str());
+        QVERIFY(outcome.out.empty());
+    }
+
     void signatureVerify_data()
     {
         QTest::addColumn<QString>("form");

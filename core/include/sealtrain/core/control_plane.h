@@ -15,6 +15,7 @@
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/datasets.h"
 #include "sealtrain/core/identity.h"
+#include "sealtrain/core/keyring_changes.h"
 #include "sealtrain/core/submissions.h"
 #include "sealtrain/crypto/signing.h"
 
@@ -47,6 +48,8 @@ public:
     [[nodiscard]] Datasets& datasets() noexcept { return datasets_; }
     // Reading and exporting the audit log.
     [[nodiscard]] AuditQueries& auditQueries() noexcept { return auditQueries_; }
+    // Rotating, retiring and re-wrapping KEKs, the passphrase, the keyring's generation.
+    [[nodiscard]] KeyringChanges& keyringChanges() noexcept { return keyringChanges_; }
 
     [[nodiscard]] const audit::AuditLog& auditLog() const noexcept { return *log_; }
     // For signing heads (DataDirectory::signPendingEntries); appending goes through the services.
@@ -64,6 +67,7 @@ private:
     Submissions submissions_;
     Datasets datasets_;
     AuditQueries auditQueries_;
+    KeyringChanges keyringChanges_;
 };
 
 }  // namespace sealtrain::core

@@ -19,6 +19,10 @@ inline constexpr std::size_t kMaxPasswordLength = 1024;
 [[nodiscard]] Result<void> checkPasswordPolicy(std::string_view userName,
                                                const crypto::SecretBytes& password);
 
+// The same policy for a keyring passphrase (it protects every key of a data directory): refused
+// when shorter than kMinPasswordLength or one of the common passwords.
+[[nodiscard]] Result<void> checkPassphrasePolicy(const crypto::SecretBytes& passphrase);
+
 // "$argon2id$v=19$m=...,t=...,p=1$salt$hash". Parameters below crypto::kArgon2Floor are refused.
 [[nodiscard]] Result<std::string> hashPassword(const crypto::SecretBytes& password,
                                                crypto::Argon2Params params);

@@ -14,6 +14,8 @@ inline constexpr std::string_view kUserManage = "user.manage";
 inline constexpr std::string_view kRoleManage = "role.manage";
 inline constexpr std::string_view kGrantManage = "grant.manage";
 inline constexpr std::string_view kSessionManage = "session.manage";
+// Rotating, retiring and re-wrapping KEKs and changing the keyring passphrase (the admin's).
+inline constexpr std::string_view kKeyringManage = "keyring.manage";
 inline constexpr std::string_view kDatasetImport = "dataset.import";
 inline constexpr std::string_view kDatasetRead = "dataset.read";
 inline constexpr std::string_view kDatasetGrant = "dataset.grant";
@@ -41,9 +43,9 @@ struct RoleDefinition {
     std::vector<std::string> permissions;
 };
 
-// admin, steward, engineer, approver, auditor, operator. The admin manages identities and access
-// but holds no data or job permissions; the auditor only reads and exports the audit log; the
-// operator enrolls and manages workers and may hold no data or job permissions.
+// admin, steward, engineer, approver, auditor, operator. The admin manages identities, access
+// and the keyring but holds no data or job permissions; the auditor only reads and exports the
+// audit log; the operator enrolls and manages workers and may hold no data or job permissions.
 [[nodiscard]] const std::vector<RoleDefinition>& defaultRoles();
 
 // Lowercase [a-z0-9_-], 1 to 64 characters: user, role, project and dataset names.

@@ -76,7 +76,9 @@ public:
     [[nodiscard]] const SecretBytes& privateKeyPem() const { return privateKeyPem_; }
 
     // The signed certificate (PEM) with a random 128-bit serial. InvalidArgument for a CSR
-    // that does not parse, whose signature does not verify, or whose key is not P-256.
+    // that does not parse, whose signature does not verify, or whose key is not P-256, and
+    // when the CA's own certificate has expired. A leaf never outlives the CA: its notAfter is
+    // capped at the CA's.
     [[nodiscard]] Result<std::string> issue(const IssueRequest& request) const;
 
     // A CRL (PEM, v2, with a CRL number) listing `revoked`, valid for `validFor` from now.

@@ -6,7 +6,10 @@
 // parameters: the master key itself is never written. Rotation adds a KEK version that becomes
 // the one new objects use; older versions still unwrap until retired, after which their key
 // material is erased from the file and can never unwrap again. Changing the passphrase re-wraps
-// only the KEKs. Every change is saved atomically (temporary file, fsync, rename).
+// only the KEKs. Every change is saved atomically (temporary file, fsync, rename) as the next
+// generation, under a lock, and only over the generation this object loaded (a concurrent change
+// is refused, never overwritten). The file's metadata (versions, states, generation) carries an
+// HMAC-SHA-256 under a key derived from the master key: an edited file does not unlock.
 #pragma once
 
 #include "sealtrain/base/result.h"
@@ -72,7 +75,8 @@ public:
     createWithMasterKey(const std::filesystem::path& path, const Kek& masterKey,
                         const std::vector<std::string>& purposes = defaultKekPurposes());
 
-    // Opens a keyring; a wrong passphrase or master key is reported as Unauthenticated.
+    // Opens a keyring; a wrong passphrase or master key is reported as Unauthenticated, metadata
+    // that fails its MAC as Integrity, a format-v1 keyring (no MAC) as Unsupported.
     [[nodiscard]] static Result<Keyring> unlockWithPassphrase(const std::filesystem::path& path,
                                                               const SecretBytes& passphrase);
     [[nodiscard]] static Result<Keyring> unlockWithMasterKey(const std::filesystem::path& path,
@@ -93,6 +97,8 @@ public:
 
     [[nodiscard]] std::vector<KekInfo> list() const;
 
+    // Each change below is saved as the next generation; AlreadyExists when another process
+    // saved a change since this keyring was opened (this one's change is then undone).
     // Adds a purpose with its first KEK version.
     [[nodiscard]] Result<const Kek*> addPurpose(const std::string& id);
     // Adds version n+1 of `id` and makes it active; version n becomes decrypt-only.
@@ -105,6 +111,8 @@ public:
                                                 Argon2Params params = kArgon2Default);
 
     [[nodiscard]] const std::filesystem::path& path() const;
+    // 1 for a new keyring, one more for every saved change.
+    [[nodiscard]] std::uint64_t generation() const;
 
 private:
     struct State;

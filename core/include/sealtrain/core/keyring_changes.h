@@ -1,0 +1,67 @@
+// Changes to the data directory's keyring (docs/operations/keys.md): rotating, retiring and
+// re-wrapping KEK versions and changing the passphrase, each by a signed-in holder of
+// keyring.manage and audited like every other change. Every entry of a change that saved the
+// keyring records the keyring's new generation (detail `keyring_generation`), so that a
+// keyring.json older than the log (a rolled-back copy) is refused when the data directory opens.
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/crypto/keyring.h"
+#include "sealtrain/crypto/secret_bytes.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace sealtrain::core {
+
+class AuditedTransactions;
+
+// The audit detail that carries the keyring generation a change saved.
+inline constexpr std::string_view kKeyringGenerationDetail = "keyring_generation";
+
+struct KekRetirement {
+    std::string id;
+    std::uint32_t version = 0;
+    // Searched, with every folder under them, for sealed objects still wrapped under the
+    // version: the data directory, and the folders where checkpoints were written (which the
+    // data directory does not record, so retiring a `checkpoints` version needs at least one
+    // besides the data directory).
+    std::vector<std::filesystem::path> folders;
+};
+
+class KeyringChanges final {
+public:
+    // `gate` must outlive this object.
+    explicit KeyringChanges(AuditedTransactions& gate);
+
+    // keyring.manage: the next version of `id`, now the active one (keyring.rotate).
+    [[nodiscard]] Result<crypto::KekInfo> rotate(const std::string& session,
+                                                 crypto::Keyring& keyring, const std::string& id);
+    // keyring.manage: erases a decrypt-only version for good (keyring.retire). Refused while a
+    // sealed object under request.folders is still wrapped under it (sessions aside: they end).
+    [[nodiscard]] Result<void> retire(const std::string& session, crypto::Keyring& keyring,
+                                      const KekRetirement& request);
+    // keyring.manage: re-wraps the sealed object `file`'s key under the active version of its
+    // KEK (keyring.rewrap); the line that says what was done.
+    [[nodiscard]] Result<std::string> rewrap(const std::string& session,
+                                             const crypto::Keyring& keyring,
+                                             const std::filesystem::path& file);
+    // keyring.manage: re-wraps the KEKs under a new passphrase that meets the passphrase policy
+    // (keyring.change-passphrase).
+    [[nodiscard]] Result<void>
+    changePassphrase(const std::string& session, crypto::Keyring& keyring,
+                     const crypto::SecretBytes& newPassphrase,
+                     crypto::Argon2Params params = crypto::kArgon2Default);
+
+    // The newest keyring generation the audit log records; 0 when none.
+    [[nodiscard]] Result<std::uint64_t> recordedGeneration() const;
+    // Integrity when `keyring` is older than the newest generation the audit log records.
+    [[nodiscard]] Result<void> requireNotRolledBack(const crypto::Keyring& keyring) const;
+
+private:
+    AuditedTransactions& gate_;
+};
+
+}  // namespace sealtrain::core
