@@ -164,8 +164,8 @@ void checkConsistency(const Bundle& bundle, const Heads& heads, Report& out)
             continue;
         }
         const auto& c = bundle.consistency[next++];
-        auto consistent = verifyConsistency(size1, size2, c.proof, heads.roots.at(size1),
-                                            heads.roots.at(size2));
+        auto consistent =
+            verifyConsistency(size1, size2, c.proof, heads.roots.at(size1), heads.roots.at(size2));
         if (!consistent)
             out.error("The signed heads at sizes " + pair
                       + " are not consistent: the log was rewritten between them ("
@@ -200,13 +200,12 @@ void checkStatement(const internal::BundleText& scanned,
     }
     const std::string altered = "; the bundle was altered.";
     if (statement->origin != bundle.origin)
-        out.error("The selection statement is for another log (origin " + statement->origin
-                  + ")" + altered);
+        out.error("The selection statement is for another log (origin " + statement->origin + ")"
+                  + altered);
     if (statement->selectionAll != bundle.selectionAll || statement->filter != bundle.filter)
         out.error("The bundle says its selection is '" + bundle.filter
                   + "' but the log signed the selection '" + statement->filter + "'" + altered);
-    if (statement->headSize != heads.signedSize()
-        || heads.roots.count(statement->headSize) == 0
+    if (statement->headSize != heads.signedSize() || heads.roots.count(statement->headSize) == 0
         || heads.roots.at(statement->headSize) != statement->headRoot)
         out.error("The selection statement was signed for the head at size "
                   + std::to_string(statement->headSize)
@@ -464,12 +463,9 @@ void checkWitness(const std::vector<TreeHead>& witness, const Heads& heads,
 const char* verdictName(Verdict verdict) noexcept
 {
     switch (verdict) {
-    case Verdict::Verified:
-        return "VERIFIED";
-    case Verdict::Unconfirmed:
-        return "UNCONFIRMED";
-    case Verdict::Failed:
-        break;
+    case Verdict::Verified: return "VERIFIED";
+    case Verdict::Unconfirmed: return "UNCONFIRMED";
+    case Verdict::Failed: break;
     }
     return "FAILED";
 }
@@ -530,8 +526,7 @@ VerifyReport verifyBundle(std::string_view text, const VerifyOptions& options)
             out.finish();
             return report;
         }
-        checkEachEntry(*bundle, heads, witnessSizes, options.keepEntries, streamRoots, report,
-                       out);
+        checkEachEntry(*bundle, heads, witnessSizes, options.keepEntries, streamRoots, report, out);
     }
     warnAboutUnsignedTail(*scanned, report);
     checkWitness(witness, heads, streamRoots, report, out);

@@ -76,7 +76,11 @@ bool decode64(std::string_view text, const std::array<std::int8_t, 256>& values,
     if (rest == 1)
         return false;
     out.resize(text.size() / 4 * 3 + (rest == 0 ? 0 : rest - 1));
-    auto digit = [&](std::size_t at) { return values[static_cast<unsigned char>(text[at])]; };
+    // Raw pointers: byte stores through the vector would make the compiler reload its data
+    // pointer after each one (a byte may alias anything).
+    const char* const source = text.data();
+    std::uint8_t* const target = out.data();
+    auto digit = [&](std::size_t at) { return values[static_cast<unsigned char>(source[at])]; };
     int bad = 0;
     std::size_t o = 0;
     std::size_t i = 0;
@@ -86,9 +90,10 @@ bool decode64(std::string_view text, const std::array<std::int8_t, 256>& values,
         const auto n = (static_cast<std::uint32_t>(a) << 18U)
                        | (static_cast<std::uint32_t>(b) << 12U)
                        | (static_cast<std::uint32_t>(c) << 6U) | static_cast<std::uint32_t>(d);
-        out[o++] = static_cast<std::uint8_t>(n >> 16U);
-        out[o++] = static_cast<std::uint8_t>(n >> 8U);
-        out[o++] = static_cast<std::uint8_t>(n);
+        target[o] = static_cast<std::uint8_t>(n >> 16U);
+        target[o + 1] = static_cast<std::uint8_t>(n >> 8U);
+        target[o + 2] = static_cast<std::uint8_t>(n);
+        o += 3;
     }
     // Canonical encodings leave no set bits behind in the last digit.
     if (rest >= 2) {
@@ -96,11 +101,11 @@ bool decode64(std::string_view text, const std::array<std::int8_t, 256>& values,
         bad |= a | b | c;
         if (bad >= 0 && (rest == 2 ? (b & 0xF) : (c & 0x3)) != 0)
             return false;
-        out[o++] = static_cast<std::uint8_t>((static_cast<unsigned>(a) << 2U)
-                                             | (static_cast<unsigned>(b) >> 4U));
+        target[o] = static_cast<std::uint8_t>((static_cast<unsigned>(a) << 2U)
+                                              | (static_cast<unsigned>(b) >> 4U));
         if (rest == 3)
-            out[o++] = static_cast<std::uint8_t>(((static_cast<unsigned>(b) & 0xFU) << 4U)
-                                                 | (static_cast<unsigned>(c) >> 2U));
+            target[o + 1] = static_cast<std::uint8_t>(((static_cast<unsigned>(b) & 0xFU) << 4U)
+                                                      | (static_cast<unsigned>(c) >> 2U));
     }
     return bad >= 0 && (!padded || padding == (3 - out.size() % 3) % 3);
 }

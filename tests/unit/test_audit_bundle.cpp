@@ -495,6 +495,31 @@ private slots:
         QCOMPARE(report.entriesVerified, std::uint64_t{filtered.entries.size()});
     }
 
+    // A complete bundle is proven by its recomputed roots, so its proofs are not re-hashed; each
+    // proof character is still checked, and refused exactly where parseBundle refuses it.
+    void malformedProofInACompleteBundle()
+    {
+        Exported x;
+        const auto line = x.text.find("\nentry 5 ") + 1;  // three hashes, under the head at 8
+        const auto proof =
+            x.text.find(' ', x.text.find(' ', x.text.find(' ', line + 6) + 1) + 1) + 1;
+        int cases = 0;
+        for (std::size_t at = proof; at < proof + 2 * 45; ++at) {
+            for (const char bad : {'*', '=', '-', '_', '.', '~', '\x80', '\xff', 'B'}) {
+                std::string text = x.text;
+                const bool lastDigit = (at - proof) % 45 == 42;
+                if (text[at] == ' ' || text[at] == bad || (bad == 'B' && !lastDigit))
+                    continue;
+                text[at] = bad;
+                QVERIFY2(!parseBundle(text).ok(), text.substr(line, 200).c_str());
+                QVERIFY2(!verifyBundle(text, withKey(x.fingerprint)).ok(),
+                         text.substr(line, 200).c_str());
+                ++cases;
+            }
+        }
+        QVERIFY(cases > 600);
+    }
+
     void strictParsing_data()
     {
         QTest::addColumn<QString>("edit");
