@@ -53,8 +53,11 @@ bool isValidFilterText(std::string_view filter)
 void SequenceDigest::add(std::uint64_t sequence)
 {
     constexpr std::size_t kFlushAt = 8192;
-    for (unsigned shift = 64; shift != 0; shift -= 8)
-        buffer_.push_back(static_cast<std::uint8_t>(sequence >> (shift - 8)));
+    const std::size_t at = buffer_.size();
+    buffer_.resize(at + 8);
+    std::uint8_t* const bytes = buffer_.data() + at;
+    for (unsigned i = 0; i < 8; ++i)
+        bytes[i] = static_cast<std::uint8_t>(sequence >> (56U - 8U * i));
     if (buffer_.size() >= kFlushAt) {
         hash_.update(buffer_);
         buffer_.clear();
