@@ -330,4 +330,9 @@ Result<void> AuditLog::tick()
     return success();
 }
 
+std::string AuditLog::signSelection(const SelectionStatement& statement) const
+{
+    return signSelectionStatement(statement, signingKey_);
+}
+
 }  // namespace sealtrain::audit

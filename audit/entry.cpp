@@ -378,21 +378,42 @@ Result<AuditKey> AuditKey::create(crypto::SecretBytes key, std::string keyId)
     return AuditKey(std::move(key), std::move(keyId));
 }
 
+Hash AuditKey::keyedHash(std::string_view name, std::string_view value) const
+{
+    crypto::HmacSha256 mac(key_);
+    const auto length = static_cast<std::uint32_t>(name.size());
+    const std::uint8_t lengthBytes[] = {
+        static_cast<std::uint8_t>(length >> 24U), static_cast<std::uint8_t>(length >> 16U),
+        static_cast<std::uint8_t>(length >> 8U), static_cast<std::uint8_t>(length)};
+    mac.update(lengthBytes);
+    mac.update(asBytes(name));
+    mac.update(asBytes(value));
+    return mac.finish();
+}
+
 Detail AuditKey::keyedDetail(std::string name, std::string_view value) const
 {
-    const auto mac = crypto::hmacSha256(key_, asBytes(value));
+    const auto mac = keyedHash(name, value);
     return Detail{std::move(name), Detail::Kind::KeyedHash, {mac.begin(), mac.end()}};
 }
 
-bool AuditKey::matches(const Entry& entry, std::string_view value) const
+bool AuditKey::matches(const Entry& entry, std::string_view name, std::string_view value) const
 {
     if (entry.keyedHashKeyId != keyId_)
         return false;
-    const auto mac = crypto::hmacSha256(key_, asBytes(value));
-    return std::any_of(entry.details.begin(), entry.details.end(), [&](const Detail& detail) {
-        return detail.kind == Detail::Kind::KeyedHash
-               && std::equal(detail.value.begin(), detail.value.end(), mac.begin(), mac.end());
-    });
+    const auto mac = keyedHash(name, value);
+    // Every candidate is compared in full (digestsEqual is constant-time) and the results are
+    // combined without an early exit, so the time does not tell how close a guess came.
+    bool found = false;
+    for (const auto& detail : entry.details) {
+        if (detail.kind != Detail::Kind::KeyedHash || detail.name != name
+            || detail.value.size() != mac.size())
+            continue;
+        Hash stored{};
+        std::copy(detail.value.begin(), detail.value.end(), stored.begin());
+        found |= crypto::digestsEqual(stored, mac);
+    }
+    return found;
 }
 
 Detail textDetail(std::string name, std::string_view value)

@@ -233,18 +233,19 @@ Result<NoteVerifier> NoteVerifier::fromVkey(std::string_view vkey)
     return verifier;
 }
 
-std::string signTreeHead(const TreeHead& treeHead, const crypto::SigningKey& key)
+std::string signNote(const std::string& text, const std::string& keyName,
+                     const crypto::SigningKey& key)
 {
     SignedNote note;
-    note.text = treeHeadText(treeHead);
-    const NoteVerifier signer{treeHead.origin, key.publicKey()};
+    note.text = text;
+    const NoteVerifier signer{keyName, key.publicKey()};
     const auto signature = key.sign(asBytes(note.text));
     note.signatures.push_back(
-        NoteSignature{treeHead.origin, signer.keyId(), {signature.begin(), signature.end()}});
+        NoteSignature{keyName, signer.keyId(), {signature.begin(), signature.end()}});
     return formatSignedNote(note);
 }
 
-Result<TreeHead> verifyTreeHead(std::string_view signedNote, const NoteVerifier& trusted)
+Result<std::string> verifyNote(std::string_view signedNote, const NoteVerifier& trusted)
 {
     auto note = parseSignedNote(signedNote);
     if (!note)
@@ -256,15 +257,28 @@ Result<TreeHead> verifyTreeHead(std::string_view signedNote, const NoteVerifier&
             continue;  // signed-note: ignore signatures from keys we do not know
         if (!trusted.key.verify(asBytes(note->text), signature.signature))
             return Error(ErrorCode::Unauthenticated,
-                         "The tree head's signature by the trusted key does not verify; it was "
+                         "The signature by the trusted key does not verify; the signed note was "
                          "forged or altered.");
         verified = true;
     }
     if (!verified)
-        return Error(ErrorCode::Unauthenticated, "The tree head is not signed by the trusted key "
+        return Error(ErrorCode::Unauthenticated, "The signed note is not signed by the trusted key "
                                                      + trusted.key.keyId()
                                                      + "; it was signed by another key.");
-    auto treeHead = parseTreeHeadText(note->text);
+    return std::move(note->text);
+}
+
+std::string signTreeHead(const TreeHead& treeHead, const crypto::SigningKey& key)
+{
+    return signNote(treeHeadText(treeHead), treeHead.origin, key);
+}
+
+Result<TreeHead> verifyTreeHead(std::string_view signedNote, const NoteVerifier& trusted)
+{
+    auto text = verifyNote(signedNote, trusted);
+    if (!text)
+        return text.error();
+    auto treeHead = parseTreeHeadText(*text);
     if (!treeHead)
         return treeHead.error();
     if (treeHead->origin != trusted.name)

@@ -57,44 +57,64 @@ std::string encode64(std::span<const std::uint8_t> bytes, const char* alphabet, 
     return out;
 }
 
-std::optional<std::vector<std::uint8_t>> decode64(std::string_view text, const char* alphabet,
-                                                  bool padded)
-{
-    std::array<int, 256> values{};
-    values.fill(-1);
-    for (int i = 0; i < 64; ++i)
-        values[static_cast<unsigned char>(alphabet[i])] = i;
+constexpr auto kBase64UrlValues = internal::base64DigitValues(kBase64UrlAlphabet);
 
+// Four digits at a time into three bytes; a digit outside the alphabet makes `bad` negative.
+bool decode64(std::string_view text, const std::array<std::int8_t, 256>& values, bool padded,
+              std::vector<std::uint8_t>& out)
+{
     std::size_t padding = 0;
     if (padded) {
         if (text.size() % 4 != 0)
-            return std::nullopt;
+            return false;
         while (padding < 2 && !text.empty() && text.back() == '=') {
             text.remove_suffix(1);
             ++padding;
         }
-    } else if (text.size() % 4 == 1) {
-        return std::nullopt;
     }
+    const std::size_t rest = text.size() % 4;
+    if (rest == 1)
+        return false;
+    out.resize(text.size() / 4 * 3 + (rest == 0 ? 0 : rest - 1));
+    // Raw pointers: byte stores through the vector would make the compiler reload its data
+    // pointer after each one (a byte may alias anything).
+    const char* const source = text.data();
+    std::uint8_t* const target = out.data();
+    auto digit = [&](std::size_t at) { return values[static_cast<unsigned char>(source[at])]; };
+    int bad = 0;
+    std::size_t o = 0;
+    std::size_t i = 0;
+    for (; i + 4 <= text.size(); i += 4) {
+        const int a = digit(i), b = digit(i + 1), c = digit(i + 2), d = digit(i + 3);
+        bad |= a | b | c | d;
+        const auto n = (static_cast<std::uint32_t>(a) << 18U)
+                       | (static_cast<std::uint32_t>(b) << 12U)
+                       | (static_cast<std::uint32_t>(c) << 6U) | static_cast<std::uint32_t>(d);
+        target[o] = static_cast<std::uint8_t>(n >> 16U);
+        target[o + 1] = static_cast<std::uint8_t>(n >> 8U);
+        target[o + 2] = static_cast<std::uint8_t>(n);
+        o += 3;
+    }
+    // Canonical encodings leave no set bits behind in the last digit.
+    if (rest >= 2) {
+        const int a = digit(i), b = digit(i + 1), c = rest == 3 ? digit(i + 2) : 0;
+        bad |= a | b | c;
+        if (bad >= 0 && (rest == 2 ? (b & 0xF) : (c & 0x3)) != 0)
+            return false;
+        target[o] = static_cast<std::uint8_t>((static_cast<unsigned>(a) << 2U)
+                                              | (static_cast<unsigned>(b) >> 4U));
+        if (rest == 3)
+            target[o + 1] = static_cast<std::uint8_t>(((static_cast<unsigned>(b) & 0xFU) << 4U)
+                                                      | (static_cast<unsigned>(c) >> 2U));
+    }
+    return bad >= 0 && (!padded || padding == (3 - out.size() % 3) % 3);
+}
+
+std::optional<std::vector<std::uint8_t>>
+decode64(std::string_view text, const std::array<std::int8_t, 256>& values, bool padded)
+{
     std::vector<std::uint8_t> out;
-    out.reserve(text.size() * 3 / 4);
-    std::uint32_t buffer = 0;
-    int bits = 0;
-    for (char c : text) {
-        const int v = values[static_cast<unsigned char>(c)];
-        if (v < 0)
-            return std::nullopt;
-        buffer = (buffer << 6) | static_cast<std::uint32_t>(v);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out.push_back(static_cast<std::uint8_t>((buffer >> bits) & 0xff));
-        }
-    }
-    // Canonical encodings leave no set bits behind.
-    if (bits > 0 && (buffer & ((1u << bits) - 1)) != 0)
-        return std::nullopt;
-    if (padded && padding != (3 - out.size() % 3) % 3)
+    if (!decode64(text, values, padded, out))
         return std::nullopt;
     return out;
 }
@@ -134,7 +154,12 @@ std::string toBase64(std::span<const std::uint8_t> bytes)
 
 std::optional<std::vector<std::uint8_t>> fromBase64(std::string_view text)
 {
-    return decode64(text, kBase64Alphabet, true);
+    return decode64(text, internal::kBase64DigitValues, true);
+}
+
+bool fromBase64Into(std::string_view text, std::vector<std::uint8_t>& out)
+{
+    return decode64(text, internal::kBase64DigitValues, true, out);
 }
 
 std::string toBase64Url(std::span<const std::uint8_t> bytes)
@@ -144,7 +169,7 @@ std::string toBase64Url(std::span<const std::uint8_t> bytes)
 
 std::optional<std::vector<std::uint8_t>> fromBase64Url(std::string_view text)
 {
-    return decode64(text, kBase64UrlAlphabet, false);
+    return decode64(text, kBase64UrlValues, false);
 }
 
 std::string toRfc3339(std::int64_t unixSeconds)

@@ -64,6 +64,11 @@ std::size_t firstInvalidUtf8(std::string_view text)
         }
         if (pos >= text.size())
             break;
+        // Short fields (an audit entry's are mostly under eight bytes) end in single ASCII bytes.
+        if (static_cast<std::uint8_t>(text[pos]) < 0x80) {
+            ++pos;
+            continue;
+        }
         char32_t cp = 0;
         const std::size_t length = decodeUtf8(text, pos, cp);
         if (length == 0)

@@ -13,7 +13,6 @@
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/signing.h"
 
-#include <fstream>
 #include <memory>
 #include <ostream>
 
@@ -22,13 +21,7 @@ namespace {
 
 Result<void> writeText(const std::string& path, const std::string& text, const char* what)
 {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out)
-        return Error(ErrorCode::Io, "Cannot write the " + std::string(what) + " '" + path
-                                        + "'; check that its folder is writable.");
-    return success();
+    return writeOutputFile(path, asBytes(text), what);
 }
 
 // --key takes a file (PEM or verifier key) or, inline, a fingerprint or verifier key.
@@ -48,6 +41,7 @@ struct VerifyOptions {
     std::string bundle;
     std::string key;
     std::string witness;
+    bool keepEntries = false;  // the report lists them; verify only counts them
 };
 
 // A bundle file as read, and what verifying it found.
@@ -66,6 +60,7 @@ Result<VerifiedBundle> verifyBundleFile(const VerifyOptions& options)
     if (!key)
         return key.error();
     verifyOptions.trustedKey = *key;
+    verifyOptions.keepEntries = options.keepEntries;
     if (!options.witness.empty()) {
         auto heads = audit::readWitness(options.witness);
         if (!heads)
@@ -92,7 +87,7 @@ void printReport(const audit::VerifyReport& report, const VerifyOptions& options
 {
     out << "Bundle:          " << options.bundle << "\n";
     out << "Log:             " << report.origin << "\n";
-    out << "Selection:       " << (report.selectionAll ? "all" : report.filter) << "\n";
+    out << "Selection:       " << report.selectionText() << "\n";
     out << "Key:             " << (report.keyId.empty() ? "none" : report.keyId)
         << (report.keyTrusted ? " (trusted)" : " (from the bundle)") << "\n";
     out << "Signed heads:    " << report.heads.size();
@@ -100,7 +95,7 @@ void printReport(const audit::VerifyReport& report, const VerifyOptions& options
         out << " (newest: size " << report.heads.back().size << ", "
             << audit::formatUtcSeconds(report.heads.back().timeSeconds) << ")";
     out << "\n";
-    out << "Entries:         " << report.entriesVerified << " of " << report.entries.size()
+    out << "Entries:         " << report.entriesVerified << " of " << report.entriesInBundle
         << " verified\n";
     if (!options.witness.empty())
         out << "Witness heads:   " << report.witnessHeadsChecked << " compared\n";
@@ -110,8 +105,24 @@ void printReport(const audit::VerifyReport& report, const VerifyOptions& options
         out << "error: " << error << "\n";
     if (report.firstBadEntry)
         out << "First bad entry: " << *report.firstBadEntry << "\n";
-    out << "Result:          " << (report.ok() ? "VERIFIED" : "FAILED") << "\n";
+    out << "Result:          " << audit::verdictName(report.verdict()) << "\n";
 }
+
+int exitStatus(const audit::VerifyReport& report)
+{
+    switch (report.verdict()) {
+    case audit::Verdict::Verified: return kExitOk;
+    case audit::Verdict::Unconfirmed: return kExitUnconfirmed;
+    case audit::Verdict::Failed: break;
+    }
+    return kExitFailure;
+}
+
+constexpr const char* kVerifyExitStatuses =
+    "Exit status: 0 VERIFIED (every check passed, nothing unproven); 1 FAILED (a check failed, "
+    "or the bundle could not be read); 2 bad usage; 3 UNCONFIRMED (nothing failed, but something "
+    "is unproven: no --key, entries beyond the newest signed head, or a filtered selection the "
+    "log did not sign). Scripts must treat only 0 as verified.";
 
 // The entry filters of `audit export`.
 struct FilterOptions {
@@ -202,7 +213,7 @@ int verifyAuditBundle(const CommandRegistry& registry, const VerifyOptions& opti
     if (!verified)
         return registry.fail(verified.error());
     printReport(verified->report, options, registry.out());
-    return verified->report.ok() ? kExitOk : kExitFailure;
+    return exitStatus(verified->report);
 }
 
 struct ReportOptions {
@@ -221,7 +232,7 @@ int writeAuditReport(const CommandRegistry& registry, const ReportOptions& optio
         return registry.fail(written.error());
     printReport(verified->report, options.verify, registry.out());
     registry.out() << "Report:          " << options.out << "\n";
-    return verified->report.ok() ? kExitOk : kExitFailure;
+    return exitStatus(verified->report);
 }
 
 struct ExportOptions {
@@ -257,7 +268,7 @@ int exportFromDatabase(const CommandRegistry& registry, const ExportOptions& opt
 // The entries of a bundle that `filter` selects, with their proofs; the bundle must verify.
 Result<std::string> subsetOfBundle(const ExportOptions& options, const audit::ExportFilter& filter)
 {
-    auto verified = verifyBundleFile({options.fromBundle, options.key, ""});
+    auto verified = verifyBundleFile({options.fromBundle, options.key, "", false});
     if (!verified)
         return verified.error();
     if (!verified->report.ok())
@@ -313,18 +324,22 @@ void registerVerify(CLI::App* group, CommandRegistry& registry)
                         "fingerprint (sha256:...)");
     command->add_option("--witness", options->witness,
                         "The log's witness file: heads it published outside its database");
+    command->footer(kVerifyExitStatuses);
     registry.onRun(command, [options, &registry] { return verifyAuditBundle(registry, *options); });
 }
 
 void registerReport(CLI::App* group, CommandRegistry& registry)
 {
     auto options = std::make_shared<ReportOptions>();
+    options->verify.keepEntries = true;
     auto* command = group->add_subcommand(
         "report", "Verify an audit bundle and write a PDF report of it for people");
     command->add_option("BUNDLE", options->verify.bundle, "The bundle file")->required();
     command->add_option("--key", options->verify.key, "As for 'audit verify'");
     command->add_option("--witness", options->verify.witness, "As for 'audit verify'");
     command->add_option("--out", options->out, "The PDF file to write")->required();
+    command->footer(std::string(kVerifyExitStatuses)
+                    + " The report is written in every case and says the same.");
     registry.onRun(command, [options, &registry] { return writeAuditReport(registry, *options); });
 }
 

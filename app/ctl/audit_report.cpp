@@ -1,6 +1,9 @@
 // The PDF audit report: HTML laid out by QTextDocument and printed through QPdfWriter.
 #include "audit_report.h"
 
+#include "input_file.h"
+
+#include <QBuffer>
 #include <QCoreApplication>
 #include <QGuiApplication>
 #include <QPageSize>
@@ -46,11 +49,16 @@ QString reportHtml(const audit::VerifyReport& report, const ReportSource& source
 {
     QString html = "<html><body style='font-family: DejaVu Sans; font-size: 9pt'>";
     html += "<h1>Sealtrain audit report</h1>";
-    const QString verdict = report.ok() ? "VERIFIED" : "FAILED";
-    html += "<h2>Verification result: " + verdict + "</h2>";
-    if (report.ok())
-        html += "<p>Every entry's hash, inclusion proof and chain link, every signed head and "
-                "every consistency proof between heads were recomputed and checked.</p>";
+    const audit::Verdict verdict = report.verdict();
+    html += "<h2>Verification result: " + QString(audit::verdictName(verdict)) + "</h2>";
+    if (verdict == audit::Verdict::Verified)
+        html += "<p>Every entry's hash and chain link, every signed head, every consistency proof "
+                "between heads and the log's signed statement of what was exported were checked; "
+                "each entry is proven part of the log by its inclusion proof or, for a complete "
+                "bundle, by the roots recomputed from all the entries.</p>";
+    else if (verdict == audit::Verdict::Unconfirmed)
+        html += "<p><b>Nothing failed, but the warnings below name what this bundle does not "
+                "prove. Do not treat it as verified.</b></p>";
     if (report.firstBadEntry)
         html += "<p><b>First bad entry: " + QString::number(*report.firstBadEntry) + "</b></p>";
     if (!report.errors.empty()) {
@@ -70,7 +78,7 @@ QString reportHtml(const audit::VerifyReport& report, const ReportSource& source
     html += row("Bundle", escaped(source.bundle.filename().string()));
     html += row("Bundle SHA-256", escaped(source.bundleSha256));
     html += row("Log", escaped(report.origin));
-    html += row("Selection", escaped(report.selectionAll ? "all entries" : report.filter));
+    html += row("Selection", escaped(report.selectionText()));
     html += row("Signing key", escaped(report.keyId)
                                    + (report.keyTrusted ? " (given by the reviewer)"
                                                         : " (taken from the bundle, not trusted)"));
@@ -80,7 +88,7 @@ QString reportHtml(const audit::VerifyReport& report, const ReportSource& source
         html += row("Newest head", "size " + QString::number(newest.size) + ", signed "
                                        + escaped(audit::formatUtcSeconds(newest.timeSeconds)));
     }
-    html += row("Entries in the bundle", QString::number(report.entries.size()));
+    html += row("Entries in the bundle", QString::number(report.entriesInBundle));
     html += row("Entries verified", QString::number(report.entriesVerified));
     if (report.witnessHeadsChecked > 0)
         html += row("Witness heads compared", QString::number(report.witnessHeadsChecked));
@@ -123,18 +131,26 @@ Result<void> writePdfReport(const audit::VerifyReport& report, const ReportSourc
                      "The PDF report needs a QGuiApplication; run it from sealtrainctl.");
     }
 
-    QPdfWriter writer(QString::fromStdString(out.string()));
-    writer.setPageSize(QPageSize(QPageSize::A4));
-    writer.setResolution(300);
-    writer.setTitle("Sealtrain audit report");
-    writer.setCreator("sealtrainctl");
-    QTextDocument document;
-    document.setHtml(reportHtml(report, source));
-    document.print(&writer);
-    if (!std::filesystem::exists(out) || std::filesystem::file_size(out) == 0)
-        return Error(ErrorCode::Io, "Cannot write the PDF report '" + out.string()
-                                        + "'; check that its folder is writable.");
-    return success();
+    // Laid out in memory, then written whole and private (it names users and data).
+    QBuffer pdf;
+    pdf.open(QIODevice::WriteOnly);
+    {
+        QPdfWriter writer(&pdf);
+        writer.setPageSize(QPageSize(QPageSize::A4));
+        writer.setResolution(300);
+        writer.setTitle("Sealtrain audit report");
+        writer.setCreator("sealtrainctl");
+        QTextDocument document;
+        document.setHtml(reportHtml(report, source));
+        document.print(&writer);
+    }
+    const QByteArray& bytes = pdf.data();
+    if (bytes.isEmpty())
+        return Error(ErrorCode::Internal, "The PDF report came out empty; this is a bug.");
+    return writeOutputFile(out.string(),
+                           {reinterpret_cast<const std::uint8_t*>(bytes.constData()),
+                            static_cast<std::size_t>(bytes.size())},
+                           "PDF report");
 }
 
 }  // namespace sealtrain::ctl

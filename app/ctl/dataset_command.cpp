@@ -3,6 +3,7 @@
 // grant and key release is checked and audited (docs/operations/datasets.md).
 #include "commands.h"
 #include "ctl.h"
+#include "input_file.h"
 #include "list_output.h"
 #include "local_platform.h"
 
@@ -154,12 +155,12 @@ void reportProgress(std::ostream& err, bool terminal, std::optional<ProgressRepo
 
 Result<void> writeImportReport(const std::string& path, const dataset::ImportReport& report)
 {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << report.toJson() << '\n';
-    if (!out)
-        return Error(ErrorCode::Io, "The dataset was imported but the report could not be "
-                                    "written to '"
-                                        + path + "'; check the path.");
+    const std::string json = report.toJson() + "\n";
+    auto written = writeOutputFile(path, asBytes(json), "import report");
+    if (!written)
+        return Error(written.error().code(), "The dataset was imported but the report could not "
+                                             "be written: "
+                                                 + written.error().message());
     return success();
 }
 

@@ -1,4 +1,5 @@
-// A command's input file read whole, its NotFound error naming what the file was meant to be.
+// A command's input file read whole, its NotFound error naming what the file was meant to be;
+// an output file written privately and atomically.
 #include "input_file.h"
 
 #include "sealtrain/base/byte_io.h"
@@ -12,6 +13,16 @@ Result<std::string> readInputFile(const std::string& path, const std::string& wh
         return Error(ErrorCode::NotFound,
                      "Cannot read the " + what + " '" + path + "'; check the path.");
     return content;
+}
+
+Result<void> writeOutputFile(const std::string& path, std::span<const std::uint8_t> bytes,
+                             const std::string& what)
+{
+    auto written = writeFileAtomically(path, bytes, AtomicFileSink::Overwrite::Allow,
+                                       AtomicFileSink::kPrivateMode);
+    if (!written)
+        return written.error().withContext("Cannot write the " + what + " '" + path + "'");
+    return written;
 }
 
 }  // namespace sealtrain::ctl

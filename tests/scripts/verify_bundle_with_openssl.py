@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Verifies one signed head and one inclusion proof of a Sealtrain audit bundle with nothing but
-python3's standard library and the openssl command, following docs/formats/audit.md only.
+"""Verifies one signed head, one inclusion proof and the signed selection statement of a Sealtrain
+audit bundle with nothing but python3's standard library and the openssl command, following
+docs/formats/audit.md only.
 
 Usage: verify_bundle_with_openssl.py SEALTRAINCTL
 It asks sealtrainctl for a demonstration bundle (the only Sealtrain code it runs), then checks it
-independently, and checks that a forged signature and an altered entry are refused.
+independently, and checks that a forged signature, an altered entry and deleted entries are
+refused.
 """
 import base64
 import hashlib
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -23,12 +26,16 @@ def fail(message):
 
 def parse_bundle(text):
     lines = text.split("\n")
-    if lines[0] != "sealtrain-audit-bundle 1" or lines[-1] != "" or lines[-2] != "end":
-        fail("not a version 1 bundle")
-    bundle = {"keys": [], "heads": [], "entries": []}
+    if lines[0] != "sealtrain-audit-bundle 2" or lines[-1] != "" or lines[-2] != "end":
+        fail("not a version 2 bundle")
+    bundle = {"keys": [], "heads": [], "entries": [], "statement": None}
     for line in lines[1:-2]:
         kind, _, rest = line.partition(" ")
-        if kind == "key":
+        if kind in ("selection", "filter"):
+            bundle[kind] = rest
+        elif kind == "statement":
+            bundle["statement"] = base64.b64decode(rest, validate=True).decode("utf-8")
+        elif kind == "key":
             bundle["keys"].append(rest)
         elif kind == "head":
             bundle["heads"].append(base64.b64decode(rest, validate=True).decode("utf-8"))
@@ -62,8 +69,8 @@ def write_public_pem(public_key, path):
         f.write("-----BEGIN PUBLIC KEY-----\n" + body + "\n-----END PUBLIC KEY-----\n")
 
 
-def verify_head(note, name, key_id, pem, workdir):
-    """Checks the note's Ed25519 signature with openssl; returns (size, root) of the checkpoint."""
+def verify_note(note, name, key_id, pem, workdir):
+    """Checks the signed note's Ed25519 signature with openssl; returns its text, or None."""
     separator = note.rindex("\n\n")
     text, signature_lines = note[:separator + 1], note[separator + 2:]
     line = signature_lines.split("\n")[0]
@@ -84,10 +91,38 @@ def verify_head(note, name, key_id, pem, workdir):
                             capture_output=True, text=True)
     if result.returncode != 0:
         return None
+    return text
+
+
+def verify_head(note, name, key_id, pem, workdir):
+    """Checks the head's signature; returns (size, root) of the checkpoint, or None."""
+    text = verify_note(note, name, key_id, pem, workdir)
+    if text is None:
+        return None
     origin, size, root, time_line = text.rstrip("\n").split("\n")
     if origin != name or not time_line.startswith("time "):
         return None
     return int(size), base64.b64decode(root, validate=True)
+
+
+def check_statement(bundle, entries, size, root, name, key_id, pem, workdir):
+    """The selection statement: signed, for the newest head, and listing exactly `entries`."""
+    text = verify_note(bundle["statement"], name, key_id, pem, workdir)
+    if text is None:
+        return "its signature does not verify"
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) != 6 or lines[0] != "sealtrain-audit-selection 1":
+        return "it is not a selection statement"
+    digest = hashlib.sha256(b"".join(struct.pack(">Q", e["sequence"]) for e in entries))
+    expected = ["origin " + name,
+                "head %d %s" % (size, base64.b64encode(root).decode()),
+                "selection " + bundle["selection"],
+                "filter " + bundle["filter"],
+                "entries %d %s" % (len(entries), base64.b64encode(digest.digest()).decode())]
+    for have, want in zip(lines[1:], expected):
+        if have != want:
+            return "'%s' where the bundle gives '%s'" % (have, want)
+    return None
 
 
 def node(left, right):
@@ -166,6 +201,19 @@ def main():
         altered_leaf = hashlib.sha256(b"\x00" + bytes(altered)).digest()
         if root_from_inclusion_proof(entry["sequence"], size, altered_leaf, entry["proof"]) == root:
             fail("an altered entry verified")
+
+        # The signed selection statement lists exactly the bundle's entries...
+        problem = check_statement(bundle, bundle["entries"], size, root, name, key_id, pem, workdir)
+        if problem is not None:
+            fail("the selection statement does not match the bundle: " + problem)
+        print("selection statement verified: %s, %d entries" % (bundle["selection"],
+                                                                 len(bundle["entries"])))
+        # ...so that ten deleted entries show, whatever the selection line then says.
+        for selection in ("all", "filtered"):
+            cut = dict(bundle, selection=selection)
+            if check_statement(cut, bundle["entries"][:10] + bundle["entries"][20:], size, root,
+                               name, key_id, pem, workdir) is None:
+                fail("ten deleted entries went unnoticed with selection " + selection)
     print("PASS")
 
 

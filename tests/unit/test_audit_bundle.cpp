@@ -94,16 +94,23 @@ private slots:
         QCOMPARE(report.heads.size(), std::size_t{4});
         QCOMPARE(report.heads.back().size, std::uint64_t{kEntries});
         QVERIFY(report.selectionAll);
+        QVERIFY(report.selectionSigned);
+        QCOMPARE(report.verdict(), Verdict::Verified);
+        QCOMPARE(report.selectionText(), std::string("all"));
         QCOMPARE(x.bundle.consistency.size(), std::size_t{3});
+        QVERIFY(x.bundle.statement.has_value());
     }
 
-    void withoutAKeyItWarns()
+    // Without a trusted key nothing failed, but nothing ties the bundle to the log either: the
+    // verdict is Unconfirmed, never Verified.
+    void withoutAKeyItIsUnconfirmed()
     {
         Exported x;
         const auto report = verifyBundle(x.text, {});
         QVERIFY(report.ok());
         QCOMPARE(report.warnings.size(), std::size_t{1});
         QVERIFY(!report.keyTrusted);
+        QCOMPARE(report.verdict(), Verdict::Unconfirmed);
     }
 
     void filteredExportVerifies()
@@ -115,8 +122,12 @@ private slots:
         const auto text = *exportBundle(*x.t.log, filter);
         const auto report = verifyBundle(text, withKey(x.fingerprint));
         QVERIFY2(report.ok(), joined(report).c_str());
+        QCOMPARE(report.verdict(), Verdict::Verified);
         QVERIFY(!report.selectionAll);
+        QVERIFY(report.selectionSigned);
         QCOMPARE(report.filter, std::string("actor=alice action=job.*"));
+        QVERIFY(report.selectionText().starts_with("filtered: actor=alice action=job.* (the "
+                                                   "selection was signed"));
         QVERIFY(!report.entries.empty());
         for (const auto& entry : report.entries) {
             QCOMPARE(entry.actor.id, std::string("alice"));
@@ -127,7 +138,9 @@ private slots:
         QCOMPARE(report.heads.size(), std::size_t{4});
     }
 
-    void subsetOfABundleVerifies()
+    // A subset cut offline: its entries verify, but nobody with the key signed which entries it
+    // left out, so the verdict is Unconfirmed and the selection says so.
+    void subsetOfABundleIsUnconfirmed()
     {
         Exported x;
         ExportFilter filter;
@@ -135,9 +148,14 @@ private slots:
         const auto subset = subsetBundle(x.bundle, filter);
         QVERIFY(subset.ok());
         QVERIFY(!subset->selectionAll);
+        QVERIFY(!subset->statement.has_value());
         QCOMPARE(subset->entries.size(), std::size_t{(kEntries + 3) / 4});
         const auto report = verifyBundle(formatBundle(*subset), withKey(x.fingerprint));
         QVERIFY2(report.ok(), joined(report).c_str());
+        QCOMPARE(report.entriesVerified, std::uint64_t{subset->entries.size()});
+        QCOMPARE(report.verdict(), Verdict::Unconfirmed);
+        QVERIFY(!report.selectionSigned);
+        QVERIFY(report.selectionText().find("not signed") != std::string::npos);
     }
 
     void formatRoundTrips()
@@ -226,9 +244,14 @@ private slots:
             note = signTreeHead(head, other);
         }
         tampered.keys = {NoteVerifier{x.bundle.origin, other.publicKey()}};
+        const auto statement =
+            *parseSelectionStatementText(parseSignedNote(*x.bundle.statement)->text);
+        tampered.statement = signSelectionStatement(statement, other);
         const std::string text = formatBundle(tampered);
         // Self-consistent, so only the reviewer's key tells.
-        QVERIFY(verifyBundle(text, {}).ok());
+        const auto selfConsistent = verifyBundle(text, {});
+        QVERIFY2(selfConsistent.ok(), joined(selfConsistent).c_str());
+        QCOMPARE(selfConsistent.verdict(), Verdict::Unconfirmed);
         const auto byFingerprint = verifyBundle(text, withKey(x.fingerprint));
         QVERIFY(!byFingerprint.ok());
         QVERIFY(joined(byFingerprint).find("do not trust") != std::string::npos);
@@ -338,7 +361,9 @@ private slots:
         QVERIFY2(joined(report).find("rolled back") != std::string::npos, joined(report).c_str());
     }
 
-    void unsignedTailIsAWarning()
+    // Entries beyond the newest signed head carry no proof. Added to an export they break its
+    // signed selection; in a bundle without one the verdict is Unconfirmed, never Verified.
+    void unsignedTailIsUnconfirmed()
     {
         Exported x;
         x.t.append(2);  // no head signed for these
@@ -346,19 +371,162 @@ private slots:
         const auto tail = x.t.store.readEntries(kEntries, 2);
         for (const auto& stored : *tail)
             extended.entries.push_back({stored.sequence, std::nullopt, stored.bytes, {}, 0});
+        const auto signedReport = verifyBundle(formatBundle(extended), withKey(x.fingerprint));
+        QCOMPARE(signedReport.verdict(), Verdict::Failed);
+        QVERIFY2(joined(signedReport).find("32 entries but the log exported 30")
+                     != std::string::npos,
+                 joined(signedReport).c_str());
+
+        extended.statement.reset();
         const auto report = verifyBundle(formatBundle(extended), withKey(x.fingerprint));
         QVERIFY2(report.ok(), joined(report).c_str());
+        QCOMPARE(report.verdict(), Verdict::Unconfirmed);
         QCOMPARE(report.warnings.size(), std::size_t{1});
         QVERIFY(report.warnings[0].find("30 to 31") != std::string::npos);
         QCOMPARE(report.entriesVerified, std::uint64_t{kEntries});
     }
 
+    // Issue #13's attack: ten entries deleted from a complete export, the selection line left as
+    // "all" or relabelled "filtered" (with the filter line left as "all", or edited), or the
+    // statement dropped as in a version 1 bundle. Never Verified, and never called "all".
+    void tenDeletedEntries_data()
+    {
+        QTest::addColumn<QString>("edit");
+        QTest::addColumn<int>("verdict");
+        QTest::newRow("selection left all") << "none" << static_cast<int>(Verdict::Failed);
+        QTest::newRow("selection filtered, filter all")
+            << "selection" << static_cast<int>(Verdict::Failed);
+        QTest::newRow("selection filtered, filter edited")
+            << "selection and filter" << static_cast<int>(Verdict::Failed);
+        QTest::newRow("statement dropped, version 1")
+            << "version 1" << static_cast<int>(Verdict::Unconfirmed);
+    }
+
+    void tenDeletedEntries()
+    {
+        QFETCH(QString, edit);
+        QFETCH(int, verdict);
+        Exported x;
+        Bundle tampered = x.bundle;
+        tampered.entries.erase(tampered.entries.begin() + 10, tampered.entries.begin() + 20);
+        if (edit != "none")
+            tampered.selectionAll = false;
+        if (edit == "selection and filter" || edit == "version 1")
+            tampered.filter = "actor=alice";
+        if (edit == "version 1") {
+            tampered.version = 1;
+            tampered.statement.reset();
+        }
+        const auto report = verifyBundle(formatBundle(tampered), withKey(x.fingerprint));
+        QCOMPARE(static_cast<int>(report.verdict()), verdict);
+        QVERIFY2(!report.selectionText().starts_with("all"), report.selectionText().c_str());
+        if (edit == "none")
+            expectFirstBad(report, 10);
+        if (edit == "selection")
+            QVERIFY2(joined(report).find("filtered with the filter all") != std::string::npos,
+                     joined(report).c_str());
+        if (edit == "selection and filter")
+            QVERIFY2(joined(report).find("signed the selection 'all'") != std::string::npos,
+                     joined(report).c_str());
+        if (edit == "version 1")
+            QVERIFY(report.selectionText().find("not signed") != std::string::npos);
+    }
+
+    // The filter line of a filtered export is edited to claim another selection.
+    void editedFilterTextIsDetected()
+    {
+        Exported x;
+        ExportFilter filter;
+        filter.actor = "alice";
+        auto tampered = *parseBundle(*exportBundle(*x.t.log, filter));
+        tampered.filter = "actor=alice action=job.approve";
+        const auto report = verifyBundle(formatBundle(tampered), withKey(x.fingerprint));
+        QCOMPARE(report.verdict(), Verdict::Failed);
+        QVERIFY2(joined(report).find("signed the selection 'actor=alice'") != std::string::npos,
+                 joined(report).c_str());
+    }
+
+    // A statement signed for an earlier export is put into a later bundle.
+    void replayedStatementIsRefused()
+    {
+        Exported x;
+        x.t.append(4);
+        auto later = *parseBundle(*exportBundle(*x.t.log, {}));
+        later.statement = x.bundle.statement;
+        const auto report = verifyBundle(formatBundle(later), withKey(x.fingerprint));
+        QCOMPARE(report.verdict(), Verdict::Failed);
+        QVERIFY2(joined(report).find("signed for the head at size 30") != std::string::npos,
+                 joined(report).c_str());
+    }
+
+    void forgedStatementIsRefused()
+    {
+        Exported x;
+        Bundle tampered = x.bundle;
+        auto note = *parseSignedNote(*tampered.statement);
+        note.signatures[0].signature[7] ^= 0x01;
+        tampered.statement = formatSignedNote(note);
+        const auto report = verifyBundle(formatBundle(tampered), withKey(x.fingerprint));
+        QCOMPARE(report.verdict(), Verdict::Failed);
+        QVERIFY2(joined(report).find("selection statement") != std::string::npos,
+                 joined(report).c_str());
+    }
+
+    // A version 1 bundle (no statement) is still read: a complete one is proven complete by its
+    // roots, a filtered one is Unconfirmed.
+    void version1Bundles()
+    {
+        Exported x;
+        Bundle old = x.bundle;
+        old.version = 1;
+        old.statement.reset();
+        const std::string text = formatBundle(old);
+        QVERIFY(text.starts_with("sealtrain-audit-bundle 1\n"));
+        const auto complete = verifyBundle(text, withKey(x.fingerprint));
+        QCOMPARE(complete.verdict(), Verdict::Verified);
+        QVERIFY(!complete.selectionSigned);
+        QCOMPARE(complete.selectionText(), std::string("all"));
+
+        ExportFilter filter;
+        filter.actor = "bob";
+        auto filtered = *subsetBundle(old, filter);
+        const auto report = verifyBundle(formatBundle(filtered), withKey(x.fingerprint));
+        QCOMPARE(report.verdict(), Verdict::Unconfirmed);
+        QCOMPARE(report.entriesVerified, std::uint64_t{filtered.entries.size()});
+    }
+
+    // A complete bundle is proven by its recomputed roots, so its proofs are not re-hashed; each
+    // proof character is still checked, and refused exactly where parseBundle refuses it.
+    void malformedProofInACompleteBundle()
+    {
+        Exported x;
+        const auto line = x.text.find("\nentry 5 ") + 1;  // three hashes, under the head at 8
+        const auto proof =
+            x.text.find(' ', x.text.find(' ', x.text.find(' ', line + 6) + 1) + 1) + 1;
+        int cases = 0;
+        for (std::size_t at = proof; at < proof + 2 * 45; ++at) {
+            for (const char bad : {'*', '=', '-', '_', '.', '~', '\x80', '\xff', 'B'}) {
+                std::string text = x.text;
+                const bool lastDigit = (at - proof) % 45 == 42;
+                if (text[at] == ' ' || text[at] == bad || (bad == 'B' && !lastDigit))
+                    continue;
+                text[at] = bad;
+                QVERIFY2(!parseBundle(text).ok(), text.substr(line, 200).c_str());
+                QVERIFY2(!verifyBundle(text, withKey(x.fingerprint)).ok(),
+                         text.substr(line, 200).c_str());
+                ++cases;
+            }
+        }
+        QVERIFY(cases > 600);
+    }
+
     void strictParsing_data()
     {
         QTest::addColumn<QString>("edit");
-        for (const char* edit : {"crlf", "no end", "text after end", "double space", "bad magic",
-                                 "trailing space", "short hash", "unknown line", "no final newline",
-                                 "entry before head", "leading zero"})
+        for (const char* edit :
+             {"crlf", "no end", "text after end", "double space", "bad magic", "trailing space",
+              "short hash", "unknown line", "no final newline", "entry before head", "leading zero",
+              "bad proof digit", "statement after key"})
             QTest::newRow(edit) << edit;
     }
 
@@ -377,7 +545,7 @@ private slots:
         else if (edit == "double space")
             text.insert(firstEntry + 5, " ");
         else if (edit == "bad magic")
-            text[text.find(' ') + 1] = '2';
+            text[text.find(' ') + 1] = '3';
         else if (edit == "trailing space")
             text.insert(text.find('\n', firstEntry), " ");
         else if (edit == "short hash")
@@ -391,6 +559,14 @@ private slots:
                         text.substr(firstEntry, text.find('\n', firstEntry) + 1 - firstEntry));
         else if (edit == "leading zero")
             text.insert(firstEntry + 6, "0");
+        else if (edit == "bad proof digit")
+            text[text.find(' ', text.find(' ', text.find(' ', firstEntry + 6) + 1) + 1) + 5] = '*';
+        else if (edit == "statement after key") {
+            const auto statement = text.find("\nstatement ") + 1;
+            const auto line = text.substr(statement, text.find('\n', statement) + 1 - statement);
+            text.erase(statement, line.size());
+            text.insert(text.find("\nhead ") + 1, line);
+        }
         QVERIFY(!parseBundle(text).ok());
         const auto report = verifyBundle(text, withKey(x.fingerprint));
         QVERIFY(!report.ok());

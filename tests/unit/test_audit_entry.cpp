@@ -4,6 +4,7 @@
 
 #include "audit_fixture.h"
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/crypto/hash.h"
 
 #include <QtTest/QtTest>
 
@@ -190,13 +191,38 @@ private slots:
         const std::string raw(bytes.begin(), bytes.end());
         QVERIFY(raw.find("patients") == std::string::npos);
         const auto decoded = *decodeEntry(bytes);
-        QVERIFY(key.matches(decoded, "/data/patients.csv"));
-        QVERIFY(!key.matches(decoded, "/data/other.csv"));
+        QVERIFY(key.matches(decoded, "file", "/data/patients.csv"));
+        QVERIFY(!key.matches(decoded, "file", "/data/other.csv"));
         // Another key does not find it.
         std::vector<std::uint8_t> other(32, 0x11);
         const auto otherKey =
             AuditKey::create(crypto::SecretBytes::fromBytes(other).value(), key.keyId()).value();
-        QVERIFY(!otherKey.matches(decoded, "/data/patients.csv"));
+        QVERIFY(!otherKey.matches(decoded, "file", "/data/patients.csv"));
+    }
+
+    // The keyed hash binds the field name: the same value recorded under another field, or a
+    // hash moved into a detail of another name, does not match.
+    void keyedHashBindsTheFieldName()
+    {
+        const AuditKey key = testing::testAuditKey();
+        Entry e = sampleEntry();
+        e.keyedHashKeyId = key.keyId();
+        e.details.push_back(key.keyedDetail("user_name", "alice"));
+        QVERIFY(key.matches(e, "user_name", "alice"));
+        QVERIFY(!key.matches(e, "display_name", "alice"));
+        QVERIFY(key.keyedDetail("user_name", "alice").value
+                != key.keyedDetail("display_name", "alice").value);
+        Entry moved = e;
+        moved.details.back().name = "display_name";
+        QVERIFY(!key.matches(moved, "display_name", "alice"));
+        QVERIFY(!key.matches(moved, "user_name", "alice"));
+        // The construction of docs/formats/audit.md: HMAC-SHA-256(key, u32 len || name || value).
+        const std::string message = std::string("\0\0\0\x09", 4) + "user_namealice";
+        const auto expected = crypto::hmacSha256(
+            crypto::SecretBytes::fromBytes(std::vector<std::uint8_t>(32, 0x5a)).value(),
+            asBytes(message));
+        QVERIFY(std::equal(expected.begin(), expected.end(), e.details.back().value.begin(),
+                           e.details.back().value.end()));
     }
 };
 

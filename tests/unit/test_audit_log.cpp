@@ -52,8 +52,8 @@ private slots:
             QCOMPARE(entry.sequence, s.sequence);
             QCOMPARE(entry.previousLeafHash, previous);
             QCOMPARE(leafHash(s.bytes), t.log->tree().leaf(s.sequence));
-            QVERIFY(t.auditKey.matches(entry, "/data/patients-" + std::to_string(s.sequence % 3)
-                                                  + ".csv"));
+            QVERIFY(t.auditKey.matches(
+                entry, "file", "/data/patients-" + std::to_string(s.sequence % 3) + ".csv"));
             previous = s.leafHash;
         }
     }

@@ -188,6 +188,31 @@ private slots:
         QVERIFY2(isOneSentence(sentence.substr(0, sentence.size() - 1)), verified.err.c_str());
     }
 
+    // The import report lists where possible PII was found: only its owner may read it, and a
+    // report that can not be written leaves no partial file behind.
+    void importReportIsPrivate()
+    {
+        const fs::path source = site_.root / "src-report" / "fortunes";
+        writeFortunes(source, "the report");
+        const fs::path report = site_.root / "import-report.json";
+        const auto imported =
+            runCtl(site_.as("sam", {"dataset", "import", "--name", "reported", "--format",
+                                    "fortune", "--report", report.string(), source.string()}));
+        QVERIFY2(imported.code == 0, imported.err.c_str());
+        QCOMPARE(fs::status(report).permissions() & fs::perms::all,
+                 fs::perms::owner_read | fs::perms::owner_write);
+        QVERIFY(nlohmann::json::parse(readText(report)).contains("issues"));
+
+        const fs::path nowhere = site_.root / "no-such-folder" / "report.json";
+        const auto failed =
+            runCtl(site_.as("sam", {"dataset", "import", "--name", "reported-again", "--format",
+                                    "fortune", "--report", nowhere.string(), source.string()}));
+        QCOMPARE(failed.code, 1);
+        QVERIFY2(failed.err.find("the report could not be written") != std::string::npos,
+                 failed.err.c_str());
+        QVERIFY(!fs::exists(nowhere.parent_path()));
+    }
+
     void failedImportLeavesNothing()
     {
         const auto before = std::distance(fs::directory_iterator(fs::path(site_.data) / "datasets"),

@@ -8,6 +8,7 @@
 
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/audit/merkle_tree.h"
+#include "sealtrain/audit/selection_statement.h"
 #include "sealtrain/audit/store.h"
 #include "sealtrain/audit/tree_head.h"
 
@@ -85,6 +86,9 @@ public:
     // Applies the time-based policy; call it periodically (every few seconds). Also reports an
     // error from a head signed after a commit.
     [[nodiscard]] Result<void> tick();
+    // Signs an export's selection statement with the log key (bundle.h's exportBundle). The
+    // statement's first line keeps it from ever reading as a tree head.
+    [[nodiscard]] std::string signSelection(const SelectionStatement& statement) const;
 
     [[nodiscard]] std::uint64_t size() const noexcept { return tree_.size(); }
     [[nodiscard]] const MerkleTree& tree() const noexcept { return tree_; }

@@ -101,11 +101,19 @@ public:
     [[nodiscard]] static Result<AuditKey> create(crypto::SecretBytes key, std::string keyId);
 
     [[nodiscard]] const std::string& keyId() const noexcept { return keyId_; }
+    // The detail `name` holding the keyed hash of `value` (keyedHash below).
     [[nodiscard]] Detail keyedDetail(std::string name, std::string_view value) const;
-    // True when `entry` holds a detail that is the keyed hash of `value` under this key.
-    [[nodiscard]] bool matches(const Entry& entry, std::string_view value) const;
+    // True when `entry` holds a detail named `name` that is the keyed hash of `value` under this
+    // key. The comparison takes the same time whatever the bytes, and the same value under
+    // another field name does not match.
+    [[nodiscard]] bool matches(const Entry& entry, std::string_view name,
+                               std::string_view value) const;
 
 private:
+    // The one keyed hash of the log: HMAC-SHA-256(key, u32 length of name || name || value), so
+    // that a value is bound to the field it was recorded under (docs/formats/audit.md).
+    [[nodiscard]] Hash keyedHash(std::string_view name, std::string_view value) const;
+
     AuditKey(crypto::SecretBytes key, std::string keyId)
         : key_(std::move(key))
         , keyId_(std::move(keyId))

@@ -61,6 +61,15 @@ struct NoteVerifier {
     [[nodiscard]] static Result<NoteVerifier> fromVkey(std::string_view vkey);
 };
 
+// Signs `text` (lines ending in newlines) with `key` under `keyName`; returns the signed note.
+// Callers give texts that can not be mistaken for one another (a tree head's first line is an
+// origin, which has no space; other notes start with a line that has one).
+[[nodiscard]] std::string signNote(const std::string& text, const std::string& keyName,
+                                   const crypto::SigningKey& key);
+// Parses `signedNote` and checks the signature of `trusted` on it; returns the note's text.
+[[nodiscard]] Result<std::string> verifyNote(std::string_view signedNote,
+                                             const NoteVerifier& trusted);
+
 // Signs `head` with `key` under the name `head.origin`; returns the signed note text.
 [[nodiscard]] std::string signTreeHead(const TreeHead& head, const crypto::SigningKey& key);
 

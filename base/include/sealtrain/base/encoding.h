@@ -3,6 +3,7 @@
 // Decoders are strict: they refuse anything non-canonical.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -19,6 +20,28 @@ namespace sealtrain {
 [[nodiscard]] std::string toBase64(std::span<const std::uint8_t> bytes);
 // nullopt on a wrong alphabet, length, padding, or non-zero trailing bits.
 [[nodiscard]] std::optional<std::vector<std::uint8_t>> fromBase64(std::string_view text);
+// The same into `out`, whose capacity is reused across calls (a loop over many values); false
+// where fromBase64 gives nullopt, `out` then unspecified.
+[[nodiscard]] bool fromBase64Into(std::string_view text, std::vector<std::uint8_t>& out);
+namespace internal {
+// Digit values, -1 outside the alphabet, built at compile time.
+constexpr std::array<std::int8_t, 256> base64DigitValues(std::string_view alphabet)
+{
+    std::array<std::int8_t, 256> values{};
+    values.fill(-1);
+    for (std::size_t i = 0; i < alphabet.size(); ++i)
+        values[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
+    return values;
+}
+inline constexpr auto kBase64DigitValues =
+    base64DigitValues("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
+}  // namespace internal
+
+// The value of one digit of standard base64 (0 to 63), or -1 for any other character.
+[[nodiscard]] constexpr int base64DigitValue(char c) noexcept
+{
+    return internal::kBase64DigitValues[static_cast<unsigned char>(c)];
+}
 
 [[nodiscard]] std::string toBase64Url(std::span<const std::uint8_t> bytes);
 [[nodiscard]] std::optional<std::vector<std::uint8_t>> fromBase64Url(std::string_view text);
