@@ -229,7 +229,7 @@ Result<void> revokeSessionsOf(const Database& database, std::int64_t userId)
     return database.run("UPDATE sessions SET revoked = 1 WHERE user_id = ?", {userId});
 }
 
-crypto::Sha256Digest resetCodeHash(const std::string& code)
+crypto::Sha256Digest hashOfResetCode(const std::string& code)
 {
     return crypto::sha256(asBytes(code));
 }
@@ -243,7 +243,7 @@ Result<std::string> openReset(const Database& database, std::int64_t userId)
     SEALTRAIN_TRY(database.run("UPDATE users SET password_hash = '', totp_secret = x'', "
                                "totp_last_step = 0, failed_attempts = 0, locked_until = 0, "
                                "reset_code_hash = ? WHERE id = ?",
-                               {SqlValue::blob(resetCodeHash(code)), userId}));
+                               {SqlValue::blob(hashOfResetCode(code)), userId}));
     SEALTRAIN_TRY(database.run("DELETE FROM pending_resets WHERE user_id = ?", {userId}));
     SEALTRAIN_TRY(revokeSessionsOf(database, userId));
     return code;
@@ -251,7 +251,7 @@ Result<std::string> openReset(const Database& database, std::int64_t userId)
 
 bool resetCodeMatches(const std::vector<std::uint8_t>& stored, const std::string& code)
 {
-    const auto hash = resetCodeHash(code);
+    const auto hash = hashOfResetCode(code);
     return stored.size() == hash.size()
            && CRYPTO_memcmp(stored.data(), hash.data(), hash.size()) == 0;
 }
