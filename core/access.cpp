@@ -5,75 +5,121 @@
 
 #include "sealtrain/core/identity.h"
 
-#include <algorithm>
+#include <array>
+#include <bitset>
+#include <optional>
+#include <utility>
 
 namespace sealtrain::core {
 
 namespace {
 
-// Permission classes for separation of duties: operators of the infrastructure hold `worker.*`
-// and never data or job permissions.
-bool isInfrastructure(std::string_view permission)
+// The duties that separation of duties keeps apart, each a set of permission prefixes.
+enum Duty : std::size_t { kAdministration, kInfrastructure, kDataAndJobs, kAudit, kDutyCount };
+
+struct DutyClass {
+    std::string_view name;  // as refusals say it
+    std::vector<std::string_view> prefixes;
+};
+
+// Indexed by Duty.
+const std::array<DutyClass, kDutyCount>& dutyClasses()
 {
-    return permission.starts_with("worker.");
+    static const std::array<DutyClass, kDutyCount> kClasses{{
+        {"identity administration (user, role, grant, session)",
+         {"user.", "role.", "grant.", "session."}},
+        {"infrastructure (worker)", {"worker."}},
+        {"data or job (dataset, job)", {"dataset.", "job."}},
+        {"audit", {"audit."}},
+    }};
+    return kClasses;
 }
 
-bool isDataOrJob(std::string_view permission)
+// The one rule table of separation of duties: no role combines, and no user holds together, the
+// two duties of a pair, however the grants are made (break-glass too) and by whomever (the
+// holder too). Approving jobs is a job permission.
+constexpr std::array<std::pair<Duty, Duty>, 4> kSeparatedDuties{{
+    {kAdministration, kDataAndJobs},
+    {kAdministration, kAudit},
+    {kAdministration, kInfrastructure},
+    {kInfrastructure, kDataAndJobs},
+}};
+
+using Duties = std::bitset<kDutyCount>;
+
+Duties dutiesOf(const std::vector<std::string>& permissions)
 {
-    return permission.starts_with("dataset.") || permission.starts_with("job.");
+    Duties duties;
+    for (std::size_t duty = 0; duty < kDutyCount; ++duty)
+        for (const auto prefix : dutyClasses()[duty].prefixes)
+            for (const auto& p : permissions)
+                duties[duty] = duties[duty] || p.starts_with(prefix);
+    return duties;
 }
 
-bool isAdministration(std::string_view permission)
+// The first separated pair that `held` and `added` bring together: (what `held` has, what
+// `added` brings).
+std::optional<std::pair<Duty, Duty>> separatedPair(const Duties& held, const Duties& added)
 {
-    return permission == permission::kUserManage || permission == permission::kRoleManage
-           || permission == permission::kGrantManage || permission == permission::kSessionManage;
+    for (const auto& [first, second] : kSeparatedDuties) {
+        if (held[first] && added[second])
+            return std::pair{first, second};
+        if (held[second] && added[first])
+            return std::pair{second, first};
+    }
+    return std::nullopt;
 }
 
 // The separation-of-duties rules for one role's permissions.
 Result<void> checkRoleMix(const std::vector<std::string>& permissions)
 {
-    bool administration = false;
-    bool other = false;
-    for (const auto& p : permissions) {
+    for (const auto& p : permissions)
         if (!permission::isKnown(p))
             return Error(ErrorCode::InvalidArgument,
                          "The permission '" + p + "' is unknown; see 'role permissions'.");
-        (isAdministration(p) ? administration : other) = true;
-    }
-    if (administration && other)
-        return denied("A role may not combine identity administration with data, job "
-                      "or audit permissions; make two roles.");
-    const bool infrastructure = std::any_of(permissions.begin(), permissions.end(),
-                                            [](const auto& p) { return isInfrastructure(p); });
-    const bool data = std::any_of(permissions.begin(), permissions.end(),
-                                  [](const auto& p) { return isDataOrJob(p); });
-    if (infrastructure && data)
-        return denied("A role may not combine infrastructure (worker) permissions with "
-                      "data or job permissions; make two roles.");
+    const Duties duties = dutiesOf(permissions);
+    if (auto pair = separatedPair(duties, duties))
+        return denied("A role may not combine " + std::string(dutyClasses()[pair->first].name)
+                      + " with " + std::string(dutyClasses()[pair->second].name)
+                      + " permissions; make two roles.");
     return success();
 }
 
-// The two permission classes that one user may not hold together, as SQL sums.
-constexpr std::string_view kClasses =
-    "sum(p.permission LIKE 'worker.%'), "
-    "sum(p.permission LIKE 'dataset.%' OR p.permission LIKE 'job.%')";
-
-struct PermissionClasses {
-    bool infrastructure = false;
-    bool dataOrJob = false;
-};
-
-Result<PermissionClasses> permissionClasses(const Database& database, const std::string& sql,
-                                            SqlValues arguments)
+// One column per duty, in Duty order: how many of the rows' permissions (`p.permission`) fall in
+// it.
+std::string dutySums()
 {
-    PermissionClasses classes;
-    auto row = database.queryOne(sql, arguments, [&](const Statement& sums) {
-        classes.infrastructure = sums.integer(0) > 0;
-        classes.dataOrJob = sums.integer(1) > 0;
-    });
+    std::string sums;
+    for (const auto& duty : dutyClasses()) {
+        std::string any;
+        for (const auto prefix : duty.prefixes)
+            any += (any.empty() ? "" : " OR ") + std::string("p.permission LIKE '")
+                   + std::string(prefix) + "%'";
+        sums += (sums.empty() ? "" : ", ") + std::string("sum(") + any + ")";
+    }
+    return sums;
+}
+
+Result<Duties> dutiesFromSql(const Database& database, std::string_view from, SqlValues arguments)
+{
+    Duties duties;
+    auto row = database.queryOne("SELECT " + dutySums() + " " + std::string(from), arguments,
+                                 [&](const Statement& sums) {
+                                     for (std::size_t duty = 0; duty < kDutyCount; ++duty)
+                                         duties[duty] = sums.integer(static_cast<int>(duty)) > 0;
+                                 });
     if (!row)
         return row.error();
-    return classes;
+    return duties;
+}
+
+// The duties `userId` holds through unexpired grants, in any project, break-glass included.
+Result<Duties> dutiesHeld(const Database& database, std::int64_t userId, std::int64_t now)
+{
+    return dutiesFromSql(database,
+                         "FROM grants g JOIN role_permissions p ON p.role = g.role "
+                         "WHERE g.user_id = ? AND (g.expires = 0 OR g.expires > ?)",
+                         {userId, now});
 }
 
 }  // namespace
@@ -102,31 +148,28 @@ Result<void> Access::requireAnotherAdmin(std::int64_t id, const std::string& wha
     return success();
 }
 
-Result<void> Access::requireSeparateOperator(std::int64_t id, const std::string& user,
-                                             const std::string& role) const
+Result<bool> Access::administersIdentities(std::int64_t userId) const
 {
-    auto granted = permissionClasses(
-        database_, "SELECT " + std::string(kClasses) + " FROM role_permissions p WHERE p.role = ?",
-        {role});
-    if (!granted)
-        return granted.error();
-    if (!granted->infrastructure && !granted->dataOrJob)
-        return success();
-    auto held = permissionClasses(database_,
-                                  "SELECT " + std::string(kClasses)
-                                      + " FROM grants g JOIN role_permissions p ON p.role = g.role "
-                                        "WHERE g.user_id = ? AND (g.expires = 0 OR g.expires > ?)",
-                                  {id, gate_.now()});
+    auto held = dutiesHeld(database_, userId, gate_.now());
     if (!held)
         return held.error();
-    if (granted->dataOrJob && held->infrastructure)
-        return denied("The user '" + user
-                      + "' operates infrastructure and may not hold data or job permissions; "
-                        "use a separate account.");
-    if (granted->infrastructure && held->dataOrJob)
-        return denied("The user '" + user
-                      + "' holds data or job permissions and may not operate infrastructure; "
-                        "use a separate account.");
+    return held->test(kAdministration);
+}
+
+Result<void> Access::requireSeparateDuties(std::int64_t id, const std::string& user,
+                                           const std::string& role) const
+{
+    auto granted = dutiesFromSql(database_, "FROM role_permissions p WHERE p.role = ?", {role});
+    if (!granted)
+        return granted.error();
+    auto held = dutiesHeld(database_, id, gate_.now());
+    if (!held)
+        return held.error();
+    if (auto pair = separatedPair(*held, *granted))
+        return denied(
+            "The user '" + user + "' holds " + std::string(dutyClasses()[pair->first].name)
+            + " permissions and may not also hold " + std::string(dutyClasses()[pair->second].name)
+            + " permissions; use a separate account.");
     return success();
 }
 
@@ -220,7 +263,7 @@ Result<void> Access::grantBreakGlass(const std::string& session, const std::stri
             if (!*known)
                 return Error(ErrorCode::NotFound,
                              "There is no role '" + role + "'; check the name with 'role list'.");
-            SEALTRAIN_TRY(requireSeparateOperator(*id, user, role));
+            SEALTRAIN_TRY(requireSeparateDuties(*id, user, role));
             if (auto done = database_.run(
                     "INSERT INTO grants (user_id, role, project, expires, break_glass, reason) "
                     "VALUES (?, ?, ?, ?, ?, ?)",

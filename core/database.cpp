@@ -110,6 +110,19 @@ CREATE TABLE dataset_grants (
 );
 )sql";
 
+// Version 4 (issue #13): credential resets. A reset user has no password and no TOTP secret
+// until they set their own with a one-time reset code, of which only the SHA-256 is kept
+// (`reset_code_hash`, NULL when no reset is open). A reset of someone who administers identities
+// waits in `pending_resets` until a second admin approves it.
+constexpr std::string_view kSchemaV4 = R"sql(
+ALTER TABLE users ADD COLUMN reset_code_hash BLOB;
+CREATE TABLE pending_resets (
+    user_id INTEGER PRIMARY KEY REFERENCES users(id),
+    requested_by INTEGER NOT NULL REFERENCES users(id),
+    created INTEGER NOT NULL
+);
+)sql";
+
 int checkedResult(int rc)
 {
     return rc & 0xff;  // primary result code
@@ -158,7 +171,8 @@ Result<crypto::SecretBytes> deriveDatabaseKey(const crypto::Kek& kek)
 
 const std::vector<Migration>& migrations()
 {
-    static const std::vector<Migration> kMigrations{{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}};
+    static const std::vector<Migration> kMigrations{
+        {1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}};
     return kMigrations;
 }
 

@@ -1,6 +1,8 @@
-// Users, credentials, sign-in and sessions. Sign-in is one audited transaction made of named
-// steps: look the account up, check that it may sign in now, check the password and the TOTP
-// code, count a failure or clear the count, and issue the session.
+// Users, credentials, resets, sign-in and sessions. Sign-in is one audited transaction made of
+// named steps: look the account up, check that it may sign in now, check the password and the
+// TOTP code, count a failure or clear the count, and issue the session. Every refusal costs one
+// Argon2id computation and gives the same sentence, so that neither the message nor the time
+// tells an unknown name from a disabled, locked or reset account.
 #include "sealtrain/core/identity.h"
 
 #include "audited_transaction.h"
@@ -12,6 +14,8 @@
 #include "sealtrain/core/password.h"
 #include "sealtrain/core/totp.h"
 #include "sealtrain/crypto/random.h"
+
+#include <openssl/crypto.h>
 
 #include <algorithm>
 #include <functional>
@@ -30,20 +34,30 @@ constexpr std::string_view kDummyHashAtFloor =
 // What sign-in reads about an account.
 struct Account {
     std::int64_t id = 0;
-    std::string name;
     std::string passwordHash;
     crypto::SecretBytes totpSecret;
     std::uint64_t lastTotpStep = 0;
     bool disabled = false;
     std::int64_t failures = 0;
     std::int64_t lockedUntil = 0;
+    std::optional<std::vector<std::uint8_t>> resetCodeHash;  // set while a reset is open
 };
 
-// One answer for every wrong credential, so that it does not tell which one was wrong.
+// One answer for every refused sign-in, so that it does not tell which credential was wrong nor
+// whether the account exists, is disabled, locked or reset (the audit entry says which).
 Error wrongCredentials()
 {
     return Error(ErrorCode::Unauthenticated,
-                 "The user name, password or TOTP code is wrong; try again.");
+                 "The user name, password or TOTP code is wrong, or the account may not sign in "
+                 "now; try again, or ask an admin.");
+}
+
+// One answer for every refused reset completion.
+Error wrongResetCode()
+{
+    return Error(ErrorCode::Unauthenticated,
+                 "The user name or reset code is wrong, or the reset was completed already; "
+                 "check them, or ask an admin for a new reset.");
 }
 
 // Marks the sign-in's entry denied with `reason`; the caller gets `error` once the entry (and
@@ -61,7 +75,7 @@ Result<std::optional<Account>> findAccount(const Database& database, const std::
     std::vector<std::uint8_t> secret;
     auto found = database.queryOne(
         "SELECT id, password_hash, totp_secret, totp_last_step, disabled, failed_attempts, "
-        "locked_until FROM users WHERE name = ?",
+        "locked_until, reset_code_hash FROM users WHERE name = ?",
         {name}, [&](const Statement& row) {
             account.id = row.integer(0);
             account.passwordHash = row.text(1);
@@ -70,6 +84,8 @@ Result<std::optional<Account>> findAccount(const Database& database, const std::
             account.disabled = row.integer(4) != 0;
             account.failures = row.integer(5);
             account.lockedUntil = row.integer(6);
+            if (!row.isNull(7))
+                account.resetCodeHash = row.blob(7);
         });
     if (!found)
         return found.error();
@@ -79,15 +95,15 @@ Result<std::optional<Account>> findAccount(const Database& database, const std::
     wipeMemory(secret);
     if (!totpSecret)
         return totpSecret.error();
-    account.name = name;
     account.totpSecret = std::move(*totpSecret);
     return std::optional<Account>(std::move(account));
 }
 
-// An unknown name costs as much as a wrong password (the hash is thrown away), and is recorded
-// only as a keyed hash: it may be a password typed into the wrong field.
-Result<void> refuseUnknownUser(const AuditedTransactions& gate, const std::string& name,
-                               const crypto::SecretBytes& password, audit::EntryDraft& draft)
+// Costs what checking a wrong password costs, one Argon2id computation, for the refusals that
+// have no password hash to check against (an unknown name, a disabled, locked or reset account):
+// no timing oracle for user names or account states.
+Result<void> spendOneVerification(const AuditedTransactions& gate,
+                                  const crypto::SecretBytes& password)
 {
     const auto& hashing = gate.options().passwordHashing;
     const bool atFloor = hashing.opsLimit == crypto::kArgon2Floor.opsLimit
@@ -97,24 +113,31 @@ Result<void> refuseUnknownUser(const AuditedTransactions& gate, const std::strin
     } else if (auto dummy = hashPassword(password, hashing); !dummy) {
         return dummy.error();
     }
+    return success();
+}
+
+// An unknown name is recorded only as a keyed hash: it may be a password typed into the wrong
+// field.
+void recordUnknownUser(const AuditedTransactions& gate, const std::string& name,
+                       audit::EntryDraft& draft)
+{
     draft.actor.id = "unknown";
     if (gate.auditKey() != nullptr)
         draft.sensitive.emplace_back("user_name", name);
     draft.target = {"user", "unknown"};
-    return refuse(draft, "unknown user", wrongCredentials());
 }
 
-// Why `account` may not sign in at `now` whatever its credentials: disabled, or locked out.
-std::optional<Error> closedAccount(const Account& account, std::int64_t now)
+// Why `account` may not sign in at `now` whatever its credentials (the audit entry's reason):
+// disabled, locked out, or reset and waiting for its user to set new credentials.
+std::optional<std::string> closedAccount(const Account& account, std::int64_t now)
 {
     if (account.disabled)
-        return Error(ErrorCode::PermissionDenied,
-                     "The account '" + account.name + "' is disabled; ask an admin.");
+        return "account disabled";
     if (account.lockedUntil > now)
-        return Error(
-            ErrorCode::PermissionDenied,
-            "The account '" + account.name + "' is locked after repeated failed sign-ins for "
-                + std::to_string(account.lockedUntil - now) + " more seconds; wait and retry.");
+        return "account locked for " + std::to_string(account.lockedUntil - now)
+               + " more seconds after repeated failed sign-ins";
+    if (account.resetCodeHash)
+        return "account reset: its user must set new credentials with the reset code";
     return std::nullopt;
 }
 
@@ -206,6 +229,55 @@ Result<void> revokeSessionsOf(const Database& database, std::int64_t userId)
     return database.run("UPDATE sessions SET revoked = 1 WHERE user_id = ?", {userId});
 }
 
+crypto::Sha256Digest hashOfResetCode(const std::string& code)
+{
+    return crypto::sha256(asBytes(code));
+}
+
+// Leaves `userId` with no password and no TOTP secret, ends their sessions, lockout and any
+// pending request, and returns the one-time code with which they set new credentials (the
+// database keeps only its SHA-256).
+Result<std::string> openReset(const Database& database, std::int64_t userId)
+{
+    std::string code = "rc_" + toBase64Url(crypto::randomBytes(32));
+    SEALTRAIN_TRY(database.run("UPDATE users SET password_hash = '', totp_secret = x'', "
+                               "totp_last_step = 0, failed_attempts = 0, locked_until = 0, "
+                               "reset_code_hash = ? WHERE id = ?",
+                               {SqlValue::blob(hashOfResetCode(code)), userId}));
+    SEALTRAIN_TRY(database.run("DELETE FROM pending_resets WHERE user_id = ?", {userId}));
+    SEALTRAIN_TRY(revokeSessionsOf(database, userId));
+    return code;
+}
+
+bool resetCodeMatches(const std::vector<std::uint8_t>& stored, const std::string& code)
+{
+    const auto hash = hashOfResetCode(code);
+    return stored.size() == hash.size()
+           && CRYPTO_memcmp(stored.data(), hash.data(), hash.size()) == 0;
+}
+
+struct ResetRequest {
+    std::int64_t requesterId = 0;
+    std::string requester;
+};
+
+// The admin who asked for the reset of `userId` that waits for approval, if any.
+Result<std::optional<ResetRequest>> pendingReset(const Database& database, std::int64_t userId)
+{
+    ResetRequest request;
+    auto found = database.queryOne("SELECT p.requested_by, u.name FROM pending_resets p "
+                                   "JOIN users u ON u.id = p.requested_by WHERE p.user_id = ?",
+                                   {userId}, [&](const Statement& row) {
+                                       request.requesterId = row.integer(0);
+                                       request.requester = row.text(1);
+                                   });
+    if (!found)
+        return found.error();
+    if (!*found)
+        return std::optional<ResetRequest>();
+    return std::optional<ResetRequest>(std::move(request));
+}
+
 // perform for a call on the user `name` (the entry's target), which `change` gets by id.
 Result<void> performOnUser(AuditedTransactions& gate, const std::string& session,
                            const std::string& action, std::string_view permission,
@@ -219,6 +291,33 @@ Result<void> performOnUser(AuditedTransactions& gate, const std::string& session
                                 return id.error();
                             return change(*id);
                         });
+}
+
+// A reset call (user.manage) on the user `name`: `takesEffect` decides, inside the transaction,
+// whether the reset happens now (true: the outcome holds the one-time code) or waits (false).
+using ResetDecision =
+    std::function<Result<bool>(const Caller&, std::int64_t userId, audit::EntryDraft&)>;
+
+Result<ResetOutcome> performReset(AuditedTransactions& gate, const std::string& session,
+                                  const std::string& action, const std::string& name,
+                                  const ResetDecision& takesEffect)
+{
+    return gate.performReturning(
+        session, {action, permission::kUserManage, {}, {"user", name}},
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<ResetOutcome> {
+            auto id = userIdByName(gate.database(), name);
+            if (!id)
+                return id.error();
+            auto now = takesEffect(caller, *id, draft);
+            if (!now)
+                return now.error();
+            if (!*now)
+                return ResetOutcome{name, {}};
+            auto code = openReset(gate.database(), *id);
+            if (!code)
+                return code.error();
+            return ResetOutcome{name, std::move(*code)};
+        });
 }
 
 }  // namespace
@@ -258,8 +357,8 @@ Result<Enrollment> Identity::storeNewCredentials(std::int64_t id, const std::str
     // The TOTP secret is stored as is: the whole database is encrypted under the database key
     // (docs/formats/database.md), and the server must be able to compute codes from it.
     SEALTRAIN_TRY(database_.run("UPDATE users SET password_hash = ?, totp_secret = ?, "
-                                "totp_last_step = 0, failed_attempts = 0, locked_until = 0 "
-                                "WHERE id = ?",
+                                "totp_last_step = 0, failed_attempts = 0, locked_until = 0, "
+                                "reset_code_hash = NULL WHERE id = ?",
                                 {*hash, SqlValue::blob(secret->bytes()), id}));
     return Enrollment{name, otpauthUri(options_.totpIssuer, name, *secret)};
 }
@@ -306,10 +405,15 @@ Result<std::string> Identity::signIn(const std::string& name, const crypto::Secr
             if (!account)
                 return account.error();
             const std::int64_t t = gate_.now();
-            if (!*account)
-                return refuseUnknownUser(gate_, name, password, draft);
-            if (auto closed = closedAccount(**account, t))
-                return refuse(draft, closed->message(), *closed);
+            if (!*account) {
+                recordUnknownUser(gate_, name, draft);
+                SEALTRAIN_TRY(spendOneVerification(gate_, password));
+                return refuse(draft, "unknown user", wrongCredentials());
+            }
+            if (auto closed = closedAccount(**account, t)) {
+                SEALTRAIN_TRY(spendOneVerification(gate_, password));
+                return refuse(draft, *closed, wrongCredentials());
+            }
             const auto check = checkCredentials(**account, password, totpCode, gate_.clock());
             if (!check.failure.empty()) {
                 SEALTRAIN_TRY(countFailure(database_, options_, **account, t, draft));
@@ -374,20 +478,78 @@ Result<void> Identity::enableUser(const std::string& session, const std::string&
                          });
 }
 
-Result<Enrollment> Identity::resetUser(const std::string& session, const std::string& name,
-                                       const crypto::SecretBytes& password)
+Result<ResetOutcome> Identity::resetUser(const std::string& session, const std::string& name)
 {
+    return performReset(
+        gate_, session, "user.reset", name,
+        [&](const Caller& caller, std::int64_t id, audit::EntryDraft& draft) -> Result<bool> {
+            auto administrator = access_.administersIdentities(id);
+            if (!administrator)
+                return administrator.error();
+            if (!*administrator)
+                return true;
+            // Whoever resets an admin could sign in as them: a second admin must agree.
+            SEALTRAIN_TRY(database_.run("INSERT OR REPLACE INTO pending_resets "
+                                        "(user_id, requested_by, created) VALUES (?, ?, ?)",
+                                        {id, caller.userId, gate_.now()}));
+            draft.details.push_back(audit::textDetail("approval", "pending"));
+            return false;
+        });
+}
+
+Result<ResetOutcome> Identity::approveReset(const std::string& session, const std::string& name)
+{
+    return performReset(
+        gate_, session, "user.reset_approve", name,
+        [&](const Caller& caller, std::int64_t id, audit::EntryDraft& draft) -> Result<bool> {
+            auto request = pendingReset(database_, id);
+            if (!request)
+                return request.error();
+            if (!*request)
+                return Error(ErrorCode::NotFound, "No reset of '" + name
+                                                      + "' waits for approval; request one with "
+                                                        "'sealtrainctl user reset "
+                                                      + name + "'.");
+            if ((*request)->requesterId == caller.userId)
+                return denied("You requested the reset of '" + name
+                              + "' yourself; another admin must approve it.");
+            if (id == caller.userId)
+                return denied("Nobody may approve the reset of their own account; another admin "
+                              "must approve it.");
+            draft.details.push_back(audit::textDetail("requested_by", (*request)->requester));
+            return true;
+        });
+}
+
+Result<Enrollment> Identity::completeReset(const std::string& name, const std::string& resetCode,
+                                           const crypto::SecretBytes& password)
+{
+    SEALTRAIN_TRY(checkPasswordPolicy(name, password));
     Enrollment enrollment;
-    auto reset = performOnUser(gate_, session, "user.reset", permission::kUserManage, name,
-                               [&](std::int64_t id) -> Result<void> {
-                                   auto created = storeNewCredentials(id, name, password);
-                                   if (!created)
-                                       return created.error();
-                                   enrollment = std::move(*created);
-                                   return revokeSessionsOf(database_, id);
-                               });
-    if (!reset)
-        return reset.error();
+    auto completed = gate_.performWithoutSession(
+        {"user.complete_reset", {}, {}, {"user", name}},
+        [&](audit::EntryDraft& draft) -> Result<void> {
+            draft.actor = {audit::ActorKind::User, name, "", "reset code"};
+            auto account = findAccount(database_, name);
+            if (!account)
+                return account.error();
+            if (!*account) {
+                recordUnknownUser(gate_, name, draft);
+                return refuse(draft, "unknown user", wrongResetCode());
+            }
+            const auto& stored = (*account)->resetCodeHash;
+            if (!stored)
+                return refuse(draft, "no reset is open", wrongResetCode());
+            if (!resetCodeMatches(*stored, resetCode))
+                return refuse(draft, "wrong reset code", wrongResetCode());
+            auto made = storeNewCredentials((*account)->id, name, password);
+            if (!made)
+                return made.error();
+            enrollment = std::move(*made);
+            return success();
+        });
+    if (!completed)
+        return completed.error();
     return enrollment;
 }
 

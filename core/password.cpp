@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 
 namespace sealtrain::core {
@@ -19,6 +20,8 @@ constexpr std::array<std::string_view, 16> kCommonPasswords{
     "passwordpassword", "111111111111", "000000000000", "abc123456789",
     "qwerty123456",     "password123!", "letmein12345", "welcome12345",
     "administrator",    "changeme1234", "1q2w3e4r5t6y", "trustno1trustno1"};
+
+std::atomic<std::uint64_t> computations{0};
 
 std::string lowered(std::string_view text)
 {
@@ -84,6 +87,7 @@ Result<std::string> hashPassword(const crypto::SecretBytes& password, crypto::Ar
                      "The Argon2id parameters are below the floor of 2 passes over 64 MiB; "
                      "raise them.");
     crypto::ensureInitialized();
+    computations.fetch_add(1, std::memory_order_relaxed);
     std::array<char, crypto_pwhash_STRBYTES> out{};
     if (crypto_pwhash_str(out.data(), reinterpret_cast<const char*>(password.bytes().data()),
                           password.size(), params.opsLimit,
@@ -98,10 +102,17 @@ Result<std::string> hashPassword(const crypto::SecretBytes& password, crypto::Ar
 bool verifyPassword(const std::string& hash, const crypto::SecretBytes& password)
 {
     crypto::ensureInitialized();
+    if (hash.starts_with("$argon2id$"))
+        computations.fetch_add(1, std::memory_order_relaxed);
     return crypto_pwhash_str_verify(hash.c_str(),
                                     reinterpret_cast<const char*>(password.bytes().data()),
                                     password.size())
            == 0;
+}
+
+std::uint64_t argon2idComputations() noexcept
+{
+    return computations.load(std::memory_order_relaxed);
 }
 
 }  // namespace sealtrain::core

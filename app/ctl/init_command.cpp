@@ -44,8 +44,9 @@ Result<core::NewDataDirectory> newDataDirectory(const InitOptions& options)
             return passphrase.error();
         request.passphrase = std::move(*passphrase);
     }
-    auto password = obtainPassphrase(options.adminPasswordFile,
-                                     fmt::format("Password for {}", options.admin), true);
+    auto password =
+        obtainPassphrase(options.adminPasswordFile, fmt::format("Password for {}", options.admin),
+                         true, "--admin-password-file FILE");
     if (!password)
         return password.error();
     request.adminPassword = std::move(*password);

@@ -6,6 +6,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
@@ -67,6 +68,16 @@ Result<crypto::SecretBytes> readLine(int fd, const std::string& source)
     return crypto::SecretBytes::fromBytes(bytes.first(length));
 }
 
+// "Password for bob" as it reads inside a sentence; an acronym ("TOTP code") stays as it is.
+std::string lowercaseFirst(const std::string& prompt)
+{
+    std::string text = prompt;
+    const bool acronym = text.size() > 1 && std::isupper(static_cast<unsigned char>(text[1])) != 0;
+    if (!text.empty() && !acronym)
+        text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+    return text;
+}
+
 }  // namespace
 
 Result<crypto::SecretBytes> readPassphraseFile(const std::filesystem::path& path)
@@ -88,18 +99,19 @@ Result<crypto::SecretBytes> readPassphraseFile(const std::filesystem::path& path
     return readLine(file.get(), fmt::format("'{}'", path.string()));
 }
 
-Result<crypto::SecretBytes> promptPassphrase(const std::string& prompt, bool confirm)
+Result<crypto::SecretBytes> promptPassphrase(const std::string& prompt, bool confirm,
+                                             std::string_view answeredBy)
 {
     Descriptor tty(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
     if (tty.get() < 0) {
-        return Error(
-            ErrorCode::InvalidArgument,
-            "There is no terminal to ask for the passphrase; pass --passphrase-file FILE.");
+        return Error(ErrorCode::InvalidArgument,
+                     fmt::format("There is no terminal to ask for the {}; pass {}.",
+                                 lowercaseFirst(prompt), answeredBy));
     }
     termios saved{};
     if (::tcgetattr(tty.get(), &saved) != 0)
         return Error(ErrorCode::Io,
-                     "Cannot switch off echo on the terminal; pass --passphrase-file FILE.");
+                     fmt::format("Cannot switch off echo on the terminal; pass {}.", answeredBy));
     termios quiet = saved;
     quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
     // The prompt is a courtesy: if the terminal does not take it, reading still works.
@@ -128,11 +140,12 @@ Result<crypto::SecretBytes> promptPassphrase(const std::string& prompt, bool con
 }
 
 Result<crypto::SecretBytes> obtainPassphrase(const std::string& passphraseFile,
-                                             const std::string& prompt, bool confirm)
+                                             const std::string& prompt, bool confirm,
+                                             std::string_view answeredBy)
 {
     if (!passphraseFile.empty())
         return readPassphraseFile(passphraseFile);
-    return promptPassphrase(prompt, confirm);
+    return promptPassphrase(prompt, confirm, answeredBy);
 }
 
 }  // namespace sealtrain::ctl

@@ -1,6 +1,7 @@
-// `sealtrainctl session sign-in|sign-out|list|revoke`: the CLI's session on a local data
-// directory. sign-in stores the token sealed in the data directory's `session` file (or
-// --session-file), and every other command reads it from there (local_platform.h).
+// `sealtrainctl session sign-in|sign-out|list|revoke`: the CLI's sessions on a local data
+// directory. sign-in stores the token sealed in the user's own file, sessions/<user>.session (or
+// --session-file), and every other command reads it from there (local_platform.h). After a
+// reset, sign-in with --reset-code-file sets the user's new password and TOTP secret instead.
 #include "commands.h"
 #include "ctl.h"
 #include "local_platform.h"
@@ -10,7 +11,9 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -23,10 +26,13 @@ std::string utc(std::int64_t seconds)
 }
 
 struct SignInOptions {
-    SignedInOptions signedIn;
+    UnlockOptions unlock;
+    std::optional<std::filesystem::path> sessionFile;
     std::string user;
     std::string passwordFile;
     std::string totpCode;
+    std::string resetCodeFile;
+    std::string totpUriFile;
 };
 
 // The TOTP code from --totp-code, else asked on the terminal.
@@ -34,27 +40,60 @@ Result<std::string> totpCode(const SignInOptions& options)
 {
     if (!options.totpCode.empty())
         return options.totpCode;
-    auto typed = promptPassphrase("TOTP code", false);
+    auto typed = promptPassphrase("TOTP code", false, "--totp-code CODE");
     if (!typed)
         return typed.error();
     return std::string(typed->bytes().begin(), typed->bytes().end());
 }
 
+// The first sign-in after a reset: the one-time code from the admin, a new password, and the new
+// TOTP secret shown once. No session: the user signs in next with the new password and a code.
+int completeReset(const CommandRegistry& registry, const SignInOptions& options)
+{
+    auto resetCode = readPassphraseFile(options.resetCodeFile);
+    if (!resetCode)
+        return registry.fail(resetCode.error());
+    auto password =
+        obtainPassphrase(options.passwordFile, fmt::format("New password for {}", options.user),
+                         true, kPasswordFileOption);
+    if (!password)
+        return registry.fail(password.error());
+    return runOnPlatform(
+        registry, options.unlock, [&](core::DataDirectory& platform) -> Result<void> {
+            const std::string code(resetCode->bytes().begin(), resetCode->bytes().end());
+            auto enrollment =
+                platform.controlPlane().identity().completeReset(options.user, code, *password);
+            if (!enrollment)
+                return enrollment.error();
+            registry.out() << fmt::format("Set the new password of '{}'.\n", options.user);
+            SEALTRAIN_TRY(showEnrollment(registry.out(), *enrollment, options.totpUriFile));
+            registry.out() << "Now sign in with the new password and a code from the new TOTP "
+                              "secret.\n";
+            return success();
+        });
+}
+
 int signIn(const CommandRegistry& registry, const SignInOptions& options)
 {
+    if (!options.resetCodeFile.empty())
+        return completeReset(registry, options);
     auto password =
-        obtainPassphrase(options.passwordFile, fmt::format("Password for {}", options.user), false);
+        obtainPassphrase(options.passwordFile, fmt::format("Password for {}", options.user), false,
+                         kPasswordFileOption);
     if (!password)
         return registry.fail(password.error());
     auto code = totpCode(options);
     if (!code)
-        return registry.fail(code.error(), "Give the code with --totp-code instead.");
+        return registry.fail(code.error());
     return runOnPlatform(
-        registry, options.signedIn.unlock, [&](core::DataDirectory& platform) -> Result<void> {
+        registry, options.unlock, [&](core::DataDirectory& platform) -> Result<void> {
             auto token = platform.controlPlane().identity().signIn(options.user, *password, *code);
             if (!token)
                 return token.error();
-            SEALTRAIN_TRY(storeSession(platform, *token, options.signedIn.sessionFile));
+            SEALTRAIN_TRY(storeSession(platform, *token,
+                                       options.sessionFile
+                                           ? *options.sessionFile
+                                           : userSessionFile(platform, options.user)));
             registry.out() << fmt::format("Signed in as '{}'.\n", options.user);
             return success();
         });
@@ -66,8 +105,11 @@ int signOut(const CommandRegistry& registry, const SignedInOptions& options)
         registry, options,
         [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
             // The token is forgotten even when the session had already ended.
+            auto file = chosenSessionFile(platform, options);
+            if (!file)
+                return file.error();
             auto signedOut = platform.controlPlane().identity().signOut(session);
-            SEALTRAIN_TRY(forgetSession(platform, options.sessionFile));
+            SEALTRAIN_TRY(forgetSession(*file));
             if (!signedOut && signedOut.error().code() != ErrorCode::Unauthenticated)
                 return signedOut.error();
             registry.out() << "Signed out.\n";
@@ -115,15 +157,28 @@ void registerSignIn(CLI::App* group, CommandRegistry& registry)
     auto options = std::make_shared<SignInOptions>();
     auto* command = group->add_subcommand(
         "sign-in", "Sign in with password and TOTP code; later commands act as this user");
-    options->signedIn.addTo(command);
+    addUnlockOptions(command, options->unlock);
+    addSessionFileOption(command, options->sessionFile);
     command->add_option("--user", options->user, "Your user name")->required();
     command->add_option("--password-file", options->passwordFile,
-                        "Read the password from this file's first line (mode 0600) instead of "
-                        "asking");
-    command->add_option("--totp-code", options->totpCode,
-                        "The 6-digit code from your authenticator app (asked when not given)");
-    command->footer("The session ends after 15 idle minutes or 12 hours, on sign-out, or when an "
-                    "admin revokes it.");
+                        "Read the password (with --reset-code-file: the new one) from this "
+                        "file's first line (mode 0600) instead of asking");
+    auto* totp =
+        command->add_option("--totp-code", options->totpCode,
+                            "The 6-digit code from your authenticator app (asked when not given)");
+    auto* reset = command->add_option(
+        "--reset-code-file", options->resetCodeFile,
+        "After a reset: read the one-time reset code from this file (mode 0600), set a new "
+        "password and get a new TOTP secret instead of signing in");
+    command
+        ->add_option("--totp-uri-file", options->totpUriFile,
+                     "With --reset-code-file: write the new otpauth:// URI to this new file (mode "
+                     "0600) instead of printing it")
+        ->needs(reset);
+    reset->excludes(totp);
+    command->footer("The session is stored for this user alone (sessions/NAME.session in the data "
+                    "directory); it ends after 15 idle minutes or 12 hours, on sign-out, or when "
+                    "an admin revokes it.");
     registry.onRun(command, [options, &registry] { return signIn(registry, *options); });
 }
 

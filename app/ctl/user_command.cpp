@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -26,7 +25,14 @@ struct UserOptions {
 
 constexpr std::string_view kUserColumns = "{:<24} {:<9} {}\n";
 
-// Name, password and TOTP URI options for create and reset.
+struct ResetOptions {
+    SignedInOptions signedIn;
+    std::string name;
+    bool approve = false;
+    std::string codeFile;
+};
+
+// Name, password and TOTP URI options for create.
 CLI::App* addCredentialCommand(CLI::App* group, const char* name, const char* help,
                                UserOptions& options)
 {
@@ -42,51 +48,61 @@ CLI::App* addCredentialCommand(CLI::App* group, const char* name, const char* he
     return command;
 }
 
-// Creates or resets a user's credentials (`enroll`, with the new password), then prints
-// `announce(user)` and how to add the new TOTP secret to an authenticator.
-using Enroll = std::function<Result<core::Enrollment>(core::Identity&, const std::string& session,
-                                                      const crypto::SecretBytes& password)>;
-
-int enrollUser(const CommandRegistry& registry, const UserOptions& options,
-               const std::string& passwordPrompt, const Enroll& enroll,
-               const std::function<std::string(const std::string& user)>& announce)
+// Creates a user with the new password, then prints that it did and how to add the new TOTP
+// secret to an authenticator.
+int createUser(const CommandRegistry& registry, const UserOptions& options)
 {
-    auto password = obtainPassphrase(options.passwordFile, passwordPrompt, true);
+    auto password =
+        obtainPassphrase(options.passwordFile, fmt::format("Password for {}", options.name), true,
+                         kPasswordFileOption);
     if (!password)
         return registry.fail(password.error());
     return runSignedIn(
         registry, options.signedIn,
         [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-            auto enrollment = enroll(platform.controlPlane().identity(), session, *password);
+            auto enrollment =
+                platform.controlPlane().identity().createUser(session, options.name, *password);
             if (!enrollment)
                 return enrollment.error();
-            registry.out() << announce(enrollment->user);
+            registry.out() << fmt::format("Created the user '{}'.\n", enrollment->user);
             return showEnrollment(registry.out(), *enrollment, options.totpUriFile);
         });
 }
 
-int createUser(const CommandRegistry& registry, const UserOptions& options)
+// What a reset did, and the one-time code when it took effect: written to `codeFile`, a new
+// file of mode 0600, when one is given, else printed.
+Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
+                       const std::string& codeFile)
 {
-    return enrollUser(
-        registry, options, fmt::format("Password for {}", options.name),
-        [&](core::Identity& identity, const std::string& session,
-            const crypto::SecretBytes& password) {
-            return identity.createUser(session, options.name, password);
-        },
-        [](const std::string& user) { return fmt::format("Created the user '{}'.\n", user); });
+    if (reset.pending()) {
+        out << fmt::format("Requested a reset of '{}', who administers identities; another admin "
+                           "must approve it with 'sealtrainctl user reset {} --approve'.\n",
+                           reset.user, reset.user);
+        return success();
+    }
+    out << fmt::format("Reset '{}': their sessions are revoked and no password or TOTP code "
+                       "works until they set new ones with the one-time reset code.\n",
+                       reset.user);
+    return showSecret(out, reset.resetCode, codeFile, "reset code",
+                      fmt::format("Give {} this reset code out of band (they run 'sealtrainctl "
+                                  "session sign-in --user {} --reset-code-file FILE'):",
+                                  reset.user, reset.user),
+                      fmt::format("Wrote the reset code to {} (mode 0600); give it to {} out of "
+                                  "band, then delete the file.",
+                                  codeFile, reset.user));
 }
 
-int resetUser(const CommandRegistry& registry, const UserOptions& options)
+int resetUser(const CommandRegistry& registry, const ResetOptions& options)
 {
-    return enrollUser(
-        registry, options, fmt::format("New password for {}", options.name),
-        [&](core::Identity& identity, const std::string& session,
-            const crypto::SecretBytes& password) {
-            return identity.resetUser(session, options.name, password);
-        },
-        [](const std::string& user) {
-            return fmt::format("Reset the credentials of '{}'; their sessions are revoked.\n",
-                               user);
+    return runSignedIn(
+        registry, options.signedIn,
+        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
+            auto& identity = platform.controlPlane().identity();
+            auto reset = options.approve ? identity.approveReset(session, options.name)
+                                         : identity.resetUser(session, options.name);
+            if (!reset)
+                return reset.error();
+            return showReset(registry.out(), *reset, options.codeFile);
         });
 }
 
@@ -112,11 +128,19 @@ void registerCredentialCommands(CLI::App* group, CommandRegistry& registry)
         "The new user holds no role yet: give one with 'sealtrainctl grant add'.");
     registry.onRun(createCommand, [create, &registry] { return createUser(registry, *create); });
 
-    auto reset = std::make_shared<UserOptions>();
-    auto* resetCommand = addCredentialCommand(
-        group, "reset",
-        "Give a user a new password and a new TOTP secret; ends their sessions and lockout",
-        *reset);
+    auto reset = std::make_shared<ResetOptions>();
+    auto* resetCommand = group->add_subcommand(
+        "reset", "Take away a user's password and TOTP secret and give a one-time code with which "
+                 "they set new ones; ends their sessions and lockout");
+    reset->signedIn.addTo(resetCommand);
+    resetCommand->add_option("NAME", reset->name, "The user name")->required();
+    resetCommand->add_flag("--approve", reset->approve,
+                           "Approve the reset of an admin that another admin requested");
+    resetCommand->add_option("--code-file", reset->codeFile,
+                             "Write the one-time reset code to this new file (mode 0600) instead "
+                             "of printing it");
+    resetCommand->footer("Resetting someone who administers identities only requests it: it takes "
+                         "effect when a second admin runs 'user reset NAME --approve'.");
     registry.onRun(resetCommand, [reset, &registry] { return resetUser(registry, *reset); });
 }
 

@@ -1,6 +1,6 @@
 // A control plane for the service tests: alice the admin, and one user each for the engineer,
-// approver and auditor roles, all with the same password; sessions signed in on an injected
-// clock, and the newest audit entry, to check what was recorded.
+// approver and auditor roles (more with addUser), all with the same password; sessions signed in on
+// an injected clock, and the newest audit entry, to check what was recorded.
 #pragma once
 
 #include "core_fixture.h"
@@ -24,11 +24,15 @@ struct ServiceWorld {
         auto enrollment = t.plane->identity().init("alice", secret(kPassword));
         uris["alice"] = enrollment->otpauthUri;
         admin = t.signIn("alice", kPassword, uris["alice"]);
-        for (const std::string role : {"engineer", "approver", "auditor"}) {
-            const std::string user = role + "-user";
-            uris[user] = t.plane->identity().createUser(admin, user, secret(kPassword))->otpauthUri;
-            (void)t.plane->access().grantRole(admin, user, role, "");
-        }
+        for (const std::string role : {"engineer", "approver", "auditor"})
+            addUser(role + "-user", role);
+    }
+
+    // Creates `user` as alice and grants them `role` globally.
+    void addUser(const std::string& user, const std::string& role)
+    {
+        uris[user] = t.plane->identity().createUser(admin, user, secret(kPassword))->otpauthUri;
+        QVERIFY(t.plane->access().grantRole(admin, user, role, "").ok());
     }
 
     std::string session(const std::string& user) { return t.signIn(user, kPassword, uris[user]); }

@@ -1,5 +1,6 @@
-// Access against the attacks of issue #5, each refused and audited as denied: granting oneself
-// admin, removing the last admin, mixing operator and data duties; and break-glass grants, custom
+// Access against the attacks of issues #5 and #13, each refused and audited as denied: granting
+// oneself admin, removing the last admin, mixing operator and data duties, giving an admin data,
+// job, approval or audit roles (or an admin role to their holder); and break-glass grants, custom
 // roles and project-scoped grants.
 #include "service_world.h"
 
@@ -33,7 +34,7 @@ private slots:
         verifyDenied(w, w.t.plane->access().revokeRole(w.admin, "alice", "admin", ""),
                      "grant.revoke");
         // With a second admin, it is allowed.
-        QVERIFY(w.t.plane->access().grantRole(w.admin, "approver-user", "admin", "").ok());
+        w.addUser("bea", "admin");
         QVERIFY(w.t.plane->access().revokeRole(w.admin, "alice", "admin", "").ok());
         QCOMPARE(w.last().outcome, audit::Outcome::Ok);
     }
@@ -111,6 +112,71 @@ private slots:
                      "grant.create");
         // Roles without data permissions are fine for an operator.
         QVERIFY(w.t.plane->access().grantRole(w.admin, "olivia", "auditor", "").ok());
+    }
+
+    // Issue #13 item 6, reproduced from the quickstart: the admin granting themselves steward or
+    // auditor. Refused at grant time for every data, job, approval and audit role, globally or in
+    // a project, by themselves, by another admin and by break-glass; and the other way round.
+    void adminsHoldNoDataJobApprovalOrAuditRoles_data()
+    {
+        QTest::addColumn<QString>("role");
+        QTest::addColumn<QString>("project");
+        for (const char* role : {"steward", "engineer", "approver", "auditor", "operator"}) {
+            QTest::newRow(role) << role << "";
+            QTest::newRow((std::string(role) + "@oncology").c_str()) << role << "oncology";
+        }
+    }
+
+    void adminsHoldNoDataJobApprovalOrAuditRoles()
+    {
+        QFETCH(QString, role);
+        QFETCH(QString, project);
+        testing::ServiceWorld w;
+        auto& access = w.t.plane->access();
+        w.addUser("bea", "admin");
+        const auto expectRefused = [&](const Result<void>& result, const std::string& action,
+                                       const std::string& actor) {
+            verifyDenied(w, result, action);
+            const auto entry = w.last();
+            QCOMPARE(entry.actor.id, actor);
+            QCOMPARE(entry.target.id, std::string("alice"));
+            QVERIFY2(entry.reason.find("identity administration") != std::string::npos,
+                     entry.reason.c_str());
+        };
+        const std::string name = role.toStdString();
+        const std::string scope = project.toStdString();
+        // By herself, by another admin, and as a break-glass grant.
+        expectRefused(access.grantRole(w.admin, "alice", name, scope), "grant.create", "alice");
+        const auto bea = w.session("bea");
+        QVERIFY(!bea.empty());
+        expectRefused(access.grantRole(bea, "alice", name, scope), "grant.create", "bea");
+        expectRefused(access.grantBreakGlass(bea, "alice", name, scope, "incident 13",
+                                             std::chrono::seconds{600}),
+                      "grant.break_glass", "bea");
+        // Nothing was granted.
+        const auto users = w.t.plane->identity().listUsers(w.admin);
+        QVERIFY(users.ok());
+        for (const auto& user : *users)
+            if (user.name == "alice")
+                QCOMPARE(user.grants, std::vector<std::string>{"admin"});
+    }
+
+    void holdersOfOtherDutiesCanNotBecomeAdmins()
+    {
+        testing::ServiceWorld w;
+        for (const std::string user : {"engineer-user", "approver-user", "auditor-user"}) {
+            verifyDenied(w, w.t.plane->access().grantRole(w.admin, user, "admin", ""),
+                         "grant.create");
+            QCOMPARE(w.last().target.id, user);
+            QVERIFY(w.last().reason.find("may not also hold identity administration")
+                    != std::string::npos);
+        }
+        // A custom role with one identity-administration permission counts as admin.
+        QVERIFY(w.t.plane->access().createRole(w.admin, "sessions", {"session.manage"}).ok());
+        verifyDenied(w,
+                     w.t.plane->access().grantBreakGlass(w.admin, "auditor-user", "sessions", "",
+                                                         "incident 13", std::chrono::seconds{600}),
+                     "grant.break_glass");
     }
 };
 

@@ -217,11 +217,9 @@ private slots:
 
         QCOMPARE(site.ctl({"user", "disable", "bob"}).code, kExitOk);
         QCOMPARE(site.ctl({"user", "enable", "bob"}).code, kExitOk);
-        const auto newUri = site.uriFile("bob-2");
-        auto reset = site.ctl({"user", "reset", "bob", "--password-file", site.passwordFile,
-                               "--totp-uri-file", newUri});
+        auto reset = site.ctl({"user", "reset", "bob"});
         QVERIFY2(reset.code == kExitOk, reset.err.c_str());
-        QVERIFY(readFile(newUri) != site.uris["bob"]);
+        QVERIFY(reset.out.find("rc_") != std::string::npos);
 
         auto sessions = site.ctl({"session", "list"});
         QVERIFY2(sessions.code == kExitOk, sessions.err.c_str());
@@ -254,7 +252,12 @@ private slots:
         // Infrastructure operators hold no data permissions.
         site.addUser("dave", "operator");
         verifyOneSentenceError(site.ctl({"grant", "add", "dave", "engineer"}),
-                               "may not hold data or job permissions");
+                               "may not also hold data or job");
+        // Admins hold no data, job, approval or audit roles, not even by their own grant.
+        verifyOneSentenceError(site.ctl({"grant", "add", "alice", "steward"}),
+                               "may not also hold data or job");
+        verifyOneSentenceError(site.ctl({"grant", "add", "alice", "auditor"}),
+                               "may not also hold audit");
         // Nobody signed in.
         verifyOneSentenceError(site.ctl({"user", "list"}, ""), "not signed in");
 
@@ -341,6 +344,99 @@ private slots:
 
         QCOMPARE(site.ctl({"session", "sign-out"}).code, kExitOk);
         verifyOneSentenceError(site.ctl({"user", "list"}), "not signed in");
+    }
+
+    // Issue #13 item 9: every user who signs in gets a session file of their own; the last
+    // sign-in does not become everyone's identity.
+    void sessionsOfTwoUsersCoexist()
+    {
+        Site site;
+        QCOMPARE(site.init().code, kExitOk);
+        QCOMPARE(site.signIn("alice").code, kExitOk);
+        site.addUser("bob", "engineer");
+        const auto signInHere = [&](const std::string& user) {
+            auto in = site.ctl({"session", "sign-in", "--user", user, "--password-file",
+                                site.passwordFile, "--totp-code", site.code(user)},
+                               "");
+            QVERIFY2(in.code == kExitOk, in.err.c_str());
+        };
+        signInHere("alice");
+        // Alone, alice's session is the default.
+        QCOMPARE(site.ctl({"user", "list"}, "").code, kExitOk);
+        signInHere("bob");
+        const std::string sessions = site.data + "/sessions";
+        QCOMPARE(modeOf(sessions), 0700U);
+        QCOMPARE(modeOf(sessions + "/alice.session"), 0600U);
+        QCOMPARE(modeOf(sessions + "/bob.session"), 0600U);
+
+        // With two, nobody's session is taken by default.
+        verifyOneSentenceError(site.ctl({"user", "list"}, ""), "Several users are signed in");
+        // Each acts as themselves: bob's sign-in did not make alice's commands his.
+        QCOMPARE(site.ctl({"user", "list", "--as", "alice"}, "").code, kExitOk);
+        verifyOneSentenceError(site.ctl({"user", "list", "--as", "bob"}, ""),
+                               "lacks the permission");
+        ::setenv(ctl::kUserEnvironment, "alice", 1);
+        const auto asAlice = site.ctl({"user", "list"}, "");
+        ::unsetenv(ctl::kUserEnvironment);
+        QVERIFY2(asAlice.code == kExitOk, asAlice.err.c_str());
+        verifyOneSentenceError(site.ctl({"user", "list", "--as", "carol"}, ""),
+                               "'carol' is not signed in");
+        verifyOneSentenceError(site.ctl({"user", "list", "--as", "../bob"}, ""), "user name");
+
+        // bob signs out; alice's session stays and is the default again.
+        QCOMPARE(site.ctl({"session", "sign-out", "--as", "bob"}, "").code, kExitOk);
+        QVERIFY(!std::filesystem::exists(sessions + "/bob.session"));
+        QCOMPARE(site.ctl({"user", "list"}, "").code, kExitOk);
+    }
+
+    // Issue #13 item 7 on the command line: the admin hands out a one-time code, never the new
+    // password or TOTP secret; an admin's reset needs a second admin.
+    void resetThroughTheCommandLine()
+    {
+        Site site;
+        QCOMPARE(site.init().code, kExitOk);
+        QCOMPARE(site.signIn("alice").code, kExitOk);
+        site.addUser("bob", "engineer");
+        const std::string codeFile = site.tmp.filePath("bob.code").toStdString();
+        auto reset = site.ctl({"user", "reset", "bob", "--code-file", codeFile});
+        QVERIFY2(reset.code == kExitOk, reset.err.c_str());
+        QCOMPARE(modeOf(codeFile), 0600U);
+        QVERIFY(reset.out.find("rc_") == std::string::npos);
+        // The old password and TOTP secret no longer sign in.
+        verifyOneSentenceError(site.signIn("bob"), "may not sign in now");
+
+        const auto newPassword = site.secretFile("bob-new", "a passphrase of his choosing");
+        const auto newUri = site.uriFile("bob-new");
+        auto completed =
+            site.ctl({"session", "sign-in", "--user", "bob", "--reset-code-file", codeFile,
+                      "--password-file", newPassword, "--totp-uri-file", newUri},
+                     "");
+        QVERIFY2(completed.code == kExitOk, completed.err.c_str());
+        QVERIFY(readFile(newUri) != site.uris["bob"]);
+        verifyOneSentenceError(site.ctl({"session", "sign-in", "--user", "bob", "--reset-code-file",
+                                         codeFile, "--password-file", newPassword},
+                                        ""),
+                               "reset code is wrong");
+        // A new secret: its codes have not been used yet.
+        site.uris["bob"] = readFile(newUri);
+        site.lastStep["bob"] = 0;
+        auto in = site.ctl({"session", "sign-in", "--user", "bob", "--password-file", newPassword,
+                            "--totp-code", site.code("bob")},
+                           "bob");
+        QVERIFY2(in.code == kExitOk, in.err.c_str());
+
+        // An admin's reset: alice asks, alice can not approve, dora can.
+        site.addUser("carl", "admin");
+        site.addUser("dora", "admin");
+        auto requested = site.ctl({"user", "reset", "carl"});
+        QVERIFY2(requested.code == kExitOk, requested.err.c_str());
+        QVERIFY(requested.out.find("--approve") != std::string::npos);
+        QCOMPARE(site.ctl({"user", "list"}, "carl").code, kExitOk);
+        verifyOneSentenceError(site.ctl({"user", "reset", "carl", "--approve"}), "yourself");
+        auto approved = site.ctl({"user", "reset", "carl", "--approve"}, "dora");
+        QVERIFY2(approved.code == kExitOk, approved.err.c_str());
+        QVERIFY(approved.out.find("rc_") != std::string::npos);
+        verifyOneSentenceError(site.ctl({"user", "list"}, "carl"), "revoked");
     }
 
     void breakGlassNeedsAReasonAndADuration()
@@ -453,7 +549,7 @@ private slots:
              {QStringList{"init"}, QStringList{"user", "create"}, QStringList{"user", "list"},
               QStringList{"role", "create"}, QStringList{"grant", "break-glass"},
               QStringList{"session", "sign-in"}, QStringList{"session", "revoke"},
-              QStringList{"audit", "export"}})
+              QStringList{"user", "reset"}, QStringList{"audit", "export"}})
             QTest::newRow(command.join(' ').toLatin1().constData()) << command;
     }
 

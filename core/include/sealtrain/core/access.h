@@ -1,9 +1,9 @@
 // Access: who may do what (ARCHITECTURE.md, "Who uses it"). Custom roles from the permission
 // catalogue (core/permissions.h), grants of a role to a user globally or for one project,
-// time-limited break-glass grants, and the separation-of-duties rules: a role never mixes
-// identity administration with other permissions nor infrastructure with data or jobs, one user
-// never holds both of the latter, and the last admin stays. Every call goes through the audited
-// transaction (docs/operations/access-control.md).
+// time-limited break-glass grants, and the separation-of-duties rules: one table of duties that
+// no role combines and no user holds together (identity administration apart from data, jobs,
+// audit and infrastructure; infrastructure apart from data and jobs), and the last admin stays.
+// Every call goes through the audited transaction (docs/operations/access-control.md).
 #pragma once
 
 #include "sealtrain/base/result.h"
@@ -31,7 +31,7 @@ public:
     // `gate` and `options` must outlive this object.
     Access(AuditedTransactions& gate, const ControlPlaneOptions& options);
 
-    // A custom role; a role may not mix identity administration with data or job permissions.
+    // A custom role; a role may not combine two separated duties (see the class comment).
     [[nodiscard]] Result<void> createRole(const std::string& session, const std::string& name,
                                           const std::vector<std::string>& permissions);
     [[nodiscard]] Result<void> deleteRole(const std::string& session, const std::string& name);
@@ -56,11 +56,16 @@ public:
     [[nodiscard]] Result<void> requireAnotherAdmin(std::int64_t userId,
                                                    const std::string& what) const;
 
+    // Whether `userId` holds any identity-administration permission (user.*, role.*, grant.*,
+    // session.*) through an unexpired grant: such a user's reset needs a second admin.
+    [[nodiscard]] Result<bool> administersIdentities(std::int64_t userId) const;
+
 private:
-    // Infrastructure operators hold no data or job permissions, whatever the project and however
-    // the grant is made (break-glass too): refuses a grant that would give one user both classes.
-    [[nodiscard]] Result<void> requireSeparateOperator(std::int64_t userId, const std::string& user,
-                                                       const std::string& role) const;
+    // The grant-time half of the separation-of-duties table (access.cpp): refuses a grant of
+    // `role` that would give `user` two separated duties, whatever the project, however the grant
+    // is made (break-glass too) and whoever makes it (the user too).
+    [[nodiscard]] Result<void> requireSeparateDuties(std::int64_t userId, const std::string& user,
+                                                     const std::string& role) const;
 
     AuditedTransactions& gate_;
     Database& database_;

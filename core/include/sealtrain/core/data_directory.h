@@ -47,7 +47,7 @@ inline constexpr std::string_view kSigningPublicKey = "signing.pub.pem";
 inline constexpr std::string_view kCaCertificate = "ca.crt";
 inline constexpr std::string_view kCaKey = "ca.key.sealed";
 inline constexpr std::string_view kWitness = "audit.witness";
-inline constexpr std::string_view kSession = "session";
+inline constexpr std::string_view kSessions = "sessions";  // one sealed token per signed-in user
 inline constexpr std::string_view kDatasets = "datasets";  // one folder per dataset id
 // The keyring KEK that seals dataset shards.
 inline constexpr std::string_view kDatasetsKekId = "datasets";

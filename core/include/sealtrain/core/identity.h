@@ -1,7 +1,8 @@
 // Identity: the people who use the control plane. The first admin (init), users with an
-// Argon2id password and a TOTP second factor, sign-in with lockout and back-off, and sessions
-// that expire when idle and at an absolute limit (docs/operations/access-control.md). Every
-// call but init and signIn takes the caller's session and goes through the audited transaction.
+// Argon2id password and a TOTP second factor, resets that the user completes (and that a second
+// admin approves for an admin), sign-in with lockout and back-off, and sessions that expire when
+// idle and at an absolute limit (docs/operations/access-control.md). Every call but init, signIn
+// and completeReset takes the caller's session and goes through the audited transaction.
 #pragma once
 
 #include "sealtrain/base/result.h"
@@ -22,6 +23,16 @@ class Database;
 struct Enrollment {
     std::string user;
     std::string otpauthUri;
+};
+
+// What a reset did. It took effect: `resetCode` is the one-time code to hand to the user out of
+// band, with which they set their own password and TOTP secret. Or, for a user who administers
+// identities, it waits for a second admin's approval: `resetCode` is empty.
+struct ResetOutcome {
+    std::string user;
+    std::string resetCode;
+
+    [[nodiscard]] bool pending() const noexcept { return resetCode.empty(); }
 };
 
 struct SessionInfo {
@@ -63,9 +74,21 @@ public:
     // Disabling revokes the user's sessions. The last admin can not be disabled.
     [[nodiscard]] Result<void> disableUser(const std::string& session, const std::string& name);
     [[nodiscard]] Result<void> enableUser(const std::string& session, const std::string& name);
-    // New password and a new TOTP secret; clears the lockout and revokes sessions.
-    [[nodiscard]] Result<Enrollment> resetUser(const std::string& session, const std::string& name,
-                                               const crypto::SecretBytes& password);
+    // Takes away the user's password and TOTP secret, ends their sessions and lockout, and
+    // returns the one-time code with which they set new ones (completeReset); until then no
+    // sign-in works. The reset of a user who administers identities waits for approveReset.
+    [[nodiscard]] Result<ResetOutcome> resetUser(const std::string& session,
+                                                 const std::string& name);
+    // Makes the pending reset of `name` take effect. Refused for the admin who requested it and
+    // for `name` themselves.
+    [[nodiscard]] Result<ResetOutcome> approveReset(const std::string& session,
+                                                    const std::string& name);
+    // The reset user's first step back in: with the one-time code they choose their password and
+    // receive a new TOTP secret, then sign in with both. One sentence, the same for an unknown
+    // user, a user with no open reset and a wrong code.
+    [[nodiscard]] Result<Enrollment> completeReset(const std::string& name,
+                                                   const std::string& resetCode,
+                                                   const crypto::SecretBytes& password);
     [[nodiscard]] Result<void> revokeSessions(const std::string& session, const std::string& name);
     // Every session, newest first (session.manage).
     [[nodiscard]] Result<std::vector<SessionInfo>> listSessions(const std::string& session);

@@ -6,6 +6,7 @@
 #include "sealtrain/crypto/keyring.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -28,5 +29,9 @@ inline constexpr std::size_t kMaxPasswordLength = 1024;
                                                crypto::Argon2Params params);
 // True when `password` matches `hash`; false for a wrong password or a malformed hash.
 [[nodiscard]] bool verifyPassword(const std::string& hash, const crypto::SecretBytes& password);
+
+// How many Argon2id computations (hashes and verifications of an Argon2id hash) this process has
+// run. Only tests read it: every sign-in, whatever the account's state, must cost exactly one.
+[[nodiscard]] std::uint64_t argon2idComputations() noexcept;
 
 }  // namespace sealtrain::core
