@@ -26,8 +26,8 @@ struct DutyClass {
 const std::array<DutyClass, kDutyCount>& dutyClasses()
 {
     static const std::array<DutyClass, kDutyCount> kClasses{{
-        {"identity administration (user, role, grant, session)",
-         {"user.", "role.", "grant.", "session."}},
+        {"identity administration (user, role, grant, session, keyring)",
+         {"user.", "role.", "grant.", "session.", "keyring."}},
         {"infrastructure (worker)", {"worker."}},
         {"data or job (dataset, job)", {"dataset.", "job."}},
         {"audit", {"audit."}},

@@ -250,7 +250,8 @@ int changePassphrase(const CommandRegistry& registry, const ChangePassphraseOpti
     return runSignedIn(
         registry, options.signedIn,
         [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-            auto passphrase = obtainPassphrase(options.newPassphraseFile, "New passphrase", true);
+            auto passphrase = obtainPassphrase(options.newPassphraseFile, "New passphrase", true,
+                                               "--new-passphrase-file FILE");
             if (!passphrase)
                 return passphrase.error();
             SEALTRAIN_TRY(platform.controlPlane().keyringChanges().changePassphrase(

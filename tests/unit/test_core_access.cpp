@@ -71,6 +71,10 @@ private slots:
         auto mixed =
             w.t.plane->access().createRole(w.admin, "superuser", {"user.manage", "dataset.read"});
         QVERIFY(!mixed.ok());
+        // Managing the keyring is identity administration too: it holds every KEK.
+        QVERIFY(!w.t.plane->access()
+                     .createRole(w.admin, "keydata", {"keyring.manage", "dataset.read"})
+                     .ok());
         QVERIFY(!w.t.plane->access().createRole(w.admin, "odd", {"everything.all"}).ok());
         QVERIFY(
             w.t.plane->access().grantRole(w.admin, "auditor-user", "reviewer", "oncology").ok());
