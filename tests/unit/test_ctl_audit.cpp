@@ -93,16 +93,41 @@ bool isPrivate(const std::string& path)
            == (fs::perms::owner_read | fs::perms::owner_write);
 }
 
-QString pdfText(const QString& pdf)
+struct PdfText {
+    bool installed = true;
+    QString text;
+    QString failure;  // empty when pdftotext read the file
+};
+
+PdfText readPdf(const QString& pdf)
 {
     QProcess process;
     process.start("pdftotext", {"-layout", pdf, "-"});
-    if (!process.waitForFinished(30000) || process.exitCode() != 0)
-        return {};
-    return QString::fromUtf8(process.readAllStandardOutput());
+    if (!process.waitForStarted())
+        return {false, {}, {}};
+    if (!process.waitForFinished(30000) || process.exitStatus() != QProcess::NormalExit
+        || process.exitCode() != 0)
+        return {true,
+                {},
+                "pdftotext could not read the report (a corrupt PDF?): "
+                    + QString::fromUtf8(process.readAllStandardError())};
+    return {true, QString::fromUtf8(process.readAllStandardOutput()), {}};
 }
 
 }  // namespace
+
+// Declares `variable`, the text of the PDF report `pdf`. Skips (which fails CI) only when
+// pdftotext is not installed; a pdftotext that runs and fails, as on a corrupt PDF, fails the
+// test.
+#define SEALTRAIN_PDF_TEXT(variable, pdf)                                                          \
+    QString variable;                                                                              \
+    {                                                                                              \
+        const PdfText read = readPdf(pdf);                                                         \
+        if (!read.installed)                                                                       \
+            QSKIP("pdftotext (poppler-utils) is not installed; scripts/setup installs it.");       \
+        QVERIFY2(read.failure.isEmpty(), qPrintable(read.failure));                                \
+        variable = read.text;                                                                      \
+    }
 
 class TestAuditCtl : public QObject {
     Q_OBJECT
@@ -145,9 +170,7 @@ private slots:
         const std::string pdf = dir_.filePath("failed.pdf").toStdString();
         QCOMPARE(ctl({"audit", "report", tampered, "--key", key_, "--out", pdf}).code,
                  kExitFailure);
-        const QString shown = pdfText(QString::fromStdString(pdf));
-        if (shown.isEmpty())
-            QSKIP("pdftotext (poppler-utils) is not installed; scripts/setup installs it.");
+        SEALTRAIN_PDF_TEXT(shown, QString::fromStdString(pdf));
         QVERIFY(shown.contains("FAILED"));
         QVERIFY(shown.contains("First bad entry: 17"));
     }
@@ -248,9 +271,7 @@ private slots:
 
         const std::string pdf = dir_.filePath("deleted.pdf").toStdString();
         QCOMPARE(ctl({"audit", "report", tampered, "--key", key_, "--out", pdf}).code, code);
-        const QString shown = pdfText(QString::fromStdString(pdf));
-        if (shown.isEmpty())
-            QSKIP("pdftotext (poppler-utils) is not installed; scripts/setup installs it.");
+        SEALTRAIN_PDF_TEXT(shown, QString::fromStdString(pdf));
         QVERIFY(shown.contains(code == kExitFailure ? "FAILED" : "UNCONFIRMED"));
         QVERIFY(!shown.contains("VERIFIED"));
         QVERIFY(!shown.contains(QRegularExpression("Selection\\s+all")));
@@ -349,9 +370,7 @@ private slots:
         const auto run =
             ctl({"audit", "report", bundle_, "--key", key_, "--witness", witness_, "--out", pdf});
         QVERIFY2(run.code == kExitOk, (run.out + run.err).c_str());
-        const QString shown = pdfText(QString::fromStdString(pdf));
-        if (shown.isEmpty())
-            QSKIP("pdftotext (poppler-utils) is not installed; scripts/setup installs it.");
+        SEALTRAIN_PDF_TEXT(shown, QString::fromStdString(pdf));
         QVERIFY(shown.contains("Sealtrain audit report"));
         QVERIFY(shown.contains("VERIFIED"));
         QVERIFY(shown.contains("dataset.import"));
