@@ -39,6 +39,28 @@ private slots:
         QCOMPARE(w.last().outcome, audit::Outcome::Ok);
     }
 
+    // The last-admin rule counts enabled admins with a standing global grant: a disabled admin
+    // and a break-glass admin do not count, so with only those beside her alice stays.
+    void lastAdminRuleIgnoresDisabledAndBreakGlassAdmins()
+    {
+        testing::ServiceWorld w;
+        w.addUser("bea", "admin");
+        QVERIFY(w.t.plane->identity().disableUser(w.admin, "bea").ok());
+        QVERIFY(w.t.plane->identity().createUser(w.admin, "cem", secret(kPassword)).ok());
+        QVERIFY(w.t.plane->access()
+                    .grantBreakGlass(w.admin, "cem", "admin", "", "incident 7: admin away",
+                                     std::chrono::seconds{3600})
+                    .ok());
+        verifyDenied(w, w.t.plane->identity().disableUser(w.admin, "alice"), "user.disable");
+        QVERIFY(w.last().reason.find("last admin") != std::string::npos);
+        verifyDenied(w, w.t.plane->access().revokeRole(w.admin, "alice", "admin", ""),
+                     "grant.revoke");
+        QVERIFY(w.last().reason.find("last admin") != std::string::npos);
+        // Enabled again, bea counts.
+        QVERIFY(w.t.plane->identity().enableUser(w.admin, "bea").ok());
+        QVERIFY(w.t.plane->access().revokeRole(w.admin, "alice", "admin", "").ok());
+    }
+
     void breakGlassIsTimeLimitedAndFlagged()
     {
         testing::ServiceWorld w;
