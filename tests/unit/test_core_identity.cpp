@@ -5,6 +5,7 @@
 #include "service_world.h"
 
 #include "sealtrain/core/password.h"
+#include "sealtrain/core/sql_audit_store.h"
 
 #include <QtTest/QtTest>
 
@@ -153,6 +154,42 @@ private slots:
             QVERIFY(!refused.ok());
             QCOMPARE(w.last().reason, std::string("TOTP code reused"));
         }
+    }
+
+    // A sign-in as a name nobody has is audited with the actor "unknown" and the name only as a
+    // keyed hash under the audit key (it may be a password typed into the wrong field): a
+    // reviewer holding the key can test a guess, the log's bytes never show it.
+    void unknownUserIsAuditedOnlyAsAKeyedHash()
+    {
+        QTemporaryDir dir;
+        testing::TestClock clock;
+        const auto signingKey = crypto::SigningKey::generate().value();
+        const auto auditKey =
+            audit::AuditKey::create(
+                crypto::SecretBytes::fromBytes(std::vector<std::uint8_t>(32, 0x3c)).value(),
+                "audit-hmac-test")
+                .value();
+        auto database =
+            core::Database::open((dir.path() + "/c.db").toStdString(), testing::databaseKey(3))
+                .value();
+        core::SqlAuditStore store(*database);
+        auto plane =
+            core::ControlPlane::open(*database, store, signingKey, &auditKey, clock).value();
+        QVERIFY(plane->identity().init("alice", secret(kPassword)).ok());
+        const std::string typed = "Tr0ub4dor&3-typed-as-a-name";
+        auto refused = plane->identity().signIn(typed, secret(kPassword), "123456");
+        QVERIFY(!refused.ok());
+
+        const auto stored = store.readEntries(plane->auditLog().size() - 1, 1).value().front();
+        const auto entry = audit::decodeEntry(stored.bytes).value();
+        QCOMPARE(entry.action, std::string("session.sign_in"));
+        QCOMPARE(entry.outcome, audit::Outcome::Denied);
+        QCOMPARE(entry.actor.id, std::string("unknown"));
+        QCOMPARE(entry.target.id, std::string("unknown"));
+        const std::string bytes(stored.bytes.begin(), stored.bytes.end());
+        QVERIFY(bytes.find(typed) == std::string::npos);
+        QVERIFY(auditKey.matches(entry, "user_name", typed));
+        QVERIFY(!auditKey.matches(entry, "user_name", "alice"));
     }
 
     void totpCodeCanNotBeReplayed()
