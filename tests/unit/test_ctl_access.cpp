@@ -239,26 +239,39 @@ private slots:
         site.addUser("bob", "engineer");
         site.addUser("carol", "auditor");
 
+        // Each refusal: who tried, the action its entry must name, and what the user was told.
+        struct Refusal {
+            std::string actor;
+            std::string action;
+            std::string sentence;
+        };
+        std::vector<Refusal> refusals;
+        const auto refuse = [&](const std::vector<std::string>& args, const std::string& as,
+                                const std::string& contains, const std::string& action) {
+            const auto outcome = site.ctl(args, as);
+            verifyOneSentenceError(outcome, contains);
+            std::string sentence = outcome.err.substr(std::string("sealtrainctl: ").size());
+            if (!sentence.empty() && sentence.back() == '\n')
+                sentence.pop_back();
+            refusals.push_back({as, action, sentence});
+        };
         // An engineer granting themselves admin.
-        verifyOneSentenceError(site.ctl({"grant", "add", "bob", "admin"}, "bob"),
-                               "lacks the permission");
+        refuse({"grant", "add", "bob", "admin"}, "bob", "lacks the permission", "grant.create");
         // An auditor changing anything.
-        verifyOneSentenceError(site.ctl({"user", "disable", "bob"}, "carol"),
-                               "lacks the permission");
+        refuse({"user", "disable", "bob"}, "carol", "lacks the permission", "user.disable");
         // An engineer exporting the audit log.
         const std::string bundle = site.tmp.filePath("log.bundle").toStdString();
-        verifyOneSentenceError(site.ctl({"audit", "export", "--out", bundle}, "bob"),
-                               "lacks the permission");
+        refuse({"audit", "export", "--out", bundle}, "bob", "lacks the permission", "audit.export");
         // Infrastructure operators hold no data permissions.
         site.addUser("dave", "operator");
-        verifyOneSentenceError(site.ctl({"grant", "add", "dave", "engineer"}),
-                               "may not also hold data or job");
+        refuse({"grant", "add", "dave", "engineer"}, "alice", "may not also hold data or job",
+               "grant.create");
         // Admins hold no data, job, approval or audit roles, not even by their own grant.
-        verifyOneSentenceError(site.ctl({"grant", "add", "alice", "steward"}),
-                               "may not also hold data or job");
-        verifyOneSentenceError(site.ctl({"grant", "add", "alice", "auditor"}),
-                               "may not also hold audit");
-        // Nobody signed in.
+        refuse({"grant", "add", "alice", "steward"}, "alice", "may not also hold data or job",
+               "grant.create");
+        refuse({"grant", "add", "alice", "auditor"}, "alice", "may not also hold audit",
+               "grant.create");
+        // Nobody signed in: refused before any call reaches the control plane.
         verifyOneSentenceError(site.ctl({"user", "list"}, ""), "not signed in");
 
         // The auditor exports; the bundle verifies against the platform key and the witness file
@@ -271,15 +284,23 @@ private slots:
                                 site.data + "/" + std::string(core::datadir::kWitness)});
         QVERIFY2(verified.code == kExitOk, verified.out.c_str());
         QVERIFY(verified.out.find("VERIFIED") != std::string::npos);
+        // Every refusal has its own entry, in order: its actor, its action, denied, and the
+        // sentence the user read as its reason.
         const auto report = audit::verifyBundle(readFile(bundle), {});
-        int denied = 0;
-        bool sawExport = false;
-        for (const auto& entry : report.entries) {
-            denied += entry.outcome == audit::Outcome::Denied ? 1 : 0;
-            sawExport = sawExport || (entry.action == "audit.export" && entry.actor.id == "carol");
+        auto next = report.entries.begin();
+        for (const auto& refusal : refusals) {
+            next = std::find_if(next, report.entries.end(), [&](const audit::Entry& entry) {
+                return entry.outcome == audit::Outcome::Denied && entry.actor.id == refusal.actor
+                       && entry.action == refusal.action && entry.reason == refusal.sentence;
+            });
+            QVERIFY2(next != report.entries.end(),
+                     (refusal.actor + " " + refusal.action + ": " + refusal.sentence).c_str());
+            ++next;
         }
-        QVERIFY(denied >= 4);
-        QVERIFY(sawExport);
+        QVERIFY(std::any_of(report.entries.begin(), report.entries.end(), [](const auto& entry) {
+            return entry.action == "audit.export" && entry.actor.id == "carol"
+                   && entry.outcome == audit::Outcome::Ok;
+        }));
     }
 
     void wrongPassphraseIsOneSentence()
