@@ -80,7 +80,10 @@ bool decode64(std::string_view text, const std::array<std::int8_t, 256>& values,
     // pointer after each one (a byte may alias anything).
     const char* const source = text.data();
     std::uint8_t* const target = out.data();
-    auto digit = [&](std::size_t at) { return values[static_cast<unsigned char>(source[at])]; };
+    // The table holds small numbers (-1 for "not a digit"), not characters.
+    auto digit = [&](std::size_t at) {
+        return static_cast<int>(values[static_cast<unsigned char>(source[at])]);
+    };
     int bad = 0;
     std::size_t o = 0;
     std::size_t i = 0;

@@ -29,7 +29,6 @@ static_assert(crypto_sign_BYTES == kEd25519SignatureSize);
 using openssl::BioPtr;
 using openssl::bioText;
 using openssl::PkeyPtr;
-using openssl::readBio;
 
 }  // namespace
 

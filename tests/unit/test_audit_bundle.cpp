@@ -504,7 +504,7 @@ private slots:
         const auto proof =
             x.text.find(' ', x.text.find(' ', x.text.find(' ', line + 6) + 1) + 1) + 1;
         int cases = 0;
-        for (std::size_t at = proof; at < proof + 2 * 45; ++at) {
+        for (std::size_t at = proof; at < proof + std::size_t{2} * 45; ++at) {
             for (const char bad : {'*', '=', '-', '_', '.', '~', '\x80', '\xff', 'B'}) {
                 std::string text = x.text;
                 const bool lastDigit = (at - proof) % 45 == 42;

@@ -126,7 +126,7 @@ PdfText readPdf(const QString& pdf)
         if (!read.installed)                                                                       \
             QSKIP("pdftotext (poppler-utils) is not installed; scripts/setup installs it.");       \
         QVERIFY2(read.failure.isEmpty(), qPrintable(read.failure));                                \
-        variable = read.text;                                                                      \
+        (variable) = read.text;                                                                    \
     }
 
 class TestAuditCtl : public QObject {
@@ -305,7 +305,8 @@ private slots:
             std::istringstream words(line);
             std::string entry, sequence, head, bytes;
             words >> entry >> sequence >> head >> bytes;
-            line = "entry " + sequence + " - " + bytes;
+            line = "entry ";
+            line.append(sequence).append(" - ").append(bytes);
         }
         const std::string withStatement = dir_.filePath("tail-signed.txt").toStdString();
         writeFile(withStatement, textOf(lines));

@@ -121,7 +121,7 @@ private:
         ::close(pipe[1]);
         std::string verdict;
         char buffer[512];
-        for (ssize_t n; (n = ::read(pipe[0], buffer, sizeof buffer)) > 0;)
+        for (ssize_t n = 0; (n = ::read(pipe[0], buffer, sizeof buffer)) > 0;)
             verdict.append(buffer, static_cast<std::size_t>(n));
         ::close(pipe[0]);
         int status = 0;
