@@ -209,8 +209,7 @@ int run(const Options& options)
                 "device memory %.2f GiB in use (model buffers %.2f GiB); loss %.4f -> %.4f\n",
                 precision, options.batch, options.seq, tokensPerSecond, stepTime * 1e3,
                 achieved / 1e12, ceiling > 0 ? 100.0 * achieved / ceiling : 0.0,
-                100.0 * achieved / kDatasheetBf16,
-                usedGiB, modelGiB, firstLoss, lastLoss);
+                100.0 * achieved / kDatasheetBf16, usedGiB, modelGiB, firstLoss, lastLoss);
     std::printf("GELU: %s\n", model.usesGeluEpilogue() ? "cuBLASLt epilogues" : "separate kernels");
     std::printf("{\"impl\": \"sealtrain\", \"precision\": \"%s\", \"batch\": %zu, \"seq\": %zu, "
                 "\"tokens_per_s\": %.1f, \"step_ms\": %.3f, \"tflops\": %.2f, "

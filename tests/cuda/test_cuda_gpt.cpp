@@ -28,6 +28,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -354,10 +355,10 @@ void checkKernels(Checker& check)
                    relativeError(dDin.download().data(), dgelu.data(), dgelu.size()) <= tolerance);
     }
     // Fused classifier: losses without probabilities, then dlogits in place over the logits;
-    // one masked row, padding columns beyond the vocabulary.
-    {
-        const std::size_t vocab = 61;
-        const std::size_t padded = 64;
+    // one masked row, padding columns beyond the vocabulary. Padded widths of whole 16-byte packs
+    // (the packed kernels, one short and one longer than a block's pass) and not (the scalar).
+    for (const auto& [vocab, padded] :
+         {std::pair<std::size_t, std::size_t>{61, 64}, {59, 62}, {5003, 5008}}) {
         auto logits = roundedTo<T>(randomValues(rows * padded, 12, 3.0));
         std::vector<std::int32_t> targets(rows);
         for (std::size_t r = 0; r < rows; ++r)
@@ -396,10 +397,10 @@ void checkKernels(Checker& check)
         GPU_EXPECT(check, paddingZero);
         SEALTRAIN_CUDA_CHECK(cudaFree(dTargets));
     }
-    // Causal softmax against a double-precision reference, both ways, in place.
-    {
+    // Causal softmax against a double-precision reference, both ways, in place: at a T that is no
+    // whole number of 16-byte packs (the scalar kernels) and at one that is (the packed kernels).
+    for (const std::size_t seq : {std::size_t{37}, std::size_t{40}}) {
         const std::size_t matrices = 3;
-        const std::size_t seq = 37;
         const auto scores = roundedTo<T>(randomValues(matrices * seq * seq, 13, 2.0));
         const auto dprobs = roundedTo<T>(randomValues(matrices * seq * seq, 14));
         std::vector<float> probs(scores.size(), 0.0F), dscores(scores.size(), 0.0F);
@@ -433,9 +434,10 @@ void checkKernels(Checker& check)
         GPU_EXPECT(check, relativeError(dDprobs.download().data(), dscores.data(), dscores.size())
                               <= 2 * tolerance);
     }
-    // Attention's layout changes are exact inverses of each other.
-    {
-        const kernels::AttentionDims dims{2, 5, 3, 8};
+    // Attention's layout changes put every element where it belongs and are exact inverses of
+    // each other, with a head size of whole packs (the packed kernels) and without (the scalar).
+    for (const std::size_t headSize : {std::size_t{8}, std::size_t{5}}) {
+        const kernels::AttentionDims dims{2, 5, 3, headSize};
         const std::size_t c = dims.heads * dims.headSize;
         const std::size_t count = dims.batch * dims.seq * c;
         const auto qkv = roundedTo<T>(randomValues(3 * count, 15));
@@ -448,11 +450,35 @@ void checkKernels(Checker& check)
         kernels::concatHeads(merged.get(), q.get(), dims, nullptr);
         kernels::splitHeadOutputs(split.get(), merged.get(), dims, nullptr);
         GPU_EXPECT(check, split.download() == q.download());
-        // q of head h at position t is qkv's channels [h·hs, (h+1)·hs) of row t.
-        const auto gotQ = q.download();
-        const std::size_t b = 1, h = 2, t = 3, d = 5;
-        GPU_EXPECT(check, gotQ[((b * dims.heads + h) * dims.seq + t) * dims.headSize + d]
-                              == qkv[(b * dims.seq + t) * 3 * c + h * dims.headSize + d]);
+        // q, k and v of head h at position t are qkv's channels [h·hs, (h+1)·hs) of row t, in the
+        // first, second and third third of the row.
+        const std::vector<float> got[3] = {q.download(), k.download(), v.download()};
+        bool placed = true;
+        for (std::size_t part = 0; part < 3; ++part)
+            for (std::size_t b = 0; b < dims.batch; ++b)
+                for (std::size_t h = 0; h < dims.heads; ++h)
+                    for (std::size_t t = 0; t < dims.seq; ++t)
+                        for (std::size_t d = 0; d < dims.headSize; ++d)
+                            placed =
+                                placed
+                                && got[part]
+                                      [((b * dims.heads + h) * dims.seq + t) * dims.headSize + d]
+                                       == qkv[(b * dims.seq + t) * 3 * c + part * c
+                                              + h * dims.headSize + d];
+        GPU_EXPECT(check, placed);
+        // concatHeads is the (B, H, T, HS) -> (B, T, H·HS) transpose.
+        const auto gotMerged = merged.download();
+        bool concatenated = true;
+        for (std::size_t b = 0; b < dims.batch; ++b)
+            for (std::size_t h = 0; h < dims.heads; ++h)
+                for (std::size_t t = 0; t < dims.seq; ++t)
+                    for (std::size_t d = 0; d < dims.headSize; ++d)
+                        concatenated =
+                            concatenated
+                            && gotMerged[(b * dims.seq + t) * c + h * dims.headSize + d]
+                                   == got[0][((b * dims.heads + h) * dims.seq + t) * dims.headSize
+                                             + d];
+        GPU_EXPECT(check, concatenated);
     }
     // AdamW against the CPU optimizer.
     {

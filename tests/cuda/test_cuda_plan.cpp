@@ -359,6 +359,29 @@ private slots:
         QCOMPARE(next, layout.totalSize());
     }
 
+    // AdamW's one launch: the chunks cover every parameter exactly once, in order, none larger
+    // than asked, none across a group boundary, each with its group's weight-decay flag.
+    void adamwChunksCoverTheGroupsOnce()
+    {
+        const ParameterLayout layout(GptConfig::gpt2Small());
+        const std::vector<ParameterGroup> groups = parameterGroups(layout);
+        for (const std::size_t size : {std::size_t{1000}, kAdamWChunk}) {
+            const std::vector<AdamWChunk> chunks = planAdamWChunks(groups, size);
+            std::size_t next = 0;
+            std::size_t group = 0;
+            for (const AdamWChunk& chunk : chunks) {
+                QCOMPARE(chunk.offset, next);
+                QVERIFY(chunk.size > 0 && chunk.size <= size);
+                while (chunk.offset >= groups[group].offset + groups[group].size)
+                    ++group;
+                QVERIFY(chunk.offset + chunk.size <= groups[group].offset + groups[group].size);
+                QCOMPARE(chunk.weightDecay, groups[group].weightDecay ? 1U : 0U);
+                next += chunk.size;
+            }
+            QCOMPARE(next, layout.totalSize());
+        }
+    }
+
     void createRefusesBadShapesBeforeTouchingTheDevice()
     {
         GptConfig config = GptConfig::gpt2Small();

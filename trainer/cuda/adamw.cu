@@ -31,7 +31,62 @@ __global__ void adamwKernel(float* parameters, T* parametersLow, float* m, float
     }
 }
 
+// One block per chunk; the update is adamwKernel's, expression for expression.
+template <typename T>
+__global__ void adamwChunksKernel(float* parameters, T* parametersLow, float* m, float* v,
+                                  const T* gradients, const AdamWChunk* chunks, AdamWScalars s,
+                                  const float* gradientScale)
+{
+    const AdamWChunk chunk = chunks[blockIdx.x];
+    const float scale = *gradientScale;
+    const float weightDecay = chunk.weightDecay != 0 ? s.weightDecay : 0.0F;
+    for (unsigned j = threadIdx.x; j < chunk.size; j += blockDim.x) {
+        const std::size_t i = chunk.offset + j;
+        const float g = toFloat(gradients[i]) * scale;
+        const float mi = s.beta1 * m[i] + s.oneMinusBeta1 * g;
+        const float vi = s.beta2 * v[i] + s.oneMinusBeta2 * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        const float mHat = mi / s.correction1;
+        const float vHat = vi / s.correction2;
+        float p = parameters[i];
+        p -= s.learningRate * (mHat / (sqrtf(vHat) + s.epsilon) + weightDecay * p);
+        parameters[i] = p;
+        if (parametersLow != nullptr)
+            parametersLow[i] = fromFloat<T>(p);
+    }
+}
+
+__global__ void clipScaleKernel(float* scale, const double* sumSquares, double maxNorm)
+{
+    float factor = 1.0F;
+    if (maxNorm > 0.0) {
+        const double coefficient = maxNorm / (sqrt(*sumSquares) + 1e-6);
+        if (coefficient < 1.0)
+            factor = static_cast<float>(coefficient);
+    }
+    *scale = factor;
+}
+
 }  // namespace
+
+template <typename T>
+void adamwChunks(float* parameters, T* parametersLow, float* m, float* v, const T* gradients,
+                 const AdamWChunk* chunks, std::size_t chunkCount, const AdamWScalars& scalars,
+                 const float* gradientScale, cudaStream_t stream)
+{
+    if (chunkCount == 0)
+        return;
+    adamwChunksKernel<<<static_cast<unsigned>(chunkCount), kElementwiseThreads, 0, stream>>>(
+        parameters, parametersLow, m, v, gradients, chunks, scalars, gradientScale);
+    checkLaunch();
+}
+
+void clipScale(float* scale, const double* sumSquares, double maxNorm, cudaStream_t stream)
+{
+    clipScaleKernel<<<1, 1, 0, stream>>>(scale, sumSquares, maxNorm);
+    checkLaunch();
+}
 
 template <typename T>
 void adamw(float* parameters, T* parametersLow, float* m, float* v, const T* gradients,
@@ -58,7 +113,9 @@ AdamWScalars adamwScalars(const AdamWParams& params, std::uint64_t step, double 
 
 #define SEALTRAIN_INSTANTIATE_ADAMW(T)                                                             \
     template void adamw<T>(float*, T*, float*, float*, const T*, std::size_t, const AdamWScalars&, \
-                           cudaStream_t);
+                           cudaStream_t);                                                          \
+    template void adamwChunks<T>(float*, T*, float*, float*, const T*, const AdamWChunk*,          \
+                                 std::size_t, const AdamWScalars&, const float*, cudaStream_t);
 
 SEALTRAIN_FOR_EACH_ACTIVATION_TYPE(SEALTRAIN_INSTANTIATE_ADAMW)
 

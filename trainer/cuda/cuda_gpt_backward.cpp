@@ -125,28 +125,20 @@ double EngineFor<T>::optimizerStep(double learningRate, double maxGradientNorm,
                                    const AdamWParams& params)
 {
     const std::size_t n = layout_.totalSize();
+    // The norm, the clipping factor (clipByGlobalNorm's rule, folded into AdamW's read of the
+    // gradient) and the update are queued back to back; the norm comes back to the host last.
     kernels::sumOfSquares(sumResult_, sumPartials_, gradients_, n, stream_);
+    kernels::clipScale(clipScale_, sumResult_, maxGradientNorm, stream_);
+    ++stepCount_;
+    kernels::AdamWScalars scalars = kernels::adamwScalars(params, stepCount_, learningRate);
+    scalars.weightDecay = static_cast<float>(params.weightDecay);
+    kernels::adamwChunks(master_, low_, m_, v_, gradients_, adamwChunks_, adamwChunkCount_, scalars,
+                         clipScale_, stream_);
     double sumSquares = 0.0;
     SEALTRAIN_CUDA_CHECK(
         cudaMemcpyAsync(&sumSquares, sumResult_, sizeof(double), cudaMemcpyDeviceToHost, stream_));
     SEALTRAIN_CUDA_CHECK(cudaStreamSynchronize(stream_));
     const double norm = std::sqrt(sumSquares);
-    // clipByGlobalNorm's rule, folded into AdamW's read of the gradient.
-    float gradientScale = 1.0F;
-    if (maxGradientNorm > 0.0) {
-        const double coefficient = maxGradientNorm / (norm + 1e-6);
-        if (coefficient < 1.0)
-            gradientScale = static_cast<float>(coefficient);
-    }
-    ++stepCount_;
-    kernels::AdamWScalars scalars = kernels::adamwScalars(params, stepCount_, learningRate);
-    scalars.gradientScale = gradientScale;
-    for (const ParameterGroup& group : parameterGroups(layout_)) {
-        scalars.weightDecay = group.weightDecay ? static_cast<float>(params.weightDecay) : 0.0F;
-        kernels::adamw(master_ + group.offset, low_ == nullptr ? nullptr : low_ + group.offset,
-                       m_ + group.offset, v_ + group.offset, gradients_ + group.offset, group.size,
-                       scalars, stream_);
-    }
     return norm;
 }
 

@@ -151,6 +151,9 @@ private:
     float* columnScratch_ = nullptr;
     double* sumPartials_ = nullptr;
     double* sumResult_ = nullptr;
+    float* clipScale_ = nullptr;
+    AdamWChunk* adamwChunks_ = nullptr;
+    std::size_t adamwChunkCount_ = 0;
     std::int32_t *tokens_ = nullptr, *targets_ = nullptr;
     std::int32_t *bucketTokens_ = nullptr, *bucketStarts_ = nullptr, *bucketPositions_ = nullptr;
 

@@ -117,6 +117,9 @@ void EngineFor<T>::carve(Arena& arena)
     columnScratch_ = arena.take<float>(columnScratchFloats(rows, 4 * c, 1));
     sumPartials_ = arena.take<double>(kMaxSumOfSquaresBlocks);
     sumResult_ = arena.take<double>(1);
+    clipScale_ = arena.take<float>(1);
+    adamwChunkCount_ = planAdamWChunks(parameterGroups(layout_)).size();
+    adamwChunks_ = arena.take<AdamWChunk>(adamwChunkCount_);
     tokens_ = arena.take<std::int32_t>(rows);
     targets_ = arena.take<std::int32_t>(rows);
     bucketTokens_ = arena.take<std::int32_t>(rows);
@@ -152,6 +155,11 @@ void EngineFor<T>::allocate()
     carve(arena);
     deviceBytes_ = sizing.used();
     SEALTRAIN_CUDA_CHECK(cudaMemsetAsync(memory_, 0, sizing.used(), stream_));
+    const std::vector<AdamWChunk> chunks = planAdamWChunks(parameterGroups(layout_));
+    SEALTRAIN_CUDA_CHECK(cudaMemcpyAsync(adamwChunks_, chunks.data(),
+                                         chunks.size() * sizeof(AdamWChunk), cudaMemcpyHostToDevice,
+                                         stream_));
+    SEALTRAIN_CUDA_CHECK(cudaStreamSynchronize(stream_));
     hostLosses_.resize(options_.maxBatch * options_.maxSeq);
 }
 

@@ -51,6 +51,32 @@ __device__ __forceinline__ float warpMax(float value)
 
 inline constexpr unsigned kWarp = 32;
 
+// Sixteen bytes of T, moved by one 128-bit load or store: 8 bf16 or 4 float. The address must be
+// 16-byte aligned (packsFit on the host says when every pointer and row length allows it).
+template <typename T>
+struct alignas(16) Pack {
+    static constexpr unsigned kSize = 16 / sizeof(T);
+    T values[kSize];
+};
+
+template <typename T>
+__device__ __forceinline__ Pack<T> loadPack(const T* address)
+{
+    const int4 raw = *reinterpret_cast<const int4*>(address);
+    Pack<T> pack;
+    static_assert(sizeof(pack) == sizeof(raw));
+    __builtin_memcpy(&pack, &raw, sizeof(raw));
+    return pack;
+}
+
+template <typename T>
+__device__ __forceinline__ void storePack(T* address, const Pack<T>& pack)
+{
+    int4 raw;
+    __builtin_memcpy(&raw, &pack, sizeof(raw));
+    *reinterpret_cast<int4*>(address) = raw;
+}
+
 }  // namespace sealtrain::trainer::cuda::kernels
 
 // Explicit instantiation of a launcher template for both activation types.

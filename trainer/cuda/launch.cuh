@@ -7,6 +7,7 @@
 #include "sealtrain/trainer/cuda/plan.h"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace sealtrain::trainer::cuda::kernels {
 
@@ -30,6 +31,22 @@ __device__ __forceinline__ std::size_t warpRow()
 __device__ __forceinline__ unsigned warpLane()
 {
     return threadIdx.x % kWarp;
+}
+
+// True when 128-bit accesses may be used: every pointer 16-byte aligned, `multiple` (a row length
+// or head size) a whole number of packs, and `count` elements small enough for 32-bit indices.
+template <typename T, typename... Pointers>
+bool packsFit(std::size_t multiple, std::size_t count, const Pointers*... pointers)
+{
+    constexpr std::size_t pack = 16 / sizeof(T);
+    const bool aligned = ((reinterpret_cast<std::uintptr_t>(pointers) % 16 == 0) && ...);
+    return aligned && multiple % pack == 0 && count < (std::size_t{1} << 31U);
+}
+
+// A 32-bit grid-stride loop over `count` items with the usual block size.
+inline unsigned packBlocks(std::size_t count)
+{
+    return elementwiseBlocks(count);
 }
 
 inline void checkLaunch()

@@ -80,4 +80,18 @@ std::vector<GradientBucket> planGradientBuckets(const GptConfig& config,
     return buckets;
 }
 
+std::vector<AdamWChunk> planAdamWChunks(std::span<const ParameterGroup> groups, std::size_t chunk)
+{
+    std::vector<AdamWChunk> chunks;
+    chunk = std::clamp<std::size_t>(chunk, 1, UINT32_MAX);
+    for (const ParameterGroup& group : groups) {
+        for (std::size_t start = 0; start < group.size; start += chunk) {
+            chunks.push_back({group.offset + start,
+                              static_cast<std::uint32_t>(std::min(chunk, group.size - start)),
+                              group.weightDecay ? 1U : 0U});
+        }
+    }
+    return chunks;
+}
+
 }  // namespace sealtrain::trainer::cuda

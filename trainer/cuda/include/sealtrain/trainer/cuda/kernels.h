@@ -19,6 +19,9 @@
 
 namespace sealtrain::trainer {
 struct AdamWParams;  // optimizer.h
+namespace cuda {
+struct AdamWChunk;  // plan.h
+}  // namespace cuda
 }  // namespace sealtrain::trainer
 
 namespace sealtrain::trainer::cuda::kernels {
@@ -149,6 +152,16 @@ struct AdamWScalars {
 template <typename T>
 void adamw(float* parameters, T* parametersLow, float* m, float* v, const T* gradients,
            std::size_t count, const AdamWScalars& scalars, cudaStream_t stream);
+// The same over every chunk of planAdamWChunks in one launch (`chunks` on the device): a chunk's
+// group decays by scalars.weightDecay or not at all, and the gradient scale is read from the
+// device (*gradientScale, written by clipScale), so no value goes back to the host in between.
+template <typename T>
+void adamwChunks(float* parameters, T* parametersLow, float* m, float* v, const T* gradients,
+                 const AdamWChunk* chunks, std::size_t chunkCount, const AdamWScalars& scalars,
+                 const float* gradientScale, cudaStream_t stream);
+// *scale = clipByGlobalNorm's factor for the gradient whose Σ x² is *sumSquares: min(1,
+// maxNorm / (norm + 1e-6)), computed in double as the CPU does; 1 when maxNorm <= 0.
+void clipScale(float* scale, const double* sumSquares, double maxNorm, cudaStream_t stream);
 // The scalars of AdamW step number `step` (counted from 1) at `learningRate`, with no weight
 // decay and a gradient scale of 1 (the caller sets both).
 [[nodiscard]] AdamWScalars adamwScalars(const AdamWParams& params, std::uint64_t step,

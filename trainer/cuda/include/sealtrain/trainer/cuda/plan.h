@@ -5,6 +5,7 @@
 #pragma once
 
 #include "sealtrain/trainer/gpt_config.h"
+#include "sealtrain/trainer/optimizer.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -58,5 +59,17 @@ struct GradientBucket {
 // they cover the layout exactly once.
 [[nodiscard]] std::vector<GradientBucket> planGradientBuckets(const GptConfig& config,
                                                               const ParameterLayout& layout);
+
+// AdamW runs as one launch over every parameter: one block per chunk of at most kAdamWChunk
+// elements, each chunk inside one parameter group (so it knows whether weight decay applies).
+// Together the chunks cover the groups exactly once, in order.
+inline constexpr std::size_t kAdamWChunk = 16384;
+struct AdamWChunk {
+    std::uint64_t offset = 0;
+    std::uint32_t size = 0;
+    std::uint32_t weightDecay = 0;  // 1 where the group decays
+};
+[[nodiscard]] std::vector<AdamWChunk> planAdamWChunks(std::span<const ParameterGroup> groups,
+                                                      std::size_t chunk = kAdamWChunk);
 
 }  // namespace sealtrain::trainer::cuda
