@@ -31,6 +31,7 @@ struct Options {
     int warmup = 3;
     cuda::Precision precision = cuda::Precision::BFloat16;
     bool geluEpilogue = true;
+    bool flashAttention = true;
     // Only the last step runs inside cudaProfilerStart/Stop, for `ncu --profile-from-start off`
     // (scripts/gpu-check --profile); the GEMM ceiling is not measured.
     bool profile = false;
@@ -118,6 +119,8 @@ bool parse(int argc, char** argv, Options& options)
             options.precision = cuda::Precision::Float32;
         else if (arg == "--no-gelu-epilogue")
             options.geluEpilogue = false;
+        else if (arg == "--no-flash")
+            options.flashAttention = false;
         else if (arg == "--profile")
             options.profile = true;
         else
@@ -139,6 +142,7 @@ int run(const Options& options)
     modelOptions.maxSeq = options.seq;
     modelOptions.precision = options.precision;
     modelOptions.geluEpilogue = options.geluEpilogue;
+    modelOptions.flashAttention = options.flashAttention;
     auto created = cuda::CudaGpt::create(config, modelOptions);
     if (!created) {
         std::fprintf(stderr, "%s\n", created.error().message().c_str());
@@ -210,8 +214,12 @@ int run(const Options& options)
                 precision, options.batch, options.seq, tokensPerSecond, stepTime * 1e3,
                 achieved / 1e12, ceiling > 0 ? 100.0 * achieved / ceiling : 0.0,
                 100.0 * achieved / kDatasheetBf16, usedGiB, modelGiB, firstLoss, lastLoss);
-    std::printf("GELU: %s\n", model.usesGeluEpilogue() ? "cuBLASLt epilogues" : "separate kernels");
-    std::printf("{\"impl\": \"sealtrain\", \"precision\": \"%s\", \"batch\": %zu, \"seq\": %zu, "
+    std::printf("GELU: %s; attention: %s\n",
+                model.usesGeluEpilogue() ? "cuBLASLt epilogues" : "separate kernels",
+                model.usesFlashAttention() ? "flash" : "cuBLAS products and softmax");
+    std::printf("{\"impl\": \"sealtrain\", \"flash\": %s, ",
+                model.usesFlashAttention() ? "true" : "false");
+    std::printf("\"precision\": \"%s\", \"batch\": %zu, \"seq\": %zu, "
                 "\"tokens_per_s\": %.1f, \"step_ms\": %.3f, \"tflops\": %.2f, "
                 "\"gemm_ceiling_tflops\": %.2f, \"mfu\": %.4f, \"memory_gib\": %.3f}\n",
                 precision, options.batch, options.seq, tokensPerSecond, stepTime * 1e3,
@@ -225,8 +233,9 @@ int main(int argc, char** argv)
 {
     Options options;
     if (!parse(argc, argv, options)) {
-        std::fprintf(stderr, "usage: bench_cuda_gpt [--batch B] [--seq T] [--steps N] "
-                             "[--warmup N] [--fp32] [--no-gelu-epilogue] [--profile]\n");
+        std::fprintf(stderr,
+                     "usage: bench_cuda_gpt [--batch B] [--seq T] [--steps N] "
+                     "[--warmup N] [--fp32] [--no-gelu-epilogue] [--no-flash] [--profile]\n");
         return 2;
     }
     const auto devices = cuda::visibleDevices();

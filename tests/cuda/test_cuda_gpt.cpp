@@ -73,6 +73,20 @@ Shape oddShape()
     return {config, 3, 20, "odd shape (V 80, C 48, T 20, HS 16, B 3)"};
 }
 
+// Head size 64 at a T that is no whole number of 64-row tiles: the bf16 model runs flash
+// attention here (V 80, C 128, T 100, HS 64, B 2, 2 heads, 2 layers).
+Shape flashShape()
+{
+    GptConfig config;
+    config.vocabSize = 77;
+    config.paddedVocabSize = 80;
+    config.contextLength = 112;
+    config.layers = 2;
+    config.heads = 2;
+    config.width = 128;
+    return {config, 2, 100, "flash shape (V 80, C 128, T 100, HS 64, B 2)"};
+}
+
 Shape gShape = defaultShape();  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
 GptConfig smallConfig()
@@ -480,6 +494,83 @@ void checkKernels(Checker& check)
                                              + d];
         GPU_EXPECT(check, concatenated);
     }
+    // Flash attention (bf16, head size 64) against the CPU's attention from the same rounded
+    // inputs: the output, each row's logsumexp, and the gradient of q, k and v, at a T of one
+    // tile, of a partial tile and of three tiles; two backward passes give the same bits.
+    if constexpr (!std::is_same_v<T, float>) {
+        for (const std::size_t seq : {std::size_t{64}, std::size_t{100}, std::size_t{192}}) {
+            const kernels::AttentionDims dims{2, seq, 3, kernels::kFlashHeadSize};
+            GPU_EXPECT(check, kernels::flashAttentionFits(dims));
+            const std::size_t c = dims.heads * dims.headSize;
+            const std::size_t count = dims.batch * seq * c;
+            const auto qkv = roundedTo<T>(randomValues(3 * count, 31));
+            const auto dout = roundedTo<T>(randomValues(count, 32));
+            const cpu::AttentionShape shape{dims.batch, seq, dims.heads, c};
+            std::vector<float> out(count), att(dims.batch * dims.heads * seq * seq);
+            cpu::attentionForward(out.data(), att.data(), qkv.data(), shape);
+            std::vector<float> dqkv(3 * count), scratch(att.size());
+            cpu::attentionBackward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(),
+                                   shape);
+            // logsumexp of each scaled, causal score row, in double.
+            std::vector<float> lse(dims.batch * dims.heads * seq);
+            for (std::size_t b = 0; b < dims.batch; ++b)
+                for (std::size_t h = 0; h < dims.heads; ++h)
+                    for (std::size_t t = 0; t < seq; ++t) {
+                        std::vector<double> scores(t + 1);
+                        for (std::size_t j = 0; j <= t; ++j) {
+                            double dot = 0.0;
+                            for (std::size_t d = 0; d < dims.headSize; ++d)
+                                dot += static_cast<double>(
+                                           qkv[(b * seq + t) * 3 * c + h * dims.headSize + d])
+                                       * qkv[(b * seq + j) * 3 * c + c + h * dims.headSize + d];
+                            scores[j] = dot / std::sqrt(static_cast<double>(dims.headSize));
+                        }
+                        const double largest = *std::max_element(scores.begin(), scores.end());
+                        double sum = 0.0;
+                        for (const double score : scores)
+                            sum += std::exp(score - largest);
+                        lse[(b * dims.heads + h) * seq + t] =
+                            static_cast<float>(largest + std::log(sum));
+                    }
+            DeviceArray<T> dQkv(3 * count), dOut(count), dDout(count), dDqkv(3 * count);
+            DeviceArray<float> dLse(lse.size()), dDots(lse.size());
+            dQkv.upload(qkv);
+            dDout.upload(dout);
+            kernels::flashAttentionForward(dOut.get(), dLse.get(), dQkv.get(), dims, nullptr);
+            const auto gotOut = dOut.download();
+            const double outError = relativeError(gotOut.data(), out.data(), count);
+            const auto gotLse = dLse.download();
+            double lseError = 0.0;
+            for (std::size_t i = 0; i < lse.size(); ++i)
+                lseError = std::max(lseError, std::fabs(static_cast<double>(gotLse[i]) - lse[i]));
+            kernels::flashAttentionBackward(dDqkv.get(), dDots.get(), dDout.get(), dOut.get(),
+                                            dQkv.get(), dLse.get(), dims, nullptr);
+            const auto gotDqkv = dDqkv.download();
+            double worst = 0.0;
+            for (std::size_t part = 0; part < 3; ++part) {
+                std::vector<float> got, want;
+                for (std::size_t row = 0; row < dims.batch * seq; ++row)
+                    for (std::size_t i = 0; i < c; ++i) {
+                        got.push_back(gotDqkv[row * 3 * c + part * c + i]);
+                        want.push_back(dqkv[row * 3 * c + part * c + i]);
+                    }
+                worst = std::max(worst, relativeError(got.data(), want.data(), got.size()));
+            }
+            dDqkv.poison();
+            kernels::flashAttentionBackward(dDqkv.get(), dDots.get(), dDout.get(), dOut.get(),
+                                            dQkv.get(), dLse.get(), dims, nullptr);
+            const auto again = dDqkv.download();
+            const bool identical =
+                std::memcmp(again.data(), gotDqkv.data(), again.size() * sizeof(float)) == 0;
+            std::printf("flash attention T %zu: out relative %.2e, lse worst %.2e, dq/dk/dv worst "
+                        "relative %.2e (bounds 1e-2, 1e-3, 2e-2)%s\n",
+                        seq, outError, lseError, worst, identical ? "" : ", NOT bit-identical");
+            GPU_EXPECT(check, outError <= 1e-2);
+            GPU_EXPECT(check, lseError <= 1e-3);
+            GPU_EXPECT(check, worst <= 2e-2);
+            GPU_EXPECT(check, identical);
+        }
+    }
     // AdamW against the CPU optimizer.
     {
         const std::size_t count = 5000;
@@ -629,8 +720,11 @@ void checkGradients(Checker& check, cuda::Precision precision, bool geluEpilogue
     if (!ok(check, loss, "forward") || !ok(check, gpu->backward(1.0F), "backward"))
         return;
     const double lossError = relative(*loss, cpuLoss);
-    std::printf("%s, GELU %s%s: loss %.7f vs CPU %.7f (relative %.2e, bound %.0e)\n",
-                fp32 ? "fp32" : "bf16", gpu->usesGeluEpilogue() ? "epilogue" : "kernels",
+    // Flash attention runs exactly where it applies: bf16 at a head size of 64.
+    GPU_EXPECT(check, gpu->usesFlashAttention() == (!fp32 && config.headSize() == 64));
+    std::printf("%s%s, GELU %s%s: loss %.7f vs CPU %.7f (relative %.2e, bound %.0e)\n",
+                fp32 ? "fp32" : "bf16", gpu->usesFlashAttention() ? " flash" : "",
+                gpu->usesGeluEpilogue() ? "epilogue" : "kernels",
                 geluEpilogue && !gpu->usesGeluEpilogue() ? " (epilogue unsupported)" : "", *loss,
                 cpuLoss, lossError, lossBound);
     GPU_EXPECT(check, lossError <= lossBound);
@@ -858,7 +952,7 @@ int main(int argc, char** argv)
         }
         checkKernels<float>(check);
         checkKernels<__nv_bfloat16>(check);
-        for (const Shape& shape : {defaultShape(), oddShape()}) {
+        for (const Shape& shape : {defaultShape(), oddShape(), flashShape()}) {
             gShape = shape;
             std::printf("-- %s\n", shape.name);
             checkGradients(check, cuda::Precision::Float32, true);

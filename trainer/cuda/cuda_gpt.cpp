@@ -107,6 +107,11 @@ bool CudaGpt::usesGeluEpilogue() const
     return engine_->geluEpilogue_;
 }
 
+bool CudaGpt::usesFlashAttention() const
+{
+    return engine_->flash_;
+}
+
 std::uint64_t CudaGpt::optimizerStepCount() const
 {
     return engine_->stepCount_;

@@ -30,6 +30,13 @@ template <typename T>
 void EngineFor<T>::attentionBackward(T* dqkv, const T* dattY, const Layer& layer)
 {
     const kernels::AttentionDims dims{batch_, seq_, config_.heads, config_.headSize()};
+    if constexpr (kLowPrecision) {
+        if (flash_) {
+            kernels::flashAttentionBackward(dqkv, dots_, dattY, layer.attY, layer.qkv, layer.lse,
+                                            dims, stream_);
+            return;
+        }
+    }
     const AttentionGemmShape shape{dims.batch * dims.heads, dims.seq, dims.headSize};
     kernels::splitHeadOutputs(dy_, dattY, dims, stream_);
     kernels::splitHeads(q_, k_, vHeads_, layer.qkv, dims, stream_);

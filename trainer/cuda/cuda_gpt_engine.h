@@ -66,6 +66,7 @@ public:
     // Rows of a forward pass whose backward has not run (its logits intact), else 0.
     std::size_t forwardRows_ = 0;
     bool geluEpilogue_ = false;  // options_.geluEpilogue, where cuBLASLt supports it
+    bool flash_ = false;         // options_.flashAttention, in bf16 at a head size of 64
     std::uint64_t stepCount_ = 0;
     std::size_t deviceBytes_ = 0;
 };
@@ -105,6 +106,7 @@ private:
     struct Layer {
         T *ln1, *qkv, *att, *attY, *residual2, *ln2, *fc, *fcGelu, *residual3;
         float *ln1Mean, *ln1Rstd, *ln2Mean, *ln2Rstd;
+        float* lse;  // flash attention's logsumexp (B,H,T); att is not kept then
     };
     void carve(Arena& arena);
     // `out.size()` values of `source` (device, type T) converted to fp32 on the host.
@@ -148,6 +150,7 @@ private:
     T *dresidual_ = nullptr, *dln_ = nullptr, *dfc_ = nullptr, *dfcGelu_ = nullptr;
     T *dqkv_ = nullptr, *dattY_ = nullptr, *datt_ = nullptr;
     T *dq_ = nullptr, *dk_ = nullptr, *dv_ = nullptr, *dy_ = nullptr;
+    float* dots_ = nullptr;  // flash attention's backward scratch (B,H,T)
     float* columnScratch_ = nullptr;
     double* sumPartials_ = nullptr;
     double* sumResult_ = nullptr;

@@ -25,6 +25,12 @@ template <typename T>
 void EngineFor<T>::attentionForward(const Layer& layer)
 {
     const kernels::AttentionDims dims{batch_, seq_, config_.heads, config_.headSize()};
+    if constexpr (kLowPrecision) {
+        if (flash_) {
+            kernels::flashAttentionForward(layer.attY, layer.lse, layer.qkv, dims, stream_);
+            return;
+        }
+    }
     const AttentionGemmShape shape{dims.batch * dims.heads, dims.seq, dims.headSize};
     kernels::splitHeads(q_, k_, vHeads_, layer.qkv, dims, stream_);
     gemm_->runBatched(attentionScoresCall(layer.att, q_, k_, shape), stream_);

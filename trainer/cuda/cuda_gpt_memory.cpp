@@ -82,7 +82,8 @@ void EngineFor<T>::carve(Arena& arena)
         layer.ln1Mean = arena.take<float>(rows);
         layer.ln1Rstd = arena.take<float>(rows);
         layer.qkv = arena.take<T>(rows * 3 * c);
-        layer.att = arena.take<T>(attention);
+        layer.att = flash_ ? nullptr : arena.take<T>(attention);
+        layer.lse = flash_ ? arena.take<float>(b * config_.heads * t) : nullptr;
         layer.attY = arena.take<T>(rows * c);
         layer.residual2 = arena.take<T>(rows * c);
         layer.ln2 = arena.take<T>(rows * c);
@@ -99,21 +100,24 @@ void EngineFor<T>::carve(Arena& arena)
     losses_ = arena.take<float>(rows);
     logSumExp_ = arena.take<float>(rows);
     projection_ = arena.take<T>(rows * c);
-    q_ = arena.take<T>(rows * c);
-    k_ = arena.take<T>(rows * c);
-    vHeads_ = arena.take<T>(rows * c);
-    y_ = arena.take<T>(rows * c);
+    // The unfused attention's per-head copies and T×T scratch; flash attention needs none.
+    const std::size_t heads = flash_ ? 0 : rows * c;
+    q_ = arena.take<T>(heads);
+    k_ = arena.take<T>(heads);
+    vHeads_ = arena.take<T>(heads);
+    y_ = arena.take<T>(heads);
     dresidual_ = arena.take<T>(rows * c);
     dln_ = arena.take<T>(rows * c);
     dfc_ = arena.take<T>(rows * 4 * c);
     dfcGelu_ = geluEpilogue_ ? nullptr : arena.take<T>(rows * 4 * c);
     dqkv_ = arena.take<T>(rows * 3 * c);
     dattY_ = arena.take<T>(rows * c);
-    datt_ = arena.take<T>(attention);
-    dq_ = arena.take<T>(rows * c);
-    dk_ = arena.take<T>(rows * c);
-    dv_ = arena.take<T>(rows * c);
-    dy_ = arena.take<T>(rows * c);
+    datt_ = arena.take<T>(flash_ ? 0 : attention);
+    dq_ = arena.take<T>(heads);
+    dk_ = arena.take<T>(heads);
+    dv_ = arena.take<T>(heads);
+    dy_ = arena.take<T>(heads);
+    dots_ = flash_ ? arena.take<float>(b * config_.heads * t) : nullptr;
     columnScratch_ = arena.take<float>(columnScratchFloats(rows, 4 * c, 1));
     sumPartials_ = arena.take<double>(kMaxSumOfSquaresBlocks);
     sumResult_ = arena.take<double>(1);
@@ -144,6 +148,9 @@ void EngineFor<T>::allocate()
             && gemm_->supports(linearInputGradientCall(nullptr, nullptr, nullptr, fcProj,
                                                        GemmEpilogue::GeluBackward, nullptr));
     }
+    flash_ = kLowPrecision && options_.flashAttention
+             && kernels::flashAttentionFits(
+                 {options_.maxBatch, options_.maxSeq, config_.heads, config_.headSize()});
     buckets_ = planGradientBuckets(config_, layout_);
     bucketEvents_.resize(buckets_.size(), nullptr);
     for (cudaEvent_t& event : bucketEvents_)

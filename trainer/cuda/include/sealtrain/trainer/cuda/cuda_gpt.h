@@ -36,6 +36,9 @@ struct CudaGptOptions {
     // instead of the separate GELU kernels, where cuBLASLt has algorithms for them.
     bool geluEpilogue = true;
     int device = 0;
+    // Flash attention (flash_attention.cu) in bf16 where the head size is 64: no T×T scores or
+    // probabilities in memory. Otherwise, and when false, cuBLAS products and a softmax kernel.
+    bool flashAttention = true;
 };
 
 class CudaGpt final {
@@ -56,6 +59,7 @@ public:
     [[nodiscard]] Precision precision() const;
     // Whether the GELU epilogues run (asked for, and supported by cuBLASLt for these shapes).
     [[nodiscard]] bool usesGeluEpilogue() const;
+    [[nodiscard]] bool usesFlashAttention() const;
     // Bytes of device memory this model holds (parameters, state, activations, workspaces).
     [[nodiscard]] std::size_t deviceBytes() const;
 

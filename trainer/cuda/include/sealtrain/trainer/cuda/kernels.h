@@ -111,6 +111,21 @@ template <typename T>
 void causalSoftmaxBackward(T* dscores, const T* dprobs, const T* probs, std::size_t matrices,
                            std::size_t seq, cudaStream_t stream);
 
+// ---- flash_attention.cu ----
+
+// Causal attention without the T×T matrices, bf16 only, for a head size of kFlashHeadSize and
+// any T (flashAttentionFits says when): out (B,T,C) = softmax(q·kᵀ/√hs)·v straight from the
+// packed qkv (B,T,3C), with lse (B,H,T) = each row's logsumexp kept for backward. Backward
+// writes dqkv (B,T,3C) (=, not +=) from dout (B,T,C), the forward's out and lse; `dots` is
+// scratch of B·H·T floats. No atomics: bit-identical for equal inputs.
+inline constexpr std::size_t kFlashHeadSize = 64;
+[[nodiscard]] bool flashAttentionFits(const AttentionDims& dims);
+void flashAttentionForward(__nv_bfloat16* out, float* lse, const __nv_bfloat16* qkv,
+                           const AttentionDims& dims, cudaStream_t stream);
+void flashAttentionBackward(__nv_bfloat16* dqkv, float* dots, const __nv_bfloat16* dout,
+                            const __nv_bfloat16* out, const __nv_bfloat16* qkv, const float* lse,
+                            const AttentionDims& dims, cudaStream_t stream);
+
 // ---- classifier.cu ----
 
 // The classifier's loss without probabilities: for each row, over the first `vocab` of its
