@@ -940,14 +940,16 @@ void checkFullShape(Checker& check)
 
 int main(int argc, char** argv)
 {
-    // "one-step": one bf16 training step at the odd shape, for compute-sanitizer.
+    // "one-step": one bf16 training step at the odd and the flash shape, for compute-sanitizer.
     const bool oneStep = argc > 1 && std::strcmp(argv[1], "one-step") == 0;
     const bool skipFull = argc > 1 && std::strcmp(argv[1], "--skip-full-shape") == 0;
     return sealtrain::gpu_test::runGpuTest(kName, [&](Checker& check) {
-        if (oneStep) {
-            gShape = oddShape();
-            (void)gpuSteps(check, gShape.config, randomBatch(gShape.config.vocabSize, 2), 1,
-                           cuda::Precision::BFloat16, true);
+        if (oneStep) {  // the odd shape (unfused attention) and the flash shape
+            for (const Shape& shape : {oddShape(), flashShape()}) {
+                gShape = shape;
+                (void)gpuSteps(check, gShape.config, randomBatch(gShape.config.vocabSize, 2), 1,
+                               cuda::Precision::BFloat16, true);
+            }
             return;
         }
         checkKernels<float>(check);
