@@ -769,10 +769,14 @@ void checkTraining(Checker& check, cuda::Precision precision)
     if (fp32) {
         const ParameterComparison parameters = compareParameters(
             ParameterLayout(config), config, got.parameters, want.parameters.data());
-        std::printf("fp32 parameters after 3 steps: worst tensor relative %.2e (bound 1e-4), key "
+        // 2e-4: the biases start at zero, so after three steps they hold a few learning rates,
+        // and Adam's normalised update turns a rounding-level gradient difference near zero into
+        // a learning-rate-sized one (1.1e-4 was seen at the flash shape); a wrong kernel is off
+        // by 1e-2 or more.
+        std::printf("fp32 parameters after 3 steps: worst tensor relative %.2e (bound 2e-4), key "
                     "bias drift %.2e (bound 3 steps x lr)\n",
                     parameters.worstRelative, parameters.keyBiasDrift);
-        GPU_EXPECT(check, parameters.worstRelative <= 1e-4);
+        GPU_EXPECT(check, parameters.worstRelative <= 2e-4);
         GPU_EXPECT(check, parameters.keyBiasDrift <= 3 * kLearningRate);
     }
 }
