@@ -289,55 +289,56 @@ void checkKernels(Checker& check)
         SEALTRAIN_CUDA_CHECK(cudaFree(dTokens));
         SEALTRAIN_CUDA_CHECK(cudaFree(dBuckets));
     }
-    // Residual + LayerNorm forward, and LayerNorm backward (input and parameter gradients).
-    {
-        const auto a = roundedTo<T>(randomValues(rows * width, 4));
-        const auto b = roundedTo<T>(randomValues(rows * width, 5));
-        const auto weight = roundedTo<T>(randomValues(width, 6, 0.5));
-        const auto bias = roundedTo<T>(randomValues(width, 7, 0.5));
-        const auto dout = roundedTo<T>(randomValues(rows * width, 8));
-        DeviceArray<T> dA(rows * width), dB(rows * width), dWeight(width), dBias(width);
-        DeviceArray<T> dResidual(rows * width), dOut(rows * width), dDout(rows * width);
-        DeviceArray<T> dDin(rows * width), dDweight(width), dDbias(width);
+    // Residual + LayerNorm forward, and LayerNorm backward (input and parameter gradients), at
+    // widths of whole 16-byte packs (the packed kernels; 768 is GPT-2's) and not (the scalar).
+    for (const std::size_t lnWidth : {width, std::size_t{42}, std::size_t{768}}) {
+        const auto a = roundedTo<T>(randomValues(rows * lnWidth, 4));
+        const auto b = roundedTo<T>(randomValues(rows * lnWidth, 5));
+        const auto weight = roundedTo<T>(randomValues(lnWidth, 6, 0.5));
+        const auto bias = roundedTo<T>(randomValues(lnWidth, 7, 0.5));
+        const auto dout = roundedTo<T>(randomValues(rows * lnWidth, 8));
+        DeviceArray<T> dA(rows * lnWidth), dB(rows * lnWidth), dWeight(lnWidth), dBias(lnWidth);
+        DeviceArray<T> dResidual(rows * lnWidth), dOut(rows * lnWidth), dDout(rows * lnWidth);
+        DeviceArray<T> dDin(rows * lnWidth), dDweight(lnWidth), dDbias(lnWidth);
         DeviceArray<float> dMean(rows), dRstd(rows);
-        DeviceArray<float> scratch(cuda::columnScratchFloats(rows, width, 2));
+        DeviceArray<float> scratch(cuda::columnScratchFloats(rows, lnWidth, 2));
         dA.upload(a);
         dB.upload(b);
         dWeight.upload(weight);
         dBias.upload(bias);
         kernels::residualLayerNormForward(dResidual.get(), dOut.get(), dMean.get(), dRstd.get(),
                                           dA.get(), dB.get(), dWeight.get(), dBias.get(), rows,
-                                          width, nullptr);
-        std::vector<float> residual(rows * width);
+                                          lnWidth, nullptr);
+        std::vector<float> residual(rows * lnWidth);
         cpu::residualForward(residual.data(), a.data(), b.data(), residual.size());
         residual = roundedTo<T>(residual);
-        std::vector<float> want(rows * width), mean(rows), rstd(rows);
+        std::vector<float> want(rows * lnWidth), mean(rows), rstd(rows);
         cpu::layerNormForward(want.data(), mean.data(), rstd.data(), residual.data(), weight.data(),
-                              bias.data(), rows, width);
+                              bias.data(), rows, lnWidth);
         GPU_EXPECT(check,
                    relativeError(dResidual.download().data(), residual.data(), residual.size())
                        <= tolerance);
         GPU_EXPECT(check,
                    relativeError(dOut.download().data(), want.data(), want.size()) <= tolerance);
 
-        const std::vector<float> zeros(rows * width, 0.0F);
+        const std::vector<float> zeros(rows * lnWidth, 0.0F);
         dDin.upload(zeros);
-        dDweight.upload(std::vector<float>(width, 0.0F));
-        dDbias.upload(std::vector<float>(width, 0.0F));
+        dDweight.upload(std::vector<float>(lnWidth, 0.0F));
+        dDbias.upload(std::vector<float>(lnWidth, 0.0F));
         dDout.upload(dout);
         kernels::layerNormBackward(dDin.get(), dDweight.get(), dDbias.get(), scratch.get(),
                                    dDout.get(), dResidual.get(), dWeight.get(), dMean.get(),
-                                   dRstd.get(), rows, width, nullptr);
-        std::vector<float> din(zeros), dweight(width, 0.0F), dbias(width, 0.0F);
+                                   dRstd.get(), rows, lnWidth, nullptr);
+        std::vector<float> din(zeros), dweight(lnWidth, 0.0F), dbias(lnWidth, 0.0F);
         cpu::layerNormBackward(din.data(), dweight.data(), dbias.data(), dout.data(),
                                residual.data(), weight.data(), mean.data(), rstd.data(), rows,
-                               width);
+                               lnWidth);
         GPU_EXPECT(check,
                    relativeError(dDin.download().data(), din.data(), din.size()) <= tolerance);
         GPU_EXPECT(check,
-                   relativeError(dDweight.download().data(), dweight.data(), width) <= tolerance);
+                   relativeError(dDweight.download().data(), dweight.data(), lnWidth) <= tolerance);
         GPU_EXPECT(check,
-                   relativeError(dDbias.download().data(), dbias.data(), width) <= tolerance);
+                   relativeError(dDbias.download().data(), dbias.data(), lnWidth) <= tolerance);
     }
     // Bias gradient (column sums) and GELU both ways.
     {

@@ -11,27 +11,35 @@
 namespace sealtrain::trainer::cuda::kernels {
 namespace {
 
+// Element i's update, PyTorch's order of operations.
+template <typename T>
+__device__ __forceinline__ void update(std::size_t i, float* parameters, T* parametersLow, float* m,
+                                       float* v, const T* gradients, const AdamWScalars& s,
+                                       float gradientScale, float weightDecay)
+{
+    const float g = toFloat(gradients[i]) * gradientScale;
+    const float mi = s.beta1 * m[i] + s.oneMinusBeta1 * g;
+    const float vi = s.beta2 * v[i] + s.oneMinusBeta2 * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    const float mHat = mi / s.correction1;
+    const float vHat = vi / s.correction2;
+    float p = parameters[i];
+    p -= s.learningRate * (mHat / (sqrtf(vHat) + s.epsilon) + weightDecay * p);
+    parameters[i] = p;
+    if (parametersLow != nullptr)
+        parametersLow[i] = fromFloat<T>(p);
+}
+
 template <typename T>
 __global__ void adamwKernel(float* parameters, T* parametersLow, float* m, float* v,
                             const T* gradients, std::size_t count, AdamWScalars s)
 {
-    for (std::size_t i = firstElement(); i < count; i += elementStride()) {
-        const float g = toFloat(gradients[i]) * s.gradientScale;
-        const float mi = s.beta1 * m[i] + s.oneMinusBeta1 * g;
-        const float vi = s.beta2 * v[i] + s.oneMinusBeta2 * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        const float mHat = mi / s.correction1;
-        const float vHat = vi / s.correction2;
-        float p = parameters[i];
-        p -= s.learningRate * (mHat / (sqrtf(vHat) + s.epsilon) + s.weightDecay * p);
-        parameters[i] = p;
-        if (parametersLow != nullptr)
-            parametersLow[i] = fromFloat<T>(p);
-    }
+    for (std::size_t i = firstElement(); i < count; i += elementStride())
+        update(i, parameters, parametersLow, m, v, gradients, s, s.gradientScale, s.weightDecay);
 }
 
-// One block per chunk; the update is adamwKernel's, expression for expression.
+// One block per chunk.
 template <typename T>
 __global__ void adamwChunksKernel(float* parameters, T* parametersLow, float* m, float* v,
                                   const T* gradients, const AdamWChunk* chunks, AdamWScalars s,
@@ -41,19 +49,7 @@ __global__ void adamwChunksKernel(float* parameters, T* parametersLow, float* m,
     const float scale = *gradientScale;
     const float weightDecay = chunk.weightDecay != 0 ? s.weightDecay : 0.0F;
     for (unsigned j = threadIdx.x; j < chunk.size; j += blockDim.x) {
-        const std::size_t i = chunk.offset + j;
-        const float g = toFloat(gradients[i]) * scale;
-        const float mi = s.beta1 * m[i] + s.oneMinusBeta1 * g;
-        const float vi = s.beta2 * v[i] + s.oneMinusBeta2 * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        const float mHat = mi / s.correction1;
-        const float vHat = vi / s.correction2;
-        float p = parameters[i];
-        p -= s.learningRate * (mHat / (sqrtf(vHat) + s.epsilon) + weightDecay * p);
-        parameters[i] = p;
-        if (parametersLow != nullptr)
-            parametersLow[i] = fromFloat<T>(p);
+        update(chunk.offset + j, parameters, parametersLow, m, v, gradients, s, scale, weightDecay);
     }
 }
 
