@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <future>
 #include <system_error>
 
 namespace sealtrain::trainer {
@@ -485,17 +486,29 @@ writeCheckpoint(const std::filesystem::path& folder, const CheckpointState& stat
     // A sealed file without its envelope is what a run killed between the two writes leaves.
     removeQuietly(files.sealed);
 
+    // The plaintext's SHA-256 (the statement's subject) is computed beside the sealing and the
+    // durable write, which it would otherwise follow: about 0.8 s for GPT-2 124M with its moments
+    // at 1.8 GB/s (bench_checkpoint). The plaintext is only read by both.
+    auto digest = std::async(std::launch::async,
+                             [bytes = std::span<const std::uint8_t>(*plaintext)] {
+                                 return hexDigest(bytes);
+                             });
     const json sealedMetadata{
         {"format", kCheckpointFormat}, {"run", state.runId}, {"step", state.step}};
-    auto writer = crypto::SealedWriter::create(files.sealed, kek,
-                                               {kCheckpointContentType, sealedMetadata.dump()});
-    if (!writer)
-        return writer.error();
-    SEALTRAIN_TRY(writer->write(*plaintext));
-    SEALTRAIN_TRY(writer->finish());
+    auto sealed = [&]() -> Result<void> {
+        auto writer = crypto::SealedWriter::create(
+            files.sealed, kek, {kCheckpointContentType, sealedMetadata.dump()});
+        if (!writer)
+            return writer.error();
+        SEALTRAIN_TRY(writer->write(*plaintext));
+        return writer->finish();
+    }();
+    const std::string plaintextSha256 = digest.get();  // joined before any return
+    if (!sealed)
+        return sealed.error();
 
     CheckpointLineage lineage;
-    lineage.subject = {files.plaintextName(), hexDigest(*plaintext)};
+    lineage.subject = {files.plaintextName(), plaintextSha256};
     lineage.job = state.jobId;
     lineage.run = state.runId;
     lineage.step = state.step;

@@ -69,21 +69,25 @@ __device__ __forceinline__ void loadA(unsigned (&a)[4][4], const bf16* tile, uns
 
 __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
 {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+    // Not volatile: the product depends on its operands alone, so the compiler may interleave
+    // independent ones (volatile would keep each dependent chain in program order).
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
                  "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 // acc (16×64, eight C tiles) += a (16×64) · B, where B[k][n] = tile[n][k]: the tile's rows are
-// B's columns (so a row-major K gives Kᵀ, and a transposed tile gives the matrix itself).
+// B's columns (so a row-major K gives Kᵀ, and a transposed tile gives the matrix itself). The k
+// chunks are the outer loop, so consecutive products go to different accumulators and overlap;
+// each accumulator still adds its chunks in the order 0..3.
 __device__ __forceinline__ void multiply(float (&acc)[8][4], const unsigned (&a)[4][4],
                                          const bf16* tile, Lane lane)
 {
 #pragma unroll
-    for (unsigned nt = 0; nt < 8; ++nt) {
+    for (unsigned kc = 0; kc < 4; ++kc) {
 #pragma unroll
-        for (unsigned kc = 0; kc < 4; ++kc) {
+        for (unsigned nt = 0; nt < 8; ++nt) {
             const unsigned b[2] = {pairAt(tile, nt * 8 + lane.g, kc * 16 + 2 * lane.t),
                                    pairAt(tile, nt * 8 + lane.g, kc * 16 + 8 + 2 * lane.t)};
             mma(acc[nt], a[kc], b);
