@@ -118,8 +118,8 @@ int run(const Options& options)
     const auto sealedWrite = [&](std::uint64_t step) -> double {
         state.step = step;
         const auto start = std::chrono::steady_clock::now();
-        auto sealed = writeCheckpoint(folder / "run", state, tensors, std::nullopt, *kek, *signer,
-                                      1);
+        auto sealed =
+            writeCheckpoint(folder / "run", state, tensors, std::nullopt, *kek, *signer, 1);
         if (!sealed) {
             std::fprintf(stderr, "%s\n", sealed.error().message().c_str());
             std::exit(1);

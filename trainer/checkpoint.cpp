@@ -489,15 +489,15 @@ writeCheckpoint(const std::filesystem::path& folder, const CheckpointState& stat
     // The plaintext's SHA-256 (the statement's subject) is computed beside the sealing and the
     // durable write, which it would otherwise follow: about 0.8 s for GPT-2 124M with its moments
     // at 1.8 GB/s (bench_checkpoint). The plaintext is only read by both.
-    auto digest = std::async(std::launch::async,
-                             [bytes = std::span<const std::uint8_t>(*plaintext)] {
-                                 return hexDigest(bytes);
-                             });
+    auto digest =
+        std::async(std::launch::async, [bytes = std::span<const std::uint8_t>(*plaintext)] {
+            return hexDigest(bytes);
+        });
     const json sealedMetadata{
         {"format", kCheckpointFormat}, {"run", state.runId}, {"step", state.step}};
     auto sealed = [&]() -> Result<void> {
-        auto writer = crypto::SealedWriter::create(
-            files.sealed, kek, {kCheckpointContentType, sealedMetadata.dump()});
+        auto writer = crypto::SealedWriter::create(files.sealed, kek,
+                                                   {kCheckpointContentType, sealedMetadata.dump()});
         if (!writer)
             return writer.error();
         SEALTRAIN_TRY(writer->write(*plaintext));

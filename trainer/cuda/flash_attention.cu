@@ -72,9 +72,9 @@ __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const
     // Not volatile: the product depends on its operands alone, so the compiler may interleave
     // independent ones (volatile would keep each dependent chain in program order).
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-                 "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 // acc (16×64, eight C tiles) += a (16×64) · B, where B[k][n] = tile[n][k]: the tile's rows are
