@@ -442,6 +442,18 @@ Result<void> Identity::signOut(const std::string& session)
                          });
 }
 
+Result<SessionInfo> Identity::whoAmI(const std::string& session)
+{
+    auto caller = gate_.admit(session, {"session.whoami", {}, {}, {"session", ""}},
+                              [](const Caller&, audit::EntryDraft&) { return success(); });
+    if (!caller)
+        return caller.error();
+    SessionInfo info;
+    info.id = caller->sessionId;
+    info.user = caller->name;
+    return info;
+}
+
 Result<Enrollment> Identity::createUser(const std::string& session, const std::string& name,
                                         const crypto::SecretBytes& password)
 {

@@ -4,6 +4,7 @@
 #include "sealtrain/crypto/certificate_authority.h"
 
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/random.h"
 
 #include "openssl_handles.h"
@@ -540,6 +541,21 @@ Result<RevokedCertificate> revocationFor(std::string_view certificatePem,
     if (!certificate)
         return certificate.error();
     return RevokedCertificate{serialHex(X509_get0_serialNumber(certificate->get())), revokedAt};
+}
+
+Result<std::string> certificateFingerprint(std::string_view certificatePem)
+{
+    auto certificate = readCertificate(certificatePem, "certificate");
+    if (!certificate)
+        return certificate.error();
+    unsigned char* der = nullptr;
+    const int length = i2d_X509(certificate->get(), &der);
+    if (length <= 0)
+        return Error(ErrorCode::Internal, "Cannot encode the certificate as DER; this is a bug.");
+    const Sha256Digest digest =
+        sha256(std::span<const std::uint8_t>(der, static_cast<std::size_t>(length)));
+    OPENSSL_free(der);
+    return "sha256:" + toHex(digest);
 }
 
 namespace {

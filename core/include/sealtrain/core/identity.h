@@ -68,6 +68,9 @@ public:
                                              const crypto::SecretBytes& password,
                                              const std::string& totpCode);
     [[nodiscard]] Result<void> signOut(const std::string& session);
+    // The caller's own session: its id ("s<n>") and user, for any signed-in user. A success
+    // appends nothing (it changes nothing); a refusal is audited like any other.
+    [[nodiscard]] Result<SessionInfo> whoAmI(const std::string& session);
 
     [[nodiscard]] Result<Enrollment> createUser(const std::string& session, const std::string& name,
                                                 const crypto::SecretBytes& password);

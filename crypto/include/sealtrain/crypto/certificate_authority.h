@@ -102,6 +102,11 @@ private:
 [[nodiscard]] Result<RevokedCertificate> revocationFor(std::string_view certificatePem,
                                                        CertificateClock::time_point revokedAt);
 
+// "sha256:" and the lowercase hex SHA-256 of the certificate's DER encoding (what `openssl x509
+// -noout -fingerprint -sha256` prints, without the colons): how an administrator tells a client
+// which CA to trust.
+[[nodiscard]] Result<std::string> certificateFingerprint(std::string_view certificatePem);
+
 struct VerifyOptions {
     CertificatePurpose purpose = CertificatePurpose::Client;
     // The moment to check validity at; now when unset.

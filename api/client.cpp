@@ -1,0 +1,192 @@
+// The control plane's client library (client.h): channel credentials that pin the platform CA
+// and present the session's client certificate, and one method per call of the contract.
+#include "sealtrain/api/client.h"
+
+#include "sealtrain/crypto/certificate_authority.h"
+#include "status.h"
+
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/security/tls_certificate_verifier.h>
+#include <grpcpp/security/tls_credentials_options.h>
+
+#include <chrono>
+
+namespace sealtrain::api {
+namespace {
+
+namespace v1 = sealtrain::v1;
+
+constexpr auto kCallTimeout = std::chrono::seconds(30);
+
+std::shared_ptr<grpc::Channel> openChannel(const std::string& address, const std::string& serverName,
+                                           const std::shared_ptr<grpc::ChannelCredentials>& credentials)
+{
+    grpc::ChannelArguments arguments;
+    // The name the server's certificate is checked against, also on a Unix socket.
+    arguments.SetSslTargetNameOverride(serverName);
+    return grpc::CreateCustomChannel(address, credentials, arguments);
+}
+
+void setDeadline(grpc::ClientContext& context)
+{
+    context.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
+}
+
+}  // namespace
+
+struct ControlClient::State {
+    Endpoint endpoint;
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<v1::Sessions::Stub> sessions;
+    std::unique_ptr<v1::Users::Stub> users;
+    std::unique_ptr<v1::Datasets::Stub> datasets;
+
+    [[nodiscard]] Error failure(const grpc::Status& status) const
+    {
+        return Internal::fromStatus(status, endpoint.address);
+    }
+};
+
+Result<std::string> fetchPinnedCaCertificate(const std::string& address,
+                                             const std::string& serverName,
+                                             const std::string& fingerprint)
+{
+    // Nothing is trusted yet: the server's certificate is not checked on this one call, and
+    // what it returns counts only when its fingerprint is the one the administrator gave.
+    grpc::experimental::TlsChannelCredentialsOptions tls;
+    tls.set_verify_server_certs(false);
+    tls.set_check_call_host(false);
+    tls.set_certificate_verifier(std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
+    auto channel = openChannel(address, serverName, grpc::experimental::TlsCredentials(tls));
+    auto stub = v1::Platform::NewStub(channel);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::GetCaCertificateReply reply;
+    const grpc::Status status = stub->GetCaCertificate(&context, {}, &reply);
+    if (!status.ok())
+        return Internal::fromStatus(status, address);
+    auto got = crypto::certificateFingerprint(reply.certificate_pem());
+    if (!got)
+        return got.error();
+    if (*got != fingerprint)
+        return Error(ErrorCode::Unauthenticated,
+                     fmt::format("The server at '{}' presents a CA with fingerprint {}, not the {} "
+                                 "you were given; do not connect, and ask the administrator.",
+                                 address, *got, fingerprint));
+    return reply.certificate_pem();
+}
+
+Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& endpoint,
+                                                              const ClientIdentity* identity)
+{
+    if (endpoint.caCertificatePem.empty())
+        return Error(ErrorCode::InvalidArgument,
+                     "This client trusts no platform CA yet; run `sealtrainctl connect` first.");
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = endpoint.caCertificatePem;
+    if (identity != nullptr) {
+        // gRPC takes the key as a std::string for the channel's lifetime.
+        ssl.pem_private_key = std::string(
+            reinterpret_cast<const char*>(identity->privateKeyPem.bytes().data()),
+            identity->privateKeyPem.size());
+        ssl.pem_cert_chain = identity->certificatePem;
+    }
+    auto state = std::make_unique<State>();
+    state->endpoint = endpoint;
+    state->channel = openChannel(endpoint.address, endpoint.serverName, grpc::SslCredentials(ssl));
+    state->sessions = v1::Sessions::NewStub(state->channel);
+    state->users = v1::Users::NewStub(state->channel);
+    state->datasets = v1::Datasets::NewStub(state->channel);
+    return std::unique_ptr<ControlClient>(new ControlClient(std::move(state)));
+}
+
+ControlClient::ControlClient(std::unique_ptr<State> state)
+    : state_(std::move(state))
+{
+}
+
+ControlClient::~ControlClient() = default;
+
+Result<SignedIn> ControlClient::signIn(const std::string& user,
+                                       const crypto::SecretBytes& password,
+                                       const std::string& totpCode)
+{
+    auto keyAndCsr = crypto::makeKeyAndCsr(user);
+    if (!keyAndCsr)
+        return keyAndCsr.error();
+    v1::SignInRequest request;
+    request.set_user(user);
+    request.set_password(std::string(reinterpret_cast<const char*>(password.bytes().data()),
+                                     password.size()));
+    request.set_totp_code(totpCode);
+    request.set_csr_pem(keyAndCsr->csrPem);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::SignInReply reply;
+    const grpc::Status status = state_->sessions->SignIn(&context, request, &reply);
+    request.mutable_password()->assign(request.password().size(), '\0');
+    if (!status.ok())
+        return state_->failure(status);
+    SignedIn signedIn;
+    signedIn.identity.privateKeyPem = std::move(keyAndCsr->privateKeyPem);
+    signedIn.identity.certificatePem = reply.certificate_pem();
+    signedIn.sessionId = reply.session_id();
+    signedIn.expiresUnix = reply.expires_unix();
+    return signedIn;
+}
+
+Result<WhoAmI> ControlClient::whoAmI()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::WhoAmIReply reply;
+    const grpc::Status status = state_->sessions->WhoAmI(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return WhoAmI{reply.user(), reply.session_id(), reply.expires_unix()};
+}
+
+Result<void> ControlClient::signOut()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::SignOutReply reply;
+    const grpc::Status status = state_->sessions->SignOut(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return success();
+}
+
+Result<std::vector<UserSummary>> ControlClient::listUsers()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::ListUsersReply reply;
+    const grpc::Status status = state_->users->ListUsers(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    std::vector<UserSummary> users;
+    for (const v1::User& user : reply.users())
+        users.push_back({user.name(), user.disabled(), {user.grants().begin(), user.grants().end()}});
+    return users;
+}
+
+Result<std::vector<DatasetSummary>> ControlClient::listDatasets()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::ListDatasetsReply reply;
+    const grpc::Status status = state_->datasets->ListDatasets(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    std::vector<DatasetSummary> datasets;
+    for (const v1::Dataset& dataset : reply.datasets())
+        datasets.push_back({dataset.id(), dataset.name(), dataset.version(),
+                            dataset.classification(), dataset.records(), dataset.tokens()});
+    return datasets;
+}
+
+}  // namespace sealtrain::api

@@ -1,0 +1,92 @@
+// The client library of the control plane's gRPC contract (docs/api.md), which sealtrainctl,
+// the GUI and the worker share. Every call returns a Result whose error is the server's one
+// sentence, or one of our own for a transport failure. No gRPC type crosses this header.
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/crypto/secret_bytes.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sealtrain::api {
+
+// Where the control plane is and whom to trust there.
+struct Endpoint {
+    std::string address;                   // "unix:/path" or "host:port"
+    std::string serverName = "localhost";  // a name the server's certificate must carry
+    std::string caCertificatePem;          // the platform CA (pinned at connect)
+};
+
+// A signed-in client's credential: its own key and the certificate the control plane issued
+// for it. The key never leaves the client.
+struct ClientIdentity {
+    crypto::SecretBytes privateKeyPem;
+    std::string certificatePem;
+};
+
+struct SignedIn {
+    ClientIdentity identity;
+    std::string sessionId;
+    std::int64_t expiresUnix = 0;
+};
+
+struct WhoAmI {
+    std::string user;
+    std::string sessionId;
+    std::int64_t expiresUnix = 0;
+};
+
+struct UserSummary {
+    std::string name;
+    bool disabled = false;
+    std::vector<std::string> grants;
+};
+
+struct DatasetSummary {
+    std::string id;
+    std::string name;
+    std::int64_t version = 0;
+    std::string classification;
+    std::uint64_t records = 0;
+    std::uint64_t tokens = 0;
+};
+
+// The platform CA's certificate from the server at `address`, fetched before anything is
+// trusted and returned only when its fingerprint (crypto::certificateFingerprint) is
+// `fingerprint`; Unauthenticated, in one sentence, otherwise.
+[[nodiscard]] Result<std::string> fetchPinnedCaCertificate(const std::string& address,
+                                                           const std::string& serverName,
+                                                           const std::string& fingerprint);
+
+class ControlClient final {
+public:
+    // A channel to `endpoint` that presents `identity` when given (every call after sign-in),
+    // or no client certificate (sign-in). Nothing is sent until the first call.
+    [[nodiscard]] static Result<std::unique_ptr<ControlClient>>
+    connect(const Endpoint& endpoint, const ClientIdentity* identity);
+
+    ControlClient(const ControlClient&) = delete;
+    ControlClient& operator=(const ControlClient&) = delete;
+    ~ControlClient();
+
+    // Makes a new P-256 key, sends its CSR with the credentials, and returns the key with the
+    // certificate the control plane issued for the new session.
+    [[nodiscard]] Result<SignedIn> signIn(const std::string& user,
+                                          const crypto::SecretBytes& password,
+                                          const std::string& totpCode);
+    [[nodiscard]] Result<WhoAmI> whoAmI();
+    // Ends the session; its certificate is refused from then on.
+    [[nodiscard]] Result<void> signOut();
+    [[nodiscard]] Result<std::vector<UserSummary>> listUsers();
+    [[nodiscard]] Result<std::vector<DatasetSummary>> listDatasets();
+
+private:
+    struct State;
+    explicit ControlClient(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace sealtrain::api

@@ -1,0 +1,58 @@
+// The control plane served over gRPC (issue #15, docs/api.md): the contract of
+// api/proto/sealtrain/v1/control.proto mapped one to one onto core's services, over TLS 1.3
+// (tls_policy.h), with the platform CA's certificates on both sides. A client signs in with
+// password, TOTP and a CSR and gets a short-lived client certificate bound to its new session;
+// every later call is authenticated by that certificate alone (the session token never leaves
+// this process), and a signed-out session's certificate is refused at the next handshake.
+// docs/decisions/0007-session-bound-client-certificates.md says why.
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/core/data_directory.h"
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sealtrain::api {
+
+struct ServerOptions {
+    // "unix:/absolute/path" or "host:port" (port 0 picks a free one); at least one.
+    std::vector<std::string> listen;
+    // The server's own folder (mode 0700): its published CRL (crl.pem) is written here.
+    std::filesystem::path runDir;
+    // The names and addresses in the server's certificate, which clients check.
+    std::vector<std::string> dnsNames = {"localhost"};
+    std::vector<std::string> ipAddresses = {"127.0.0.1", "::1"};
+    // How long a sign-in's client certificate is valid (the session's own limits still apply).
+    std::chrono::seconds sessionCertificateLifetime{std::chrono::hours(12)};
+};
+
+class ControlServer final {
+public:
+    // Issues the server's certificate from the platform CA and starts serving. `platform` must
+    // outlive the server; every call runs under one lock (the control plane is the single
+    // writer of its database and audit log).
+    [[nodiscard]] static Result<std::unique_ptr<ControlServer>>
+    start(core::DataDirectory& platform, const ServerOptions& options);
+
+    ControlServer(const ControlServer&) = delete;
+    ControlServer& operator=(const ControlServer&) = delete;
+    ~ControlServer();
+
+    // The TCP ports bound, in the order of options.listen (0 for a Unix socket).
+    [[nodiscard]] const std::vector<int>& ports() const noexcept;
+    // Stops taking calls, lets the calls in flight finish (at most `grace`), and returns.
+    void shutdown(std::chrono::milliseconds grace);
+    // Blocks until shutdown.
+    void wait();
+
+private:
+    struct State;
+    explicit ControlServer(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace sealtrain::api

@@ -1,0 +1,173 @@
+// sealtrain-control: the control plane as a daemon, the one trust boundary (ARCHITECTURE.md,
+// docs/api.md, docs/operations/control-daemon.md). It alone unlocks the keyring, opens the
+// database and appends to the audit log; clients reach it over gRPC with TLS 1.3 and the
+// platform CA's certificates. SIGTERM or SIGINT: it stops taking calls, lets the calls in flight
+// finish, signs a head over what they appended, and exits 0.
+#include "sealtrain/api/server.h"
+#include "sealtrain/api/tls_policy.h"
+#include "sealtrain/base/byte_io.h"
+#include "sealtrain/core/data_directory.h"
+#include "sealtrain/crypto/secret_bytes.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+using namespace sealtrain;
+
+namespace {
+
+struct Options {
+    std::filesystem::path dataDir;
+    std::vector<std::string> listen;
+    std::filesystem::path runDir;
+    std::filesystem::path masterKeyFile;
+    std::vector<std::string> dnsNames = {"localhost"};
+    std::filesystem::path readyFile;
+    int graceSeconds = 10;
+};
+
+int fail(const Error& error)
+{
+    std::fprintf(stderr, "sealtrain-control: %s\n", error.message().c_str());
+    return 1;
+}
+
+// The data directory must be readable by its owner alone: it holds the sealed keyring and the
+// database, and whoever can copy them can try passphrases offline.
+Result<void> checkPrivate(const std::filesystem::path& dir)
+{
+    struct stat info {};
+    if (::stat(dir.c_str(), &info) != 0)
+        return Error(ErrorCode::NotFound,
+                     fmt::format("There is no data directory at '{}'; create one with "
+                                 "`sealtrainctl init` or give the right --data-dir.",
+                                 dir.string()));
+    if ((info.st_mode & 077U) != 0)
+        return Error(ErrorCode::PermissionDenied,
+                     fmt::format("The data directory '{}' can be read by other users (mode {:o}); "
+                                 "run `chmod 700 {}` first.",
+                                 dir.string(), info.st_mode & 0777U, dir.string()));
+    return success();
+}
+
+// The passphrase as the first line of standard input (a pipe or a systemd credential).
+Result<crypto::SecretBytes> passphraseFromStdin()
+{
+    std::string line;
+    std::getline(std::cin, line);
+    if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+    if (line.empty())
+        return Error(ErrorCode::InvalidArgument,
+                     "No passphrase on standard input; pipe it in, or give --master-key-file.");
+    auto secret = crypto::SecretBytes::fromBytes(
+        {reinterpret_cast<const std::uint8_t*>(line.data()), line.size()});
+    line.assign(line.size(), '\0');
+    return secret;
+}
+
+int run(const Options& options)
+{
+    if (auto isPrivate = checkPrivate(options.dataDir); !isPrivate)
+        return fail(isPrivate.error());
+    const std::filesystem::path runDir =
+        options.runDir.empty() ? options.dataDir / "run" : options.runDir;
+    std::error_code ec;
+    std::filesystem::create_directories(runDir, ec);
+    std::filesystem::permissions(runDir, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
+    if (ec)
+        return fail(Error(ErrorCode::Io, fmt::format("Cannot make the run folder '{}': {}; check "
+                                                     "its parent's permissions.",
+                                                     runDir.string(), ec.message())));
+    // Before anything else touches OpenSSL.
+    if (auto policy = api::requireTls13(runDir / "openssl.cnf"); !policy)
+        return fail(policy.error());
+
+    core::KeyringUnlock unlock;
+    if (!options.masterKeyFile.empty())
+        unlock.masterKeyFile = options.masterKeyFile;
+    else
+        unlock.passphrase = passphraseFromStdin;
+    auto platform = core::DataDirectory::open(options.dataDir, unlock);
+    if (!platform)
+        return fail(platform.error());
+
+    // SIGTERM and SIGINT are taken by this thread alone (sigwait below), so every thread gRPC
+    // starts inherits the blocked mask.
+    sigset_t stopSignals;
+    sigemptyset(&stopSignals);
+    sigaddset(&stopSignals, SIGTERM);
+    sigaddset(&stopSignals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+
+    api::ServerOptions serverOptions;
+    serverOptions.listen = options.listen;
+    serverOptions.runDir = runDir;
+    serverOptions.dnsNames = options.dnsNames;
+    auto server = api::ControlServer::start(**platform, serverOptions);
+    if (!server)
+        return fail(server.error());
+    nlohmann::json ready{{"pid", ::getpid()}, {"listen", options.listen},
+                         {"ports", (*server)->ports()}};
+    std::fprintf(stderr, "sealtrain-control: serving %s on %s\n", options.dataDir.c_str(),
+                 ready.dump().c_str());
+    if (!options.readyFile.empty()) {
+        const std::string text = ready.dump() + "\n";
+        if (auto written = writeFileAtomically(
+                options.readyFile, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()},
+                AtomicFileSink::Overwrite::Allow);
+            !written)
+            return fail(written.error());
+    }
+
+    int signal = 0;
+    sigwait(&stopSignals, &signal);
+    std::fprintf(stderr, "sealtrain-control: %s, finishing the calls in flight\n",
+                 signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    (*server)->shutdown(std::chrono::seconds(options.graceSeconds));
+    (*server)->wait();
+    if (auto signedHead = (*platform)->signPendingEntries(); !signedHead)
+        return fail(signedHead.error());
+    std::fprintf(stderr, "sealtrain-control: stopped\n");
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"sealtrain-control: the control plane daemon. It unlocks the data directory and "
+                 "serves the gRPC API (docs/api.md) over TLS 1.3 with mutual authentication; stop "
+                 "it with SIGTERM."};
+    Options options;
+    app.add_option("--data-dir", options.dataDir, "The data directory (mode 0700)")->required();
+    app.add_option("--listen", options.listen,
+                   "Where to listen: unix:/absolute/path or host:port (port 0 picks one); "
+                   "repeatable")
+        ->required();
+    app.add_option("--master-key-file", options.masterKeyFile,
+                   "Unlock with this key file (a systemd credential in production); without it "
+                   "the passphrase is read from standard input");
+    app.add_option("--run-dir", options.runDir,
+                   "The daemon's own folder (its OpenSSL policy, the published CRL); default "
+                   "DATA-DIR/run");
+    app.add_option("--server-name", options.dnsNames,
+                   "A DNS name for the server's certificate (default localhost); repeatable");
+    app.add_option("--ready-file", options.readyFile,
+                   "Write {pid, listen, ports} as JSON here once serving");
+    app.add_option("--grace", options.graceSeconds,
+                   "Seconds the calls in flight get to finish at shutdown")
+        ->default_val(10);
+    CLI11_PARSE(app, argc, argv);
+    return run(options);
+}

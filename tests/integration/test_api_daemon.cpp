@@ -1,0 +1,387 @@
+// sealtrain-control as a separate process, reached through the client library over a Unix socket
+// and TCP loopback (issue #15): sign-in with a CSR, calls authenticated by the session's client
+// certificate alone, RBAC decided by the daemon, and the transport attacks refused: plaintext, a
+// client certificate from another CA, an expired one, a revoked one, TLS 1.2, a server
+// certificate for another name, a certificate presented without its key. SIGTERM stops it with
+// exit 0, and the refusals are in its audit log afterwards.
+#include "../unit/core_fixture.h"
+#include "sealtrain/api/client.h"
+#include "sealtrain/audit/entry.h"
+#include "sealtrain/audit/store.h"
+#include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/data_directory.h"
+#include "sealtrain/core/totp.h"
+#include "sealtrain/crypto/certificate_authority.h"
+
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <QtTest/QtTest>
+#include <QThread>
+#include <grpcpp/grpcpp.h>
+
+#include <csignal>
+#include <map>
+#include <sys/stat.h>
+
+using namespace sealtrain;
+
+namespace {
+
+constexpr const char* kPassphrase = "a long test passphrase for the keyring";
+constexpr const char* kPassword = "a long test password for both of the users";
+
+crypto::SecretBytes secret(const std::string& text)
+{
+    return crypto::SecretBytes::fromBytes(
+               {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()})
+        .value();
+}
+
+}  // namespace
+
+class TestApiDaemon : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir tmp_;
+    std::filesystem::path dataDir_;
+    std::map<std::string, std::string> uris_;
+    std::map<std::string, std::uint64_t> lastStep_;
+    std::string caPem_;
+    std::string expiredCertificate_;
+    crypto::SecretBytes expiredKey_;
+    QProcess daemon_;
+    std::string unixAddress_;
+    std::string tcpAddress_;
+    int tcpPort_ = 0;
+
+    // A fresh TOTP step for every sign-in: a code can not be used twice, and the server takes
+    // at most the next step as clock drift, so a third sign-in within one step waits for it.
+    std::string code(const std::string& user)
+    {
+        auto step = std::max(core::totpStep(std::chrono::system_clock::now()), lastStep_[user] + 1);
+        while (step > core::totpStep(std::chrono::system_clock::now()) + 1)
+            QThread::msleep(500);
+        lastStep_[user] = step;
+        return core::totpCode(testing::totpSecretFromUri(uris_[user]), step);
+    }
+
+    // One session per user and transport, signed in once (sign-ins are rationed by TOTP steps).
+    std::map<std::string, api::SignedIn> sessions_;
+    const api::ClientIdentity& session(const std::string& user, const std::string& address)
+    {
+        const std::string key = user + "@" + address;
+        if (sessions_.count(key) == 0)
+            sessions_.emplace(key, signIn(user, address));
+        return sessions_.at(key).identity;
+    }
+
+    api::Endpoint endpoint(const std::string& address, const std::string& name = "localhost") const
+    {
+        return {address, name, caPem_};
+    }
+
+    api::SignedIn signIn(const std::string& user, const std::string& address)
+    {
+        auto client = api::ControlClient::connect(endpoint(address), nullptr);
+        if (!client)
+            qFatal("connect: %s", client.error().message().c_str());
+        auto signedIn = (*client)->signIn(user, secret(kPassword), code(user));
+        if (!signedIn)
+            qFatal("sign-in of %s: %s", user.c_str(), signedIn.error().message().c_str());
+        return std::move(signedIn).value();
+    }
+
+    std::unique_ptr<api::ControlClient> as(const api::ClientIdentity& identity,
+                                           const std::string& address)
+    {
+        return std::move(api::ControlClient::connect(endpoint(address), &identity)).value();
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(tmp_.isValid());
+        dataDir_ = std::filesystem::path(tmp_.path().toStdString()) / "data";
+        core::NewDataDirectory request;
+        request.path = dataDir_;
+        request.passphrase = secret(kPassphrase);
+        request.argon2 = crypto::kArgon2Floor;
+        request.adminName = "alice";
+        request.adminPassword = secret(kPassword);
+        auto created = core::DataDirectory::create(request);
+        QVERIFY2(created, created ? "" : created.error().message().c_str());
+        uris_["alice"] = created->otpauthUri;
+        {
+            // Before the daemon owns it: bob, an engineer, and an expired certificate from the
+            // platform CA.
+            core::KeyringUnlock unlock;
+            unlock.passphrase = [] { return crypto::SecretBytes::fromBytes(secret(kPassphrase).bytes()); };
+            auto platform = core::DataDirectory::open(dataDir_, unlock);
+            QVERIFY2(platform, platform ? "" : platform.error().message().c_str());
+            auto& identity = (*platform)->controlPlane().identity();
+            auto token = identity.signIn("alice", secret(kPassword), code("alice"));
+            QVERIFY(token);
+            auto bob = identity.createUser(*token, "bob", secret(kPassword));
+            QVERIFY(bob);
+            uris_["bob"] = bob->otpauthUri;
+            QVERIFY((*platform)->controlPlane().access().grantRole(*token, "bob", "engineer", ""));
+            // carol, a second admin, and dave, another engineer: more users, fewer waits for a
+            // TOTP step.
+            for (const auto& [user, role] : {std::pair<std::string, std::string>{"carol", "admin"},
+                                             {"dave", "engineer"}}) {
+                auto enrolled = identity.createUser(*token, user, secret(kPassword));
+                QVERIFY(enrolled);
+                uris_[user] = enrolled->otpauthUri;
+                QVERIFY((*platform)->controlPlane().access().grantRole(*token, user, role, ""));
+            }
+            auto keyAndCsr = crypto::makeKeyAndCsr("alice");
+            QVERIFY(keyAndCsr);
+            crypto::IssueRequest issue;
+            issue.csrPem = keyAndCsr->csrPem;
+            issue.commonName = "alice";
+            issue.validFrom = crypto::CertificateClock::now() - std::chrono::hours(3);
+            issue.validFor = std::chrono::hours(1);
+            auto expired = (*platform)->certificateAuthority().issue(issue);
+            QVERIFY(expired);
+            expiredCertificate_ = *expired;
+            expiredKey_ = std::move(keyAndCsr->privateKeyPem);
+            caPem_ = (*platform)->certificateAuthority().certificatePem();
+            QVERIFY((*platform)->signPendingEntries());
+        }
+        QCOMPARE(::chmod(dataDir_.c_str(), 0700), 0);
+
+        const QString socket = tmp_.filePath("control.sock");
+        const QString ready = tmp_.filePath("ready.json");
+        unixAddress_ = "unix:" + socket.toStdString();
+        daemon_.setProgram(QStringLiteral(SEALTRAIN_CONTROL_EXECUTABLE));
+        daemon_.setArguments({"--data-dir", QString::fromStdString(dataDir_.string()), "--listen",
+                              QString::fromStdString(unixAddress_), "--listen", "127.0.0.1:0",
+                              "--ready-file", ready});
+        daemon_.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        daemon_.start();
+        QVERIFY(daemon_.waitForStarted());
+        daemon_.write(QByteArray(kPassphrase) + "\n");
+        daemon_.closeWriteChannel();
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(ready), 60000);
+        QFile file(ready);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonObject info = QJsonDocument::fromJson(file.readAll()).object();
+        tcpPort_ = info["ports"].toArray().at(1).toInt();
+        QVERIFY(tcpPort_ > 0);
+        tcpAddress_ = "127.0.0.1:" + std::to_string(tcpPort_);
+    }
+
+    // The CA is pinned by fingerprint before anything is trusted.
+    void clientPinsTheCaByFingerprint()
+    {
+        const std::string fingerprint = crypto::certificateFingerprint(caPem_).value();
+        auto fetched = api::fetchPinnedCaCertificate(tcpAddress_, "localhost", fingerprint);
+        QVERIFY2(fetched, fetched ? "" : fetched.error().message().c_str());
+        QCOMPARE(*fetched, caPem_);
+        auto other = crypto::CertificateAuthority::create("someone else", std::chrono::hours(1));
+        auto wrong = api::fetchPinnedCaCertificate(
+            tcpAddress_, "localhost", crypto::certificateFingerprint(other->certificatePem()).value());
+        QVERIFY(!wrong);
+        QCOMPARE(wrong.error().code(), ErrorCode::Unauthenticated);
+    }
+
+    void signInThenCallWithTheCertificate_data()
+    {
+        QTest::addColumn<bool>("overUnixSocket");
+        QTest::newRow("unix socket") << true;
+        QTest::newRow("tcp loopback") << false;
+    }
+
+    void signInThenCallWithTheCertificate()
+    {
+        QFETCH(bool, overUnixSocket);
+        const std::string address = overUnixSocket ? unixAddress_ : tcpAddress_;
+        const std::string admin = overUnixSocket ? "alice" : "carol";
+        session(admin, address);
+        const api::SignedIn& signedIn = sessions_.at(admin + "@" + address);
+        QVERIFY(signedIn.sessionId.rfind('s', 0) == 0);
+        QVERIFY(signedIn.identity.certificatePem.find("BEGIN CERTIFICATE") != std::string::npos);
+        auto client = as(signedIn.identity, address);
+        auto who = client->whoAmI();
+        QVERIFY2(who, who ? "" : who.error().message().c_str());
+        QCOMPARE(who->user, admin);
+        QCOMPARE(who->sessionId, signedIn.sessionId);
+        auto users = client->listUsers();
+        QVERIFY2(users, users ? "" : users.error().message().c_str());
+        QCOMPARE(users->size(), std::size_t{4});
+        QCOMPARE(users->at(1).name, std::string("bob"));
+        QCOMPARE(users->at(1).grants, std::vector<std::string>{"engineer"});
+    }
+
+    // RBAC is decided by the daemon on the certificate's session: bob, an engineer, may list
+    // datasets but not users; alice, the admin, the reverse (separation of duties).
+    void rolesAreDecidedByTheDaemon()
+    {
+        auto asBob = as(session("bob", tcpAddress_), tcpAddress_);
+        auto datasets = asBob->listDatasets();
+        QVERIFY2(datasets, datasets ? "" : datasets.error().message().c_str());
+        QVERIFY(datasets->empty());
+        auto users = asBob->listUsers();
+        QVERIFY(!users);
+        QCOMPARE(users.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY(users.error().message().find("user.manage") != std::string::npos);
+
+        auto adminDatasets = as(session("carol", tcpAddress_), tcpAddress_)->listDatasets();
+        QVERIFY(!adminDatasets);
+        QCOMPARE(adminDatasets.error().code(), ErrorCode::PermissionDenied);
+    }
+
+    void wrongPasswordIsRefused()
+    {
+        auto client = api::ControlClient::connect(endpoint(tcpAddress_), nullptr);
+        auto refused = (*client)->signIn("dave", secret("not the password at all!"), code("dave"));
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::Unauthenticated);
+    }
+
+    // Without a client certificate only sign-in and the CA work.
+    void callWithoutCertificateIsRefused()
+    {
+        auto client = api::ControlClient::connect(endpoint(tcpAddress_), nullptr);
+        auto users = (*client)->listUsers();
+        QVERIFY(!users);
+        QCOMPARE(users.error().code(), ErrorCode::Unauthenticated);
+    }
+
+    void plaintextIsRefused()
+    {
+        auto channel = grpc::CreateChannel(tcpAddress_, grpc::InsecureChannelCredentials());
+        auto stub = sealtrain::v1::Platform::NewStub(channel);
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+        sealtrain::v1::GetCaCertificateReply reply;
+        const grpc::Status status = stub->GetCaCertificate(&context, {}, &reply);
+        QVERIFY(!status.ok());
+        QVERIFY(reply.certificate_pem().empty());
+    }
+
+    void certificateFromAnotherCaIsRefused()
+    {
+        auto other = crypto::CertificateAuthority::create("another CA", std::chrono::hours(1));
+        auto keyAndCsr = crypto::makeKeyAndCsr("alice");
+        crypto::IssueRequest issue;
+        issue.csrPem = keyAndCsr->csrPem;
+        issue.commonName = "alice";
+        auto certificate = other->issue(issue);
+        QVERIFY(certificate);
+        const api::ClientIdentity forged{std::move(keyAndCsr->privateKeyPem), *certificate};
+        auto users = as(forged, tcpAddress_)->whoAmI();
+        QVERIFY(!users);
+        QCOMPARE(users.error().code(), ErrorCode::Io);  // the handshake fails
+    }
+
+    void expiredCertificateIsRefused()
+    {
+        const api::ClientIdentity expired{expiredKey_.copy().value(), expiredCertificate_};
+        auto who = as(expired, tcpAddress_)->whoAmI();
+        QVERIFY(!who);
+        QCOMPARE(who.error().code(), ErrorCode::Io);
+    }
+
+    // After sign-out the certificate is refused at the next handshake, even with its key.
+    void signedOutCertificateIsRevoked()
+    {
+        const api::SignedIn dave = signIn("dave", tcpAddress_);
+        {
+            auto client = as(dave.identity, tcpAddress_);
+            QVERIFY(client->whoAmI());
+            QVERIFY(client->signOut());
+        }
+        auto again = as(dave.identity, tcpAddress_)->whoAmI();
+        QVERIFY(!again);
+        // Refused at the handshake (the CRL check), not only by the ended session.
+        QCOMPARE(again.error().code(), ErrorCode::Io);
+        QVERIFY(std::filesystem::exists(dataDir_ / "run" / "crl.pem"));
+    }
+
+    // A certificate without its private key (copied from a client, say) is worth nothing.
+    void certificateWithoutItsKeyIsRefused()
+    {
+        const api::ClientIdentity& carol = session("carol", tcpAddress_);
+        auto otherKey = crypto::makeKeyAndCsr("mallory");
+        const api::ClientIdentity stolen{std::move(otherKey->privateKeyPem), carol.certificatePem};
+        auto who = as(stolen, tcpAddress_)->whoAmI();
+        QVERIFY(!who);
+        // The real owner's connection still works.
+        QVERIFY(as(carol, tcpAddress_)->whoAmI());
+    }
+
+    void serverCertificateForAnotherNameIsRefused()
+    {
+        auto client = api::ControlClient::connect(endpoint(tcpAddress_, "control.example"), nullptr);
+        auto signedIn = (*client)->signIn("alice", secret(kPassword), code("alice"));
+        QVERIFY(!signedIn);
+        QCOMPARE(signedIn.error().code(), ErrorCode::Io);
+    }
+
+    // openssl s_client: a TLS 1.2-only client gets no session; TLS 1.3 does (so the check works).
+    void onlyTls13IsSpoken_data()
+    {
+        QTest::addColumn<QString>("version");
+        QTest::addColumn<bool>("accepted");
+        QTest::newRow("TLS 1.2") << "-tls1_2" << false;
+        QTest::newRow("TLS 1.3") << "-tls1_3" << true;
+    }
+
+    void onlyTls13IsSpoken()
+    {
+        QFETCH(QString, version);
+        QFETCH(bool, accepted);
+        QProcess openssl;
+        openssl.start("openssl", {"s_client", "-connect", QString("127.0.0.1:%1").arg(tcpPort_),
+                                  "-servername", "localhost", version, "-brief"});
+        QVERIFY(openssl.waitForStarted());
+        openssl.closeWriteChannel();
+        QVERIFY(openssl.waitForFinished(20000));
+        const QString output = openssl.readAllStandardOutput() + openssl.readAllStandardError();
+        const bool connected = output.contains("Protocol version: TLSv1.3")
+                               || output.contains("CONNECTION ESTABLISHED");
+        QVERIFY2(connected == accepted, qPrintable(output));
+    }
+
+    // SIGTERM: the daemon finishes, signs a head and exits 0; its audit log holds the refusals.
+    void cleanupTestCase()
+    {
+        if (daemon_.processId() <= 0)
+            QFAIL("The daemon never started.");
+        ::kill(static_cast<pid_t>(daemon_.processId()), SIGTERM);
+        QVERIFY(daemon_.waitForFinished(30000));
+        QCOMPARE(daemon_.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(daemon_.exitCode(), 0);
+
+        core::KeyringUnlock unlock;
+        unlock.passphrase = [] { return crypto::SecretBytes::fromBytes(secret(kPassphrase).bytes()); };
+        auto platform = core::DataDirectory::open(dataDir_, unlock);
+        QVERIFY2(platform, platform ? "" : platform.error().message().c_str());
+        const auto& audit = (*platform)->controlPlane().auditLog();
+        bool bobDenied = false;
+        bool anonymousDenied = false;
+        bool wrongPassword = false;
+        auto stored = audit.store().readEntries(0, audit.size());
+        QVERIFY(stored);
+        for (const audit::StoredEntry& bytes : *stored) {
+            auto entry = audit::decodeEntry(bytes.bytes);
+            QVERIFY(entry);
+            if (entry->action == "user.list" && entry->actor.id == "bob"
+                && entry->outcome == audit::Outcome::Denied)
+                bobDenied = true;
+            if (entry->action == "user.list" && entry->actor.id == "unknown"
+                && entry->outcome != audit::Outcome::Ok)
+                anonymousDenied = true;
+            if (entry->action == "session.sign_in" && entry->actor.id == "dave"
+                && entry->outcome == audit::Outcome::Denied)
+                wrongPassword = true;
+        }
+        QVERIFY(bobDenied);
+        QVERIFY(anonymousDenied);
+        QVERIFY(wrongPassword);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestApiDaemon)
+#include "test_api_daemon.moc"
