@@ -21,8 +21,9 @@ namespace v1 = sealtrain::v1;
 
 constexpr auto kCallTimeout = std::chrono::seconds(30);
 
-std::shared_ptr<grpc::Channel> openChannel(const std::string& address, const std::string& serverName,
-                                           const std::shared_ptr<grpc::ChannelCredentials>& credentials)
+std::shared_ptr<grpc::Channel>
+openChannel(const std::string& address, const std::string& serverName,
+            const std::shared_ptr<grpc::ChannelCredentials>& credentials)
 {
     grpc::ChannelArguments arguments;
     // The name the server's certificate is checked against, also on a Unix socket.
@@ -89,9 +90,9 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& en
     ssl.pem_root_certs = endpoint.caCertificatePem;
     if (identity != nullptr) {
         // gRPC takes the key as a std::string for the channel's lifetime.
-        ssl.pem_private_key = std::string(
-            reinterpret_cast<const char*>(identity->privateKeyPem.bytes().data()),
-            identity->privateKeyPem.size());
+        ssl.pem_private_key =
+            std::string(reinterpret_cast<const char*>(identity->privateKeyPem.bytes().data()),
+                        identity->privateKeyPem.size());
         ssl.pem_cert_chain = identity->certificatePem;
     }
     auto state = std::make_unique<State>();
@@ -110,8 +111,7 @@ ControlClient::ControlClient(std::unique_ptr<State> state)
 
 ControlClient::~ControlClient() = default;
 
-Result<SignedIn> ControlClient::signIn(const std::string& user,
-                                       const crypto::SecretBytes& password,
+Result<SignedIn> ControlClient::signIn(const std::string& user, const crypto::SecretBytes& password,
                                        const std::string& totpCode)
 {
     auto keyAndCsr = crypto::makeKeyAndCsr(user);
@@ -119,8 +119,8 @@ Result<SignedIn> ControlClient::signIn(const std::string& user,
         return keyAndCsr.error();
     v1::SignInRequest request;
     request.set_user(user);
-    request.set_password(std::string(reinterpret_cast<const char*>(password.bytes().data()),
-                                     password.size()));
+    request.set_password(
+        std::string(reinterpret_cast<const char*>(password.bytes().data()), password.size()));
     request.set_totp_code(totpCode);
     request.set_csr_pem(keyAndCsr->csrPem);
     grpc::ClientContext context;
@@ -170,7 +170,8 @@ Result<std::vector<UserSummary>> ControlClient::listUsers()
         return state_->failure(status);
     std::vector<UserSummary> users;
     for (const v1::User& user : reply.users())
-        users.push_back({user.name(), user.disabled(), {user.grants().begin(), user.grants().end()}});
+        users.push_back(
+            {user.name(), user.disabled(), {user.grants().begin(), user.grants().end()}});
     return users;
 }
 

@@ -69,10 +69,10 @@ struct Shared {
                                                             std::chrono::hours(24 * 7));
         if (!crl)
             return crl.error();
-        return writeFileAtomically(options.runDir / "crl.pem",
-                                   {reinterpret_cast<const std::uint8_t*>(crl->data()),
-                                    crl->size()},
-                                   AtomicFileSink::Overwrite::Allow, 0644U);
+        return writeFileAtomically(
+            options.runDir / "crl.pem",
+            {reinterpret_cast<const std::uint8_t*>(crl->data()), crl->size()},
+            AtomicFileSink::Overwrite::Allow, 0644U);
     }
 };
 
@@ -206,8 +206,7 @@ public:
         return Status::OK;
     }
 
-    Status WhoAmI(ServerContext* context, const v1::WhoAmIRequest*,
-                  v1::WhoAmIReply* reply) override
+    Status WhoAmI(ServerContext* context, const v1::WhoAmIRequest*, v1::WhoAmIReply* reply) override
     {
         const std::lock_guard guard(shared_.lock);
         const Caller caller = callerOf(shared_, *context);
@@ -358,8 +357,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory&
     // must chain to the platform CA, be valid now and not be revoked.
     tls.set_cert_request_type(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
     tls.set_certificate_verifier(
-        grpc::experimental::ExternalCertificateVerifier::Create<RevocationVerifier>(
-            state->shared));
+        grpc::experimental::ExternalCertificateVerifier::Create<RevocationVerifier>(state->shared));
     const auto credentials = grpc::experimental::TlsServerCredentials(tls);
 
     grpc::ServerBuilder builder;

@@ -30,9 +30,9 @@ std::string tls13OnlyOpensslConfig()
 Result<void> requireTls13(const std::filesystem::path& file)
 {
     const std::string text = tls13OnlyOpensslConfig();
-    SEALTRAIN_TRY(writeFileAtomically(
-        file, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()},
-        AtomicFileSink::Overwrite::Allow));
+    SEALTRAIN_TRY(
+        writeFileAtomically(file, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()},
+                            AtomicFileSink::Overwrite::Allow));
     if (::setenv("OPENSSL_CONF", file.c_str(), 1) != 0)
         return Error(ErrorCode::Internal,
                      "Cannot set OPENSSL_CONF for the TLS 1.3 policy; this is a bug.");

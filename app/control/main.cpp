@@ -117,14 +117,15 @@ int run(const Options& options)
     auto server = api::ControlServer::start(**platform, serverOptions);
     if (!server)
         return fail(server.error());
-    nlohmann::json ready{{"pid", ::getpid()}, {"listen", options.listen},
-                         {"ports", (*server)->ports()}};
+    nlohmann::json ready{
+        {"pid", ::getpid()}, {"listen", options.listen}, {"ports", (*server)->ports()}};
     std::fprintf(stderr, "sealtrain-control: serving %s on %s\n", options.dataDir.c_str(),
                  ready.dump().c_str());
     if (!options.readyFile.empty()) {
         const std::string text = ready.dump() + "\n";
         if (auto written = writeFileAtomically(
-                options.readyFile, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()},
+                options.readyFile,
+                {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()},
                 AtomicFileSink::Overwrite::Allow);
             !written)
             return fail(written.error());

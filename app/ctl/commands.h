@@ -94,5 +94,6 @@ void registerRoleAndGrantCommands(CLI::App& app, CommandRegistry& registry);  //
 void registerSessionCommands(CLI::App& app, CommandRegistry& registry);       // session
 void registerCheckpointCommands(CLI::App& app, CommandRegistry& registry);    // checkpoint verify
 void registerTrainCommand(CLI::App& app, CommandRegistry& registry);          // train, sample
+void registerRemoteCommands(CLI::App& app, CommandRegistry& registry);        // connect, remote
 
 }  // namespace sealtrain::ctl

@@ -5,7 +5,9 @@
 #include "local_platform.h"
 #include "passphrase.h"
 
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/paths.h"
+#include "sealtrain/crypto/certificate_authority.h"
 
 #include <fmt/format.h>
 
@@ -71,6 +73,15 @@ int initDataDirectory(const CommandRegistry& registry, const InitOptions& option
                                   enrollment->user);
     if (auto shown = showEnrollment(registry.out(), *enrollment, options.totpUriFile); !shown)
         return registry.fail(shown.error());
+    // What clients of sealtrain-control pin (sealtrainctl connect --ca-fingerprint).
+    const std::string caFile = (request->path / core::datadir::kCaCertificate).string();
+    auto caPem = readWholeFile(caFile);
+    if (!caPem)
+        return registry.fail(caPem.error());
+    auto fingerprint = crypto::certificateFingerprint(*caPem);
+    if (!fingerprint)
+        return registry.fail(fingerprint.error());
+    registry.out() << fmt::format("Platform CA fingerprint: {}\n", *fingerprint);
     registry.out() << fmt::format("Sign in with: sealtrainctl session sign-in --data-dir {} "
                                   "--user {}\n",
                                   request->path.string(), enrollment->user);

@@ -15,8 +15,8 @@
 
 #include "sealtrain/v1/control.grpc.pb.h"
 
-#include <QtTest/QtTest>
 #include <QThread>
+#include <QtTest/QtTest>
 #include <grpcpp/grpcpp.h>
 
 #include <csignal>
@@ -115,7 +115,9 @@ private slots:
             // Before the daemon owns it: bob, an engineer, and an expired certificate from the
             // platform CA.
             core::KeyringUnlock unlock;
-            unlock.passphrase = [] { return crypto::SecretBytes::fromBytes(secret(kPassphrase).bytes()); };
+            unlock.passphrase = [] {
+                return crypto::SecretBytes::fromBytes(secret(kPassphrase).bytes());
+            };
             auto platform = core::DataDirectory::open(dataDir_, unlock);
             QVERIFY2(platform, platform ? "" : platform.error().message().c_str());
             auto& identity = (*platform)->controlPlane().identity();
@@ -127,8 +129,8 @@ private slots:
             QVERIFY((*platform)->controlPlane().access().grantRole(*token, "bob", "engineer", ""));
             // carol, a second admin, and dave, another engineer: more users, fewer waits for a
             // TOTP step.
-            for (const auto& [user, role] : {std::pair<std::string, std::string>{"carol", "admin"},
-                                             {"dave", "engineer"}}) {
+            for (const auto& [user, role] :
+                 {std::pair<std::string, std::string>{"carol", "admin"}, {"dave", "engineer"}}) {
                 auto enrolled = identity.createUser(*token, user, secret(kPassword));
                 QVERIFY(enrolled);
                 uris_[user] = enrolled->otpauthUri;
@@ -180,7 +182,8 @@ private slots:
         QCOMPARE(*fetched, caPem_);
         auto other = crypto::CertificateAuthority::create("someone else", std::chrono::hours(1));
         auto wrong = api::fetchPinnedCaCertificate(
-            tcpAddress_, "localhost", crypto::certificateFingerprint(other->certificatePem()).value());
+            tcpAddress_, "localhost",
+            crypto::certificateFingerprint(other->certificatePem()).value());
         QVERIFY(!wrong);
         QCOMPARE(wrong.error().code(), ErrorCode::Unauthenticated);
     }
@@ -313,7 +316,8 @@ private slots:
 
     void serverCertificateForAnotherNameIsRefused()
     {
-        auto client = api::ControlClient::connect(endpoint(tcpAddress_, "control.example"), nullptr);
+        auto client =
+            api::ControlClient::connect(endpoint(tcpAddress_, "control.example"), nullptr);
         auto signedIn = (*client)->signIn("alice", secret(kPassword), code("alice"));
         QVERIFY(!signedIn);
         QCOMPARE(signedIn.error().code(), ErrorCode::Io);
@@ -355,7 +359,9 @@ private slots:
         QCOMPARE(daemon_.exitCode(), 0);
 
         core::KeyringUnlock unlock;
-        unlock.passphrase = [] { return crypto::SecretBytes::fromBytes(secret(kPassphrase).bytes()); };
+        unlock.passphrase = [] {
+            return crypto::SecretBytes::fromBytes(secret(kPassphrase).bytes());
+        };
         auto platform = core::DataDirectory::open(dataDir_, unlock);
         QVERIFY2(platform, platform ? "" : platform.error().message().c_str());
         const auto& audit = (*platform)->controlPlane().auditLog();

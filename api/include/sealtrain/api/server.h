@@ -35,8 +35,8 @@ public:
     // Issues the server's certificate from the platform CA and starts serving. `platform` must
     // outlive the server; every call runs under one lock (the control plane is the single
     // writer of its database and audit log).
-    [[nodiscard]] static Result<std::unique_ptr<ControlServer>>
-    start(core::DataDirectory& platform, const ServerOptions& options);
+    [[nodiscard]] static Result<std::unique_ptr<ControlServer>> start(core::DataDirectory& platform,
+                                                                      const ServerOptions& options);
 
     ControlServer(const ControlServer&) = delete;
     ControlServer& operator=(const ControlServer&) = delete;
