@@ -4,7 +4,7 @@
 // password, TOTP and a CSR and gets a short-lived client certificate bound to its new session;
 // every later call is authenticated by that certificate alone (the session token never leaves
 // this process), and a signed-out session's certificate is refused at the next handshake.
-// docs/decisions/0007-session-bound-client-certificates.md says why.
+// docs/decisions/0009-session-bound-client-certificates.md says why.
 #pragma once
 
 #include "sealtrain/base/result.h"

@@ -1,4 +1,4 @@
-// TLS 1.3 only, for a process that serves or calls gRPC (docs/decisions/0006-tls13-only.md).
+// TLS 1.3 only, for a process that serves or calls gRPC (docs/decisions/0008-tls13-only.md).
 // Debian's gRPC 1.51 links the system OpenSSL but its C++ API can not set a minimum protocol
 // version, and its TLS layer sets OpenSSL's minimum to 1.2 itself. So the process points
 // OPENSSL_CONF at a configuration of its own whose system-default TLS section disables every
