@@ -46,7 +46,7 @@ bool parse(int argc, char** argv, Options& options)
         if (arg == "--folder" && hasValue)
             options.folder = argv[++i];
         else if (arg == "--runs" && hasValue)
-            options.runs = std::atoi(argv[++i]);
+            options.runs = static_cast<int>(std::strtol(argv[++i], nullptr, 10));
         else if (arg == "--layers" && hasValue)
             options.layers = std::strtoul(argv[++i], nullptr, 10);
         else

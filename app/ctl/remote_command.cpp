@@ -53,14 +53,13 @@ void addClientOptions(CLI::App* command, ClientOptions& options, bool withUser)
                         "Where this client keeps the pinned CA and its session credentials "
                         "(default $SEALTRAIN_CLIENT_DIR or ~/.config/sealtrain/client)");
     if (withUser)
-        command->add_option("--as", options.user,
-                            "Whose session to use (default $SEALTRAIN_USER)");
+        command->add_option("--as", options.user, "Whose session to use (default $SEALTRAIN_USER)");
 }
 
 Result<void> writeText(const std::filesystem::path& path, const std::string& text, unsigned mode)
 {
-    return writeFileAtomically(path, {reinterpret_cast<const std::uint8_t*>(text.data()),
-                                      text.size()},
+    return writeFileAtomically(path,
+                               {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()},
                                AtomicFileSink::Overwrite::Allow, mode);
 }
 
@@ -152,8 +151,8 @@ struct ConnectOptions {
 
 int connect(const CommandRegistry& registry, const ConnectOptions& options)
 {
-    auto ca = api::fetchPinnedCaCertificate(options.address, options.serverName,
-                                            options.fingerprint);
+    auto ca =
+        api::fetchPinnedCaCertificate(options.address, options.serverName, options.fingerprint);
     if (!ca)
         return registry.fail(ca.error());
     const std::filesystem::path dir = options.client.dir();
@@ -182,9 +181,9 @@ int remoteSignIn(const CommandRegistry& registry, const RemoteSignInOptions& opt
     auto endpoint = loadEndpoint(options.client.dir());
     if (!endpoint)
         return registry.fail(endpoint.error());
-    auto password = obtainPassphrase(options.passwordFile,
-                                     fmt::format("Password for {}", options.user), false,
-                                     kPasswordFileOption);
+    auto password =
+        obtainPassphrase(options.passwordFile, fmt::format("Password for {}", options.user), false,
+                         kPasswordFileOption);
     if (!password)
         return registry.fail(password.error());
     std::string code = options.totpCode;
@@ -280,18 +279,19 @@ void registerRemoteCommands(CLI::App& app, CommandRegistry& registry)
     auto* connectCommand = app.add_subcommand(
         "connect", "Pin a control plane's CA by its fingerprint (from `sealtrainctl init` or its "
                    "admin) and remember its address, for the remote commands");
-    connectCommand->add_option("address", connectOptions->address,
-                               "host:port or unix:/path of sealtrain-control")
+    connectCommand
+        ->add_option("address", connectOptions->address,
+                     "host:port or unix:/path of sealtrain-control")
         ->required();
-    connectCommand->add_option("--ca-fingerprint", connectOptions->fingerprint,
-                               "sha256:… as `sealtrainctl init` printed it")
+    connectCommand
+        ->add_option("--ca-fingerprint", connectOptions->fingerprint,
+                     "sha256:… as `sealtrainctl init` printed it")
         ->required();
     connectCommand->add_option("--server-name", connectOptions->serverName,
                                "The name the server's certificate carries (default localhost)");
     addClientOptions(connectCommand, connectOptions->client, false);
-    registry.onRun(connectCommand, [&registry, connectOptions] {
-        return connect(registry, *connectOptions);
-    });
+    registry.onRun(connectCommand,
+                   [&registry, connectOptions] { return connect(registry, *connectOptions); });
 
     auto* remote = app.add_subcommand(
         "remote", "Commands that run on sealtrain-control over TLS (after `sealtrainctl connect`)");
@@ -306,9 +306,8 @@ void registerRemoteCommands(CLI::App& app, CommandRegistry& registry)
     signIn->add_option("--totp-code", signInOptions->totpCode,
                        "The current code from the authenticator app");
     addClientOptions(signIn, signInOptions->client, false);
-    registry.onRun(signIn, [&registry, signInOptions] {
-        return remoteSignIn(registry, *signInOptions);
-    });
+    registry.onRun(signIn,
+                   [&registry, signInOptions] { return remoteSignIn(registry, *signInOptions); });
 
     const auto leaf = [&](CLI::App* parent, const std::string& name, const std::string& help,
                           int (*run)(const CommandRegistry&, const ClientOptions&)) {

@@ -332,7 +332,7 @@ private slots:
         QTest::newRow("TLS 1.3") << "-tls1_3" << true;
     }
 
-    void onlyTls13IsSpoken()
+    void onlyTls13IsSpoken() const
     {
         QFETCH(QString, version);
         QFETCH(bool, accepted);
