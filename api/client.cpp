@@ -43,11 +43,19 @@ struct ControlClient::State {
     std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<v1::Sessions::Stub> sessions;
     std::unique_ptr<v1::Users::Stub> users;
+    std::unique_ptr<v1::Access::Stub> access;
     std::unique_ptr<v1::Datasets::Stub> datasets;
 
     [[nodiscard]] Error failure(const grpc::Status& status) const
     {
         return Internal::fromStatus(status, endpoint.address);
+    }
+
+    [[nodiscard]] Result<void> result(const grpc::Status& status) const
+    {
+        if (!status.ok())
+            return failure(status);
+        return success();
     }
 };
 
@@ -100,6 +108,7 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& en
     state->channel = openChannel(endpoint.address, endpoint.serverName, grpc::SslCredentials(ssl));
     state->sessions = v1::Sessions::NewStub(state->channel);
     state->users = v1::Users::NewStub(state->channel);
+    state->access = v1::Access::NewStub(state->channel);
     state->datasets = v1::Datasets::NewStub(state->channel);
     return std::unique_ptr<ControlClient>(new ControlClient(std::move(state)));
 }
@@ -173,6 +182,69 @@ Result<std::vector<UserSummary>> ControlClient::listUsers()
         users.push_back(
             {user.name(), user.disabled(), {user.grants().begin(), user.grants().end()}});
     return users;
+}
+
+Result<std::string> ControlClient::createUser(const std::string& name,
+                                              const crypto::SecretBytes& password)
+{
+    v1::CreateUserRequest request;
+    request.set_name(name);
+    request.set_password(
+        std::string(reinterpret_cast<const char*>(password.bytes().data()), password.size()));
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::CreateUserReply reply;
+    const grpc::Status status = state_->users->CreateUser(&context, request, &reply);
+    request.mutable_password()->assign(request.password().size(), '\0');
+    if (!status.ok())
+        return state_->failure(status);
+    return reply.otpauth_uri();
+}
+
+Result<void> ControlClient::disableUser(const std::string& name)
+{
+    v1::UserRequest request;
+    request.set_name(name);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::UserReply reply;
+    return state_->result(state_->users->DisableUser(&context, request, &reply));
+}
+
+Result<void> ControlClient::enableUser(const std::string& name)
+{
+    v1::UserRequest request;
+    request.set_name(name);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::UserReply reply;
+    return state_->result(state_->users->EnableUser(&context, request, &reply));
+}
+
+Result<void> ControlClient::grantRole(const std::string& user, const std::string& role,
+                                      const std::string& project)
+{
+    v1::GrantRequest request;
+    request.set_user(user);
+    request.set_role(role);
+    request.set_project(project);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::GrantReply reply;
+    return state_->result(state_->access->GrantRole(&context, request, &reply));
+}
+
+Result<void> ControlClient::revokeRole(const std::string& user, const std::string& role,
+                                       const std::string& project)
+{
+    v1::GrantRequest request;
+    request.set_user(user);
+    request.set_role(role);
+    request.set_project(project);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::GrantReply reply;
+    return state_->result(state_->access->RevokeRole(&context, request, &reply));
 }
 
 Result<std::vector<DatasetSummary>> ControlClient::listDatasets()

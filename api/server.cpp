@@ -109,6 +109,12 @@ Caller callerOf(Shared& shared, const ServerContext& context)
     return {found->second.token, serial->serialHex};
 }
 
+// OK, or the error's status.
+Status statusOf(const Result<void>& result)
+{
+    return result ? Status::OK : Internal::toStatus(result.error());
+}
+
 // Refuses, at the handshake, a client certificate whose session was signed out.
 class RevocationVerifier final : public grpc::experimental::ExternalCertificateVerifier {
 public:
@@ -262,6 +268,68 @@ public:
         return Status::OK;
     }
 
+    Status CreateUser(ServerContext* context, const v1::CreateUserRequest* request,
+                      v1::CreateUserReply* reply) override
+    {
+        const std::lock_guard guard(shared_.lock);
+        auto password = crypto::SecretBytes::fromBytes(
+            {reinterpret_cast<const std::uint8_t*>(request->password().data()),
+             request->password().size()});
+        if (!password)
+            return Internal::toStatus(password.error());
+        auto enrolled = shared_.platform.controlPlane().identity().createUser(
+            callerOf(shared_, *context).token, request->name(), *password);
+        if (!enrolled)
+            return Internal::toStatus(enrolled.error());
+        reply->set_otpauth_uri(enrolled->otpauthUri);
+        return Status::OK;
+    }
+
+    Status DisableUser(ServerContext* context, const v1::UserRequest* request,
+                       v1::UserReply* /*reply*/) override
+    {
+        const std::lock_guard guard(shared_.lock);
+        return statusOf(shared_.platform.controlPlane().identity().disableUser(
+            callerOf(shared_, *context).token, request->name()));
+    }
+
+    Status EnableUser(ServerContext* context, const v1::UserRequest* request,
+                      v1::UserReply* /*reply*/) override
+    {
+        const std::lock_guard guard(shared_.lock);
+        return statusOf(shared_.platform.controlPlane().identity().enableUser(
+            callerOf(shared_, *context).token, request->name()));
+    }
+
+private:
+    Shared& shared_;
+};
+
+class AccessService final : public v1::Access::Service {
+public:
+    explicit AccessService(Shared& shared)
+        : shared_(shared)
+    {
+    }
+
+    Status GrantRole(ServerContext* context, const v1::GrantRequest* request,
+                     v1::GrantReply* /*reply*/) override
+    {
+        const std::lock_guard guard(shared_.lock);
+        return statusOf(shared_.platform.controlPlane().access().grantRole(
+            callerOf(shared_, *context).token, request->user(), request->role(),
+            request->project()));
+    }
+
+    Status RevokeRole(ServerContext* context, const v1::GrantRequest* request,
+                      v1::GrantReply* /*reply*/) override
+    {
+        const std::lock_guard guard(shared_.lock);
+        return statusOf(shared_.platform.controlPlane().access().revokeRole(
+            callerOf(shared_, *context).token, request->user(), request->role(),
+            request->project()));
+    }
+
 private:
     Shared& shared_;
 };
@@ -305,6 +373,7 @@ struct ControlServer::State {
         , platformService(shared)
         , sessionsService(shared)
         , usersService(shared)
+        , accessService(shared)
         , datasetsService(shared)
     {
     }
@@ -313,6 +382,7 @@ struct ControlServer::State {
     PlatformService platformService;
     SessionsService sessionsService;
     UsersService usersService;
+    AccessService accessService;
     DatasetsService datasetsService;
     std::vector<int> ports;
     std::unique_ptr<grpc::Server> server;
@@ -367,6 +437,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory&
     builder.RegisterService(&state->platformService);
     builder.RegisterService(&state->sessionsService);
     builder.RegisterService(&state->usersService);
+    builder.RegisterService(&state->accessService);
     builder.RegisterService(&state->datasetsService);
     state->server = builder.BuildAndStart();
     if (!state->server)

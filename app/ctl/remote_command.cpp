@@ -256,6 +256,78 @@ int remoteUserList(const CommandRegistry& registry, const ClientOptions& options
     return kExitOk;
 }
 
+struct RemoteUserOptions {
+    ClientOptions client;
+    std::string name;
+    std::string passwordFile;
+    std::string totpUriFile;
+};
+
+int remoteUserCreate(const CommandRegistry& registry, const RemoteUserOptions& options)
+{
+    // Checked before the call, so a taken file does not leave a user whose URI is lost.
+    if (!options.totpUriFile.empty() && std::filesystem::exists(options.totpUriFile))
+        return registry.fail(Error(ErrorCode::AlreadyExists,
+                                   fmt::format("The TOTP URI file '{}' already exists; choose a "
+                                               "new file.",
+                                               options.totpUriFile)));
+    auto password = obtainPassphrase(options.passwordFile,
+                                     fmt::format("Password for the new user {}", options.name),
+                                     true, kPasswordFileOption);
+    if (!password)
+        return registry.fail(password.error());
+    auto client = signedInClient(options.client);
+    if (!client)
+        return registry.fail(client.error());
+    auto uri = (*client)->createUser(options.name, *password);
+    if (!uri)
+        return registry.fail(uri.error());
+    registry.out() << fmt::format("Created {}.\n", options.name);
+    if (auto shown = showSecret(registry.out(), *uri, options.totpUriFile, "TOTP URI",
+                                fmt::format("{}'s TOTP enrollment URI (hand it over once, then "
+                                            "forget it):",
+                                            options.name),
+                                fmt::format("Wrote {}'s TOTP enrollment URI to {} (mode 0600).",
+                                            options.name, options.totpUriFile));
+        !shown)
+        return registry.fail(shown.error());
+    return kExitOk;
+}
+
+int remoteUserToggle(const CommandRegistry& registry, const RemoteUserOptions& options, bool enable)
+{
+    auto client = signedInClient(options.client);
+    if (!client)
+        return registry.fail(client.error());
+    auto done = enable ? (*client)->enableUser(options.name) : (*client)->disableUser(options.name);
+    if (!done)
+        return registry.fail(done.error());
+    registry.out() << fmt::format("{} {}.\n", enable ? "Enabled" : "Disabled", options.name);
+    return kExitOk;
+}
+
+struct RemoteGrantOptions {
+    ClientOptions client;
+    std::string user;
+    std::string role;
+    std::string project;
+};
+
+int remoteGrant(const CommandRegistry& registry, const RemoteGrantOptions& options, bool add)
+{
+    auto client = signedInClient(options.client);
+    if (!client)
+        return registry.fail(client.error());
+    auto done = add ? (*client)->grantRole(options.user, options.role, options.project)
+                    : (*client)->revokeRole(options.user, options.role, options.project);
+    if (!done)
+        return registry.fail(done.error());
+    registry.out() << fmt::format("{} {} {} {}{}.\n", add ? "Granted" : "Revoked", options.role,
+                                  add ? "to" : "from", options.user,
+                                  options.project.empty() ? "" : " in project " + options.project);
+    return kExitOk;
+}
+
 int remoteDatasetList(const CommandRegistry& registry, const ClientOptions& options)
 {
     auto client = signedInClient(options);
@@ -321,6 +393,44 @@ void registerRemoteCommands(CLI::App& app, CommandRegistry& registry)
     auto* user = remote->add_subcommand("user", "Users (admin)");
     user->require_subcommand(1);
     leaf(user, "list", "List users and their grants", remoteUserList);
+    auto createOptions = std::make_shared<RemoteUserOptions>();
+    auto* create = user->add_subcommand("create", "Create a user; prints their TOTP URI once");
+    create->add_option("name", createOptions->name, "The new user's name (a-z 0-9 _ -)")
+        ->required();
+    create->add_option("--password-file", createOptions->passwordFile,
+                       "Read the new user's password from this file instead of asking");
+    create->add_option("--totp-uri-file", createOptions->totpUriFile,
+                       "Write the otpauth:// URI to this new file (mode 0600) instead of printing");
+    addClientOptions(create, createOptions->client, true);
+    registry.onRun(
+        create, [&registry, createOptions] { return remoteUserCreate(registry, *createOptions); });
+    for (const bool enable : {false, true}) {
+        auto toggleOptions = std::make_shared<RemoteUserOptions>();
+        auto* toggle =
+            user->add_subcommand(enable ? "enable" : "disable",
+                                 enable ? "Enable a user" : "Disable a user (ends their sessions)");
+        toggle->add_option("name", toggleOptions->name, "The user")->required();
+        addClientOptions(toggle, toggleOptions->client, true);
+        registry.onRun(toggle, [&registry, toggleOptions, enable] {
+            return remoteUserToggle(registry, *toggleOptions, enable);
+        });
+    }
+    auto* grant = remote->add_subcommand("grant", "Roles granted to users (admin)");
+    grant->require_subcommand(1);
+    for (const bool add : {true, false}) {
+        auto grantOptions = std::make_shared<RemoteGrantOptions>();
+        auto* command = grant->add_subcommand(add ? "add" : "remove",
+                                              add ? "Grant a role (separation of duties checked)"
+                                                  : "Take a role away");
+        command->add_option("user", grantOptions->user, "The user")->required();
+        command->add_option("role", grantOptions->role, "The role")->required();
+        command->add_option("--project", grantOptions->project,
+                            "Only in this project (default: everywhere)");
+        addClientOptions(command, grantOptions->client, true);
+        registry.onRun(command, [&registry, grantOptions, add] {
+            return remoteGrant(registry, *grantOptions, add);
+        });
+    }
     auto* dataset = remote->add_subcommand("dataset", "Datasets");
     dataset->require_subcommand(1);
     leaf(dataset, "list", "List the datasets you may read", remoteDatasetList);

@@ -234,6 +234,40 @@ private slots:
         QCOMPARE(adminDatasets.error().code(), ErrorCode::PermissionDenied);
     }
 
+    // Administration through the daemon: the admin creates a user and grants a role, the new
+    // user signs in with the URI they were given; an engineer may not create users; the
+    // separation of duties holds on every grant (an admin may not also hold data permissions).
+    void administrationGoesThroughTheDaemon()
+    {
+        auto asCarol = as(session("carol", tcpAddress_), tcpAddress_);
+        auto uri = asCarol->createUser("gina", secret(kPassword));
+        QVERIFY2(uri, uri ? "" : uri.error().message().c_str());
+        QVERIFY(uri->rfind("otpauth://totp/", 0) == 0);
+        uris_["gina"] = *uri;
+        QVERIFY(asCarol->grantRole("gina", "engineer", ""));
+        auto asGina = as(signIn("gina", tcpAddress_).identity, tcpAddress_);
+        QVERIFY(asGina->listDatasets());
+
+        auto byEngineer =
+            as(session("bob", tcpAddress_), tcpAddress_)->createUser("hank", secret(kPassword));
+        QVERIFY(!byEngineer);
+        QCOMPARE(byEngineer.error().code(), ErrorCode::PermissionDenied);
+
+        auto selfGrant = asCarol->grantRole("carol", "engineer", "");
+        QVERIFY(!selfGrant);
+        QCOMPARE(selfGrant.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY2(selfGrant.error().message().find("separate account") != std::string::npos,
+                 selfGrant.error().message().c_str());
+
+        // Disabling gina ends her session: her certificate authenticates no call any more.
+        QVERIFY(asCarol->disableUser("gina"));
+        auto afterDisable = asGina->listDatasets();
+        QVERIFY(!afterDisable);
+        QCOMPARE(afterDisable.error().code(), ErrorCode::Unauthenticated);
+        QVERIFY(asCarol->enableUser("gina"));
+        QVERIFY(asCarol->revokeRole("gina", "engineer", ""));
+    }
+
     void wrongPasswordIsRefused()
     {
         auto client = api::ControlClient::connect(endpoint(tcpAddress_), nullptr);

@@ -81,6 +81,16 @@ public:
     // Ends the session; its certificate is refused from then on.
     [[nodiscard]] Result<void> signOut();
     [[nodiscard]] Result<std::vector<UserSummary>> listUsers();
+    // The new user's otpauth:// URI (their TOTP secret), to hand over once.
+    [[nodiscard]] Result<std::string> createUser(const std::string& name,
+                                                 const crypto::SecretBytes& password);
+    [[nodiscard]] Result<void> disableUser(const std::string& name);
+    [[nodiscard]] Result<void> enableUser(const std::string& name);
+    // `project` empty: a global grant.
+    [[nodiscard]] Result<void> grantRole(const std::string& user, const std::string& role,
+                                         const std::string& project);
+    [[nodiscard]] Result<void> revokeRole(const std::string& user, const std::string& role,
+                                          const std::string& project);
     [[nodiscard]] Result<std::vector<DatasetSummary>> listDatasets();
 
 private:
