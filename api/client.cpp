@@ -224,18 +224,17 @@ Result<void> ControlClient::enableUser(const std::string& name)
 Result<void> ControlClient::grantRole(const std::string& user, const std::string& role,
                                       const std::string& project)
 {
-    v1::GrantRequest request;
-    request.set_user(user);
-    request.set_role(role);
-    request.set_project(project);
-    grpc::ClientContext context;
-    setDeadline(context);
-    v1::GrantReply reply;
-    return state_->result(state_->access->GrantRole(&context, request, &reply));
+    return changeGrant(user, role, project, true);
 }
 
 Result<void> ControlClient::revokeRole(const std::string& user, const std::string& role,
                                        const std::string& project)
+{
+    return changeGrant(user, role, project, false);
+}
+
+Result<void> ControlClient::changeGrant(const std::string& user, const std::string& role,
+                                        const std::string& project, bool grant)
 {
     v1::GrantRequest request;
     request.set_user(user);
@@ -244,7 +243,8 @@ Result<void> ControlClient::revokeRole(const std::string& user, const std::strin
     grpc::ClientContext context;
     setDeadline(context);
     v1::GrantReply reply;
-    return state_->result(state_->access->RevokeRole(&context, request, &reply));
+    return state_->result(grant ? state_->access->GrantRole(&context, request, &reply)
+                                : state_->access->RevokeRole(&context, request, &reply));
 }
 
 Result<std::vector<DatasetSummary>> ControlClient::listDatasets()

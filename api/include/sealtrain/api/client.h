@@ -96,6 +96,8 @@ public:
 private:
     struct State;
     explicit ControlClient(std::unique_ptr<State> state);
+    [[nodiscard]] Result<void> changeGrant(const std::string& user, const std::string& role,
+                                           const std::string& project, bool grant);
     std::unique_ptr<State> state_;
 };
 
