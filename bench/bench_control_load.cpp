@@ -1,0 +1,255 @@
+// What one sealtrain-control sustains on loopback, beside what its disk allows, in one run
+// (docs/operations/limits.md):
+//   plain, one row per commit  one INSERT per durable transaction into a SQLCipher database with
+//                              the store's settings (WAL, synchronous=FULL): the ceiling of one
+//                              fsync per call
+//   plain, batched             the same rows, kBatch per durable transaction: the ceiling when
+//                              calls share commits
+//   audited mutations          Access.GrantRole / RevokeRole through the client library over TLS
+//                              1.3 on 127.0.0.1, at 1, 8 and 32 concurrent clients, each its own
+//                              signed-in admin on its own channel (session check, permission
+//                              check, the change and its audit entry, durable): calls/s, p50, p99
+//   reads                      Sessions.WhoAmI (the session's use, committed) at 32 clients
+// The server runs in this process (api::ControlServer over a new data directory). Every phase is
+// bounded in calls and in seconds; rates are per wall-clock second, since commits wait on fsync.
+// Goals (issue #15): audited >= 1000/s at 32 clients, reads >= 5000/s, p99 <= 100 ms.
+// Usage: bench_control_load [SECONDS-PER-PHASE] [DIR]   (default 3, the system's temporary folder)
+#include "sealtrain/api/client.h"
+#include "sealtrain/api/server.h"
+#include "sealtrain/api/tls_policy.h"
+#include "sealtrain/core/data_directory.h"
+#include "sealtrain/core/database.h"
+#include "sealtrain/core/totp.h"
+#include "sealtrain/crypto/random.h"
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace sealtrain;
+
+namespace {
+
+using WallClock = std::chrono::steady_clock;
+constexpr int kMaxClients = 32;
+constexpr int kBatch = 32;
+constexpr int kMaxCallsPerPhase = 20000;
+constexpr const char* kPassphrase = "the load benchmark's passphrase";
+
+[[noreturn]] void die(const Error& error)
+{
+    fmt::print(stderr, "bench_control_load: {}\n", error.message());
+    std::exit(1);
+}
+
+template <typename T>
+T take(Result<T> result)
+{
+    if (!result)
+        die(result.error());
+    return std::move(*result);
+}
+
+void check(const Result<void>& result)
+{
+    if (!result)
+        die(result.error());
+}
+
+crypto::SecretBytes secret(const std::string& text)
+{
+    return take(crypto::SecretBytes::fromBytes(
+        {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}));
+}
+
+struct Phase {
+    double perSecond = 0;
+    double p50Ms = 0;
+    double p99Ms = 0;
+    std::size_t calls = 0;
+};
+
+// `clients` threads call `call(client, i)` until kMaxCallsPerPhase calls or `seconds` passed.
+template <typename Call>
+Phase measure(int clients, std::chrono::seconds seconds, const Call& call)
+{
+    std::atomic<int> budget = kMaxCallsPerPhase;
+    std::vector<std::vector<double>> latencies(static_cast<std::size_t>(clients));
+    const auto start = WallClock::now();
+    const auto end = start + seconds;
+    std::vector<std::thread> threads;
+    for (int client = 0; client < clients; ++client)
+        threads.emplace_back([&, client] {
+            auto& mine = latencies[static_cast<std::size_t>(client)];
+            for (int i = 0; budget.fetch_sub(1) > 0 && WallClock::now() < end; ++i) {
+                const auto before = WallClock::now();
+                check(call(client, i));
+                mine.push_back(
+                    std::chrono::duration<double, std::milli>(WallClock::now() - before).count());
+            }
+        });
+    for (auto& thread : threads)
+        thread.join();
+    const double elapsed = std::chrono::duration<double>(WallClock::now() - start).count();
+    std::vector<double> all;
+    for (const auto& mine : latencies)
+        all.insert(all.end(), mine.begin(), mine.end());
+    std::sort(all.begin(), all.end());
+    Phase phase;
+    phase.calls = all.size();
+    phase.perSecond = static_cast<double>(all.size()) / elapsed;
+    if (!all.empty()) {
+        phase.p50Ms = all[all.size() / 2];
+        phase.p99Ms = all[std::min(all.size() - 1, all.size() * 99 / 100)];
+    }
+    return phase;
+}
+
+// Durable inserts into a database with the store's settings: one row per commit, or kBatch.
+double plainInserts(const std::filesystem::path& file, int rowsPerCommit,
+                    std::chrono::seconds seconds)
+{
+    const auto key = take(crypto::SecretBytes::random(core::kDatabaseKeySize));
+    auto database = take(core::Database::open(file, key));
+    check(database->execute(
+        "CREATE TABLE plain (id INTEGER PRIMARY KEY, name TEXT NOT NULL, value BLOB NOT NULL)"));
+    const auto payload = crypto::randomBytes(200);  // about an audit entry's size
+    const auto start = WallClock::now();
+    int rows = 0;
+    while (rows < kMaxCallsPerPhase && WallClock::now() < start + seconds) {
+        auto transaction = take(database->begin());
+        for (int i = 0; i < rowsPerCommit; ++i, ++rows)
+            check(database->run("INSERT INTO plain (name, value) VALUES (?, ?)",
+                                {fmt::format("row-{}", rows), core::SqlValue::blob(payload)}));
+        check(transaction->commit());
+    }
+    return rows / std::chrono::duration<double>(WallClock::now() - start).count();
+}
+
+std::string userName(int client)
+{
+    return fmt::format("admin{:02}", client);
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    const std::chrono::seconds seconds{argc > 1 ? std::strtol(argv[1], nullptr, 10) : 3};
+    const std::filesystem::path base =
+        argc > 2 ? std::filesystem::path(argv[2]) : std::filesystem::temp_directory_path();
+    if (seconds.count() < 1 || seconds.count() > 60) {
+        fmt::print(stderr, "bench_control_load: SECONDS-PER-PHASE must be 1 to 60.\n");
+        return 2;
+    }
+    const auto dir = base / fmt::format("bench_control_load-{}", ::getpid());
+    std::filesystem::create_directories(dir / "run");
+    check(api::requireTls13(dir / "run" / "openssl.cnf"));
+
+    const double oneRow = plainInserts(dir / "plain-one.db", 1, seconds);
+    const double batched = plainInserts(dir / "plain-batched.db", kBatch, seconds);
+
+    // The data directory: alice, then one admin per client (Argon2id at its floor).
+    core::NewDataDirectory request;
+    request.path = dir / "data";
+    request.passphrase = secret(kPassphrase);
+    request.argon2 = crypto::kArgon2Floor;
+    request.adminName = "alice";
+    const std::string password = "the benchmark users' long password";
+    request.adminPassword = secret(password);
+    (void)take(core::DataDirectory::create(request));
+    core::KeyringUnlock unlock;
+    unlock.passphrase = [] { return crypto::SecretBytes::fromBytes(secret(kPassphrase).bytes()); };
+    auto platform = take(core::DataDirectory::open(request.path, unlock));
+    auto& identity = platform->controlPlane().identity();
+    auto totpCode = [&](const std::string& user) {
+        auto row =
+            take(platform->database().prepare("SELECT totp_secret FROM users WHERE name = ?"));
+        row.bindAll({user});
+        (void)take(row.step());
+        const auto totp = take(crypto::SecretBytes::fromBytes(row.blob(0)));
+        return core::totpCode(totp, core::totpStep(std::chrono::system_clock::now()));
+    };
+    const auto alice = take(identity.signIn("alice", secret(password), totpCode("alice")));
+    (void)take(identity.createUser(alice, "target", secret(password)));
+    for (int client = 0; client < kMaxClients; ++client) {
+        (void)take(identity.createUser(alice, userName(client), secret(password)));
+        check(platform->controlPlane().access().grantRole(alice, userName(client), "admin", ""));
+    }
+
+    api::ServerOptions options;
+    options.listen = {"127.0.0.1:0"};
+    options.runDir = dir / "run";
+    auto server = take(api::ControlServer::start(*platform, options));
+    const api::Endpoint endpoint{"127.0.0.1:" + std::to_string(server->ports().front()),
+                                 "localhost", platform->certificateAuthority().certificatePem()};
+    std::vector<std::unique_ptr<api::ControlClient>> clients;
+    std::vector<api::SignedIn> sessions;
+    for (int client = 0; client < kMaxClients; ++client) {
+        const std::string user = userName(client);
+        auto anonymous = take(api::ControlClient::connect(endpoint, nullptr));
+        sessions.push_back(take(anonymous->signIn(user, secret(password), totpCode(user))));
+        clients.push_back(take(api::ControlClient::connect(endpoint, &sessions.back().identity)));
+    }
+
+    // Each client grants and revokes the role in a project of its own, so calls never conflict.
+    std::vector<char> granted(kMaxClients, 0);  // one byte each: the clients write concurrently
+    const auto mutate = [&](int client, int) {
+        const std::string project = fmt::format("p{}", client);
+        auto& api = *clients[static_cast<std::size_t>(client)];
+        auto done = granted[static_cast<std::size_t>(client)]
+                        ? api.revokeRole("target", "engineer", project)
+                        : api.grantRole("target", "engineer", project);
+        granted[static_cast<std::size_t>(client)] ^= 1;
+        return done;
+    };
+    std::vector<std::pair<int, Phase>> mutations;
+    for (const int count : {1, 8, 32})
+        mutations.emplace_back(count, measure(count, seconds, mutate));
+    const Phase reads = measure(kMaxClients, seconds, [&](int client, int) -> Result<void> {
+        auto who = clients[static_cast<std::size_t>(client)]->whoAmI();
+        return who ? success() : Result<void>(who.error());
+    });
+
+    fmt::print("bench_control_load: sealtrain-control in-process on 127.0.0.1 (TLS 1.3), {} s or "
+               "{} calls per phase, {} hardware threads, in {}\n",
+               seconds.count(), kMaxCallsPerPhase, std::thread::hardware_concurrency(),
+               dir.string());
+    fmt::print("  plain SQLCipher, 1 row per durable commit:  {:>8.0f} rows/s  (ceiling, one "
+               "fsync per call)\n",
+               oneRow);
+    fmt::print("  plain SQLCipher, {} rows per durable commit: {:>8.0f} rows/s  (ceiling, shared "
+               "commits)\n",
+               kBatch, batched);
+    for (const auto& [count, phase] : mutations)
+        fmt::print("  audited mutations, {:>2} client(s):          {:>8.0f} /s  p50 {:>6.1f} ms  "
+                   "p99 {:>6.1f} ms  {:>5.2f}x one-row  {:>5.2f}x batched  ({} calls)\n",
+                   count, phase.perSecond, phase.p50Ms, phase.p99Ms, phase.perSecond / oneRow,
+                   phase.perSecond / batched, phase.calls);
+    fmt::print("  reads (WhoAmI), 32 clients:                 {:>8.0f} /s  p50 {:>6.1f} ms  "
+               "p99 {:>6.1f} ms  ({} calls)\n",
+               reads.perSecond, reads.p50Ms, reads.p99Ms, reads.calls);
+    const Phase& top = mutations.back().second;
+    fmt::print("  goals: audited at 32 >= 1000/s: {}; reads >= 5000/s: {}; p99 <= 100 ms: {}\n",
+               top.perSecond >= 1000 ? "met" : "NOT met",
+               reads.perSecond >= 5000 ? "met" : "NOT met",
+               std::max(top.p99Ms, reads.p99Ms) <= 100 ? "met" : "NOT met");
+
+    clients.clear();
+    server->shutdown(std::chrono::seconds(5));
+    server.reset();
+    platform.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    return 0;
+}
