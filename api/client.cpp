@@ -13,6 +13,7 @@
 #include <grpcpp/security/tls_credentials_options.h>
 
 #include <chrono>
+#include <fstream>
 
 namespace sealtrain::api {
 namespace {
@@ -20,6 +21,9 @@ namespace {
 namespace v1 = sealtrain::v1;
 
 constexpr auto kCallTimeout = std::chrono::seconds(30);
+// An upload or a bundle may take long; a call that stops moving still ends on this.
+constexpr auto kStreamTimeout = std::chrono::hours(6);
+constexpr std::size_t kPiece = std::size_t{1} << 20U;
 
 std::shared_ptr<grpc::Channel>
 openChannel(const std::string& address, const std::string& serverName,
@@ -36,6 +40,12 @@ void setDeadline(grpc::ClientContext& context)
     context.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
 }
 
+DatasetSummary summaryOf(const v1::Dataset& dataset)
+{
+    return {dataset.id(),      dataset.name(),  dataset.version(), dataset.classification(),
+            dataset.records(), dataset.tokens()};
+}
+
 }  // namespace
 
 struct ControlClient::State {
@@ -45,6 +55,8 @@ struct ControlClient::State {
     std::unique_ptr<v1::Users::Stub> users;
     std::unique_ptr<v1::Access::Stub> access;
     std::unique_ptr<v1::Datasets::Stub> datasets;
+    std::unique_ptr<v1::Audit::Stub> audit;
+    std::unique_ptr<v1::Platform::Stub> platform;
 
     [[nodiscard]] Error failure(const grpc::Status& status) const
     {
@@ -110,6 +122,8 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& en
     state->users = v1::Users::NewStub(state->channel);
     state->access = v1::Access::NewStub(state->channel);
     state->datasets = v1::Datasets::NewStub(state->channel);
+    state->audit = v1::Audit::NewStub(state->channel);
+    state->platform = v1::Platform::NewStub(state->channel);
     return std::unique_ptr<ControlClient>(new ControlClient(std::move(state)));
 }
 
@@ -257,9 +271,117 @@ Result<std::vector<DatasetSummary>> ControlClient::listDatasets()
         return state_->failure(status);
     std::vector<DatasetSummary> datasets;
     for (const v1::Dataset& dataset : reply.datasets())
-        datasets.push_back({dataset.id(), dataset.name(), dataset.version(),
-                            dataset.classification(), dataset.records(), dataset.tokens()});
+        datasets.push_back(summaryOf(dataset));
     return datasets;
+}
+
+Result<ImportedDataset> ControlClient::importDataset(const ImportSettings& settings,
+                                                     const std::vector<UploadFile>& files,
+                                                     const UploadProgress& progress)
+{
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
+    v1::ImportDatasetReply reply;
+    auto stream = state_->datasets->ImportDataset(&context, &reply);
+    std::uint64_t total = 0;
+    for (const UploadFile& file : files)
+        total += file.size;
+
+    v1::ImportChunk chunk;
+    v1::ImportHeader* header = chunk.mutable_header();
+    header->set_name(settings.name);
+    header->set_format(settings.format);
+    header->set_field(settings.field);
+    header->set_classification(settings.classification);
+    header->set_policy(settings.policy);
+    header->set_redact_pii(settings.redactPii);
+    header->set_max_record_bytes(settings.maxRecordBytes);
+    header->set_validation_basis_points(settings.validationBasisPoints);
+    header->set_tokens_per_shard(settings.tokensPerShard);
+    header->set_gpt2_vocab_json(settings.gpt2VocabJson);
+    header->set_gpt2_merges_txt(settings.gpt2MergesTxt);
+    header->set_total_bytes(total);
+    // A failed write means the server ended the call: its status (below) says why.
+    bool open = stream->Write(chunk);
+    std::uint64_t sent = 0;
+    std::string buffer(kPiece, '\0');
+    for (const UploadFile& file : files) {
+        if (!open)
+            break;
+        std::ifstream in(file.path, std::ios::binary);
+        if (!in) {
+            context.TryCancel();
+            (void)stream->Finish();
+            return Error(ErrorCode::NotFound,
+                         fmt::format("Cannot read '{}'; check the path and its permissions. "
+                                     "Nothing was imported.",
+                                     file.path.string()));
+        }
+        chunk.Clear();
+        chunk.mutable_file()->set_name(file.name);
+        chunk.mutable_file()->set_size(file.size);
+        open = stream->Write(chunk);
+        while (open && in) {
+            in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+            const auto got = static_cast<std::size_t>(in.gcount());
+            if (got == 0)
+                break;
+            chunk.set_data(buffer.data(), got);
+            open = stream->Write(chunk);
+            sent += got;
+            if (progress)
+                progress(sent, total);
+        }
+        if (in.bad()) {
+            context.TryCancel();
+            (void)stream->Finish();
+            return Error(ErrorCode::Io, fmt::format("Reading '{}' failed; nothing was imported.",
+                                                    file.path.string()));
+        }
+    }
+    if (open)
+        stream->WritesDone();
+    const grpc::Status status = stream->Finish();
+    if (!status.ok())
+        return state_->failure(status);
+    return ImportedDataset{summaryOf(reply.dataset()), reply.parent(), reply.signer(),
+                           reply.report_json()};
+}
+
+Result<std::string> ControlClient::exportAuditBundle(const AuditSelection& selection)
+{
+    v1::ExportBundleRequest request;
+    if (selection.fromTimeNs)
+        request.set_from_time_ns(*selection.fromTimeNs);
+    if (selection.toTimeNs)
+        request.set_to_time_ns(*selection.toTimeNs);
+    request.set_actor(selection.actor);
+    request.set_action(selection.action);
+    request.set_target_kind(selection.targetKind);
+    request.set_target_id(selection.targetId);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
+    auto stream = state_->audit->ExportBundle(&context, request);
+    std::string bundle;
+    v1::BundleChunk chunk;
+    while (stream->Read(&chunk))
+        bundle += chunk.data();
+    const grpc::Status status = stream->Finish();
+    if (!status.ok())
+        return state_->failure(status);
+    return bundle;
+}
+
+Result<SigningKeys> ControlClient::signingKeys()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::GetSigningKeysReply reply;
+    const grpc::Status status = state_->platform->GetSigningKeys(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return SigningKeys{reply.audit_public_key_pem(), reply.manifests_public_key_pem(),
+                       reply.checkpoints_public_key_pem()};
 }
 
 }  // namespace sealtrain::api

@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 
 #include <system_error>
+#include <tuple>
+#include <utility>
 
 namespace sealtrain::core {
 namespace {
@@ -143,9 +145,9 @@ Result<crypto::Keyring> createKeyring(const std::filesystem::path& path,
     return Error(ErrorCode::InvalidArgument, "No key was given.");
 }
 
-// The platform's signing key and CA: generated, sealed under the `signing` KEK, their public
-// halves beside them.
-Result<void> createPlatformKeys(const std::filesystem::path& dir, const crypto::Keyring& keyring)
+// A new Ed25519 key sealed under the `signing` KEK at `keyFile`, its public key at `publicFile`.
+Result<void> createSigningKey(const std::filesystem::path& dir, const crypto::Keyring& keyring,
+                              std::string_view keyFile, std::string_view publicFile)
 {
     auto signingKek = keyring.activeKek(std::string(kSigningKekId));
     if (!signingKek)
@@ -153,11 +155,35 @@ Result<void> createPlatformKeys(const std::filesystem::path& dir, const crypto::
     auto signingKey = crypto::SigningKey::generate();
     if (!signingKey)
         return signingKey.error();
-    SEALTRAIN_TRY(sealSecret(file(dir, datadir::kSigningKey), **signingKek,
+    SEALTRAIN_TRY(sealSecret(file(dir, keyFile), **signingKek,
                              "application/vnd.sealtrain.ed25519-seed", signingKey->seed().bytes(),
                              AtomicFileSink::Overwrite::Refuse));
-    SEALTRAIN_TRY(
-        writePublicFile(file(dir, datadir::kSigningPublicKey), signingKey->publicKey().toPem()));
+    return writePublicFile(file(dir, publicFile), signingKey->publicKey().toPem());
+}
+
+// The signing keys of the purposes that came after the audit log's (manifests, checkpoints),
+// made when missing: at creation, and once when a data directory from before them is opened.
+Result<void> createPurposeKeys(const std::filesystem::path& dir, const crypto::Keyring& keyring)
+{
+    for (const auto& [keyFile, publicFile] :
+         {std::pair{datadir::kManifestsKey, datadir::kManifestsPublicKey},
+          std::pair{datadir::kCheckpointsKey, datadir::kCheckpointsPublicKey}}) {
+        std::error_code ec;
+        if (!std::filesystem::exists(file(dir, keyFile), ec))
+            SEALTRAIN_TRY(createSigningKey(dir, keyring, keyFile, publicFile));
+    }
+    return success();
+}
+
+// The platform's signing keys and CA: generated, sealed under the `signing` KEK, their public
+// halves beside them.
+Result<void> createPlatformKeys(const std::filesystem::path& dir, const crypto::Keyring& keyring)
+{
+    SEALTRAIN_TRY(createSigningKey(dir, keyring, datadir::kSigningKey, datadir::kSigningPublicKey));
+    SEALTRAIN_TRY(createPurposeKeys(dir, keyring));
+    auto signingKek = keyring.activeKek(std::string(kSigningKekId));
+    if (!signingKek)
+        return signingKek.error();
     auto ca = crypto::CertificateAuthority::create(kCaName, kCaValidity);
     if (!ca)
         return ca.error();
@@ -199,6 +225,8 @@ struct DataDirectory::State {
     std::unique_ptr<Database> database;
     std::unique_ptr<SqlAuditStore> store;
     std::optional<crypto::SigningKey> signingKey;
+    std::optional<crypto::SigningKey> manifestsKey;
+    std::optional<crypto::SigningKey> checkpointsKey;
     std::optional<audit::AuditKey> auditKey;
     std::optional<crypto::CertificateAuthority> ca;
     std::unique_ptr<ControlPlane> plane;
@@ -229,16 +257,28 @@ struct DataDirectory::State {
         return success();
     }
 
+    [[nodiscard]] Result<crypto::SigningKey> loadSigningKey(std::string_view keyFile,
+                                                            const char* what) const
+    {
+        auto seed = unsealSecret(file(dataDir, keyFile), keyring->resolver(), what);
+        if (!seed)
+            return seed.error();
+        return crypto::SigningKey::fromSeed(*seed);
+    }
+
     Result<void> loadKeys()
     {
         const auto resolver = keyring->resolver();
-        auto seed = unsealSecret(file(dataDir, datadir::kSigningKey), resolver, "signing key");
-        if (!seed)
-            return seed.error();
-        auto key = crypto::SigningKey::fromSeed(*seed);
-        if (!key)
-            return key.error();
-        signingKey.emplace(std::move(*key));
+        SEALTRAIN_TRY(createPurposeKeys(dataDir, *keyring));
+        for (auto [slot, keyFile, what] :
+             {std::tuple{&signingKey, datadir::kSigningKey, "audit signing key"},
+              std::tuple{&manifestsKey, datadir::kManifestsKey, "manifest signing key"},
+              std::tuple{&checkpointsKey, datadir::kCheckpointsKey, "checkpoint signing key"}}) {
+            auto key = loadSigningKey(keyFile, what);
+            if (!key)
+                return key.error();
+            slot->emplace(std::move(*key));
+        }
         auto caKey = unsealSecret(file(dataDir, datadir::kCaKey), resolver, "platform CA key");
         if (!caKey)
             return caKey.error();
@@ -363,6 +403,16 @@ ControlPlane& DataDirectory::controlPlane() noexcept
 const crypto::SigningKey& DataDirectory::signingKey() const noexcept
 {
     return *state_->signingKey;
+}
+
+const crypto::SigningKey& DataDirectory::manifestsKey() const noexcept
+{
+    return *state_->manifestsKey;
+}
+
+const crypto::SigningKey& DataDirectory::checkpointsKey() const noexcept
+{
+    return *state_->checkpointsKey;
 }
 
 const audit::AuditKey& DataDirectory::auditKey() const noexcept

@@ -30,6 +30,18 @@ const char* inputFormatName(InputFormat format) noexcept
     return "unknown";
 }
 
+Result<InputFormat> parseInputFormat(const std::string& name)
+{
+    for (const auto format : {InputFormat::TextFiles, InputFormat::TextRecords, InputFormat::Jsonl,
+                              InputFormat::Csv, InputFormat::Fortune}) {
+        if (name == inputFormatName(format))
+            return format;
+    }
+    return Error(ErrorCode::InvalidArgument,
+                 "The format '" + name
+                     + "' is unknown; use text-files, text-records, jsonl, csv or fortune.");
+}
+
 namespace {
 
 using internal::Record;
@@ -187,14 +199,12 @@ private:
     std::vector<std::uint8_t> bytes_;
 };
 
-struct SourceFile {
-    std::filesystem::path path;
-    std::string displayName;
-    std::uint64_t size = 0;
-};
+using SourceFile = InputFile;
 
-Result<std::vector<SourceFile>> listSources(const std::vector<std::filesystem::path>& inputs,
-                                            InputFormat format)
+}  // namespace
+
+Result<std::vector<InputFile>> listInputFiles(const std::vector<std::filesystem::path>& inputs,
+                                              InputFormat format)
 {
     std::vector<SourceFile> files;
     for (const auto& input : inputs) {
@@ -227,6 +237,31 @@ Result<std::vector<SourceFile>> listSources(const std::vector<std::filesystem::p
             return Error(ErrorCode::NotFound,
                          "The input '" + input.string() + "' does not exist; check the path.");
         }
+    }
+    if (files.empty())
+        return Error(ErrorCode::InvalidArgument,
+                     "The inputs hold no files; name a file or a folder with text in it.");
+    return files;
+}
+
+namespace {
+
+// The files of the import: listInputFiles, or the inputs as given under their given names.
+Result<std::vector<SourceFile>> listSources(const ImportOptions& options)
+{
+    if (options.inputNames.empty())
+        return listInputFiles(options.inputs, options.format);
+    if (options.inputNames.size() != options.inputs.size())
+        return Error(ErrorCode::InvalidArgument,
+                     "Give one input name per input, or none; the import was not started.");
+    std::vector<SourceFile> files;
+    for (std::size_t i = 0; i < options.inputs.size(); ++i) {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(options.inputs[i], ec);
+        if (ec)
+            return Error(ErrorCode::NotFound, "The input '" + options.inputNames[i]
+                                                  + "' can not be read; send it again.");
+        files.push_back({options.inputs[i], options.inputNames[i], size});
     }
     if (files.empty())
         return Error(ErrorCode::InvalidArgument,
@@ -322,7 +357,7 @@ Result<ImportResult> importDataset(const ImportOptions& options, Tokenizer& toke
                                    const crypto::Kek& kek)
 {
     SEALTRAIN_TRY(checkOptions(options));
-    auto sources = listSources(options.inputs, options.format);
+    auto sources = listSources(options);
     if (!sources)
         return sources.error();
     std::uint64_t totalBytes = 0;

@@ -136,7 +136,7 @@ Result<void> validateOptions(const TrainOptions& options, const TrainerKeys& key
     // only a test may skip the check, and it has to say so.
     if (options.datasetSigner.empty() && !options.allowUnsignedDataset)
         return invalid("The dataset's signature can not be checked without --dataset-signer; "
-                       "pass the control plane's signing.pub.pem with --dataset-signer (or "
+                       "pass the control plane's manifests.pub.pem with --dataset-signer (or "
                        "--allow-unsigned-dataset for a test dataset made outside a control "
                        "plane).");
     if (!options.runId.empty() && !isValidRunId(options.runId))
@@ -161,7 +161,7 @@ Result<crypto::PublicKey> loadDatasetSigner(const std::filesystem::path& path)
     if (!signer && signer.error().code() == ErrorCode::NotFound)
         return Error(ErrorCode::NotFound,
                      fmt::format("The dataset signer's public key '{}' can not be read; pass the "
-                                 "control plane's signing.pub.pem with --dataset-signer.",
+                                 "control plane's manifests.pub.pem with --dataset-signer.",
                                  path.string()));
     return signer;
 }

@@ -33,6 +33,7 @@ struct Options {
     std::vector<std::string> dnsNames = {"localhost"};
     std::filesystem::path readyFile;
     int graceSeconds = 10;
+    std::uint64_t maxImportBytes = std::uint64_t{4} << 30U;
 };
 
 int fail(const Error& error)
@@ -114,6 +115,7 @@ int run(const Options& options)
     serverOptions.listen = options.listen;
     serverOptions.runDir = runDir;
     serverOptions.dnsNames = options.dnsNames;
+    serverOptions.maxImportBytes = options.maxImportBytes;
     auto server = api::ControlServer::start(**platform, serverOptions);
     if (!server)
         return fail(server.error());
@@ -169,6 +171,9 @@ int main(int argc, char** argv)
     app.add_option("--grace", options.graceSeconds,
                    "Seconds the calls in flight get to finish at shutdown")
         ->default_val(10);
+    app.add_option("--max-import-bytes", options.maxImportBytes,
+                   "The largest dataset upload, held in memory until sealed")
+        ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
     return run(options);
 }

@@ -1,5 +1,6 @@
 // `sealtrainctl audit verify|export|report`: the reviewer's offline tools for audit bundles
 // (docs/formats/audit.md). Verification needs no database and no secret.
+#include "audit_filter.h"
 #include "audit_report.h"
 #include "commands.h"
 #include "ctl.h"
@@ -123,41 +124,6 @@ constexpr const char* kVerifyExitStatuses =
     "or the bundle could not be read); 2 bad usage; 3 UNCONFIRMED (nothing failed, but something "
     "is unproven: no --key, entries beyond the newest signed head, or a filtered selection the "
     "log did not sign). Scripts must treat only 0 as verified.";
-
-// The entry filters of `audit export`.
-struct FilterOptions {
-    std::string from;
-    std::string to;
-    audit::ExportFilter filter;
-};
-
-void addFilterOptions(CLI::App* command, FilterOptions& options)
-{
-    command->add_option("--from", options.from,
-                        "Only entries at or after this UTC time "
-                        "(2026-11-30T09:00:00Z)");
-    command->add_option("--to", options.to, "Only entries before this UTC time");
-    command->add_option("--actor", options.filter.actor, "Only entries by this actor id");
-    command->add_option("--action", options.filter.action,
-                        "Only this action, or a namespace such as 'job.*'");
-    command->add_option("--target-kind", options.filter.targetKind, "Only targets of this kind");
-    command->add_option("--target-id", options.filter.targetId, "Only this target id");
-}
-
-Result<audit::ExportFilter> resolveFilter(const FilterOptions& options)
-{
-    audit::ExportFilter filter = options.filter;
-    for (const auto& [text, field] :
-         {std::pair{&options.from, &filter.fromTimeNs}, std::pair{&options.to, &filter.toTimeNs}}) {
-        if (text->empty())
-            continue;
-        auto seconds = audit::parseUtcSeconds(*text);
-        if (!seconds)
-            return seconds.error();
-        *field = static_cast<std::uint64_t>(*seconds) * 1000000000U;
-    }
-    return filter;
-}
 
 // A demonstration log for trying the verifier without a data directory: a fresh key,
 // `count` entries of the kinds the control plane will write, a head every 16 entries.

@@ -3,6 +3,7 @@
 // grant and key release is checked and audited (docs/operations/datasets.md).
 #include "commands.h"
 #include "ctl.h"
+#include "import_flags.h"
 #include "input_file.h"
 #include "list_output.h"
 #include "local_platform.h"
@@ -46,35 +47,9 @@ nlohmann::json toJson(const core::DatasetInfo& info)
     return value;
 }
 
-Result<dataset::InputFormat> parseFormat(const std::string& name)
-{
-    for (const auto format :
-         {dataset::InputFormat::TextFiles, dataset::InputFormat::TextRecords,
-          dataset::InputFormat::Jsonl, dataset::InputFormat::Csv, dataset::InputFormat::Fortune}) {
-        if (name == dataset::inputFormatName(format))
-            return format;
-    }
-    return Error(ErrorCode::InvalidArgument,
-                 "The format '" + name
-                     + "' is unknown; use text-files, text-records, jsonl, csv or fortune.");
-}
-
 struct DatasetImportOptions {
     SignedInOptions platform;
-    std::string name;
-    std::string format = "text-files";
-    std::string field;
-    std::string classification = "internal";
-    std::string policy = "skip";
-    bool redactPii = false;
-    std::size_t maxRecordBytes = std::size_t{1} << 20U;
-    std::uint32_t validationBasisPoints = 100;
-    std::uint64_t tokensPerShard = std::uint64_t{1} << 22U;
-    std::string vocab;
-    std::string merges;
-    std::string reportFile;
-    std::string progress = "auto";
-    std::vector<std::string> inputs;
+    ImportFlags flags;
 };
 
 void printReportSummary(std::ostream& out, const dataset::ImportReport& report)
@@ -109,9 +84,9 @@ void printReportSummary(std::ostream& out, const dataset::ImportReport& report)
 
 Result<std::unique_ptr<dataset::Tokenizer>> makeTokenizer(const DatasetImportOptions& options)
 {
-    if (options.vocab.empty())
+    if (options.flags.vocab.empty())
         return std::unique_ptr<dataset::Tokenizer>(std::make_unique<dataset::ByteTokenizer>());
-    auto bpe = dataset::Gpt2BpeTokenizer::load(options.vocab, options.merges);
+    auto bpe = dataset::Gpt2BpeTokenizer::load(options.flags.vocab, options.flags.merges);
     if (!bpe)
         return bpe.error();
     return std::unique_ptr<dataset::Tokenizer>(std::move(bpe).value());
@@ -122,17 +97,17 @@ dataset::ImportOptions importerOptions(const DatasetImportOptions& options,
                                        dataset::InputFormat format)
 {
     dataset::ImportOptions o;
-    for (const auto& input : options.inputs)
+    for (const auto& input : options.flags.inputs)
         o.inputs.emplace_back(input);
     o.format = format;
-    o.field = options.field;
-    o.classification = options.classification;
-    o.policy = options.policy == "reject" ? dataset::InvalidRecordPolicy::Reject
-                                          : dataset::InvalidRecordPolicy::Skip;
-    o.redactPii = options.redactPii;
-    o.maxRecordBytes = options.maxRecordBytes;
-    o.validationBasisPoints = options.validationBasisPoints;
-    o.tokensPerShard = options.tokensPerShard;
+    o.field = options.flags.field;
+    o.classification = options.flags.classification;
+    o.policy = options.flags.policy == "reject" ? dataset::InvalidRecordPolicy::Reject
+                                                : dataset::InvalidRecordPolicy::Skip;
+    o.redactPii = options.flags.redactPii;
+    o.maxRecordBytes = options.flags.maxRecordBytes;
+    o.validationBasisPoints = options.flags.validationBasisPoints;
+    o.tokensPerShard = options.flags.tokensPerShard;
     return o;
 }
 
@@ -153,28 +128,15 @@ void reportProgress(std::ostream& err, bool terminal, std::optional<ProgressRepo
     };
 }
 
-Result<void> writeImportReport(const std::string& path, const dataset::ImportReport& report)
-{
-    const std::string json = report.toJson() + "\n";
-    auto written = writeOutputFile(path, asBytes(json), "import report");
-    if (!written)
-        return Error(written.error().code(), "The dataset was imported but the report could not "
-                                             "be written: "
-                                                 + written.error().message());
-    return success();
-}
-
 int importDataset(const CommandRegistry& registry, const DatasetImportOptions& options)
 {
-    auto format = parseFormat(options.format);
+    auto format = dataset::parseInputFormat(options.flags.format);
     if (!format)
         return registry.fail(format.error());
     auto tokenizer = makeTokenizer(options);
     if (!tokenizer)
         return registry.fail(tokenizer.error());
-    const bool terminal =
-        options.progress == "bar"
-        || (options.progress == "auto" && &registry.err() == &std::cerr && ::isatty(STDERR_FILENO));
+    const bool terminal = progressAsBar(registry, options.flags);
     std::optional<ProgressReporter> progress;
     return runSignedIn(
         registry, options.platform,
@@ -183,19 +145,20 @@ int importDataset(const CommandRegistry& registry, const DatasetImportOptions& o
             if (!kek)
                 return kek.error();
             core::DatasetImportRequest request;
-            request.name = options.name;
+            request.name = options.flags.name;
             request.datasetsRoot = platform.datasetsRoot();
             request.options = importerOptions(options, *format);
-            if (options.progress != "none")
+            if (options.flags.progress != "none")
                 reportProgress(registry.err(), terminal, progress, request.options);
             auto imported = platform.controlPlane().datasets().importDataset(
-                session, request, **tokenizer, **kek, platform.signingKey());
+                session, request, **tokenizer, **kek, platform.manifestsKey());
             if (progress)
                 progress->abandon();  // after a failure; a no-op after the final display
             if (!imported)
                 return imported.error();
-            if (!options.reportFile.empty())
-                SEALTRAIN_TRY(writeImportReport(options.reportFile, imported->report));
+            if (!options.flags.reportFile.empty())
+                SEALTRAIN_TRY(
+                    writeImportReport(options.flags.reportFile, imported->report.toJson()));
             printReportSummary(registry.err(), imported->report);
             const core::DatasetInfo& info = imported->info;
             registry.out() << fmt::format(
@@ -214,49 +177,7 @@ void registerImport(CLI::App* group, CommandRegistry& registry)
         "import", "Import text, JSONL, CSV or fortune files as a new sealed, signed dataset (or "
                   "the next version of one)");
     options->platform.addTo(command);
-    command->add_option("--name", options->name, "Dataset name: 1-64 of a-z 0-9 _ -")->required();
-    command
-        ->add_option("--format", options->format,
-                     "text-files (a file is a record), text-records (blank-line separated), "
-                     "jsonl, csv, or fortune ('%' lines separate records)")
-        ->capture_default_str();
-    command->add_option("--field", options->field,
-                        "The JSONL field or CSV column holding the text");
-    command
-        ->add_option("--classification", options->classification,
-                     "Classification label, e.g. public, internal, phi")
-        ->capture_default_str();
-    command
-        ->add_option("--policy", options->policy,
-                     "For an invalid record: skip (and report it) or reject (fail the import)")
-        ->check(CLI::IsMember({"skip", "reject"}))
-        ->capture_default_str();
-    command->add_flag("--redact-pii", options->redactPii,
-                      "Replace possible PII with placeholders ([EMAIL], [IP], ...) before sealing");
-    command->add_option("--max-record-bytes", options->maxRecordBytes, "Longest record kept")
-        ->capture_default_str();
-    command
-        ->add_option("--validation-basis-points", options->validationBasisPoints,
-                     "Share of records for validation, in 1/10000 (100 = 1 %)")
-        ->check(CLI::Range(0, 10000))
-        ->capture_default_str();
-    command
-        ->add_option("--tokens-per-shard", options->tokensPerShard, "Tokens in each sealed shard")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    auto* vocab = command->add_option("--vocab", options->vocab,
-                                      "GPT-2 vocab.json: tokenize with GPT-2 BPE (needs --merges)");
-    auto* merges = command->add_option("--merges", options->merges, "GPT-2 merges.txt");
-    vocab->needs(merges);
-    merges->needs(vocab);
-    command->add_option("--report", options->reportFile,
-                        "Write the import report (issues and PII locations, never values) as JSON");
-    command
-        ->add_option("--progress", options->progress,
-                     "auto (a bar on a terminal, else lines), bar, lines or none")
-        ->check(CLI::IsMember({"auto", "bar", "lines", "none"}))
-        ->capture_default_str();
-    command->add_option("INPUT", options->inputs, "Files or folders to import")->required();
+    addImportFlags(command, options->flags);
 
     registry.onRun(command, [options, &registry] { return importDataset(registry, *options); });
 }
@@ -399,7 +320,7 @@ int verifyStoredDataset(const CommandRegistry& registry, const VerifyOptions& op
             if (!info)
                 return info.error();
             const auto resolver = platform.datasetsResolver();
-            const auto& trusted = platform.signingKey().publicKey();
+            const auto& trusted = platform.manifestsKey().publicKey();
             auto report =
                 dataset::verifyDataset(core::datasetFolder(platform.datasetsRoot(), info->id),
                                        info->id, &resolver, &trusted);
@@ -479,7 +400,7 @@ void registerVerify(CLI::App* group, CommandRegistry& registry)
                             "Offline: a dataset folder, checked without keys (needs --key)");
     auto* key = command
                     ->add_option("--key", options->key,
-                                 "Offline: the platform's public key (signing.pub.pem)")
+                                 "Offline: the platform's manifest key (manifests.pub.pem)")
                     ->check(CLI::ExistingFile);
     folder->needs(key);
     key->needs(folder);

@@ -110,7 +110,7 @@ Result<int> launchTraining(const CommandRegistry& registry, core::DataDirectory&
     if (!forCheckpoints)
         return forCheckpoints.error();
     keks.insert(keks.end(), forCheckpoints->begin(), forCheckpoints->end());
-    auto keysText = trainer::formatTrainerKeys(keks, &platform.signingKey(), {});
+    auto keysText = trainer::formatTrainerKeys(keks, &platform.checkpointsKey(), {});
     if (!keysText)
         return keysText.error();
 
@@ -118,7 +118,7 @@ Result<int> launchTraining(const CommandRegistry& registry, core::DataDirectory&
     std::vector<std::string> arguments{
         "--dataset",        folder.string(),
         "--dataset-id",     info->id,
-        "--dataset-signer", (platform.path() / core::datadir::kSigningPublicKey).string()};
+        "--dataset-signer", (platform.path() / core::datadir::kManifestsPublicKey).string()};
     arguments.insert(arguments.end(), trainerArguments.begin(), trainerArguments.end());
     return runTrainer(registry, *trainer, "train", arguments, std::move(keysText).value());
 }
@@ -132,7 +132,7 @@ Result<int> launchSampling(const CommandRegistry& registry, core::DataDirectory&
     auto files = trainer::checkpointFilesFor(options.checkpoint);
     if (!files)
         return files.error();
-    const crypto::PublicKey platformKey = platform.signingKey().publicKey();
+    const crypto::PublicKey platformKey = platform.checkpointsKey().publicKey();
     auto lineage = trainer::verifyCheckpointSignature(*files, std::span(&platformKey, 1));
     if (!lineage)
         return lineage.error();

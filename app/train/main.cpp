@@ -132,11 +132,11 @@ int main(int argc, char** argv)
         ->required();
     trainCommand->add_option("--dataset-id", options.datasetId,
                              "The dataset id (sha256:...); default: the folder's name");
-    auto* signerOption =
-        trainCommand->add_option("--dataset-signer", options.datasetSigner,
-                                 "The control plane's public key (signing.pub.pem): the dataset's "
-                                 "manifest signature must verify under it; required unless "
-                                 "--allow-unsigned-dataset");
+    auto* signerOption = trainCommand->add_option(
+        "--dataset-signer", options.datasetSigner,
+        "The control plane's manifest key (manifests.pub.pem): the dataset's "
+        "manifest signature must verify under it; required unless "
+        "--allow-unsigned-dataset");
     trainCommand
         ->add_flag("--allow-unsigned-dataset", options.allowUnsignedDataset,
                    "Tests only: train on a dataset made outside a control plane without checking "

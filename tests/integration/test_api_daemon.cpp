@@ -6,12 +6,15 @@
 // exit 0, and the refusals are in its audit log afterwards.
 #include "../unit/core_fixture.h"
 #include "sealtrain/api/client.h"
+#include "sealtrain/audit/bundle.h"
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/audit/store.h"
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/data_directory.h"
 #include "sealtrain/core/totp.h"
 #include "sealtrain/crypto/certificate_authority.h"
+#include "sealtrain/crypto/signing.h"
+#include "sealtrain/dataset/import.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 
@@ -20,6 +23,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <csignal>
+#include <fstream>
 #include <map>
 #include <sys/stat.h>
 
@@ -29,6 +33,41 @@ namespace {
 
 constexpr const char* kPassphrase = "a long test passphrase for the keyring";
 constexpr const char* kPassword = "a long test password for both of the users";
+constexpr std::uint64_t kMaxImportBytes = 1U << 20U;
+// In every uploaded record: it must never appear in the data directory in the clear.
+constexpr const char* kMarker = "PLAINTEXT-MARKER-8d1f";
+
+void writeFile(const std::filesystem::path& path, const std::string& text)
+{
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+// Whether any file under `dir` holds `needle`.
+bool anyFileHolds(const std::filesystem::path& dir, const std::string& needle)
+{
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+        if (!entry.is_regular_file())
+            continue;
+        std::ifstream in(entry.path(), std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+        if (bytes.find(needle) != std::string::npos)
+            return true;
+    }
+    return false;
+}
+
+std::size_t datasetFolders(const std::filesystem::path& dataDir)
+{
+    std::size_t count = 0;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dataDir / "datasets", ec)) {
+        if (entry.is_directory() && entry.path().filename().string().front() != '.')
+            ++count;
+    }
+    return count;
+}
 
 crypto::SecretBytes secret(const std::string& text)
 {
@@ -128,9 +167,11 @@ private slots:
             uris_["bob"] = bob->otpauthUri;
             QVERIFY((*platform)->controlPlane().access().grantRole(*token, "bob", "engineer", ""));
             // carol, a second admin, and dave, another engineer: more users, fewer waits for a
-            // TOTP step.
-            for (const auto& [user, role] :
-                 {std::pair<std::string, std::string>{"carol", "admin"}, {"dave", "engineer"}}) {
+            // TOTP step; sam, a data steward, and rita, an auditor.
+            for (const auto& [user, role] : {std::pair<std::string, std::string>{"carol", "admin"},
+                                             {"dave", "engineer"},
+                                             {"sam", "steward"},
+                                             {"rita", "auditor"}}) {
                 auto enrolled = identity.createUser(*token, user, secret(kPassword));
                 QVERIFY(enrolled);
                 uris_[user] = enrolled->otpauthUri;
@@ -158,7 +199,8 @@ private slots:
         daemon_.setProgram(QStringLiteral(SEALTRAIN_CONTROL_EXECUTABLE));
         daemon_.setArguments({"--data-dir", QString::fromStdString(dataDir_.string()), "--listen",
                               QString::fromStdString(unixAddress_), "--listen", "127.0.0.1:0",
-                              "--ready-file", ready});
+                              "--ready-file", ready, "--max-import-bytes",
+                              QString::number(kMaxImportBytes)});
         daemon_.setProcessChannelMode(QProcess::ForwardedErrorChannel);
         daemon_.start();
         QVERIFY(daemon_.waitForStarted());
@@ -211,7 +253,7 @@ private slots:
         QCOMPARE(who->sessionId, signedIn.sessionId);
         auto users = client->listUsers();
         QVERIFY2(users, users ? "" : users.error().message().c_str());
-        QCOMPARE(users->size(), std::size_t{4});
+        QCOMPARE(users->size(), std::size_t{6});
         QCOMPARE(users->at(1).name, std::string("bob"));
         QCOMPARE(users->at(1).grants, std::vector<std::string>{"engineer"});
     }
@@ -266,6 +308,141 @@ private slots:
         QCOMPARE(afterDisable.error().code(), ErrorCode::Unauthenticated);
         QVERIFY(asCarol->enableUser("gina"));
         QVERIFY(asCarol->revokeRole("gina", "engineer", ""));
+    }
+
+    // A steward uploads files; the daemon screens, tokenizes, seals and signs them with the
+    // manifests key. The upload's text never reaches the data directory in the clear.
+    void datasetImportStreamsToTheDaemon()
+    {
+        const std::filesystem::path inputs = tmp_.path().toStdString() + "/inputs";
+        writeFile(inputs / "first.txt", std::string("The first record ") + kMarker + "\n");
+        writeFile(inputs / "notes" / "a.txt", std::string("A note ") + kMarker + " one\n");
+        writeFile(inputs / "notes" / "b.txt", std::string("Another note ") + kMarker + "\n");
+        std::vector<api::UploadFile> files;
+        auto listed = dataset::listInputFiles({inputs / "first.txt", inputs / "notes"},
+                                              dataset::InputFormat::TextFiles);
+        QVERIFY(listed);
+        for (const auto& file : *listed)
+            files.push_back({file.path, file.displayName, file.size});
+        QCOMPARE(files.at(1).name, std::string("notes/a.txt"));
+
+        auto asSam = as(session("sam", tcpAddress_), tcpAddress_);
+        api::ImportSettings settings;
+        settings.name = "notes";
+        settings.validationBasisPoints = 0;
+        std::uint64_t lastSent = 0;
+        auto imported = asSam->importDataset(
+            settings, files, [&](std::uint64_t sent, std::uint64_t) { lastSent = sent; });
+        QVERIFY2(imported, imported ? "" : imported.error().message().c_str());
+        QCOMPARE(imported->dataset.version, std::int64_t{1});
+        QCOMPARE(imported->dataset.records, std::uint64_t{3});
+        QCOMPARE(lastSent, files[0].size + files[1].size + files[2].size);
+        const QJsonObject report =
+            QJsonDocument::fromJson(QByteArray::fromStdString(imported->reportJson)).object();
+        QCOMPARE(report["records_kept"].toInt(), 3);
+        QCOMPARE(report["files_read"].toInt(), 3);
+        auto datasets = asSam->listDatasets();
+        QVERIFY(datasets);
+        QCOMPARE(datasets->size(), std::size_t{1});
+        QCOMPARE(datasets->front().id, imported->dataset.id);
+
+        // The manifest names the files as a local import would, and is signed by the
+        // manifests key alone.
+        const auto folder = core::datasetFolder(dataDir_ / "datasets", imported->dataset.id);
+        std::ifstream manifestFile(folder / "manifest.json", std::ios::binary);
+        const std::string manifest((std::istreambuf_iterator<char>(manifestFile)),
+                                   std::istreambuf_iterator<char>());
+        QVERIFY(manifest.find("notes/b.txt") != std::string::npos);
+        auto keys = asSam->signingKeys();
+        QVERIFY(keys);
+        QVERIFY(keys->manifestsPem != keys->auditPem && keys->checkpointsPem != keys->auditPem
+                && keys->checkpointsPem != keys->manifestsPem);
+        std::ifstream signatureFile(folder / "manifest.sig", std::ios::binary);
+        const std::string signature =
+            QByteArray::fromBase64(QByteArray::fromStdString(
+                                       std::string((std::istreambuf_iterator<char>(signatureFile)),
+                                                   std::istreambuf_iterator<char>())))
+                .toStdString();
+        auto manifestsKey = crypto::PublicKey::fromPem(keys->manifestsPem);
+        auto auditKey = crypto::PublicKey::fromPem(keys->auditPem);
+        QVERIFY(manifestsKey && auditKey);
+        const auto bytes = [](const std::string& text) {
+            return std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+        };
+        QVERIFY(manifestsKey->verify(bytes(manifest), bytes(signature)));
+        QVERIFY(!auditKey->verify(bytes(manifest), bytes(signature)));
+
+        QVERIFY(!anyFileHolds(dataDir_, kMarker));
+    }
+
+    // Who may not import is refused before anything is written, and so is an upload over the
+    // daemon's limit or one without a session.
+    void datasetImportRefusals()
+    {
+        const std::filesystem::path file = tmp_.path().toStdString() + "/refused.txt";
+        writeFile(file, std::string("A refused record ") + kMarker + "\n");
+        const std::vector<api::UploadFile> files{
+            {file, "refused.txt", std::filesystem::file_size(file)}};
+        api::ImportSettings settings;
+        settings.name = "refused";
+        const std::size_t before = datasetFolders(dataDir_);
+
+        auto byEngineer =
+            as(session("bob", tcpAddress_), tcpAddress_)->importDataset(settings, files, {});
+        QVERIFY(!byEngineer);
+        QCOMPARE(byEngineer.error().code(), ErrorCode::PermissionDenied);
+
+        auto anonymous = api::ControlClient::connect(endpoint(tcpAddress_), nullptr);
+        auto withoutSession = (*anonymous)->importDataset(settings, files, {});
+        QVERIFY(!withoutSession);
+        QCOMPARE(withoutSession.error().code(), ErrorCode::Unauthenticated);
+
+        const std::filesystem::path big = tmp_.path().toStdString() + "/big.txt";
+        writeFile(big, std::string(kMaxImportBytes + 1, 'x'));
+        const std::vector<api::UploadFile> tooMuch{
+            {big, "big.txt", std::filesystem::file_size(big)}};
+        auto overLimit =
+            as(session("sam", tcpAddress_), tcpAddress_)->importDataset(settings, tooMuch, {});
+        QVERIFY(!overLimit);
+        QCOMPARE(overLimit.error().code(), ErrorCode::ResourceExhausted);
+        QVERIFY2(overLimit.error().message().find("--max-import-bytes") != std::string::npos,
+                 overLimit.error().message().c_str());
+
+        QCOMPARE(datasetFolders(dataDir_), before);
+        QVERIFY(!anyFileHolds(dataDir_, kMarker));
+    }
+
+    // An auditor exports a bundle over the API; it verifies under the audit key (and no other),
+    // and holds the import above. An engineer may not export.
+    void auditExportStreamsABundle()
+    {
+        auto asRita = as(session("rita", tcpAddress_), tcpAddress_);
+        auto bundle = asRita->exportAuditBundle({});
+        QVERIFY2(bundle, bundle ? "" : bundle.error().message().c_str());
+        auto keys = asRita->signingKeys();
+        QVERIFY(keys);
+        audit::VerifyOptions options;
+        options.trustedKey = keys->auditPem;
+        const audit::VerifyReport report = audit::verifyBundle(*bundle, options);
+        QVERIFY2(report.verdict() == audit::Verdict::Verified,
+                 report.errors.empty() ? "" : report.errors.front().c_str());
+        QVERIFY(std::any_of(report.entries.begin(), report.entries.end(),
+                            [](const audit::Entry& entry) {
+                                return entry.action == "dataset.import" && entry.actor.id == "sam"
+                                       && entry.outcome == audit::Outcome::Ok;
+                            }));
+        options.trustedKey = keys->manifestsPem;
+        QVERIFY(audit::verifyBundle(*bundle, options).verdict() == audit::Verdict::Failed);
+
+        api::AuditSelection imports;
+        imports.action = "dataset.import";
+        auto filtered = asRita->exportAuditBundle(imports);
+        QVERIFY(filtered);
+        QVERIFY(filtered->size() < bundle->size());
+
+        auto byEngineer = as(session("bob", tcpAddress_), tcpAddress_)->exportAuditBundle({});
+        QVERIFY(!byEngineer);
+        QCOMPARE(byEngineer.error().code(), ErrorCode::PermissionDenied);
     }
 
     void wrongPasswordIsRefused()

@@ -154,7 +154,9 @@ private slots:
         QVERIFY(made.out.find("secret=") == std::string::npos);
         for (const auto name :
              {core::datadir::kKeyring, core::datadir::kDatabase, core::datadir::kSigningKey,
-              core::datadir::kSigningPublicKey, core::datadir::kCaCertificate,
+              core::datadir::kSigningPublicKey, core::datadir::kManifestsKey,
+              core::datadir::kManifestsPublicKey, core::datadir::kCheckpointsKey,
+              core::datadir::kCheckpointsPublicKey, core::datadir::kCaCertificate,
               core::datadir::kCaKey, core::datadir::kWitness})
             QVERIFY2(std::filesystem::exists(site.data + "/" + std::string(name)),
                      std::string(name).c_str());

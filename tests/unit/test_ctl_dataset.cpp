@@ -102,9 +102,14 @@ private slots:
         // Offline, with only the public key: signature and shard hashes.
         const auto offline =
             runCtl({"dataset", "verify", "--folder", info["folder"].get<std::string>(), "--key",
-                    (fs::path(site_.data) / "signing.pub.pem").string()});
+                    (fs::path(site_.data) / "manifests.pub.pem").string()});
         QVERIFY2(offline.code == 0, offline.err.c_str());
         QVERIFY(offline.out.find("Dataset OK") == 0);
+        // Manifests have a key of their own: the audit log's does not vouch for them.
+        const auto auditKey =
+            runCtl({"dataset", "verify", "--folder", info["folder"].get<std::string>(), "--key",
+                    (fs::path(site_.data) / "signing.pub.pem").string()});
+        QVERIFY2(auditKey.code != 0, auditKey.out.c_str());
     }
 
     void readingNeedsAGrant()

@@ -72,8 +72,15 @@ private slots:
         const auto files = trainer::checkpointFiles(out, 3);
         QVERIFY(fs::exists(files.sealed));
         const auto verified = runCtl({"checkpoint", "verify", files.sealed.string(), "--key",
-                                      (fs::path(site_.data) / "signing.pub.pem").string()});
+                                      (fs::path(site_.data) / "checkpoints.pub.pem").string()});
         QVERIFY2(verified.code == 0, verified.err.c_str());
+        // The trainer signs with the checkpoints key alone, never the audit log's or the
+        // manifests' (it could then forge an audit head or a dataset).
+        for (const char* other : {"signing.pub.pem", "manifests.pub.pem"}) {
+            const auto refused = runCtl({"checkpoint", "verify", files.sealed.string(), "--key",
+                                         (fs::path(site_.data) / other).string()});
+            QVERIFY2(refused.code != 0, other);
+        }
     }
 
     // Sampling needs the same release as reading the checkpoint's dataset: it works for a

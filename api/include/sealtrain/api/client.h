@@ -7,7 +7,10 @@
 #include "sealtrain/crypto/secret_bytes.h"
 
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +57,55 @@ struct DatasetSummary {
     std::uint64_t tokens = 0;
 };
 
+// What an upload asks the control plane to do with the files (docs/api.md, ImportDataset).
+struct ImportSettings {
+    std::string name;
+    std::string format = "text-files";
+    std::string field;
+    std::string classification = "internal";
+    std::string policy = "skip";
+    bool redactPii = false;
+    std::uint64_t maxRecordBytes = 0;  // 0: the server's default
+    std::uint32_t validationBasisPoints = 100;
+    std::uint64_t tokensPerShard = 0;  // 0: the server's default
+    std::string gpt2VocabJson;         // both empty: byte-level tokens
+    std::string gpt2MergesTxt;
+};
+
+// One file to upload: read from `path`, named `name` in the manifest and report.
+struct UploadFile {
+    std::filesystem::path path;
+    std::string name;
+    std::uint64_t size = 0;
+};
+
+struct ImportedDataset {
+    DatasetSummary dataset;
+    std::string parent;
+    std::string signer;
+    std::string reportJson;
+};
+
+// Bytes sent so far of the total; called as the upload goes and once at its end.
+using UploadProgress = std::function<void(std::uint64_t sent, std::uint64_t total)>;
+
+// The audit entries an export selects (audit/bundle.h's ExportFilter, without the audit layer).
+struct AuditSelection {
+    std::optional<std::uint64_t> fromTimeNs;
+    std::optional<std::uint64_t> toTimeNs;
+    std::string actor;
+    std::string action;
+    std::string targetKind;
+    std::string targetId;
+};
+
+// The platform's public keys, one per purpose.
+struct SigningKeys {
+    std::string auditPem;
+    std::string manifestsPem;
+    std::string checkpointsPem;
+};
+
 // The platform CA's certificate from the server at `address`, fetched before anything is
 // trusted and returned only when its fingerprint (crypto::certificateFingerprint) is
 // `fingerprint`; Unauthenticated, in one sentence, otherwise.
@@ -92,6 +144,14 @@ public:
     [[nodiscard]] Result<void> revokeRole(const std::string& user, const std::string& role,
                                           const std::string& project);
     [[nodiscard]] Result<std::vector<DatasetSummary>> listDatasets();
+    // Streams `files` to the control plane, which screens, tokenizes, seals and signs them as a
+    // new dataset (or the next version of one); the client never holds a key.
+    [[nodiscard]] Result<ImportedDataset> importDataset(const ImportSettings& settings,
+                                                        const std::vector<UploadFile>& files,
+                                                        const UploadProgress& progress);
+    // An audit bundle (docs/formats/audit.md) of the entries `selection` selects.
+    [[nodiscard]] Result<std::string> exportAuditBundle(const AuditSelection& selection);
+    [[nodiscard]] Result<SigningKeys> signingKeys();
 
 private:
     struct State;

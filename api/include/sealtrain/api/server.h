@@ -28,6 +28,9 @@ struct ServerOptions {
     std::vector<std::string> ipAddresses = {"127.0.0.1", "::1"};
     // How long a sign-in's client certificate is valid (the session's own limits still apply).
     std::chrono::seconds sessionCertificateLifetime{std::chrono::hours(12)};
+    // The most bytes one dataset upload may hold: it is kept in memory (never on disk in the
+    // clear) until the import has sealed it.
+    std::uint64_t maxImportBytes = std::uint64_t{4} << 30U;
 };
 
 class ControlServer final {

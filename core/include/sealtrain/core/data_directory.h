@@ -3,8 +3,11 @@
 // files. It holds:
 //   keyring.json        the wrapped KEKs (docs/formats/keyring.md); the master key is never written
 //   control.db          the SQLCipher database (docs/formats/database.md), with -wal/-shm beside it
-//   signing.key.sealed  the platform's Ed25519 signing key, a sealed object under the `signing` KEK
+//   signing.key.sealed  the audit log's Ed25519 signing key (its heads), sealed under `signing`
 //   signing.pub.pem     its public key, for reviewers (`audit verify --key`)
+//   manifests.key.sealed, manifests.pub.pem      the key that signs dataset manifests
+//   checkpoints.key.sealed, checkpoints.pub.pem  the key that signs checkpoints (the only one a
+//                       trainer is ever given)
 //   ca.crt              the platform CA's certificate (public)
 //   ca.key.sealed       the CA's private key (PKCS#8 PEM), sealed under the `signing` KEK
 //   audit.witness       every signed audit head, one line each, outside the database
@@ -44,6 +47,10 @@ inline constexpr std::string_view kKeyring = "keyring.json";
 inline constexpr std::string_view kDatabase = "control.db";
 inline constexpr std::string_view kSigningKey = "signing.key.sealed";
 inline constexpr std::string_view kSigningPublicKey = "signing.pub.pem";
+inline constexpr std::string_view kManifestsKey = "manifests.key.sealed";
+inline constexpr std::string_view kManifestsPublicKey = "manifests.pub.pem";
+inline constexpr std::string_view kCheckpointsKey = "checkpoints.key.sealed";
+inline constexpr std::string_view kCheckpointsPublicKey = "checkpoints.pub.pem";
 inline constexpr std::string_view kCaCertificate = "ca.crt";
 inline constexpr std::string_view kCaKey = "ca.key.sealed";
 inline constexpr std::string_view kWitness = "audit.witness";
@@ -100,7 +107,13 @@ public:
     [[nodiscard]] crypto::Keyring& keyring() noexcept;
     [[nodiscard]] Database& database() noexcept;
     [[nodiscard]] ControlPlane& controlPlane() noexcept;
+    // The audit log's signing key (heads, export bundles). Each purpose has its own key, so that
+    // the one handed to a trainer (checkpoints) can sign nothing else.
     [[nodiscard]] const crypto::SigningKey& signingKey() const noexcept;
+    // Signs dataset manifests (manifest.sig).
+    [[nodiscard]] const crypto::SigningKey& manifestsKey() const noexcept;
+    // Signs checkpoints; the trainer gets it for one run.
+    [[nodiscard]] const crypto::SigningKey& checkpointsKey() const noexcept;
     [[nodiscard]] const audit::AuditKey& auditKey() const noexcept;
     [[nodiscard]] const crypto::CertificateAuthority& certificateAuthority() const noexcept;
     [[nodiscard]] const audit::Clock& clock() const noexcept;

@@ -27,6 +27,8 @@ enum class InputFormat {
                   // strfile indexes (*.dat) are not read
 };
 [[nodiscard]] const char* inputFormatName(InputFormat format) noexcept;
+// The format inputFormatName names; InvalidArgument, listing the names, for any other.
+[[nodiscard]] Result<InputFormat> parseInputFormat(const std::string& name);
 
 enum class InvalidRecordPolicy {
     Reject,  // the first issue fails the import, naming its file and line
@@ -46,6 +48,10 @@ struct ImportOptions {
     // Files or folders, read recursively in sorted order. Inside a folder only regular files
     // are read: symbolic links are skipped (they would read a file twice or one from elsewhere).
     std::vector<std::filesystem::path> inputs;
+    // The name each input is reported and recorded under in the manifest, one per input, when
+    // the inputs are not where the user named them (the control plane imports an upload from
+    // memory); empty: each input's own file name.
+    std::vector<std::string> inputNames;
     InputFormat format = InputFormat::TextFiles;
     std::string field;  // JSONL field / CSV column
     InvalidRecordPolicy policy = InvalidRecordPolicy::Skip;
@@ -66,6 +72,20 @@ struct ImportOptions {
     std::function<void(const ImportProgress&)> progress;
     double progressIntervalSeconds = 0.5;
 };
+
+// One file an import reads, in the order it reads them.
+struct InputFile {
+    std::filesystem::path path;
+    std::string displayName;  // "folder/inner/file" for a file found in a folder given as input
+    std::uint64_t size = 0;
+};
+
+// The files `inputs` name: files as given, folders walked recursively in sorted order, regular
+// files only (no symbolic links), fortune indexes (*.dat) left out for the fortune format. A
+// client that uploads an import (sealtrainctl remote dataset import) sends these, under these
+// names, so that the manifest reads as a local import's would.
+[[nodiscard]] Result<std::vector<InputFile>>
+listInputFiles(const std::vector<std::filesystem::path>& inputs, InputFormat format);
 
 struct ImportResult {
     std::string datasetId;  // "sha256:…"

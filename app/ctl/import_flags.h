@@ -1,0 +1,46 @@
+// The options of a dataset import, shared by `sealtrainctl dataset import` (on a local data
+// directory) and `sealtrainctl remote dataset import` (an upload to sealtrain-control): the same
+// flags, the same defaults, the same report file.
+#pragma once
+
+#include "commands.h"
+
+#include "sealtrain/base/result.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sealtrain::ctl {
+
+struct ImportFlags {
+    std::string name;
+    std::string format = "text-files";
+    std::string field;
+    std::string classification = "internal";
+    std::string policy = "skip";
+    bool redactPii = false;
+    std::size_t maxRecordBytes = std::size_t{1} << 20U;
+    std::uint32_t validationBasisPoints = 100;
+    std::uint64_t tokensPerShard = std::uint64_t{1} << 22U;
+    std::string vocab;
+    std::string merges;
+    std::string reportFile;
+    std::string progress = "auto";
+    std::vector<std::string> inputs;
+};
+
+// Declares the flags and the INPUT arguments on `command`.
+void addImportFlags(CLI::App* command, ImportFlags& flags);
+
+// Whether progress is drawn as a bar (--progress bar, or auto on a terminal) rather than lines.
+[[nodiscard]] bool progressAsBar(const CommandRegistry& registry, const ImportFlags& flags);
+
+// Writes the import report (JSON) to `path` (0600); the dataset exists already, which a failure
+// says.
+[[nodiscard]] Result<void> writeImportReport(const std::string& path, const std::string& json);
+
+}  // namespace sealtrain::ctl
