@@ -3,6 +3,7 @@
 #include "sealtrain/api/server.h"
 
 #include "sealtrain/base/byte_io.h"
+#include "sealtrain/core/commit_group.h"
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "status.h"
@@ -34,7 +35,8 @@ struct Binding {
     std::int64_t expires = 0;  // Unix seconds, the certificate's notAfter
 };
 
-// What the handlers share. Every call holds `lock` while it touches the control plane.
+// What the handlers share. Every call touches the control plane either in a group commit
+// (inGroup) or holding `lock`, which the committer holds while it runs a group.
 struct Shared {
     core::DataDirectory& platform;
     ServerOptions options;
@@ -44,6 +46,23 @@ struct Shared {
     std::set<std::string> revoked;            // certificate serials, never accepted again
     std::vector<crypto::RevokedCertificate> revocations;
     std::uint64_t crlNumber = 0;
+    std::unique_ptr<core::CommitGroup> group;  // the committer (core/commit_group.h)
+
+    // A handler's body, run in the next group commit and answered only once the group's
+    // transaction committed (a failed COMMIT fails every call of the group). Every handler that
+    // touches the control plane has this shape:
+    //     return shared_.inGroup([&]() -> Status { ... });
+    // A handler that signs an audit head (an export) or holds the database for long takes
+    // `const std::lock_guard guard(shared_.lock);` instead: it runs alone, between groups.
+    template <typename Body>
+    [[nodiscard]] Status inGroup(const Body& body)
+    {
+        Status status;
+        auto committed = group->run([&] { status = body(); });
+        if (!committed)
+            return Internal::toStatus(committed.error());
+        return status;
+    }
 
     [[nodiscard]] bool isRevoked(const std::string& serial)
     {
@@ -172,71 +191,75 @@ public:
     Status SignIn(ServerContext* /*context*/, const v1::SignInRequest* request,
                   v1::SignInReply* reply) override
     {
-        const std::lock_guard guard(shared_.lock);
-        core::ControlPlane& plane = shared_.platform.controlPlane();
-        auto password = crypto::SecretBytes::fromBytes(
-            {reinterpret_cast<const std::uint8_t*>(request->password().data()),
-             request->password().size()});
-        if (!password)
-            return Internal::toStatus(password.error());
-        auto token = plane.identity().signIn(request->user(), *password, request->totp_code());
-        if (!token)
-            return Internal::toStatus(token.error());
-        auto session = plane.identity().whoAmI(*token);
-        if (!session)
-            return Internal::toStatus(session.error());
-        crypto::IssueRequest issue;
-        issue.csrPem = request->csr_pem();
-        issue.commonName = session->user;
-        issue.subjectAltNames.uri = {"urn:sealtrain:session:" + session->id};
-        issue.purpose = crypto::CertificatePurpose::Client;
-        issue.validFor = shared_.options.sessionCertificateLifetime;
-        auto certificate = shared_.platform.certificateAuthority().issue(issue);
-        if (!certificate) {
-            (void)plane.identity().signOut(*token);  // no certificate: no session either
-            return Internal::toStatus(certificate.error());
-        }
-        auto serial = crypto::revocationFor(*certificate, crypto::CertificateClock::now());
-        if (!serial) {
-            (void)plane.identity().signOut(*token);
-            return Internal::toStatus(serial.error());
-        }
-        const std::int64_t expires =
-            std::chrono::duration_cast<std::chrono::seconds>(
-                (crypto::CertificateClock::now() + issue.validFor).time_since_epoch())
-                .count();
-        shared_.bindings[serial->serialHex] = {*token, session->user, session->id, expires};
-        reply->set_certificate_pem(*certificate);
-        reply->set_session_id(session->id);
-        reply->set_expires_unix(expires);
-        return Status::OK;
+        return shared_.inGroup([&]() -> Status {
+            core::ControlPlane& plane = shared_.platform.controlPlane();
+            auto password = crypto::SecretBytes::fromBytes(
+                {reinterpret_cast<const std::uint8_t*>(request->password().data()),
+                 request->password().size()});
+            if (!password)
+                return Internal::toStatus(password.error());
+            auto token = plane.identity().signIn(request->user(), *password, request->totp_code());
+            if (!token)
+                return Internal::toStatus(token.error());
+            auto session = plane.identity().whoAmI(*token);
+            if (!session)
+                return Internal::toStatus(session.error());
+            crypto::IssueRequest issue;
+            issue.csrPem = request->csr_pem();
+            issue.commonName = session->user;
+            issue.subjectAltNames.uri = {"urn:sealtrain:session:" + session->id};
+            issue.purpose = crypto::CertificatePurpose::Client;
+            issue.validFor = shared_.options.sessionCertificateLifetime;
+            auto certificate = shared_.platform.certificateAuthority().issue(issue);
+            if (!certificate) {
+                (void)plane.identity().signOut(*token);  // no certificate: no session either
+                return Internal::toStatus(certificate.error());
+            }
+            auto serial = crypto::revocationFor(*certificate, crypto::CertificateClock::now());
+            if (!serial) {
+                (void)plane.identity().signOut(*token);
+                return Internal::toStatus(serial.error());
+            }
+            const std::int64_t expires =
+                std::chrono::duration_cast<std::chrono::seconds>(
+                    (crypto::CertificateClock::now() + issue.validFor).time_since_epoch())
+                    .count();
+            shared_.bindings[serial->serialHex] = {*token, session->user, session->id, expires};
+            reply->set_certificate_pem(*certificate);
+            reply->set_session_id(session->id);
+            reply->set_expires_unix(expires);
+            return Status::OK;
+        });
     }
 
     Status WhoAmI(ServerContext* context, const v1::WhoAmIRequest*, v1::WhoAmIReply* reply) override
     {
-        const std::lock_guard guard(shared_.lock);
-        const Caller caller = callerOf(shared_, *context);
-        auto session = shared_.platform.controlPlane().identity().whoAmI(caller.token);
-        if (!session)
-            return Internal::toStatus(session.error());
-        reply->set_user(session->user);
-        reply->set_session_id(session->id);
-        const auto binding = shared_.bindings.find(caller.serial);
-        reply->set_expires_unix(binding == shared_.bindings.end() ? 0 : binding->second.expires);
-        return Status::OK;
+        return shared_.inGroup([&]() -> Status {
+            const Caller caller = callerOf(shared_, *context);
+            auto session = shared_.platform.controlPlane().identity().whoAmI(caller.token);
+            if (!session)
+                return Internal::toStatus(session.error());
+            reply->set_user(session->user);
+            reply->set_session_id(session->id);
+            const auto binding = shared_.bindings.find(caller.serial);
+            reply->set_expires_unix(binding == shared_.bindings.end() ? 0
+                                                                      : binding->second.expires);
+            return Status::OK;
+        });
     }
 
     Status SignOut(ServerContext* context, const v1::SignOutRequest*, v1::SignOutReply*) override
     {
-        const std::lock_guard guard(shared_.lock);
-        const Caller caller = callerOf(shared_, *context);
-        auto ended = shared_.platform.controlPlane().identity().signOut(caller.token);
-        if (!ended)
-            return Internal::toStatus(ended.error());
-        shared_.bindings.erase(caller.serial);
-        if (auto revoked = shared_.revoke(caller.serial); !revoked)
-            return Internal::toStatus(revoked.error());
-        return Status::OK;
+        return shared_.inGroup([&]() -> Status {
+            const Caller caller = callerOf(shared_, *context);
+            auto ended = shared_.platform.controlPlane().identity().signOut(caller.token);
+            if (!ended)
+                return Internal::toStatus(ended.error());
+            shared_.bindings.erase(caller.serial);
+            if (auto revoked = shared_.revoke(caller.serial); !revoked)
+                return Internal::toStatus(revoked.error());
+            return Status::OK;
+        });
     }
 
 private:
@@ -253,52 +276,56 @@ public:
     Status ListUsers(ServerContext* context, const v1::ListUsersRequest*,
                      v1::ListUsersReply* reply) override
     {
-        const std::lock_guard guard(shared_.lock);
-        auto users =
-            shared_.platform.controlPlane().identity().listUsers(callerOf(shared_, *context).token);
-        if (!users)
-            return Internal::toStatus(users.error());
-        for (const core::UserInfo& user : *users) {
-            v1::User* out = reply->add_users();
-            out->set_name(user.name);
-            out->set_disabled(user.disabled);
-            for (const std::string& grant : user.grants)
-                out->add_grants(grant);
-        }
-        return Status::OK;
+        return shared_.inGroup([&]() -> Status {
+            auto users = shared_.platform.controlPlane().identity().listUsers(
+                callerOf(shared_, *context).token);
+            if (!users)
+                return Internal::toStatus(users.error());
+            for (const core::UserInfo& user : *users) {
+                v1::User* out = reply->add_users();
+                out->set_name(user.name);
+                out->set_disabled(user.disabled);
+                for (const std::string& grant : user.grants)
+                    out->add_grants(grant);
+            }
+            return Status::OK;
+        });
     }
 
     Status CreateUser(ServerContext* context, const v1::CreateUserRequest* request,
                       v1::CreateUserReply* reply) override
     {
-        const std::lock_guard guard(shared_.lock);
-        auto password = crypto::SecretBytes::fromBytes(
-            {reinterpret_cast<const std::uint8_t*>(request->password().data()),
-             request->password().size()});
-        if (!password)
-            return Internal::toStatus(password.error());
-        auto enrolled = shared_.platform.controlPlane().identity().createUser(
-            callerOf(shared_, *context).token, request->name(), *password);
-        if (!enrolled)
-            return Internal::toStatus(enrolled.error());
-        reply->set_otpauth_uri(enrolled->otpauthUri);
-        return Status::OK;
+        return shared_.inGroup([&]() -> Status {
+            auto password = crypto::SecretBytes::fromBytes(
+                {reinterpret_cast<const std::uint8_t*>(request->password().data()),
+                 request->password().size()});
+            if (!password)
+                return Internal::toStatus(password.error());
+            auto enrolled = shared_.platform.controlPlane().identity().createUser(
+                callerOf(shared_, *context).token, request->name(), *password);
+            if (!enrolled)
+                return Internal::toStatus(enrolled.error());
+            reply->set_otpauth_uri(enrolled->otpauthUri);
+            return Status::OK;
+        });
     }
 
     Status DisableUser(ServerContext* context, const v1::UserRequest* request,
                        v1::UserReply* /*reply*/) override
     {
-        const std::lock_guard guard(shared_.lock);
-        return statusOf(shared_.platform.controlPlane().identity().disableUser(
-            callerOf(shared_, *context).token, request->name()));
+        return shared_.inGroup([&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().identity().disableUser(
+                callerOf(shared_, *context).token, request->name()));
+        });
     }
 
     Status EnableUser(ServerContext* context, const v1::UserRequest* request,
                       v1::UserReply* /*reply*/) override
     {
-        const std::lock_guard guard(shared_.lock);
-        return statusOf(shared_.platform.controlPlane().identity().enableUser(
-            callerOf(shared_, *context).token, request->name()));
+        return shared_.inGroup([&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().identity().enableUser(
+                callerOf(shared_, *context).token, request->name()));
+        });
     }
 
 private:
@@ -315,19 +342,21 @@ public:
     Status GrantRole(ServerContext* context, const v1::GrantRequest* request,
                      v1::GrantReply* /*reply*/) override
     {
-        const std::lock_guard guard(shared_.lock);
-        return statusOf(shared_.platform.controlPlane().access().grantRole(
-            callerOf(shared_, *context).token, request->user(), request->role(),
-            request->project()));
+        return shared_.inGroup([&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().access().grantRole(
+                callerOf(shared_, *context).token, request->user(), request->role(),
+                request->project()));
+        });
     }
 
     Status RevokeRole(ServerContext* context, const v1::GrantRequest* request,
                       v1::GrantReply* /*reply*/) override
     {
-        const std::lock_guard guard(shared_.lock);
-        return statusOf(shared_.platform.controlPlane().access().revokeRole(
-            callerOf(shared_, *context).token, request->user(), request->role(),
-            request->project()));
+        return shared_.inGroup([&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().access().revokeRole(
+                callerOf(shared_, *context).token, request->user(), request->role(),
+                request->project()));
+        });
     }
 
 private:
@@ -344,21 +373,22 @@ public:
     Status ListDatasets(ServerContext* context, const v1::ListDatasetsRequest*,
                         v1::ListDatasetsReply* reply) override
     {
-        const std::lock_guard guard(shared_.lock);
-        auto datasets =
-            shared_.platform.controlPlane().datasets().list(callerOf(shared_, *context).token);
-        if (!datasets)
-            return Internal::toStatus(datasets.error());
-        for (const core::DatasetInfo& dataset : *datasets) {
-            v1::Dataset* out = reply->add_datasets();
-            out->set_id(dataset.id);
-            out->set_name(dataset.name);
-            out->set_version(dataset.version);
-            out->set_classification(dataset.classification);
-            out->set_records(dataset.records);
-            out->set_tokens(dataset.tokens);
-        }
-        return Status::OK;
+        return shared_.inGroup([&]() -> Status {
+            auto datasets =
+                shared_.platform.controlPlane().datasets().list(callerOf(shared_, *context).token);
+            if (!datasets)
+                return Internal::toStatus(datasets.error());
+            for (const core::DatasetInfo& dataset : *datasets) {
+                v1::Dataset* out = reply->add_datasets();
+                out->set_id(dataset.id);
+                out->set_name(dataset.name);
+                out->set_version(dataset.version);
+                out->set_classification(dataset.classification);
+                out->set_records(dataset.records);
+                out->set_tokens(dataset.tokens);
+            }
+            return Status::OK;
+        });
     }
 
 private:
@@ -369,7 +399,7 @@ private:
 
 struct ControlServer::State {
     explicit State(core::DataDirectory& platform, const ServerOptions& options)
-        : shared{platform, options, {}, {}, {}, {}, {}, 0}
+        : shared{platform, options, {}, {}, {}, {}, {}, 0, nullptr}
         , platformService(shared)
         , sessionsService(shared)
         , usersService(shared)
@@ -395,6 +425,8 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory&
         return Error(ErrorCode::InvalidArgument,
                      "Give sealtrain-control at least one address to listen on (--listen).");
     auto state = std::make_unique<State>(platform, options);
+    state->shared.group =
+        std::make_unique<core::CommitGroup>(platform.database(), state->shared.lock);
     SEALTRAIN_TRY(state->shared.publishCrl());
 
     // The server's own key and certificate, new at every start, from the platform CA.

@@ -73,7 +73,9 @@ std::int64_t AuditedTransactions::now() const
 
 Result<void> AuditedTransactions::commit(Transaction& transaction, const audit::EntryDraft& draft)
 {
-    auto appended = log_.append(transaction, draft);
+    // In a group the entry joins the group's transaction: the log's tree takes it in when that
+    // commits. A savepoint that then can not be released poisons the group (Transaction).
+    auto appended = log_.append(transaction.outermost(), draft);
     if (!appended)
         return Error(
             appended.error().code(),

@@ -312,6 +312,14 @@ Result<void> Transaction::commit()
 {
     if (finished_)
         return Error(ErrorCode::Internal, "The transaction was already finished; begin a new one.");
+    if (group_ != nullptr)
+        return release();
+    if (poisoned_) {
+        rollback();
+        return Error(ErrorCode::Io, "The changes were not committed because one of the calls "
+                                    "sharing their transaction left it in an unknown state; try "
+                                    "again.");
+    }
     if (auto done = database_.execute("COMMIT"); !done) {
         rollback();
         return done.error();
@@ -325,10 +333,46 @@ Result<void> Transaction::commit()
     return success();
 }
 
+Result<void> Transaction::release()
+{
+    // RELEASE fails when the group's transaction is gone (SQLite rolls a whole transaction back
+    // on some errors, such as a full disk): then so is the group.
+    if (auto done = database_.execute("RELEASE call"); !done) {
+        group_->poisoned_ = true;
+        rollbackSavepoint();
+        return done.error();
+    }
+    finished_ = true;
+    database_.finish(*this);
+    for (auto& action : commitActions_)
+        group_->commitActions_.push_back(std::move(action));
+    for (auto& action : rollbackActions_)
+        group_->rollbackActions_.push_back(std::move(action));
+    commitActions_.clear();
+    rollbackActions_.clear();
+    return success();
+}
+
+void Transaction::rollbackSavepoint() noexcept
+{
+    finished_ = true;
+    if (!database_.execute("ROLLBACK TO call") || !database_.execute("RELEASE call"))
+        group_->poisoned_ = true;
+    database_.finish(*this);
+    auto actions = std::move(rollbackActions_);
+    commitActions_.clear();
+    for (auto& action : actions)
+        action();
+}
+
 void Transaction::rollback() noexcept
 {
     if (finished_)
         return;
+    if (group_ != nullptr) {
+        rollbackSavepoint();
+        return;
+    }
     finished_ = true;
     // Nothing useful can be done when ROLLBACK itself fails: SQLite then has already rolled
     // back (or the connection is gone), and the hooks must still learn the outcome.
@@ -453,14 +497,35 @@ Database::~Database()
 
 Result<std::unique_ptr<Transaction>> Database::begin()
 {
+    if (current_ != nullptr && current_ == group_) {
+        // A savepoint needs the group's transaction to be still open: SAVEPOINT outside one
+        // would begin (and RELEASE commit) a transaction of its own.
+        if (group_->poisoned_ || sqlite3_get_autocommit(handle_) != 0) {
+            group_->poisoned_ = true;
+            return Error(ErrorCode::Io, "The call was not made because an earlier call left the "
+                                        "transaction it shares unusable; try again.");
+        }
+        SEALTRAIN_TRY(execute("SAVEPOINT call"));
+        std::unique_ptr<Transaction> savepoint(new Transaction(*this, group_));
+        current_ = savepoint.get();
+        return savepoint;
+    }
     if (current_ != nullptr)
         return Error(ErrorCode::Internal,
                      "A database transaction is already open; finish it before beginning "
                      "another.");
     SEALTRAIN_TRY(execute("BEGIN IMMEDIATE"));
-    std::unique_ptr<Transaction> transaction(new Transaction(*this));
+    std::unique_ptr<Transaction> transaction(new Transaction(*this, nullptr));
     current_ = transaction.get();
     return transaction;
+}
+
+Result<std::unique_ptr<Transaction>> Database::beginGroup()
+{
+    auto group = begin();
+    if (group)
+        group_ = group->get();
+    return group;
 }
 
 Result<Statement> Database::prepare(std::string_view sql) const

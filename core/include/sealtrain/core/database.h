@@ -135,6 +135,12 @@ private:
 
 // An open write transaction (BEGIN IMMEDIATE). Rolls back unless committed; the hooks that the
 // audit log registers run after the outcome is final.
+//
+// Inside a group (Database::beginGroup, for group commit) a transaction is a SAVEPOINT of the
+// group's: committing it releases the savepoint and hands its hooks to the group, which runs them
+// once its own COMMIT has succeeded (or failed); rolling it back undoes its changes alone. When a
+// savepoint can not be released or rolled back cleanly the group is poisoned: it can then only
+// roll back, so that nothing is committed in a state nobody checked.
 class Transaction final : public audit::StoreTransaction {
 public:
     Transaction(const Transaction&) = delete;
@@ -150,18 +156,26 @@ public:
 
     [[nodiscard]] bool open() const noexcept { return !finished_; }
     [[nodiscard]] Database& database() const noexcept { return database_; }
+    // The transaction whose COMMIT makes this one durable: the group's for a savepoint, else
+    // this one. The audit log appends to it, so that its entries join the tree only then.
+    [[nodiscard]] Transaction& outermost() noexcept { return group_ != nullptr ? *group_ : *this; }
 
 private:
     friend class Database;
-    explicit Transaction(Database& database)
+    Transaction(Database& database, Transaction* group)
         : database_(database)
+        , group_(group)
     {
     }
+    [[nodiscard]] Result<void> release();
+    void rollbackSavepoint() noexcept;
 
     Database& database_;
+    Transaction* group_;  // the group this savepoint belongs to; null for a transaction of its own
     std::vector<std::function<void()>> commitActions_;
     std::vector<std::function<void()>> rollbackActions_;
     bool finished_ = false;
+    bool poisoned_ = false;  // a group that may only roll back
 };
 
 struct DatabaseOptions {
@@ -193,8 +207,12 @@ public:
     Database& operator=(const Database&) = delete;
     ~Database();
 
-    // One write transaction at a time.
+    // One write transaction at a time; while a group is open (and no savepoint of it), a
+    // savepoint inside the group.
     [[nodiscard]] Result<std::unique_ptr<Transaction>> begin();
+    // A group transaction (BEGIN IMMEDIATE) in which every begin() until it finishes is a
+    // savepoint: many calls, each rolled back on its own failure, share one durable COMMIT.
+    [[nodiscard]] Result<std::unique_ptr<Transaction>> beginGroup();
     [[nodiscard]] bool inTransaction() const noexcept { return current_ != nullptr; }
 
     [[nodiscard]] Result<Statement> prepare(std::string_view sql) const;
@@ -231,10 +249,17 @@ private:
         : handle_(handle)
     {
     }
-    void finish(Transaction& transaction) noexcept { (void)transaction, current_ = nullptr; }
+    // The innermost open transaction is now `transaction`'s group, or none.
+    void finish(Transaction& transaction) noexcept
+    {
+        current_ = transaction.group_;
+        if (current_ == nullptr)
+            group_ = nullptr;
+    }
 
     sqlite3* handle_;
     Transaction* current_ = nullptr;
+    Transaction* group_ = nullptr;
 };
 
 }  // namespace sealtrain::core
