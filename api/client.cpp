@@ -57,6 +57,7 @@ struct ControlClient::State {
     std::unique_ptr<v1::Datasets::Stub> datasets;
     std::unique_ptr<v1::Audit::Stub> audit;
     std::unique_ptr<v1::Platform::Stub> platform;
+    std::unique_ptr<v1::Training::Stub> training;
 
     [[nodiscard]] Error failure(const grpc::Status& status) const
     {
@@ -124,6 +125,7 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& en
     state->datasets = v1::Datasets::NewStub(state->channel);
     state->audit = v1::Audit::NewStub(state->channel);
     state->platform = v1::Platform::NewStub(state->channel);
+    state->training = v1::Training::NewStub(state->channel);
     return std::unique_ptr<ControlClient>(new ControlClient(std::move(state)));
 }
 
@@ -382,6 +384,56 @@ Result<SigningKeys> ControlClient::signingKeys()
         return state_->failure(status);
     return SigningKeys{reply.audit_public_key_pem(), reply.manifests_public_key_pem(),
                        reply.checkpoints_public_key_pem()};
+}
+
+Result<TrainOutcome> ControlClient::train(const std::string& dataset,
+                                          const std::vector<std::string>& trainerArguments,
+                                          const std::function<void(const std::string&)>& onMetrics)
+{
+    v1::TrainRequest request;
+    request.set_dataset(dataset);
+    for (const std::string& argument : trainerArguments)
+        request.add_trainer_arguments(argument);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
+    auto stream = state_->training->Train(&context, request);
+    TrainOutcome outcome;
+    bool finished = false;
+    v1::TrainEvent event;
+    while (stream->Read(&event)) {
+        if (event.has_finished()) {
+            outcome.runId = event.finished().run_id();
+            outcome.exitCode = event.finished().exit_code();
+            outcome.checkpoints = event.finished().checkpoints();
+            finished = true;
+        } else if (onMetrics) {
+            onMetrics(event.metrics_line());
+        }
+    }
+    const grpc::Status status = stream->Finish();
+    if (!status.ok())
+        return state_->failure(status);
+    if (!finished)
+        return Error(ErrorCode::Io, "The control plane ended the training call without saying "
+                                    "how the run ended; check its log.");
+    return outcome;
+}
+
+Result<SampleOutcome> ControlClient::sample(const std::string& runId, std::uint64_t step,
+                                            const std::vector<std::string>& samplerArguments)
+{
+    v1::SampleRequest request;
+    request.set_run_id(runId);
+    request.set_step(step);
+    for (const std::string& argument : samplerArguments)
+        request.add_sampler_arguments(argument);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
+    v1::SampleReply reply;
+    const grpc::Status status = state_->training->Sample(&context, request, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return SampleOutcome{reply.text(), reply.step()};
 }
 
 }  // namespace sealtrain::api

@@ -3,9 +3,17 @@
 #include "sealtrain/api/server.h"
 
 #include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/encoding.h"
 #include "sealtrain/core/commit_group.h"
 #include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/trainer_launcher.h"
 #include "sealtrain/crypto/certificate_authority.h"
+#include "sealtrain/crypto/random.h"
+#include "sealtrain/dataset/import.h"
+#include "sealtrain/dataset/manifest.h"
+#include "sealtrain/dataset/tokenizer.h"
+#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/trainer/trainer_keys.h"
 #include "status.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
@@ -16,8 +24,12 @@
 #include <grpcpp/security/tls_certificate_verifier.h>
 #include <grpcpp/security/tls_credentials_options.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 namespace sealtrain::api {
@@ -174,6 +186,16 @@ public:
                             v1::GetCaCertificateReply* reply) override
     {
         reply->set_certificate_pem(shared_.platform.certificateAuthority().certificatePem());
+        return Status::OK;
+    }
+
+    Status GetSigningKeys(ServerContext* /*context*/, const v1::GetSigningKeysRequest*,
+                          v1::GetSigningKeysReply* reply) override
+    {
+        reply->set_audit_public_key_pem(shared_.platform.signingKey().publicKey().toPem());
+        reply->set_manifests_public_key_pem(shared_.platform.manifestsKey().publicKey().toPem());
+        reply->set_checkpoints_public_key_pem(
+            shared_.platform.checkpointsKey().publicKey().toPem());
         return Status::OK;
     }
 
@@ -363,6 +385,92 @@ private:
     Shared& shared_;
 };
 
+// An anonymous in-memory file (memfd): an upload's bytes, which the importer reads by the path
+// /proc/self/fd/N and which vanish with the descriptor. Never on disk (it may be swapped, like
+// any of the daemon's memory; production nodes run with encrypted swap or none).
+class MemoryFile {
+public:
+    [[nodiscard]] static Result<MemoryFile> create(std::string name)
+    {
+        const int fd = ::memfd_create("sealtrain-upload", MFD_CLOEXEC);
+        if (fd < 0)
+            return Error(ErrorCode::Io, "The control plane could not hold the upload in memory; "
+                                        "try again later or ask its operator.");
+        return MemoryFile(fd, std::move(name));
+    }
+
+    MemoryFile(MemoryFile&& other) noexcept
+        : fd_(std::exchange(other.fd_, -1))
+        , name_(std::move(other.name_))
+        , size_(other.size_)
+    {
+    }
+    MemoryFile& operator=(MemoryFile&&) = delete;
+    MemoryFile(const MemoryFile&) = delete;
+    MemoryFile& operator=(const MemoryFile&) = delete;
+    ~MemoryFile()
+    {
+        if (fd_ >= 0)
+            ::close(fd_);
+    }
+
+    [[nodiscard]] Result<void> append(const std::string& bytes)
+    {
+        std::size_t done = 0;
+        while (done < bytes.size()) {
+            const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                return Error(ErrorCode::Io, "The control plane ran out of memory for the upload; "
+                                            "import less at a time or ask its operator.");
+            done += static_cast<std::size_t>(n);
+        }
+        size_ += bytes.size();
+        return success();
+    }
+
+    [[nodiscard]] std::filesystem::path path() const
+    {
+        return "/proc/self/fd/" + std::to_string(fd_);
+    }
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+
+private:
+    MemoryFile(int fd, std::string name)
+        : fd_(fd)
+        , name_(std::move(name))
+    {
+    }
+
+    int fd_;
+    std::string name_;
+    std::uint64_t size_ = 0;
+};
+
+// A file name as a client may give it for an upload: the manifest and report show it.
+bool validUploadName(const std::string& name)
+{
+    return !name.empty() && name.size() <= 4096
+           && std::none_of(name.begin(), name.end(), [](char c) {
+                  return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+              });
+}
+
+// An upload as the stream delivered it: the header, each file in memory, the tokenizer files.
+struct Upload {
+    v1::ImportHeader header;
+    std::vector<MemoryFile> files;
+    std::optional<MemoryFile> vocab;
+    std::optional<MemoryFile> merges;
+};
+
+Status invalidUpload(const std::string& sentence)
+{
+    return Internal::toStatus(Error(ErrorCode::InvalidArgument, sentence));
+}
+
 class DatasetsService final : public v1::Datasets::Service {
 public:
     explicit DatasetsService(Shared& shared)
@@ -391,7 +499,442 @@ public:
         });
     }
 
+    Status ImportDataset(ServerContext* context, grpc::ServerReader<v1::ImportChunk>* reader,
+                         v1::ImportDatasetReply* reply) override
+    {
+        // Only a signed-in caller may upload at all; whether they may import is decided (and
+        // audited) by the import itself, before any file is written.
+        const Caller caller = [&] {
+            const std::lock_guard guard(shared_.lock);
+            return callerOf(shared_, *context);
+        }();
+        {
+            const std::lock_guard guard(shared_.lock);
+            if (auto session = shared_.platform.controlPlane().identity().whoAmI(caller.token);
+                !session)
+                return Internal::toStatus(session.error());
+        }
+        Upload upload;
+        if (auto received = receive(*reader, upload); !received.ok())
+            return received;
+
+        auto tokenizer = makeTokenizer(upload);
+        if (!tokenizer)
+            return Internal::toStatus(tokenizer.error());
+        core::DatasetImportRequest request;
+        request.name = upload.header.name();
+        request.datasetsRoot = shared_.platform.datasetsRoot();
+        if (auto options = importOptions(upload); options)
+            request.options = std::move(options).value();
+        else
+            return Internal::toStatus(options.error());
+
+        const std::lock_guard guard(shared_.lock);
+        auto kek = shared_.platform.datasetsKek();
+        if (!kek)
+            return Internal::toStatus(kek.error());
+        auto imported = shared_.platform.controlPlane().datasets().importDataset(
+            caller.token, request, **tokenizer, **kek, shared_.platform.manifestsKey());
+        if (!imported)
+            return Internal::toStatus(imported.error());
+        const core::DatasetInfo& info = imported->info;
+        v1::Dataset* out = reply->mutable_dataset();
+        out->set_id(info.id);
+        out->set_name(info.name);
+        out->set_version(info.version);
+        out->set_classification(info.classification);
+        out->set_records(info.records);
+        out->set_tokens(info.tokens);
+        reply->set_parent(info.parent);
+        reply->set_signer(info.signer);
+        reply->set_report_json(imported->report.toJson());
+        return Status::OK;
+    }
+
 private:
+    // Reads the stream into memory: a header first, then each file's name and its bytes.
+    Status receive(grpc::ServerReader<v1::ImportChunk>& reader, Upload& upload) const
+    {
+        v1::ImportChunk chunk;
+        if (!reader.Read(&chunk) || !chunk.has_header())
+            return invalidUpload("An import stream starts with its header; use a Sealtrain "
+                                 "client of the same version.");
+        upload.header = chunk.header();
+        const std::uint64_t limit = shared_.options.maxImportBytes;
+        if (upload.header.total_bytes() > limit)
+            return Internal::toStatus(
+                Error(ErrorCode::ResourceExhausted,
+                      fmt::format("The upload ({} bytes) is over this control plane's limit of {} "
+                                  "bytes; import it in parts, as versions, or ask the operator to "
+                                  "raise --max-import-bytes.",
+                                  upload.header.total_bytes(), limit)));
+        std::uint64_t received = 0;
+        for (const auto* part :
+             {&upload.header.gpt2_vocab_json(), &upload.header.gpt2_merges_txt()}) {
+            if (part->empty())
+                continue;
+            auto file = MemoryFile::create(part == &upload.header.gpt2_vocab_json() ? "vocab.json"
+                                                                                    : "merges.txt");
+            if (!file)
+                return Internal::toStatus(file.error());
+            if (auto written = file->append(*part); !written)
+                return Internal::toStatus(written.error());
+            (part == &upload.header.gpt2_vocab_json() ? upload.vocab : upload.merges)
+                .emplace(std::move(file).value());
+        }
+        while (reader.Read(&chunk)) {
+            if (chunk.has_file()) {
+                if (!validUploadName(chunk.file().name()))
+                    return invalidUpload("An uploaded file has no name or one with control "
+                                         "characters; rename it and import again.");
+                auto file = MemoryFile::create(chunk.file().name());
+                if (!file)
+                    return Internal::toStatus(file.error());
+                upload.files.push_back(std::move(file).value());
+            } else if (chunk.part_case() == v1::ImportChunk::kData) {
+                if (upload.files.empty())
+                    return invalidUpload("The upload sent bytes before naming their file; use a "
+                                         "Sealtrain client of the same version.");
+                received += chunk.data().size();
+                if (received > limit)
+                    return Internal::toStatus(Error(
+                        ErrorCode::ResourceExhausted,
+                        fmt::format("The upload is over this control plane's limit of {} bytes; "
+                                    "import it in parts or ask the operator to raise "
+                                    "--max-import-bytes.",
+                                    limit)));
+                if (auto written = upload.files.back().append(chunk.data()); !written)
+                    return Internal::toStatus(written.error());
+            } else {
+                return invalidUpload("An import stream has one header; use a Sealtrain client "
+                                     "of the same version.");
+            }
+        }
+        if (upload.files.empty())
+            return invalidUpload("The upload holds no files; name a file or a folder with text "
+                                 "in it.");
+        return Status::OK;
+    }
+
+    static Result<std::unique_ptr<dataset::Tokenizer>> makeTokenizer(const Upload& upload)
+    {
+        if (upload.vocab.has_value() != upload.merges.has_value())
+            return Error(ErrorCode::InvalidArgument,
+                         "A GPT-2 tokenizer needs both vocab.json and merges.txt; send both or "
+                         "neither.");
+        if (!upload.vocab)
+            return std::unique_ptr<dataset::Tokenizer>(std::make_unique<dataset::ByteTokenizer>());
+        auto bpe = dataset::Gpt2BpeTokenizer::load(upload.vocab->path(), upload.merges->path());
+        if (!bpe)
+            return bpe.error();
+        return std::unique_ptr<dataset::Tokenizer>(std::move(bpe).value());
+    }
+
+    static Result<dataset::ImportOptions> importOptions(const Upload& upload)
+    {
+        const v1::ImportHeader& header = upload.header;
+        auto format = dataset::parseInputFormat(header.format());
+        if (!format)
+            return format.error();
+        dataset::ImportOptions options;
+        for (const MemoryFile& file : upload.files) {
+            options.inputs.push_back(file.path());
+            options.inputNames.push_back(file.name());
+        }
+        options.format = *format;
+        options.field = header.field();
+        if (!header.classification().empty())
+            options.classification = header.classification();
+        if (header.policy() == "reject")
+            options.policy = dataset::InvalidRecordPolicy::Reject;
+        else if (header.policy().empty() || header.policy() == "skip")
+            options.policy = dataset::InvalidRecordPolicy::Skip;
+        else
+            return Error(ErrorCode::InvalidArgument, "The record policy '" + header.policy()
+                                                         + "' is unknown; use skip or "
+                                                           "reject.");
+        options.redactPii = header.redact_pii();
+        if (header.max_record_bytes() != 0)
+            options.maxRecordBytes = header.max_record_bytes();
+        if (header.validation_basis_points() > 10000)
+            return Error(ErrorCode::InvalidArgument,
+                         "The validation share is out of 10000 basis points; give 0 to 10000.");
+        options.validationBasisPoints = header.validation_basis_points();
+        if (header.tokens_per_shard() != 0)
+            options.tokensPerShard = header.tokens_per_shard();
+        return options;
+    }
+
+    Shared& shared_;
+};
+
+class AuditService final : public v1::Audit::Service {
+public:
+    explicit AuditService(Shared& shared)
+        : shared_(shared)
+    {
+    }
+
+    Status ExportBundle(ServerContext* context, const v1::ExportBundleRequest* request,
+                        grpc::ServerWriter<v1::BundleChunk>* writer) override
+    {
+        audit::ExportFilter filter;
+        if (request->has_from_time_ns())
+            filter.fromTimeNs = request->from_time_ns();
+        if (request->has_to_time_ns())
+            filter.toTimeNs = request->to_time_ns();
+        filter.actor = request->actor();
+        filter.action = request->action();
+        filter.targetKind = request->target_kind();
+        filter.targetId = request->target_id();
+        Result<std::string> bundle = Error(ErrorCode::Internal, "No bundle.");
+        {
+            const std::lock_guard guard(shared_.lock);
+            bundle = shared_.platform.controlPlane().auditQueries().exportBundle(
+                callerOf(shared_, *context).token, filter);
+        }
+        if (!bundle)
+            return Internal::toStatus(bundle.error());
+        constexpr std::size_t kPiece = std::size_t{1} << 20U;
+        v1::BundleChunk chunk;
+        for (std::size_t at = 0; at < bundle->size(); at += kPiece) {
+            chunk.set_data(bundle->substr(at, kPiece));
+            if (!writer->Write(chunk))
+                return {grpc::StatusCode::CANCELLED, "The client went away during the export."};
+        }
+        return Status::OK;
+    }
+
+private:
+    Shared& shared_;
+};
+
+// What a caller may pass to sealtrain-train: hyper-parameters, never a path, a descriptor or the
+// dataset (docs/api.md, "Training").
+constexpr std::string_view kTrainerOptions[] = {
+    "--device", "--layers",       "--heads",       "--width",  "--context",
+    "--batch",  "--grad-accum",   "--steps",       "--lr",     "--warmup",
+    "--min-lr", "--weight-decay", "--clip",        "--seed",   "--checkpoint-every",
+    "--keep",   "--val-every",    "--val-batches", "--threads"};
+constexpr std::string_view kSamplerOptions[] = {"--prompt", "--length", "--temperature", "--top-k",
+                                                "--seed"};
+
+// The caller's arguments when every option is one of `allowed` and has its value, as
+// "--name=value" or "--name value"; InvalidArgument naming the first that is not.
+Result<std::vector<std::string>>
+callerArguments(const google::protobuf::RepeatedPtrField<std::string>& given,
+                std::span<const std::string_view> allowed)
+{
+    std::vector<std::string> arguments;
+    std::string pending;  // an option still waiting for its value
+    for (const std::string& argument : given) {
+        if (!pending.empty()) {
+            arguments.push_back(argument);
+            pending.clear();
+            continue;
+        }
+        const std::string name = argument.substr(0, argument.find('='));
+        if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+            return Error(ErrorCode::InvalidArgument,
+                         fmt::format("'{}' is not an option a caller may give the trainer; "
+                                     "the control plane sets paths, keys and the dataset itself "
+                                     "(allowed: {}).",
+                                     name.substr(0, 64), fmt::join(allowed, " ")));
+        arguments.push_back(argument);
+        if (argument.find('=') == std::string::npos)
+            pending = name;
+    }
+    if (!pending.empty())
+        return Error(ErrorCode::InvalidArgument,
+                     fmt::format("The option '{}' needs a value.", pending));
+    return arguments;
+}
+
+// The keys of one training run, scoped to it: the data key of each shard of the dataset
+// (unwrapped here; the datasets KEK never leaves), the checkpoints KEKs that can still unwrap,
+// and the checkpoints signing key (docs/formats/trainer-keys.md).
+Result<crypto::SecretBytes> scopedTrainerKeys(const core::DataDirectory& platform,
+                                              const core::DatasetInfo& info)
+{
+    const auto folder = core::datasetFolder(platform.datasetsRoot(), info.id);
+    auto manifest = dataset::loadManifest(folder, info.id);
+    if (!manifest)
+        return manifest.error();
+    const crypto::KekResolver resolver = platform.datasetsResolver();
+    std::vector<trainer::DataKey> dataKeys;
+    for (const dataset::Split split : {dataset::Split::Train, dataset::Split::Validation}) {
+        for (const dataset::ShardEntry& entry : manifest->split(split).shards) {
+            auto source = FileSource::open(folder / entry.file);
+            if (!source)
+                return source.error();
+            auto sealed = crypto::inspectSealedObject(**source);
+            if (!sealed)
+                return sealed.error();
+            auto key = crypto::unwrapDataKey(**source, resolver);
+            if (!key)
+                return key.error();
+            dataKeys.push_back({sealed->objectId, std::move(key).value()});
+        }
+    }
+    const auto keks = platform.usableKeks(trainer::kCheckpointsKekId);
+    if (keks.empty())
+        return Error(ErrorCode::NotFound,
+                     "The keyring has no usable 'checkpoints' KEK; its administrator adds one "
+                     "with 'sealtrainctl keyring rotate checkpoints'.");
+    return trainer::formatTrainerKeys(keks, &platform.checkpointsKey(), {}, dataKeys);
+}
+
+class TrainingService final : public v1::Training::Service {
+public:
+    explicit TrainingService(Shared& shared)
+        : shared_(shared)
+    {
+    }
+
+    Status Train(ServerContext* context, const v1::TrainRequest* request,
+                 grpc::ServerWriter<v1::TrainEvent>* writer) override
+    {
+        auto arguments = callerArguments(request->trainer_arguments(), kTrainerOptions);
+        if (!arguments)
+            return Internal::toStatus(arguments.error());
+        if (auto trainer = configuredTrainer(); !trainer.ok())
+            return trainer;
+        // The release check, audited either way; nothing is handed over unless it passes.
+        auto info = authorizeRead(*context, request->dataset(), "train");
+        if (!info)
+            return Internal::toStatus(info.error());
+        auto keys = scopedTrainerKeys(shared_.platform, *info);
+        if (!keys)
+            return Internal::toStatus(keys.error());
+
+        const std::string runId = "run-" + toHex(crypto::randomBytes(8));
+        const auto runFolder = shared_.platform.path() / "runs" / runId;
+        std::vector<std::string> trainerArguments{
+            "--dataset",
+            core::datasetFolder(shared_.platform.datasetsRoot(), info->id).string(),
+            "--dataset-id",
+            info->id,
+            "--dataset-signer",
+            (shared_.platform.path() / core::datadir::kManifestsPublicKey).string(),
+            "--out",
+            runFolder.string(),
+            "--run-id",
+            runId};
+        trainerArguments.insert(trainerArguments.end(), arguments->begin(), arguments->end());
+        v1::TrainEvent event;
+        auto status = core::runTrainer(
+            {shared_.options.trainer.string(), "train", std::move(trainerArguments)},
+            std::move(keys).value(), [&](std::string_view line) {
+                if (!line.empty() && line.back() == '\n')
+                    line.remove_suffix(1);
+                event.set_metrics_line(std::string(line));
+                (void)writer->Write(event);  // a client gone away does not stop the run
+            });
+        if (!status)
+            return Internal::toStatus(status.error());
+        auto checkpoints = trainer::listCheckpoints(runFolder);
+        v1::TrainFinished* finished = event.mutable_finished();
+        finished->set_run_id(runId);
+        finished->set_exit_code(*status);
+        finished->set_checkpoints(checkpoints ? checkpoints->size() : 0);
+        (void)writer->Write(event);
+        return Status::OK;
+    }
+
+    Status Sample(ServerContext* context, const v1::SampleRequest* request,
+                  v1::SampleReply* reply) override
+    {
+        auto arguments = callerArguments(request->sampler_arguments(), kSamplerOptions);
+        if (!arguments)
+            return Internal::toStatus(arguments.error());
+        if (auto trainer = configuredTrainer(); !trainer.ok())
+            return trainer;
+        if (!trainer::isValidRunId(request->run_id()))
+            return Internal::toStatus(Error(ErrorCode::InvalidArgument,
+                                            "Name a run by the id training printed, e.g. "
+                                            "run-0123456789abcdef."));
+        auto files = checkpointOf(request->run_id(), request->step());
+        if (!files)
+            return Internal::toStatus(files.error());
+        // A model carries the classification of its data: sampling needs the same release as
+        // reading the dataset, and only a checkpoint this platform signed counts.
+        const crypto::PublicKey signer = shared_.platform.checkpointsKey().publicKey();
+        auto lineage = trainer::verifyCheckpointSignature(*files, std::span(&signer, 1));
+        if (!lineage)
+            return Internal::toStatus(lineage.error());
+        auto info = authorizeRead(*context, lineage->dataset, "sample");
+        if (!info)
+            return Internal::toStatus(info.error());
+        const auto keks = shared_.platform.usableKeks(trainer::kCheckpointsKekId);
+        auto keys = trainer::formatTrainerKeys(keks, nullptr, std::span(&signer, 1));
+        if (!keys)
+            return Internal::toStatus(keys.error());
+        std::vector<std::string> samplerArguments{
+            "--checkpoint",          files->sealed.string(), "--expect-checkpoint-sha256",
+            lineage->subject.sha256, "--expect-dataset-id",  info->id};
+        samplerArguments.insert(samplerArguments.end(), arguments->begin(), arguments->end());
+        std::string text;
+        auto status = core::runTrainer(
+            {shared_.options.trainer.string(), "sample", std::move(samplerArguments)},
+            std::move(keys).value(), [&](std::string_view line) { text += line; });
+        if (!status)
+            return Internal::toStatus(status.error());
+        if (*status != 0)
+            return Internal::toStatus(Error(
+                ErrorCode::Internal,
+                fmt::format("The sampler stopped with exit status {}; the control plane's log "
+                            "says why.",
+                            *status)));
+        reply->set_text(text);
+        reply->set_step(files->step);
+        return Status::OK;
+    }
+
+private:
+    [[nodiscard]] Status configuredTrainer() const
+    {
+        if (shared_.options.trainer.empty())
+            return Internal::toStatus(Error(ErrorCode::NotFound,
+                                            "This control plane runs no trainer; its operator "
+                                            "gives sealtrain-control --trainer PATH."));
+        return Status::OK;
+    }
+
+    // The read-key release check of core (Datasets::authorizeRead), in a group commit.
+    [[nodiscard]] Result<core::DatasetInfo> authorizeRead(const ServerContext& context,
+                                                          const std::string& reference,
+                                                          const std::string& purpose)
+    {
+        Result<core::DatasetInfo> info = Error(ErrorCode::Internal, "No release check ran.");
+        const Status status = shared_.inGroup([&]() -> Status {
+            info = shared_.platform.controlPlane().datasets().authorizeRead(
+                callerOf(shared_, context).token, reference, purpose);
+            return info ? Status::OK : Internal::toStatus(info.error());
+        });
+        if (!status.ok() && info)
+            return Internal::fromStatus(status, "the control plane");
+        return info;
+    }
+
+    // The checkpoint `step` of the run (0: its newest).
+    [[nodiscard]] Result<trainer::CheckpointFiles> checkpointOf(const std::string& runId,
+                                                                std::uint64_t step) const
+    {
+        auto checkpoints = trainer::listCheckpoints(shared_.platform.path() / "runs" / runId);
+        if (!checkpoints)
+            return checkpoints.error();
+        for (auto it = checkpoints->rbegin(); it != checkpoints->rend(); ++it) {
+            if (step == 0 || it->step == step)
+                return *it;
+        }
+        return Error(ErrorCode::NotFound,
+                     step == 0
+                         ? fmt::format("The run '{}' has no checkpoint; check the run id.", runId)
+                         : fmt::format("The run '{}' has no checkpoint at step {}; leave "
+                                       "out --step for its newest.",
+                                       runId, step));
+    }
+
     Shared& shared_;
 };
 
@@ -405,6 +948,8 @@ struct ControlServer::State {
         , usersService(shared)
         , accessService(shared)
         , datasetsService(shared)
+        , auditService(shared)
+        , trainingService(shared)
     {
     }
 
@@ -414,6 +959,8 @@ struct ControlServer::State {
     UsersService usersService;
     AccessService accessService;
     DatasetsService datasetsService;
+    AuditService auditService;
+    TrainingService trainingService;
     std::vector<int> ports;
     std::unique_ptr<grpc::Server> server;
 };
@@ -471,6 +1018,11 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory&
     builder.RegisterService(&state->usersService);
     builder.RegisterService(&state->accessService);
     builder.RegisterService(&state->datasetsService);
+    builder.RegisterService(&state->auditService);
+    builder.RegisterService(&state->trainingService);
+    // Uploads and bundles travel in pieces of at most 1 MiB; a message may carry a GPT-2
+    // tokenizer's files (about 1.5 MB) in an import's header.
+    builder.SetMaxReceiveMessageSize(16 << 20);
     state->server = builder.BuildAndStart();
     if (!state->server)
         return Error(ErrorCode::Io,

@@ -1,6 +1,8 @@
 // Default locations, following the XDG base directory convention.
 #include "sealtrain/base/paths.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 namespace sealtrain {
@@ -30,6 +32,21 @@ std::filesystem::path nearestExistingAncestor(const std::filesystem::path& path)
         current = current.parent_path();
     }
     return std::filesystem::path("/");
+}
+
+std::optional<std::filesystem::path> siblingExecutable(std::string_view name,
+                                                       std::string_view buildFolder)
+{
+    std::error_code error;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (error)
+        return std::nullopt;
+    for (const auto& candidate :
+         {self.parent_path() / name, self.parent_path().parent_path() / buildFolder / name}) {
+        if (::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+    }
+    return std::nullopt;
 }
 
 }  // namespace sealtrain

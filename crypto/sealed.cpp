@@ -435,14 +435,17 @@ struct OpenedPayload {
     std::optional<ChunkedReader> reader;
 };
 
-Result<OpenedPayload> openPayload(const RandomAccessSource& source, const KekResolver& resolver)
+// Where an opened object's DEK comes from: the KEK the key block names, or the caller's data key.
+using DekSource = std::function<Result<SecretBytes>(const ParsedPrefix& parsed)>;
+
+Result<OpenedPayload> openPayload(const RandomAccessSource& source, const DekSource& dekSource)
 {
     auto parsed = parsePrefix(source);
     if (!parsed)
         return parsed.error();
     OpenedPayload opened;
     opened.prefix = std::move(parsed).value();
-    auto dek = unwrapDek(opened.prefix, resolver);
+    auto dek = dekSource(opened.prefix);
     if (!dek)
         return dek.error();
     opened.dek = std::move(dek).value();
@@ -471,12 +474,45 @@ Result<OpenedPayload> openPayload(const RandomAccessSource& source, const KekRes
     return opened;
 }
 
+DekSource fromKek(const KekResolver& resolver)
+{
+    return [&resolver](const ParsedPrefix& parsed) { return unwrapDek(parsed, resolver); };
+}
+
 }  // namespace
+
+Result<SecretBytes> unwrapDataKey(const RandomAccessSource& source, const KekResolver& resolver)
+{
+    auto parsed = parsePrefix(source);
+    if (!parsed)
+        return parsed.error();
+    return unwrapDek(*parsed, resolver);
+}
+
+Result<SealedReader> SealedReader::open(const RandomAccessSource& source,
+                                        const DataKeyResolver& dataKeys)
+{
+    auto opened = openPayload(
+        source, [&dataKeys](const ParsedPrefix& parsed) { return dataKeys(parsed.info.objectId); });
+    if (!opened && opened.error().code() == ErrorCode::Integrity
+        && opened.error().message().find("key commitment") != std::string::npos)
+        return Error(ErrorCode::Unauthenticated,
+                     "The data key handed over for this sealed object does not open it (the key "
+                     "is wrong, or the object was altered); ask the control plane for the keys "
+                     "again, or restore the object from a good copy.");
+    if (!opened)
+        return opened.error();
+    auto state = std::make_unique<State>();
+    state->info = std::move(opened->prefix.info);
+    state->payloadSource = std::move(opened->source);
+    state->payload.emplace(std::move(*opened->reader));
+    return SealedReader(std::move(state));
+}
 
 Result<SealedReader> SealedReader::open(const RandomAccessSource& source,
                                         const KekResolver& resolver)
 {
-    auto opened = openPayload(source, resolver);
+    auto opened = openPayload(source, fromKek(resolver));
     if (!opened)
         return opened.error();
     auto state = std::make_unique<State>();
@@ -548,7 +584,7 @@ Result<void> rewrapKeyBlock(const std::filesystem::path& path, const KekResolver
     auto file = FileSource::open(path);
     if (!file)
         return file.error();
-    auto opened = openPayload(**file, resolver);
+    auto opened = openPayload(**file, fromKek(resolver));
     if (!opened)
         return opened.error();
     const auto& info = opened->prefix.info;

@@ -45,7 +45,8 @@ struct OpenShard {
 
 // Checks that the sealed object at `path` is the shard `entry` of `split` and opens it.
 Result<OpenShard> openShard(const std::filesystem::path& folder, const Manifest& manifest,
-                            Split split, std::uint64_t index, const crypto::KekResolver& resolver)
+                            Split split, std::uint64_t index, const crypto::KekResolver& resolver,
+                            const crypto::DataKeyResolver* dataKeys = nullptr)
 {
     const ShardEntry& entry = manifest.split(split).shards[index];
     auto source = FileSource::open(folder / entry.file);
@@ -60,7 +61,10 @@ Result<OpenShard> openShard(const std::filesystem::path& folder, const Manifest&
     if (info->metadata.contentType != kShardContentType
         || info->metadata.metadata != shardMetadata(split, index, manifest.tokenBytes))
         return shardError(entry.file, "is not the token shard the manifest lists at this place");
-    auto reader = crypto::SealedReader::open(**source, resolver);
+    auto reader = dataKeys != nullptr ? crypto::SealedReader::open(**source, *dataKeys)
+                                      : crypto::SealedReader::open(**source, resolver);
+    if (!reader && dataKeys != nullptr)
+        return reader.error().withContext("Cannot open the shard '" + entry.file + "'");
     if (!reader && reader.error().code() == ErrorCode::Unauthenticated)
         return Error(
             ErrorCode::Unauthenticated,
@@ -292,7 +296,8 @@ Result<std::unique_ptr<DatasetReader>> DatasetReader::open(const std::filesystem
     state->options = options;
     const SplitEntry& split = state->manifest.split(options.split);
     for (std::uint64_t i = 0; i < split.shards.size(); ++i) {
-        auto shard = openShard(folder, state->manifest, options.split, i, resolver);
+        auto shard =
+            openShard(folder, state->manifest, options.split, i, resolver, options.dataKeys);
         if (!shard)
             return shard.error();
         shard->firstToken = state->splitTokens;

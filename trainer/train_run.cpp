@@ -110,6 +110,7 @@ struct Run {
     std::optional<CheckpointReference> parent;
     std::string tokenizer;
     std::optional<crypto::PublicKey> datasetSigner;
+    crypto::DataKeyResolver dataKeys;  // the shards' own keys, when those were handed over
 };
 
 // Every rank trains on the same kind of device (--device auto could differ between nodes).
@@ -177,6 +178,12 @@ Result<void> openData(Run& run)
     }
     dataset::ReaderOptions readerOptions;
     readerOptions.signer = run.datasetSigner ? &*run.datasetSigner : nullptr;
+    // Given the shards' data keys (the control plane's scoped release), the reader uses them
+    // alone; a datasets KEK among the keys is then not asked.
+    if (!run.keys.dataKeys.empty()) {
+        run.dataKeys = run.keys.dataKeyResolver();
+        readerOptions.dataKeys = &run.dataKeys;
+    }
     readerOptions.split = dataset::Split::Train;
     readerOptions.context = options.context;
     readerOptions.batchSize = options.batch;
@@ -373,7 +380,7 @@ Result<TrainSummary> runTraining(const TrainOptions& options, const TrainerKeys&
     }
     const bool leader = collective.rank() == 0;
     Metrics metrics(output, leader);
-    Run run{options, keys, collective, {}, {}, {}, 0, {}, 0, options.runId, {}, {}, {}};
+    Run run{options, keys, collective, {}, {}, {}, 0, {}, 0, options.runId, {}, {}, {}, {}};
     SEALTRAIN_TRY(agree(collective, openData(run)));
 
     Result<void> ready = [&]() -> Result<void> {

@@ -17,11 +17,13 @@ namespace sealtrain::trainer {
 namespace {
 
 constexpr std::string_view kKekPrefix = "sealtrain-kek-v1 ";
+constexpr std::string_view kDataKeyPrefix = "sealtrain-dek-v1 ";
 constexpr std::string_view kPrivateBegin = "-----BEGIN PRIVATE KEY-----";
 constexpr std::string_view kPrivateEnd = "-----END PRIVATE KEY-----";
 constexpr std::string_view kPublicBegin = "-----BEGIN PUBLIC KEY-----";
 constexpr std::string_view kPublicEnd = "-----END PUBLIC KEY-----";
-constexpr std::size_t kMaxHandoffBytes = std::size_t{64} * 1024;
+// About 10,000 shards' data keys.
+constexpr std::size_t kMaxHandoffBytes = std::size_t{1} << 20U;
 constexpr std::size_t kKekSize = 32;
 
 // Bytes that held key material outside SecretBytes; wiped when they go.
@@ -79,7 +81,47 @@ Result<crypto::Kek> parseKekLine(std::string_view line, std::size_t number)
     return crypto::Kek{id, version, std::move(key).value()};
 }
 
+// "sealtrain-dek-v1 OBJECTID BASE64" (32 hex digits, the base64 of 32 bytes).
+Result<DataKey> parseDataKeyLine(std::string_view line, std::size_t number)
+{
+    line.remove_prefix(kDataKeyPrefix.size());
+    const auto space = line.find(' ');
+    if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos)
+        return badLine(number, "a data key line 'sealtrain-dek-v1 OBJECTID BASE64KEY'");
+    auto id = fromHex(line.substr(0, space));
+    DataKey dataKey;
+    if (!id || id->size() != dataKey.objectId.size())
+        return badLine(number, "a data key line whose object id is 32 hex digits");
+    std::copy(id->begin(), id->end(), dataKey.objectId.begin());
+    auto decoded = fromBase64(line.substr(space + 1));
+    if (!decoded || decoded->size() != kKekSize) {
+        if (decoded)
+            crypto::wipeMemory(*decoded);
+        return badLine(number, "a data key line whose key is the base64 of 32 bytes");
+    }
+    auto key = crypto::SecretBytes::fromBytes(*decoded);
+    crypto::wipeMemory(*decoded);
+    if (!key)
+        return key.error();
+    dataKey.key = std::move(key).value();
+    return dataKey;
+}
+
 }  // namespace
+
+crypto::DataKeyResolver TrainerKeys::dataKeyResolver() const
+{
+    return [this](const crypto::SealedObjectId& objectId) -> Result<crypto::SecretBytes> {
+        const auto found = dataKeys.find(objectId);
+        if (found == dataKeys.end())
+            return Error(ErrorCode::NotFound,
+                         fmt::format("The trainer was not given the data key of object {}; the "
+                                     "control plane hands over the keys of the dataset's shards "
+                                     "only.",
+                                     toHex(objectId)));
+        return found->second.copy();
+    };
+}
 
 crypto::KekResolver TrainerKeys::resolver() const
 {
@@ -160,6 +202,12 @@ Result<TrainerKeys> parseTrainerKeys(std::span<const std::uint8_t> bytes)
                 }))
                 return badLine(number, "a new key (that KEK id and version came before)");
             keys.keks.push_back(std::move(kek).value());
+        } else if (line.starts_with(kDataKeyPrefix)) {
+            auto dataKey = parseDataKeyLine(line, number);
+            if (!dataKey)
+                return dataKey.error();
+            if (!keys.dataKeys.emplace(dataKey->objectId, std::move(dataKey->key)).second)
+                return badLine(number, "a new data key (that object came before)");
         } else if (line == kPrivateBegin || line == kPublicBegin) {
             blockEnd = line == kPrivateBegin ? kPrivateEnd : kPublicEnd;
             blockStart = lineStart;
@@ -218,14 +266,15 @@ Result<TrainerKeys> readTrainerKeys(int fd)
     }
     if (done > kMaxHandoffBytes)
         return Error(ErrorCode::InvalidArgument,
-                     "The trainer keys are longer than 64 KiB; hand over only the keys the run "
+                     "The trainer keys are longer than 1 MiB; hand over only the keys the run "
                      "needs.");
     return parseTrainerKeys(std::span(buffer.bytes).first(done));
 }
 
 Result<crypto::SecretBytes> formatTrainerKeys(std::span<const crypto::Kek* const> keks,
                                               const crypto::SigningKey* signingKey,
-                                              std::span<const crypto::PublicKey> trusted)
+                                              std::span<const crypto::PublicKey> trusted,
+                                              std::span<const DataKey> dataKeys)
 {
     WipedBytes text;
     text.append(kTrainerKeysMagic);
@@ -245,6 +294,13 @@ Result<crypto::SecretBytes> formatTrainerKeys(std::span<const crypto::Kek* const
         if (!pem->ends_with('\n'))
             text.append("\n");
         wipeString(*pem);
+    }
+    for (const DataKey& dataKey : dataKeys) {
+        std::string encoded = toBase64(dataKey.key.bytes());
+        text.append(fmt::format("{}{} ", kDataKeyPrefix, toHex(dataKey.objectId)));
+        text.append(encoded);
+        text.append("\n");
+        wipeString(encoded);
     }
     for (const auto& key : trusted) {
         const std::string pem = key.toPem();

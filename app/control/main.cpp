@@ -6,6 +6,7 @@
 #include "sealtrain/api/server.h"
 #include "sealtrain/api/tls_policy.h"
 #include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/paths.h"
 #include "sealtrain/core/data_directory.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
@@ -34,6 +35,8 @@ struct Options {
     std::filesystem::path readyFile;
     int graceSeconds = 10;
     std::uint64_t maxImportBytes = std::uint64_t{4} << 30U;
+    std::filesystem::path trainer;
+    bool noTrainer = false;
 };
 
 int fail(const Error& error)
@@ -116,6 +119,12 @@ int run(const Options& options)
     serverOptions.runDir = runDir;
     serverOptions.dnsNames = options.dnsNames;
     serverOptions.maxImportBytes = options.maxImportBytes;
+    if (!options.noTrainer) {
+        if (!options.trainer.empty())
+            serverOptions.trainer = options.trainer;
+        else if (auto found = siblingExecutable("sealtrain-train", "train"))
+            serverOptions.trainer = *found;
+    }
     auto server = api::ControlServer::start(**platform, serverOptions);
     if (!server)
         return fail(server.error());
@@ -174,6 +183,10 @@ int main(int argc, char** argv)
     app.add_option("--max-import-bytes", options.maxImportBytes,
                    "The largest dataset upload, held in memory until sealed")
         ->capture_default_str();
+    app.add_option("--trainer", options.trainer,
+                   "The sealtrain-train to run for training calls (clients can not choose it); "
+                   "default: the one beside sealtrain-control");
+    app.add_flag("--no-trainer", options.noTrainer, "Refuse training calls");
     CLI11_PARSE(app, argc, argv);
     return run(options);
 }

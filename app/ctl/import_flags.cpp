@@ -19,8 +19,7 @@ void addImportFlags(CLI::App* command, ImportFlags& flags)
                      "text-files (a file is a record), text-records (blank-line separated), "
                      "jsonl, csv, or fortune ('%' lines separate records)")
         ->capture_default_str();
-    command->add_option("--field", flags.field,
-                        "The JSONL field or CSV column holding the text");
+    command->add_option("--field", flags.field, "The JSONL field or CSV column holding the text");
     command
         ->add_option("--classification", flags.classification,
                      "Classification label, e.g. public, internal, phi")
@@ -39,8 +38,7 @@ void addImportFlags(CLI::App* command, ImportFlags& flags)
                      "Share of records for validation, in 1/10000 (100 = 1 %)")
         ->check(CLI::Range(0, 10000))
         ->capture_default_str();
-    command
-        ->add_option("--tokens-per-shard", flags.tokensPerShard, "Tokens in each sealed shard")
+    command->add_option("--tokens-per-shard", flags.tokensPerShard, "Tokens in each sealed shard")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
     auto* vocab = command->add_option("--vocab", flags.vocab,

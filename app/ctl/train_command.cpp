@@ -7,6 +7,7 @@
 #include "ctl.h"
 #include "local_platform.h"
 
+#include "sealtrain/base/paths.h"
 #include "sealtrain/core/datasets.h"
 #include "sealtrain/core/trainer_launcher.h"
 #include "sealtrain/trainer/checkpoint.h"
@@ -41,16 +42,8 @@ Result<std::string> findTrainer(const std::string& given)
 {
     if (!given.empty())
         return given;
-    std::error_code error;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-    if (!error) {
-        for (const auto& candidate :
-             {self.parent_path() / "sealtrain-train",
-              self.parent_path().parent_path() / "train" / "sealtrain-train"}) {
-            if (::access(candidate.c_str(), X_OK) == 0)
-                return candidate.string();
-        }
-    }
+    if (auto found = siblingExecutable("sealtrain-train", "train"))
+        return found->string();
     return Error(ErrorCode::NotFound, "Cannot find the sealtrain-train executable beside "
                                       "sealtrainctl; pass its path with --trainer.");
 }

@@ -15,6 +15,9 @@
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/signing.h"
 #include "sealtrain/dataset/import.h"
+#include "sealtrain/dataset/manifest.h"
+#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/trainer/trainer_keys.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 
@@ -92,6 +95,7 @@ class TestApiDaemon : public QObject {
     std::string unixAddress_;
     std::string tcpAddress_;
     int tcpPort_ = 0;
+    std::string keysCapture_;
 
     // A fresh TOTP step for every sign-in: a code can not be used twice, and the server takes
     // at most the next step as clock drift, so a third sign-in within one step waits for it.
@@ -202,6 +206,14 @@ private slots:
                               "--ready-file", ready, "--max-import-bytes",
                               QString::number(kMaxImportBytes)});
         daemon_.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        // The trainer the operator configured: the real one behind a wrapper that keeps a copy
+        // of the keys it is handed, so that the scoped release can be checked.
+        keysCapture_ = tmp_.filePath("released.keys").toStdString();
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.insert("SEALTRAIN_TEST_KEYS_CAPTURE", QString::fromStdString(keysCapture_));
+        environment.insert("SEALTRAIN_TEST_REAL_TRAINER", SEALTRAIN_TRAIN_EXECUTABLE);
+        daemon_.setProcessEnvironment(environment);
+        daemon_.setArguments(daemon_.arguments() << "--trainer" << SEALTRAIN_CAPTURE_TRAINER);
         daemon_.start();
         QVERIFY(daemon_.waitForStarted());
         daemon_.write(QByteArray(kPassphrase) + "\n");
@@ -443,6 +455,89 @@ private slots:
         auto byEngineer = as(session("bob", tcpAddress_), tcpAddress_)->exportAuditBundle({});
         QVERIFY(!byEngineer);
         QCOMPARE(byEngineer.error().code(), ErrorCode::PermissionDenied);
+    }
+
+    // Training through the daemon: the caller names a dataset and hyper-parameters; the daemon
+    // runs the trainer its operator set and hands it exactly the data keys of that dataset's
+    // shards (never the datasets KEK) and the checkpoints key (never the audit log's or the
+    // manifests'). The checkpoints verify under the checkpoints key, and sampling works.
+    void trainingReleasesOnlyTheRunsKeys()
+    {
+        const std::filesystem::path corpus = tmp_.path().toStdString() + "/corpus.txt";
+        std::string text;
+        for (int i = 0; text.size() < 30000; ++i)
+            text += "Record " + std::to_string(i) + " of a small corpus for the daemon.\n\n";
+        writeFile(corpus, text);
+        auto asSam = as(session("sam", tcpAddress_), tcpAddress_);
+        api::ImportSettings settings;
+        settings.name = "corpus";
+        settings.format = "text-records";
+        settings.tokensPerShard = 4096;  // several shards, each with its own key
+        auto imported = asSam->importDataset(
+            settings, {{corpus, "corpus.txt", std::filesystem::file_size(corpus)}}, {});
+        QVERIFY2(imported, imported ? "" : imported.error().message().c_str());
+
+        const std::vector<std::string> hyper{
+            "--layers", "1", "--heads", "2", "--width",     "16",          "--context", "16",
+            "--batch",  "2", "--steps", "3", "--threads=1", "--val-every", "0"};
+        // The caller may not point the trainer anywhere.
+        std::vector<std::string> withPath = hyper;
+        withPath.insert(withPath.end(), {"--out", "/tmp/elsewhere"});
+        auto refusedPath = asSam->train("corpus", withPath, {});
+        QVERIFY(!refusedPath);
+        QCOMPARE(refusedPath.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY(!std::filesystem::exists(keysCapture_));
+        // An engineer without a read grant gets nothing.
+        auto byBob = as(session("bob", tcpAddress_), tcpAddress_)->train("corpus", hyper, {});
+        QVERIFY(!byBob);
+        QCOMPARE(byBob.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY(!std::filesystem::exists(keysCapture_));
+
+        std::vector<std::string> metrics;
+        auto trained = asSam->train("corpus", hyper,
+                                    [&](const std::string& line) { metrics.push_back(line); });
+        QVERIFY2(trained, trained ? "" : trained.error().message().c_str());
+        QCOMPARE(trained->exitCode, 0);
+        QVERIFY(trained->checkpoints >= 1);
+        QVERIFY(std::any_of(metrics.begin(), metrics.end(), [](const std::string& line) {
+            return line.find("\"kind\":\"checkpoint\"") != std::string::npos;
+        }));
+
+        // What the trainer was handed.
+        std::ifstream captured(keysCapture_, std::ios::binary);
+        const std::string released((std::istreambuf_iterator<char>(captured)),
+                                   std::istreambuf_iterator<char>());
+        auto keys = trainer::parseTrainerKeys(
+            std::span(reinterpret_cast<const std::uint8_t*>(released.data()), released.size()));
+        QVERIFY2(keys, keys ? "" : keys.error().message().c_str());
+        for (const crypto::Kek& kek : keys->keks)
+            QCOMPARE(kek.id, std::string("checkpoints"));
+        auto manifest = dataset::loadManifest(
+            core::datasetFolder(dataDir_ / "datasets", imported->dataset.id), imported->dataset.id);
+        QVERIFY(manifest);
+        const std::size_t shards = manifest->split(dataset::Split::Train).shards.size()
+                                   + manifest->split(dataset::Split::Validation).shards.size();
+        QVERIFY(shards >= 3);
+        QCOMPARE(keys->dataKeys.size(), shards);
+        auto published = asSam->signingKeys();
+        QVERIFY(published);
+        QVERIFY(keys->signingKey.has_value());
+        QCOMPARE(keys->signingKey->publicKey().toPem(), published->checkpointsPem);
+
+        // The run's checkpoints are signed with the checkpoints key, and sampling works.
+        auto checkpoints = trainer::listCheckpoints(dataDir_ / "runs" / trained->runId);
+        QVERIFY(checkpoints && !checkpoints->empty());
+        auto checkpointsKey = crypto::PublicKey::fromPem(published->checkpointsPem);
+        QVERIFY(trainer::verifyCheckpointSignature(checkpoints->back(),
+                                                   std::span(&*checkpointsKey, 1)));
+        auto sampled = asSam->sample(trained->runId, 0, {"--length", "8", "--prompt", "Record"});
+        QVERIFY2(sampled, sampled ? "" : sampled.error().message().c_str());
+        QVERIFY(!sampled->text.empty());
+        QCOMPARE(sampled->step, checkpoints->back().step);
+        auto sampledByBob =
+            as(session("bob", tcpAddress_), tcpAddress_)->sample(trained->runId, 0, {});
+        QVERIFY(!sampledByBob);
+        QCOMPARE(sampledByBob.error().code(), ErrorCode::PermissionDenied);
     }
 
     void wrongPasswordIsRefused()

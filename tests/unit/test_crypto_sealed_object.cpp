@@ -373,6 +373,46 @@ private slots:
         QCOMPARE(openFails(object, retired.resolver()), ErrorCode::PermissionDenied);
     }
 
+    // A reader handed one object's data key (a trainer: the shards of one dataset) opens that
+    // object and no other; a key for another object fails the commitment, and an object whose
+    // key it was not given is refused without a KEK being asked.
+    void dataKeysOpenTheirObjectOnly()
+    {
+        const auto message = patterned(40000, 3);
+        const auto object = sealToMemory(kek_, message);
+        const auto other = sealToMemory(kek_, patterned(1000, 4));
+        MemorySource source(object);
+        MemorySource otherSource(other);
+        auto dek = unwrapDataKey(source, keys_.resolver());
+        QVERIFY(dek);
+        const SealedObjectId id = inspectSealedObject(source)->objectId;
+        const DataKeyResolver handed = [&](const SealedObjectId& asked) -> Result<SecretBytes> {
+            if (asked != id)
+                return Error(ErrorCode::NotFound, "Not handed over.");
+            return dek->copy();
+        };
+        auto reader = SealedReader::open(source, handed);
+        QVERIFY2(reader, reader ? "" : reader.error().message().c_str());
+        std::vector<std::uint8_t> plaintext(message.size());
+        QVERIFY(reader->read(0, plaintext));
+        QVERIFY(plaintext == message);
+
+        auto notHanded = SealedReader::open(otherSource, handed);
+        QVERIFY(!notHanded);
+        QCOMPARE(notHanded.error().code(), ErrorCode::NotFound);
+        // The first object's key offered for the second (a swapped key line) opens nothing.
+        const DataKeyResolver swapped = [&](const SealedObjectId&) { return dek->copy(); };
+        auto wrongKey = SealedReader::open(otherSource, swapped);
+        QVERIFY(!wrongKey);
+        QCOMPARE(wrongKey.error().code(), ErrorCode::Unauthenticated);
+        QVERIFY(isOneSentence(wrongKey.error().message()));
+        // Unwrapping needs the KEK: a wrong one yields no data key.
+        TestKeys wrong;
+        const Kek impostor = makeKek("datasets", 1);
+        wrong.add(impostor);
+        QVERIFY(!unwrapDataKey(source, wrong.resolver()));
+    }
+
     void headerFromAnotherObjectIsRefused()
     {
         const SealedMetadata metadata{"application/octet-stream", "{}"};

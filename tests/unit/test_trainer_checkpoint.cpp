@@ -537,6 +537,47 @@ private slots:
         QCOMPARE(keys->resolver()("datasets", 2).error().code(), ErrorCode::NotFound);
     }
 
+    // Data keys (the shards of one dataset) travel as their own lines and come back by object.
+    void dataKeysRoundTripThroughTheHandoffFormat()
+    {
+        const crypto::Kek checkpoints = makeKek(kCheckpointsKekId);
+        const crypto::Kek* keks[] = {&checkpoints};
+        std::vector<DataKey> dataKeys(2);
+        for (std::size_t i = 0; i < dataKeys.size(); ++i) {
+            dataKeys[i].objectId.fill(static_cast<std::uint8_t>(0x10 + i));
+            dataKeys[i].key = makeKek("datasets").key.copy().value();
+        }
+        auto text = formatTrainerKeys(keks, nullptr, {}, dataKeys);
+        QVERIFY(text.ok());
+        auto keys = parseTrainerKeys(text->bytes());
+        QVERIFY2(keys.ok(), keys.ok() ? "" : keys.error().message().c_str());
+        QCOMPARE(keys->dataKeys.size(), std::size_t{2});
+        const auto resolve = keys->dataKeyResolver();
+        for (const DataKey& dataKey : dataKeys) {
+            auto found = resolve(dataKey.objectId);
+            QVERIFY(found.ok());
+            QVERIFY(found->equals(dataKey.key));
+        }
+        crypto::SealedObjectId unknown{};
+        QCOMPARE(resolve(unknown).error().code(), ErrorCode::NotFound);
+
+        // The same object twice, a short id, a short key: refused, without quoting the key.
+        const std::string line =
+            "sealtrain-dek-v1 " + std::string(32, 'a') + " " + std::string(43, 'Q') + "=\n";
+        const std::string twice = "sealtrain-trainer-keys-v1\n" + line + line;
+        auto refused = parseTrainerKeys(asBytes(twice));
+        QVERIFY(!refused.ok());
+        QVERIFY(refused.error().message().find("Line 3") != std::string::npos);
+        const std::string shortId =
+            "sealtrain-trainer-keys-v1\nsealtrain-dek-v1 abcd " + std::string(43, 'Q') + "=\n";
+        QVERIFY(!parseTrainerKeys(asBytes(shortId)).ok());
+        const std::string shortKey = "sealtrain-trainer-keys-v1\nsealtrain-dek-v1 "
+                                     + std::string(32, 'a') + " c2VjcmV0LXZhbHVl\n";
+        refused = parseTrainerKeys(asBytes(shortKey));
+        QVERIFY(!refused.ok());
+        QVERIFY(refused.error().message().find("c2VjcmV0") == std::string::npos);
+    }
+
     void malformedKeysAreRefusedWithoutQuotingThem()
     {
         const std::string noMagic = "sealtrain-kek-v1 datasets 1 AAAA\n";

@@ -99,6 +99,17 @@ struct AuditSelection {
     std::string targetId;
 };
 
+struct TrainOutcome {
+    std::string runId;
+    int exitCode = 0;  // the trainer's
+    std::uint64_t checkpoints = 0;
+};
+
+struct SampleOutcome {
+    std::string text;
+    std::uint64_t step = 0;
+};
+
 // The platform's public keys, one per purpose.
 struct SigningKeys {
     std::string auditPem;
@@ -152,6 +163,14 @@ public:
     // An audit bundle (docs/formats/audit.md) of the entries `selection` selects.
     [[nodiscard]] Result<std::string> exportAuditBundle(const AuditSelection& selection);
     [[nodiscard]] Result<SigningKeys> signingKeys();
+    // Has the control plane train on `dataset` with `trainerArguments` (hyper-parameters only);
+    // each metrics line (JSON, no newline) goes to `onMetrics` as the trainer writes it.
+    [[nodiscard]] Result<TrainOutcome>
+    train(const std::string& dataset, const std::vector<std::string>& trainerArguments,
+          const std::function<void(const std::string& line)>& onMetrics);
+    // Text from a run's checkpoint (`step` 0: its newest).
+    [[nodiscard]] Result<SampleOutcome> sample(const std::string& runId, std::uint64_t step,
+                                               const std::vector<std::string>& samplerArguments);
 
 private:
     struct State;

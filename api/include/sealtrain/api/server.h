@@ -31,6 +31,9 @@ struct ServerOptions {
     // The most bytes one dataset upload may hold: it is kept in memory (never on disk in the
     // clear) until the import has sealed it.
     std::uint64_t maxImportBytes = std::uint64_t{4} << 30U;
+    // The sealtrain-train the control plane runs for Training calls, set by its operator;
+    // empty: training is refused.
+    std::filesystem::path trainer;
 };
 
 class ControlServer final {

@@ -16,10 +16,12 @@
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/kek.h"
+#include "sealtrain/crypto/secret_bytes.h"
 
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -95,6 +97,17 @@ private:
     std::unique_ptr<State> state_;
 };
 
+// The data key (DEK) of one sealed object, by its object id, for a reader that was handed the
+// keys of exactly the objects it may open instead of a KEK (a trainer gets the shards' keys of
+// one dataset: docs/formats/trainer-keys.md). NotFound when it holds none for that object.
+using DataKeyResolver = std::function<Result<SecretBytes>(const SealedObjectId& objectId)>;
+
+// Unwraps the DEK of the sealed object in `source` with the KEK its key block names, without
+// reading the payload: what the control plane hands a reader in place of the KEK. The reader's
+// key commitment check still proves the key belongs to the object.
+[[nodiscard]] Result<SecretBytes> unwrapDataKey(const RandomAccessSource& source,
+                                                const KekResolver& resolver);
+
 class SealedReader final {
 public:
     // Opens a sealed object: parses the header, asks `resolver` for the KEK the key block names
@@ -105,6 +118,10 @@ public:
                                                    const KekResolver& resolver);
     [[nodiscard]] static Result<SealedReader> open(const std::filesystem::path& path,
                                                    const KekResolver& resolver);
+    // The same with the object's DEK from `dataKeys` (no KEK involved). A DEK that is not the
+    // object's fails the key commitment: Unauthenticated.
+    [[nodiscard]] static Result<SealedReader> open(const RandomAccessSource& source,
+                                                   const DataKeyResolver& dataKeys);
 
     SealedReader(SealedReader&&) noexcept;
     SealedReader& operator=(SealedReader&&) noexcept;

@@ -6,6 +6,7 @@
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/kek.h"
+#include "sealtrain/crypto/sealed.h"
 #include "sealtrain/dataset/manifest.h"
 
 #include <cstdint>
@@ -27,6 +28,10 @@ struct ReaderOptions {
     // The platform's public key: when set, manifest.sig must verify under it (the trainer's
     // path always sets it; see verifyManifestSignature). Must outlive open().
     const crypto::PublicKey* signer = nullptr;
+    // When set, each shard is opened with its own data key from here, and the resolver given
+    // to open() is not asked (a trainer holds the shards' keys, never the datasets KEK). Must
+    // outlive the reader.
+    const crypto::DataKeyResolver* dataKeys = nullptr;
 };
 
 // Where a rank is: `index` sequences of this rank's share of epoch `epoch` are consumed.

@@ -6,10 +6,12 @@
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/kek.h"
+#include "sealtrain/crypto/sealed.h"
 #include "sealtrain/crypto/secret_bytes.h"
 #include "sealtrain/crypto/signing.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -19,8 +21,16 @@ namespace sealtrain::trainer {
 
 inline constexpr std::string_view kTrainerKeysMagic = "sealtrain-trainer-keys-v1";
 
+// One sealed object's data key, as the control plane hands it over in place of a KEK.
+struct DataKey {
+    crypto::SealedObjectId objectId{};
+    crypto::SecretBytes key;
+};
+
 struct TrainerKeys {
     std::vector<crypto::Kek> keks;
+    // The data keys of single objects (a dataset's shards), by object id.
+    std::map<crypto::SealedObjectId, crypto::SecretBytes> dataKeys;
     std::optional<crypto::SigningKey> signingKey;
     // Keys whose checkpoints may be resumed from or sampled; the signing key's own public key is
     // always among them.
@@ -28,6 +38,8 @@ struct TrainerKeys {
 
     // The KEK with this id and version, for sealed readers (NotFound otherwise).
     [[nodiscard]] crypto::KekResolver resolver() const;
+    // The data key of an object, for sealed readers (NotFound otherwise).
+    [[nodiscard]] crypto::DataKeyResolver dataKeyResolver() const;
     // The newest version of the KEK `id`, or nullptr.
     [[nodiscard]] const crypto::Kek* newest(std::string_view id) const;
 };
@@ -40,9 +52,11 @@ struct TrainerKeys {
 // or a regular file that group or others may access, with what to do instead.
 [[nodiscard]] Result<TrainerKeys> readTrainerKeys(int fd);
 
-// The handoff text a parent writes: the KEKs, the signing key (if any) and extra trusted keys.
+// The handoff text a parent writes: the KEKs, the signing key (if any), extra trusted keys and
+// the data keys of single objects.
 [[nodiscard]] Result<crypto::SecretBytes>
 formatTrainerKeys(std::span<const crypto::Kek* const> keks, const crypto::SigningKey* signingKey,
-                  std::span<const crypto::PublicKey> trusted);
+                  std::span<const crypto::PublicKey> trusted,
+                  std::span<const DataKey> dataKeys = {});
 
 }  // namespace sealtrain::trainer
