@@ -48,7 +48,7 @@ def totp(uri_file, user):
 
 
 def run(*args, **kwargs):
-    result = subprocess.run(args, capture_output=True, text=True, **kwargs)
+    result = subprocess.run(args, capture_output=True, text=True, errors="replace", **kwargs)
     if result.returncode != 0:
         sys.exit(f"FAIL: {' '.join(args)} exited {result.returncode}:\n{result.stdout}{result.stderr}")
     return result.stdout
@@ -97,6 +97,7 @@ def main():
         run(CTL, "user", "create", *admin, user, "--password-file", password,
             "--totp-uri-file", os.path.join(secrets, f"{user}.uri"))
         run(CTL, "grant", "add", *admin, user, "engineer")
+    run(CTL, "grant", "add", *admin, "frank", "steward")
 
     ready = os.path.join(work, "ready.json")
     with open(passphrase) as handle:
@@ -193,6 +194,9 @@ def other_user_client(work, data, secrets, fingerprint, address, password):
     os.mkdir(shared, 0o755)
     for name in ("password", "frank.uri"):
         shutil.copy(os.path.join(secrets, name), shared)
+    with open(os.path.join(shared, "corpus.txt"), "w") as handle:
+        for i in range(400):
+            handle.write(f"Record {i} of the corpus that frank uploads.\n\n")
     if prefix:
         os.chown(home, nobody.pw_uid, nobody.pw_gid)
         for name in os.listdir(shared):
@@ -210,12 +214,25 @@ def other_user_client(work, data, secrets, fingerprint, address, password):
         "--totp-code", totp(os.path.join(shared, "frank.uri"), "frank"))
     assert ctl("remote", "whoami").startswith("frank (session s"), "whoami"
     ctl("remote", "dataset", "list")
+    # Upload, train through the daemon and sample, holding no key: the daemon seals the upload
+    # and hands the trainer the run's keys.
+    imported = ctl("remote", "dataset", "import", "--name", "corpus", "--format", "text-records",
+                   "--progress", "none", os.path.join(shared, "corpus.txt"))
+    assert "Imported 'corpus' version 1" in imported, imported
+    metrics = ctl("remote", "train", "--dataset", "corpus", "--layers", "1", "--heads", "2",
+                  "--width", "16", "--context", "16", "--batch", "2", "--steps", "3",
+                  "--threads", "1", "--val-every", "0")
+    assert '"kind":"checkpoint"' in metrics, metrics
+    runs = os.listdir(os.path.join(data, "runs"))
+    assert len(runs) == 1, runs
+    assert ctl("remote", "sample", "--run", runs[0], "--length", "8", "--prompt", "Record"), "sample"
     refused = subprocess.run(prefix + [CTL, "remote", "user", "list"], capture_output=True,
                              text=True, env=environment)
     assert refused.returncode != 0 and "user.manage" in refused.stderr, refused.stderr
     ctl("remote", "sign-out")
     print(f"sealtrainctl as {'nobody' if prefix else 'this user'}: connect, sign-in, whoami, "
-          "dataset list, a refusal and sign-out over TLS")
+          "dataset list, an upload, training and a sample through the daemon, a refusal and "
+          "sign-out over TLS")
 
 
 if __name__ == "__main__":
