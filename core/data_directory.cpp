@@ -15,6 +15,12 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <system_error>
 #include <tuple>
 #include <utility>
@@ -217,7 +223,52 @@ Result<std::filesystem::path> makeTemporarySibling(const std::filesystem::path& 
 
 }  // namespace
 
+// An exclusive lock on DATA/lock for as long as a process has the data directory open: one
+// writer at a time (the daemon, or one command in the workstation mode).
+class DirectoryLock {
+public:
+    [[nodiscard]] static Result<DirectoryLock> take(const std::filesystem::path& dataDir)
+    {
+        const auto path = file(dataDir, datadir::kLock);
+        const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return Error(ErrorCode::Io, fmt::format("Cannot open the lock file '{}': {}; check "
+                                                    "the data directory's permissions.",
+                                                    path.string(), std::strerror(errno)));
+        DirectoryLock lock(fd);
+        if (::flock(fd, LOCK_EX | LOCK_NB) != 0)
+            return Error(ErrorCode::Io,
+                         fmt::format("The data directory '{}' is open in another process "
+                                     "(sealtrain-control serving it, or another command); while "
+                                     "the daemon runs use `sealtrainctl remote …`, or stop it "
+                                     "first.",
+                                     dataDir.string()));
+        return lock;
+    }
+
+    DirectoryLock(DirectoryLock&& other) noexcept
+        : fd_(std::exchange(other.fd_, -1))
+    {
+    }
+    DirectoryLock& operator=(DirectoryLock&&) = delete;
+    DirectoryLock(const DirectoryLock&) = delete;
+    DirectoryLock& operator=(const DirectoryLock&) = delete;
+    ~DirectoryLock()
+    {
+        if (fd_ >= 0)
+            ::close(fd_);  // releases the lock
+    }
+
+private:
+    explicit DirectoryLock(int fd)
+        : fd_(fd)
+    {
+    }
+    int fd_;
+};
+
 struct DataDirectory::State {
+    std::optional<DirectoryLock> lock;  // first in, last out
     std::filesystem::path dataDir;
     audit::SystemClock systemClock;
     const audit::Clock* clock = nullptr;
@@ -341,6 +392,13 @@ Result<std::unique_ptr<DataDirectory>> DataDirectory::open(const std::filesystem
 {
     auto state = std::make_unique<State>();
     state->dataDir = path;
+    std::error_code ec;
+    if (std::filesystem::exists(file(path, datadir::kKeyring), ec)) {
+        auto lock = DirectoryLock::take(path);
+        if (!lock)
+            return lock.error();
+        state->lock.emplace(std::move(lock).value());
+    }
     auto keyring = unlockKeyring(path, unlock);
     if (!keyring)
         return keyring.error();

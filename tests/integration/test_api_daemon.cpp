@@ -540,6 +540,21 @@ private slots:
         QCOMPARE(sampledByBob.error().code(), ErrorCode::PermissionDenied);
     }
 
+    // The daemon is the single writer: while it serves the data directory nobody else opens it
+    // (a local command would be a second writer of the database and the audit log).
+    void dataDirectoryHasOneWriter()
+    {
+        core::KeyringUnlock unlock;
+        unlock.passphrase = [] {
+            return crypto::SecretBytes::fromBytes(secret(kPassphrase).bytes());
+        };
+        auto second = core::DataDirectory::open(dataDir_, unlock);
+        QVERIFY(!second);
+        QCOMPARE(second.error().code(), ErrorCode::Io);
+        QVERIFY2(second.error().message().find("sealtrainctl remote") != std::string::npos,
+                 second.error().message().c_str());
+    }
+
     void wrongPasswordIsRefused()
     {
         auto client = api::ControlClient::connect(endpoint(tcpAddress_), nullptr);

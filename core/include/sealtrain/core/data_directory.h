@@ -13,6 +13,8 @@
 //   audit.witness       every signed audit head, one line each, outside the database
 //   session             the CLI's session token, sealed under the `database` KEK, mode 0600
 //   datasets/           one folder per dataset id (docs/formats/dataset.md)
+//   runs/               the daemon's training runs (sealed, signed checkpoints)
+//   lock                held (flock) by the one process that has the directory open
 //
 // Opening unlocks the keyring, opens the database (re-keying it first when a rotation of the
 // `database` KEK was interrupted before the re-key), unseals the signing key and the CA, derives
@@ -56,6 +58,8 @@ inline constexpr std::string_view kCaKey = "ca.key.sealed";
 inline constexpr std::string_view kWitness = "audit.witness";
 inline constexpr std::string_view kSessions = "sessions";  // one sealed token per signed-in user
 inline constexpr std::string_view kDatasets = "datasets";  // one folder per dataset id
+// Locked (flock, exclusive) by the process that has the directory open: one writer at a time.
+inline constexpr std::string_view kLock = "lock";
 // The keyring KEK that seals dataset shards.
 inline constexpr std::string_view kDatasetsKekId = "datasets";
 }  // namespace datadir
@@ -88,7 +92,8 @@ struct NewDataDirectory {
 class DataDirectory final {
 public:
     // NotFound, in one sentence, when `path` holds no initialised data directory; a wrong
-    // passphrase or key is Unauthenticated.
+    // passphrase or key is Unauthenticated; Io when another process has it open (the daemon:
+    // the directory has one writer at a time, locked until this object goes).
     [[nodiscard]] static Result<std::unique_ptr<DataDirectory>>
     open(const std::filesystem::path& path, const KeyringUnlock& unlock,
          const DataDirectoryOptions& options = {});
