@@ -46,6 +46,20 @@ DatasetSummary summaryOf(const v1::Dataset& dataset)
             dataset.records(), dataset.tokens()};
 }
 
+// Success, or the error, of a call whose reply carries nothing.
+template <typename Reply>
+Result<void> withoutReply(const Result<Reply>& reply)
+{
+    if (!reply)
+        return reply.error();
+    return success();
+}
+
+SplitCounts splitOf(const v1::DatasetSplit& split)
+{
+    return {split.records(), split.tokens(), split.shards()};
+}
+
 }  // namespace
 
 struct ControlClient::State {
@@ -69,6 +83,21 @@ struct ControlClient::State {
         if (!status.ok())
             return failure(status);
         return success();
+    }
+
+    // One unary call of `stub` with the usual deadline: its reply, or the server's sentence.
+    template <typename Stub, typename Request, typename Reply>
+    [[nodiscard]] Result<Reply>
+    call(Stub& stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Reply*),
+         const Request& request) const
+    {
+        grpc::ClientContext context;
+        setDeadline(context);
+        Reply reply;
+        const grpc::Status status = (stub.*method)(&context, request, &reply);
+        if (!status.ok())
+            return failure(status);
+        return reply;
     }
 };
 
@@ -185,6 +214,29 @@ Result<void> ControlClient::signOut()
     return success();
 }
 
+Result<std::vector<SessionSummary>> ControlClient::listSessions()
+{
+    auto reply = state_->call(*state_->sessions, &v1::Sessions::Stub::ListSessions,
+                              v1::ListSessionsRequest{});
+    if (!reply)
+        return reply.error();
+    std::vector<SessionSummary> sessions;
+    for (const v1::Session& session : reply->sessions())
+        sessions.push_back({session.id(), session.user(), session.created_unix(),
+                            session.last_used_unix(), session.revoked(), session.expired()});
+    return sessions;
+}
+
+Result<std::uint32_t> ControlClient::revokeSessions(const std::string& user)
+{
+    v1::RevokeSessionsRequest request;
+    request.set_user(user);
+    auto reply = state_->call(*state_->sessions, &v1::Sessions::Stub::RevokeSessions, request);
+    if (!reply)
+        return reply.error();
+    return reply->certificates_revoked();
+}
+
 Result<std::vector<UserSummary>> ControlClient::listUsers()
 {
     grpc::ClientContext context;
@@ -237,6 +289,45 @@ Result<void> ControlClient::enableUser(const std::string& name)
     return state_->result(state_->users->EnableUser(&context, request, &reply));
 }
 
+Result<ResetResult> ControlClient::resetUser(const std::string& name)
+{
+    return changeReset(name, false);
+}
+
+Result<ResetResult> ControlClient::approveReset(const std::string& name)
+{
+    return changeReset(name, true);
+}
+
+Result<ResetResult> ControlClient::changeReset(const std::string& name, bool approve)
+{
+    v1::UserRequest request;
+    request.set_name(name);
+    auto reply = state_->call(
+        *state_->users, approve ? &v1::Users::Stub::ApproveReset : &v1::Users::Stub::ResetUser,
+        request);
+    if (!reply)
+        return reply.error();
+    return ResetResult{reply->user(), reply->pending(), reply->reset_code()};
+}
+
+Result<std::string> ControlClient::completeReset(const std::string& user,
+                                                 const std::string& resetCode,
+                                                 const crypto::SecretBytes& password)
+{
+    v1::CompleteResetRequest request;
+    request.set_user(user);
+    request.set_reset_code(resetCode);
+    request.set_password(
+        std::string(reinterpret_cast<const char*>(password.bytes().data()), password.size()));
+    auto reply = state_->call(*state_->users, &v1::Users::Stub::CompleteReset, request);
+    request.mutable_password()->assign(request.password().size(), '\0');
+    request.mutable_reset_code()->assign(request.reset_code().size(), '\0');
+    if (!reply)
+        return reply.error();
+    return reply->otpauth_uri();
+}
+
 Result<void> ControlClient::grantRole(const std::string& user, const std::string& role,
                                       const std::string& project)
 {
@@ -261,6 +352,96 @@ Result<void> ControlClient::changeGrant(const std::string& user, const std::stri
     v1::GrantReply reply;
     return state_->result(grant ? state_->access->GrantRole(&context, request, &reply)
                                 : state_->access->RevokeRole(&context, request, &reply));
+}
+
+Result<void> ControlClient::grantBreakGlass(const std::string& user, const std::string& role,
+                                            const std::string& project, const std::string& reason,
+                                            std::chrono::seconds duration)
+{
+    v1::BreakGlassRequest request;
+    request.set_user(user);
+    request.set_role(role);
+    request.set_project(project);
+    request.set_reason(reason);
+    request.set_duration_seconds(duration.count());
+    return withoutReply(state_->call(*state_->access, &v1::Access::Stub::GrantBreakGlass, request));
+}
+
+Result<std::vector<RoleSummary>> ControlClient::listRoles()
+{
+    auto reply =
+        state_->call(*state_->access, &v1::Access::Stub::ListRoles, v1::ListRolesRequest{});
+    if (!reply)
+        return reply.error();
+    std::vector<RoleSummary> roles;
+    for (const v1::Role& role : reply->roles())
+        roles.push_back(
+            {role.name(), role.builtin(), {role.permissions().begin(), role.permissions().end()}});
+    return roles;
+}
+
+Result<void> ControlClient::createRole(const std::string& name,
+                                       const std::vector<std::string>& permissions)
+{
+    v1::CreateRoleRequest request;
+    request.set_name(name);
+    for (const std::string& permission : permissions)
+        request.add_permissions(permission);
+    return withoutReply(state_->call(*state_->access, &v1::Access::Stub::CreateRole, request));
+}
+
+Result<void> ControlClient::deleteRole(const std::string& name)
+{
+    v1::DeleteRoleRequest request;
+    request.set_name(name);
+    return withoutReply(state_->call(*state_->access, &v1::Access::Stub::DeleteRole, request));
+}
+
+Result<DatasetDetails> ControlClient::showDataset(const std::string& reference)
+{
+    v1::ShowDatasetRequest request;
+    request.set_dataset(reference);
+    auto reply = state_->call(*state_->datasets, &v1::Datasets::Stub::ShowDataset, request);
+    if (!reply)
+        return reply.error();
+    DatasetDetails details;
+    details.dataset = summaryOf(reply->dataset());
+    details.parent = reply->parent();
+    details.creator = reply->creator();
+    details.signer = reply->signer();
+    details.createdUnix = reply->created_unix();
+    details.readers.assign(reply->readers().begin(), reply->readers().end());
+    if (reply->has_manifest()) {
+        const v1::ManifestSummary& manifest = reply->manifest();
+        details.manifest = ManifestFacts{manifest.tokenizer(),
+                                         manifest.input_format(),
+                                         splitOf(manifest.train()),
+                                         splitOf(manifest.validation()),
+                                         {manifest.counts().begin(), manifest.counts().end()},
+                                         manifest.sources()};
+    }
+    return details;
+}
+
+Result<void> ControlClient::grantRead(const std::string& reference, const std::string& user)
+{
+    return changeReadGrant(reference, user, true);
+}
+
+Result<void> ControlClient::revokeRead(const std::string& reference, const std::string& user)
+{
+    return changeReadGrant(reference, user, false);
+}
+
+Result<void> ControlClient::changeReadGrant(const std::string& reference, const std::string& user,
+                                            bool grant)
+{
+    v1::ReadGrantRequest request;
+    request.set_dataset(reference);
+    request.set_user(user);
+    return withoutReply(state_->call(
+        *state_->datasets, grant ? &v1::Datasets::Stub::GrantRead : &v1::Datasets::Stub::RevokeRead,
+        request));
 }
 
 Result<std::vector<DatasetSummary>> ControlClient::listDatasets()

@@ -82,16 +82,37 @@ struct Shared {
         return revoked.count(serial) > 0;
     }
 
-    // Adds `serial` to the revoked set and publishes a new CRL in the run folder.
-    [[nodiscard]] Result<void> revoke(const std::string& serial)
+    // Adds `serials` to the revoked set and publishes a new CRL in the run folder.
+    [[nodiscard]] Result<void> revoke(const std::vector<std::string>& serials)
     {
         const auto now = crypto::CertificateClock::now();
         {
             const std::lock_guard guard(revokedLock);
-            revoked.insert(serial);
+            revoked.insert(serials.begin(), serials.end());
         }
-        revocations.push_back({serial, now});
+        for (const std::string& serial : serials)
+            revocations.push_back({serial, now});
         return publishCrl();
+    }
+
+    // After core ended every session of `user` (session revocation, disabling, a reset that took
+    // effect): the client certificates bound to them are revoked too, so that they are refused
+    // at the handshake and listed in the CRL, not only refused call by call. Returns how many.
+    [[nodiscard]] Result<std::size_t> revokeCertificatesOf(const std::string& user)
+    {
+        std::vector<std::string> serials;
+        for (auto binding = bindings.begin(); binding != bindings.end();) {
+            if (binding->second.user == user) {
+                serials.push_back(binding->first);
+                binding = bindings.erase(binding);
+            } else {
+                ++binding;
+            }
+        }
+        if (serials.empty())
+            return std::size_t{0};
+        SEALTRAIN_TRY(revoke(serials));
+        return serials.size();
     }
 
     [[nodiscard]] Result<void> publishCrl()
@@ -140,8 +161,16 @@ Caller callerOf(Shared& shared, const ServerContext& context)
     return {found->second.token, serial->serialHex};
 }
 
+// A password from a request, in memory that is zeroed when freed.
+Result<crypto::SecretBytes> secretOf(const std::string& text)
+{
+    return crypto::SecretBytes::fromBytes(
+        {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+}
+
 // OK, or the error's status.
-Status statusOf(const Result<void>& result)
+template <typename T>
+Status statusOf(const Result<T>& result)
 {
     return result ? Status::OK : Internal::toStatus(result.error());
 }
@@ -278,8 +307,45 @@ public:
             if (!ended)
                 return Internal::toStatus(ended.error());
             shared_.bindings.erase(caller.serial);
-            if (auto revoked = shared_.revoke(caller.serial); !revoked)
+            if (auto revoked = shared_.revoke({caller.serial}); !revoked)
                 return Internal::toStatus(revoked.error());
+            return Status::OK;
+        });
+    }
+
+    Status ListSessions(ServerContext* context, const v1::ListSessionsRequest*,
+                        v1::ListSessionsReply* reply) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            auto sessions = shared_.platform.controlPlane().identity().listSessions(
+                callerOf(shared_, *context).token);
+            if (!sessions)
+                return Internal::toStatus(sessions.error());
+            for (const core::SessionInfo& session : *sessions) {
+                v1::Session* out = reply->add_sessions();
+                out->set_id(session.id);
+                out->set_user(session.user);
+                out->set_created_unix(session.created);
+                out->set_last_used_unix(session.lastUsed);
+                out->set_revoked(session.revoked);
+                out->set_expired(session.expired);
+            }
+            return Status::OK;
+        });
+    }
+
+    Status RevokeSessions(ServerContext* context, const v1::RevokeSessionsRequest* request,
+                          v1::RevokeSessionsReply* reply) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            auto ended = shared_.platform.controlPlane().identity().revokeSessions(
+                callerOf(shared_, *context).token, request->user());
+            if (!ended)
+                return Internal::toStatus(ended.error());
+            auto certificates = shared_.revokeCertificatesOf(request->user());
+            if (!certificates)
+                return Internal::toStatus(certificates.error());
+            reply->set_certificates_revoked(static_cast<std::uint32_t>(*certificates));
             return Status::OK;
         });
     }
@@ -318,9 +384,7 @@ public:
                       v1::CreateUserReply* reply) override
     {
         return shared_.inGroup([&]() -> Status {
-            auto password = crypto::SecretBytes::fromBytes(
-                {reinterpret_cast<const std::uint8_t*>(request->password().data()),
-                 request->password().size()});
+            auto password = secretOf(request->password());
             if (!password)
                 return Internal::toStatus(password.error());
             auto enrolled = shared_.platform.controlPlane().identity().createUser(
@@ -336,8 +400,11 @@ public:
                        v1::UserReply* /*reply*/) override
     {
         return shared_.inGroup([&]() -> Status {
-            return statusOf(shared_.platform.controlPlane().identity().disableUser(
-                callerOf(shared_, *context).token, request->name()));
+            auto disabled = shared_.platform.controlPlane().identity().disableUser(
+                callerOf(shared_, *context).token, request->name());
+            if (!disabled)
+                return Internal::toStatus(disabled.error());
+            return statusOf(shared_.revokeCertificatesOf(request->name()));
         });
     }
 
@@ -350,7 +417,58 @@ public:
         });
     }
 
+    Status ResetUser(ServerContext* context, const v1::UserRequest* request,
+                     v1::ResetReply* reply) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            return answerReset(shared_.platform.controlPlane().identity().resetUser(
+                                   callerOf(shared_, *context).token, request->name()),
+                               *reply);
+        });
+    }
+
+    Status ApproveReset(ServerContext* context, const v1::UserRequest* request,
+                        v1::ResetReply* reply) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            return answerReset(shared_.platform.controlPlane().identity().approveReset(
+                                   callerOf(shared_, *context).token, request->name()),
+                               *reply);
+        });
+    }
+
+    // Sessionless, like SignIn: the reset code is the credential.
+    Status CompleteReset(ServerContext* /*context*/, const v1::CompleteResetRequest* request,
+                         v1::CreateUserReply* reply) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            auto password = secretOf(request->password());
+            if (!password)
+                return Internal::toStatus(password.error());
+            auto enrolled = shared_.platform.controlPlane().identity().completeReset(
+                request->user(), request->reset_code(), *password);
+            if (!enrolled)
+                return Internal::toStatus(enrolled.error());
+            reply->set_otpauth_uri(enrolled->otpauthUri);
+            return Status::OK;
+        });
+    }
+
 private:
+    // The reply to a reset or its approval; once it took effect, the user's sessions are over
+    // and so are their client certificates.
+    [[nodiscard]] Status answerReset(const Result<core::ResetOutcome>& reset, v1::ResetReply& reply)
+    {
+        if (!reset)
+            return Internal::toStatus(reset.error());
+        reply.set_user(reset->user);
+        reply.set_pending(reset->pending());
+        reply.set_reset_code(reset->resetCode);
+        if (reset->pending())
+            return Status::OK;
+        return statusOf(shared_.revokeCertificatesOf(reset->user));
+    }
+
     Shared& shared_;
 };
 
@@ -378,6 +496,55 @@ public:
             return statusOf(shared_.platform.controlPlane().access().revokeRole(
                 callerOf(shared_, *context).token, request->user(), request->role(),
                 request->project()));
+        });
+    }
+
+    Status GrantBreakGlass(ServerContext* context, const v1::BreakGlassRequest* request,
+                           v1::GrantReply* /*reply*/) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().access().grantBreakGlass(
+                callerOf(shared_, *context).token, request->user(), request->role(),
+                request->project(), request->reason(),
+                std::chrono::seconds{request->duration_seconds()}));
+        });
+    }
+
+    Status ListRoles(ServerContext* context, const v1::ListRolesRequest*,
+                     v1::ListRolesReply* reply) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            auto roles = shared_.platform.controlPlane().access().listRoles(
+                callerOf(shared_, *context).token);
+            if (!roles)
+                return Internal::toStatus(roles.error());
+            for (const core::RoleInfo& role : *roles) {
+                v1::Role* out = reply->add_roles();
+                out->set_name(role.name);
+                out->set_builtin(role.builtin);
+                for (const std::string& permission : role.permissions)
+                    out->add_permissions(permission);
+            }
+            return Status::OK;
+        });
+    }
+
+    Status CreateRole(ServerContext* context, const v1::CreateRoleRequest* request,
+                      v1::RoleReply* /*reply*/) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().access().createRole(
+                callerOf(shared_, *context).token, request->name(),
+                {request->permissions().begin(), request->permissions().end()}));
+        });
+    }
+
+    Status DeleteRole(ServerContext* context, const v1::DeleteRoleRequest* request,
+                      v1::RoleReply* /*reply*/) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().access().deleteRole(
+                callerOf(shared_, *context).token, request->name()));
         });
     }
 
@@ -471,6 +638,35 @@ Status invalidUpload(const std::string& sentence)
     return Internal::toStatus(Error(ErrorCode::InvalidArgument, sentence));
 }
 
+void fillDataset(const core::DatasetInfo& info, v1::Dataset& out)
+{
+    out.set_id(info.id);
+    out.set_name(info.name);
+    out.set_version(info.version);
+    out.set_classification(info.classification);
+    out.set_records(info.records);
+    out.set_tokens(info.tokens);
+}
+
+void fillSplit(const dataset::SplitEntry& split, v1::DatasetSplit& out)
+{
+    out.set_records(split.records);
+    out.set_tokens(split.tokens);
+    out.set_shards(split.shards.size());
+}
+
+// What `dataset show` tells of a manifest: no source names, only how many.
+void summarize(const dataset::Manifest& manifest, v1::ManifestSummary& out)
+{
+    out.set_tokenizer(manifest.tokenizer.id);
+    out.set_input_format(manifest.inputFormat);
+    fillSplit(manifest.train, *out.mutable_train());
+    fillSplit(manifest.validation, *out.mutable_validation());
+    for (const auto& [name, count] : manifest.counts)
+        (*out.mutable_counts())[name] = count;
+    out.set_sources(manifest.sources.size());
+}
+
 class DatasetsService final : public v1::Datasets::Service {
 public:
     explicit DatasetsService(Shared& shared)
@@ -486,16 +682,49 @@ public:
                 shared_.platform.controlPlane().datasets().list(callerOf(shared_, *context).token);
             if (!datasets)
                 return Internal::toStatus(datasets.error());
-            for (const core::DatasetInfo& dataset : *datasets) {
-                v1::Dataset* out = reply->add_datasets();
-                out->set_id(dataset.id);
-                out->set_name(dataset.name);
-                out->set_version(dataset.version);
-                out->set_classification(dataset.classification);
-                out->set_records(dataset.records);
-                out->set_tokens(dataset.tokens);
-            }
+            for (const core::DatasetInfo& dataset : *datasets)
+                fillDataset(dataset, *reply->add_datasets());
             return Status::OK;
+        });
+    }
+
+    Status ShowDataset(ServerContext* context, const v1::ShowDatasetRequest* request,
+                       v1::ShowDatasetReply* reply) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            auto info = shared_.platform.controlPlane().datasets().show(
+                callerOf(shared_, *context).token, request->dataset());
+            if (!info)
+                return Internal::toStatus(info.error());
+            fillDataset(*info, *reply->mutable_dataset());
+            reply->set_parent(info->parent);
+            reply->set_creator(info->creator);
+            reply->set_signer(info->signer);
+            reply->set_created_unix(info->created);
+            for (const std::string& reader : info->readers)
+                reply->add_readers(reader);
+            const auto folder = core::datasetFolder(shared_.platform.datasetsRoot(), info->id);
+            if (auto manifest = dataset::loadManifest(folder, info->id); manifest)
+                summarize(*manifest, *reply->mutable_manifest());
+            return Status::OK;
+        });
+    }
+
+    Status GrantRead(ServerContext* context, const v1::ReadGrantRequest* request,
+                     v1::ReadGrantReply* /*reply*/) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().datasets().grantRead(
+                callerOf(shared_, *context).token, request->dataset(), request->user()));
+        });
+    }
+
+    Status RevokeRead(ServerContext* context, const v1::ReadGrantRequest* request,
+                      v1::ReadGrantReply* /*reply*/) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().datasets().revokeRead(
+                callerOf(shared_, *context).token, request->dataset(), request->user()));
         });
     }
 
@@ -538,13 +767,7 @@ public:
         if (!imported)
             return Internal::toStatus(imported.error());
         const core::DatasetInfo& info = imported->info;
-        v1::Dataset* out = reply->mutable_dataset();
-        out->set_id(info.id);
-        out->set_name(info.name);
-        out->set_version(info.version);
-        out->set_classification(info.classification);
-        out->set_records(info.records);
-        out->set_tokens(info.tokens);
+        fillDataset(info, *reply->mutable_dataset());
         reply->set_parent(info.parent);
         reply->set_signer(info.signer);
         reply->set_report_json(imported->report.toJson());

@@ -3,6 +3,7 @@
 // grant and key release is checked and audited (docs/operations/datasets.md).
 #include "commands.h"
 #include "ctl.h"
+#include "dataset_output.h"
 #include "import_flags.h"
 #include "input_file.h"
 #include "list_output.h"
@@ -30,22 +31,6 @@
 
 namespace sealtrain::ctl {
 namespace {
-
-nlohmann::json toJson(const core::DatasetInfo& info)
-{
-    nlohmann::json value = {
-        {"id", info.id},
-        {"name", info.name},
-        {"version", info.version},
-        {"parent", info.parent.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.parent)},
-        {"classification", info.classification},
-        {"creator", info.creator},
-        {"records", info.records},
-        {"tokens", info.tokens},
-        {"signer", info.signer},
-        {"created", toRfc3339(info.created)}};
-    return value;
-}
 
 struct DatasetImportOptions {
     SignedInOptions platform;
@@ -198,7 +183,7 @@ int listDatasets(const CommandRegistry& registry, const ListOptions& options)
         [&](const std::vector<core::DatasetInfo>& datasets) {
             printList(registry.out(), options.json, datasets,
                       fmt::format(kColumns, "NAME", "VERSION", "CLASS", "TOKENS", "CREATED", "ID"),
-                      toJson, [&](const core::DatasetInfo& info) {
+                      datasetJson, [&](const core::DatasetInfo& info) {
                           return fmt::format(kColumns, info.name, info.version, info.classification,
                                              info.tokens, toRfc3339(info.created), info.id);
                       });
@@ -212,28 +197,6 @@ struct ShowOptions {
     bool json = false;
 };
 
-// What `dataset show` prints: the dataset's record, its readers and folder, and from its manifest
-// the tokenizer, the splits and the counts.
-nlohmann::json describeDataset(const core::DatasetInfo& info, const std::filesystem::path& folder)
-{
-    nlohmann::json value = toJson(info);
-    value["readers"] = info.readers;
-    value["folder"] = folder.string();
-    if (auto manifest = dataset::loadManifest(folder, info.id); manifest) {
-        value["tokenizer"] = manifest->tokenizer.id;
-        value["input_format"] = manifest->inputFormat;
-        value["train"] = {{"records", manifest->train.records},
-                          {"tokens", manifest->train.tokens},
-                          {"shards", manifest->train.shards.size()}};
-        value["validation"] = {{"records", manifest->validation.records},
-                               {"tokens", manifest->validation.tokens},
-                               {"shards", manifest->validation.shards.size()}};
-        value["counts"] = manifest->counts;
-        value["sources"] = manifest->sources.size();
-    }
-    return value;
-}
-
 int showDataset(const CommandRegistry& registry, const ShowOptions& options)
 {
     return runSignedIn(
@@ -242,16 +205,13 @@ int showDataset(const CommandRegistry& registry, const ShowOptions& options)
             auto info = platform.controlPlane().datasets().show(session, options.reference);
             if (!info)
                 return info.error();
-            const nlohmann::json value =
-                describeDataset(*info, core::datasetFolder(platform.datasetsRoot(), info->id));
-            if (options.json) {
-                registry.out() << value.dump(2) << '\n';
-                return success();
-            }
-            for (const auto& [key, item] : value.items())
-                registry.out() << fmt::format("{:<15} {}\n", key + ":",
-                                              item.is_string() ? item.get<std::string>()
-                                                               : item.dump());
+            const auto folder = core::datasetFolder(platform.datasetsRoot(), info->id);
+            std::optional<api::ManifestFacts> facts;
+            if (auto manifest = dataset::loadManifest(folder, info->id); manifest)
+                facts = manifestFacts(*manifest);
+            nlohmann::json value = describeDataset(*info, facts);
+            value["folder"] = folder.string();
+            printDescription(registry.out(), value, options.json);
             return success();
         });
 }

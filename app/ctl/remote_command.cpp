@@ -2,15 +2,20 @@
 // sealtrain-control (issue #15, docs/api.md). connect pins the platform CA by the fingerprint an
 // administrator gave (init prints it) and remembers the address; remote sign-in makes a key,
 // signs in with password and TOTP and keeps the key (mode 0600) with the certificate the control
-// plane issued for the session; the other remote commands authenticate with that certificate.
+// plane issued for the session (or, with --reset-code-file, completes a reset without one); the
+// other remote commands authenticate with that certificate. The access administration (roles,
+// sessions, resets, break-glass) is in remote_access_command.cpp.
 // The client folder holds no platform key: only this user's session credential.
+#include "access_output.h"
 #include "audit_filter.h"
 #include "commands.h"
 #include "ctl.h"
+#include "dataset_output.h"
 #include "import_flags.h"
 #include "input_file.h"
 #include "local_platform.h"
 #include "passphrase.h"
+#include "remote_client.h"
 
 #include "sealtrain/api/client.h"
 #include "sealtrain/base/byte_io.h"
@@ -43,25 +48,6 @@ std::filesystem::path defaultClientDir()
         return std::filesystem::path(config) / "sealtrain" / "client";
     const char* home = std::getenv("HOME");
     return std::filesystem::path(home != nullptr ? home : ".") / ".config" / "sealtrain" / "client";
-}
-
-struct ClientOptions {
-    std::filesystem::path clientDir;
-    std::string user;  // --as, else SEALTRAIN_USER
-
-    [[nodiscard]] std::filesystem::path dir() const
-    {
-        return clientDir.empty() ? defaultClientDir() : clientDir;
-    }
-};
-
-void addClientOptions(CLI::App* command, ClientOptions& options, bool withUser)
-{
-    command->add_option("--client-dir", options.clientDir,
-                        "Where this client keeps the pinned CA and its session credentials "
-                        "(default $SEALTRAIN_CLIENT_DIR or ~/.config/sealtrain/client)");
-    if (withUser)
-        command->add_option("--as", options.user, "Whose session to use (default $SEALTRAIN_USER)");
 }
 
 Result<void> writeText(const std::filesystem::path& path, const std::string& text, unsigned mode)
@@ -135,7 +121,22 @@ Result<api::ClientIdentity> loadIdentity(const std::filesystem::path& dir, const
     return api::ClientIdentity{std::move(key).value(), std::move(certificate).value()};
 }
 
-// A client for `options`' user, authenticated by their session certificate.
+}  // namespace
+
+std::filesystem::path ClientOptions::dir() const
+{
+    return clientDir.empty() ? defaultClientDir() : clientDir;
+}
+
+void addClientOptions(CLI::App* command, ClientOptions& options, bool withUser)
+{
+    command->add_option("--client-dir", options.clientDir,
+                        "Where this client keeps the pinned CA and its session credentials "
+                        "(default $SEALTRAIN_CLIENT_DIR or ~/.config/sealtrain/client)");
+    if (withUser)
+        command->add_option("--as", options.user, "Whose session to use (default $SEALTRAIN_USER)");
+}
+
 Result<std::unique_ptr<api::ControlClient>> signedInClient(const ClientOptions& options)
 {
     auto endpoint = loadEndpoint(options.dir());
@@ -149,6 +150,21 @@ Result<std::unique_ptr<api::ControlClient>> signedInClient(const ClientOptions& 
         return identity.error();
     return api::ControlClient::connect(*endpoint, &*identity);
 }
+
+int runRemoteChange(const CommandRegistry& registry, const ClientOptions& options,
+                    const std::function<Result<void>(api::ControlClient&)>& change,
+                    const std::string& done)
+{
+    auto client = signedInClient(options);
+    if (!client)
+        return registry.fail(client.error());
+    if (auto changed = change(**client); !changed)
+        return registry.fail(changed.error());
+    registry.out() << done;
+    return kExitOk;
+}
+
+namespace {
 
 struct ConnectOptions {
     ClientOptions client;
@@ -182,13 +198,39 @@ struct RemoteSignInOptions {
     std::string user;
     std::string passwordFile;
     std::string totpCode;
+    std::string resetCodeFile;
+    std::string totpUriFile;
 };
+
+// The first step back in after a reset, as `session sign-in --reset-code-file` does it locally:
+// the one-time code, a new password, and the new TOTP secret shown once. No session, and no
+// certificate: the user signs in next with the new password and a code.
+int remoteCompleteReset(const CommandRegistry& registry, const RemoteSignInOptions& options,
+                        const api::Endpoint& endpoint)
+{
+    auto completion =
+        readResetCompletion(options.user, options.resetCodeFile, options.passwordFile);
+    if (!completion)
+        return registry.fail(completion.error());
+    auto client = api::ControlClient::connect(endpoint, nullptr);
+    if (!client)
+        return registry.fail(client.error());
+    auto uri = (*client)->completeReset(options.user, completion->code, completion->password);
+    if (!uri)
+        return registry.fail(uri.error());
+    if (auto shown = showCompletedReset(registry.out(), {options.user, *uri}, options.totpUriFile);
+        !shown)
+        return registry.fail(shown.error());
+    return kExitOk;
+}
 
 int remoteSignIn(const CommandRegistry& registry, const RemoteSignInOptions& options)
 {
     auto endpoint = loadEndpoint(options.client.dir());
     if (!endpoint)
         return registry.fail(endpoint.error());
+    if (!options.resetCodeFile.empty())
+        return remoteCompleteReset(registry, options, *endpoint);
     auto password =
         obtainPassphrase(options.passwordFile, fmt::format("Password for {}", options.user), false,
                          kPasswordFileOption);
@@ -349,6 +391,59 @@ int remoteDatasetList(const CommandRegistry& registry, const ClientOptions& opti
                                       dataset.version, dataset.id, dataset.classification,
                                       dataset.records, dataset.tokens);
     return kExitOk;
+}
+
+struct RemoteShowOptions {
+    ClientOptions client;
+    std::string reference;
+    bool json = false;
+};
+
+// What `dataset show` prints for a local data directory, but for the folder (the control
+// plane's own path).
+int remoteDatasetShow(const CommandRegistry& registry, const RemoteShowOptions& options)
+{
+    auto client = signedInClient(options.client);
+    if (!client)
+        return registry.fail(client.error());
+    auto details = (*client)->showDataset(options.reference);
+    if (!details)
+        return registry.fail(details.error());
+    const api::DatasetSummary& summary = details->dataset;
+    core::DatasetInfo info;
+    info.id = summary.id;
+    info.name = summary.name;
+    info.version = summary.version;
+    info.parent = details->parent;
+    info.classification = summary.classification;
+    info.creator = details->creator;
+    info.records = summary.records;
+    info.tokens = summary.tokens;
+    info.signer = details->signer;
+    info.created = details->createdUnix;
+    info.readers = details->readers;
+    printDescription(registry.out(), describeDataset(info, details->manifest), options.json);
+    return kExitOk;
+}
+
+struct RemoteReadGrantOptions {
+    ClientOptions client;
+    std::string reference;
+    std::string user;
+};
+
+// `remote dataset grant` when `grant`, else `remote dataset revoke`.
+int remoteReadGrant(const CommandRegistry& registry, const RemoteReadGrantOptions& options,
+                    bool grant)
+{
+    return runRemoteChange(
+        registry, options.client,
+        [&](api::ControlClient& client) {
+            return grant ? client.grantRead(options.reference, options.user)
+                         : client.revokeRead(options.reference, options.user);
+        },
+        "'" + options.user + (grant ? "' may now read '" : "' may no longer read '")
+            + options.reference + "'.\n");
 }
 
 struct RemoteImportOptions {
@@ -595,8 +690,10 @@ void registerRemoteCommands(CLI::App& app, CommandRegistry& registry)
     signIn->add_option("--user", signInOptions->user, "Who signs in")->required();
     signIn->add_option("--password-file", signInOptions->passwordFile,
                        "Read the password from this file instead of asking");
-    signIn->add_option("--totp-code", signInOptions->totpCode,
-                       "The current code from the authenticator app");
+    auto* totp = signIn->add_option("--totp-code", signInOptions->totpCode,
+                                    "The current code from the authenticator app");
+    addResetCompletionOptions(signIn, totp, signInOptions->resetCodeFile,
+                              signInOptions->totpUriFile);
     addClientOptions(signIn, signInOptions->client, false);
     registry.onRun(signIn,
                    [&registry, signInOptions] { return remoteSignIn(registry, *signInOptions); });
@@ -651,9 +748,33 @@ void registerRemoteCommands(CLI::App& app, CommandRegistry& registry)
             return remoteGrant(registry, *grantOptions, add);
         });
     }
+    registerRemoteAccessCommands(remote, user, grant, registry);
     auto* dataset = remote->add_subcommand("dataset", "Datasets");
     dataset->require_subcommand(1);
     leaf(dataset, "list", "List the datasets you may read", remoteDatasetList);
+    auto showOptions = std::make_shared<RemoteShowOptions>();
+    auto* show = dataset->add_subcommand("show", "Show one dataset: lineage, counts, readers");
+    show->add_option("DATASET", showOptions->reference, "NAME, NAME@VERSION or the id")->required();
+    show->add_flag("--json", showOptions->json, "JSON instead of text");
+    addClientOptions(show, showOptions->client, true);
+    registry.onRun(show,
+                   [&registry, showOptions] { return remoteDatasetShow(registry, *showOptions); });
+    for (const bool grantRead : {true, false}) {
+        auto readOptions = std::make_shared<RemoteReadGrantOptions>();
+        auto* command =
+            dataset->add_subcommand(grantRead ? "grant" : "revoke",
+                                    grantRead ? "Let a user read one dataset version (stewards)"
+                                              : "Take a user's read grant on a dataset away");
+        command
+            ->add_option("DATASET", readOptions->reference,
+                         "NAME (the latest version), NAME@VERSION or id")
+            ->required();
+        command->add_option("USER", readOptions->user, "The user")->required();
+        addClientOptions(command, readOptions->client, true);
+        registry.onRun(command, [&registry, readOptions, grantRead] {
+            return remoteReadGrant(registry, *readOptions, grantRead);
+        });
+    }
     auto importOptions = std::make_shared<RemoteImportOptions>();
     auto* importCommand = dataset->add_subcommand(
         "import", "Upload text, JSONL, CSV or fortune files to the control plane, which screens, "

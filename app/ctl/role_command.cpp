@@ -1,6 +1,7 @@
 // `sealtrainctl role …` and `sealtrainctl grant …`: roles as sets of permissions and who holds
 // them, globally or per project, including time-limited break-glass grants
 // (docs/operations/access-control.md).
+#include "access_output.h"
 #include "commands.h"
 #include "ctl.h"
 #include "list_output.h"
@@ -9,9 +10,7 @@
 #include "sealtrain/core/permissions.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include <charconv>
 #include <memory>
 #include <ostream>
 
@@ -23,8 +22,6 @@ struct RoleOptions {
     std::string name;
     std::vector<std::string> permissions;
 };
-
-constexpr std::string_view kRoleColumns = "{:<16} {:<8} {}\n";
 
 int createRole(const CommandRegistry& registry, const RoleOptions& options)
 {
@@ -80,40 +77,11 @@ void registerRoleCommands(CLI::App* group, CommandRegistry& registry)
         [](core::ControlPlane& plane, const std::string& session) {
             return plane.access().listRoles(session);
         },
-        fmt::format(kRoleColumns, "ROLE", "KIND", "PERMISSIONS"),
-        [](const core::RoleInfo& role) {
-            return nlohmann::json{
-                {"name", role.name}, {"builtin", role.builtin}, {"permissions", role.permissions}};
-        },
-        [](const core::RoleInfo& role) {
-            return fmt::format(kRoleColumns, role.name, role.builtin ? "default" : "custom",
-                               fmt::join(role.permissions, " "));
-        });
+        roleHeader(), roleJson, roleRow);
 
     auto* permissions = group->add_subcommand(
         "permissions", "List every permission this build knows (no data directory needed)");
     registry.onRun(permissions, [&registry] { return listPermissions(registry); });
-}
-
-// "90", "90s", "30m", "4h": seconds; nullopt for anything else.
-std::optional<std::chrono::seconds> parseDuration(const std::string& text)
-{
-    std::int64_t value = 0;
-    const char* end = text.data() + text.size();
-    auto [rest, ec] = std::from_chars(text.data(), end, value);
-    if (ec != std::errc() || rest == text.data() || value <= 0)
-        return std::nullopt;
-    const std::string_view unit(rest, static_cast<std::size_t>(end - rest));
-    std::int64_t factor = 0;
-    if (unit.empty() || unit == "s")
-        factor = 1;
-    else if (unit == "m")
-        factor = 60;
-    else if (unit == "h")
-        factor = 3600;
-    if (factor == 0 || value > std::numeric_limits<std::int64_t>::max() / factor)
-        return std::nullopt;
-    return std::chrono::seconds{value * factor};
 }
 
 struct GrantOptions {
@@ -149,20 +117,15 @@ int removeGrant(const CommandRegistry& registry, const GrantOptions& options)
 int grantBreakGlass(const CommandRegistry& registry, const GrantOptions& options)
 {
     const auto duration = parseDuration(options.duration);
-    if (!duration) {
-        return registry.failUsage("--duration takes a positive number of seconds, optionally "
-                                  "ending in s, m or h (e.g. 2h). Run 'sealtrainctl grant "
-                                  "break-glass --help' for the options.");
-    }
+    if (!duration)
+        return registry.failUsage(badDurationSentence(CommandTree::Local));
     return runSignedInChange(
         registry, options.signedIn,
         [&](core::ControlPlane& plane, const std::string& session) {
             return plane.access().grantBreakGlass(session, options.user, options.role,
                                                   options.project, options.reason, *duration);
         },
-        fmt::format("Granted '{}' to '{}' for {} seconds as break-glass; every action under it "
-                    "is flagged in the audit log.\n",
-                    options.role, options.user, duration->count()));
+        breakGlassGranted(options.role, options.user, *duration));
 }
 
 // One line a grant: ROLE or ROLE@PROJECT, ending in '!' for break-glass.

@@ -2,12 +2,11 @@
 // directory. sign-in stores the token sealed in the user's own file, sessions/<user>.session (or
 // --session-file), and every other command reads it from there (local_platform.h). After a
 // reset, sign-in with --reset-code-file sets the user's new password and TOTP secret instead.
+#include "access_output.h"
 #include "commands.h"
 #include "ctl.h"
 #include "local_platform.h"
 #include "passphrase.h"
-
-#include "sealtrain/audit/tree_head.h"
 
 #include <fmt/format.h>
 
@@ -19,11 +18,6 @@
 
 namespace sealtrain::ctl {
 namespace {
-
-std::string utc(std::int64_t seconds)
-{
-    return audit::formatUtcSeconds(seconds);
-}
 
 struct SignInOptions {
     UnlockOptions unlock;
@@ -50,26 +44,17 @@ Result<std::string> totpCode(const SignInOptions& options)
 // TOTP secret shown once. No session: the user signs in next with the new password and a code.
 int completeReset(const CommandRegistry& registry, const SignInOptions& options)
 {
-    auto resetCode = readPassphraseFile(options.resetCodeFile);
-    if (!resetCode)
-        return registry.fail(resetCode.error());
-    auto password =
-        obtainPassphrase(options.passwordFile, fmt::format("New password for {}", options.user),
-                         true, kPasswordFileOption);
-    if (!password)
-        return registry.fail(password.error());
+    auto completion =
+        readResetCompletion(options.user, options.resetCodeFile, options.passwordFile);
+    if (!completion)
+        return registry.fail(completion.error());
     return runOnPlatform(
         registry, options.unlock, [&](core::DataDirectory& platform) -> Result<void> {
-            const std::string code(resetCode->bytes().begin(), resetCode->bytes().end());
-            auto enrollment =
-                platform.controlPlane().identity().completeReset(options.user, code, *password);
+            auto enrollment = platform.controlPlane().identity().completeReset(
+                options.user, completion->code, completion->password);
             if (!enrollment)
                 return enrollment.error();
-            registry.out() << fmt::format("Set the new password of '{}'.\n", options.user);
-            SEALTRAIN_TRY(showEnrollment(registry.out(), *enrollment, options.totpUriFile));
-            registry.out() << "Now sign in with the new password and a code from the new TOTP "
-                              "secret.\n";
-            return success();
+            return showCompletedReset(registry.out(), *enrollment, options.totpUriFile);
         });
 }
 
@@ -125,14 +110,9 @@ int listSessions(const CommandRegistry& registry, const SignedInOptions& options
             return plane.identity().listSessions(session);
         },
         [&](const std::vector<core::SessionInfo>& sessions) {
-            registry.out() << fmt::format("{:<8} {:<24} {:<21} {:<21} {}\n", "SESSION", "USER",
-                                          "SIGNED IN", "LAST USED", "STATE");
-            for (const auto& s : sessions)
-                registry.out() << fmt::format("{:<8} {:<24} {:<21} {:<21} {}\n", s.id, s.user,
-                                              utc(s.created), utc(s.lastUsed),
-                                              s.revoked   ? "revoked"
-                                              : s.expired ? "expired"
-                                                          : "active");
+            registry.out() << sessionHeader();
+            for (const auto& session : sessions)
+                registry.out() << sessionRow(session);
             return success();
         });
 }
@@ -166,16 +146,7 @@ void registerSignIn(CLI::App* group, CommandRegistry& registry)
     auto* totp =
         command->add_option("--totp-code", options->totpCode,
                             "The 6-digit code from your authenticator app (asked when not given)");
-    auto* reset = command->add_option(
-        "--reset-code-file", options->resetCodeFile,
-        "After a reset: read the one-time reset code from this file (mode 0600), set a new "
-        "password and get a new TOTP secret instead of signing in");
-    command
-        ->add_option("--totp-uri-file", options->totpUriFile,
-                     "With --reset-code-file: write the new otpauth:// URI to this new file (mode "
-                     "0600) instead of printing it")
-        ->needs(reset);
-    reset->excludes(totp);
+    addResetCompletionOptions(command, totp, options->resetCodeFile, options->totpUriFile);
     command->footer("The session is stored for this user alone (sessions/NAME.session in the data "
                     "directory); it ends after 15 idle minutes or 12 hours, on sign-out, or when "
                     "an admin revokes it.");

@@ -1,5 +1,6 @@
 // `sealtrainctl user create|disable|enable|reset|list`: people and their credentials, on a local
 // data directory, as a signed-in admin (docs/operations/access-control.md).
+#include "access_output.h"
 #include "commands.h"
 #include "ctl.h"
 #include "list_output.h"
@@ -69,29 +70,6 @@ int createUser(const CommandRegistry& registry, const UserOptions& options)
         });
 }
 
-// What a reset did, and the one-time code when it took effect: written to `codeFile`, a new
-// file of mode 0600, when one is given, else printed.
-Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
-                       const std::string& codeFile)
-{
-    if (reset.pending()) {
-        out << fmt::format("Requested a reset of '{}', who administers identities; another admin "
-                           "must approve it with 'sealtrainctl user reset {} --approve'.\n",
-                           reset.user, reset.user);
-        return success();
-    }
-    out << fmt::format("Reset '{}': their sessions are revoked and no password or TOTP code "
-                       "works until they set new ones with the one-time reset code.\n",
-                       reset.user);
-    return showSecret(out, reset.resetCode, codeFile, "reset code",
-                      fmt::format("Give {} this reset code out of band (they run 'sealtrainctl "
-                                  "session sign-in --user {} --reset-code-file FILE'):",
-                                  reset.user, reset.user),
-                      fmt::format("Wrote the reset code to {} (mode 0600); give it to {} out of "
-                                  "band, then delete the file.",
-                                  codeFile, reset.user));
-}
-
 int resetUser(const CommandRegistry& registry, const ResetOptions& options)
 {
     return runSignedIn(
@@ -102,7 +80,7 @@ int resetUser(const CommandRegistry& registry, const ResetOptions& options)
                                          : identity.resetUser(session, options.name);
             if (!reset)
                 return reset.error();
-            return showReset(registry.out(), *reset, options.codeFile);
+            return showReset(registry.out(), *reset, options.codeFile, CommandTree::Local);
         });
 }
 
@@ -133,14 +111,7 @@ void registerCredentialCommands(CLI::App* group, CommandRegistry& registry)
         "reset", "Take away a user's password and TOTP secret and give a one-time code with which "
                  "they set new ones; ends their sessions and lockout");
     reset->signedIn.addTo(resetCommand);
-    resetCommand->add_option("NAME", reset->name, "The user name")->required();
-    resetCommand->add_flag("--approve", reset->approve,
-                           "Approve the reset of an admin that another admin requested");
-    resetCommand->add_option("--code-file", reset->codeFile,
-                             "Write the one-time reset code to this new file (mode 0600) instead "
-                             "of printing it");
-    resetCommand->footer("Resetting someone who administers identities only requests it: it takes "
-                         "effect when a second admin runs 'user reset NAME --approve'.");
+    addResetOptions(resetCommand, reset->name, reset->approve, reset->codeFile, CommandTree::Local);
     registry.onRun(resetCommand, [reset, &registry] { return resetUser(registry, *reset); });
 }
 

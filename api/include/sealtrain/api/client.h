@@ -6,9 +6,11 @@
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +50,29 @@ struct UserSummary {
     std::vector<std::string> grants;
 };
 
+struct SessionSummary {
+    std::string id;  // "s<n>"
+    std::string user;
+    std::int64_t createdUnix = 0;
+    std::int64_t lastUsedUnix = 0;
+    bool revoked = false;
+    bool expired = false;  // idle or past its absolute limit
+};
+
+struct RoleSummary {
+    std::string name;
+    bool builtin = false;
+    std::vector<std::string> permissions;
+};
+
+// What a reset did: took effect (`resetCode`, the one-time code to hand over out of band), or
+// waits for a second admin's approval (`pending`, no code).
+struct ResetResult {
+    std::string user;
+    bool pending = false;
+    std::string resetCode;
+};
+
 struct DatasetSummary {
     std::string id;
     std::string name;
@@ -55,6 +80,32 @@ struct DatasetSummary {
     std::string classification;
     std::uint64_t records = 0;
     std::uint64_t tokens = 0;
+};
+
+struct SplitCounts {
+    std::uint64_t records = 0;
+    std::uint64_t tokens = 0;
+    std::uint64_t shards = 0;
+};
+
+// What a dataset's signed manifest says, without the source names.
+struct ManifestFacts {
+    std::string tokenizer;
+    std::string inputFormat;
+    SplitCounts train;
+    SplitCounts validation;
+    std::map<std::string, std::uint64_t> counts;
+    std::uint64_t sources = 0;
+};
+
+struct DatasetDetails {
+    DatasetSummary dataset;
+    std::string parent;
+    std::string creator;
+    std::string signer;
+    std::int64_t createdUnix = 0;
+    std::vector<std::string> readers;
+    std::optional<ManifestFacts> manifest;  // nullopt when the server could not read it
 };
 
 // What an upload asks the control plane to do with the files (docs/api.md, ImportDataset).
@@ -143,18 +194,45 @@ public:
     [[nodiscard]] Result<WhoAmI> whoAmI();
     // Ends the session; its certificate is refused from then on.
     [[nodiscard]] Result<void> signOut();
+    // Every session, newest first (session.manage).
+    [[nodiscard]] Result<std::vector<SessionSummary>> listSessions();
+    // Ends every session of `user`; their client certificates are refused from then on.
+    // Returns how many certificates that revoked.
+    [[nodiscard]] Result<std::uint32_t> revokeSessions(const std::string& user);
     [[nodiscard]] Result<std::vector<UserSummary>> listUsers();
     // The new user's otpauth:// URI (their TOTP secret), to hand over once.
     [[nodiscard]] Result<std::string> createUser(const std::string& name,
                                                  const crypto::SecretBytes& password);
     [[nodiscard]] Result<void> disableUser(const std::string& name);
     [[nodiscard]] Result<void> enableUser(const std::string& name);
+    // Takes away the user's password and TOTP secret; the result holds the one-time reset code,
+    // or says that the reset waits for a second admin (approveReset).
+    [[nodiscard]] Result<ResetResult> resetUser(const std::string& name);
+    [[nodiscard]] Result<ResetResult> approveReset(const std::string& name);
+    // Needs no session: the reset user sets their new password with the one-time code and gets
+    // their new TOTP secret as an otpauth:// URI.
+    [[nodiscard]] Result<std::string> completeReset(const std::string& user,
+                                                    const std::string& resetCode,
+                                                    const crypto::SecretBytes& password);
     // `project` empty: a global grant.
     [[nodiscard]] Result<void> grantRole(const std::string& user, const std::string& role,
                                          const std::string& project);
     [[nodiscard]] Result<void> revokeRole(const std::string& user, const std::string& role,
                                           const std::string& project);
+    // An emergency grant that expires after `duration`; every action under it is flagged.
+    [[nodiscard]] Result<void> grantBreakGlass(const std::string& user, const std::string& role,
+                                               const std::string& project,
+                                               const std::string& reason,
+                                               std::chrono::seconds duration);
+    [[nodiscard]] Result<std::vector<RoleSummary>> listRoles();
+    [[nodiscard]] Result<void> createRole(const std::string& name,
+                                          const std::vector<std::string>& permissions);
+    [[nodiscard]] Result<void> deleteRole(const std::string& name);
     [[nodiscard]] Result<std::vector<DatasetSummary>> listDatasets();
+    // `reference`: the id, NAME (the latest version) or NAME@VERSION.
+    [[nodiscard]] Result<DatasetDetails> showDataset(const std::string& reference);
+    [[nodiscard]] Result<void> grantRead(const std::string& reference, const std::string& user);
+    [[nodiscard]] Result<void> revokeRead(const std::string& reference, const std::string& user);
     // Streams `files` to the control plane, which screens, tokenizes, seals and signs them as a
     // new dataset (or the next version of one); the client never holds a key.
     [[nodiscard]] Result<ImportedDataset> importDataset(const ImportSettings& settings,
@@ -177,6 +255,9 @@ private:
     explicit ControlClient(std::unique_ptr<State> state);
     [[nodiscard]] Result<void> changeGrant(const std::string& user, const std::string& role,
                                            const std::string& project, bool grant);
+    [[nodiscard]] Result<ResetResult> changeReset(const std::string& name, bool approve);
+    [[nodiscard]] Result<void> changeReadGrant(const std::string& reference,
+                                               const std::string& user, bool grant);
     std::unique_ptr<State> state_;
 };
 

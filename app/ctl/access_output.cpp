@@ -1,0 +1,174 @@
+// What the local and the remote access commands share (access_output.h).
+#include "access_output.h"
+
+#include "local_platform.h"
+#include "passphrase.h"
+
+#include "sealtrain/audit/tree_head.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <charconv>
+#include <limits>
+#include <ostream>
+
+namespace sealtrain::ctl {
+namespace {
+
+constexpr std::string_view kRoleColumns = "{:<16} {:<8} {}\n";
+constexpr std::string_view kSessionColumns = "{:<8} {:<24} {:<21} {:<21} {}\n";
+
+// The prefix of the commands that advice names: "sealtrainctl " or "sealtrainctl remote ".
+std::string commandPrefix(CommandTree tree)
+{
+    return tree == CommandTree::Remote ? "sealtrainctl remote " : "sealtrainctl ";
+}
+
+}  // namespace
+
+std::string roleHeader()
+{
+    return fmt::format(kRoleColumns, "ROLE", "KIND", "PERMISSIONS");
+}
+
+std::string roleRow(const core::RoleInfo& role)
+{
+    return fmt::format(kRoleColumns, role.name, role.builtin ? "default" : "custom",
+                       fmt::join(role.permissions, " "));
+}
+
+nlohmann::json roleJson(const core::RoleInfo& role)
+{
+    return nlohmann::json{
+        {"name", role.name}, {"builtin", role.builtin}, {"permissions", role.permissions}};
+}
+
+std::string sessionHeader()
+{
+    return fmt::format(kSessionColumns, "SESSION", "USER", "SIGNED IN", "LAST USED", "STATE");
+}
+
+std::string sessionRow(const core::SessionInfo& session)
+{
+    return fmt::format(kSessionColumns, session.id, session.user,
+                       audit::formatUtcSeconds(session.created),
+                       audit::formatUtcSeconds(session.lastUsed),
+                       session.revoked   ? "revoked"
+                       : session.expired ? "expired"
+                                         : "active");
+}
+
+Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
+                       const std::string& codeFile, CommandTree tree)
+{
+    const std::string prefix = commandPrefix(tree);
+    if (reset.pending()) {
+        out << fmt::format("Requested a reset of '{}', who administers identities; another admin "
+                           "must approve it with '{}user reset {} --approve'.\n",
+                           reset.user, prefix, reset.user);
+        return success();
+    }
+    out << fmt::format("Reset '{}': their sessions are revoked and no password or TOTP code "
+                       "works until they set new ones with the one-time reset code.\n",
+                       reset.user);
+    const std::string signIn = tree == CommandTree::Remote ? "sign-in" : "session sign-in";
+    return showSecret(out, reset.resetCode, codeFile, "reset code",
+                      fmt::format("Give {} this reset code out of band (they run '{}{} --user {} "
+                                  "--reset-code-file FILE'):",
+                                  reset.user, prefix, signIn, reset.user),
+                      fmt::format("Wrote the reset code to {} (mode 0600); give it to {} out of "
+                                  "band, then delete the file.",
+                                  codeFile, reset.user));
+}
+
+void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::string& codeFile,
+                     CommandTree tree)
+{
+    command->add_option("NAME", name, "The user name")->required();
+    command->add_flag("--approve", approve,
+                      "Approve the reset of an admin that another admin requested");
+    command->add_option("--code-file", codeFile,
+                        "Write the one-time reset code to this new file (mode 0600) instead of "
+                        "printing it");
+    command->footer(fmt::format("Resetting someone who administers identities only requests it: "
+                                "it takes effect when a second admin runs '{}user reset NAME "
+                                "--approve'.",
+                                commandPrefix(tree)));
+}
+
+void addResetCompletionOptions(CLI::App* command, CLI::Option* totpCode,
+                               std::string& resetCodeFile, std::string& totpUriFile)
+{
+    auto* reset = command->add_option(
+        "--reset-code-file", resetCodeFile,
+        "After a reset: read the one-time reset code from this file (mode 0600), set a new "
+        "password and get a new TOTP secret instead of signing in");
+    command
+        ->add_option("--totp-uri-file", totpUriFile,
+                     "With --reset-code-file: write the new otpauth:// URI to this new file (mode "
+                     "0600) instead of printing it")
+        ->needs(reset);
+    reset->excludes(totpCode);
+}
+
+Result<ResetCompletion> readResetCompletion(const std::string& user,
+                                            const std::string& resetCodeFile,
+                                            const std::string& passwordFile)
+{
+    auto resetCode = readPassphraseFile(resetCodeFile);
+    if (!resetCode)
+        return resetCode.error();
+    auto password = obtainPassphrase(passwordFile, fmt::format("New password for {}", user), true,
+                                     kPasswordFileOption);
+    if (!password)
+        return password.error();
+    return ResetCompletion{std::string(resetCode->bytes().begin(), resetCode->bytes().end()),
+                           std::move(password).value()};
+}
+
+Result<void> showCompletedReset(std::ostream& out, const core::Enrollment& enrollment,
+                                const std::string& totpUriFile)
+{
+    out << fmt::format("Set the new password of '{}'.\n", enrollment.user);
+    SEALTRAIN_TRY(showEnrollment(out, enrollment, totpUriFile));
+    out << "Now sign in with the new password and a code from the new TOTP secret.\n";
+    return success();
+}
+
+std::optional<std::chrono::seconds> parseDuration(const std::string& text)
+{
+    std::int64_t value = 0;
+    const char* end = text.data() + text.size();
+    auto [rest, ec] = std::from_chars(text.data(), end, value);
+    if (ec != std::errc() || rest == text.data() || value <= 0)
+        return std::nullopt;
+    const std::string_view unit(rest, static_cast<std::size_t>(end - rest));
+    std::int64_t factor = 0;
+    if (unit.empty() || unit == "s")
+        factor = 1;
+    else if (unit == "m")
+        factor = 60;
+    else if (unit == "h")
+        factor = 3600;
+    if (factor == 0 || value > std::numeric_limits<std::int64_t>::max() / factor)
+        return std::nullopt;
+    return std::chrono::seconds{value * factor};
+}
+
+std::string badDurationSentence(CommandTree tree)
+{
+    return fmt::format("--duration takes a positive number of seconds, optionally ending in s, m "
+                       "or h (e.g. 2h). Run '{}grant break-glass --help' for the options.",
+                       commandPrefix(tree));
+}
+
+std::string breakGlassGranted(const std::string& role, const std::string& user,
+                              std::chrono::seconds duration)
+{
+    return fmt::format("Granted '{}' to '{}' for {} seconds as break-glass; every action under it "
+                       "is flagged in the audit log.\n",
+                       role, user, duration.count());
+}
+
+}  // namespace sealtrain::ctl

@@ -1,0 +1,75 @@
+// What the access commands of sealtrainctl share between a local data directory (`role list`,
+// `session list|sign-in`, `user reset`, `grant break-glass`) and sealtrain-control (`remote …`):
+// the same options for a reset and its completion, and the same lines (and JSON) for roles,
+// sessions, resets and break-glass grants.
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/core/access.h"
+#include "sealtrain/core/identity.h"
+#include "sealtrain/crypto/secret_bytes.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+namespace sealtrain::ctl {
+
+// Which command tree a message points the reader to: the local commands or `remote …`.
+enum class CommandTree { Local, Remote };
+
+// `role list`: the header line, one line a role, and a role as JSON (--json).
+[[nodiscard]] std::string roleHeader();
+[[nodiscard]] std::string roleRow(const core::RoleInfo& role);
+[[nodiscard]] nlohmann::json roleJson(const core::RoleInfo& role);
+
+// `session list`: the header line and one line a session (times in UTC).
+[[nodiscard]] std::string sessionHeader();
+[[nodiscard]] std::string sessionRow(const core::SessionInfo& session);
+
+// What a reset did, and the one-time code when it took effect: written to `codeFile`, a new
+// file of mode 0600, when one is given, else printed. The advice names `tree`'s commands.
+[[nodiscard]] Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
+                                     const std::string& codeFile, CommandTree tree);
+
+// `user reset`'s options: NAME, --approve and --code-file, with the footer naming `tree`'s
+// approval command.
+void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::string& codeFile,
+                     CommandTree tree);
+
+// What completing a reset takes, on the sign-in command: --reset-code-file (which excludes
+// `totpCode`, the ordinary sign-in's option) and --totp-uri-file.
+void addResetCompletionOptions(CLI::App* command, CLI::Option* totpCode,
+                               std::string& resetCodeFile, std::string& totpUriFile);
+
+// The one-time code from `resetCodeFile` and the user's new password (from `passwordFile`, else
+// asked twice on the terminal).
+struct ResetCompletion {
+    std::string code;
+    crypto::SecretBytes password;
+};
+[[nodiscard]] Result<ResetCompletion> readResetCompletion(const std::string& user,
+                                                          const std::string& resetCodeFile,
+                                                          const std::string& passwordFile);
+
+// What a completed reset prints: the new TOTP secret (showEnrollment) and what to do next.
+[[nodiscard]] Result<void> showCompletedReset(std::ostream& out,
+                                              const core::Enrollment& enrollment,
+                                              const std::string& totpUriFile);
+
+// "90", "90s", "30m", "4h": a break-glass grant's --duration in seconds; nullopt for anything
+// else.
+[[nodiscard]] std::optional<std::chrono::seconds> parseDuration(const std::string& text);
+
+// The usage error for a --duration that parseDuration refused.
+[[nodiscard]] std::string badDurationSentence(CommandTree tree);
+
+// The line printed once a break-glass grant is made.
+[[nodiscard]] std::string breakGlassGranted(const std::string& role, const std::string& user,
+                                            std::chrono::seconds duration);
+
+}  // namespace sealtrain::ctl

@@ -1,0 +1,77 @@
+// How sealtrainctl shows one dataset (dataset_output.h).
+#include "dataset_output.h"
+
+#include "sealtrain/base/encoding.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+namespace sealtrain::ctl {
+namespace {
+
+nlohmann::json splitJson(const api::SplitCounts& split)
+{
+    return {{"records", split.records}, {"tokens", split.tokens}, {"shards", split.shards}};
+}
+
+api::SplitCounts splitCounts(const dataset::SplitEntry& split)
+{
+    return {split.records, split.tokens, split.shards.size()};
+}
+
+}  // namespace
+
+nlohmann::json datasetJson(const core::DatasetInfo& info)
+{
+    return {
+        {"id", info.id},
+        {"name", info.name},
+        {"version", info.version},
+        {"parent", info.parent.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.parent)},
+        {"classification", info.classification},
+        {"creator", info.creator},
+        {"records", info.records},
+        {"tokens", info.tokens},
+        {"signer", info.signer},
+        {"created", toRfc3339(info.created)}};
+}
+
+api::ManifestFacts manifestFacts(const dataset::Manifest& manifest)
+{
+    return {manifest.tokenizer.id,
+            manifest.inputFormat,
+            splitCounts(manifest.train),
+            splitCounts(manifest.validation),
+            manifest.counts,
+            manifest.sources.size()};
+}
+
+nlohmann::json describeDataset(const core::DatasetInfo& info,
+                               const std::optional<api::ManifestFacts>& manifest)
+{
+    nlohmann::json value = datasetJson(info);
+    value["readers"] = info.readers;
+    if (manifest) {
+        value["tokenizer"] = manifest->tokenizer;
+        value["input_format"] = manifest->inputFormat;
+        value["train"] = splitJson(manifest->train);
+        value["validation"] = splitJson(manifest->validation);
+        value["counts"] = manifest->counts;
+        value["sources"] = manifest->sources;
+    }
+    return value;
+}
+
+void printDescription(std::ostream& out, const nlohmann::json& description, bool json)
+{
+    if (json) {
+        out << description.dump(2) << '\n';
+        return;
+    }
+    for (const auto& [key, item] : description.items())
+        out << fmt::format("{:<15} {}\n", key + ":",
+                           item.is_string() ? item.get<std::string>() : item.dump());
+}
+
+}  // namespace sealtrain::ctl
