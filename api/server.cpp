@@ -242,14 +242,22 @@ public:
     Status SignIn(ServerContext* /*context*/, const v1::SignInRequest* request,
                   v1::SignInReply* reply) override
     {
+        core::ControlPlane& plane = shared_.platform.controlPlane();
+        auto password = crypto::SecretBytes::fromBytes(
+            {reinterpret_cast<const std::uint8_t*>(request->password().data()),
+             request->password().size()});
+        if (!password)
+            return Internal::toStatus(password.error());
+        // The password's Argon2id runs on this thread, in no group, so that it delays no other
+        // call: the account is read between groups, the password checked here, and the sign-in
+        // (the account's state, the TOTP code, the session, the audit entry) commits in a group.
+        core::SignInAttempt attempt = [&] {
+            const std::lock_guard guard(shared_.lock);
+            return plane.identity().startSignIn(request->user());
+        }();
+        attempt.checkPassword(*password);
         return shared_.inGroup([&]() -> Status {
-            core::ControlPlane& plane = shared_.platform.controlPlane();
-            auto password = crypto::SecretBytes::fromBytes(
-                {reinterpret_cast<const std::uint8_t*>(request->password().data()),
-                 request->password().size()});
-            if (!password)
-                return Internal::toStatus(password.error());
-            auto token = plane.identity().signIn(request->user(), *password, request->totp_code());
+            auto token = plane.identity().finishSignIn(attempt, *password, request->totp_code());
             if (!token)
                 return Internal::toStatus(token.error());
             auto session = plane.identity().whoAmI(*token);

@@ -110,49 +110,66 @@ Result<void> AuditedTransactions::recordRefusal(const Caller& caller, const Audi
                          caller.breakGlass);
 }
 
-Result<Caller> AuditedTransactions::authenticate(const std::string& session)
+Result<AuditedTransactions::SessionCheck>
+AuditedTransactions::checkSession(const std::string& session, std::int64_t t)
 {
-    Caller caller;
-    std::int64_t sessionRow = 0;
+    SessionCheck check;
     std::int64_t created = 0;
-    std::int64_t lastUsed = 0;
     bool revoked = false;
     bool disabled = false;
     auto found = database_.queryOne(
         "SELECT s.id, s.created, s.last_used, s.revoked, u.id, u.name, u.disabled "
         "FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?",
         {SqlValue::blob(sessionTokenHash(session))}, [&](const Statement& row) {
-            sessionRow = row.integer(0);
+            check.row = row.integer(0);
             created = row.integer(1);
-            lastUsed = row.integer(2);
+            check.lastUsed = row.integer(2);
             revoked = row.integer(3) != 0;
-            caller.userId = row.integer(4);
-            caller.name = row.text(5);
+            check.caller.userId = row.integer(4);
+            check.caller.name = row.text(5);
             disabled = row.integer(6) != 0;
         });
     if (!found)
         return found.error();
     if (!*found)
         return Error(ErrorCode::Unauthenticated, "The session is not valid; sign in again.");
-    caller.sessionId = "s" + std::to_string(sessionRow);
-    const std::int64_t t = now();
-    const bool expired =
-        t - lastUsed > options_.sessionIdle.count() || t - created > options_.sessionMax.count();
+    check.caller.sessionId = "s" + std::to_string(check.row);
+    const bool expired = t - check.lastUsed > options_.sessionIdle.count()
+                         || t - created > options_.sessionMax.count();
     if (revoked)
         return Error(ErrorCode::Unauthenticated, "The session was revoked; sign in again.");
     if (disabled)
         return Error(ErrorCode::Unauthenticated,
-                     "The account '" + caller.name + "' is disabled; ask an admin.");
+                     "The account '" + check.caller.name + "' is disabled; ask an admin.");
     if (expired)
         return Error(ErrorCode::Unauthenticated, "The session has expired; sign in again.");
-    SEALTRAIN_TRY(database_.run("UPDATE sessions SET last_used = ? WHERE id = ?", {t, sessionRow}));
     auto breakGlass = database_.queryInteger("SELECT count(*) FROM grants WHERE user_id = ? AND "
                                              "break_glass = 1 AND expires > ?",
-                                             {caller.userId, t});
+                                             {check.caller.userId, t});
     if (!breakGlass)
         return breakGlass.error();
-    caller.breakGlass = *breakGlass > 0;
-    return caller;
+    check.caller.breakGlass = *breakGlass > 0;
+    return check;
+}
+
+bool AuditedTransactions::useDue(std::int64_t lastUsed, std::int64_t t) const
+{
+    // At most half the idle timeout, so that a session in use never expires for want of a write.
+    const std::int64_t interval =
+        std::min(options_.sessionUseInterval.count(), options_.sessionIdle.count() / 2);
+    return t - lastUsed >= interval;
+}
+
+Result<Caller> AuditedTransactions::authenticate(const std::string& session)
+{
+    const std::int64_t t = now();
+    auto check = checkSession(session, t);
+    if (!check)
+        return check.error();
+    if (useDue(check->lastUsed, t))
+        SEALTRAIN_TRY(
+            database_.run("UPDATE sessions SET last_used = ? WHERE id = ?", {t, check->row}));
+    return std::move(check->caller);
 }
 
 Result<void> AuditedTransactions::authorize(const Caller& caller, std::string_view permission,
@@ -253,6 +270,20 @@ Result<Caller> AuditedTransactions::admit(const std::string& session, const Audi
                                           const Body& check)
 {
     return enter(session, request, check, false);
+}
+
+Result<Caller> AuditedTransactions::identify(const std::string& session,
+                                             const AuditedRequest& request)
+{
+    // Reads alone decide a valid session whose use is recent; anything else goes through the
+    // transaction, which records the use or audits the refusal.
+    const std::int64_t t = now();
+    if (auto check = checkSession(session, t);
+        check && !useDue(check->lastUsed, t)
+        && authorize(check->caller, request.permission, request.project))
+        return std::move(check->caller);
+    return enter(
+        session, request, [](const Caller&, audit::EntryDraft&) { return success(); }, false);
 }
 
 Result<void> AuditedTransactions::performWithoutSession(const AuditedRequest& request,

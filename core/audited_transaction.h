@@ -125,6 +125,14 @@ public:
     [[nodiscard]] Result<Caller> admit(const std::string& session, const AuditedRequest& request,
                                        const Body& check);
 
+    // The session check alone, for a call that changes nothing and appends no entry on success
+    // (whoAmI): the caller behind `session` when it is valid and holds `request.permission`.
+    // When the session's last use was recorded less than options().sessionUseInterval ago, this
+    // only reads: no transaction, no savepoint, no write. Otherwise (a use to record, a refusal,
+    // an error) it is admit with no check: the use is committed, a refusal audited.
+    [[nodiscard]] Result<Caller> identify(const std::string& session,
+                                          const AuditedRequest& request);
+
     // The door for the calls made before anyone has a session (init, sign-in): `body` makes the
     // change and fills in the entry (actor included). When it fails with the entry's outcome
     // still Ok (the database failed, or init found users already) everything rolls back and the
@@ -153,9 +161,22 @@ public:
     [[nodiscard]] const ControlPlaneOptions& options() const noexcept { return options_; }
 
 private:
+    // A valid session as the session check read it.
+    struct SessionCheck {
+        Caller caller;
+        std::int64_t row = 0;
+        std::int64_t lastUsed = 0;
+    };
+
     [[nodiscard]] Result<Caller> enter(const std::string& session, const AuditedRequest& request,
                                        const Body& body, bool entryOnSuccess);
+    // The session check: checkSession, then the session's use recorded when it is due.
     [[nodiscard]] Result<Caller> authenticate(const std::string& session);
+    // Whether `session` is valid at `t` (known, not revoked, its user enabled, not expired), and
+    // its caller; reads only. Unauthenticated, in one sentence, when it is not.
+    [[nodiscard]] Result<SessionCheck> checkSession(const std::string& session, std::int64_t t);
+    // Whether a use at `t` must be written: the last one written is sessionUseInterval old.
+    [[nodiscard]] bool useDue(std::int64_t lastUsed, std::int64_t t) const;
     // The one permission check: does any unexpired grant of the caller, global or for
     // `project`, give a role that holds `permission`?
     [[nodiscard]] Result<void> authorize(const Caller& caller, std::string_view permission,

@@ -102,10 +102,9 @@ Result<std::optional<Account>> findAccount(const Database& database, const std::
 // Costs what checking a wrong password costs, one Argon2id computation, for the refusals that
 // have no password hash to check against (an unknown name, a disabled, locked or reset account):
 // no timing oracle for user names or account states.
-Result<void> spendOneVerification(const AuditedTransactions& gate,
+Result<void> spendOneVerification(const crypto::Argon2Params& hashing,
                                   const crypto::SecretBytes& password)
 {
-    const auto& hashing = gate.options().passwordHashing;
     const bool atFloor = hashing.opsLimit == crypto::kArgon2Floor.opsLimit
                          && hashing.memLimitBytes == crypto::kArgon2Floor.memLimitBytes;
     if (atFloor) {
@@ -141,18 +140,17 @@ std::optional<std::string> closedAccount(const Account& account, std::int64_t no
     return std::nullopt;
 }
 
-// The TOTP time step the code matches when the password is right too and the code was not used
-// before; else why not (the audit entry's reason).
+// The TOTP time step the code matches when the password is right too (`passwordOk`) and the
+// code was not used before; else why not (the audit entry's reason).
 struct CredentialCheck {
     std::uint64_t step = 0;
     std::string failure;  // empty when both match
 };
 
-CredentialCheck checkCredentials(const Account& account, const crypto::SecretBytes& password,
+CredentialCheck checkCredentials(const Account& account, bool passwordOk,
                                  const std::string& totpCode, const audit::Clock& clock)
 {
     const std::uint64_t step = matchTotp(account.totpSecret, totpStep(clock.now()), totpCode);
-    const bool passwordOk = verifyPassword(account.passwordHash, password);
     if (!passwordOk)
         return {0, "wrong password"};
     if (step == 0)
@@ -394,9 +392,45 @@ Result<Enrollment> Identity::init(const std::string& adminName, const crypto::Se
     return enrollment;
 }
 
-Result<std::string> Identity::signIn(const std::string& name, const crypto::SecretBytes& password,
-                                     const std::string& totpCode)
+void SignInAttempt::checkPassword(const crypto::SecretBytes& password)
 {
+    if (!read_)
+        return;  // finishSignIn reads the account and checks the password itself
+    if (!known_) {
+        checked_ = spendOneVerification(hashing_, password).ok();
+        return;
+    }
+    if (closed_) {
+        checked_ = spendOneVerification(hashing_, password).ok();
+        return;
+    }
+    matched_ = verifyPassword(passwordHash_, password);
+    checked_ = true;
+}
+
+SignInAttempt Identity::startSignIn(const std::string& name)
+{
+    SignInAttempt attempt;
+    attempt.name_ = name;
+    attempt.hashing_ = options_.passwordHashing;
+    // A failed read leaves the attempt unread: finishSignIn reads again, and records the failure.
+    auto account = findAccount(database_, name);
+    if (!account)
+        return attempt;
+    attempt.read_ = true;
+    attempt.known_ = account->has_value();
+    if (attempt.known_) {
+        attempt.closed_ = closedAccount(**account, gate_.now()).has_value();
+        attempt.passwordHash_ = (*account)->passwordHash;
+    }
+    return attempt;
+}
+
+Result<std::string> Identity::finishSignIn(const SignInAttempt& attempt,
+                                           const crypto::SecretBytes& password,
+                                           const std::string& totpCode)
+{
+    const std::string& name = attempt.name_;
     std::string token;
     auto signedIn = gate_.performWithoutSession(
         {"session.sign_in", {}, {}, {"user", name}}, [&](audit::EntryDraft& draft) -> Result<void> {
@@ -407,14 +441,24 @@ Result<std::string> Identity::signIn(const std::string& name, const crypto::Secr
             const std::int64_t t = gate_.now();
             if (!*account) {
                 recordUnknownUser(gate_, name, draft);
-                SEALTRAIN_TRY(spendOneVerification(gate_, password));
+                if (!attempt.checked_)
+                    SEALTRAIN_TRY(spendOneVerification(options_.passwordHashing, password));
                 return refuse(draft, "unknown user", wrongCredentials());
             }
             if (auto closed = closedAccount(**account, t)) {
-                SEALTRAIN_TRY(spendOneVerification(gate_, password));
+                if (!attempt.checked_)
+                    SEALTRAIN_TRY(spendOneVerification(options_.passwordHashing, password));
                 return refuse(draft, *closed, wrongCredentials());
             }
-            const auto check = checkCredentials(**account, password, totpCode, gate_.clock());
+            // The check made before the transaction holds while the hash it used is the
+            // account's; after a change of credentials (or none made) the password is checked
+            // here.
+            const bool checkedThisHash = attempt.checked_ && attempt.known_ && !attempt.closed_
+                                         && attempt.passwordHash_ == (*account)->passwordHash;
+            const bool passwordOk = checkedThisHash
+                                        ? attempt.matched_
+                                        : verifyPassword((*account)->passwordHash, password);
+            const auto check = checkCredentials(**account, passwordOk, totpCode, gate_.clock());
             if (!check.failure.empty()) {
                 SEALTRAIN_TRY(countFailure(database_, options_, **account, t, draft));
                 return refuse(draft, check.failure, wrongCredentials());
@@ -431,6 +475,14 @@ Result<std::string> Identity::signIn(const std::string& name, const crypto::Secr
     return token;
 }
 
+Result<std::string> Identity::signIn(const std::string& name, const crypto::SecretBytes& password,
+                                     const std::string& totpCode)
+{
+    SignInAttempt attempt = startSignIn(name);
+    attempt.checkPassword(password);
+    return finishSignIn(attempt, password, totpCode);
+}
+
 Result<void> Identity::signOut(const std::string& session)
 {
     return gate_.perform(session, {"session.sign_out", {}, {}, {"session", ""}},
@@ -444,8 +496,7 @@ Result<void> Identity::signOut(const std::string& session)
 
 Result<SessionInfo> Identity::whoAmI(const std::string& session)
 {
-    auto caller = gate_.admit(session, {"session.whoami", {}, {}, {"session", ""}},
-                              [](const Caller&, audit::EntryDraft&) { return success(); });
+    auto caller = gate_.identify(session, {"session.whoami", {}, {}, {"session", ""}});
     if (!caller)
         return caller.error();
     SessionInfo info;

@@ -37,6 +37,12 @@ struct ServiceWorld {
 
     std::string session(const std::string& user) { return t.signIn(user, kPassword, uris[user]); }
 
+    // `user`'s TOTP code at the clock's time.
+    std::string totpCode(const std::string& user)
+    {
+        return core::totpCode(totpSecretFromUri(uris[user]), core::totpStep(t.clock.now()));
+    }
+
     // The newest committed entry.
     audit::Entry last() const
     {

@@ -57,12 +57,15 @@ private slots:
         QCOMPARE(entry.actor.id, std::string("alice"));
         QCOMPARE(entry.reason, granted.error().message());
 
-        // A failure while checking the session (the session's row can not be updated).
+        // A failure while checking the session (the session's use, due again once the interval
+        // has passed, can not be written).
         QVERIFY(w.t.database
                     ->execute("CREATE TRIGGER broken_sessions BEFORE UPDATE ON sessions BEGIN "
                               "SELECT RAISE(ABORT, 'the disk failed'); END")
                     .ok());
-        auto listed = w.t.plane->auditQueries().read(w.session("auditor-user"), 0, 1);
+        const auto auditor = w.session("auditor-user");
+        w.t.clock.advance(core::ControlPlaneOptions{}.sessionUseInterval);
+        auto listed = w.t.plane->auditQueries().read(auditor, 0, 1);
         QVERIFY(!listed.ok());
         entry = w.last();
         QCOMPARE(entry.action, std::string("audit.read"));
@@ -103,6 +106,61 @@ private slots:
         QVERIFY(!w.t.plane->auditQueries().read(signedOut, 0, 1).ok());
         QVERIFY(!w.t.plane->auditQueries().read("st_forged", 0, 1).ok());
         QCOMPARE(w.last().actor.id, std::string("unknown"));
+    }
+
+    // A session's use is written at most once per sessionUseInterval (60 s; issue #15): a check
+    // inside the interval only reads (it needs no write lock, which another connection holds,
+    // and leaves last_used as it was), the first one past it writes, a session in use never
+    // expires, and the idle timeout still ends an unused one, at most the interval early.
+    void sessionUseIsWrittenOncePerInterval()
+    {
+        testing::ServiceWorld w;
+        auto& identity = w.t.plane->identity();
+        const auto session = w.session("auditor-user");
+        const std::int64_t row = std::stoll(identity.whoAmI(session)->id.substr(1));
+        const auto lastUsed = [&] {
+            return w.t.database->queryInteger("SELECT last_used FROM sessions WHERE id = ?", {row})
+                .value();
+        };
+        const std::int64_t signedIn = lastUsed();
+        const auto entries = w.t.plane->auditLog().size();
+        {
+            core::DatabaseOptions impatient;
+            impatient.busyTimeout = std::chrono::milliseconds(100);
+            auto other = core::Database::open(w.t.path(), testing::databaseKey(7), impatient);
+            QVERIFY(other.ok());
+            auto writing = (*other)->begin();
+            QVERIFY(writing.ok());
+            w.t.clock.advance(std::chrono::seconds{59});
+            auto inside = identity.whoAmI(session);
+            QVERIFY2(inside.ok(), inside.ok() ? "" : inside.error().message().c_str());
+        }
+        QCOMPARE(lastUsed(), signedIn);
+        QCOMPARE(w.t.plane->auditLog().size(), entries);
+
+        w.t.clock.advance(std::chrono::seconds{1});
+        QVERIFY(identity.whoAmI(session).ok());
+        QCOMPARE(lastUsed(), signedIn + 60);
+        QCOMPARE(w.t.plane->auditLog().size(), entries);  // a success appends nothing
+
+        // Used 30 s after the written use (not written), then idle: it expires 871 s after that
+        // last use, 901 s after the written one.
+        w.t.clock.advance(std::chrono::seconds{30});
+        QVERIFY(identity.whoAmI(session).ok());
+        QCOMPARE(lastUsed(), signedIn + 60);
+        w.t.clock.advance(std::chrono::seconds{871});
+        auto idle = identity.whoAmI(session);
+        QVERIFY(!idle.ok());
+        QCOMPARE(idle.error().code(), ErrorCode::Unauthenticated);
+        QCOMPARE(w.last().action, std::string("session.whoami"));
+        QCOMPARE(w.last().outcome, audit::Outcome::Denied);
+
+        // A session used every 50 s for longer than the idle timeout stays valid.
+        const auto busy = w.session("auditor-user");
+        for (int i = 0; i < 30; ++i) {
+            w.t.clock.advance(std::chrono::seconds{50});
+            QVERIFY(identity.whoAmI(busy).ok());
+        }
     }
 };
 

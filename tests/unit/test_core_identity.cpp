@@ -74,16 +74,12 @@ private slots:
     {
         testing::ServiceWorld w;
         auto& identity = w.t.plane->identity();
-        const auto code = [&](const std::string& user) {
-            return core::totpCode(testing::totpSecretFromUri(w.uris[user]),
-                                  core::totpStep(w.t.clock.now()));
-        };
         const auto fail = [&](const std::string& user) {
-            QVERIFY(!identity.signIn(user, secret("wrong password!!"), code(user)).ok());
+            QVERIFY(!identity.signIn(user, secret("wrong password!!"), w.totpCode(user)).ok());
         };
         // The right password and a fresh code, now.
         const auto signInNow = [&](const std::string& user) {
-            return identity.signIn(user, secret(kPassword), code(user)).ok();
+            return identity.signIn(user, secret(kPassword), w.totpCode(user)).ok();
         };
         const auto lock = [&](const std::string& user) {
             for (int i = 0; i < 5; ++i)
@@ -246,7 +242,62 @@ private slots:
             QCOMPARE(entry.outcome, audit::Outcome::Denied);
             QCOMPARE(entry.actor.id, attempt.user == "nobody" ? "unknown" : attempt.user);
             QVERIFY2(entry.reason.starts_with(attempt.reason), entry.reason.c_str());
+
+            // Finished without its password checked first, an attempt costs the same.
+            const auto unchecked = identity.startSignIn(attempt.user);
+            const auto beforeUnchecked = core::argon2idComputations();
+            QVERIFY(!identity.finishSignIn(unchecked, secret(password), "000000").ok());
+            QCOMPARE(core::argon2idComputations() - beforeUnchecked, std::uint64_t{1});
+            QVERIFY2(w.last().reason.starts_with(attempt.reason), w.last().reason.c_str());
         }
+    }
+
+    // sealtrain-control checks the password before its group commit (startSignIn,
+    // checkPassword, finishSignIn): the Argon2id computation is checkPassword's, finishing
+    // spends none and audits what signIn audits, and a password checked against a hash that a
+    // reset has since replaced is checked again, so the old password no longer signs in.
+    void signInChecksThePasswordBeforeItsTransaction()
+    {
+        testing::ServiceWorld w;
+        auto& identity = w.t.plane->identity();
+        w.t.clock.advance(core::kTotpStep);
+
+        auto attempt = identity.startSignIn("engineer-user");
+        auto before = core::argon2idComputations();
+        attempt.checkPassword(secret(kPassword));
+        QCOMPARE(core::argon2idComputations() - before, std::uint64_t{1});
+        before = core::argon2idComputations();
+        auto token = identity.finishSignIn(attempt, secret(kPassword), w.totpCode("engineer-user"));
+        QVERIFY2(token.ok(), token.ok() ? "" : token.error().message().c_str());
+        QCOMPARE(core::argon2idComputations() - before, std::uint64_t{0});
+        QVERIFY(identity.whoAmI(*token).ok());
+        QCOMPARE(w.last().action, std::string("session.sign_in"));
+        QCOMPARE(w.last().outcome, audit::Outcome::Ok);
+
+        auto wrong = identity.startSignIn("auditor-user");
+        wrong.checkPassword(secret("wrong password!!"));
+        before = core::argon2idComputations();
+        auto refused =
+            identity.finishSignIn(wrong, secret("wrong password!!"), w.totpCode("auditor-user"));
+        QVERIFY(!refused.ok());
+        QCOMPARE(core::argon2idComputations() - before, std::uint64_t{0});
+        QCOMPARE(w.last().outcome, audit::Outcome::Denied);
+        QCOMPARE(w.last().reason, std::string("wrong password"));
+
+        auto stale = identity.startSignIn("approver-user");
+        stale.checkPassword(secret(kPassword));
+        auto reset = identity.resetUser(w.admin, "approver-user");
+        QVERIFY(reset.ok() && !reset->pending());
+        auto enrolled = identity.completeReset("approver-user", reset->resetCode,
+                                               secret("another long enough passphrase"));
+        QVERIFY(enrolled.ok());
+        w.uris["approver-user"] = enrolled->otpauthUri;
+        w.t.clock.advance(core::kTotpStep);
+        before = core::argon2idComputations();
+        auto old = identity.finishSignIn(stale, secret(kPassword), w.totpCode("approver-user"));
+        QVERIFY(!old.ok());
+        QCOMPARE(core::argon2idComputations() - before, std::uint64_t{1});
+        QCOMPARE(w.last().reason, std::string("wrong password"));
     }
 
     // Issue #13 item 7: a reset leaves no password and no TOTP secret; the old ones no longer

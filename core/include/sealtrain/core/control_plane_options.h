@@ -17,6 +17,10 @@ struct ControlPlaneOptions {
     std::chrono::seconds maxLockout{3600};   // the back-off's ceiling
     std::chrono::seconds sessionIdle{900};   // a session unused this long expires
     std::chrono::seconds sessionMax{43200};  // and every session expires this long after sign-in
+    // A session's last use is written at most this often (at most half of sessionIdle), so that
+    // most calls check their session with reads alone; an idle session then expires between
+    // sessionIdle minus this and sessionIdle after its last use, never later.
+    std::chrono::seconds sessionUseInterval{60};
     std::chrono::seconds maxBreakGlass{14400};
     std::string totpIssuer = "Sealtrain";
 };

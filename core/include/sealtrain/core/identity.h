@@ -54,6 +54,26 @@ struct UserInfo {
 // whose calls name a user (access, datasets).
 [[nodiscard]] Result<std::int64_t> userIdByName(const Database& database, const std::string& name);
 
+// A sign-in between Identity::startSignIn and finishSignIn: the account as it was read, and
+// what checking the password against it found.
+class SignInAttempt final {
+public:
+    // One Argon2id computation, whatever the account: an unknown, disabled, locked or reset one
+    // costs what a wrong password costs. Reads and writes no database, so it needs no lock.
+    void checkPassword(const crypto::SecretBytes& password);
+
+private:
+    friend class Identity;
+    std::string name_;
+    bool read_ = false;    // false when reading the account failed: finishSignIn does it all
+    bool known_ = false;   // the name is a user's
+    bool closed_ = false;  // disabled, locked or reset when read
+    std::string passwordHash_;
+    crypto::Argon2Params hashing_;  // for the computation that stands in for a missing hash
+    bool checked_ = false;          // one Argon2id computation was spent
+    bool matched_ = false;          // the password matches passwordHash_, when checked and open
+};
+
 class Identity final {
 public:
     // `gate`, `access` and `options` must outlive this object.
@@ -64,12 +84,24 @@ public:
                                           const crypto::SecretBytes& password);
 
     // Password and TOTP code; returns a new session token (only its SHA-256 is stored).
+    // startSignIn, SignInAttempt::checkPassword and finishSignIn in a row.
     [[nodiscard]] Result<std::string> signIn(const std::string& name,
                                              const crypto::SecretBytes& password,
                                              const std::string& totpCode);
+    // signIn in three steps, so that its Argon2id computation holds no transaction (a daemon
+    // checks the password outside its group commit): read the account (reads only, no
+    // transaction), check the password (no database), then finish: the audited transaction
+    // that checks the account's state and the TOTP code, counts a failure or issues the session,
+    // and appends the entry, as signIn does. A password checked against a hash that has since
+    // changed (a reset) is checked again there.
+    [[nodiscard]] SignInAttempt startSignIn(const std::string& name);
+    [[nodiscard]] Result<std::string> finishSignIn(const SignInAttempt& attempt,
+                                                   const crypto::SecretBytes& password,
+                                                   const std::string& totpCode);
     [[nodiscard]] Result<void> signOut(const std::string& session);
     // The caller's own session: its id ("s<n>") and user, for any signed-in user. A success
-    // appends nothing (it changes nothing); a refusal is audited like any other.
+    // appends nothing (it changes nothing), and within options.sessionUseInterval of the
+    // session's last recorded use it writes nothing either; a refusal is audited like any other.
     [[nodiscard]] Result<SessionInfo> whoAmI(const std::string& session);
 
     [[nodiscard]] Result<Enrollment> createUser(const std::string& session, const std::string& name,
