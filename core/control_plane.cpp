@@ -16,6 +16,7 @@ ControlPlane::ControlPlane(Database& database, const audit::AuditKey* auditKey,
     , identity_(*gate_, access_, options_)
     , submissions_(*gate_)
     , datasets_(*gate_)
+    , jobs_(*gate_, parseJobPolicy(defaultJobPolicyText()).value())
     , auditQueries_(*gate_)
     , keyringChanges_(*gate_)
 {

@@ -305,6 +305,23 @@ struct DataDirectory::State {
         if (!openedPlane)
             return openedPlane.error();
         plane = std::move(*openedPlane);
+        return loadJobPolicy();
+    }
+
+    // The admin's job policy, when there is one; a malformed one stops the open, naming the field.
+    Result<void> loadJobPolicy()
+    {
+        const auto path = file(dataDir, datadir::kJobPolicy);
+        std::error_code ec;
+        if (!std::filesystem::exists(path, ec))
+            return success();
+        auto text = readWholeFile(path);
+        if (!text)
+            return text.error();
+        auto policy = parseJobPolicy(*text);
+        if (!policy)
+            return policy.error().withContext(fmt::format("In '{}'", path.string()));
+        plane->jobs().setPolicy(std::move(policy).value());
         return success();
     }
 

@@ -123,6 +123,34 @@ CREATE TABLE pending_resets (
 );
 )sql";
 
+// Version 5 (issue #16): training jobs, their canonical spec and its SHA-256, the vetting report,
+// who approved which spec (an edit clears it), restarts and GPU hours (in thousandths).
+constexpr std::string_view kSchemaV5 = R"sql(
+CREATE TABLE jobs (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    project TEXT NOT NULL,
+    state TEXT NOT NULL,
+    submitter INTEGER NOT NULL REFERENCES users(id),
+    approver INTEGER REFERENCES users(id),
+    spec TEXT NOT NULL,
+    spec_hash BLOB NOT NULL,
+    approved_hash BLOB,
+    dataset_id TEXT,
+    pool TEXT NOT NULL,
+    priority INTEGER NOT NULL DEFAULT 0,
+    vetting TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    restarts INTEGER NOT NULL DEFAULT 0,
+    max_restarts INTEGER NOT NULL,
+    gpu_millihours_limit INTEGER NOT NULL,
+    gpu_millihours_used INTEGER NOT NULL DEFAULT 0,
+    created INTEGER NOT NULL,
+    updated INTEGER NOT NULL
+);
+CREATE INDEX jobs_by_project ON jobs (project, state);
+)sql";
+
 int checkedResult(int rc)
 {
     return rc & 0xff;  // primary result code
@@ -172,7 +200,7 @@ Result<crypto::SecretBytes> deriveDatabaseKey(const crypto::Kek& kek)
 const std::vector<Migration>& migrations()
 {
     static const std::vector<Migration> kMigrations{
-        {1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}};
+        {1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}};
     return kMigrations;
 }
 

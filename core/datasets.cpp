@@ -113,11 +113,7 @@ AuditedRequest datasetRequest(const Database& database, const std::string& actio
     return {action, permission, {}, {"dataset", found ? found->id : reference}};
 }
 
-// The dataset `reference`, and whether the user `userId` holds a read grant on it.
-struct ReaderView {
-    DatasetInfo dataset;
-    bool granted = false;
-};
+using ReaderView = DatasetReaderView;
 
 Result<ReaderView> findForReader(const Database& database, const std::string& reference,
                                  std::int64_t userId)
@@ -412,6 +408,12 @@ Result<DatasetInfo> Datasets::authorizeRead(const std::string& session,
             draft.details.push_back(audit::textDetail("classification", dataset.classification));
             return dataset;
         });
+}
+
+Result<DatasetReaderView> datasetForReader(const Database& database, const std::string& reference,
+                                           std::int64_t userId)
+{
+    return findForReader(database, reference, userId);
 }
 
 }  // namespace sealtrain::core

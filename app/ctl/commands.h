@@ -95,5 +95,6 @@ void registerSessionCommands(CLI::App& app, CommandRegistry& registry);       //
 void registerCheckpointCommands(CLI::App& app, CommandRegistry& registry);    // checkpoint verify
 void registerTrainCommand(CLI::App& app, CommandRegistry& registry);          // train, sample
 void registerRemoteCommands(CLI::App& app, CommandRegistry& registry);        // connect, remote
+void registerJobCommands(CLI::App& app, CommandRegistry& registry);           // job
 
 }  // namespace sealtrain::ctl

@@ -50,6 +50,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     registerCheckpointCommands(app, registry);
     registerTrainCommand(app, registry);
     registerRemoteCommands(app, registry);
+    registerJobCommands(app, registry);
 
     // CLI11 wants the arguments last-first.
     std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -135,3 +135,12 @@ private:
         if (auto sealtrain_try_result_ = (expr); !sealtrain_try_result_.ok())                      \
             return sealtrain_try_result_.error();                                                  \
     } while (false)
+
+// Moves the value of an expression returning Result<T> into `target`, or propagates its error.
+#define SEALTRAIN_ASSIGN(target, expr)                                                             \
+    do {                                                                                           \
+        auto sealtrain_assign_result_ = (expr);                                                    \
+        if (!sealtrain_assign_result_.ok())                                                        \
+            return sealtrain_assign_result_.error();                                               \
+        (target) = std::move(sealtrain_assign_result_).value();                                    \
+    } while (false)

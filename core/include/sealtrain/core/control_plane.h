@@ -15,6 +15,7 @@
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/datasets.h"
 #include "sealtrain/core/identity.h"
+#include "sealtrain/core/jobs.h"
 #include "sealtrain/core/keyring_changes.h"
 #include "sealtrain/core/submissions.h"
 #include "sealtrain/crypto/signing.h"
@@ -46,6 +47,8 @@ public:
     [[nodiscard]] Submissions& submissions() noexcept { return submissions_; }
     // Sealed datasets: import, listing, read grants, the read-key release check.
     [[nodiscard]] Datasets& datasets() noexcept { return datasets_; }
+    // Training jobs: submission, vetting, approval and the runs' transitions.
+    [[nodiscard]] Jobs& jobs() noexcept { return jobs_; }
     // Reading and exporting the audit log.
     [[nodiscard]] AuditQueries& auditQueries() noexcept { return auditQueries_; }
     // Rotating, retiring and re-wrapping KEKs, the passphrase, the keyring's generation.
@@ -66,6 +69,7 @@ private:
     Identity identity_;
     Submissions submissions_;
     Datasets datasets_;
+    Jobs jobs_;
     AuditQueries auditQueries_;
     KeyringChanges keyringChanges_;
 };

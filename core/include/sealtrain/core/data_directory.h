@@ -15,6 +15,7 @@
 //   datasets/           one folder per dataset id (docs/formats/dataset.md)
 //   runs/               the daemon's training runs (sealed, signed checkpoints)
 //   lock                held (flock) by the one process that has the directory open
+//   job-policy.json     the job policy an admin edits (optional; read at open)
 //
 // Opening unlocks the keyring, opens the database (re-keying it first when a rotation of the
 // `database` KEK was interrupted before the re-key), unseals the signing key and the CA, derives
@@ -60,6 +61,8 @@ inline constexpr std::string_view kSessions = "sessions";  // one sealed token p
 inline constexpr std::string_view kDatasets = "datasets";  // one folder per dataset id
 // Locked (flock, exclusive) by the process that has the directory open: one writer at a time.
 inline constexpr std::string_view kLock = "lock";
+// The admin's job policy (docs/formats/job-policy.md); absent: the built-in default.
+inline constexpr std::string_view kJobPolicy = "job-policy.json";
 // The keyring KEK that seals dataset shards.
 inline constexpr std::string_view kDatasetsKekId = "datasets";
 }  // namespace datadir

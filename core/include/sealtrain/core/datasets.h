@@ -55,6 +55,17 @@ class AuditedTransactions;
 struct Caller;
 class Database;
 
+// The dataset `reference` names, and whether the user `userId` holds a read grant on it.
+struct DatasetReaderView {
+    DatasetInfo dataset;
+    bool granted = false;
+};
+
+// Reads only, for a check inside another audited call (a job's vetting); NotFound or
+// InvalidArgument, in one sentence, for a reference that names no dataset.
+[[nodiscard]] Result<DatasetReaderView>
+datasetForReader(const Database& database, const std::string& reference, std::int64_t userId);
+
 // A dataset reference is its id ("sha256:…"), NAME (the latest version) or NAME@VERSION.
 class Datasets final {
 public:

@@ -1,0 +1,82 @@
+// A training job's specification (issue #16): what an engineer submits, policy vets and a second
+// person approves. Written as JSON or YAML (docs/formats/job-spec.md; the JSON Schema is
+// resources/job-spec.schema.json); parsed strictly, every field checked, unknown fields refused,
+// each error naming the field. The approval binds to the SHA-256 of the canonical form: the spec
+// with every default filled in, as compact JSON with sorted keys, so that any change of what
+// would run changes the hash.
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/crypto/hash.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sealtrain::core {
+
+inline constexpr std::int64_t kJobSpecVersion = 1;
+
+struct JobSpec {
+    std::string name;     // [a-z0-9_-]{1,64}
+    std::string project;  // [a-z0-9_-]{1,64}
+    std::string dataset;  // id ("sha256:…"), NAME or NAME@VERSION
+
+    struct Model {
+        std::int64_t layers = 4;
+        std::int64_t heads = 4;
+        std::int64_t width = 128;  // a multiple of heads
+        std::int64_t context = 128;
+    } model;
+    struct Optimizer {
+        double lr = 6e-4;
+        double minLr = 6e-5;
+        std::int64_t warmup = 0;
+        double weightDecay = 0.1;
+        double clip = 1.0;  // 0: none
+    } optimizer;
+    struct Schedule {
+        std::int64_t steps = 0;  // required
+        std::int64_t batch = 8;
+        std::int64_t gradAccum = 1;
+        std::int64_t seed = 1337;
+    } schedule;
+    struct Checkpoints {
+        std::int64_t every = 0;  // 0: only at the end
+        std::int64_t keep = 3;   // 0: all
+    } checkpoints;
+    struct Validation {
+        std::int64_t every = 0;  // 0: none
+        std::int64_t batches = 8;
+    } validation;
+    struct Resources {
+        std::string pool;             // the worker pool; required
+        std::string device = "auto";  // cpu, cuda or auto
+        std::int64_t nodes = 1;
+        std::int64_t gpusPerNode = 0;
+        std::int64_t threads = 0;  // per rank; 0: the defaults
+    } resources;
+    struct Limits {
+        double gpuHours = 0.0;  // what the job may use; 0: no GPU time
+        std::int64_t maxRestarts = 2;
+    } limits;
+    std::int64_t priority = 0;  // higher first, -100..100
+};
+
+// Parses and checks a spec (JSON when it starts with '{', else YAML). InvalidArgument with one
+// sentence naming the field ("The field 'schedule.steps' …") for anything malformed, missing,
+// out of range or unknown.
+[[nodiscard]] Result<JobSpec> parseJobSpec(std::string_view text);
+
+// The canonical JSON of `spec` (every field, sorted keys, no spaces): what is stored and hashed.
+[[nodiscard]] std::string canonicalJobSpec(const JobSpec& spec);
+
+// SHA-256 of canonicalJobSpec(spec): what an approval binds to.
+[[nodiscard]] crypto::Sha256Digest jobSpecHash(const JobSpec& spec);
+
+// The spec's model, optimizer, schedule, checkpoint, validation and thread settings as
+// sealtrain-train options (paths, keys and the dataset are the launcher's).
+[[nodiscard]] std::vector<std::string> trainerArguments(const JobSpec& spec);
+
+}  // namespace sealtrain::core

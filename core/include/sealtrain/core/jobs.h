@@ -1,0 +1,143 @@
+// Training jobs (issue #16; ARCHITECTURE.md "Jobs"): the state machine
+//   submitted → vetted (automatic policy) → approved (a second person) → running →
+//   succeeded | failed | cancelled, with rejected (by policy or by an approver),
+// the automatic vetting against the admin's policy file, and the four-eyes rule: an approval
+// binds to the SHA-256 of the exact canonical spec (job_spec.h), any edit voids it, the submitter
+// can never approve, and nothing runs without it. Every call goes through the audited
+// transaction: each transition, allowed or refused, is in the audit log.
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/core/job_spec.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sealtrain::core {
+
+// What the admin decides in the policy file (docs/formats/job-policy.md; the default is
+// resources/job-policy.json): which classifications each worker pool may see, caps on resources
+// and hyper-parameters, and GPU-hour budgets per project.
+struct JobPolicy {
+    std::map<std::string, std::vector<std::string>> poolClassifications;
+    struct Caps {
+        std::int64_t nodes = 1;
+        std::int64_t gpusPerNode = 8;
+        std::int64_t steps = 1'000'000;
+        std::int64_t layers = 48;
+        std::int64_t width = 8192;
+        std::int64_t context = 8192;
+        std::int64_t batch = 4096;
+        double lr = 0.1;
+        std::int64_t maxRestarts = 10;
+        double gpuHours = 1000.0;
+    } caps;
+    struct Budget {
+        double gpuHours = 0.0;
+        double alertAt = 0.8;  // share of the budget at which vetting warns
+    };
+    std::map<std::string, Budget> budgets;  // by project; a project without one has none
+};
+
+// Parses a policy file (JSON); InvalidArgument naming the field otherwise.
+[[nodiscard]] Result<JobPolicy> parseJobPolicy(std::string_view text);
+// The policy a data directory starts with (the same text as resources/job-policy.json).
+[[nodiscard]] const char* defaultJobPolicyText() noexcept;
+
+enum class JobState {
+    Submitted,
+    Vetted,
+    Rejected,
+    Approved,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled
+};
+
+[[nodiscard]] const char* jobStateName(JobState state) noexcept;
+
+struct VettingCheck {
+    std::string check;  // "spec", "dataset", "classification", "caps", "budget"
+    bool ok = false;
+    std::string detail;
+};
+
+struct JobInfo {
+    std::int64_t id = 0;
+    std::string name;
+    std::string project;
+    JobState state = JobState::Submitted;
+    std::string submitter;
+    std::string approver;  // empty until approved
+    std::string specJson;  // canonical
+    std::string specSha256;
+    std::string datasetId;  // resolved at vetting; empty when it could not be
+    std::string pool;
+    std::int64_t priority = 0;
+    std::vector<VettingCheck> vetting;
+    std::string reason;  // why it was rejected, failed or cancelled
+    std::int64_t restarts = 0;
+    std::int64_t maxRestarts = 0;
+    double gpuHoursLimit = 0.0;
+    double gpuHoursUsed = 0.0;
+    std::int64_t created = 0;
+    std::int64_t updated = 0;
+
+    [[nodiscard]] bool vettingPassed() const;
+};
+
+class AuditedTransactions;
+class Database;
+class Datasets;
+
+class Jobs final {
+public:
+    // `gate` and `datasets` must outlive this object; `policy` is copied (setPolicy replaces it).
+    Jobs(AuditedTransactions& gate, JobPolicy policy);
+
+    void setPolicy(JobPolicy policy);
+
+    // job.submit in the spec's project. The spec is parsed (InvalidArgument naming the field,
+    // audited as failed) and vetted at once: the job is vetted, or rejected with the report.
+    [[nodiscard]] Result<JobInfo> submit(const std::string& session, std::string_view specText);
+    // The submitter replaces the spec (same project); every approval is void, and the new spec
+    // is vetted. Not once the job runs or has ended.
+    [[nodiscard]] Result<JobInfo> edit(const std::string& session, std::int64_t id,
+                                       std::string_view specText);
+    // Vets again under the current policy (after the admin changed it): the submitter or an
+    // approver, while the job is submitted, vetted or rejected by policy.
+    [[nodiscard]] Result<JobInfo> vet(const std::string& session, std::int64_t id);
+    // job.approve in the job's project, by someone other than the submitter, of a vetted job,
+    // for exactly `specSha256` (hex), the spec the approver reviewed.
+    [[nodiscard]] Result<JobInfo> approve(const std::string& session, std::int64_t id,
+                                          const std::string& specSha256);
+    // job.approve, not the submitter: the job will not run; `reason` is kept and audited.
+    [[nodiscard]] Result<JobInfo> reject(const std::string& session, std::int64_t id,
+                                         const std::string& reason);
+    // The submitter or an approver ends a job that has not ended.
+    [[nodiscard]] Result<JobInfo> cancel(const std::string& session, std::int64_t id,
+                                         const std::string& reason);
+    [[nodiscard]] Result<JobInfo> show(const std::string& session, std::int64_t id);
+    // The jobs the caller may see (job.submit or job.approve, globally or in their projects),
+    // newest first.
+    [[nodiscard]] Result<std::vector<JobInfo>> list(const std::string& session);
+
+    // The dispatcher's step (the control plane itself, no session): an approved job starts
+    // running. Refused, and audited, unless someone other than the submitter approved exactly
+    // the current spec.
+    [[nodiscard]] Result<JobInfo> start(std::int64_t id);
+    // How a run ended, with the GPU hours it used (accounted against the project's budget).
+    [[nodiscard]] Result<JobInfo> finish(std::int64_t id, bool succeeded, double gpuHoursUsed,
+                                         const std::string& reason);
+
+private:
+    AuditedTransactions& gate_;
+    Database& database_;
+    JobPolicy policy_;
+};
+
+}  // namespace sealtrain::core

@@ -1,0 +1,701 @@
+// Training jobs (jobs.h): the policy file, the vetting, and each transition of the state machine
+// in one audited transaction (migration 5, docs/formats/database.md).
+#include "sealtrain/core/jobs.h"
+
+#include "audited_transaction.h"
+#include "sealtrain/base/encoding.h"
+#include "sealtrain/core/database.h"
+#include "sealtrain/core/datasets.h"
+#include "sealtrain/core/permissions.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace sealtrain::core {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kDefaultPolicy = R"json({
+  "policy_version": 1,
+  "pools": {
+    "cpu": {"classifications": ["public", "internal"]},
+    "gpu": {"classifications": ["public", "internal"]},
+    "gpu-secure": {"classifications": ["public", "internal", "confidential", "phi"]}
+  },
+  "caps": {
+    "nodes": 4,
+    "gpus_per_node": 8,
+    "steps": 1000000,
+    "layers": 48,
+    "width": 8192,
+    "context": 8192,
+    "batch": 4096,
+    "lr": 0.1,
+    "max_restarts": 10,
+    "gpu_hours": 1000
+  },
+  "budgets": {
+    "demo": {"gpu_hours": 10, "alert_at": 0.8}
+  }
+}
+)json";
+
+Error policyError(const std::string& field, const std::string& what)
+{
+    return Error(ErrorCode::InvalidArgument,
+                 fmt::format("The policy field '{}' {}; fix the policy file "
+                             "(docs/formats/job-policy.md).",
+                             field, what));
+}
+
+// GPU hours are kept in the database as whole thousandths.
+std::int64_t toMilli(double hours)
+{
+    return std::llround(hours * 1000.0);
+}
+
+double fromMilli(std::int64_t milli)
+{
+    return static_cast<double>(milli) / 1000.0;
+}
+
+constexpr std::string_view kJobColumns =
+    "j.id, j.name, j.project, j.state, s.name, COALESCE(a.name, ''), j.spec, j.spec_hash, "
+    "j.dataset_id, j.pool, j.priority, j.vetting, j.reason, j.restarts, j.max_restarts, "
+    "j.gpu_millihours_limit, j.gpu_millihours_used, j.created, j.updated, j.submitter, "
+    "COALESCE(j.approved_hash, x'') "
+    "FROM jobs j JOIN users s ON s.id = j.submitter LEFT JOIN users a ON a.id = j.approver";
+
+Result<JobState> parseState(const std::string& text)
+{
+    for (const JobState state :
+         {JobState::Submitted, JobState::Vetted, JobState::Rejected, JobState::Approved,
+          JobState::Running, JobState::Succeeded, JobState::Failed, JobState::Cancelled}) {
+        if (text == jobStateName(state))
+            return state;
+    }
+    return Error(ErrorCode::Integrity,
+                 "A job's state in the database is unknown; restore the database from a backup.");
+}
+
+std::vector<VettingCheck> parseVetting(const std::string& text)
+{
+    std::vector<VettingCheck> checks;
+    const auto json = Json::parse(text, nullptr, false);
+    if (!json.is_array())
+        return checks;
+    for (const auto& item : json)
+        checks.push_back({item.value("check", ""), item.value("ok", false),
+                          item.value("detail", "")});
+    return checks;
+}
+
+std::string vettingJson(const std::vector<VettingCheck>& checks)
+{
+    Json array = Json::array();
+    for (const VettingCheck& check : checks)
+        array.push_back({{"check", check.check}, {"ok", check.ok}, {"detail", check.detail}});
+    return array.dump();
+}
+
+// A job row, with the submitter's id and the approved hash (not in JobInfo).
+struct JobRow {
+    JobInfo info;
+    std::int64_t submitterId = 0;
+    std::vector<std::uint8_t> specHash;
+    std::vector<std::uint8_t> approvedHash;
+};
+
+Result<JobRow> readRow(const Statement& row)
+{
+    JobRow job;
+    JobInfo& info = job.info;
+    info.id = row.integer(0);
+    info.name = row.text(1);
+    info.project = row.text(2);
+    auto state = parseState(row.text(3));
+    if (!state)
+        return state.error();
+    info.state = *state;
+    info.submitter = row.text(4);
+    info.approver = row.text(5);
+    info.specJson = row.text(6);
+    job.specHash = row.blob(7);
+    info.specSha256 = toHex(job.specHash);
+    info.datasetId = row.isNull(8) ? std::string() : row.text(8);
+    info.pool = row.text(9);
+    info.priority = row.integer(10);
+    info.vetting = parseVetting(row.text(11));
+    info.reason = row.text(12);
+    info.restarts = row.integer(13);
+    info.maxRestarts = row.integer(14);
+    info.gpuHoursLimit = fromMilli(row.integer(15));
+    info.gpuHoursUsed = fromMilli(row.integer(16));
+    info.created = row.integer(17);
+    info.updated = row.integer(18);
+    job.submitterId = row.integer(19);
+    job.approvedHash = row.blob(20);
+    return job;
+}
+
+Result<JobRow> loadJob(const Database& database, std::int64_t id)
+{
+    Result<JobRow> job = Error(ErrorCode::NotFound, "There is no job " + std::to_string(id)
+                                                        + "; check the number with 'job list'.");
+    SEALTRAIN_TRY(database.queryOne("SELECT " + std::string(kJobColumns) + " WHERE j.id = ?", {id},
+                                    [&](const Statement& row) { job = readRow(row); }));
+    return job;
+}
+
+// The call `verb` on job `id`, scoped to its project (read before the transaction, as a
+// submission's is; an unknown number is refused inside it).
+AuditedRequest jobRequest(const Database& database, std::int64_t id, std::string_view verb,
+                          std::string_view permission)
+{
+    auto peeked = loadJob(database, id);
+    return {"job." + std::string(verb), permission, peeked ? peeked->info.project : std::string(),
+            {"job", std::to_string(id)}};
+}
+
+bool isEnded(JobState state)
+{
+    return state == JobState::Succeeded || state == JobState::Failed
+           || state == JobState::Cancelled || state == JobState::Rejected;
+}
+
+Error wrongState(const JobInfo& job, const std::string& action)
+{
+    return Error(ErrorCode::InvalidArgument,
+                 fmt::format("Job {} is {}, so it can not be {}; see 'job show {}'.", job.id,
+                             jobStateName(job.state), action, job.id));
+}
+
+Result<std::int64_t> readNumber(const Json& object, const char* field, std::int64_t fallback,
+                                const std::string& path)
+{
+    if (!object.contains(field))
+        return fallback;
+    const Json& value = object[field];
+    if (!value.is_number_integer() || value.get<std::int64_t>() < 0)
+        return policyError(path + "." + field, "must be a whole number from 0");
+    return value.get<std::int64_t>();
+}
+
+Result<double> readReal(const Json& object, const char* field, double fallback,
+                        const std::string& path)
+{
+    if (!object.contains(field))
+        return fallback;
+    const Json& value = object[field];
+    if (!value.is_number() || value.get<double>() < 0.0 || !std::isfinite(value.get<double>()))
+        return policyError(path + "." + field, "must be a number from 0");
+    return value.get<double>();
+}
+
+}  // namespace
+
+const char* jobStateName(JobState state) noexcept
+{
+    switch (state) {
+    case JobState::Submitted: return "submitted";
+    case JobState::Vetted: return "vetted";
+    case JobState::Rejected: return "rejected";
+    case JobState::Approved: return "approved";
+    case JobState::Running: return "running";
+    case JobState::Succeeded: return "succeeded";
+    case JobState::Failed: return "failed";
+    case JobState::Cancelled: return "cancelled";
+    }
+    return "unknown";
+}
+
+bool JobInfo::vettingPassed() const
+{
+    return !vetting.empty()
+           && std::all_of(vetting.begin(), vetting.end(),
+                          [](const VettingCheck& check) { return check.ok; });
+}
+
+const char* defaultJobPolicyText() noexcept
+{
+    return kDefaultPolicy;
+}
+
+Result<JobPolicy> parseJobPolicy(std::string_view text)
+{
+    const auto json = Json::parse(text, nullptr, false);
+    if (json.is_discarded() || !json.is_object())
+        return Error(ErrorCode::InvalidArgument,
+                     "The job policy is not a JSON object; fix the policy file "
+                     "(docs/formats/job-policy.md).");
+    for (const auto& item : json.items()) {
+        if (item.key() != "policy_version" && item.key() != "pools" && item.key() != "caps"
+            && item.key() != "budgets")
+            return policyError(item.key(), "is not part of a version 1 policy");
+    }
+    if (json.value("policy_version", 0) != 1)
+        return policyError("policy_version", "must be 1");
+    JobPolicy policy;
+    if (!json.contains("pools") || !json["pools"].is_object())
+        return policyError("pools", "must map each worker pool to what it may see");
+    for (const auto& [pool, rules] : json["pools"].items()) {
+        const std::string path = "pools." + pool;
+        if (!rules.is_object() || !rules.contains("classifications")
+            || !rules["classifications"].is_array())
+            return policyError(path + ".classifications", "must be a list of classifications");
+        std::vector<std::string>& allowed = policy.poolClassifications[pool];
+        for (const auto& label : rules["classifications"]) {
+            if (!label.is_string())
+                return policyError(path + ".classifications", "must hold strings only");
+            allowed.push_back(label.get<std::string>());
+        }
+    }
+    const Json caps = json.value("caps", Json::object());
+    if (!caps.is_object())
+        return policyError("caps", "must be an object");
+    auto& c = policy.caps;
+    SEALTRAIN_ASSIGN(c.nodes, readNumber(caps, "nodes", c.nodes, "caps"));
+    SEALTRAIN_ASSIGN(c.gpusPerNode, readNumber(caps, "gpus_per_node", c.gpusPerNode, "caps"));
+    SEALTRAIN_ASSIGN(c.steps, readNumber(caps, "steps", c.steps, "caps"));
+    SEALTRAIN_ASSIGN(c.layers, readNumber(caps, "layers", c.layers, "caps"));
+    SEALTRAIN_ASSIGN(c.width, readNumber(caps, "width", c.width, "caps"));
+    SEALTRAIN_ASSIGN(c.context, readNumber(caps, "context", c.context, "caps"));
+    SEALTRAIN_ASSIGN(c.batch, readNumber(caps, "batch", c.batch, "caps"));
+    SEALTRAIN_ASSIGN(c.lr, readReal(caps, "lr", c.lr, "caps"));
+    SEALTRAIN_ASSIGN(c.maxRestarts, readNumber(caps, "max_restarts", c.maxRestarts, "caps"));
+    SEALTRAIN_ASSIGN(c.gpuHours, readReal(caps, "gpu_hours", c.gpuHours, "caps"));
+    const Json budgets = json.value("budgets", Json::object());
+    if (!budgets.is_object())
+        return policyError("budgets", "must map projects to budgets");
+    for (const auto& [project, budget] : budgets.items()) {
+        const std::string path = "budgets." + project;
+        if (!budget.is_object())
+            return policyError(path, "must be an object");
+        JobPolicy::Budget b;
+        SEALTRAIN_ASSIGN(b.gpuHours, readReal(budget, "gpu_hours", 0.0, path));
+        SEALTRAIN_ASSIGN(b.alertAt, readReal(budget, "alert_at", b.alertAt, path));
+        if (b.alertAt > 1.0)
+            return policyError(path + ".alert_at", "must be a share from 0 to 1");
+        policy.budgets[project] = b;
+    }
+    return policy;
+}
+
+Jobs::Jobs(AuditedTransactions& gate, JobPolicy policy)
+    : gate_(gate)
+    , database_(gate.database())
+    , policy_(std::move(policy))
+{
+}
+
+void Jobs::setPolicy(JobPolicy policy)
+{
+    policy_ = std::move(policy);
+}
+
+namespace {
+
+// The automatic vetting of `spec` for `submitterId` under `policy`: every check, passed or not,
+// in the order the approver reads them; the resolved dataset id in `datasetId`.
+std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& policy,
+                                  const JobSpec& spec, std::int64_t submitterId,
+                                  std::int64_t excludeJob, std::string& datasetId)
+{
+    std::vector<VettingCheck> checks;
+    checks.push_back({"spec", true, "well-formed, version 1"});
+
+    auto view = datasetForReader(database, spec.dataset, submitterId);
+    std::string classification;
+    if (!view) {
+        checks.push_back({"dataset", false, view.error().message()});
+    } else {
+        datasetId = view->dataset.id;
+        classification = view->dataset.classification;
+        checks.push_back({"dataset", view->granted,
+                          view->granted
+                              ? fmt::format("{} version {} ({}), the submitter may read it",
+                                            view->dataset.name, view->dataset.version,
+                                            view->dataset.id)
+                              : fmt::format("the submitter holds no read grant on {} version {}",
+                                            view->dataset.name, view->dataset.version)});
+    }
+
+    const auto pool = policy.poolClassifications.find(spec.resources.pool);
+    if (pool == policy.poolClassifications.end()) {
+        checks.push_back({"classification", false,
+                          fmt::format("the policy has no worker pool '{}'", spec.resources.pool)});
+    } else if (!classification.empty()) {
+        const bool allowed = std::find(pool->second.begin(), pool->second.end(), classification)
+                             != pool->second.end();
+        checks.push_back(
+            {"classification", allowed,
+             fmt::format("'{}' data {} allowed on pool '{}'", classification,
+                         allowed ? "is" : "is not", spec.resources.pool)});
+    }
+
+    const auto& caps = policy.caps;
+    std::vector<std::string> over;
+    const auto cap = [&](const char* field, double value, double limit) {
+        if (value > limit)
+            over.push_back(fmt::format("{} {} > {}", field, value, limit));
+    };
+    cap("resources.nodes", static_cast<double>(spec.resources.nodes),
+        static_cast<double>(caps.nodes));
+    cap("resources.gpus_per_node", static_cast<double>(spec.resources.gpusPerNode),
+        static_cast<double>(caps.gpusPerNode));
+    cap("schedule.steps", static_cast<double>(spec.schedule.steps),
+        static_cast<double>(caps.steps));
+    cap("model.layers", static_cast<double>(spec.model.layers), static_cast<double>(caps.layers));
+    cap("model.width", static_cast<double>(spec.model.width), static_cast<double>(caps.width));
+    cap("model.context", static_cast<double>(spec.model.context),
+        static_cast<double>(caps.context));
+    cap("schedule.batch", static_cast<double>(spec.schedule.batch),
+        static_cast<double>(caps.batch));
+    cap("optimizer.lr", spec.optimizer.lr, caps.lr);
+    cap("limits.max_restarts", static_cast<double>(spec.limits.maxRestarts),
+        static_cast<double>(caps.maxRestarts));
+    cap("limits.gpu_hours", spec.limits.gpuHours, caps.gpuHours);
+    checks.push_back({"caps", over.empty(),
+                      over.empty() ? std::string("within the policy's caps")
+                                   : "over the policy's caps: " + fmt::format("{}", fmt::join(over, ", "))});
+
+    // The budget: what the project's other jobs hold (their limit while they may still run,
+    // what they used once ended) plus this job's limit.
+    const auto budget = policy.budgets.find(spec.project);
+    auto committed = database.queryInteger(
+        "SELECT COALESCE(SUM(CASE WHEN state IN ('succeeded', 'failed', 'cancelled') "
+        "THEN gpu_millihours_used WHEN state = 'rejected' THEN 0 "
+        "ELSE MAX(gpu_millihours_limit, gpu_millihours_used) END), 0) "
+        "FROM jobs WHERE project = ? AND id != ?",
+        {spec.project, excludeJob});
+    const double held = committed ? fromMilli(*committed) : 0.0;
+    const double wanted = held + spec.limits.gpuHours;
+    if (spec.limits.gpuHours <= 0.0) {
+        checks.push_back({"budget", true, "uses no GPU hours"});
+    } else if (budget == policy.budgets.end() || budget->second.gpuHours <= 0.0) {
+        checks.push_back({"budget", false,
+                          fmt::format("project '{}' has no GPU-hour budget", spec.project)});
+    } else {
+        const double cap = budget->second.gpuHours;
+        const bool within = wanted <= cap + 1e-9;
+        std::string detail = fmt::format("{:.3f} of {:.3f} GPU hours of project '{}' with this "
+                                         "job",
+                                         wanted, cap, spec.project);
+        if (within && wanted >= budget->second.alertAt * cap)
+            detail += fmt::format(" (alert: at or above {:.0f} %)", budget->second.alertAt * 100);
+        checks.push_back({"budget", within, detail});
+    }
+    return checks;
+}
+
+void addVettingDetails(audit::EntryDraft& draft, const std::vector<VettingCheck>& checks)
+{
+    std::vector<std::string> failed;
+    for (const VettingCheck& check : checks) {
+        if (!check.ok)
+            failed.push_back(check.check);
+    }
+    draft.details.push_back(audit::textDetail(
+        "vetting", failed.empty() ? "passed" : "failed: " + fmt::format("{}", fmt::join(failed, ","))));
+}
+
+}  // namespace
+
+Result<JobInfo> Jobs::submit(const std::string& session, std::string_view specText)
+{
+    auto spec = parseJobSpec(specText);
+    // A malformed spec names no project; its refusal is audited in the global scope.
+    const std::string project = spec ? spec->project : std::string();
+    const std::string name = spec ? spec->name : std::string("(malformed)");
+    std::int64_t id = 0;
+    SEALTRAIN_TRY(gate_.perform(
+        session, {"job.submit", permission::kJobSubmit, project, {"job", name}},
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+            if (!spec)
+                return spec.error();
+            const std::string canonical = canonicalJobSpec(*spec);
+            const crypto::Sha256Digest hash = jobSpecHash(*spec);
+            std::string datasetId;
+            const auto checks = vetSpec(database_, policy_, *spec, caller.userId, 0, datasetId);
+            const bool passed = std::all_of(checks.begin(), checks.end(),
+                                            [](const VettingCheck& c) { return c.ok; });
+            const std::int64_t now = gate_.now();
+            SEALTRAIN_TRY(database_.run(
+                "INSERT INTO jobs (name, project, state, submitter, spec, spec_hash, dataset_id, "
+                "pool, priority, vetting, reason, max_restarts, gpu_millihours_limit, created, "
+                "updated) VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?, ?)",
+                {spec->name, spec->project,
+                 jobStateName(passed ? JobState::Vetted : JobState::Rejected), caller.userId,
+                 canonical, SqlValue::blob(hash), datasetId, spec->resources.pool,
+                 spec->priority, vettingJson(checks),
+                 passed ? std::string() : std::string("rejected by policy"),
+                 spec->limits.maxRestarts, toMilli(spec->limits.gpuHours), now, now}));
+            id = database_.lastInsertId();
+            draft.target.id = std::to_string(id);
+            draft.details.push_back(audit::textDetail("name", spec->name));
+            draft.details.push_back(audit::textDetail("sha256", toHex(hash)));
+            addVettingDetails(draft, checks);
+            return success();
+        }));
+    return loadJob(database_, id).value().info;
+}
+
+Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id, std::string_view specText)
+{
+    auto spec = parseJobSpec(specText);
+    SEALTRAIN_TRY(gate_.perform(
+        session, jobRequest(database_, id, "edit", permission::kJobSubmit),
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+            auto job = loadJob(database_, id);
+            if (!job)
+                return job.error();
+            if (job->submitterId != caller.userId)
+                return denied(fmt::format("Only the submitter may edit job {}; submit your own "
+                                          "instead.",
+                                          id));
+            if (job->info.state == JobState::Running || isEnded(job->info.state))
+                return wrongState(job->info, "edited");
+            if (!spec)
+                return spec.error();
+            if (spec->project != job->info.project)
+                return Error(ErrorCode::InvalidArgument,
+                             "A job's project can not change; submit a new job in the other "
+                             "project instead.");
+            const crypto::Sha256Digest hash = jobSpecHash(*spec);
+            std::string datasetId;
+            const auto checks = vetSpec(database_, policy_, *spec, caller.userId, id, datasetId);
+            const bool passed = std::all_of(checks.begin(), checks.end(),
+                                            [](const VettingCheck& c) { return c.ok; });
+            // The edit voids every approval: approver and approved hash are cleared.
+            SEALTRAIN_TRY(database_.run(
+                "UPDATE jobs SET name = ?, state = ?, spec = ?, spec_hash = ?, "
+                "dataset_id = NULLIF(?, ''), pool = ?, priority = ?, vetting = ?, reason = ?, "
+                "max_restarts = ?, gpu_millihours_limit = ?, approver = NULL, "
+                "approved_hash = NULL, updated = ? WHERE id = ?",
+                {spec->name, jobStateName(passed ? JobState::Vetted : JobState::Rejected),
+                 canonicalJobSpec(*spec), SqlValue::blob(hash), datasetId, spec->resources.pool,
+                 spec->priority, vettingJson(checks),
+                 passed ? std::string() : std::string("rejected by policy"),
+                 spec->limits.maxRestarts, toMilli(spec->limits.gpuHours), gate_.now(), id}));
+            draft.details.push_back(audit::textDetail("sha256", toHex(hash)));
+            addVettingDetails(draft, checks);
+            return success();
+        }));
+    return loadJob(database_, id).value().info;
+}
+
+Result<JobInfo> Jobs::vet(const std::string& session, std::int64_t id)
+{
+    SEALTRAIN_TRY(gate_.perform(
+        session, jobRequest(database_, id, "vet", ""),
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+            auto job = loadJob(database_, id);
+            if (!job)
+                return job.error();
+            const bool mayVet = job->submitterId == caller.userId
+                                || gate_.holds(caller, permission::kJobApprove, job->info.project);
+            if (!mayVet)
+                return denied("Only the submitter or an approver may vet job "
+                              + std::to_string(id) + " again.");
+            const bool rejectedByPolicy =
+                job->info.state == JobState::Rejected && job->info.approver.empty()
+                && job->info.reason == "rejected by policy";
+            if (job->info.state != JobState::Submitted && job->info.state != JobState::Vetted
+                && !rejectedByPolicy)
+                return wrongState(job->info, "vetted again");
+            auto spec = parseJobSpec(job->info.specJson);
+            if (!spec)
+                return spec.error();
+            std::string datasetId;
+            const auto checks =
+                vetSpec(database_, policy_, *spec, job->submitterId, id, datasetId);
+            const bool passed = std::all_of(checks.begin(), checks.end(),
+                                            [](const VettingCheck& c) { return c.ok; });
+            SEALTRAIN_TRY(database_.run(
+                "UPDATE jobs SET state = ?, vetting = ?, dataset_id = NULLIF(?, ''), reason = ?, "
+                "updated = ? WHERE id = ?",
+                {jobStateName(passed ? JobState::Vetted : JobState::Rejected), vettingJson(checks),
+                 datasetId, passed ? std::string() : std::string("rejected by policy"),
+                 gate_.now(), id}));
+            addVettingDetails(draft, checks);
+            return success();
+        }));
+    return loadJob(database_, id).value().info;
+}
+
+Result<JobInfo> Jobs::approve(const std::string& session, std::int64_t id,
+                              const std::string& specSha256)
+{
+    SEALTRAIN_TRY(gate_.perform(
+        session, jobRequest(database_, id, "approve", permission::kJobApprove),
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+            draft.details.push_back(audit::textDetail("sha256", specSha256));
+            auto job = loadJob(database_, id);
+            if (!job)
+                return job.error();
+            if (job->submitterId == caller.userId)
+                return denied("Nobody may approve their own job; ask another approver.");
+            if (job->info.specSha256 != specSha256)
+                return denied(fmt::format(
+                    "The approval is for a spec that differs from job {}'s current one (SHA-256 "
+                    "{}); review the current spec with 'job show {}' and approve that.",
+                    id, job->info.specSha256, id));
+            if (job->info.state != JobState::Vetted)
+                return wrongState(job->info, "approved (only a vetted job can be)");
+            return database_.run(
+                "UPDATE jobs SET state = ?, approver = ?, approved_hash = spec_hash, "
+                "updated = ? WHERE id = ?",
+                {jobStateName(JobState::Approved), caller.userId, gate_.now(), id});
+        }));
+    return loadJob(database_, id).value().info;
+}
+
+Result<JobInfo> Jobs::reject(const std::string& session, std::int64_t id,
+                             const std::string& reason)
+{
+    SEALTRAIN_TRY(gate_.perform(
+        session, jobRequest(database_, id, "reject", permission::kJobApprove),
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+            if (!reason.empty())
+                draft.details.push_back(audit::textDetail("reason", reason));
+            auto job = loadJob(database_, id);
+            if (!job)
+                return job.error();
+            if (job->submitterId == caller.userId)
+                return denied("Nobody may decide on their own job; ask another approver, or "
+                              "cancel it.");
+            if (job->info.state != JobState::Vetted && job->info.state != JobState::Approved)
+                return wrongState(job->info, "rejected");
+            return database_.run(
+                "UPDATE jobs SET state = ?, approver = ?, approved_hash = NULL, reason = ?, "
+                "updated = ? WHERE id = ?",
+                {jobStateName(JobState::Rejected), caller.userId,
+                 reason.empty() ? std::string("rejected by an approver") : reason, gate_.now(),
+                 id});
+        }));
+    return loadJob(database_, id).value().info;
+}
+
+Result<JobInfo> Jobs::cancel(const std::string& session, std::int64_t id,
+                             const std::string& reason)
+{
+    SEALTRAIN_TRY(gate_.perform(
+        session, jobRequest(database_, id, "cancel", ""),
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+            if (!reason.empty())
+                draft.details.push_back(audit::textDetail("reason", reason));
+            auto job = loadJob(database_, id);
+            if (!job)
+                return job.error();
+            if (job->submitterId != caller.userId
+                && !gate_.holds(caller, permission::kJobApprove, job->info.project))
+                return denied("Only the submitter or an approver may cancel job "
+                              + std::to_string(id) + ".");
+            if (isEnded(job->info.state))
+                return wrongState(job->info, "cancelled");
+            return database_.run(
+                "UPDATE jobs SET state = ?, reason = ?, updated = ? WHERE id = ?",
+                {jobStateName(JobState::Cancelled),
+                 reason.empty() ? "cancelled by " + caller.name : reason, gate_.now(), id});
+        }));
+    return loadJob(database_, id).value().info;
+}
+
+Result<JobInfo> Jobs::show(const std::string& session, std::int64_t id)
+{
+    return gate_.performReturning(
+        session, jobRequest(database_, id, "show", ""),
+        [&](const Caller& caller, audit::EntryDraft&) -> Result<JobInfo> {
+            auto job = loadJob(database_, id);
+            if (!job)
+                return job.error();
+            if (!gate_.holds(caller, permission::kJobSubmit, job->info.project)
+                && !gate_.holds(caller, permission::kJobApprove, job->info.project))
+                return denied("The user '" + caller.name + "' may neither submit nor approve "
+                              "jobs in project '" + job->info.project + "'.");
+            return job->info;
+        });
+}
+
+Result<std::vector<JobInfo>> Jobs::list(const std::string& session)
+{
+    return gate_.performReturning(
+        session, {"job.list", "", "", {"job", "*"}},
+        [&](const Caller& caller, audit::EntryDraft&) -> Result<std::vector<JobInfo>> {
+            std::vector<JobInfo> jobs;
+            Result<void> failure = success();
+            SEALTRAIN_TRY(database_.query(
+                "SELECT " + std::string(kJobColumns) + " ORDER BY j.id DESC", {},
+                [&](const Statement& row) {
+                    auto job = readRow(row);
+                    if (!job) {
+                        failure = job.error();
+                        return;
+                    }
+                    if (gate_.holds(caller, permission::kJobSubmit, job->info.project)
+                        || gate_.holds(caller, permission::kJobApprove, job->info.project))
+                        jobs.push_back(std::move(job->info));
+                }));
+            SEALTRAIN_TRY(failure);
+            return jobs;
+        });
+}
+
+Result<JobInfo> Jobs::start(std::int64_t id)
+{
+    SEALTRAIN_TRY(gate_.performWithoutSession(
+        {"job.start", "", "", {"job", std::to_string(id)}},
+        [&](audit::EntryDraft& draft) -> Result<void> {
+            draft.actor = {audit::ActorKind::System, "control-plane", "", "internal"};
+            auto job = loadJob(database_, id);
+            if (!job)
+                return job.error();
+            const bool approvedAsIs =
+                job->info.state == JobState::Approved && !job->info.approver.empty()
+                && job->info.approver != job->info.submitter && job->approvedHash == job->specHash;
+            if (!approvedAsIs) {
+                draft.outcome = audit::Outcome::Denied;
+                draft.reason = "not approved as it is";
+                return denied(fmt::format("Job {} may not run: nobody but its submitter approved "
+                                          "its current spec; it needs a second person's "
+                                          "approval first.",
+                                          id));
+            }
+            draft.details.push_back(audit::textDetail("sha256", job->info.specSha256));
+            return database_.run("UPDATE jobs SET state = ?, updated = ? WHERE id = ?",
+                                 {jobStateName(JobState::Running), gate_.now(), id});
+        }));
+    return loadJob(database_, id).value().info;
+}
+
+Result<JobInfo> Jobs::finish(std::int64_t id, bool succeeded, double gpuHoursUsed,
+                             const std::string& reason)
+{
+    SEALTRAIN_TRY(gate_.performWithoutSession(
+        {"job.finish", "", "", {"job", std::to_string(id)}},
+        [&](audit::EntryDraft& draft) -> Result<void> {
+            draft.actor = {audit::ActorKind::System, "control-plane", "", "internal"};
+            if (!reason.empty())
+                draft.details.push_back(audit::textDetail("reason", reason));
+            auto job = loadJob(database_, id);
+            if (!job)
+                return job.error();
+            if (job->info.state != JobState::Running)
+                return wrongState(job->info, "finished (it is not running)");
+            draft.details.push_back(
+                audit::textDetail("gpu_hours", fmt::format("{:.3f}", gpuHoursUsed)));
+            return database_.run(
+                "UPDATE jobs SET state = ?, gpu_millihours_used = ?, reason = ?, updated = ? "
+                "WHERE id = ?",
+                {jobStateName(succeeded ? JobState::Succeeded : JobState::Failed),
+                 toMilli(gpuHoursUsed), reason, gate_.now(), id});
+        }));
+    return loadJob(database_, id).value().info;
+}
+
+}  // namespace sealtrain::core

@@ -1,0 +1,388 @@
+// Training jobs in the control plane (issue #16): specs parsed strictly with errors that name
+// the field, the canonical form an approval binds to, the automatic vetting (read grant,
+// classification per worker pool, caps, GPU-hour budget), and every illegal transition refused
+// and audited: approving one's own job, approving another spec than the current one, running an
+// unapproved job, running after an edit, a phi dataset on a pool that may not see it, a budget
+// exceeded.
+#include "core_fixture.h"
+#include "sealtrain/audit/entry.h"
+#include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/job_spec.h"
+#include "sealtrain/core/jobs.h"
+#include "sealtrain/dataset/tokenizer.h"
+
+#include <QtTest/QtTest>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+class TestCoreJobs : public QObject {
+    Q_OBJECT
+
+private slots:
+    void specErrorsNameTheField_data();
+    void specErrorsNameTheField();
+    void canonicalFormBindsTheContent();
+    void fourEyesFromSubmissionToRun();
+    void noRunWithoutApprovalOfTheCurrentSpec();
+    void phiOnAPoolThatMayNotSeeItIsRejected();
+    void budgetIsEnforced();
+    void rolesAndRefusals();
+    void policyFile();
+};
+
+using namespace sealtrain;
+using testing::secret;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kPassword = "a long enough passphrase";
+
+// A spec for dataset `dataset` on pool `pool`, with `extra` fields spliced in at the top level.
+std::string spec(const std::string& name, const std::string& dataset, const std::string& pool,
+                 const std::string& extra = "")
+{
+    return R"({"spec_version": 1, "name": ")" + name + R"(", "project": "demo", "dataset": ")"
+           + dataset + R"(", "model": {"layers": 2, "heads": 2, "width": 32, "context": 16},
+        "schedule": {"steps": 10, "batch": 2}, "resources": {"pool": ")"
+           + pool + R"("})" + extra + "}";
+}
+
+struct World {
+    testing::ControlPlaneFixture t;
+    std::map<std::string, std::string> uris;
+    std::map<std::string, std::string> sessions;
+    fs::path root = fs::path(t.dir.path().toStdString()) / "datasets";
+    crypto::Kek kek{"datasets", 1, crypto::SecretBytes::random(32).value()};
+    dataset::ByteTokenizer tokenizer;
+
+    World()
+    {
+        uris["alice"] = t.plane->identity().init("alice", secret(kPassword))->otpauthUri;
+        const std::string admin = session("alice");
+        for (const auto& [user, role] :
+             std::map<std::string, std::string>{{"sam", "steward"},
+                                                {"eve", "engineer"},
+                                                {"ann", "approver"},
+                                                {"rita", "auditor"},
+                                            {"ivy", "engineer"}}) {
+            uris[user] = t.plane->identity().createUser(admin, user, secret(kPassword))->otpauthUri;
+            if (!t.plane->access().grantRole(admin, user, role, "").ok())
+                qFatal("cannot grant %s", role.c_str());
+        }
+        // ivy both submits and approves: the four-eyes rule, not her roles, stops her approving
+        // her own job.
+        if (!t.plane->access().grantRole(admin, "ivy", "approver", "").ok())
+            qFatal("cannot grant approver to ivy");
+        // Two datasets eve may read: internal notes and phi records.
+        const fs::path sources = fs::path(t.dir.path().toStdString()) / "sources";
+        fs::create_directories(sources);
+        std::ofstream(sources / "notes.txt") << "first note\n\nsecond note\n";
+        std::ofstream(sources / "records.txt") << "patient one\n\npatient two\n";
+        for (const auto& [name, classification] :
+             {std::pair<std::string, std::string>{"notes", "internal"}, {"records", "phi"}}) {
+            core::DatasetImportRequest request;
+            request.name = name;
+            request.datasetsRoot = root;
+            request.options.inputs = {sources / (name + ".txt")};
+            request.options.format = dataset::InputFormat::TextRecords;
+            request.options.classification = classification;
+            if (!t.plane->datasets()
+                     .importDataset(session("sam"), request, tokenizer, kek, t.signingKey)
+                     .ok())
+                qFatal("cannot import %s", name.c_str());
+            for (const char* reader : {"eve", "ivy"}) {
+                if (!t.plane->datasets().grantRead(session("sam"), name, reader).ok())
+                    qFatal("cannot grant %s", name.c_str());
+            }
+        }
+    }
+
+    const std::string& session(const std::string& user)
+    {
+        if (sessions.count(user) == 0)
+            sessions[user] = t.signIn(user, kPassword, uris[user]);
+        return sessions[user];
+    }
+
+    core::Jobs& jobs() { return t.plane->jobs(); }
+
+    audit::Entry last() const
+    {
+        const auto size = t.plane->auditLog().size();
+        const auto stored = t.store->readEntries(size - 1, 1).value();
+        return audit::decodeEntry(stored.front().bytes).value();
+    }
+};
+
+// `result` failed with one sentence, and the newest audit entry records the refusal.
+template <typename T>
+void verifyRefused(World& w, const Result<T>& result, const std::string& action,
+                   audit::Outcome outcome = audit::Outcome::Denied)
+{
+    QVERIFY(!result.ok());
+    QVERIFY2(isOneSentence(result.error().message()), result.error().message().c_str());
+    const auto entry = w.last();
+    QCOMPARE(QString::fromStdString(entry.action), QString::fromStdString(action));
+    QCOMPARE(entry.outcome, outcome);
+}
+
+std::string detail(const audit::Entry& entry, const std::string& name)
+{
+    for (const auto& d : entry.details) {
+        if (d.name == name)
+            return std::string(d.value.begin(), d.value.end());
+    }
+    return {};
+}
+
+const core::VettingCheck* check(const core::JobInfo& job, const std::string& name)
+{
+    for (const auto& c : job.vetting) {
+        if (c.check == name)
+            return &c;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+void TestCoreJobs::specErrorsNameTheField_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("field");
+    const auto base = [](const std::string& model, const std::string& rest) {
+        return QString::fromStdString(
+            R"({"spec_version": 1, "name": "j", "project": "p", "dataset": "d", "model": )"
+            + model + R"(, "schedule": {"steps": 10}, "resources": {"pool": "cpu")" + rest
+            + "}}");
+    };
+    QTest::newRow("missing steps")
+        << R"({"spec_version": 1, "name": "j", "project": "p", "dataset": "d", "model": {}, "schedule": {}, "resources": {"pool": "cpu"}})"
+        << "schedule.steps";
+    QTest::newRow("width not a multiple of heads")
+        << base(R"({"heads": 3, "width": 32})", "") << "model.width";
+    QTest::newRow("unknown field") << base(R"({"layerz": 3})", "") << "model.layerz";
+    QTest::newRow("wrong type") << base(R"({"layers": "two"})", "") << "model.layers";
+    QTest::newRow("cuda without gpus")
+        << base("{}", R"(, "device": "cuda")") << "resources.gpus_per_node";
+    QTest::newRow("bad pool name") << base("{}", R"(, "nodes": 0)") << "resources.nodes";
+    QTest::newRow("version") << R"({"spec_version": 2})" << "spec_version";
+    QTest::newRow("yaml field") << "spec_version: 1\nname: Bad Name\n" << "name";
+}
+
+void TestCoreJobs::specErrorsNameTheField()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, field);
+    auto parsed = core::parseJobSpec(text.toStdString());
+    QVERIFY(!parsed);
+    QCOMPARE(parsed.error().code(), ErrorCode::InvalidArgument);
+    QVERIFY2(parsed.error().message().find("'" + field.toStdString() + "'")
+                 != std::string::npos,
+             parsed.error().message().c_str());
+    QVERIFY(isOneSentence(parsed.error().message()));
+}
+
+// YAML and JSON of the same spec, in any key order, hash alike; any change of a value, a
+// default made explicit aside, changes the hash.
+void TestCoreJobs::canonicalFormBindsTheContent()
+{
+    const std::string json =
+        R"({"spec_version": 1, "name": "j", "project": "p", "dataset": "d@2", "model": {"layers": 2}, "schedule": {"steps": 10, "batch": 4}, "resources": {"pool": "cpu"}})";
+    const std::string yaml = "resources: {pool: cpu}\nschedule:\n  batch: 4\n  steps: 10\n"
+                             "model: {layers: 2}\ndataset: \"d@2\"\nproject: p\nname: j\n"
+                             "spec_version: 1\n";
+    const std::string explicitDefault =
+        R"({"spec_version": 1, "name": "j", "project": "p", "dataset": "d@2", "model": {"layers": 2, "heads": 4}, "schedule": {"steps": 10, "batch": 4}, "resources": {"pool": "cpu"}})";
+    const std::string changed =
+        R"({"spec_version": 1, "name": "j", "project": "p", "dataset": "d@2", "model": {"layers": 2}, "schedule": {"steps": 11, "batch": 4}, "resources": {"pool": "cpu"}})";
+    const auto hash = [](const std::string& text) {
+        auto parsed = core::parseJobSpec(text);
+        if (!parsed)
+            qFatal("%s", parsed.error().message().c_str());
+        return toHex(core::jobSpecHash(*parsed));
+    };
+    QCOMPARE(hash(yaml), hash(json));
+    QCOMPARE(hash(explicitDefault), hash(json));
+    QVERIFY(hash(changed) != hash(json));
+    const auto parsed = core::parseJobSpec(json).value();
+    const auto arguments = core::trainerArguments(parsed);
+    const auto steps = std::find(arguments.begin(), arguments.end(), "--steps");
+    QVERIFY(steps != arguments.end());
+    QCOMPARE(*(steps + 1), std::string("10"));
+}
+
+// The whole path: submitted and vetted at once, approved by a second person for exactly
+// the current spec, run, finished; the submitter can never approve.
+void TestCoreJobs::fourEyesFromSubmissionToRun()
+{
+    World w;
+    auto job = w.jobs().submit(w.session("eve"), spec("first", "notes", "cpu"));
+    QVERIFY2(job, job ? "" : job.error().message().c_str());
+    QCOMPARE(job->state, core::JobState::Vetted);
+    QVERIFY(job->vettingPassed());
+    QCOMPARE(job->submitter, std::string("eve"));
+    QVERIFY(job->datasetId.rfind("sha256:", 0) == 0);
+
+    verifyRefused(w, w.jobs().approve(w.session("eve"), job->id, job->specSha256),
+                  "job.approve");  // an engineer may not approve at all
+    auto own = w.jobs().submit(w.session("ivy"), spec("ivys", "notes", "cpu"));
+    QVERIFY2(own, own ? "" : own.error().message().c_str());
+    verifyRefused(w, w.jobs().approve(w.session("ivy"), own->id, own->specSha256),
+                  "job.approve");
+    QVERIFY2(w.last().reason.find("own job") != std::string::npos, w.last().reason.c_str());
+    verifyRefused(w, w.jobs().approve(w.session("ann"), job->id, std::string(64, '0')),
+                  "job.approve");
+    verifyRefused(w, w.jobs().approve(w.session("rita"), job->id, job->specSha256),
+                  "job.approve");
+
+    auto approved = w.jobs().approve(w.session("ann"), job->id, job->specSha256);
+    QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
+    QCOMPARE(approved->state, core::JobState::Approved);
+    QCOMPARE(approved->approver, std::string("ann"));
+    auto running = w.jobs().start(job->id);
+    QVERIFY2(running, running ? "" : running.error().message().c_str());
+    QCOMPARE(running->state, core::JobState::Running);
+    auto done = w.jobs().finish(job->id, true, 0.0, "");
+    QVERIFY(done);
+    QCOMPARE(done->state, core::JobState::Succeeded);
+    verifyRefused(w, w.jobs().cancel(w.session("eve"), job->id, ""), "job.cancel",
+                  audit::Outcome::Failed);
+}
+
+// Training without an approval is refused, and so is training after an edit voided it.
+void TestCoreJobs::noRunWithoutApprovalOfTheCurrentSpec()
+{
+    World w;
+    auto job = w.jobs().submit(w.session("eve"), spec("second", "notes", "cpu")).value();
+    verifyRefused(w, w.jobs().start(job.id), "job.start");
+    QCOMPARE(w.last().actor.id, std::string("control-plane"));
+
+    const std::string oldHash = job.specSha256;
+    QVERIFY(w.jobs().approve(w.session("ann"), job.id, oldHash));
+    // Only the submitter edits; the edit voids the approval.
+    verifyRefused(w,
+                  w.jobs().edit(w.session("ann"), job.id,
+                                spec("second", "notes", "cpu", R"(, "priority": 5)")),
+                  "job.edit");
+    auto edited = w.jobs().edit(w.session("eve"), job.id,
+                                spec("second", "notes", "cpu", R"(, "priority": 5)"));
+    QVERIFY2(edited, edited ? "" : edited.error().message().c_str());
+    QCOMPARE(edited->state, core::JobState::Vetted);
+    QVERIFY(edited->approver.empty());
+    QVERIFY(edited->specSha256 != oldHash);
+    verifyRefused(w, w.jobs().start(job.id), "job.start");
+    verifyRefused(w, w.jobs().approve(w.session("ann"), job.id, oldHash), "job.approve");
+    QVERIFY(w.jobs().approve(w.session("ann"), job.id, edited->specSha256));
+    QVERIFY(w.jobs().start(job.id));
+    verifyRefused(w,
+                  w.jobs().edit(w.session("eve"), job.id, spec("second", "notes", "cpu")),
+                  "job.edit", audit::Outcome::Failed);
+}
+
+// phi data on a pool the policy does not allow it on: rejected by vetting, with the
+// report saying why, and it can not be approved.
+void TestCoreJobs::phiOnAPoolThatMayNotSeeItIsRejected()
+{
+    World w;
+    auto job = w.jobs().submit(w.session("eve"), spec("phi-on-cpu", "records", "cpu")).value();
+    QCOMPARE(job.state, core::JobState::Rejected);
+    const auto* classification = check(job, "classification");
+    QVERIFY(classification != nullptr && !classification->ok);
+    QVERIFY(classification->detail.find("'phi'") != std::string::npos);
+    QCOMPARE(w.last().action, std::string("job.submit"));
+    verifyRefused(w, w.jobs().approve(w.session("ann"), job.id, job.specSha256),
+                  "job.approve", audit::Outcome::Failed);
+    verifyRefused(w, w.jobs().start(job.id), "job.start");
+
+    auto onSecure =
+        w.jobs().submit(w.session("eve"), spec("phi-secure", "records", "gpu-secure"))
+            .value();
+    QCOMPARE(onSecure.state, core::JobState::Vetted);
+    // A dataset eve may not read fails vetting too.
+    auto unknown = w.jobs().submit(w.session("eve"), spec("none", "nothing", "cpu")).value();
+    QCOMPARE(unknown.state, core::JobState::Rejected);
+    QVERIFY(!check(unknown, "dataset")->ok);
+}
+
+// The project's GPU hours: a job within the budget passes (with an alert near it), one
+// that would exceed it is rejected; ended jobs count what they used.
+void TestCoreJobs::budgetIsEnforced()
+{
+    World w;
+    const auto gpuSpec = [](const std::string& name, int hours) {
+        return R"({"spec_version": 1, "name": ")" + name
+               + R"(", "project": "demo", "dataset": "notes", "model": {"layers": 2, "heads": 2, "width": 32, "context": 16}, "schedule": {"steps": 10}, "resources": {"pool": "gpu", "device": "cuda", "gpus_per_node": 1}, "limits": {"gpu_hours": )"
+               + std::to_string(hours) + "}}";
+    };
+    // The default policy gives project demo 10 GPU hours, with an alert at 80 %.
+    auto first = w.jobs().submit(w.session("eve"), gpuSpec("gpu-one", 8)).value();
+    QCOMPARE(first.state, core::JobState::Vetted);
+    QVERIFY2(check(first, "budget")->detail.find("alert") != std::string::npos,
+             check(first, "budget")->detail.c_str());
+    auto second = w.jobs().submit(w.session("eve"), gpuSpec("gpu-two", 5)).value();
+    QCOMPARE(second.state, core::JobState::Rejected);
+    QVERIFY(!check(second, "budget")->ok);
+    // The first ends having used 3 hours: the second fits after vetting again.
+    QVERIFY(w.jobs().approve(w.session("ann"), first.id, first.specSha256));
+    QVERIFY(w.jobs().start(first.id));
+    QVERIFY(w.jobs().finish(first.id, true, 3.0, ""));
+    auto again = w.jobs().vet(w.session("eve"), second.id);
+    QVERIFY2(again, again ? "" : again.error().message().c_str());
+    QCOMPARE(again->state, core::JobState::Vetted);
+}
+
+// Who may do what: an auditor may not submit; a malformed spec is refused, naming the
+// field, and audited as failed; an approver rejects, the submitter cancels.
+void TestCoreJobs::rolesAndRefusals()
+{
+    World w;
+    verifyRefused(w, w.jobs().submit(w.session("rita"), spec("x", "notes", "cpu")),
+                  "job.submit");
+    auto malformed = w.jobs().submit(w.session("eve"), R"({"spec_version": 1})");
+    verifyRefused(w, malformed, "job.submit", audit::Outcome::Failed);
+    QVERIFY(malformed.error().message().find("'name'") != std::string::npos);
+
+    auto job = w.jobs().submit(w.session("eve"), spec("third", "notes", "cpu")).value();
+    verifyRefused(w, w.jobs().reject(w.session("eve"), job.id, "mine"), "job.reject");
+    auto rejected = w.jobs().reject(w.session("ann"), job.id, "too small to be useful");
+    QVERIFY2(rejected, rejected ? "" : rejected.error().message().c_str());
+    QCOMPARE(rejected->state, core::JobState::Rejected);
+    QCOMPARE(detail(w.last(), "reason"), std::string("too small to be useful"));
+    verifyRefused(w, w.jobs().approve(w.session("ann"), job.id, job.specSha256),
+                  "job.approve", audit::Outcome::Failed);
+
+    auto fourth = w.jobs().submit(w.session("eve"), spec("fourth", "notes", "cpu")).value();
+    verifyRefused(w, w.jobs().cancel(w.session("sam"), fourth.id, ""), "job.cancel");
+    auto cancelled = w.jobs().cancel(w.session("eve"), fourth.id, "");
+    QVERIFY(cancelled);
+    QCOMPARE(cancelled->state, core::JobState::Cancelled);
+
+    auto listed = w.jobs().list(w.session("ann"));
+    QVERIFY(listed);
+    QCOMPARE(listed->size(), std::size_t{2});
+    QCOMPARE(listed->front().id, fourth.id);  // newest first
+    verifyRefused(w, w.jobs().show(w.session("rita"), job.id), "job.show");
+}
+
+void TestCoreJobs::policyFile()
+{
+    QVERIFY(core::parseJobPolicy(core::defaultJobPolicyText()));
+    // The published default is the built-in one, byte for byte.
+    std::ifstream published(SEALTRAIN_JOB_POLICY_FILE, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(published)),
+                           std::istreambuf_iterator<char>());
+    QCOMPARE(text, std::string(core::defaultJobPolicyText()));
+    auto bad = core::parseJobPolicy(R"({"policy_version": 1, "pools": {"cpu": {}}})");
+    QVERIFY(!bad);
+    QVERIFY(bad.error().message().find("'pools.cpu.classifications'") != std::string::npos);
+    auto unknown = core::parseJobPolicy(R"({"policy_version": 1, "pools": {}, "extra": 1})");
+    QVERIFY(!unknown);
+    QVERIFY(unknown.error().message().find("'extra'") != std::string::npos);
+}
+
+QTEST_GUILESS_MAIN(TestCoreJobs)
+#include "test_core_jobs.moc"
