@@ -97,8 +97,8 @@ void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::s
                                 commandPrefix(tree)));
 }
 
-void addResetCompletionOptions(CLI::App* command, CLI::Option* totpCode,
-                               std::string& resetCodeFile, std::string& totpUriFile)
+void addResetCompletionOptions(CLI::App* command, CLI::Option* totpCode, std::string& resetCodeFile,
+                               std::string& totpUriFile)
 {
     auto* reset = command->add_option(
         "--reset-code-file", resetCodeFile,

@@ -43,8 +43,8 @@ void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::s
 
 // What completing a reset takes, on the sign-in command: --reset-code-file (which excludes
 // `totpCode`, the ordinary sign-in's option) and --totp-uri-file.
-void addResetCompletionOptions(CLI::App* command, CLI::Option* totpCode,
-                               std::string& resetCodeFile, std::string& totpUriFile);
+void addResetCompletionOptions(CLI::App* command, CLI::Option* totpCode, std::string& resetCodeFile,
+                               std::string& totpUriFile);
 
 // The one-time code from `resetCodeFile` and the user's new password (from `passwordFile`, else
 // asked twice on the terminal).
@@ -57,8 +57,7 @@ struct ResetCompletion {
                                                           const std::string& passwordFile);
 
 // What a completed reset prints: the new TOTP secret (showEnrollment) and what to do next.
-[[nodiscard]] Result<void> showCompletedReset(std::ostream& out,
-                                              const core::Enrollment& enrollment,
+[[nodiscard]] Result<void> showCompletedReset(std::ostream& out, const core::Enrollment& enrollment,
                                               const std::string& totpUriFile);
 
 // "90", "90s", "30m", "4h": a break-glass grant's --duration in seconds; nullopt for anything

@@ -24,17 +24,16 @@ api::SplitCounts splitCounts(const dataset::SplitEntry& split)
 
 nlohmann::json datasetJson(const core::DatasetInfo& info)
 {
-    return {
-        {"id", info.id},
-        {"name", info.name},
-        {"version", info.version},
-        {"parent", info.parent.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.parent)},
-        {"classification", info.classification},
-        {"creator", info.creator},
-        {"records", info.records},
-        {"tokens", info.tokens},
-        {"signer", info.signer},
-        {"created", toRfc3339(info.created)}};
+    return {{"id", info.id},
+            {"name", info.name},
+            {"version", info.version},
+            {"parent", info.parent.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.parent)},
+            {"classification", info.classification},
+            {"creator", info.creator},
+            {"records", info.records},
+            {"tokens", info.tokens},
+            {"signer", info.signer},
+            {"created", toRfc3339(info.created)}};
 }
 
 api::ManifestFacts manifestFacts(const dataset::Manifest& manifest)

@@ -148,7 +148,8 @@ void registerRoles(CLI::App* remote, CommandRegistry& registry)
     auto* list = role->add_subcommand("list", "List roles and their permissions");
     list->add_flag("--json", listOptions->json, "Print JSON for scripts");
     addClientOptions(list, listOptions->client, true);
-    registry.onRun(list, [&registry, listOptions] { return remoteRoleList(registry, *listOptions); });
+    registry.onRun(list,
+                   [&registry, listOptions] { return remoteRoleList(registry, *listOptions); });
 
     auto createOptions = std::make_shared<RemoteRoleOptions>();
     auto* create = role->add_subcommand("create", "Create a custom role from known permissions");
@@ -160,16 +161,16 @@ void registerRoles(CLI::App* remote, CommandRegistry& registry)
     create->footer("A role may not mix identity administration (user., role., grant., session.) "
                    "with other permissions, nor worker. with dataset. or job.");
     addClientOptions(create, createOptions->client, true);
-    registry.onRun(create,
-                   [&registry, createOptions] { return remoteRoleCreate(registry, *createOptions); });
+    registry.onRun(
+        create, [&registry, createOptions] { return remoteRoleCreate(registry, *createOptions); });
 
     auto deleteOptions = std::make_shared<RemoteRoleOptions>();
     auto* remove = role->add_subcommand(
         "delete", "Delete a custom role that nobody holds (default roles stay)");
     remove->add_option("NAME", deleteOptions->name, "The role name")->required();
     addClientOptions(remove, deleteOptions->client, true);
-    registry.onRun(remove,
-                   [&registry, deleteOptions] { return remoteRoleDelete(registry, *deleteOptions); });
+    registry.onRun(
+        remove, [&registry, deleteOptions] { return remoteRoleDelete(registry, *deleteOptions); });
 }
 
 void registerSessions(CLI::App* remote, CommandRegistry& registry)

@@ -48,7 +48,8 @@ struct Expected {
 
     bool operator<(const Expected& other) const
     {
-        return std::tie(action, actor, outcome) < std::tie(other.action, other.actor, other.outcome);
+        return std::tie(action, actor, outcome)
+               < std::tie(other.action, other.actor, other.outcome);
     }
 };
 
@@ -96,8 +97,9 @@ class TestApiRbac : public QObject {
     // leave it.
     std::filesystem::path clientDir(const std::string& user)
     {
-        const std::filesystem::path dir = tmp_.path().toStdString() + "/client";
-        const nlohmann::json endpoint{{"address", daemon_.tcpAddress()}, {"server_name", "localhost"}};
+        std::filesystem::path dir = tmp_.path().toStdString() + "/client";
+        const nlohmann::json endpoint{{"address", daemon_.tcpAddress()},
+                                      {"server_name", "localhost"}};
         writeFile(dir / "endpoint.json", endpoint.dump(), 0644);
         writeFile(dir / "ca.crt", daemon_.caPem(), 0644);
         const api::ClientIdentity& identity = daemon_.session(user);
@@ -147,9 +149,9 @@ private slots:
                      "role.manage");
         verifyDenied(bob->deleteRole("engineer"), "role.delete", "bob", "role.manage");
         verifyDenied(bob->grantRole("bob", "admin", ""), "grant.create", "bob", "grant.manage");
-        verifyDenied(bob->grantBreakGlass("bob", "steward", "", "incident 1",
-                                          std::chrono::seconds{60}),
-                     "grant.break_glass", "bob", "grant.manage");
+        verifyDenied(
+            bob->grantBreakGlass("bob", "steward", "", "incident 1", std::chrono::seconds{60}),
+            "grant.break_glass", "bob", "grant.manage");
         verifyDenied(bob->listSessions(), "session.list", "bob", "session.manage");
         verifyDenied(bob->revokeSessions("alice"), "session.revoke", "bob", "session.manage");
         verifyDenied(bob->resetUser("alice"), "user.reset", "bob", "user.manage");
@@ -187,8 +189,8 @@ private slots:
         // Managing the keyring is identity administration too: it holds every KEK.
         verifyDenied(alice->createRole("keydata", {"keyring.manage", "dataset.read"}),
                      "role.create", "alice");
-        verifyDenied(alice->createRole("opsdata", {"worker.manage", "dataset.read"}),
-                     "role.create", "alice");
+        verifyDenied(alice->createRole("opsdata", {"worker.manage", "dataset.read"}), "role.create",
+                     "alice");
         auto unknown = alice->createRole("odd", {"everything.all"});
         QVERIFY(!unknown);
         QVERIFY(isOneSentence(unknown.error().message()));
@@ -202,9 +204,8 @@ private slots:
         QVERIFY(!alice->deleteRole("admin"));
         roles = alice->listRoles();
         QVERIFY(roles);
-        QVERIFY(std::none_of(roles->begin(), roles->end(), [](const api::RoleSummary& role) {
-            return role.name == "reviewer";
-        }));
+        QVERIFY(std::none_of(roles->begin(), roles->end(),
+                             [](const api::RoleSummary& role) { return role.name == "reviewer"; }));
     }
 
     // Issue #13 item 6 through the daemon: an admin may not hold a data, job, approval, audit or
@@ -232,9 +233,9 @@ private slots:
                      "identity administration");
         verifyDenied(carol->grantRole("alice", name, scope), "grant.create", "carol",
                      "identity administration");
-        verifyDenied(carol->grantBreakGlass("alice", name, scope, "incident 13",
-                                            std::chrono::seconds{600}),
-                     "grant.break_glass", "carol", "identity administration");
+        verifyDenied(
+            carol->grantBreakGlass("alice", name, scope, "incident 13", std::chrono::seconds{600}),
+            "grant.break_glass", "carol", "identity administration");
         auto users = alice->listUsers();
         QVERIFY(users);
         for (const api::UserSummary& user : *users)
@@ -274,10 +275,10 @@ private slots:
         verifyRefused(alice->grantBreakGlass("dave", "auditor", "", "", std::chrono::seconds{60}),
                       ErrorCode::InvalidArgument, "grant.break_glass", "alice", "reason",
                       audit::Outcome::Failed);
-        verifyRefused(alice->grantBreakGlass("dave", "auditor", "", "incident 42",
-                                             std::chrono::hours{5}),
-                      ErrorCode::InvalidArgument, "grant.break_glass", "alice", "at most",
-                      audit::Outcome::Failed);
+        verifyRefused(
+            alice->grantBreakGlass("dave", "auditor", "", "incident 42", std::chrono::hours{5}),
+            ErrorCode::InvalidArgument, "grant.break_glass", "alice", "at most",
+            audit::Outcome::Failed);
         auto dave = daemon_.as("dave");
         verifyDenied(dave->exportAuditBundle({}), "audit.export", "dave", "audit.export");
         QVERIFY(alice->grantBreakGlass("dave", "auditor", "", "incident 42: trace a leak",
@@ -303,8 +304,8 @@ private slots:
         QVERIFY(daemon_.as(gina)->whoAmI());
         QVERIFY(daemon_.as("alice")->disableUser("gina"));
         verifyRefusedAtHandshake(gina);
-        auto again = daemon_.anonymous()->signIn("gina", secret(kDaemonPassword),
-                                                 daemon_.code("gina"));
+        auto again =
+            daemon_.anonymous()->signIn("gina", secret(kDaemonPassword), daemon_.code("gina"));
         verifyRefused(again, ErrorCode::Unauthenticated, "session.sign_in", "gina");
         QVERIFY(daemon_.as("alice")->enableUser("gina"));
         // The old certificate stays revoked.
@@ -395,8 +396,8 @@ private slots:
         auto nothingLeft = daemon_.as("erin")->approveReset("carol");
         QVERIFY(!nothingLeft);
         QCOMPARE(nothingLeft.error().code(), ErrorCode::NotFound);
-        auto uri = daemon_.anonymous()->completeReset("carol", approved->resetCode,
-                                                      secret(kNewPassword));
+        auto uri =
+            daemon_.anonymous()->completeReset("carol", approved->resetCode, secret(kNewPassword));
         QVERIFY2(uri, uri ? "" : uri.error().message().c_str());
         daemon_.reenrolled("carol", *uri);
     }
@@ -480,11 +481,10 @@ private slots:
 
         // A reset through the command line, completed by the user with the code file.
         const std::filesystem::path dir = clientDir("alice");
-        auto reset = remote("alice", {"user", "reset", "jack", "--code-file",
-                                      (dir / "jack.code").string()});
+        auto reset =
+            remote("alice", {"user", "reset", "jack", "--code-file", (dir / "jack.code").string()});
         QVERIFY2(reset.code == 0, reset.err.c_str());
-        QVERIFY2(reset.out.find("Wrote the reset code to") != std::string::npos,
-                 reset.out.c_str());
+        QVERIFY2(reset.out.find("Wrote the reset code to") != std::string::npos, reset.out.c_str());
         writeFile(dir / "jack.password", std::string(kNewPassword) + "\n");
         auto completed = testing::runCtl(
             {"remote", "sign-in", "--user", "jack", "--reset-code-file",
