@@ -40,6 +40,32 @@ void setDeadline(grpc::ClientContext& context)
     context.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
 }
 
+JobSummary summaryOf(const v1::Job& job)
+{
+    JobSummary summary;
+    summary.id = job.id();
+    summary.name = job.name();
+    summary.project = job.project();
+    summary.state = job.state();
+    summary.submitter = job.submitter();
+    summary.approver = job.approver();
+    summary.specJson = job.spec_json();
+    summary.specSha256 = job.spec_sha256();
+    summary.datasetId = job.dataset_id();
+    summary.pool = job.pool();
+    summary.priority = job.priority();
+    for (const v1::VettingCheck& check : job.vetting())
+        summary.vetting.push_back({check.check(), check.ok(), check.detail()});
+    summary.reason = job.reason();
+    summary.restarts = job.restarts();
+    summary.maxRestarts = job.max_restarts();
+    summary.gpuHoursLimit = job.gpu_hours_limit();
+    summary.gpuHoursUsed = job.gpu_hours_used();
+    summary.createdUnix = job.created_unix();
+    summary.updatedUnix = job.updated_unix();
+    return summary;
+}
+
 DatasetSummary summaryOf(const v1::Dataset& dataset)
 {
     return {dataset.id(),      dataset.name(),  dataset.version(), dataset.classification(),
@@ -72,10 +98,26 @@ struct ControlClient::State {
     std::unique_ptr<v1::Audit::Stub> audit;
     std::unique_ptr<v1::Platform::Stub> platform;
     std::unique_ptr<v1::Training::Stub> training;
+    std::unique_ptr<v1::Jobs::Stub> jobs;
 
     [[nodiscard]] Error failure(const grpc::Status& status) const
     {
         return Internal::fromStatus(status, endpoint.address);
+    }
+
+    // A unary Jobs call, whose reply is the job.
+    template <typename Request>
+    [[nodiscard]] Result<JobSummary>
+    job(grpc::Status (v1::Jobs::Stub::*call)(grpc::ClientContext*, const Request&, v1::JobReply*),
+        const Request& request) const
+    {
+        grpc::ClientContext context;
+        setDeadline(context);
+        v1::JobReply reply;
+        const grpc::Status status = (jobs.get()->*call)(&context, request, &reply);
+        if (!status.ok())
+            return failure(status);
+        return summaryOf(reply.job());
     }
 
     [[nodiscard]] Result<void> result(const grpc::Status& status) const
@@ -155,6 +197,7 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& en
     state->audit = v1::Audit::NewStub(state->channel);
     state->platform = v1::Platform::NewStub(state->channel);
     state->training = v1::Training::NewStub(state->channel);
+    state->jobs = v1::Jobs::NewStub(state->channel);
     return std::unique_ptr<ControlClient>(new ControlClient(std::move(state)));
 }
 
@@ -615,6 +658,73 @@ Result<SampleOutcome> ControlClient::sample(const std::string& runId, std::uint6
     if (!status.ok())
         return state_->failure(status);
     return SampleOutcome{reply.text(), reply.step()};
+}
+
+Result<JobSummary> ControlClient::submitJob(const std::string& specText)
+{
+    v1::SubmitJobRequest request;
+    request.set_spec_text(specText);
+    return state_->job(&v1::Jobs::Stub::SubmitJob, request);
+}
+
+Result<JobSummary> ControlClient::editJob(std::int64_t id, const std::string& specText)
+{
+    v1::EditJobRequest request;
+    request.set_id(id);
+    request.set_spec_text(specText);
+    return state_->job(&v1::Jobs::Stub::EditJob, request);
+}
+
+Result<JobSummary> ControlClient::vetJob(std::int64_t id)
+{
+    v1::JobIdRequest request;
+    request.set_id(id);
+    return state_->job(&v1::Jobs::Stub::VetJob, request);
+}
+
+Result<JobSummary> ControlClient::approveJob(std::int64_t id, const std::string& specSha256)
+{
+    v1::ApproveJobRequest request;
+    request.set_id(id);
+    request.set_spec_sha256(specSha256);
+    return state_->job(&v1::Jobs::Stub::ApproveJob, request);
+}
+
+Result<JobSummary> ControlClient::rejectJob(std::int64_t id, const std::string& reason)
+{
+    v1::DecideJobRequest request;
+    request.set_id(id);
+    request.set_reason(reason);
+    return state_->job(&v1::Jobs::Stub::RejectJob, request);
+}
+
+Result<JobSummary> ControlClient::cancelJob(std::int64_t id, const std::string& reason)
+{
+    v1::DecideJobRequest request;
+    request.set_id(id);
+    request.set_reason(reason);
+    return state_->job(&v1::Jobs::Stub::CancelJob, request);
+}
+
+Result<JobSummary> ControlClient::showJob(std::int64_t id)
+{
+    v1::JobIdRequest request;
+    request.set_id(id);
+    return state_->job(&v1::Jobs::Stub::ShowJob, request);
+}
+
+Result<std::vector<JobSummary>> ControlClient::listJobs()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::ListJobsReply reply;
+    const grpc::Status status = state_->jobs->ListJobs(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    std::vector<JobSummary> jobs;
+    for (const v1::Job& job : reply.jobs())
+        jobs.push_back(summaryOf(job));
+    return jobs;
 }
 
 }  // namespace sealtrain::api

@@ -1169,6 +1169,129 @@ private:
     Shared& shared_;
 };
 
+void fillJob(const core::JobInfo& job, v1::Job* out)
+{
+    out->set_id(job.id);
+    out->set_name(job.name);
+    out->set_project(job.project);
+    out->set_state(core::jobStateName(job.state));
+    out->set_submitter(job.submitter);
+    out->set_approver(job.approver);
+    out->set_spec_json(job.specJson);
+    out->set_spec_sha256(job.specSha256);
+    out->set_dataset_id(job.datasetId);
+    out->set_pool(job.pool);
+    out->set_priority(job.priority);
+    for (const core::VettingCheck& check : job.vetting) {
+        v1::VettingCheck* vetting = out->add_vetting();
+        vetting->set_check(check.check);
+        vetting->set_ok(check.ok);
+        vetting->set_detail(check.detail);
+    }
+    out->set_reason(job.reason);
+    out->set_restarts(job.restarts);
+    out->set_max_restarts(job.maxRestarts);
+    out->set_gpu_hours_limit(job.gpuHoursLimit);
+    out->set_gpu_hours_used(job.gpuHoursUsed);
+    out->set_created_unix(job.created);
+    out->set_updated_unix(job.updated);
+}
+
+class JobsService final : public v1::Jobs::Service {
+public:
+    explicit JobsService(Shared& shared)
+        : shared_(shared)
+    {
+    }
+
+    Status SubmitJob(ServerContext* context, const v1::SubmitJobRequest* request,
+                     v1::JobReply* reply) override
+    {
+        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
+            return jobs.submit(session, request->spec_text());
+        });
+    }
+
+    Status EditJob(ServerContext* context, const v1::EditJobRequest* request,
+                   v1::JobReply* reply) override
+    {
+        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
+            return jobs.edit(session, request->id(), request->spec_text());
+        });
+    }
+
+    Status VetJob(ServerContext* context, const v1::JobIdRequest* request,
+                  v1::JobReply* reply) override
+    {
+        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
+            return jobs.vet(session, request->id());
+        });
+    }
+
+    Status ApproveJob(ServerContext* context, const v1::ApproveJobRequest* request,
+                      v1::JobReply* reply) override
+    {
+        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
+            return jobs.approve(session, request->id(), request->spec_sha256());
+        });
+    }
+
+    Status RejectJob(ServerContext* context, const v1::DecideJobRequest* request,
+                     v1::JobReply* reply) override
+    {
+        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
+            return jobs.reject(session, request->id(), request->reason());
+        });
+    }
+
+    Status CancelJob(ServerContext* context, const v1::DecideJobRequest* request,
+                     v1::JobReply* reply) override
+    {
+        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
+            return jobs.cancel(session, request->id(), request->reason());
+        });
+    }
+
+    Status ShowJob(ServerContext* context, const v1::JobIdRequest* request,
+                   v1::JobReply* reply) override
+    {
+        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
+            return jobs.show(session, request->id());
+        });
+    }
+
+    Status ListJobs(ServerContext* context, const v1::ListJobsRequest* /*request*/,
+                    v1::ListJobsReply* reply) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            auto jobs =
+                shared_.platform.controlPlane().jobs().list(callerOf(shared_, *context).token);
+            if (!jobs)
+                return Internal::toStatus(jobs.error());
+            for (const core::JobInfo& job : *jobs)
+                fillJob(job, reply->add_jobs());
+            return Status::OK;
+        });
+    }
+
+private:
+    // One core call on the caller's session, in a group commit; the job it returns is the reply.
+    template <typename Call>
+    Status answer(const ServerContext& context, v1::JobReply* reply, const Call& call)
+    {
+        return shared_.inGroup([&]() -> Status {
+            auto job =
+                call(shared_.platform.controlPlane().jobs(), callerOf(shared_, context).token);
+            if (!job)
+                return Internal::toStatus(job.error());
+            fillJob(*job, reply->mutable_job());
+            return Status::OK;
+        });
+    }
+
+    Shared& shared_;
+};
+
 }  // namespace
 
 struct ControlServer::State {
@@ -1181,6 +1304,7 @@ struct ControlServer::State {
         , datasetsService(shared)
         , auditService(shared)
         , trainingService(shared)
+        , jobsService(shared)
     {
     }
 
@@ -1192,6 +1316,7 @@ struct ControlServer::State {
     DatasetsService datasetsService;
     AuditService auditService;
     TrainingService trainingService;
+    JobsService jobsService;
     std::vector<int> ports;
     std::unique_ptr<grpc::Server> server;
 };
@@ -1251,6 +1376,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory&
     builder.RegisterService(&state->datasetsService);
     builder.RegisterService(&state->auditService);
     builder.RegisterService(&state->trainingService);
+    builder.RegisterService(&state->jobsService);
     // Uploads and bundles travel in pieces of at most 1 MiB; a message may carry a GPT-2
     // tokenizer's files (about 1.5 MB) in an import's header.
     builder.SetMaxReceiveMessageSize(16 << 20);

@@ -21,17 +21,16 @@ using Json = nlohmann::json;
 
 Error fieldError(const std::string& path, const std::string& what)
 {
-    return Error(ErrorCode::InvalidArgument,
-                 fmt::format("The field '{}' {}; fix the job spec (docs/formats/job-spec.md).",
-                             path, what));
+    return Error(
+        ErrorCode::InvalidArgument,
+        fmt::format("The field '{}' {}; fix the job spec (docs/formats/job-spec.md).", path, what));
 }
 
 bool isName(const std::string& text)
 {
-    return !text.empty() && text.size() <= 64
-           && std::all_of(text.begin(), text.end(), [](char c) {
-                  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-              });
+    return !text.empty() && text.size() <= 64 && std::all_of(text.begin(), text.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    });
 }
 
 // A YAML scalar as JSON: an integer, a number, true/false, null, or else a string. Quoted
@@ -137,9 +136,9 @@ public:
     {
         for (const auto& item : object_.items()) {
             if (std::find(known.begin(), known.end(), item.key()) == known.end())
-                return fieldError(path(item.key()),
-                                  fmt::format("is not part of a version {} job spec",
-                                              kJobSpecVersion));
+                return fieldError(
+                    path(item.key()),
+                    fmt::format("is not part of a version {} job spec", kJobSpecVersion));
         }
         return success();
     }
@@ -190,11 +189,10 @@ public:
                 && value->get<std::uint64_t>()
                        > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
             || value->get<std::int64_t>() < lowest || value->get<std::int64_t>() > highest)
-            return fieldError(path(field),
-                              lowest == highest
-                                  ? fmt::format("must be {}", lowest)
-                                  : fmt::format("must be a whole number from {} to {}", lowest,
-                                                highest));
+            return fieldError(path(field), lowest == highest
+                                               ? fmt::format("must be {}", lowest)
+                                               : fmt::format("must be a whole number from {} to {}",
+                                                             lowest, highest));
         return value->get<std::int64_t>();
     }
 
@@ -243,8 +241,8 @@ Result<void> readModel(const Fields& top, JobSpec::Model& model)
     SEALTRAIN_ASSIGN(model.width, fields->integer("width", model.width, 8, 65536));
     SEALTRAIN_ASSIGN(model.context, fields->integer("context", model.context, 2, 1 << 20));
     if (model.width % model.heads != 0)
-        return fieldError("model.width", fmt::format("must be a multiple of model.heads ({})",
-                                                     model.heads));
+        return fieldError("model.width",
+                          fmt::format("must be a multiple of model.heads ({})", model.heads));
     return success();
 }
 
@@ -255,7 +253,8 @@ Result<void> readTraining(const Fields& top, JobSpec& spec)
         return schedule.error();
     SEALTRAIN_TRY(schedule->onlyKnown({"steps", "batch", "grad_accum", "seed"}));
     SEALTRAIN_ASSIGN(spec.schedule.steps, schedule->integer("steps", 0, 1, kMaxCount, true));
-    SEALTRAIN_ASSIGN(spec.schedule.batch, schedule->integer("batch", spec.schedule.batch, 1, 65536));
+    SEALTRAIN_ASSIGN(spec.schedule.batch,
+                     schedule->integer("batch", spec.schedule.batch, 1, 65536));
     SEALTRAIN_ASSIGN(spec.schedule.gradAccum,
                      schedule->integer("grad_accum", spec.schedule.gradAccum, 1, 65536));
     SEALTRAIN_ASSIGN(spec.schedule.seed,
@@ -301,8 +300,7 @@ Result<void> readResources(const Fields& top, JobSpec& spec)
     auto& r = spec.resources;
     SEALTRAIN_ASSIGN(r.pool, resources->name("pool", true));
     if (const Json* device = resources->find("device")) {
-        if (!device->is_string()
-            || (*device != "cpu" && *device != "cuda" && *device != "auto"))
+        if (!device->is_string() || (*device != "cpu" && *device != "cuda" && *device != "auto"))
             return fieldError("resources.device", "must be cpu, cuda or auto");
         r.device = device->get<std::string>();
     }
@@ -341,9 +339,9 @@ Result<JobSpec> parseJobSpec(std::string_view text)
                      "The job spec must be a mapping of fields (a JSON object); see "
                      "docs/formats/job-spec.md.");
     const Fields top(*json, "");
-    SEALTRAIN_TRY(top.onlyKnown({"spec_version", "name", "project", "dataset", "model",
-                                 "optimizer", "schedule", "checkpoints", "validation",
-                                 "resources", "limits", "priority"}));
+    SEALTRAIN_TRY(top.onlyKnown({"spec_version", "name", "project", "dataset", "model", "optimizer",
+                                 "schedule", "checkpoints", "validation", "resources", "limits",
+                                 "priority"}));
     auto version = top.integer("spec_version", 0, kJobSpecVersion, kJobSpecVersion, true);
     if (!version)
         return version.error();
@@ -382,8 +380,7 @@ std::string canonicalJobSpec(const JobSpec& spec)
           {"grad_accum", spec.schedule.gradAccum},
           {"seed", spec.schedule.seed}}},
         {"checkpoints", {{"every", spec.checkpoints.every}, {"keep", spec.checkpoints.keep}}},
-        {"validation",
-         {{"every", spec.validation.every}, {"batches", spec.validation.batches}}},
+        {"validation", {{"every", spec.validation.every}, {"batches", spec.validation.batches}}},
         {"resources",
          {{"pool", spec.resources.pool},
           {"device", spec.resources.device},
@@ -405,25 +402,44 @@ std::vector<std::string> trainerArguments(const JobSpec& spec)
 {
     const auto integer = [](std::int64_t value) { return std::to_string(value); };
     const auto number = [](double value) { return fmt::format("{}", value); };
-    return {"--device",           spec.resources.device,
-            "--layers",           integer(spec.model.layers),
-            "--heads",            integer(spec.model.heads),
-            "--width",            integer(spec.model.width),
-            "--context",          integer(spec.model.context),
-            "--batch",            integer(spec.schedule.batch),
-            "--grad-accum",       integer(spec.schedule.gradAccum),
-            "--steps",            integer(spec.schedule.steps),
-            "--seed",             integer(spec.schedule.seed),
-            "--lr",               number(spec.optimizer.lr),
-            "--min-lr",           number(spec.optimizer.minLr),
-            "--warmup",           integer(spec.optimizer.warmup),
-            "--weight-decay",     number(spec.optimizer.weightDecay),
-            "--clip",             number(spec.optimizer.clip),
-            "--checkpoint-every", integer(spec.checkpoints.every),
-            "--keep",             integer(spec.checkpoints.keep),
-            "--val-every",        integer(spec.validation.every),
-            "--val-batches",      integer(spec.validation.batches),
-            "--threads",          integer(spec.resources.threads)};
+    return {"--device",
+            spec.resources.device,
+            "--layers",
+            integer(spec.model.layers),
+            "--heads",
+            integer(spec.model.heads),
+            "--width",
+            integer(spec.model.width),
+            "--context",
+            integer(spec.model.context),
+            "--batch",
+            integer(spec.schedule.batch),
+            "--grad-accum",
+            integer(spec.schedule.gradAccum),
+            "--steps",
+            integer(spec.schedule.steps),
+            "--seed",
+            integer(spec.schedule.seed),
+            "--lr",
+            number(spec.optimizer.lr),
+            "--min-lr",
+            number(spec.optimizer.minLr),
+            "--warmup",
+            integer(spec.optimizer.warmup),
+            "--weight-decay",
+            number(spec.optimizer.weightDecay),
+            "--clip",
+            number(spec.optimizer.clip),
+            "--checkpoint-every",
+            integer(spec.checkpoints.every),
+            "--keep",
+            integer(spec.checkpoints.keep),
+            "--val-every",
+            integer(spec.validation.every),
+            "--val-batches",
+            integer(spec.validation.batches),
+            "--threads",
+            integer(spec.resources.threads)};
 }
 
 }  // namespace sealtrain::core

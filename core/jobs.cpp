@@ -90,8 +90,8 @@ std::vector<VettingCheck> parseVetting(const std::string& text)
     if (!json.is_array())
         return checks;
     for (const auto& item : json)
-        checks.push_back({item.value("check", ""), item.value("ok", false),
-                          item.value("detail", "")});
+        checks.push_back(
+            {item.value("check", ""), item.value("ok", false), item.value("detail", "")});
     return checks;
 }
 
@@ -158,14 +158,16 @@ AuditedRequest jobRequest(const Database& database, std::int64_t id, std::string
                           std::string_view permission)
 {
     auto peeked = loadJob(database, id);
-    return {"job." + std::string(verb), permission, peeked ? peeked->info.project : std::string(),
+    return {"job." + std::string(verb),
+            permission,
+            peeked ? peeked->info.project : std::string(),
             {"job", std::to_string(id)}};
 }
 
 bool isEnded(JobState state)
 {
-    return state == JobState::Succeeded || state == JobState::Failed
-           || state == JobState::Cancelled || state == JobState::Rejected;
+    return state == JobState::Succeeded || state == JobState::Failed || state == JobState::Cancelled
+           || state == JobState::Rejected;
 }
 
 Error wrongState(const JobInfo& job, const std::string& action)
@@ -316,13 +318,13 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
     } else {
         datasetId = view->dataset.id;
         classification = view->dataset.classification;
-        checks.push_back({"dataset", view->granted,
-                          view->granted
-                              ? fmt::format("{} version {} ({}), the submitter may read it",
-                                            view->dataset.name, view->dataset.version,
-                                            view->dataset.id)
-                              : fmt::format("the submitter holds no read grant on {} version {}",
-                                            view->dataset.name, view->dataset.version)});
+        checks.push_back(
+            {"dataset", view->granted,
+             view->granted
+                 ? fmt::format("{} version {} ({}), the submitter may read it", view->dataset.name,
+                               view->dataset.version, view->dataset.id)
+                 : fmt::format("the submitter holds no read grant on {} version {}",
+                               view->dataset.name, view->dataset.version)});
     }
 
     const auto pool = policy.poolClassifications.find(spec.resources.pool);
@@ -332,10 +334,9 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
     } else if (!classification.empty()) {
         const bool allowed = std::find(pool->second.begin(), pool->second.end(), classification)
                              != pool->second.end();
-        checks.push_back(
-            {"classification", allowed,
-             fmt::format("'{}' data {} allowed on pool '{}'", classification,
-                         allowed ? "is" : "is not", spec.resources.pool)});
+        checks.push_back({"classification", allowed,
+                          fmt::format("'{}' data {} allowed on pool '{}'", classification,
+                                      allowed ? "is" : "is not", spec.resources.pool)});
     }
 
     const auto& caps = policy.caps;
@@ -361,8 +362,9 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
         static_cast<double>(caps.maxRestarts));
     cap("limits.gpu_hours", spec.limits.gpuHours, caps.gpuHours);
     checks.push_back({"caps", over.empty(),
-                      over.empty() ? std::string("within the policy's caps")
-                                   : "over the policy's caps: " + fmt::format("{}", fmt::join(over, ", "))});
+                      over.empty()
+                          ? std::string("within the policy's caps")
+                          : "over the policy's caps: " + fmt::format("{}", fmt::join(over, ", "))});
 
     // The budget: what the project's other jobs hold (their limit while they may still run,
     // what they used once ended) plus this job's limit.
@@ -378,8 +380,8 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
     if (spec.limits.gpuHours <= 0.0) {
         checks.push_back({"budget", true, "uses no GPU hours"});
     } else if (budget == policy.budgets.end() || budget->second.gpuHours <= 0.0) {
-        checks.push_back({"budget", false,
-                          fmt::format("project '{}' has no GPU-hour budget", spec.project)});
+        checks.push_back(
+            {"budget", false, fmt::format("project '{}' has no GPU-hour budget", spec.project)});
     } else {
         const double cap = budget->second.gpuHours;
         const bool within = wanted <= cap + 1e-9;
@@ -401,7 +403,8 @@ void addVettingDetails(audit::EntryDraft& draft, const std::vector<VettingCheck>
             failed.push_back(check.check);
     }
     draft.details.push_back(audit::textDetail(
-        "vetting", failed.empty() ? "passed" : "failed: " + fmt::format("{}", fmt::join(failed, ","))));
+        "vetting",
+        failed.empty() ? "passed" : "failed: " + fmt::format("{}", fmt::join(failed, ","))));
 }
 
 }  // namespace
@@ -431,9 +434,8 @@ Result<JobInfo> Jobs::submit(const std::string& session, std::string_view specTe
                 "updated) VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?, ?)",
                 {spec->name, spec->project,
                  jobStateName(passed ? JobState::Vetted : JobState::Rejected), caller.userId,
-                 canonical, SqlValue::blob(hash), datasetId, spec->resources.pool,
-                 spec->priority, vettingJson(checks),
-                 passed ? std::string() : std::string("rejected by policy"),
+                 canonical, SqlValue::blob(hash), datasetId, spec->resources.pool, spec->priority,
+                 vettingJson(checks), passed ? std::string() : std::string("rejected by policy"),
                  spec->limits.maxRestarts, toMilli(spec->limits.gpuHours), now, now}));
             id = database_.lastInsertId();
             draft.target.id = std::to_string(id);
@@ -500,11 +502,11 @@ Result<JobInfo> Jobs::vet(const std::string& session, std::int64_t id)
             const bool mayVet = job->submitterId == caller.userId
                                 || gate_.holds(caller, permission::kJobApprove, job->info.project);
             if (!mayVet)
-                return denied("Only the submitter or an approver may vet job "
-                              + std::to_string(id) + " again.");
-            const bool rejectedByPolicy =
-                job->info.state == JobState::Rejected && job->info.approver.empty()
-                && job->info.reason == "rejected by policy";
+                return denied("Only the submitter or an approver may vet job " + std::to_string(id)
+                              + " again.");
+            const bool rejectedByPolicy = job->info.state == JobState::Rejected
+                                          && job->info.approver.empty()
+                                          && job->info.reason == "rejected by policy";
             if (job->info.state != JobState::Submitted && job->info.state != JobState::Vetted
                 && !rejectedByPolicy)
                 return wrongState(job->info, "vetted again");
@@ -512,16 +514,15 @@ Result<JobInfo> Jobs::vet(const std::string& session, std::int64_t id)
             if (!spec)
                 return spec.error();
             std::string datasetId;
-            const auto checks =
-                vetSpec(database_, policy_, *spec, job->submitterId, id, datasetId);
+            const auto checks = vetSpec(database_, policy_, *spec, job->submitterId, id, datasetId);
             const bool passed = std::all_of(checks.begin(), checks.end(),
                                             [](const VettingCheck& c) { return c.ok; });
             SEALTRAIN_TRY(database_.run(
                 "UPDATE jobs SET state = ?, vetting = ?, dataset_id = NULLIF(?, ''), reason = ?, "
                 "updated = ? WHERE id = ?",
                 {jobStateName(passed ? JobState::Vetted : JobState::Rejected), vettingJson(checks),
-                 datasetId, passed ? std::string() : std::string("rejected by policy"),
-                 gate_.now(), id}));
+                 datasetId, passed ? std::string() : std::string("rejected by policy"), gate_.now(),
+                 id}));
             addVettingDetails(draft, checks);
             return success();
         }));
@@ -555,8 +556,7 @@ Result<JobInfo> Jobs::approve(const std::string& session, std::int64_t id,
     return loadJob(database_, id).value().info;
 }
 
-Result<JobInfo> Jobs::reject(const std::string& session, std::int64_t id,
-                             const std::string& reason)
+Result<JobInfo> Jobs::reject(const std::string& session, std::int64_t id, const std::string& reason)
 {
     SEALTRAIN_TRY(gate_.perform(
         session, jobRequest(database_, id, "reject", permission::kJobApprove),
@@ -581,8 +581,7 @@ Result<JobInfo> Jobs::reject(const std::string& session, std::int64_t id,
     return loadJob(database_, id).value().info;
 }
 
-Result<JobInfo> Jobs::cancel(const std::string& session, std::int64_t id,
-                             const std::string& reason)
+Result<JobInfo> Jobs::cancel(const std::string& session, std::int64_t id, const std::string& reason)
 {
     SEALTRAIN_TRY(gate_.perform(
         session, jobRequest(database_, id, "cancel", ""),
@@ -598,10 +597,10 @@ Result<JobInfo> Jobs::cancel(const std::string& session, std::int64_t id,
                               + std::to_string(id) + ".");
             if (isEnded(job->info.state))
                 return wrongState(job->info, "cancelled");
-            return database_.run(
-                "UPDATE jobs SET state = ?, reason = ?, updated = ? WHERE id = ?",
-                {jobStateName(JobState::Cancelled),
-                 reason.empty() ? "cancelled by " + caller.name : reason, gate_.now(), id});
+            return database_.run("UPDATE jobs SET state = ?, reason = ?, updated = ? WHERE id = ?",
+                                 {jobStateName(JobState::Cancelled),
+                                  reason.empty() ? "cancelled by " + caller.name : reason,
+                                  gate_.now(), id});
         }));
     return loadJob(database_, id).value().info;
 }
@@ -616,8 +615,10 @@ Result<JobInfo> Jobs::show(const std::string& session, std::int64_t id)
                 return job.error();
             if (!gate_.holds(caller, permission::kJobSubmit, job->info.project)
                 && !gate_.holds(caller, permission::kJobApprove, job->info.project))
-                return denied("The user '" + caller.name + "' may neither submit nor approve "
-                              "jobs in project '" + job->info.project + "'.");
+                return denied("The user '" + caller.name
+                              + "' may neither submit nor approve "
+                                "jobs in project '"
+                              + job->info.project + "'.");
             return job->info;
         });
 }

@@ -43,4 +43,7 @@ signedInClient(const ClientOptions& options);
 void registerRemoteAccessCommands(CLI::App* remote, CLI::App* user, CLI::App* grant,
                                   CommandRegistry& registry);
 
+// `remote job …` (remote_job_command.cpp).
+void registerRemoteJobCommands(CLI::App* remote, CommandRegistry& registry);
+
 }  // namespace sealtrain::ctl

@@ -749,6 +749,7 @@ void registerRemoteCommands(CLI::App& app, CommandRegistry& registry)
         });
     }
     registerRemoteAccessCommands(remote, user, grant, registry);
+    registerRemoteJobCommands(remote, registry);
     auto* dataset = remote->add_subcommand("dataset", "Datasets");
     dataset->require_subcommand(1);
     leaf(dataset, "list", "List the datasets you may read", remoteDatasetList);

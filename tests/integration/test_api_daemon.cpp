@@ -175,7 +175,8 @@ private slots:
             for (const auto& [user, role] : {std::pair<std::string, std::string>{"carol", "admin"},
                                              {"dave", "engineer"},
                                              {"sam", "steward"},
-                                             {"rita", "auditor"}}) {
+                                             {"rita", "auditor"},
+                                             {"ann", "approver"}}) {
                 auto enrolled = identity.createUser(*token, user, secret(kPassword));
                 QVERIFY(enrolled);
                 uris_[user] = enrolled->otpauthUri;
@@ -265,9 +266,11 @@ private slots:
         QCOMPARE(who->sessionId, signedIn.sessionId);
         auto users = client->listUsers();
         QVERIFY2(users, users ? "" : users.error().message().c_str());
-        QCOMPARE(users->size(), std::size_t{6});
-        QCOMPARE(users->at(1).name, std::string("bob"));
-        QCOMPARE(users->at(1).grants, std::vector<std::string>{"engineer"});
+        QCOMPARE(users->size(), std::size_t{7});
+        const auto bob = std::find_if(users->begin(), users->end(),
+                                      [](const api::UserSummary& u) { return u.name == "bob"; });
+        QVERIFY(bob != users->end());
+        QCOMPARE(bob->grants, std::vector<std::string>{"engineer"});
     }
 
     // RBAC is decided by the daemon on the certificate's session: bob, an engineer, may list
@@ -553,6 +556,49 @@ private slots:
         QCOMPARE(second.error().code(), ErrorCode::Io);
         QVERIFY2(second.error().message().find("sealtrainctl remote") != std::string::npos,
                  second.error().message().c_str());
+    }
+
+    // Jobs through the daemon: dave submits a YAML spec, vetted at once; he may not approve;
+    // ann approves only the spec hash she reviewed; dave lists and cancels.
+    void jobsThroughTheDaemon()
+    {
+        auto asSam = as(session("sam", tcpAddress_), tcpAddress_);
+        QVERIFY(asSam->grantRead("notes", "dave"));
+        auto asDave = as(session("dave", tcpAddress_), tcpAddress_);
+        const std::string spec = "spec_version: 1\nname: notes-small\nproject: demo\n"
+                                 "dataset: notes\nmodel: {layers: 1, heads: 2, width: 16, "
+                                 "context: 8}\nschedule: {steps: 3}\nresources: {pool: cpu}\n";
+        auto job = asDave->submitJob(spec);
+        QVERIFY2(job, job ? "" : job.error().message().c_str());
+        QCOMPARE(job->state, std::string("vetted"));
+        QCOMPARE(job->submitter, std::string("dave"));
+        QCOMPARE(job->vetting.size(), std::size_t{5});
+        auto broken = asDave->submitJob("spec_version: 1\nname: x\n");
+        QVERIFY(!broken);
+        QCOMPARE(broken.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY2(broken.error().message().find("'project'") != std::string::npos,
+                 broken.error().message().c_str());
+
+        auto byDave = asDave->approveJob(job->id, job->specSha256);
+        QVERIFY(!byDave);
+        QCOMPARE(byDave.error().code(), ErrorCode::PermissionDenied);
+        auto asAnn = as(session("ann", tcpAddress_), tcpAddress_);
+        auto shown = asAnn->showJob(job->id);
+        QVERIFY(shown);
+        QCOMPARE(shown->specSha256, job->specSha256);
+        auto otherSpec = asAnn->approveJob(job->id, std::string(64, 'a'));
+        QVERIFY(!otherSpec);
+        QCOMPARE(otherSpec.error().code(), ErrorCode::PermissionDenied);
+        auto approved = asAnn->approveJob(job->id, shown->specSha256);
+        QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
+        QCOMPARE(approved->state, std::string("approved"));
+        QCOMPARE(approved->approver, std::string("ann"));
+        auto listed = asDave->listJobs();
+        QVERIFY(listed);
+        QCOMPARE(listed->size(), std::size_t{1});
+        auto cancelled = asDave->cancelJob(job->id, "not needed after all");
+        QVERIFY(cancelled);
+        QCOMPARE(cancelled->state, std::string("cancelled"));
     }
 
     void wrongPasswordIsRefused()

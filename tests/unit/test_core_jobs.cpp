@@ -62,12 +62,11 @@ struct World {
     {
         uris["alice"] = t.plane->identity().init("alice", secret(kPassword))->otpauthUri;
         const std::string admin = session("alice");
-        for (const auto& [user, role] :
-             std::map<std::string, std::string>{{"sam", "steward"},
-                                                {"eve", "engineer"},
-                                                {"ann", "approver"},
-                                                {"rita", "auditor"},
-                                            {"ivy", "engineer"}}) {
+        for (const auto& [user, role] : std::map<std::string, std::string>{{"sam", "steward"},
+                                                                           {"eve", "engineer"},
+                                                                           {"ann", "approver"},
+                                                                           {"rita", "auditor"},
+                                                                           {"ivy", "engineer"}}) {
             uris[user] = t.plane->identity().createUser(admin, user, secret(kPassword))->otpauthUri;
             if (!t.plane->access().grantRole(admin, user, role, "").ok())
                 qFatal("cannot grant %s", role.c_str());
@@ -155,9 +154,8 @@ void TestCoreJobs::specErrorsNameTheField_data()
     QTest::addColumn<QString>("field");
     const auto base = [](const std::string& model, const std::string& rest) {
         return QString::fromStdString(
-            R"({"spec_version": 1, "name": "j", "project": "p", "dataset": "d", "model": )"
-            + model + R"(, "schedule": {"steps": 10}, "resources": {"pool": "cpu")" + rest
-            + "}}");
+            R"({"spec_version": 1, "name": "j", "project": "p", "dataset": "d", "model": )" + model
+            + R"(, "schedule": {"steps": 10}, "resources": {"pool": "cpu")" + rest + "}}");
     };
     QTest::newRow("missing steps")
         << R"({"spec_version": 1, "name": "j", "project": "p", "dataset": "d", "model": {}, "schedule": {}, "resources": {"pool": "cpu"}})"
@@ -169,8 +167,10 @@ void TestCoreJobs::specErrorsNameTheField_data()
     QTest::newRow("cuda without gpus")
         << base("{}", R"(, "device": "cuda")") << "resources.gpus_per_node";
     QTest::newRow("bad pool name") << base("{}", R"(, "nodes": 0)") << "resources.nodes";
-    QTest::newRow("version") << R"({"spec_version": 2})" << "spec_version";
-    QTest::newRow("yaml field") << "spec_version: 1\nname: Bad Name\n" << "name";
+    QTest::newRow("version") << R"({"spec_version": 2})"
+                             << "spec_version";
+    QTest::newRow("yaml field") << "spec_version: 1\nname: Bad Name\n"
+                                << "name";
 }
 
 void TestCoreJobs::specErrorsNameTheField()
@@ -180,8 +180,7 @@ void TestCoreJobs::specErrorsNameTheField()
     auto parsed = core::parseJobSpec(text.toStdString());
     QVERIFY(!parsed);
     QCOMPARE(parsed.error().code(), ErrorCode::InvalidArgument);
-    QVERIFY2(parsed.error().message().find("'" + field.toStdString() + "'")
-                 != std::string::npos,
+    QVERIFY2(parsed.error().message().find("'" + field.toStdString() + "'") != std::string::npos,
              parsed.error().message().c_str());
     QVERIFY(isOneSentence(parsed.error().message()));
 }
@@ -231,13 +230,11 @@ void TestCoreJobs::fourEyesFromSubmissionToRun()
                   "job.approve");  // an engineer may not approve at all
     auto own = w.jobs().submit(w.session("ivy"), spec("ivys", "notes", "cpu"));
     QVERIFY2(own, own ? "" : own.error().message().c_str());
-    verifyRefused(w, w.jobs().approve(w.session("ivy"), own->id, own->specSha256),
-                  "job.approve");
+    verifyRefused(w, w.jobs().approve(w.session("ivy"), own->id, own->specSha256), "job.approve");
     QVERIFY2(w.last().reason.find("own job") != std::string::npos, w.last().reason.c_str());
     verifyRefused(w, w.jobs().approve(w.session("ann"), job->id, std::string(64, '0')),
                   "job.approve");
-    verifyRefused(w, w.jobs().approve(w.session("rita"), job->id, job->specSha256),
-                  "job.approve");
+    verifyRefused(w, w.jobs().approve(w.session("rita"), job->id, job->specSha256), "job.approve");
 
     auto approved = w.jobs().approve(w.session("ann"), job->id, job->specSha256);
     QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
@@ -278,8 +275,7 @@ void TestCoreJobs::noRunWithoutApprovalOfTheCurrentSpec()
     verifyRefused(w, w.jobs().approve(w.session("ann"), job.id, oldHash), "job.approve");
     QVERIFY(w.jobs().approve(w.session("ann"), job.id, edited->specSha256));
     QVERIFY(w.jobs().start(job.id));
-    verifyRefused(w,
-                  w.jobs().edit(w.session("eve"), job.id, spec("second", "notes", "cpu")),
+    verifyRefused(w, w.jobs().edit(w.session("eve"), job.id, spec("second", "notes", "cpu")),
                   "job.edit", audit::Outcome::Failed);
 }
 
@@ -294,13 +290,12 @@ void TestCoreJobs::phiOnAPoolThatMayNotSeeItIsRejected()
     QVERIFY(classification != nullptr && !classification->ok);
     QVERIFY(classification->detail.find("'phi'") != std::string::npos);
     QCOMPARE(w.last().action, std::string("job.submit"));
-    verifyRefused(w, w.jobs().approve(w.session("ann"), job.id, job.specSha256),
-                  "job.approve", audit::Outcome::Failed);
+    verifyRefused(w, w.jobs().approve(w.session("ann"), job.id, job.specSha256), "job.approve",
+                  audit::Outcome::Failed);
     verifyRefused(w, w.jobs().start(job.id), "job.start");
 
     auto onSecure =
-        w.jobs().submit(w.session("eve"), spec("phi-secure", "records", "gpu-secure"))
-            .value();
+        w.jobs().submit(w.session("eve"), spec("phi-secure", "records", "gpu-secure")).value();
     QCOMPARE(onSecure.state, core::JobState::Vetted);
     // A dataset eve may not read fails vetting too.
     auto unknown = w.jobs().submit(w.session("eve"), spec("none", "nothing", "cpu")).value();
@@ -340,8 +335,7 @@ void TestCoreJobs::budgetIsEnforced()
 void TestCoreJobs::rolesAndRefusals()
 {
     World w;
-    verifyRefused(w, w.jobs().submit(w.session("rita"), spec("x", "notes", "cpu")),
-                  "job.submit");
+    verifyRefused(w, w.jobs().submit(w.session("rita"), spec("x", "notes", "cpu")), "job.submit");
     auto malformed = w.jobs().submit(w.session("eve"), R"({"spec_version": 1})");
     verifyRefused(w, malformed, "job.submit", audit::Outcome::Failed);
     QVERIFY(malformed.error().message().find("'name'") != std::string::npos);
@@ -352,8 +346,8 @@ void TestCoreJobs::rolesAndRefusals()
     QVERIFY2(rejected, rejected ? "" : rejected.error().message().c_str());
     QCOMPARE(rejected->state, core::JobState::Rejected);
     QCOMPARE(detail(w.last(), "reason"), std::string("too small to be useful"));
-    verifyRefused(w, w.jobs().approve(w.session("ann"), job.id, job.specSha256),
-                  "job.approve", audit::Outcome::Failed);
+    verifyRefused(w, w.jobs().approve(w.session("ann"), job.id, job.specSha256), "job.approve",
+                  audit::Outcome::Failed);
 
     auto fourth = w.jobs().submit(w.session("eve"), spec("fourth", "notes", "cpu")).value();
     verifyRefused(w, w.jobs().cancel(w.session("sam"), fourth.id, ""), "job.cancel");

@@ -161,6 +161,35 @@ struct SampleOutcome {
     std::uint64_t step = 0;
 };
 
+struct VettingCheck {
+    std::string check;
+    bool ok = false;
+    std::string detail;
+};
+
+// A training job as the control plane reports it (docs/api.md, "Jobs").
+struct JobSummary {
+    std::int64_t id = 0;
+    std::string name;
+    std::string project;
+    std::string state;
+    std::string submitter;
+    std::string approver;
+    std::string specJson;
+    std::string specSha256;
+    std::string datasetId;
+    std::string pool;
+    std::int64_t priority = 0;
+    std::vector<VettingCheck> vetting;
+    std::string reason;
+    std::int64_t restarts = 0;
+    std::int64_t maxRestarts = 0;
+    double gpuHoursLimit = 0.0;
+    double gpuHoursUsed = 0.0;
+    std::int64_t createdUnix = 0;
+    std::int64_t updatedUnix = 0;
+};
+
 // The platform's public keys, one per purpose.
 struct SigningKeys {
     std::string auditPem;
@@ -241,6 +270,15 @@ public:
     // An audit bundle (docs/formats/audit.md) of the entries `selection` selects.
     [[nodiscard]] Result<std::string> exportAuditBundle(const AuditSelection& selection);
     [[nodiscard]] Result<SigningKeys> signingKeys();
+    // Jobs: each returns the job as it is after the call.
+    [[nodiscard]] Result<JobSummary> submitJob(const std::string& specText);
+    [[nodiscard]] Result<JobSummary> editJob(std::int64_t id, const std::string& specText);
+    [[nodiscard]] Result<JobSummary> vetJob(std::int64_t id);
+    [[nodiscard]] Result<JobSummary> approveJob(std::int64_t id, const std::string& specSha256);
+    [[nodiscard]] Result<JobSummary> rejectJob(std::int64_t id, const std::string& reason);
+    [[nodiscard]] Result<JobSummary> cancelJob(std::int64_t id, const std::string& reason);
+    [[nodiscard]] Result<JobSummary> showJob(std::int64_t id);
+    [[nodiscard]] Result<std::vector<JobSummary>> listJobs();
     // Has the control plane train on `dataset` with `trainerArguments` (hyper-parameters only);
     // each metrics line (JSON, no newline) goes to `onMetrics` as the trainer writes it.
     [[nodiscard]] Result<TrainOutcome>

@@ -1,0 +1,215 @@
+// `sealtrainctl remote job submit|edit|vet|approve|reject|cancel|show|list`: training jobs on the
+// control plane (docs/api.md "Jobs", docs/formats/job-spec.md). An approval names the spec hash
+// the approver reviewed with `job show`; the control plane refuses it for any other spec.
+#include "commands.h"
+#include "ctl.h"
+#include "input_file.h"
+#include "remote_client.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <ctime>
+#include <memory>
+#include <string>
+
+namespace sealtrain::ctl {
+namespace {
+
+std::string utc(std::int64_t unixSeconds)
+{
+    const std::time_t time = unixSeconds;
+    std::tm parts{};
+    gmtime_r(&time, &parts);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+    return text;
+}
+
+nlohmann::json toJson(const api::JobSummary& job)
+{
+    nlohmann::json vetting = nlohmann::json::array();
+    for (const api::VettingCheck& check : job.vetting)
+        vetting.push_back({{"check", check.check}, {"ok", check.ok}, {"detail", check.detail}});
+    return {{"id", job.id},
+            {"name", job.name},
+            {"project", job.project},
+            {"state", job.state},
+            {"submitter", job.submitter},
+            {"approver", job.approver},
+            {"spec_sha256", job.specSha256},
+            {"spec", nlohmann::json::parse(job.specJson, nullptr, false)},
+            {"dataset_id", job.datasetId},
+            {"pool", job.pool},
+            {"priority", job.priority},
+            {"vetting", vetting},
+            {"reason", job.reason},
+            {"restarts", job.restarts},
+            {"max_restarts", job.maxRestarts},
+            {"gpu_hours_limit", job.gpuHoursLimit},
+            {"gpu_hours_used", job.gpuHoursUsed},
+            {"created", utc(job.createdUnix)},
+            {"updated", utc(job.updatedUnix)}};
+}
+
+// What an approver reads before approving: state, who, the spec hash, the vetting report.
+void printJob(std::ostream& out, const api::JobSummary& job)
+{
+    out << fmt::format("job {} '{}' in project '{}': {}\n", job.id, job.name, job.project,
+                       job.state);
+    out << fmt::format("  submitted by {}{}\n", job.submitter,
+                       job.approver.empty() ? std::string()
+                                            : fmt::format(", decided by {}", job.approver));
+    out << fmt::format("  spec sha256 {}\n", job.specSha256);
+    out << fmt::format("  dataset {}, pool {}, priority {}, GPU hours {:.3f} of {:.3f}, "
+                       "restarts {} of {}\n",
+                       job.datasetId.empty() ? std::string("(unresolved)") : job.datasetId,
+                       job.pool, job.priority, job.gpuHoursUsed, job.gpuHoursLimit, job.restarts,
+                       job.maxRestarts);
+    out << "  vetting:\n";
+    for (const api::VettingCheck& check : job.vetting)
+        out << fmt::format("    {:<4} {:<15} {}\n", check.ok ? "ok" : "FAIL", check.check,
+                           check.detail);
+    if (!job.reason.empty())
+        out << fmt::format("  reason: {}\n", job.reason);
+}
+
+struct JobOptions {
+    ClientOptions client;
+    std::int64_t id = 0;
+    std::string file;
+    std::string sha256;
+    std::string reason;
+    bool json = false;
+};
+
+using JobCall = std::function<Result<api::JobSummary>(api::ControlClient&, const JobOptions&)>;
+
+int runJobCall(const CommandRegistry& registry, const JobOptions& options, const JobCall& call)
+{
+    auto client = signedInClient(options.client);
+    if (!client)
+        return registry.fail(client.error());
+    auto job = call(**client, options);
+    if (!job)
+        return registry.fail(job.error());
+    if (options.json)
+        registry.out() << toJson(*job).dump(2) << '\n';
+    else
+        printJob(registry.out(), *job);
+    return kExitOk;
+}
+
+Result<std::string> specText(const JobOptions& options)
+{
+    return readInputFile(options.file, "job spec");
+}
+
+int listJobs(const CommandRegistry& registry, const JobOptions& options)
+{
+    auto client = signedInClient(options.client);
+    if (!client)
+        return registry.fail(client.error());
+    auto jobs = (*client)->listJobs();
+    if (!jobs)
+        return registry.fail(jobs.error());
+    if (options.json) {
+        nlohmann::json array = nlohmann::json::array();
+        for (const api::JobSummary& job : *jobs)
+            array.push_back(toJson(job));
+        registry.out() << array.dump(2) << '\n';
+        return kExitOk;
+    }
+    registry.out() << fmt::format("{:>5}  {:<24} {:<12} {:<10} {:<10} {}\n", "id", "name",
+                                  "project", "state", "submitter", "spec sha256");
+    for (const api::JobSummary& job : *jobs)
+        registry.out() << fmt::format("{:>5}  {:<24} {:<12} {:<10} {:<10} {}\n", job.id, job.name,
+                                      job.project, job.state, job.submitter,
+                                      job.specSha256.substr(0, 16));
+    return kExitOk;
+}
+
+}  // namespace
+
+void registerRemoteJobCommands(CLI::App* remote, CommandRegistry& registry)
+{
+    auto* group = remote->add_subcommand(
+        "job", "Training jobs: submitted, vetted by policy, approved by a second person");
+    group->require_subcommand(1);
+    const auto command = [&](const std::string& name, const std::string& help, bool withId,
+                             const JobCall& call) {
+        auto options = std::make_shared<JobOptions>();
+        auto* sub = group->add_subcommand(name, help);
+        if (withId)
+            sub->add_option("ID", options->id, "The job's number")->required();
+        addClientOptions(sub, options->client, true);
+        sub->add_flag("--json", options->json, "Print the job as JSON");
+        registry.onRun(sub, [&registry, options, call] {
+            return runJobCall(registry, *options, call);
+        });
+        return std::pair{sub, options};
+    };
+
+    auto [submit, submitOptions] = command(
+        "submit", "Submit a job spec (JSON or YAML); it is vetted at once", false,
+        [](api::ControlClient& client, const JobOptions& options) -> Result<api::JobSummary> {
+            auto text = specText(options);
+            if (!text)
+                return text.error();
+            return client.submitJob(*text);
+        });
+    submit->add_option("FILE", submitOptions->file, "The spec (docs/formats/job-spec.md)")
+        ->required();
+
+    auto [edit, editOptions] = command(
+        "edit", "Replace your job's spec; approvals are void and it is vetted again", true,
+        [](api::ControlClient& client, const JobOptions& options) -> Result<api::JobSummary> {
+            auto text = specText(options);
+            if (!text)
+                return text.error();
+            return client.editJob(options.id, *text);
+        });
+    edit->add_option("FILE", editOptions->file, "The new spec")->required();
+
+    command("vet", "Vet a job again under the current policy", true,
+            [](api::ControlClient& client, const JobOptions& options) {
+                return client.vetJob(options.id);
+            });
+    command("show", "Show a job: state, spec hash and vetting report", true,
+            [](api::ControlClient& client, const JobOptions& options) {
+                return client.showJob(options.id);
+            });
+
+    auto [approve, approveOptions] = command(
+        "approve", "Approve someone else's vetted job, for the spec hash you reviewed", true,
+        [](api::ControlClient& client, const JobOptions& options) {
+            return client.approveJob(options.id, options.sha256);
+        });
+    approve
+        ->add_option("--sha256", approveOptions->sha256,
+                     "The spec hash `job show` printed: the approval counts for that spec only")
+        ->required();
+
+    auto [reject, rejectOptions] = command(
+        "reject", "Reject someone else's job (it will not run)", true,
+        [](api::ControlClient& client, const JobOptions& options) {
+            return client.rejectJob(options.id, options.reason);
+        });
+    reject->add_option("--reason", rejectOptions->reason, "Why, for the submitter and the log")
+        ->required();
+
+    auto [cancel, cancelOptions] = command(
+        "cancel", "Cancel a job that has not ended (its submitter or an approver)", true,
+        [](api::ControlClient& client, const JobOptions& options) {
+            return client.cancelJob(options.id, options.reason);
+        });
+    cancel->add_option("--reason", cancelOptions->reason, "Why (kept with the job)");
+
+    auto listOptions = std::make_shared<JobOptions>();
+    auto* list = group->add_subcommand("list", "The jobs of your projects, newest first");
+    addClientOptions(list, listOptions->client, true);
+    list->add_flag("--json", listOptions->json, "Print JSON");
+    registry.onRun(list, [&registry, listOptions] { return listJobs(registry, *listOptions); });
+}
+
+}  // namespace sealtrain::ctl
