@@ -9,11 +9,16 @@
 //                              1.3 on 127.0.0.1, at 1, 8 and 32 concurrent clients, each its own
 //                              signed-in admin on its own channel (session check, permission
 //                              check, the change and its audit entry, durable): calls/s, p50, p99
-//   reads                      Sessions.WhoAmI (the session's use, committed) at 32 clients
+//   reads                      Sessions.WhoAmI at 32 clients: the session check, with reads alone
+//                              (its use is written once a minute), in the group commit
+//   no database                Platform.GetSigningKeys at 32 clients, which touches no database
+//                              and no group: what TLS, gRPC and the clients cost on this machine
 // The server runs in this process (api::ControlServer over a new data directory). Every phase is
 // bounded in calls and in seconds; rates are per wall-clock second, since commits wait on fsync.
 // Goals (issue #15): audited >= 1000/s at 32 clients, reads >= 5000/s, p99 <= 100 ms.
-// Usage: bench_control_load [SECONDS-PER-PHASE] [DIR]   (default 3, the system's temporary folder)
+// Usage: bench_control_load [SECONDS-PER-PHASE] [DIR] [SESSION-USE-INTERVAL]   (default 3, the
+// system's temporary folder, 60 s as the daemon; 0 writes a session's use on every call, as
+// before b0afefd)
 #include "sealtrain/api/client.h"
 #include "sealtrain/api/server.h"
 #include "sealtrain/api/tls_policy.h"
@@ -33,6 +38,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -88,6 +94,7 @@ Phase measure(int clients, std::chrono::seconds seconds, const Call& call)
     const auto start = WallClock::now();
     const auto end = start + seconds;
     std::vector<std::thread> threads;
+    threads.reserve(static_cast<std::size_t>(clients));
     for (int client = 0; client < clients; ++client)
         threads.emplace_back([&, client] {
             auto& mine = latencies[static_cast<std::size_t>(client)];
@@ -145,6 +152,17 @@ std::string userName(int client)
 
 int main(int argc, char** argv)
 {
+    if (argc > 1 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
+        fmt::print("Usage: bench_control_load [SECONDS-PER-PHASE] [DIR] [SESSION-USE-INTERVAL]\n"
+                   "  SECONDS-PER-PHASE     1 to 60, default 3 (each phase also stops at {} "
+                   "calls)\n"
+                   "  DIR                   where its data directory goes, default the system's "
+                   "temporary folder\n"
+                   "  SESSION-USE-INTERVAL  seconds between writes of a session's last use, "
+                   "default 60 as in the daemon; 0 writes it on every call\n",
+                   kMaxCallsPerPhase);
+        return 0;
+    }
     const std::chrono::seconds seconds{argc > 1 ? std::strtol(argv[1], nullptr, 10) : 3};
     const std::filesystem::path base =
         argc > 2 ? std::filesystem::path(argv[2]) : std::filesystem::temp_directory_path();
@@ -152,6 +170,10 @@ int main(int argc, char** argv)
         fmt::print(stderr, "bench_control_load: SECONDS-PER-PHASE must be 1 to 60.\n");
         return 2;
     }
+    core::DataDirectoryOptions openOptions;
+    if (argc > 3)
+        openOptions.controlPlane.sessionUseInterval =
+            std::chrono::seconds{std::strtol(argv[3], nullptr, 10)};
     const auto dir = base / fmt::format("bench_control_load-{}", ::getpid());
     std::filesystem::create_directories(dir / "run");
     check(api::requireTls13(dir / "run" / "openssl.cnf"));
@@ -170,7 +192,7 @@ int main(int argc, char** argv)
     (void)take(core::DataDirectory::create(request));
     core::KeyringUnlock unlock;
     unlock.passphrase = [] { return crypto::SecretBytes::fromBytes(secret(kPassphrase).bytes()); };
-    auto platform = take(core::DataDirectory::open(request.path, unlock));
+    auto platform = take(core::DataDirectory::open(request.path, unlock, openOptions));
     auto& identity = platform->controlPlane().identity();
     auto totpCode = [&](const std::string& user) {
         auto row =
@@ -220,11 +242,16 @@ int main(int argc, char** argv)
         auto who = clients[static_cast<std::size_t>(client)]->whoAmI();
         return who ? success() : Result<void>(who.error());
     });
+    const Phase transport = measure(kMaxClients, seconds, [&](int client, int) -> Result<void> {
+        auto keys = clients[static_cast<std::size_t>(client)]->signingKeys();
+        return keys ? success() : Result<void>(keys.error());
+    });
 
     fmt::print("bench_control_load: sealtrain-control in-process on 127.0.0.1 (TLS 1.3), {} s or "
-               "{} calls per phase, {} hardware threads, in {}\n",
+               "{} calls per phase, {} hardware threads, a session's use written every {} s, in "
+               "{}\n",
                seconds.count(), kMaxCallsPerPhase, std::thread::hardware_concurrency(),
-               dir.string());
+               openOptions.controlPlane.sessionUseInterval.count(), dir.string());
     fmt::print("  plain SQLCipher, 1 row per durable commit:  {:>8.0f} rows/s  (ceiling, one "
                "fsync per call)\n",
                oneRow);
@@ -239,6 +266,9 @@ int main(int argc, char** argv)
     fmt::print("  reads (WhoAmI), 32 clients:                 {:>8.0f} /s  p50 {:>6.1f} ms  "
                "p99 {:>6.1f} ms  ({} calls)\n",
                reads.perSecond, reads.p50Ms, reads.p99Ms, reads.calls);
+    fmt::print("  no database (GetSigningKeys), 32 clients:   {:>8.0f} /s  p50 {:>6.1f} ms  "
+               "p99 {:>6.1f} ms  ({} calls)\n",
+               transport.perSecond, transport.p50Ms, transport.p99Ms, transport.calls);
     const Phase& top = mutations.back().second;
     fmt::print("  goals: audited at 32 >= 1000/s: {}; reads >= 5000/s: {}; p99 <= 100 ms: {}\n",
                top.perSecond >= 1000 ? "met" : "NOT met",

@@ -18,12 +18,14 @@
 #include <QThread>
 #include <QtTest/QtTest>
 
+#include <array>
 #include <atomic>
 #include <csignal>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <sys/stat.h>
 #include <thread>
 
@@ -38,8 +40,8 @@ constexpr int kAcknowledgedBeforeKill = 40;  // per round, over all clients
 constexpr int kRounds = 2;
 
 // What a client does to each of its users, in this order.
-const std::vector<std::string> kSequence = {"user.create", "grant.create", "grant.revoke",
-                                            "grant.create", "user.disable"};
+constexpr std::array<std::string_view, 5> kSequence = {
+    "user.create", "grant.create", "grant.revoke", "grant.create", "user.disable"};
 
 crypto::SecretBytes secret(const std::string& text)
 {
@@ -178,7 +180,8 @@ class TestApiCrash : public QObject {
         for (int i = 0;; ++i) {
             const std::string user = "r" + std::to_string(round) + "c" + std::to_string(client)
                                      + "u" + std::to_string(i);
-            for (const std::string& action : kSequence) {
+            for (const std::string_view step : kSequence) {
+                const std::string action(step);
                 {
                     const std::lock_guard guard(recordLock_);
                     inFlight_[user] = 1;
@@ -196,7 +199,8 @@ class TestApiCrash : public QObject {
                 }
                 if (!done) {
                     if (!killed)
-                        fail(action + " of " + user + ": " + done.error().message());
+                        fail(std::string(action).append(" of ").append(user).append(": ").append(
+                            done.error().message()));
                     return;
                 }
                 const Mutation mutation{action, user};
@@ -216,14 +220,18 @@ class TestApiCrash : public QObject {
     void streamAndKill(int round)
     {
         std::vector<api::SignedIn> sessions;
+        sessions.reserve(kClients);
         for (int client = 0; client < kClients; ++client)
             sessions.push_back(signIn("admin" + std::to_string(client)));
         std::atomic<bool> killed = false;
         std::atomic<int> count = 0;
         std::vector<std::thread> clients;
+        clients.reserve(kClients);
         for (int client = 0; client < kClients; ++client)
-            clients.emplace_back(
-                [&, client] { mutate(round, client, sessions[client].identity, killed, count); });
+            clients.emplace_back([&, client] {
+                mutate(round, client, sessions[static_cast<std::size_t>(client)].identity, killed,
+                       count);
+            });
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
         while (count < kAcknowledgedBeforeKill && std::chrono::steady_clock::now() < deadline) {
             {

@@ -159,6 +159,7 @@ private slots:
         {
             core::CommitGroup group(*t.database, exclusive);
             std::vector<std::thread> callers;
+            callers.reserve(4);
             for (int caller = 0; caller < 4; ++caller)
                 callers.emplace_back([&, caller] {
                     auto reader = core::Database::open(t.path(), testing::databaseKey(7)).value();
