@@ -309,7 +309,7 @@ struct DataDirectory::State {
     }
 
     // The admin's job policy, when there is one; a malformed one stops the open, naming the field.
-    Result<void> loadJobPolicy()
+    [[nodiscard]] Result<void> loadJobPolicy() const
     {
         const auto path = file(dataDir, datadir::kJobPolicy);
         std::error_code ec;

@@ -71,9 +71,13 @@ Result<Json> yamlToJson(const YAML::Node& node, const std::string& path)
             if (!item.first.IsScalar())
                 return fieldError(path.empty() ? "(top)" : path, "has a key that is not a name");
             const std::string key = item.first.Scalar();
+            std::string inner = path;
+            if (!inner.empty())
+                inner += '.';
+            inner += key;
             if (object.contains(key))
-                return fieldError(path.empty() ? key : path + "." + key, "is given twice");
-            auto value = yamlToJson(item.second, path.empty() ? key : path + "." + key);
+                return fieldError(inner, "is given twice");
+            auto value = yamlToJson(item.second, inner);
             if (!value)
                 return value.error();
             object[key] = std::move(value).value();

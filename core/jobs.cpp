@@ -642,7 +642,8 @@ Result<std::vector<JobInfo>> Jobs::list(const std::string& session)
                         || gate_.holds(caller, permission::kJobApprove, job->info.project))
                         jobs.push_back(std::move(job->info));
                 }));
-            SEALTRAIN_TRY(failure);
+            if (!failure)
+                return failure.error();
             return jobs;
         });
 }

@@ -106,7 +106,7 @@ struct World {
         return sessions[user];
     }
 
-    core::Jobs& jobs() { return t.plane->jobs(); }
+    [[nodiscard]] core::Jobs& jobs() const { return t.plane->jobs(); }
 
     audit::Entry last() const
     {
