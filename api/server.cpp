@@ -31,6 +31,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 namespace sealtrain::api {
 namespace {
@@ -59,6 +60,30 @@ struct Shared {
     std::vector<crypto::RevokedCertificate> revocations;
     std::uint64_t crlNumber = 0;
     std::unique_ptr<core::CommitGroup> group;  // the committer (core/commit_group.h)
+    // The serial of each client certificate seen, so that finding a call's caller does not parse
+    // its certificate again (on the committer's thread); at most kSerialCacheSize, then cleared.
+    std::mutex serialsLock;
+    std::unordered_map<std::string, std::string> serialByCertificate;
+    static constexpr std::size_t kSerialCacheSize = 4096;
+
+    // The serial of `pem` (a certificate the handshake verified), or empty when it has none.
+    [[nodiscard]] std::string serialOf(const std::string& pem)
+    {
+        {
+            const std::lock_guard guard(serialsLock);
+            if (const auto found = serialByCertificate.find(pem);
+                found != serialByCertificate.end())
+                return found->second;
+        }
+        auto serial = crypto::revocationFor(pem, crypto::CertificateClock::now());
+        if (!serial)
+            return {};
+        const std::lock_guard guard(serialsLock);
+        if (serialByCertificate.size() >= kSerialCacheSize)
+            serialByCertificate.clear();
+        serialByCertificate.emplace(pem, serial->serialHex);
+        return serial->serialHex;
+    }
 
     // A handler's body, run in the next group commit and answered only once the group's
     // transaction committed (a failed COMMIT fails every call of the group). Every handler that
@@ -152,13 +177,13 @@ Caller callerOf(Shared& shared, const ServerContext& context)
     const std::string pem = peerCertificate(context);
     if (pem.empty())
         return {};
-    auto serial = crypto::revocationFor(pem, crypto::CertificateClock::now());
-    if (!serial)
+    const std::string serial = shared.serialOf(pem);
+    if (serial.empty())
         return {};
-    const auto found = shared.bindings.find(serial->serialHex);
+    const auto found = shared.bindings.find(serial);
     if (found == shared.bindings.end())
-        return {"", serial->serialHex};
-    return {found->second.token, serial->serialHex};
+        return {"", serial};
+    return {found->second.token, serial};
 }
 
 // A password from a request, in memory that is zeroed when freed.
@@ -291,20 +316,21 @@ public:
         });
     }
 
+    // A read (the session's last use is written at most once a minute, in a transaction of its
+    // own): served between groups rather than taking a slot in one.
     Status WhoAmI(ServerContext* context, const v1::WhoAmIRequest*, v1::WhoAmIReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
-            const Caller caller = callerOf(shared_, *context);
-            auto session = shared_.platform.controlPlane().identity().whoAmI(caller.token);
-            if (!session)
-                return Internal::toStatus(session.error());
-            reply->set_user(session->user);
-            reply->set_session_id(session->id);
-            const auto binding = shared_.bindings.find(caller.serial);
-            reply->set_expires_unix(binding == shared_.bindings.end() ? 0
-                                                                      : binding->second.expires);
-            return Status::OK;
-        });
+        (void)shared_.serialOf(peerCertificate(*context));  // parsed before the lock, when new
+        const std::lock_guard guard(shared_.lock);
+        const Caller caller = callerOf(shared_, *context);
+        auto session = shared_.platform.controlPlane().identity().whoAmI(caller.token);
+        if (!session)
+            return Internal::toStatus(session.error());
+        reply->set_user(session->user);
+        reply->set_session_id(session->id);
+        const auto binding = shared_.bindings.find(caller.serial);
+        reply->set_expires_unix(binding == shared_.bindings.end() ? 0 : binding->second.expires);
+        return Status::OK;
     }
 
     Status SignOut(ServerContext* context, const v1::SignOutRequest*, v1::SignOutReply*) override

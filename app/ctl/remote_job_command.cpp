@@ -144,9 +144,8 @@ void registerRemoteJobCommands(CLI::App* remote, CommandRegistry& registry)
             sub->add_option("ID", options->id, "The job's number")->required();
         addClientOptions(sub, options->client, true);
         sub->add_flag("--json", options->json, "Print the job as JSON");
-        registry.onRun(sub, [&registry, options, call] {
-            return runJobCall(registry, *options, call);
-        });
+        registry.onRun(sub,
+                       [&registry, options, call] { return runJobCall(registry, *options, call); });
         return std::pair{sub, options};
     };
 
@@ -180,29 +179,29 @@ void registerRemoteJobCommands(CLI::App* remote, CommandRegistry& registry)
                 return client.showJob(options.id);
             });
 
-    auto [approve, approveOptions] = command(
-        "approve", "Approve someone else's vetted job, for the spec hash you reviewed", true,
-        [](api::ControlClient& client, const JobOptions& options) {
-            return client.approveJob(options.id, options.sha256);
-        });
+    auto [approve, approveOptions] =
+        command("approve", "Approve someone else's vetted job, for the spec hash you reviewed",
+                true, [](api::ControlClient& client, const JobOptions& options) {
+                    return client.approveJob(options.id, options.sha256);
+                });
     approve
         ->add_option("--sha256", approveOptions->sha256,
                      "The spec hash `job show` printed: the approval counts for that spec only")
         ->required();
 
-    auto [reject, rejectOptions] = command(
-        "reject", "Reject someone else's job (it will not run)", true,
-        [](api::ControlClient& client, const JobOptions& options) {
-            return client.rejectJob(options.id, options.reason);
-        });
+    auto [reject, rejectOptions] =
+        command("reject", "Reject someone else's job (it will not run)", true,
+                [](api::ControlClient& client, const JobOptions& options) {
+                    return client.rejectJob(options.id, options.reason);
+                });
     reject->add_option("--reason", rejectOptions->reason, "Why, for the submitter and the log")
         ->required();
 
-    auto [cancel, cancelOptions] = command(
-        "cancel", "Cancel a job that has not ended (its submitter or an approver)", true,
-        [](api::ControlClient& client, const JobOptions& options) {
-            return client.cancelJob(options.id, options.reason);
-        });
+    auto [cancel, cancelOptions] =
+        command("cancel", "Cancel a job that has not ended (its submitter or an approver)", true,
+                [](api::ControlClient& client, const JobOptions& options) {
+                    return client.cancelJob(options.id, options.reason);
+                });
     cancel->add_option("--reason", cancelOptions->reason, "Why (kept with the job)");
 
     auto listOptions = std::make_shared<JobOptions>();
