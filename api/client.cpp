@@ -105,6 +105,11 @@ struct ControlClient::State {
         return Internal::fromStatus(status, endpoint.address);
     }
 
+    // Reads a Train or RunJob stream: each metrics line to `onMetrics`, then how the run ended.
+    [[nodiscard]] Result<TrainOutcome>
+    trainingStream(grpc::ClientReader<v1::TrainEvent>& stream,
+                   const std::function<void(const std::string&)>& onMetrics) const;
+
     // A unary Jobs call, whose reply is the job.
     template <typename Request>
     [[nodiscard]] Result<JobSummary>
@@ -620,11 +625,27 @@ Result<TrainOutcome> ControlClient::train(const std::string& dataset,
         request.add_trainer_arguments(argument);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
-    auto stream = state_->training->Train(&context, request);
+    return state_->trainingStream(*state_->training->Train(&context, request), onMetrics);
+}
+
+Result<TrainOutcome> ControlClient::runJob(std::int64_t id,
+                                           const std::function<void(const std::string&)>& onMetrics)
+{
+    v1::RunJobRequest request;
+    request.set_id(id);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
+    return state_->trainingStream(*state_->training->RunJob(&context, request), onMetrics);
+}
+
+Result<TrainOutcome>
+ControlClient::State::trainingStream(grpc::ClientReader<v1::TrainEvent>& stream,
+                                     const std::function<void(const std::string&)>& onMetrics) const
+{
     TrainOutcome outcome;
     bool finished = false;
     v1::TrainEvent event;
-    while (stream->Read(&event)) {
+    while (stream.Read(&event)) {
         if (event.has_finished()) {
             outcome.runId = event.finished().run_id();
             outcome.exitCode = event.finished().exit_code();
@@ -634,9 +655,9 @@ Result<TrainOutcome> ControlClient::train(const std::string& dataset,
             onMetrics(event.metrics_line());
         }
     }
-    const grpc::Status status = stream->Finish();
+    const grpc::Status status = stream.Finish();
     if (!status.ok())
-        return state_->failure(status);
+        return failure(status);
     if (!finished)
         return Error(ErrorCode::Io, "The control plane ended the training call without saying "
                                     "how the run ended; check its log.");

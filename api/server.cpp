@@ -1060,24 +1060,91 @@ public:
         auto info = authorizeRead(*context, request->dataset(), "train");
         if (!info)
             return Internal::toStatus(info.error());
-        auto keys = scopedTrainerKeys(shared_.platform, *info);
+        return runAndStream(*info, *arguments, writer);
+    }
+
+    Status RunJob(ServerContext* context, const v1::RunJobRequest* request,
+                  grpc::ServerWriter<v1::TrainEvent>* writer) override
+    {
+        if (auto trainer = configuredTrainer(); !trainer.ok())
+            return trainer;
+        core::JobInfo job;
+        std::string caller;
+        Status shown = shared_.inGroup([&]() -> Status {
+            const Caller who = callerOf(shared_, *context);
+            auto found = shared_.platform.controlPlane().jobs().show(who.token, request->id());
+            if (!found)
+                return Internal::toStatus(found.error());
+            job = std::move(found).value();
+            const auto binding = shared_.bindings.find(who.serial);
+            caller = binding == shared_.bindings.end() ? std::string() : binding->second.user;
+            return Status::OK;
+        });
+        if (!shown.ok())
+            return shown;
+        if (caller != job.submitter)
+            return Internal::toStatus(
+                Error(ErrorCode::PermissionDenied,
+                      fmt::format("Only job {}'s submitter ({}) runs it; ask them.", job.id,
+                                  job.submitter)));
+        auto spec = core::parseJobSpec(job.specJson);
+        if (!spec)
+            return Internal::toStatus(spec.error());
+        // The submitter's read grant is checked again now (it may have been revoked since the
+        // vetting), and the job starts only as approved.
+        auto info = authorizeRead(*context, job.datasetId, fmt::format("job {}", job.id));
+        if (!info)
+            return Internal::toStatus(info.error());
+        Status started = shared_.inGroup([&]() -> Status {
+            auto running = shared_.platform.controlPlane().jobs().start(job.id);
+            return running ? Status::OK : Internal::toStatus(running.error());
+        });
+        if (!started.ok())
+            return started;
+        std::vector<std::string> arguments = core::trainerArguments(*spec);
+        arguments.insert(arguments.end(), {"--job-id", std::to_string(job.id)});
+        const auto began = std::chrono::steady_clock::now();
+        int exitCode = -1;
+        Status ran = runAndStream(*info, arguments, writer, &exitCode);
+        const double hours = std::chrono::duration<double, std::ratio<3600>>(
+                                 std::chrono::steady_clock::now() - began)
+                                 .count();
+        const double gpuHours =
+            hours * static_cast<double>(spec->resources.nodes * spec->resources.gpusPerNode);
+        const bool succeeded = ran.ok() && exitCode == 0;
+        Status finished = shared_.inGroup([&]() -> Status {
+            auto ended = shared_.platform.controlPlane().jobs().finish(
+                job.id, succeeded, gpuHours,
+                succeeded ? std::string()
+                          : fmt::format("the trainer stopped with exit status {}", exitCode));
+            return ended ? Status::OK : Internal::toStatus(ended.error());
+        });
+        return ran.ok() ? finished : ran;
+    }
+
+private:
+    // Runs the trainer on `info`'s dataset with the run's scoped keys and `arguments` (the
+    // caller's hyper-parameters or a job's settings), streaming its metrics, then how it ended.
+    Status runAndStream(const core::DatasetInfo& info, const std::vector<std::string>& arguments,
+                        grpc::ServerWriter<v1::TrainEvent>* writer, int* exitCode = nullptr)
+    {
+        auto keys = scopedTrainerKeys(shared_.platform, info);
         if (!keys)
             return Internal::toStatus(keys.error());
-
         const std::string runId = "run-" + toHex(crypto::randomBytes(8));
         const auto runFolder = shared_.platform.path() / "runs" / runId;
         std::vector<std::string> trainerArguments{
             "--dataset",
-            core::datasetFolder(shared_.platform.datasetsRoot(), info->id).string(),
+            core::datasetFolder(shared_.platform.datasetsRoot(), info.id).string(),
             "--dataset-id",
-            info->id,
+            info.id,
             "--dataset-signer",
             (shared_.platform.path() / core::datadir::kManifestsPublicKey).string(),
             "--out",
             runFolder.string(),
             "--run-id",
             runId};
-        trainerArguments.insert(trainerArguments.end(), arguments->begin(), arguments->end());
+        trainerArguments.insert(trainerArguments.end(), arguments.begin(), arguments.end());
         v1::TrainEvent event;
         auto status = core::runTrainer(
             {shared_.options.trainer.string(), "train", std::move(trainerArguments)},
@@ -1089,6 +1156,8 @@ public:
             });
         if (!status)
             return Internal::toStatus(status.error());
+        if (exitCode != nullptr)
+            *exitCode = *status;
         auto checkpoints = trainer::listCheckpoints(runFolder);
         v1::TrainFinished* finished = event.mutable_finished();
         finished->set_run_id(runId);
@@ -1098,6 +1167,7 @@ public:
         return Status::OK;
     }
 
+public:
     Status Sample(ServerContext* context, const v1::SampleRequest* request,
                   v1::SampleReply* reply) override
     {

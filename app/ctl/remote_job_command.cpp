@@ -129,6 +129,27 @@ int listJobs(const CommandRegistry& registry, const JobOptions& options)
     return kExitOk;
 }
 
+// The job's metrics on standard output as the trainer writes them, the run on standard error;
+// the exit code is the trainer's.
+int runJob(const CommandRegistry& registry, const JobOptions& options)
+{
+    auto client = signedInClient(options.client);
+    if (!client)
+        return registry.fail(client.error());
+    auto outcome = (*client)->runJob(options.id, [&registry](const std::string& line) {
+        registry.out() << line << '\n' << std::flush;
+    });
+    if (!outcome)
+        return registry.fail(outcome.error());
+    registry.err() << fmt::format(
+        "Job {} {}: run {} with {} checkpoint{} (sealed and signed, in "
+        "the control plane's runs/{}/).\n",
+        options.id,
+        outcome->exitCode == 0 ? "succeeded" : fmt::format("failed (exit {})", outcome->exitCode),
+        outcome->runId, outcome->checkpoints, outcome->checkpoints == 1 ? "" : "s", outcome->runId);
+    return outcome->exitCode == 0 ? kExitOk : kExitFailure;
+}
+
 }  // namespace
 
 void registerRemoteJobCommands(CLI::App* remote, CommandRegistry& registry)
@@ -203,6 +224,14 @@ void registerRemoteJobCommands(CLI::App* remote, CommandRegistry& registry)
                     return client.cancelJob(options.id, options.reason);
                 });
     cancel->add_option("--reason", cancelOptions->reason, "Why (kept with the job)");
+
+    auto runOptions = std::make_shared<JobOptions>();
+    auto* run = group->add_subcommand(
+        "run", "Run your approved job on the control plane's machine (metrics on standard "
+               "output), until workers take jobs");
+    run->add_option("ID", runOptions->id, "The job's number")->required();
+    addClientOptions(run, runOptions->client, true);
+    registry.onRun(run, [&registry, runOptions] { return runJob(registry, *runOptions); });
 
     auto listOptions = std::make_shared<JobOptions>();
     auto* list = group->add_subcommand("list", "The jobs of your projects, newest first");

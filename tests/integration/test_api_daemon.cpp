@@ -567,7 +567,8 @@ private slots:
         auto asDave = as(session("dave", tcpAddress_), tcpAddress_);
         const std::string spec = "spec_version: 1\nname: notes-small\nproject: demo\n"
                                  "dataset: notes\nmodel: {layers: 1, heads: 2, width: 16, "
-                                 "context: 8}\nschedule: {steps: 3}\nresources: {pool: cpu}\n";
+                                 "context: 8}\nschedule: {steps: 3, batch: 2}\n"
+                                 "resources: {pool: cpu, device: cpu, threads: 1}\n";
         auto job = asDave->submitJob(spec);
         QVERIFY2(job, job ? "" : job.error().message().c_str());
         QCOMPARE(job->state, std::string("vetted"));
@@ -595,8 +596,30 @@ private slots:
         QCOMPARE(approved->approver, std::string("ann"));
         auto listed = asDave->listJobs();
         QVERIFY(listed);
-        QCOMPARE(listed->size(), std::size_t{1});
-        auto cancelled = asDave->cancelJob(job->id, "not needed after all");
+        QCOMPARE(listed->size(), std::size_t{1});  // before the second submission
+
+        // Only the submitter runs it, and only once approved as it is.
+        auto byAnn = asAnn->runJob(job->id, {});
+        QVERIFY(!byAnn);
+        QCOMPARE(byAnn.error().code(), ErrorCode::PermissionDenied);
+        auto unapproved = asDave->submitJob(spec);
+        QVERIFY(unapproved);
+        auto notApproved = asDave->runJob(unapproved->id, {});
+        QVERIFY(!notApproved);
+        QCOMPARE(notApproved.error().code(), ErrorCode::PermissionDenied);
+        std::vector<std::string> metrics;
+        auto ran =
+            asDave->runJob(job->id, [&](const std::string& line) { metrics.push_back(line); });
+        QVERIFY2(ran, ran ? "" : ran.error().message().c_str());
+        QCOMPARE(ran->exitCode, 0);
+        QVERIFY(ran->checkpoints >= 1);
+        QVERIFY(!metrics.empty());
+        auto done = asDave->showJob(job->id);
+        QVERIFY(done);
+        QCOMPARE(done->state, std::string("succeeded"));
+        auto again = asDave->runJob(job->id, {});
+        QVERIFY(!again);
+        auto cancelled = asDave->cancelJob(unapproved->id, "not needed after all");
         QVERIFY(cancelled);
         QCOMPARE(cancelled->state, std::string("cancelled"));
     }

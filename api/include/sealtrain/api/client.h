@@ -279,6 +279,9 @@ public:
     [[nodiscard]] Result<JobSummary> cancelJob(std::int64_t id, const std::string& reason);
     [[nodiscard]] Result<JobSummary> showJob(std::int64_t id);
     [[nodiscard]] Result<std::vector<JobSummary>> listJobs();
+    // Runs an approved job on the control plane (its submitter): metrics as Train's.
+    [[nodiscard]] Result<TrainOutcome>
+    runJob(std::int64_t id, const std::function<void(const std::string& line)>& onMetrics);
     // Has the control plane train on `dataset` with `trainerArguments` (hyper-parameters only);
     // each metrics line (JSON, no newline) goes to `onMetrics` as the trainer writes it.
     [[nodiscard]] Result<TrainOutcome>
