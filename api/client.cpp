@@ -113,13 +113,13 @@ struct ControlClient::State {
     // A unary Jobs call, whose reply is the job.
     template <typename Request>
     [[nodiscard]] Result<JobSummary>
-    job(grpc::Status (v1::Jobs::Stub::*call)(grpc::ClientContext*, const Request&, v1::JobReply*),
+    job(grpc::Status (v1::Jobs::Stub::*method)(grpc::ClientContext*, const Request&, v1::JobReply*),
         const Request& request) const
     {
         grpc::ClientContext context;
         setDeadline(context);
         v1::JobReply reply;
-        const grpc::Status status = (jobs.get()->*call)(&context, request, &reply);
+        const grpc::Status status = (jobs.get()->*method)(&context, request, &reply);
         if (!status.ok())
             return failure(status);
         return summaryOf(reply.job());

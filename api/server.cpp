@@ -1392,7 +1392,7 @@ private:
 
 struct ControlServer::State {
     explicit State(core::DataDirectory& platform, const ServerOptions& options)
-        : shared{platform, options, {}, {}, {}, {}, {}, 0, nullptr}
+        : shared{platform, options, {}, {}, {}, {}, {}, 0, nullptr, {}, {}}
         , platformService(shared)
         , sessionsService(shared)
         , usersService(shared)

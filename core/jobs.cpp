@@ -143,6 +143,17 @@ Result<JobRow> readRow(const Statement& row)
     return job;
 }
 
+Result<JobRow> loadJob(const Database& database, std::int64_t id);
+
+// The job as a call left it.
+Result<JobInfo> reloaded(const Database& database, std::int64_t id)
+{
+    auto job = loadJob(database, id);
+    if (!job)
+        return job.error();
+    return std::move(job->info);
+}
+
 Result<JobRow> loadJob(const Database& database, std::int64_t id)
 {
     Result<JobRow> job = Error(ErrorCode::NotFound, "There is no job " + std::to_string(id)
@@ -383,12 +394,12 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
         checks.push_back(
             {"budget", false, fmt::format("project '{}' has no GPU-hour budget", spec.project)});
     } else {
-        const double cap = budget->second.gpuHours;
-        const bool within = wanted <= cap + 1e-9;
+        const double limit = budget->second.gpuHours;
+        const bool within = wanted <= limit + 1e-9;
         std::string detail = fmt::format("{:.3f} of {:.3f} GPU hours of project '{}' with this "
                                          "job",
-                                         wanted, cap, spec.project);
-        if (within && wanted >= budget->second.alertAt * cap)
+                                         wanted, limit, spec.project);
+        if (within && wanted >= budget->second.alertAt * limit)
             detail += fmt::format(" (alert: at or above {:.0f} %)", budget->second.alertAt * 100);
         checks.push_back({"budget", within, detail});
     }
@@ -416,193 +427,212 @@ Result<JobInfo> Jobs::submit(const std::string& session, std::string_view specTe
     const std::string project = spec ? spec->project : std::string();
     const std::string name = spec ? spec->name : std::string("(malformed)");
     std::int64_t id = 0;
-    SEALTRAIN_TRY(gate_.perform(
-        session, {"job.submit", permission::kJobSubmit, project, {"job", name}},
-        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
-            if (!spec)
-                return spec.error();
-            const std::string canonical = canonicalJobSpec(*spec);
-            const crypto::Sha256Digest hash = jobSpecHash(*spec);
-            std::string datasetId;
-            const auto checks = vetSpec(database_, policy_, *spec, caller.userId, 0, datasetId);
-            const bool passed = std::all_of(checks.begin(), checks.end(),
-                                            [](const VettingCheck& c) { return c.ok; });
-            const std::int64_t now = gate_.now();
-            SEALTRAIN_TRY(database_.run(
-                "INSERT INTO jobs (name, project, state, submitter, spec, spec_hash, dataset_id, "
-                "pool, priority, vetting, reason, max_restarts, gpu_millihours_limit, created, "
-                "updated) VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?, ?)",
-                {spec->name, spec->project,
-                 jobStateName(passed ? JobState::Vetted : JobState::Rejected), caller.userId,
-                 canonical, SqlValue::blob(hash), datasetId, spec->resources.pool, spec->priority,
-                 vettingJson(checks), passed ? std::string() : std::string("rejected by policy"),
-                 spec->limits.maxRestarts, toMilli(spec->limits.gpuHours), now, now}));
-            id = database_.lastInsertId();
-            draft.target.id = std::to_string(id);
-            draft.details.push_back(audit::textDetail("name", spec->name));
-            draft.details.push_back(audit::textDetail("sha256", toHex(hash)));
-            addVettingDetails(draft, checks);
-            return success();
-        }));
-    return loadJob(database_, id).value().info;
+    if (auto done = gate_.perform(
+            session, {"job.submit", permission::kJobSubmit, project, {"job", name}},
+            [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+                if (!spec)
+                    return spec.error();
+                const std::string canonical = canonicalJobSpec(*spec);
+                const crypto::Sha256Digest hash = jobSpecHash(*spec);
+                std::string datasetId;
+                const auto checks = vetSpec(database_, policy_, *spec, caller.userId, 0, datasetId);
+                const bool passed = std::all_of(checks.begin(), checks.end(),
+                                                [](const VettingCheck& c) { return c.ok; });
+                const std::int64_t now = gate_.now();
+                SEALTRAIN_TRY(database_.run(
+                    "INSERT INTO jobs (name, project, state, submitter, spec, spec_hash, "
+                    "dataset_id, "
+                    "pool, priority, vetting, reason, max_restarts, gpu_millihours_limit, created, "
+                    "updated) VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?, ?)",
+                    {spec->name, spec->project,
+                     jobStateName(passed ? JobState::Vetted : JobState::Rejected), caller.userId,
+                     canonical, SqlValue::blob(hash), datasetId, spec->resources.pool,
+                     spec->priority, vettingJson(checks),
+                     passed ? std::string() : std::string("rejected by policy"),
+                     spec->limits.maxRestarts, toMilli(spec->limits.gpuHours), now, now}));
+                id = database_.lastInsertId();
+                draft.target.id = std::to_string(id);
+                draft.details.push_back(audit::textDetail("name", spec->name));
+                draft.details.push_back(audit::textDetail("sha256", toHex(hash)));
+                addVettingDetails(draft, checks);
+                return success();
+            });
+        !done)
+        return done.error();
+    return reloaded(database_, id);
 }
 
 Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id, std::string_view specText)
 {
     auto spec = parseJobSpec(specText);
-    SEALTRAIN_TRY(gate_.perform(
-        session, jobRequest(database_, id, "edit", permission::kJobSubmit),
-        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
-            auto job = loadJob(database_, id);
-            if (!job)
-                return job.error();
-            if (job->submitterId != caller.userId)
-                return denied(fmt::format("Only the submitter may edit job {}; submit your own "
-                                          "instead.",
-                                          id));
-            if (job->info.state == JobState::Running || isEnded(job->info.state))
-                return wrongState(job->info, "edited");
-            if (!spec)
-                return spec.error();
-            if (spec->project != job->info.project)
-                return Error(ErrorCode::InvalidArgument,
-                             "A job's project can not change; submit a new job in the other "
-                             "project instead.");
-            const crypto::Sha256Digest hash = jobSpecHash(*spec);
-            std::string datasetId;
-            const auto checks = vetSpec(database_, policy_, *spec, caller.userId, id, datasetId);
-            const bool passed = std::all_of(checks.begin(), checks.end(),
-                                            [](const VettingCheck& c) { return c.ok; });
-            // The edit voids every approval: approver and approved hash are cleared.
-            SEALTRAIN_TRY(database_.run(
-                "UPDATE jobs SET name = ?, state = ?, spec = ?, spec_hash = ?, "
-                "dataset_id = NULLIF(?, ''), pool = ?, priority = ?, vetting = ?, reason = ?, "
-                "max_restarts = ?, gpu_millihours_limit = ?, approver = NULL, "
-                "approved_hash = NULL, updated = ? WHERE id = ?",
-                {spec->name, jobStateName(passed ? JobState::Vetted : JobState::Rejected),
-                 canonicalJobSpec(*spec), SqlValue::blob(hash), datasetId, spec->resources.pool,
-                 spec->priority, vettingJson(checks),
-                 passed ? std::string() : std::string("rejected by policy"),
-                 spec->limits.maxRestarts, toMilli(spec->limits.gpuHours), gate_.now(), id}));
-            draft.details.push_back(audit::textDetail("sha256", toHex(hash)));
-            addVettingDetails(draft, checks);
-            return success();
-        }));
-    return loadJob(database_, id).value().info;
+    if (auto done = gate_.perform(
+            session, jobRequest(database_, id, "edit", permission::kJobSubmit),
+            [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+                auto job = loadJob(database_, id);
+                if (!job)
+                    return job.error();
+                if (job->submitterId != caller.userId)
+                    return denied(fmt::format("Only the submitter may edit job {}; submit your own "
+                                              "instead.",
+                                              id));
+                if (job->info.state == JobState::Running || isEnded(job->info.state))
+                    return wrongState(job->info, "edited");
+                if (!spec)
+                    return spec.error();
+                if (spec->project != job->info.project)
+                    return Error(ErrorCode::InvalidArgument,
+                                 "A job's project can not change; submit a new job in the other "
+                                 "project instead.");
+                const crypto::Sha256Digest hash = jobSpecHash(*spec);
+                std::string datasetId;
+                const auto checks =
+                    vetSpec(database_, policy_, *spec, caller.userId, id, datasetId);
+                const bool passed = std::all_of(checks.begin(), checks.end(),
+                                                [](const VettingCheck& c) { return c.ok; });
+                // The edit voids every approval: approver and approved hash are cleared.
+                SEALTRAIN_TRY(database_.run(
+                    "UPDATE jobs SET name = ?, state = ?, spec = ?, spec_hash = ?, "
+                    "dataset_id = NULLIF(?, ''), pool = ?, priority = ?, vetting = ?, reason = ?, "
+                    "max_restarts = ?, gpu_millihours_limit = ?, approver = NULL, "
+                    "approved_hash = NULL, updated = ? WHERE id = ?",
+                    {spec->name, jobStateName(passed ? JobState::Vetted : JobState::Rejected),
+                     canonicalJobSpec(*spec), SqlValue::blob(hash), datasetId, spec->resources.pool,
+                     spec->priority, vettingJson(checks),
+                     passed ? std::string() : std::string("rejected by policy"),
+                     spec->limits.maxRestarts, toMilli(spec->limits.gpuHours), gate_.now(), id}));
+                draft.details.push_back(audit::textDetail("sha256", toHex(hash)));
+                addVettingDetails(draft, checks);
+                return success();
+            });
+        !done)
+        return done.error();
+    return reloaded(database_, id);
 }
 
 Result<JobInfo> Jobs::vet(const std::string& session, std::int64_t id)
 {
-    SEALTRAIN_TRY(gate_.perform(
-        session, jobRequest(database_, id, "vet", ""),
-        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
-            auto job = loadJob(database_, id);
-            if (!job)
-                return job.error();
-            const bool mayVet = job->submitterId == caller.userId
-                                || gate_.holds(caller, permission::kJobApprove, job->info.project);
-            if (!mayVet)
-                return denied("Only the submitter or an approver may vet job " + std::to_string(id)
-                              + " again.");
-            const bool rejectedByPolicy = job->info.state == JobState::Rejected
-                                          && job->info.approver.empty()
-                                          && job->info.reason == "rejected by policy";
-            if (job->info.state != JobState::Submitted && job->info.state != JobState::Vetted
-                && !rejectedByPolicy)
-                return wrongState(job->info, "vetted again");
-            auto spec = parseJobSpec(job->info.specJson);
-            if (!spec)
-                return spec.error();
-            std::string datasetId;
-            const auto checks = vetSpec(database_, policy_, *spec, job->submitterId, id, datasetId);
-            const bool passed = std::all_of(checks.begin(), checks.end(),
-                                            [](const VettingCheck& c) { return c.ok; });
-            SEALTRAIN_TRY(database_.run(
-                "UPDATE jobs SET state = ?, vetting = ?, dataset_id = NULLIF(?, ''), reason = ?, "
-                "updated = ? WHERE id = ?",
-                {jobStateName(passed ? JobState::Vetted : JobState::Rejected), vettingJson(checks),
-                 datasetId, passed ? std::string() : std::string("rejected by policy"), gate_.now(),
-                 id}));
-            addVettingDetails(draft, checks);
-            return success();
-        }));
-    return loadJob(database_, id).value().info;
+    if (auto done = gate_.perform(
+            session, jobRequest(database_, id, "vet", ""),
+            [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+                auto job = loadJob(database_, id);
+                if (!job)
+                    return job.error();
+                const bool mayVet =
+                    job->submitterId == caller.userId
+                    || gate_.holds(caller, permission::kJobApprove, job->info.project);
+                if (!mayVet)
+                    return denied("Only the submitter or an approver may vet job "
+                                  + std::to_string(id) + " again.");
+                const bool rejectedByPolicy = job->info.state == JobState::Rejected
+                                              && job->info.approver.empty()
+                                              && job->info.reason == "rejected by policy";
+                if (job->info.state != JobState::Submitted && job->info.state != JobState::Vetted
+                    && !rejectedByPolicy)
+                    return wrongState(job->info, "vetted again");
+                auto spec = parseJobSpec(job->info.specJson);
+                if (!spec)
+                    return spec.error();
+                std::string datasetId;
+                const auto checks =
+                    vetSpec(database_, policy_, *spec, job->submitterId, id, datasetId);
+                const bool passed = std::all_of(checks.begin(), checks.end(),
+                                                [](const VettingCheck& c) { return c.ok; });
+                SEALTRAIN_TRY(database_.run(
+                    "UPDATE jobs SET state = ?, vetting = ?, dataset_id = NULLIF(?, ''), reason = "
+                    "?, "
+                    "updated = ? WHERE id = ?",
+                    {jobStateName(passed ? JobState::Vetted : JobState::Rejected),
+                     vettingJson(checks), datasetId,
+                     passed ? std::string() : std::string("rejected by policy"), gate_.now(), id}));
+                addVettingDetails(draft, checks);
+                return success();
+            });
+        !done)
+        return done.error();
+    return reloaded(database_, id);
 }
 
 Result<JobInfo> Jobs::approve(const std::string& session, std::int64_t id,
                               const std::string& specSha256)
 {
-    SEALTRAIN_TRY(gate_.perform(
-        session, jobRequest(database_, id, "approve", permission::kJobApprove),
-        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
-            draft.details.push_back(audit::textDetail("sha256", specSha256));
-            auto job = loadJob(database_, id);
-            if (!job)
-                return job.error();
-            if (job->submitterId == caller.userId)
-                return denied("Nobody may approve their own job; ask another approver.");
-            if (job->info.specSha256 != specSha256)
-                return denied(fmt::format(
-                    "The approval is for a spec that differs from job {}'s current one (SHA-256 "
-                    "{}); review the current spec with 'job show {}' and approve that.",
-                    id, job->info.specSha256, id));
-            if (job->info.state != JobState::Vetted)
-                return wrongState(job->info, "approved (only a vetted job can be)");
-            return database_.run(
-                "UPDATE jobs SET state = ?, approver = ?, approved_hash = spec_hash, "
-                "updated = ? WHERE id = ?",
-                {jobStateName(JobState::Approved), caller.userId, gate_.now(), id});
-        }));
-    return loadJob(database_, id).value().info;
+    if (auto done = gate_.perform(
+            session, jobRequest(database_, id, "approve", permission::kJobApprove),
+            [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+                draft.details.push_back(audit::textDetail("sha256", specSha256));
+                auto job = loadJob(database_, id);
+                if (!job)
+                    return job.error();
+                if (job->submitterId == caller.userId)
+                    return denied("Nobody may approve their own job; ask another approver.");
+                if (job->info.specSha256 != specSha256)
+                    return denied(fmt::format(
+                        "The approval is for a spec that differs from job {}'s current one "
+                        "(SHA-256 "
+                        "{}); review the current spec with 'job show {}' and approve that.",
+                        id, job->info.specSha256, id));
+                if (job->info.state != JobState::Vetted)
+                    return wrongState(job->info, "approved (only a vetted job can be)");
+                return database_.run(
+                    "UPDATE jobs SET state = ?, approver = ?, approved_hash = spec_hash, "
+                    "updated = ? WHERE id = ?",
+                    {jobStateName(JobState::Approved), caller.userId, gate_.now(), id});
+            });
+        !done)
+        return done.error();
+    return reloaded(database_, id);
 }
 
 Result<JobInfo> Jobs::reject(const std::string& session, std::int64_t id, const std::string& reason)
 {
-    SEALTRAIN_TRY(gate_.perform(
-        session, jobRequest(database_, id, "reject", permission::kJobApprove),
-        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
-            if (!reason.empty())
-                draft.details.push_back(audit::textDetail("reason", reason));
-            auto job = loadJob(database_, id);
-            if (!job)
-                return job.error();
-            if (job->submitterId == caller.userId)
-                return denied("Nobody may decide on their own job; ask another approver, or "
-                              "cancel it.");
-            if (job->info.state != JobState::Vetted && job->info.state != JobState::Approved)
-                return wrongState(job->info, "rejected");
-            return database_.run(
-                "UPDATE jobs SET state = ?, approver = ?, approved_hash = NULL, reason = ?, "
-                "updated = ? WHERE id = ?",
-                {jobStateName(JobState::Rejected), caller.userId,
-                 reason.empty() ? std::string("rejected by an approver") : reason, gate_.now(),
-                 id});
-        }));
-    return loadJob(database_, id).value().info;
+    if (auto done = gate_.perform(
+            session, jobRequest(database_, id, "reject", permission::kJobApprove),
+            [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+                if (!reason.empty())
+                    draft.details.push_back(audit::textDetail("reason", reason));
+                auto job = loadJob(database_, id);
+                if (!job)
+                    return job.error();
+                if (job->submitterId == caller.userId)
+                    return denied("Nobody may decide on their own job; ask another approver, or "
+                                  "cancel it.");
+                if (job->info.state != JobState::Vetted && job->info.state != JobState::Approved)
+                    return wrongState(job->info, "rejected");
+                return database_.run(
+                    "UPDATE jobs SET state = ?, approver = ?, approved_hash = NULL, reason = ?, "
+                    "updated = ? WHERE id = ?",
+                    {jobStateName(JobState::Rejected), caller.userId,
+                     reason.empty() ? std::string("rejected by an approver") : reason, gate_.now(),
+                     id});
+            });
+        !done)
+        return done.error();
+    return reloaded(database_, id);
 }
 
 Result<JobInfo> Jobs::cancel(const std::string& session, std::int64_t id, const std::string& reason)
 {
-    SEALTRAIN_TRY(gate_.perform(
-        session, jobRequest(database_, id, "cancel", ""),
-        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
-            if (!reason.empty())
-                draft.details.push_back(audit::textDetail("reason", reason));
-            auto job = loadJob(database_, id);
-            if (!job)
-                return job.error();
-            if (job->submitterId != caller.userId
-                && !gate_.holds(caller, permission::kJobApprove, job->info.project))
-                return denied("Only the submitter or an approver may cancel job "
-                              + std::to_string(id) + ".");
-            if (isEnded(job->info.state))
-                return wrongState(job->info, "cancelled");
-            return database_.run("UPDATE jobs SET state = ?, reason = ?, updated = ? WHERE id = ?",
-                                 {jobStateName(JobState::Cancelled),
-                                  reason.empty() ? "cancelled by " + caller.name : reason,
-                                  gate_.now(), id});
-        }));
-    return loadJob(database_, id).value().info;
+    if (auto done = gate_.perform(
+            session, jobRequest(database_, id, "cancel", ""),
+            [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+                if (!reason.empty())
+                    draft.details.push_back(audit::textDetail("reason", reason));
+                auto job = loadJob(database_, id);
+                if (!job)
+                    return job.error();
+                if (job->submitterId != caller.userId
+                    && !gate_.holds(caller, permission::kJobApprove, job->info.project))
+                    return denied("Only the submitter or an approver may cancel job "
+                                  + std::to_string(id) + ".");
+                if (isEnded(job->info.state))
+                    return wrongState(job->info, "cancelled");
+                return database_.run(
+                    "UPDATE jobs SET state = ?, reason = ?, updated = ? WHERE id = ?",
+                    {jobStateName(JobState::Cancelled),
+                     reason.empty() ? "cancelled by " + caller.name : reason, gate_.now(), id});
+            });
+        !done)
+        return done.error();
+    return reloaded(database_, id);
 }
 
 Result<JobInfo> Jobs::show(const std::string& session, std::int64_t id)
@@ -650,54 +680,60 @@ Result<std::vector<JobInfo>> Jobs::list(const std::string& session)
 
 Result<JobInfo> Jobs::start(std::int64_t id)
 {
-    SEALTRAIN_TRY(gate_.performWithoutSession(
-        {"job.start", "", "", {"job", std::to_string(id)}},
-        [&](audit::EntryDraft& draft) -> Result<void> {
-            draft.actor = {audit::ActorKind::System, "control-plane", "", "internal"};
-            auto job = loadJob(database_, id);
-            if (!job)
-                return job.error();
-            const bool approvedAsIs =
-                job->info.state == JobState::Approved && !job->info.approver.empty()
-                && job->info.approver != job->info.submitter && job->approvedHash == job->specHash;
-            if (!approvedAsIs) {
-                draft.outcome = audit::Outcome::Denied;
-                draft.reason = "not approved as it is";
-                return denied(fmt::format("Job {} may not run: nobody but its submitter approved "
-                                          "its current spec; it needs a second person's "
-                                          "approval first.",
-                                          id));
-            }
-            draft.details.push_back(audit::textDetail("sha256", job->info.specSha256));
-            return database_.run("UPDATE jobs SET state = ?, updated = ? WHERE id = ?",
-                                 {jobStateName(JobState::Running), gate_.now(), id});
-        }));
-    return loadJob(database_, id).value().info;
+    if (auto done = gate_.performWithoutSession(
+            {"job.start", "", "", {"job", std::to_string(id)}},
+            [&](audit::EntryDraft& draft) -> Result<void> {
+                draft.actor = {audit::ActorKind::System, "control-plane", "", "internal"};
+                auto job = loadJob(database_, id);
+                if (!job)
+                    return job.error();
+                const bool approvedAsIs = job->info.state == JobState::Approved
+                                          && !job->info.approver.empty()
+                                          && job->info.approver != job->info.submitter
+                                          && job->approvedHash == job->specHash;
+                if (!approvedAsIs) {
+                    draft.outcome = audit::Outcome::Denied;
+                    draft.reason = "not approved as it is";
+                    return denied(
+                        fmt::format("Job {} may not run: nobody but its submitter approved "
+                                    "its current spec; it needs a second person's "
+                                    "approval first.",
+                                    id));
+                }
+                draft.details.push_back(audit::textDetail("sha256", job->info.specSha256));
+                return database_.run("UPDATE jobs SET state = ?, updated = ? WHERE id = ?",
+                                     {jobStateName(JobState::Running), gate_.now(), id});
+            });
+        !done)
+        return done.error();
+    return reloaded(database_, id);
 }
 
 Result<JobInfo> Jobs::finish(std::int64_t id, bool succeeded, double gpuHoursUsed,
                              const std::string& reason)
 {
-    SEALTRAIN_TRY(gate_.performWithoutSession(
-        {"job.finish", "", "", {"job", std::to_string(id)}},
-        [&](audit::EntryDraft& draft) -> Result<void> {
-            draft.actor = {audit::ActorKind::System, "control-plane", "", "internal"};
-            if (!reason.empty())
-                draft.details.push_back(audit::textDetail("reason", reason));
-            auto job = loadJob(database_, id);
-            if (!job)
-                return job.error();
-            if (job->info.state != JobState::Running)
-                return wrongState(job->info, "finished (it is not running)");
-            draft.details.push_back(
-                audit::textDetail("gpu_hours", fmt::format("{:.3f}", gpuHoursUsed)));
-            return database_.run(
-                "UPDATE jobs SET state = ?, gpu_millihours_used = ?, reason = ?, updated = ? "
-                "WHERE id = ?",
-                {jobStateName(succeeded ? JobState::Succeeded : JobState::Failed),
-                 toMilli(gpuHoursUsed), reason, gate_.now(), id});
-        }));
-    return loadJob(database_, id).value().info;
+    if (auto done = gate_.performWithoutSession(
+            {"job.finish", "", "", {"job", std::to_string(id)}},
+            [&](audit::EntryDraft& draft) -> Result<void> {
+                draft.actor = {audit::ActorKind::System, "control-plane", "", "internal"};
+                if (!reason.empty())
+                    draft.details.push_back(audit::textDetail("reason", reason));
+                auto job = loadJob(database_, id);
+                if (!job)
+                    return job.error();
+                if (job->info.state != JobState::Running)
+                    return wrongState(job->info, "finished (it is not running)");
+                draft.details.push_back(
+                    audit::textDetail("gpu_hours", fmt::format("{:.3f}", gpuHoursUsed)));
+                return database_.run(
+                    "UPDATE jobs SET state = ?, gpu_millihours_used = ?, reason = ?, updated = ? "
+                    "WHERE id = ?",
+                    {jobStateName(succeeded ? JobState::Succeeded : JobState::Failed),
+                     toMilli(gpuHoursUsed), reason, gate_.now(), id});
+            });
+        !done)
+        return done.error();
+    return reloaded(database_, id);
 }
 
 }  // namespace sealtrain::core
