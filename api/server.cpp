@@ -1126,7 +1126,7 @@ private:
     // Runs the trainer on `info`'s dataset with the run's scoped keys and `arguments` (the
     // caller's hyper-parameters or a job's settings), streaming its metrics, then how it ended.
     Status runAndStream(const core::DatasetInfo& info, const std::vector<std::string>& arguments,
-                        grpc::ServerWriter<v1::TrainEvent>* writer, int* exitCode = nullptr)
+                        grpc::ServerWriter<v1::TrainEvent>* writer, int* exitCode = nullptr) const
     {
         auto keys = scopedTrainerKeys(shared_.platform, info);
         if (!keys)
