@@ -598,10 +598,15 @@ private slots:
         QVERIFY(listed);
         QCOMPARE(listed->size(), std::size_t{1});  // before the second submission
 
-        // Only the submitter runs it, and only once approved as it is.
+        // Only the submitter runs it, and only once approved as it is: ann may read the dataset
+        // too (an engineer's role and a read grant), and is still refused.
+        QVERIFY(as(session("carol", tcpAddress_), tcpAddress_)->grantRole("ann", "engineer", ""));
+        QVERIFY(asSam->grantRead("notes", "ann"));
         auto byAnn = asAnn->runJob(job->id, {});
         QVERIFY(!byAnn);
         QCOMPARE(byAnn.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY2(byAnn.error().message().find("submitter") != std::string::npos,
+                 byAnn.error().message().c_str());
         auto unapproved = asDave->submitJob(spec);
         QVERIFY(unapproved);
         auto notApproved = asDave->runJob(unapproved->id, {});
