@@ -208,19 +208,21 @@ private slots:
         QCOMPARE(activeVersion(site, "datasets"), 2);
     }
 
-    // The platform's signing key and CA key are sealed under `signing`: its old version can only
-    // be retired once both are re-wrapped, and the data directory still opens afterwards.
+    // The platform's three signing keys and the CA key are sealed under `signing`: its old
+    // version can only be retired once all four are re-wrapped, and the data directory still
+    // opens afterwards.
     void retiringTheSigningKeysVersionNeedsRewrap()
     {
         CtlDataDir site;
         initAndRotate(site, "signing");
         const auto retire = site.as("alice", {"keyring", "retire", "signing", "1"});
-        expectFailure(runCtl(retire), "still wraps 2 sealed object(s)");
+        expectFailure(runCtl(retire), "still wraps 4 sealed object(s)");
         const auto data = fs::path(site.data);
-        QCOMPARE(
-            runCtl(site.as("alice", {"keyring", "rewrap", (data / "signing.key.sealed").string()}))
-                .code,
-            sealtrain::ctl::kExitOk);
+        for (const char* name :
+             {"signing.key.sealed", "manifests.key.sealed", "checkpoints.key.sealed"}) {
+            QCOMPARE(runCtl(site.as("alice", {"keyring", "rewrap", (data / name).string()})).code,
+                     sealtrain::ctl::kExitOk);
+        }
         expectFailure(runCtl(retire), "still wraps 1 sealed object(s), among them '"
                                           + (data / "ca.key.sealed").string());
         QCOMPARE(
