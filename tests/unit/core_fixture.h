@@ -2,6 +2,7 @@
 // control plane over them, with Argon2id at its floor so the tests stay fast.
 #pragma once
 
+#include "sealtrain/audit/entry.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/database.h"
@@ -84,6 +85,24 @@ struct ControlPlaneFixture {
         auto token = plane->identity().signIn(name, secret(password), code);
         return token ? *token : std::string();
     }
+
+    // The newest entry of the audit log.
+    [[nodiscard]] audit::Entry lastEntry() const
+    {
+        const auto size = plane->auditLog().size();
+        const auto stored = store->readEntries(size - 1, 1).value();
+        return audit::decodeEntry(stored.front().bytes).value();
+    }
 };
+
+// The value of `entry`'s detail `name` (its text), or empty.
+inline std::string detailOf(const audit::Entry& entry, const std::string& name)
+{
+    for (const auto& d : entry.details) {
+        if (d.name == name)
+            return std::string(d.value.begin(), d.value.end());
+    }
+    return {};
+}
 
 }  // namespace sealtrain::testing

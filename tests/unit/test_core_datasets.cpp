@@ -71,20 +71,11 @@ struct World {
         return t.plane->datasets().importDataset(session, request, tokenizer, kek, t.signingKey);
     }
 
-    audit::Entry last() const
-    {
-        const auto size = t.plane->auditLog().size();
-        const auto stored = t.store->readEntries(size - 1, 1).value();
-        return audit::decodeEntry(stored.front().bytes).value();
-    }
+    [[nodiscard]] audit::Entry last() const { return t.lastEntry(); }
 
-    std::string detail(const audit::Entry& entry, const std::string& key) const
+    [[nodiscard]] static std::string detail(const audit::Entry& entry, const std::string& key)
     {
-        for (const auto& d : entry.details) {
-            if (d.name == key)
-                return std::string(d.value.begin(), d.value.end());
-        }
-        return {};
+        return testing::detailOf(entry, key);
     }
 };
 

@@ -108,12 +108,7 @@ struct World {
 
     [[nodiscard]] core::Jobs& jobs() const { return t.plane->jobs(); }
 
-    audit::Entry last() const
-    {
-        const auto size = t.plane->auditLog().size();
-        const auto stored = t.store->readEntries(size - 1, 1).value();
-        return audit::decodeEntry(stored.front().bytes).value();
-    }
+    [[nodiscard]] audit::Entry last() const { return t.lastEntry(); }
 };
 
 // `result` failed with one sentence, and the newest audit entry records the refusal.
@@ -126,15 +121,6 @@ void verifyRefused(World& w, const Result<T>& result, const std::string& action,
     const auto entry = w.last();
     QCOMPARE(QString::fromStdString(entry.action), QString::fromStdString(action));
     QCOMPARE(entry.outcome, outcome);
-}
-
-std::string detail(const audit::Entry& entry, const std::string& name)
-{
-    for (const auto& d : entry.details) {
-        if (d.name == name)
-            return std::string(d.value.begin(), d.value.end());
-    }
-    return {};
 }
 
 const core::VettingCheck* check(const core::JobInfo& job, const std::string& name)
@@ -345,7 +331,7 @@ void TestCoreJobs::rolesAndRefusals()
     auto rejected = w.jobs().reject(w.session("ann"), job.id, "too small to be useful");
     QVERIFY2(rejected, rejected ? "" : rejected.error().message().c_str());
     QCOMPARE(rejected->state, core::JobState::Rejected);
-    QCOMPARE(detail(w.last(), "reason"), std::string("too small to be useful"));
+    QCOMPARE(testing::detailOf(w.last(), "reason"), std::string("too small to be useful"));
     verifyRefused(w, w.jobs().approve(w.session("ann"), job.id, job.specSha256), "job.approve",
                   audit::Outcome::Failed);
 
