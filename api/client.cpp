@@ -2,6 +2,7 @@
 // and present the session's client certificate, and one method per call of the contract.
 #include "sealtrain/api/client.h"
 
+#include "file_transfer.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "status.h"
 
@@ -24,6 +25,8 @@ constexpr auto kCallTimeout = std::chrono::seconds(30);
 // An upload or a bundle may take long; a call that stops moving still ends on this.
 constexpr auto kStreamTimeout = std::chrono::hours(6);
 constexpr std::size_t kPiece = std::size_t{1} << 20U;
+// A dataset's manifest, signature and shards.
+constexpr std::size_t kMaxFetchedFiles = 100'000;
 
 std::shared_ptr<grpc::Channel>
 openChannel(const std::string& address, const std::string& serverName,
@@ -63,6 +66,8 @@ JobSummary summaryOf(const v1::Job& job)
     summary.gpuHoursUsed = job.gpu_hours_used();
     summary.createdUnix = job.created_unix();
     summary.updatedUnix = job.updated_unix();
+    summary.worker = job.worker();
+    summary.attempt = job.attempt();
     return summary;
 }
 
@@ -79,6 +84,21 @@ Result<void> withoutReply(const Result<Reply>& reply)
     if (!reply)
         return reply.error();
     return success();
+}
+
+WorkerSummary workerOf(const v1::Worker& worker)
+{
+    return {worker.name(),        worker.pool(),           worker.state(),
+            worker.serial(),      worker.enrolled_unix(),  worker.last_seen_unix(),
+            worker.current_job(), worker.inventory_json(), worker.signing_public_key_pem()};
+}
+
+v1::JobAttempt attemptOf(std::int64_t job, std::int64_t attempt)
+{
+    v1::JobAttempt out;
+    out.set_job(job);
+    out.set_attempt(attempt);
+    return out;
 }
 
 SplitCounts splitOf(const v1::DatasetSplit& split)
@@ -99,6 +119,7 @@ struct ControlClient::State {
     std::unique_ptr<v1::Platform::Stub> platform;
     std::unique_ptr<v1::Training::Stub> training;
     std::unique_ptr<v1::Jobs::Stub> jobs;
+    std::unique_ptr<v1::Workers::Stub> workers;
 
     [[nodiscard]] Error failure(const grpc::Status& status) const
     {
@@ -109,6 +130,30 @@ struct ControlClient::State {
     [[nodiscard]] Result<TrainOutcome>
     trainingStream(grpc::ClientReader<v1::TrainEvent>& stream,
                    const std::function<void(const std::string&)>& onMetrics) const;
+
+    // A stream of files (FetchDataset, FetchCheckpoint) received into `folder`.
+    template <typename Method>
+    [[nodiscard]] Result<std::vector<std::filesystem::path>>
+    fetchFiles(Method method, const v1::JobAttempt& attempt, const std::filesystem::path& folder,
+               std::uint64_t maxBytes) const
+    {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
+        auto stream = ((*workers).*method)(&context, attempt);
+        auto files = transfer::receiveFiles(
+            folder, kMaxFetchedFiles, maxBytes,
+            [&](v1::FileChunk& chunk) { return stream->Read(&chunk); },
+            [](const v1::FileChunk&) { return success(); });
+        if (!files) {
+            context.TryCancel();
+            (void)stream->Finish();
+            return files.error();
+        }
+        const grpc::Status status = stream->Finish();
+        if (!status.ok())
+            return failure(status);
+        return files;
+    }
 
     // A unary Jobs call, whose reply is the job.
     template <typename Request>
@@ -203,6 +248,7 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& en
     state->platform = v1::Platform::NewStub(state->channel);
     state->training = v1::Training::NewStub(state->channel);
     state->jobs = v1::Jobs::NewStub(state->channel);
+    state->workers = v1::Workers::NewStub(state->channel);
     return std::unique_ptr<ControlClient>(new ControlClient(std::move(state)));
 }
 
@@ -681,6 +727,23 @@ Result<SampleOutcome> ControlClient::sample(const std::string& runId, std::uint6
     return SampleOutcome{reply.text(), reply.step()};
 }
 
+Result<SampleOutcome> ControlClient::sampleJob(std::int64_t job, std::uint64_t step,
+                                               const std::vector<std::string>& samplerArguments)
+{
+    v1::SampleRequest request;
+    request.set_job(job);
+    request.set_step(step);
+    for (const std::string& argument : samplerArguments)
+        request.add_sampler_arguments(argument);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
+    v1::SampleReply reply;
+    const grpc::Status status = state_->training->Sample(&context, request, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return SampleOutcome{reply.text(), reply.step()};
+}
+
 Result<JobSummary> ControlClient::submitJob(const std::string& specText)
 {
     v1::SubmitJobRequest request;
@@ -746,6 +809,201 @@ Result<std::vector<JobSummary>> ControlClient::listJobs()
     for (const v1::Job& job : reply.jobs())
         jobs.push_back(summaryOf(job));
     return jobs;
+}
+
+Result<std::vector<std::string>> ControlClient::jobMetrics(std::int64_t id, bool logs,
+                                                           std::int64_t fromStep)
+{
+    v1::JobMetricsRequest request;
+    request.set_id(id);
+    request.set_what(logs ? "logs" : "metrics");
+    request.set_from_step(fromStep);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::JobMetricsReply reply;
+    const grpc::Status status = state_->jobs->JobMetrics(&context, request, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return std::vector<std::string>(reply.lines().begin(), reply.lines().end());
+}
+
+Result<EnrollTokenGrant> ControlClient::createEnrollToken(const std::string& worker,
+                                                          const std::string& pool,
+                                                          std::int64_t validSeconds)
+{
+    v1::CreateEnrollTokenRequest request;
+    request.set_worker(worker);
+    request.set_pool(pool);
+    request.set_valid_seconds(validSeconds);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::CreateEnrollTokenReply reply;
+    const grpc::Status status = state_->workers->CreateEnrollToken(&context, request, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return EnrollTokenGrant{reply.token(), reply.expires_unix()};
+}
+
+Result<std::vector<WorkerSummary>> ControlClient::listWorkers()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::ListWorkersReply reply;
+    const grpc::Status status = state_->workers->ListWorkers(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    std::vector<WorkerSummary> workers;
+    for (const v1::Worker& worker : reply.workers())
+        workers.push_back(workerOf(worker));
+    return workers;
+}
+
+Result<WorkerSummary> ControlClient::revokeWorker(const std::string& worker,
+                                                  const std::string& reason)
+{
+    v1::RevokeWorkerRequest request;
+    request.set_worker(worker);
+    request.set_reason(reason);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::WorkerReply reply;
+    const grpc::Status status = state_->workers->RevokeWorker(&context, request, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return workerOf(reply.worker());
+}
+
+Result<WorkerEnrolled> ControlClient::enrollWorker(const WorkerEnrollment& enrollment)
+{
+    v1::EnrollRequest request;
+    request.set_token(enrollment.token);
+    request.set_csr_pem(enrollment.csrPem);
+    request.set_signing_public_key_pem(enrollment.signingPublicKeyPem);
+    request.set_box_public_key(enrollment.boxPublicKey.data(), enrollment.boxPublicKey.size());
+    request.set_inventory_json(enrollment.inventoryJson);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::EnrollReply reply;
+    const grpc::Status status = state_->workers->Enroll(&context, request, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return WorkerEnrolled{reply.certificate_pem(), reply.worker(), reply.pool()};
+}
+
+Result<HeartbeatAnswer> ControlClient::heartbeat(const std::string& inventoryJson, std::int64_t job,
+                                                 std::int64_t attempt)
+{
+    v1::HeartbeatRequest request;
+    request.set_inventory_json(inventoryJson);
+    request.set_job(job);
+    request.set_attempt(attempt);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::HeartbeatReply reply;
+    const grpc::Status status = state_->workers->Heartbeat(&context, request, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return HeartbeatAnswer{{reply.stop_jobs().begin(), reply.stop_jobs().end()},
+                           reply.interval_ms()};
+}
+
+Result<std::optional<JobAssignment>> ControlClient::takeJob()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::TakeJobReply reply;
+    const grpc::Status status = state_->workers->TakeJob(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    if (!reply.has_job())
+        return std::optional<JobAssignment>();
+    JobAssignment assignment;
+    assignment.job = reply.job();
+    assignment.attempt = reply.attempt();
+    assignment.runId = reply.run_id();
+    assignment.datasetId = reply.dataset_id();
+    assignment.trainerArguments.assign(reply.trainer_arguments().begin(),
+                                       reply.trainer_arguments().end());
+    assignment.sealedKeys.assign(reply.sealed_keys().begin(), reply.sealed_keys().end());
+    assignment.manifestsPublicKeyPem = reply.manifests_public_key_pem();
+    assignment.resume = reply.resume();
+    assignment.gpus = reply.gpus();
+    assignment.checkpointKek = reply.checkpoint_kek();
+    return std::optional<JobAssignment>(std::move(assignment));
+}
+
+Result<std::vector<std::filesystem::path>>
+ControlClient::fetchDataset(std::int64_t job, std::int64_t attempt,
+                            const std::filesystem::path& folder)
+{
+    return state_->fetchFiles(&v1::Workers::Stub::FetchDataset, attemptOf(job, attempt), folder,
+                              std::uint64_t{1} << 42U);
+}
+
+Result<std::vector<std::filesystem::path>>
+ControlClient::fetchCheckpoint(std::int64_t job, std::int64_t attempt,
+                               const std::filesystem::path& folder)
+{
+    return state_->fetchFiles(&v1::Workers::Stub::FetchCheckpoint, attemptOf(job, attempt), folder,
+                              std::uint64_t{1} << 40U);
+}
+
+Result<bool> ControlClient::reportMetrics(const MetricsReport& report)
+{
+    v1::ReportMetricsRequest request;
+    *request.mutable_attempt() = attemptOf(report.job, report.attempt);
+    for (const std::string& line : report.metricsLines)
+        request.add_metrics_lines(line);
+    for (const std::string& line : report.logLines)
+        request.add_log_lines(line);
+    request.set_first_log_line(report.firstLogLine);
+    request.set_gpu_hours(report.gpuHours);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::ReportMetricsReply reply;
+    const grpc::Status status = state_->workers->ReportMetrics(&context, request, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return reply.stop();
+}
+
+Result<UploadedCheckpoint> ControlClient::uploadCheckpoint(std::int64_t job, std::int64_t attempt,
+                                                           const std::filesystem::path& sealed,
+                                                           const std::filesystem::path& envelope)
+{
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
+    v1::UploadCheckpointReply reply;
+    auto stream = state_->workers->UploadCheckpoint(&context, &reply);
+    v1::FileChunk first;
+    *first.mutable_attempt() = attemptOf(job, attempt);
+    auto sent = transfer::sendFiles({sealed, envelope}, first, [&](const v1::FileChunk& chunk) {
+        return stream->Write(chunk);
+    });
+    (void)stream->WritesDone();
+    const grpc::Status status = stream->Finish();
+    if (!status.ok())
+        return state_->failure(status);
+    if (!sent)
+        return sent.error();
+    return UploadedCheckpoint{reply.step(), reply.sealed_sha256()};
+}
+
+Result<JobSummary> ControlClient::finishJob(std::int64_t job, std::int64_t attempt, bool succeeded,
+                                            double gpuHours, const std::string& reason)
+{
+    v1::FinishJobRequest request;
+    *request.mutable_attempt() = attemptOf(job, attempt);
+    request.set_succeeded(succeeded);
+    request.set_gpu_hours(gpuHours);
+    request.set_reason(reason);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::JobReply reply;
+    const grpc::Status status = state_->workers->FinishJob(&context, request, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return summaryOf(reply.job());
 }
 
 }  // namespace sealtrain::api

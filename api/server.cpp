@@ -4,9 +4,12 @@
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/base/logging.h"
 #include "sealtrain/core/commit_group.h"
 #include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/scheduler.h"
 #include "sealtrain/core/trainer_launcher.h"
+#include "sealtrain/core/workers.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/dataset/import.h"
@@ -14,6 +17,7 @@
 #include "sealtrain/dataset/tokenizer.h"
 #include "sealtrain/trainer/checkpoint.h"
 #include "sealtrain/trainer/trainer_keys.h"
+#include "server_shared.h"
 #include "status.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
@@ -23,14 +27,18 @@
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_certificate_verifier.h>
 #include <grpcpp/security/tls_credentials_options.h>
+#include <nlohmann/json.hpp>
 
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stop_token>
+#include <thread>
 #include <unordered_map>
 
 namespace sealtrain::api {
@@ -39,166 +47,13 @@ namespace {
 namespace v1 = sealtrain::v1;
 using grpc::ServerContext;
 using grpc::Status;
-
-// A signed-in session as this server knows it, by its client certificate's serial.
-struct Binding {
-    std::string token;  // core's session token; never sent to the client
-    std::string user;
-    std::string sessionId;
-    std::int64_t expires = 0;  // Unix seconds, the certificate's notAfter
-};
-
-// What the handlers share. Every call touches the control plane either in a group commit
-// (inGroup) or holding `lock`, which the committer holds while it runs a group.
-struct Shared {
-    core::DataDirectory& platform;
-    ServerOptions options;
-    std::mutex lock;
-    std::map<std::string, Binding> bindings;  // by certificate serial
-    std::mutex revokedLock;                   // the verifier runs on gRPC's threads
-    std::set<std::string> revoked;            // certificate serials, never accepted again
-    std::vector<crypto::RevokedCertificate> revocations;
-    std::uint64_t crlNumber = 0;
-    std::unique_ptr<core::CommitGroup> group;  // the committer (core/commit_group.h)
-    // The serial of each client certificate seen, so that finding a call's caller does not parse
-    // its certificate again (on the committer's thread); at most kSerialCacheSize, then cleared.
-    std::mutex serialsLock;
-    std::unordered_map<std::string, std::string> serialByCertificate;
-    static constexpr std::size_t kSerialCacheSize = 4096;
-
-    // The serial of `pem` (a certificate the handshake verified), or empty when it has none.
-    [[nodiscard]] std::string serialOf(const std::string& pem)
-    {
-        {
-            const std::lock_guard guard(serialsLock);
-            if (const auto found = serialByCertificate.find(pem);
-                found != serialByCertificate.end())
-                return found->second;
-        }
-        auto serial = crypto::revocationFor(pem, crypto::CertificateClock::now());
-        if (!serial)
-            return {};
-        const std::lock_guard guard(serialsLock);
-        if (serialByCertificate.size() >= kSerialCacheSize)
-            serialByCertificate.clear();
-        serialByCertificate.emplace(pem, serial->serialHex);
-        return serial->serialHex;
-    }
-
-    // A handler's body, run in the next group commit and answered only once the group's
-    // transaction committed (a failed COMMIT fails every call of the group). Every handler that
-    // touches the control plane has this shape:
-    //     return shared_.inGroup([&]() -> Status { ... });
-    // A handler that signs an audit head (an export) or holds the database for long takes
-    // `const std::lock_guard guard(shared_.lock);` instead: it runs alone, between groups.
-    template <typename Body>
-    [[nodiscard]] Status inGroup(const Body& body)
-    {
-        Status status;
-        auto committed = group->run([&] { status = body(); });
-        if (!committed)
-            return Internal::toStatus(committed.error());
-        return status;
-    }
-
-    [[nodiscard]] bool isRevoked(const std::string& serial)
-    {
-        const std::lock_guard guard(revokedLock);
-        return revoked.count(serial) > 0;
-    }
-
-    // Adds `serials` to the revoked set and publishes a new CRL in the run folder.
-    [[nodiscard]] Result<void> revoke(const std::vector<std::string>& serials)
-    {
-        const auto now = crypto::CertificateClock::now();
-        {
-            const std::lock_guard guard(revokedLock);
-            revoked.insert(serials.begin(), serials.end());
-        }
-        for (const std::string& serial : serials)
-            revocations.push_back({serial, now});
-        return publishCrl();
-    }
-
-    // After core ended every session of `user` (session revocation, disabling, a reset that took
-    // effect): the client certificates bound to them are revoked too, so that they are refused
-    // at the handshake and listed in the CRL, not only refused call by call. Returns how many.
-    [[nodiscard]] Result<std::size_t> revokeCertificatesOf(const std::string& user)
-    {
-        std::vector<std::string> serials;
-        for (auto binding = bindings.begin(); binding != bindings.end();) {
-            if (binding->second.user == user) {
-                serials.push_back(binding->first);
-                binding = bindings.erase(binding);
-            } else {
-                ++binding;
-            }
-        }
-        if (serials.empty())
-            return std::size_t{0};
-        SEALTRAIN_TRY(revoke(serials));
-        return serials.size();
-    }
-
-    [[nodiscard]] Result<void> publishCrl()
-    {
-        auto crl = platform.certificateAuthority().issueCrl(revocations, ++crlNumber,
-                                                            std::chrono::hours(24 * 7));
-        if (!crl)
-            return crl.error();
-        return writeFileAtomically(
-            options.runDir / "crl.pem",
-            {reinterpret_cast<const std::uint8_t*>(crl->data()), crl->size()},
-            AtomicFileSink::Overwrite::Allow, 0644U);
-    }
-};
-
-// The peer's client certificate (PEM), or empty when it presented none.
-std::string peerCertificate(const ServerContext& context)
-{
-    const auto auth = context.auth_context();
-    if (!auth)
-        return {};
-    const auto values = auth->FindPropertyValues("x509_pem_cert");
-    if (values.empty())
-        return {};
-    return {values.front().data(), values.front().size()};
-}
-
-// The caller's session token: the binding of its client certificate, or "" (which every core
-// call refuses, and audits, as an unknown session) when it has none.
-struct Caller {
-    std::string token;
-    std::string serial;
-};
-
-Caller callerOf(Shared& shared, const ServerContext& context)
-{
-    const std::string pem = peerCertificate(context);
-    if (pem.empty())
-        return {};
-    const std::string serial = shared.serialOf(pem);
-    if (serial.empty())
-        return {};
-    const auto found = shared.bindings.find(serial);
-    if (found == shared.bindings.end())
-        return {"", serial};
-    return {found->second.token, serial};
-}
-
-// A password from a request, in memory that is zeroed when freed.
-Result<crypto::SecretBytes> secretOf(const std::string& text)
-{
-    return crypto::SecretBytes::fromBytes(
-        {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
-}
-
-// OK, or the error's status.
-template <typename T>
-Status statusOf(const Result<T>& result)
-{
-    return result ? Status::OK : Internal::toStatus(result.error());
-}
+using server_internal::Caller;
+using server_internal::callerOf;
+using server_internal::fillJob;
+using server_internal::peerCertificate;
+using server_internal::secretOf;
+using server_internal::Shared;
+using server_internal::statusOf;
 
 // Refuses, at the handshake, a client certificate whose session was signed out.
 class RevocationVerifier final : public grpc::experimental::ExternalCertificateVerifier {
@@ -1013,32 +868,15 @@ callerArguments(const google::protobuf::RepeatedPtrField<std::string>& given,
 Result<crypto::SecretBytes> scopedTrainerKeys(const core::DataDirectory& platform,
                                               const core::DatasetInfo& info)
 {
-    const auto folder = core::datasetFolder(platform.datasetsRoot(), info.id);
-    auto manifest = dataset::loadManifest(folder, info.id);
-    if (!manifest)
-        return manifest.error();
-    const crypto::KekResolver resolver = platform.datasetsResolver();
-    std::vector<trainer::DataKey> dataKeys;
-    for (const dataset::Split split : {dataset::Split::Train, dataset::Split::Validation}) {
-        for (const dataset::ShardEntry& entry : manifest->split(split).shards) {
-            auto source = FileSource::open(folder / entry.file);
-            if (!source)
-                return source.error();
-            auto sealed = crypto::inspectSealedObject(**source);
-            if (!sealed)
-                return sealed.error();
-            auto key = crypto::unwrapDataKey(**source, resolver);
-            if (!key)
-                return key.error();
-            dataKeys.push_back({sealed->objectId, std::move(key).value()});
-        }
-    }
+    auto dataKeys = server_internal::datasetDataKeys(platform, info.id);
+    if (!dataKeys)
+        return dataKeys.error();
     const auto keks = platform.usableKeks(trainer::kCheckpointsKekId);
     if (keks.empty())
         return Error(ErrorCode::NotFound,
                      "The keyring has no usable 'checkpoints' KEK; its administrator adds one "
                      "with 'sealtrainctl keyring rotate checkpoints'.");
-    return trainer::formatTrainerKeys(keks, &platform.checkpointsKey(), {}, dataKeys);
+    return trainer::formatTrainerKeys(keks, &platform.checkpointsKey(), {}, *dataKeys);
 }
 
 class TrainingService final : public v1::Training::Service {
@@ -1147,7 +985,7 @@ private:
         trainerArguments.insert(trainerArguments.end(), arguments.begin(), arguments.end());
         v1::TrainEvent event;
         auto status = core::runTrainer(
-            {shared_.options.trainer.string(), "train", std::move(trainerArguments)},
+            {shared_.options.trainer.string(), "train", std::move(trainerArguments), {}},
             std::move(keys).value(), [&](std::string_view line) {
                 if (!line.empty() && line.back() == '\n')
                     line.remove_suffix(1);
@@ -1176,6 +1014,8 @@ public:
             return Internal::toStatus(arguments.error());
         if (auto trainer = configuredTrainer(); !trainer.ok())
             return trainer;
+        if (request->job() != 0)
+            return sampleJob(*context, *request, *arguments, *reply);
         if (!trainer::isValidRunId(request->run_id()))
             return Internal::toStatus(Error(ErrorCode::InvalidArgument,
                                             "Name a run by the id training printed, e.g. "
@@ -1202,7 +1042,7 @@ public:
         samplerArguments.insert(samplerArguments.end(), arguments->begin(), arguments->end());
         std::string text;
         auto status = core::runTrainer(
-            {shared_.options.trainer.string(), "sample", std::move(samplerArguments)},
+            {shared_.options.trainer.string(), "sample", std::move(samplerArguments), {}},
             std::move(keys).value(), [&](std::string_view line) { text += line; });
         if (!status)
             return Internal::toStatus(status.error());
@@ -1218,6 +1058,90 @@ public:
     }
 
 private:
+    // Sample from a job's checkpoint: signed by the worker that trained it (its enrolled key),
+    // sealed under the job's own key; the same read release as the dataset's.
+    Status sampleJob(const ServerContext& context, const v1::SampleRequest& request,
+                     const std::vector<std::string>& arguments, v1::SampleReply& reply)
+    {
+        std::vector<core::JobCheckpoint> recorded;
+        std::map<std::string, std::string> signerPems;
+        Status listed = shared_.inGroup([&]() -> Status {
+            auto& plane = shared_.platform.controlPlane();
+            auto checkpoints = plane.scheduler().checkpoints(request.job());
+            if (!checkpoints)
+                return Internal::toStatus(checkpoints.error());
+            recorded = std::move(checkpoints).value();
+            for (const core::JobCheckpoint& checkpoint : recorded) {
+                if (signerPems.count(checkpoint.worker) > 0)
+                    continue;
+                auto worker = plane.workers().byName(checkpoint.worker);
+                if (!worker)
+                    return Internal::toStatus(worker.error());
+                signerPems[checkpoint.worker] = worker->signingKeyPem;
+            }
+            return Status::OK;
+        });
+        if (!listed.ok())
+            return listed;
+        const core::JobCheckpoint* chosen = nullptr;
+        for (const core::JobCheckpoint& checkpoint : recorded)
+            if (request.step() == 0 || checkpoint.step == static_cast<std::int64_t>(request.step()))
+                chosen = &checkpoint;
+        if (chosen == nullptr)
+            return Internal::toStatus(
+                Error(ErrorCode::NotFound,
+                      request.step() == 0
+                          ? fmt::format("Job {} has no checkpoint yet; wait for its worker.",
+                                        request.job())
+                          : fmt::format("Job {} has no checkpoint at step {}; leave --step out for "
+                                        "its newest.",
+                                        request.job(), request.step())));
+        auto signer = crypto::PublicKey::fromPem(signerPems[chosen->worker]);
+        if (!signer)
+            return Internal::toStatus(signer.error());
+        const trainer::CheckpointFiles files = trainer::checkpointFiles(
+            server_internal::jobFolder(shared_.platform, request.job()) / "checkpoints",
+            static_cast<std::uint64_t>(chosen->step));
+        auto lineage = trainer::verifyCheckpointSignature(files, std::span(&*signer, 1));
+        if (!lineage)
+            return Internal::toStatus(lineage.error());
+        if (lineage->subject.sha256 != chosen->plaintextSha256)
+            return Internal::toStatus(Error(
+                ErrorCode::Integrity,
+                fmt::format("The checkpoint of job {} at step {} is not the one the audit log "
+                            "records; restore it from a backup.",
+                            request.job(), chosen->step)));
+        auto info = authorizeRead(context, lineage->dataset, "sample");
+        if (!info)
+            return Internal::toStatus(info.error());
+        auto kek = server_internal::jobKey(shared_.platform, request.job());
+        if (!kek)
+            return Internal::toStatus(kek.error());
+        const crypto::Kek* keks[] = {&*kek};
+        auto keys = trainer::formatTrainerKeys(keks, nullptr, std::span(&*signer, 1));
+        if (!keys)
+            return Internal::toStatus(keys.error());
+        std::vector<std::string> samplerArguments{
+            "--checkpoint",          files.sealed.string(), "--expect-checkpoint-sha256",
+            lineage->subject.sha256, "--expect-dataset-id", info->id};
+        samplerArguments.insert(samplerArguments.end(), arguments.begin(), arguments.end());
+        std::string text;
+        auto status = core::runTrainer(
+            {shared_.options.trainer.string(), "sample", std::move(samplerArguments), {}},
+            std::move(keys).value(), [&](std::string_view line) { text += line; });
+        if (!status)
+            return Internal::toStatus(status.error());
+        if (*status != 0)
+            return Internal::toStatus(Error(
+                ErrorCode::Internal,
+                fmt::format("The sampler stopped with exit status {}; the control plane's log "
+                            "says why.",
+                            *status)));
+        reply.set_text(text);
+        reply.set_step(static_cast<std::uint64_t>(chosen->step));
+        return Status::OK;
+    }
+
     [[nodiscard]] Status configuredTrainer() const
     {
         if (shared_.options.trainer.empty())
@@ -1265,34 +1189,6 @@ private:
     Shared& shared_;
 };
 
-void fillJob(const core::JobInfo& job, v1::Job* out)
-{
-    out->set_id(job.id);
-    out->set_name(job.name);
-    out->set_project(job.project);
-    out->set_state(core::jobStateName(job.state));
-    out->set_submitter(job.submitter);
-    out->set_approver(job.approver);
-    out->set_spec_json(job.specJson);
-    out->set_spec_sha256(job.specSha256);
-    out->set_dataset_id(job.datasetId);
-    out->set_pool(job.pool);
-    out->set_priority(job.priority);
-    for (const core::VettingCheck& check : job.vetting) {
-        v1::VettingCheck* vetting = out->add_vetting();
-        vetting->set_check(check.check);
-        vetting->set_ok(check.ok);
-        vetting->set_detail(check.detail);
-    }
-    out->set_reason(job.reason);
-    out->set_restarts(job.restarts);
-    out->set_max_restarts(job.maxRestarts);
-    out->set_gpu_hours_limit(job.gpuHoursLimit);
-    out->set_gpu_hours_used(job.gpuHoursUsed);
-    out->set_created_unix(job.created);
-    out->set_updated_unix(job.updated);
-}
-
 class JobsService final : public v1::Jobs::Service {
 public:
     explicit JobsService(Shared& shared)
@@ -1327,9 +1223,15 @@ public:
     Status ApproveJob(ServerContext* context, const v1::ApproveJobRequest* request,
                       v1::JobReply* reply) override
     {
-        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
-            return jobs.approve(session, request->id(), request->spec_sha256());
-        });
+        // An approved job goes into the workers' queue at once, in the same transaction.
+        return answer(*context, reply,
+                      [&](core::Jobs& jobs, const std::string& session) -> Result<core::JobInfo> {
+                          auto approved =
+                              jobs.approve(session, request->id(), request->spec_sha256());
+                          if (!approved)
+                              return approved;
+                          return shared_.platform.controlPlane().scheduler().enqueue(approved->id);
+                      });
     }
 
     Status RejectJob(ServerContext* context, const v1::DecideJobRequest* request,
@@ -1370,6 +1272,33 @@ public:
         });
     }
 
+    Status JobMetrics(ServerContext* context, const v1::JobMetricsRequest* request,
+                      v1::JobMetricsReply* reply) override
+    {
+        const bool logs = request->what() == "logs";
+        if (!logs && request->what() != "metrics" && !request->what().empty())
+            return Internal::toStatus(
+                Error(ErrorCode::InvalidArgument, "Ask for a job's 'metrics' or its 'logs'."));
+        return shared_.inGroup([&]() -> Status {
+            auto lines = shared_.platform.controlPlane().scheduler().metrics(
+                callerOf(shared_, *context).token, request->id(), logs ? 0 : request->from_step());
+            if (!lines)
+                return Internal::toStatus(lines.error());
+            for (const core::MetricsLine& line : *lines) {
+                if ((line.kind == "log") != logs)
+                    continue;
+                if (!logs) {
+                    reply->add_lines(line.json);
+                    continue;
+                }
+                // A log line is kept as a JSON string.
+                const auto text = nlohmann::json::parse(line.json, nullptr, false);
+                reply->add_lines(text.is_string() ? text.get<std::string>() : line.json);
+            }
+            return Status::OK;
+        });
+    }
+
 private:
     // One core call on the caller's session, in a group commit; the job it returns is the reply.
     template <typename Call>
@@ -1390,6 +1319,36 @@ private:
 
 }  // namespace
 
+void server_internal::fillJob(const core::JobInfo& job, sealtrain::v1::Job* out)
+{
+    out->set_id(job.id);
+    out->set_name(job.name);
+    out->set_project(job.project);
+    out->set_state(core::jobStateName(job.state));
+    out->set_submitter(job.submitter);
+    out->set_approver(job.approver);
+    out->set_spec_json(job.specJson);
+    out->set_spec_sha256(job.specSha256);
+    out->set_dataset_id(job.datasetId);
+    out->set_pool(job.pool);
+    out->set_priority(job.priority);
+    for (const core::VettingCheck& check : job.vetting) {
+        v1::VettingCheck* vetting = out->add_vetting();
+        vetting->set_check(check.check);
+        vetting->set_ok(check.ok);
+        vetting->set_detail(check.detail);
+    }
+    out->set_reason(job.reason);
+    out->set_restarts(job.restarts);
+    out->set_max_restarts(job.maxRestarts);
+    out->set_gpu_hours_limit(job.gpuHoursLimit);
+    out->set_gpu_hours_used(job.gpuHoursUsed);
+    out->set_created_unix(job.created);
+    out->set_updated_unix(job.updated);
+    out->set_worker(job.worker);
+    out->set_attempt(job.attempt);
+}
+
 struct ControlServer::State {
     explicit State(core::DataDirectory& platform, const ServerOptions& options)
         : shared{platform, options, {}, {}, {}, {}, {}, 0, nullptr, {}, {}}
@@ -1401,7 +1360,37 @@ struct ControlServer::State {
         , auditService(shared)
         , trainingService(shared)
         , jobsService(shared)
+        , workersService(server_internal::makeWorkersService(shared))
     {
+    }
+
+    // Re-queues the jobs of workers that stopped beating. Nothing is released until a whole
+    // timeout has passed since the start: after a restart every worker gets that long to call
+    // again, since the beats it sent while the control plane was down were never received.
+    void reap(const std::stop_token& stop)
+    {
+        const auto started = std::chrono::steady_clock::now();
+        std::mutex sleepLock;
+        std::condition_variable_any wake;
+        while (!stop.stop_requested()) {
+            {
+                std::unique_lock guard(sleepLock);
+                wake.wait_for(guard, stop, std::chrono::seconds(1), [] { return false; });
+            }
+            if (stop.stop_requested()
+                || std::chrono::steady_clock::now() - started < shared.options.workerTimeout)
+                continue;
+            const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                                         shared.platform.clock().now().time_since_epoch())
+                                         .count();
+            const Status released = shared.inGroup([&]() -> Status {
+                return statusOf(shared.platform.controlPlane().scheduler().releaseSilent(
+                    now, shared.options.workerTimeout.count()));
+            });
+            if (!released.ok())
+                sealtrain::log::warn("control", "Could not re-queue the jobs of silent workers",
+                                     {{"error", released.error_message()}});
+        }
     }
 
     Shared shared;
@@ -1413,8 +1402,11 @@ struct ControlServer::State {
     AuditService auditService;
     TrainingService trainingService;
     JobsService jobsService;
+    std::unique_ptr<grpc::Service> workersService;
     std::vector<int> ports;
     std::unique_ptr<grpc::Server> server;
+    // Last, so that it stops first.
+    std::jthread reaper;
 };
 
 Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory& platform,
@@ -1426,6 +1418,17 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory&
     auto state = std::make_unique<State>(platform, options);
     state->shared.group =
         std::make_unique<core::CommitGroup>(platform.database(), state->shared.lock);
+    // Revoked workers stay revoked across restarts (sessions' certificates end with the process).
+    {
+        auto revoked = platform.controlPlane().workers().revokedSerials();
+        if (!revoked)
+            return revoked.error();
+        const auto now = crypto::CertificateClock::now();
+        for (const std::string& serial : *revoked) {
+            state->shared.revoked.insert(serial);
+            state->shared.revocations.push_back({serial, now});
+        }
+    }
     SEALTRAIN_TRY(state->shared.publishCrl());
 
     // The server's own key and certificate, new at every start, from the platform CA.
@@ -1473,6 +1476,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory&
     builder.RegisterService(&state->auditService);
     builder.RegisterService(&state->trainingService);
     builder.RegisterService(&state->jobsService);
+    builder.RegisterService(state->workersService.get());
     // Uploads and bundles travel in pieces of at most 1 MiB; a message may carry a GPT-2
     // tokenizer's files (about 1.5 MB) in an import's header.
     builder.SetMaxReceiveMessageSize(16 << 20);
@@ -1490,6 +1494,8 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory&
                                                     "address is free.",
                                                     options.listen[i]));
     }
+    State* running = state.get();
+    state->reaper = std::jthread([running](const std::stop_token& stop) { running->reap(stop); });
     return std::unique_ptr<ControlServer>(new ControlServer(std::move(state)));
 }
 

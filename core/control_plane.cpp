@@ -17,6 +17,8 @@ ControlPlane::ControlPlane(Database& database, const audit::AuditKey* auditKey,
     , submissions_(*gate_)
     , datasets_(*gate_)
     , jobs_(*gate_, parseJobPolicy(defaultJobPolicyText()).value())
+    , workers_(*gate_)
+    , scheduler_(*gate_, parseJobPolicy(defaultJobPolicyText()).value())
     , auditQueries_(*gate_)
     , keyringChanges_(*gate_)
 {

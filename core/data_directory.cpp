@@ -321,6 +321,7 @@ struct DataDirectory::State {
         auto policy = parseJobPolicy(*text);
         if (!policy)
             return policy.error().withContext(fmt::format("In '{}'", path.string()));
+        plane->scheduler().setPolicy(*policy);
         plane->jobs().setPolicy(std::move(policy).value());
         return success();
     }

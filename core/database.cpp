@@ -151,6 +151,65 @@ CREATE TABLE jobs (
 CREATE INDEX jobs_by_project ON jobs (project, state);
 )sql";
 
+// Version 6 (issue #16): enrolled workers and their one-time enrolment tokens (SHA-256 only), the
+// scheduler's columns on jobs (the worker and attempt that run it, the GPU hours of attempts before
+// the current one, when the attempt started and ended), verified checkpoints and metrics lines.
+// Two active workers never share a name; a revoked worker's name may be enrolled again. The
+// built-in operator role of a database made before gains the new permission worker.read.
+constexpr std::string_view kSchemaV6 = R"sql(
+CREATE TABLE workers (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    pool TEXT NOT NULL,
+    state TEXT NOT NULL,
+    serial TEXT NOT NULL UNIQUE,
+    certificate TEXT NOT NULL,
+    signing_key TEXT NOT NULL,
+    box_key BLOB NOT NULL,
+    inventory TEXT NOT NULL,
+    enrolled INTEGER NOT NULL,
+    last_seen INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX workers_active_name ON workers (name) WHERE state = 'active';
+CREATE TABLE worker_tokens (
+    id INTEGER PRIMARY KEY,
+    token_hash BLOB NOT NULL UNIQUE,
+    worker TEXT NOT NULL,
+    pool TEXT NOT NULL,
+    created_by INTEGER NOT NULL REFERENCES users(id),
+    created INTEGER NOT NULL,
+    expires INTEGER NOT NULL,
+    used INTEGER
+);
+ALTER TABLE jobs ADD COLUMN worker_id INTEGER REFERENCES workers(id);
+ALTER TABLE jobs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN gpu_millihours_earlier INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN started INTEGER;
+ALTER TABLE jobs ADD COLUMN finished INTEGER;
+CREATE INDEX jobs_queue ON jobs (state, pool, priority DESC, id);
+CREATE INDEX jobs_by_worker ON jobs (worker_id, state);
+CREATE TABLE job_checkpoints (
+    job_id INTEGER NOT NULL REFERENCES jobs(id),
+    step INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    worker_id INTEGER NOT NULL REFERENCES workers(id),
+    sealed_sha256 TEXT NOT NULL,
+    plaintext_sha256 TEXT NOT NULL,
+    file_base TEXT NOT NULL,
+    recorded INTEGER NOT NULL,
+    PRIMARY KEY (job_id, step)
+);
+CREATE TABLE job_metrics (
+    job_id INTEGER NOT NULL REFERENCES jobs(id),
+    kind TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    line TEXT NOT NULL,
+    PRIMARY KEY (job_id, kind, step)
+);
+INSERT OR IGNORE INTO role_permissions (role, permission)
+    SELECT name, 'worker.read' FROM roles WHERE name = 'operator' AND builtin = 1;
+)sql";
+
 int checkedResult(int rc)
 {
     return rc & 0xff;  // primary result code
@@ -199,8 +258,8 @@ Result<crypto::SecretBytes> deriveDatabaseKey(const crypto::Kek& kek)
 
 const std::vector<Migration>& migrations()
 {
-    static const std::vector<Migration> kMigrations{
-        {1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}};
+    static const std::vector<Migration> kMigrations{{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3},
+                                                    {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}};
     return kMigrations;
 }
 

@@ -3,6 +3,7 @@
 #include "sealtrain/core/jobs.h"
 
 #include "audited_transaction.h"
+#include "job_rows.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/datasets.h"
@@ -53,29 +54,29 @@ Error policyError(const std::string& field, const std::string& what)
                              field, what));
 }
 
-// GPU hours are kept in the database as whole thousandths.
-std::int64_t toMilli(double hours)
-{
-    return std::llround(hours * 1000.0);
-}
-
-double fromMilli(std::int64_t milli)
-{
-    return static_cast<double>(milli) / 1000.0;
-}
+using internal::fromMilli;
+using internal::isEnded;
+using internal::jobRequest;
+using internal::JobRow;
+using internal::loadJob;
+using internal::reloaded;
+using internal::toMilli;
+using internal::wrongState;
 
 constexpr std::string_view kJobColumns =
     "j.id, j.name, j.project, j.state, s.name, COALESCE(a.name, ''), j.spec, j.spec_hash, "
     "j.dataset_id, j.pool, j.priority, j.vetting, j.reason, j.restarts, j.max_restarts, "
     "j.gpu_millihours_limit, j.gpu_millihours_used, j.created, j.updated, j.submitter, "
-    "COALESCE(j.approved_hash, x'') "
-    "FROM jobs j JOIN users s ON s.id = j.submitter LEFT JOIN users a ON a.id = j.approver";
+    "COALESCE(j.approved_hash, x''), COALESCE(w.name, ''), j.attempt, COALESCE(j.worker_id, 0), "
+    "j.gpu_millihours_earlier, j.finished IS NOT NULL "
+    "FROM jobs j JOIN users s ON s.id = j.submitter LEFT JOIN users a ON a.id = j.approver "
+    "LEFT JOIN workers w ON w.id = j.worker_id";
 
 Result<JobState> parseState(const std::string& text)
 {
-    for (const JobState state :
-         {JobState::Submitted, JobState::Vetted, JobState::Rejected, JobState::Approved,
-          JobState::Running, JobState::Succeeded, JobState::Failed, JobState::Cancelled}) {
+    for (const JobState state : {JobState::Submitted, JobState::Vetted, JobState::Rejected,
+                                 JobState::Approved, JobState::Queued, JobState::Running,
+                                 JobState::Succeeded, JobState::Failed, JobState::Cancelled}) {
         if (text == jobStateName(state))
             return state;
     }
@@ -102,14 +103,6 @@ std::string vettingJson(const std::vector<VettingCheck>& checks)
         array.push_back({{"check", check.check}, {"ok", check.ok}, {"detail", check.detail}});
     return array.dump();
 }
-
-// A job row, with the submitter's id and the approved hash (not in JobInfo).
-struct JobRow {
-    JobInfo info;
-    std::int64_t submitterId = 0;
-    std::vector<std::uint8_t> specHash;
-    std::vector<std::uint8_t> approvedHash;
-};
 
 Result<JobRow> readRow(const Statement& row)
 {
@@ -140,52 +133,12 @@ Result<JobRow> readRow(const Statement& row)
     info.updated = row.integer(18);
     job.submitterId = row.integer(19);
     job.approvedHash = row.blob(20);
+    info.worker = row.text(21);
+    info.attempt = row.integer(22);
+    job.workerId = row.integer(23);
+    job.earlierMilli = row.integer(24);
+    job.attemptEnded = row.integer(25) != 0;
     return job;
-}
-
-Result<JobRow> loadJob(const Database& database, std::int64_t id);
-
-// The job as a call left it.
-Result<JobInfo> reloaded(const Database& database, std::int64_t id)
-{
-    auto job = loadJob(database, id);
-    if (!job)
-        return job.error();
-    return std::move(job->info);
-}
-
-Result<JobRow> loadJob(const Database& database, std::int64_t id)
-{
-    Result<JobRow> job = Error(ErrorCode::NotFound, "There is no job " + std::to_string(id)
-                                                        + "; check the number with 'job list'.");
-    SEALTRAIN_TRY(database.queryOne("SELECT " + std::string(kJobColumns) + " WHERE j.id = ?", {id},
-                                    [&](const Statement& row) { job = readRow(row); }));
-    return job;
-}
-
-// The call `verb` on job `id`, scoped to its project (read before the transaction, as a
-// submission's is; an unknown number is refused inside it).
-AuditedRequest jobRequest(const Database& database, std::int64_t id, std::string_view verb,
-                          std::string_view permission)
-{
-    auto peeked = loadJob(database, id);
-    return {"job." + std::string(verb),
-            permission,
-            peeked ? peeked->info.project : std::string(),
-            {"job", std::to_string(id)}};
-}
-
-bool isEnded(JobState state)
-{
-    return state == JobState::Succeeded || state == JobState::Failed || state == JobState::Cancelled
-           || state == JobState::Rejected;
-}
-
-Error wrongState(const JobInfo& job, const std::string& action)
-{
-    return Error(ErrorCode::InvalidArgument,
-                 fmt::format("Job {} is {}, so it can not be {}; see 'job show {}'.", job.id,
-                             jobStateName(job.state), action, job.id));
 }
 
 Result<std::int64_t> readNumber(const Json& object, const char* field, std::int64_t fallback,
@@ -212,6 +165,103 @@ Result<double> readReal(const Json& object, const char* field, double fallback,
 
 }  // namespace
 
+namespace internal {
+
+std::int64_t toMilli(double hours)
+{
+    return std::llround(hours * 1000.0);
+}
+
+double fromMilli(std::int64_t milli)
+{
+    return static_cast<double>(milli) / 1000.0;
+}
+
+Result<JobRow> loadJob(const Database& database, std::int64_t id)
+{
+    Result<JobRow> job = Error(ErrorCode::NotFound, "There is no job " + std::to_string(id)
+                                                        + "; check the number with 'job list'.");
+    SEALTRAIN_TRY(database.queryOne("SELECT " + std::string(kJobColumns) + " WHERE j.id = ?", {id},
+                                    [&](const Statement& row) { job = readRow(row); }));
+    return job;
+}
+
+Result<JobInfo> reloaded(const Database& database, std::int64_t id)
+{
+    auto job = loadJob(database, id);
+    if (!job)
+        return job.error();
+    return std::move(job->info);
+}
+
+Result<std::vector<JobRow>> loadJobs(const Database& database, std::string_view condition,
+                                     SqlValues arguments, std::string_view orderBy)
+{
+    std::vector<JobRow> jobs;
+    Result<void> failure = success();
+    SEALTRAIN_TRY(database.query("SELECT " + std::string(kJobColumns) + " WHERE "
+                                     + std::string(condition) + " ORDER BY " + std::string(orderBy),
+                                 arguments, [&](const Statement& row) {
+                                     auto job = readRow(row);
+                                     if (!job)
+                                         failure = job.error();
+                                     else
+                                         jobs.push_back(std::move(*job));
+                                 }));
+    if (!failure)
+        return failure.error();
+    return jobs;
+}
+
+AuditedRequest jobRequest(const Database& database, std::int64_t id, std::string_view verb,
+                          std::string_view permission)
+{
+    auto peeked = loadJob(database, id);
+    return {"job." + std::string(verb),
+            permission,
+            peeked ? peeked->info.project : std::string(),
+            {"job", std::to_string(id)}};
+}
+
+bool approvedAsIs(const JobRow& job)
+{
+    return !job.info.approver.empty() && job.info.approver != job.info.submitter
+           && job.approvedHash == job.specHash;
+}
+
+bool isEnded(JobState state)
+{
+    return state == JobState::Succeeded || state == JobState::Failed || state == JobState::Cancelled
+           || state == JobState::Rejected;
+}
+
+Error wrongState(const JobInfo& job, const std::string& action)
+{
+    return Error(ErrorCode::InvalidArgument,
+                 fmt::format("Job {} is {}, so it can not be {}; see 'job show {}'.", job.id,
+                             jobStateName(job.state), action, job.id));
+}
+
+Result<JobRow> visibleJob(AuditedTransactions& gate, const Caller& caller, std::int64_t id)
+{
+    auto job = loadJob(gate.database(), id);
+    if (!job)
+        return job.error();
+    if (!gate.holds(caller, permission::kJobSubmit, job->info.project)
+        && !gate.holds(caller, permission::kJobApprove, job->info.project))
+        return denied("The user '" + caller.name
+                      + "' may neither submit nor approve jobs in project '" + job->info.project
+                      + "'.");
+    return job;
+}
+
+audit::Actor controlPlaneActor()
+{
+    return {audit::ActorKind::System, "control-plane", "", "internal"};
+}
+
+}  // namespace internal
+
 const char* jobStateName(JobState state) noexcept
 {
     switch (state) {
@@ -219,6 +269,7 @@ const char* jobStateName(JobState state) noexcept
     case JobState::Vetted: return "vetted";
     case JobState::Rejected: return "rejected";
     case JobState::Approved: return "approved";
+    case JobState::Queued: return "queued";
     case JobState::Running: return "running";
     case JobState::Succeeded: return "succeeded";
     case JobState::Failed: return "failed";
@@ -595,7 +646,8 @@ Result<JobInfo> Jobs::reject(const std::string& session, std::int64_t id, const 
                 if (job->submitterId == caller.userId)
                     return denied("Nobody may decide on their own job; ask another approver, or "
                                   "cancel it.");
-                if (job->info.state != JobState::Vetted && job->info.state != JobState::Approved)
+                if (job->info.state != JobState::Vetted && job->info.state != JobState::Approved
+                    && job->info.state != JobState::Queued)
                     return wrongState(job->info, "rejected");
                 return database_.run(
                     "UPDATE jobs SET state = ?, approver = ?, approved_hash = NULL, reason = ?, "
@@ -637,20 +689,13 @@ Result<JobInfo> Jobs::cancel(const std::string& session, std::int64_t id, const 
 
 Result<JobInfo> Jobs::show(const std::string& session, std::int64_t id)
 {
-    return gate_.performReturning(
-        session, jobRequest(database_, id, "show", ""),
-        [&](const Caller& caller, audit::EntryDraft&) -> Result<JobInfo> {
-            auto job = loadJob(database_, id);
-            if (!job)
-                return job.error();
-            if (!gate_.holds(caller, permission::kJobSubmit, job->info.project)
-                && !gate_.holds(caller, permission::kJobApprove, job->info.project))
-                return denied("The user '" + caller.name
-                              + "' may neither submit nor approve "
-                                "jobs in project '"
-                              + job->info.project + "'.");
-            return job->info;
-        });
+    return gate_.performReturning(session, jobRequest(database_, id, "show", ""),
+                                  [&](const Caller& caller, audit::EntryDraft&) -> Result<JobInfo> {
+                                      auto job = internal::visibleJob(gate_, caller, id);
+                                      if (!job)
+                                          return job.error();
+                                      return std::move(job->info);
+                                  });
 }
 
 Result<std::vector<JobInfo>> Jobs::list(const std::string& session)
@@ -658,22 +703,15 @@ Result<std::vector<JobInfo>> Jobs::list(const std::string& session)
     return gate_.performReturning(
         session, {"job.list", "", "", {"job", "*"}},
         [&](const Caller& caller, audit::EntryDraft&) -> Result<std::vector<JobInfo>> {
+            auto rows = internal::loadJobs(database_, "1 = 1", {}, "j.id DESC");
+            if (!rows)
+                return rows.error();
             std::vector<JobInfo> jobs;
-            Result<void> failure = success();
-            SEALTRAIN_TRY(database_.query(
-                "SELECT " + std::string(kJobColumns) + " ORDER BY j.id DESC", {},
-                [&](const Statement& row) {
-                    auto job = readRow(row);
-                    if (!job) {
-                        failure = job.error();
-                        return;
-                    }
-                    if (gate_.holds(caller, permission::kJobSubmit, job->info.project)
-                        || gate_.holds(caller, permission::kJobApprove, job->info.project))
-                        jobs.push_back(std::move(job->info));
-                }));
-            if (!failure)
-                return failure.error();
+            for (JobRow& row : *rows) {
+                if (gate_.holds(caller, permission::kJobSubmit, row.info.project)
+                    || gate_.holds(caller, permission::kJobApprove, row.info.project))
+                    jobs.push_back(std::move(row.info));
+            }
             return jobs;
         });
 }
@@ -683,15 +721,13 @@ Result<JobInfo> Jobs::start(std::int64_t id)
     if (auto done = gate_.performWithoutSession(
             {"job.start", "", "", {"job", std::to_string(id)}},
             [&](audit::EntryDraft& draft) -> Result<void> {
-                draft.actor = {audit::ActorKind::System, "control-plane", "", "internal"};
+                draft.actor = internal::controlPlaneActor();
                 auto job = loadJob(database_, id);
                 if (!job)
                     return job.error();
-                const bool approvedAsIs = job->info.state == JobState::Approved
-                                          && !job->info.approver.empty()
-                                          && job->info.approver != job->info.submitter
-                                          && job->approvedHash == job->specHash;
-                if (!approvedAsIs) {
+                const bool waiting =
+                    job->info.state == JobState::Approved || job->info.state == JobState::Queued;
+                if (!waiting || !internal::approvedAsIs(*job)) {
                     draft.outcome = audit::Outcome::Denied;
                     draft.reason = "not approved as it is";
                     return denied(
@@ -701,8 +737,12 @@ Result<JobInfo> Jobs::start(std::int64_t id)
                                     id));
                 }
                 draft.details.push_back(audit::textDetail("sha256", job->info.specSha256));
-                return database_.run("UPDATE jobs SET state = ?, updated = ? WHERE id = ?",
-                                     {jobStateName(JobState::Running), gate_.now(), id});
+                const std::int64_t now = gate_.now();
+                return database_.run(
+                    "UPDATE jobs SET state = ?, worker_id = NULL, attempt = attempt + 1, "
+                    "started = ?, finished = NULL, gpu_millihours_earlier = gpu_millihours_used, "
+                    "updated = ? WHERE id = ?",
+                    {jobStateName(JobState::Running), now, now, id});
             });
         !done)
         return done.error();
@@ -715,7 +755,7 @@ Result<JobInfo> Jobs::finish(std::int64_t id, bool succeeded, double gpuHoursUse
     if (auto done = gate_.performWithoutSession(
             {"job.finish", "", "", {"job", std::to_string(id)}},
             [&](audit::EntryDraft& draft) -> Result<void> {
-                draft.actor = {audit::ActorKind::System, "control-plane", "", "internal"};
+                draft.actor = internal::controlPlaneActor();
                 if (!reason.empty())
                     draft.details.push_back(audit::textDetail("reason", reason));
                 auto job = loadJob(database_, id);
@@ -723,13 +763,17 @@ Result<JobInfo> Jobs::finish(std::int64_t id, bool succeeded, double gpuHoursUse
                     return job.error();
                 if (job->info.state != JobState::Running)
                     return wrongState(job->info, "finished (it is not running)");
+                if (job->workerId != 0)
+                    return wrongState(job->info, "finished here (it runs on worker '"
+                                                     + job->info.worker
+                                                     + "', which reports how it ends)");
                 draft.details.push_back(
                     audit::textDetail("gpu_hours", fmt::format("{:.3f}", gpuHoursUsed)));
                 return database_.run(
-                    "UPDATE jobs SET state = ?, gpu_millihours_used = ?, reason = ?, updated = ? "
-                    "WHERE id = ?",
+                    "UPDATE jobs SET state = ?, gpu_millihours_used = gpu_millihours_earlier + ?, "
+                    "reason = ?, finished = ?, updated = ? WHERE id = ?",
                     {jobStateName(succeeded ? JobState::Succeeded : JobState::Failed),
-                     toMilli(gpuHoursUsed), reason, gate_.now(), id});
+                     toMilli(gpuHoursUsed), reason, gate_.now(), gate_.now(), id});
             });
         !done)
         return done.error();

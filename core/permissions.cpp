@@ -12,7 +12,7 @@ const std::vector<std::string_view>& all()
     static const std::vector<std::string_view> kAll{
         kUserManage,    kRoleManage,  kGrantManage,  kSessionManage, kKeyringManage,
         kDatasetImport, kDatasetRead, kDatasetGrant, kJobSubmit,     kJobApprove,
-        kAuditRead,     kAuditExport, kWorkerEnroll, kWorkerManage};
+        kAuditRead,     kAuditExport, kWorkerEnroll, kWorkerManage,  kWorkerRead};
     return kAll;
 }
 
@@ -36,7 +36,8 @@ const std::vector<RoleDefinition>& defaultRoles()
         {"engineer", {std::string(kDatasetRead), std::string(kJobSubmit)}},
         {"approver", {std::string(kJobApprove)}},
         {"auditor", {std::string(kAuditRead), std::string(kAuditExport)}},
-        {"operator", {std::string(kWorkerEnroll), std::string(kWorkerManage)}},
+        {"operator",
+         {std::string(kWorkerEnroll), std::string(kWorkerManage), std::string(kWorkerRead)}},
     };
     return kRoles;
 }

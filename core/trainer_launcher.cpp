@@ -136,6 +136,8 @@ Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
                                         + "; check the path.");
     keysRead.reset();
     outputWrite.reset();
+    if (launch.onStarted)
+        launch.onStarted(static_cast<int>(child));
 
     const auto handed = handOver(keysWrite, keys);
     relayLines(outputRead.fd, onOutput);

@@ -146,9 +146,10 @@ Result<void> validateOptions(const TrainOptions& options, const TrainerKeys& key
     if (!keys.signingKey)
         return invalid("The trainer was given no signing key, so it can not sign checkpoints; "
                        "hand one over with the keys.");
-    if (keys.newest(kCheckpointsKekId) == nullptr)
-        return invalid("The trainer was given no 'checkpoints' KEK, so it can not seal "
-                       "checkpoints; hand one over with the keys.");
+    if (keys.newest(options.checkpointKek) == nullptr)
+        return invalid(fmt::format("The trainer was given no '{}' KEK, so it can not seal "
+                                   "checkpoints; hand one over with the keys.",
+                                   options.checkpointKek));
     // Before any data is read: a device that is not there stops the run at once.
     if (auto device = resolveDevice(options.device, backends); !device)
         return device.error();
@@ -363,7 +364,7 @@ Result<WrittenCheckpoint> saveCheckpoint(Run& run)
     state.tokenizer = run.tokenizer;
     const CheckpointTensors tensors{model->parameters, model->firstMoment, model->secondMoment};
     return writeCheckpoint(run.options.outDir, state, tensors, run.parent,
-                           *run.keys.newest(kCheckpointsKekId), *run.keys.signingKey,
+                           *run.keys.newest(run.options.checkpointKek), *run.keys.signingKey,
                            run.options.keep);
 }
 

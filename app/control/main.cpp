@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -35,6 +36,8 @@ struct Options {
     std::filesystem::path readyFile;
     int graceSeconds = 10;
     std::uint64_t maxImportBytes = std::uint64_t{4} << 30U;
+    int heartbeatMs = 5000;
+    int workerTimeoutSeconds = 30;
     std::filesystem::path trainer;
     bool noTrainer = false;
 };
@@ -119,6 +122,8 @@ int run(const Options& options)
     serverOptions.runDir = runDir;
     serverOptions.dnsNames = options.dnsNames;
     serverOptions.maxImportBytes = options.maxImportBytes;
+    serverOptions.heartbeatInterval = std::chrono::milliseconds(options.heartbeatMs);
+    serverOptions.workerTimeout = std::chrono::seconds(options.workerTimeoutSeconds);
     if (!options.noTrainer) {
         if (!options.trainer.empty())
             serverOptions.trainer = options.trainer;
@@ -180,6 +185,14 @@ int main(int argc, char** argv)
     app.add_option("--grace", options.graceSeconds,
                    "Seconds the calls in flight get to finish at shutdown")
         ->default_val(10);
+    app.add_option("--heartbeat-ms", options.heartbeatMs,
+                   "How often workers beat, in milliseconds (they are told)")
+        ->capture_default_str()
+        ->check(CLI::Range(100, 600000));
+    app.add_option("--worker-timeout", options.workerTimeoutSeconds,
+                   "Seconds without a beat after which a worker's job is queued again")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 86400));
     app.add_option("--max-import-bytes", options.maxImportBytes,
                    "The largest dataset upload, held in memory until sealed")
         ->capture_default_str();

@@ -46,4 +46,7 @@ void registerRemoteAccessCommands(CLI::App* remote, CLI::App* user, CLI::App* gr
 // `remote job …` (remote_job_command.cpp).
 void registerRemoteJobCommands(CLI::App* remote, CommandRegistry& registry);
 
+// `remote worker …` (remote_worker_command.cpp).
+void registerRemoteWorkerCommands(CLI::App* remote, CommandRegistry& registry);
+
 }  // namespace sealtrain::ctl

@@ -641,6 +641,7 @@ struct RemoteSampleOptions {
     ClientOptions client;
     std::string run;
     std::uint64_t step = 0;
+    std::int64_t job = 0;
 };
 
 int remoteSample(const CommandRegistry& registry, const RemoteSampleOptions& options,
@@ -649,7 +650,12 @@ int remoteSample(const CommandRegistry& registry, const RemoteSampleOptions& opt
     auto client = signedInClient(options.client);
     if (!client)
         return registry.fail(client.error());
-    auto sampled = (*client)->sample(options.run, options.step, samplerArguments);
+    if (options.run.empty() == (options.job == 0))
+        return registry.fail(Error(ErrorCode::InvalidArgument,
+                                   "Name one checkpoint source: --run RUN or --job ID."));
+    auto sampled = options.job != 0
+                       ? (*client)->sampleJob(options.job, options.step, samplerArguments)
+                       : (*client)->sample(options.run, options.step, samplerArguments);
     if (!sampled)
         return registry.fail(sampled.error());
     registry.out() << sampled->text;
@@ -750,6 +756,7 @@ void registerRemoteCommands(CLI::App& app, CommandRegistry& registry)
     }
     registerRemoteAccessCommands(remote, user, grant, registry);
     registerRemoteJobCommands(remote, registry);
+    registerRemoteWorkerCommands(remote, registry);
     auto* dataset = remote->add_subcommand("dataset", "Datasets");
     dataset->require_subcommand(1);
     leaf(dataset, "list", "List the datasets you may read", remoteDatasetList);
@@ -816,8 +823,9 @@ void registerRemoteCommands(CLI::App& app, CommandRegistry& registry)
     auto* sampleCommand = remote->add_subcommand(
         "sample", "Text from a run's checkpoint (--prompt, --length, --temperature, --top-k, "
                   "--seed after these options)");
-    sampleCommand->add_option("--run", sampleOptions->run, "The run id training printed")
-        ->required();
+    sampleCommand->add_option("--run", sampleOptions->run, "The run id training printed");
+    sampleCommand->add_option("--job", sampleOptions->job,
+                              "A job's checkpoint instead, as its worker trained it");
     sampleCommand->add_option("--step", sampleOptions->step,
                               "The checkpoint's step (default: the run's newest)");
     addClientOptions(sampleCommand, sampleOptions->client, true);

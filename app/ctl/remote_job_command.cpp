@@ -49,7 +49,9 @@ nlohmann::json toJson(const api::JobSummary& job)
             {"gpu_hours_limit", job.gpuHoursLimit},
             {"gpu_hours_used", job.gpuHoursUsed},
             {"created", utc(job.createdUnix)},
-            {"updated", utc(job.updatedUnix)}};
+            {"updated", utc(job.updatedUnix)},
+            {"worker", job.worker},
+            {"attempt", job.attempt}};
 }
 
 // What an approver reads before approving: state, who, the spec hash, the vetting report.
@@ -70,6 +72,8 @@ void printJob(std::ostream& out, const api::JobSummary& job)
     for (const api::VettingCheck& check : job.vetting)
         out << fmt::format("    {:<4} {:<15} {}\n", check.ok ? "ok" : "FAIL", check.check,
                            check.detail);
+    if (!job.worker.empty())
+        out << fmt::format("  running on worker {} (attempt {})\n", job.worker, job.attempt);
     if (!job.reason.empty())
         out << fmt::format("  reason: {}\n", job.reason);
 }
@@ -81,6 +85,7 @@ struct JobOptions {
     std::string sha256;
     std::string reason;
     bool json = false;
+    std::int64_t fromStep = 0;
 };
 
 using JobCall = std::function<Result<api::JobSummary>(api::ControlClient&, const JobOptions&)>;
@@ -148,6 +153,20 @@ int runJob(const CommandRegistry& registry, const JobOptions& options)
         outcome->exitCode == 0 ? "succeeded" : fmt::format("failed (exit {})", outcome->exitCode),
         outcome->runId, outcome->checkpoints, outcome->checkpoints == 1 ? "" : "s", outcome->runId);
     return outcome->exitCode == 0 ? kExitOk : kExitFailure;
+}
+
+// The job's metrics (JSON lines, as the trainer wrote them) or its log lines, one per line.
+int printJobLines(const CommandRegistry& registry, const JobOptions& options, bool logs)
+{
+    auto client = signedInClient(options.client);
+    if (!client)
+        return registry.fail(client.error());
+    auto lines = (*client)->jobMetrics(options.id, logs, options.fromStep);
+    if (!lines)
+        return registry.fail(lines.error());
+    for (const std::string& line : *lines)
+        registry.out() << line << '\n';
+    return kExitOk;
 }
 
 }  // namespace
@@ -232,6 +251,21 @@ void registerRemoteJobCommands(CLI::App* remote, CommandRegistry& registry)
     run->add_option("ID", runOptions->id, "The job's number")->required();
     addClientOptions(run, runOptions->client, true);
     registry.onRun(run, [&registry, runOptions] { return runJob(registry, *runOptions); });
+
+    for (const bool logs : {false, true}) {
+        auto linesOptions = std::make_shared<JobOptions>();
+        auto* lines = group->add_subcommand(
+            logs ? "logs" : "metrics",
+            logs ? "The job's log: its attempts, workers, checkpoints and the trainer's messages"
+                 : "The job's metrics as JSON lines (each step once, across restarts)");
+        lines->add_option("ID", linesOptions->id, "The job's number")->required();
+        if (!logs)
+            lines->add_option("--from-step", linesOptions->fromStep, "Only steps from this one");
+        addClientOptions(lines, linesOptions->client, true);
+        registry.onRun(lines, [&registry, linesOptions, logs] {
+            return printJobLines(registry, *linesOptions, logs);
+        });
+    }
 
     auto listOptions = std::make_shared<JobOptions>();
     auto* list = group->add_subcommand("list", "The jobs of your projects, newest first");

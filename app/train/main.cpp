@@ -158,6 +158,10 @@ int main(int argc, char** argv)
         ->capture_default_str();
     trainCommand->add_option("--run-id", options.runId, "The run's id; default: random");
     trainCommand->add_option("--job-id", options.jobId, "The control plane's job id");
+    trainCommand
+        ->add_option("--checkpoint-kek", options.checkpointKek,
+                     "The id of the KEK (among the keys) that seals checkpoints")
+        ->capture_default_str();
     trainCommand->add_option("--threads", options.threads, "Threads per rank; 0: the default")
         ->capture_default_str();
     addDeviceOption(trainCommand, trainDevice);

@@ -188,6 +188,75 @@ struct JobSummary {
     double gpuHoursUsed = 0.0;
     std::int64_t createdUnix = 0;
     std::int64_t updatedUnix = 0;
+    std::string worker;  // the worker running it
+    std::int64_t attempt = 0;
+};
+
+struct EnrollTokenGrant {
+    std::string token;  // shown once; hand it to the node's operator out of band
+    std::int64_t expiresUnix = 0;
+};
+
+// An enrolled worker as the control plane reports it (docs/api.md, "Workers").
+struct WorkerSummary {
+    std::string name;
+    std::string pool;
+    std::string state;  // active, revoked
+    std::string serial;
+    std::int64_t enrolledUnix = 0;
+    std::int64_t lastSeenUnix = 0;
+    std::int64_t currentJob = 0;
+    std::string inventoryJson;
+    std::string signingPublicKeyPem;  // checkpoints it signed verify with it
+};
+
+// What a worker sends to enroll: its CSR (P-256 TLS key), its Ed25519 public key (checkpoints)
+// and its X25519 public key (job keys are sealed to it).
+struct WorkerEnrollment {
+    std::string token;
+    std::string csrPem;
+    std::string signingPublicKeyPem;
+    std::vector<std::uint8_t> boxPublicKey;
+    std::string inventoryJson;
+};
+
+struct WorkerEnrolled {
+    std::string certificatePem;
+    std::string worker;
+    std::string pool;
+};
+
+struct HeartbeatAnswer {
+    std::vector<std::int64_t> stopJobs;
+    std::int64_t intervalMs = 0;
+};
+
+// A job handed to this worker (TakeJob): its keys are sealed to the worker's X25519 key.
+struct JobAssignment {
+    std::int64_t job = 0;
+    std::int64_t attempt = 0;
+    std::string runId;
+    std::string datasetId;
+    std::vector<std::string> trainerArguments;
+    std::vector<std::uint8_t> sealedKeys;
+    std::string manifestsPublicKeyPem;
+    bool resume = false;
+    std::int64_t gpus = 0;
+    std::string checkpointKek;
+};
+
+struct MetricsReport {
+    std::int64_t job = 0;
+    std::int64_t attempt = 0;
+    std::vector<std::string> metricsLines;
+    std::vector<std::string> logLines;
+    std::int64_t firstLogLine = 1;
+    double gpuHours = 0.0;
+};
+
+struct UploadedCheckpoint {
+    std::int64_t step = 0;
+    std::string sealedSha256;
 };
 
 // The platform's public keys, one per purpose.
@@ -287,9 +356,44 @@ public:
     [[nodiscard]] Result<TrainOutcome>
     train(const std::string& dataset, const std::vector<std::string>& trainerArguments,
           const std::function<void(const std::string& line)>& onMetrics);
+    // The job's metrics lines (`logs` false) or log lines, from `fromStep`.
+    [[nodiscard]] Result<std::vector<std::string>> jobMetrics(std::int64_t id, bool logs,
+                                                              std::int64_t fromStep);
+    // Workers, for administrators: a one-time enrolment token, the list, revocation.
+    [[nodiscard]] Result<EnrollTokenGrant> createEnrollToken(const std::string& worker,
+                                                             const std::string& pool,
+                                                             std::int64_t validSeconds);
+    [[nodiscard]] Result<std::vector<WorkerSummary>> listWorkers();
+    [[nodiscard]] Result<WorkerSummary> revokeWorker(const std::string& worker,
+                                                     const std::string& reason);
+    // The worker's own calls (sealtrain-worker): enrolment without a certificate, then every
+    // other with the certificate it got.
+    [[nodiscard]] Result<WorkerEnrolled> enrollWorker(const WorkerEnrollment& enrollment);
+    // `job` 0: no job; -1: taking one.
+    [[nodiscard]] Result<HeartbeatAnswer> heartbeat(const std::string& inventoryJson,
+                                                    std::int64_t job, std::int64_t attempt);
+    [[nodiscard]] Result<std::optional<JobAssignment>> takeJob();
+    // The job's sealed dataset files, or its checkpoint to resume from, into `folder` (which must
+    // exist and be empty); the files' paths.
+    [[nodiscard]] Result<std::vector<std::filesystem::path>>
+    fetchDataset(std::int64_t job, std::int64_t attempt, const std::filesystem::path& folder);
+    [[nodiscard]] Result<std::vector<std::filesystem::path>>
+    fetchCheckpoint(std::int64_t job, std::int64_t attempt, const std::filesystem::path& folder);
+    // Whether the job must stop.
+    [[nodiscard]] Result<bool> reportMetrics(const MetricsReport& report);
+    [[nodiscard]] Result<UploadedCheckpoint>
+    uploadCheckpoint(std::int64_t job, std::int64_t attempt, const std::filesystem::path& sealed,
+                     const std::filesystem::path& envelope);
+    [[nodiscard]] Result<JobSummary> finishJob(std::int64_t job, std::int64_t attempt,
+                                               bool succeeded, double gpuHours,
+                                               const std::string& reason);
+
     // Text from a run's checkpoint (`step` 0: its newest).
     [[nodiscard]] Result<SampleOutcome> sample(const std::string& runId, std::uint64_t step,
                                                const std::vector<std::string>& samplerArguments);
+    // Text from a job's checkpoint, as a worker trained it (`step` 0: its newest).
+    [[nodiscard]] Result<SampleOutcome> sampleJob(std::int64_t job, std::uint64_t step,
+                                                  const std::vector<std::string>& samplerArguments);
 
 private:
     struct State;

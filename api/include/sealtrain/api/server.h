@@ -34,6 +34,13 @@ struct ServerOptions {
     // The sealtrain-train the control plane runs for Training calls, set by its operator;
     // empty: training is refused.
     std::filesystem::path trainer;
+    // Workers (docs/operations/workers.md): how long an enrolled worker's certificate is valid,
+    // how often workers beat, and after how long without a beat a worker's job is re-queued.
+    std::chrono::seconds workerCertificateLifetime{std::chrono::hours(24 * 365)};
+    std::chrono::milliseconds heartbeatInterval{std::chrono::seconds(5)};
+    std::chrono::seconds workerTimeout{std::chrono::seconds(30)};
+    // The most bytes one checkpoint upload (sealed file and envelope) may hold.
+    std::uint64_t maxCheckpointBytes = std::uint64_t{64} << 30U;
 };
 
 class ControlServer final {

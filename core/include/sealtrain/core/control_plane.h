@@ -17,7 +17,9 @@
 #include "sealtrain/core/identity.h"
 #include "sealtrain/core/jobs.h"
 #include "sealtrain/core/keyring_changes.h"
+#include "sealtrain/core/scheduler.h"
 #include "sealtrain/core/submissions.h"
+#include "sealtrain/core/workers.h"
 #include "sealtrain/crypto/signing.h"
 
 #include <memory>
@@ -49,6 +51,10 @@ public:
     [[nodiscard]] Datasets& datasets() noexcept { return datasets_; }
     // Training jobs: submission, vetting, approval and the runs' transitions.
     [[nodiscard]] Jobs& jobs() noexcept { return jobs_; }
+    // Enrolled workers: enrolment tokens, enrolment, revocation, heartbeats.
+    [[nodiscard]] Workers& workers() noexcept { return workers_; }
+    // The queue and the runs on workers: dispatch, fencing, metrics, checkpoints, restarts.
+    [[nodiscard]] Scheduler& scheduler() noexcept { return scheduler_; }
     // Reading and exporting the audit log.
     [[nodiscard]] AuditQueries& auditQueries() noexcept { return auditQueries_; }
     // Rotating, retiring and re-wrapping KEKs, the passphrase, the keyring's generation.
@@ -70,6 +76,8 @@ private:
     Submissions submissions_;
     Datasets datasets_;
     Jobs jobs_;
+    Workers workers_;
+    Scheduler scheduler_;
     AuditQueries auditQueries_;
     KeyringChanges keyringChanges_;
 };

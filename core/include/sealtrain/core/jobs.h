@@ -1,5 +1,5 @@
 // Training jobs (issue #16; ARCHITECTURE.md "Jobs"): the state machine
-//   submitted → vetted (automatic policy) → approved (a second person) → running →
+//   submitted → vetted (automatic policy) → approved (a second person) → queued → running →
 //   succeeded | failed | cancelled, with rejected (by policy or by an approver),
 // the automatic vetting against the admin's policy file, and the four-eyes rule: an approval
 // binds to the SHA-256 of the exact canonical spec (job_spec.h), any edit voids it, the submitter
@@ -52,6 +52,7 @@ enum class JobState {
     Vetted,
     Rejected,
     Approved,
+    Queued,  // waiting for a worker of its pool (scheduler.h)
     Running,
     Succeeded,
     Failed,
@@ -80,6 +81,8 @@ struct JobInfo {
     std::int64_t priority = 0;
     std::vector<VettingCheck> vetting;
     std::string reason;  // why it was rejected, failed or cancelled
+    std::string worker;  // the worker it runs on (or ended on); empty while it waits or ran locally
+    std::int64_t attempt = 0;  // its current or last attempt (0: never dispatched)
     std::int64_t restarts = 0;
     std::int64_t maxRestarts = 0;
     double gpuHoursLimit = 0.0;
@@ -126,11 +129,12 @@ public:
     // newest first.
     [[nodiscard]] Result<std::vector<JobInfo>> list(const std::string& session);
 
-    // The dispatcher's step (the control plane itself, no session): an approved job starts
-    // running. Refused, and audited, unless someone other than the submitter approved exactly
-    // the current spec.
+    // A run on the control plane's own machine (no session): an approved or queued job starts
+    // running there, with a new attempt. Refused, and audited, unless someone other than the
+    // submitter approved exactly the current spec.
     [[nodiscard]] Result<JobInfo> start(std::int64_t id);
-    // How a run ended, with the GPU hours it used (accounted against the project's budget).
+    // How such a run ended, with the GPU hours it used (accounted against the project's budget).
+    // A job running on a worker ends through Scheduler::finish instead (fenced by its attempt).
     [[nodiscard]] Result<JobInfo> finish(std::int64_t id, bool succeeded, double gpuHoursUsed,
                                          const std::string& reason);
 

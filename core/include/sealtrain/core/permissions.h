@@ -23,10 +23,12 @@ inline constexpr std::string_view kJobSubmit = "job.submit";
 inline constexpr std::string_view kJobApprove = "job.approve";
 inline constexpr std::string_view kAuditRead = "audit.read";
 inline constexpr std::string_view kAuditExport = "audit.export";
-// Infrastructure: enrolling and managing GPU workers. Never combined with dataset.* or job.*
-// permissions, in one role or for one user (separation of duties).
+// Infrastructure: enrolling (enrolment tokens, revocation), managing and listing GPU workers.
+// Never combined with dataset.* or job.* permissions, nor with identity administration, in one
+// role or for one user (separation of duties).
 inline constexpr std::string_view kWorkerEnroll = "worker.enroll";
 inline constexpr std::string_view kWorkerManage = "worker.manage";
+inline constexpr std::string_view kWorkerRead = "worker.read";
 
 // Every permission this build knows; a custom role may only hold these.
 [[nodiscard]] const std::vector<std::string_view>& all();

@@ -20,6 +20,9 @@ struct TrainerLaunch {
     std::string executable;              // the sealtrain-train to run
     std::string subcommand;              // "train" (metrics on a pipe) or "sample"
     std::vector<std::string> arguments;  // after the launcher's own --keys-fd, --metrics-fd
+    // Given the trainer's process id once it started (a worker stops it on a cancellation);
+    // the process may be signalled until runTrainer returns, never after.
+    std::function<void(int pid)> onStarted;
 };
 
 // Runs the trainer to its end, handing it `keys` (wiped once written) and passing its output to

@@ -50,6 +50,9 @@ struct TrainOptions {
     std::size_t valBatches = 8;       // per rank
     std::string runId;                // empty: a new random id (or the resumed run's)
     std::string jobId;
+    // The KEK (newest version of this id among the keys) that seals checkpoints: a worker's
+    // trainer gets its job's own key ("job-<id>") instead of the platform's `checkpoints` KEK.
+    std::string checkpointKek = kCheckpointsKekId;
     std::size_t threads = 0;       // OpenMP and OpenBLAS threads per rank; 0 leaves their defaults
     Device device = Device::Auto;  // the backend (model_factory.h's createModel)
 };

@@ -1,0 +1,212 @@
+// What the gRPC server's services share (server.cpp, worker_service.cpp): the table of
+// session-bound client certificates, the revocation set and CRL, the group commit, and how a
+// call finds its caller. Internal to api/.
+#pragma once
+
+#include "sealtrain/api/server.h"
+#include "sealtrain/base/byte_io.h"
+#include "sealtrain/core/commit_group.h"
+#include "sealtrain/core/data_directory.h"
+#include "sealtrain/core/jobs.h"
+#include "sealtrain/crypto/certificate_authority.h"
+#include "sealtrain/trainer/trainer_keys.h"
+#include "status.h"
+
+#include "sealtrain/v1/control.pb.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace sealtrain::api::server_internal {
+
+using grpc::ServerContext;
+using grpc::Status;
+
+// A signed-in session as this server knows it, by its client certificate's serial.
+struct Binding {
+    std::string token;  // core's session token; never sent to the client
+    std::string user;
+    std::string sessionId;
+    std::int64_t expires = 0;  // Unix seconds, the certificate's notAfter
+};
+
+// What the handlers share. Every call touches the control plane either in a group commit
+// (inGroup) or holding `lock`, which the committer holds while it runs a group.
+struct Shared {
+    core::DataDirectory& platform;
+    ServerOptions options;
+    std::mutex lock;
+    std::map<std::string, Binding> bindings;  // by certificate serial
+    std::mutex revokedLock;                   // the verifier runs on gRPC's threads
+    std::set<std::string> revoked;            // certificate serials, never accepted again
+    std::vector<crypto::RevokedCertificate> revocations;
+    std::uint64_t crlNumber = 0;
+    std::unique_ptr<core::CommitGroup> group;  // the committer (core/commit_group.h)
+    // The serial of each client certificate seen, so that finding a call's caller does not parse
+    // its certificate again (on the committer's thread); at most kSerialCacheSize, then cleared.
+    std::mutex serialsLock;
+    std::unordered_map<std::string, std::string> serialByCertificate;
+    static constexpr std::size_t kSerialCacheSize = 4096;
+
+    // The serial of `pem` (a certificate the handshake verified), or empty when it has none.
+    [[nodiscard]] std::string serialOf(const std::string& pem)
+    {
+        {
+            const std::lock_guard guard(serialsLock);
+            if (const auto found = serialByCertificate.find(pem);
+                found != serialByCertificate.end())
+                return found->second;
+        }
+        auto serial = crypto::revocationFor(pem, crypto::CertificateClock::now());
+        if (!serial)
+            return {};
+        const std::lock_guard guard(serialsLock);
+        if (serialByCertificate.size() >= kSerialCacheSize)
+            serialByCertificate.clear();
+        serialByCertificate.emplace(pem, serial->serialHex);
+        return serial->serialHex;
+    }
+
+    // A handler's body, run in the next group commit and answered only once the group's
+    // transaction committed (a failed COMMIT fails every call of the group). Every handler that
+    // touches the control plane has this shape:
+    //     return shared_.inGroup([&]() -> Status { ... });
+    // A handler that signs an audit head (an export) or holds the database for long takes
+    // `const std::lock_guard guard(shared_.lock);` instead: it runs alone, between groups.
+    template <typename Body>
+    [[nodiscard]] Status inGroup(const Body& body)
+    {
+        Status status;
+        auto committed = group->run([&] { status = body(); });
+        if (!committed)
+            return Internal::toStatus(committed.error());
+        return status;
+    }
+
+    [[nodiscard]] bool isRevoked(const std::string& serial)
+    {
+        const std::lock_guard guard(revokedLock);
+        return revoked.count(serial) > 0;
+    }
+
+    // Adds `serials` to the revoked set and publishes a new CRL in the run folder.
+    [[nodiscard]] Result<void> revoke(const std::vector<std::string>& serials)
+    {
+        const auto now = crypto::CertificateClock::now();
+        {
+            const std::lock_guard guard(revokedLock);
+            revoked.insert(serials.begin(), serials.end());
+        }
+        for (const std::string& serial : serials)
+            revocations.push_back({serial, now});
+        return publishCrl();
+    }
+
+    // After core ended every session of `user` (session revocation, disabling, a reset that took
+    // effect): the client certificates bound to them are revoked too, so that they are refused
+    // at the handshake and listed in the CRL, not only refused call by call. Returns how many.
+    [[nodiscard]] Result<std::size_t> revokeCertificatesOf(const std::string& user)
+    {
+        std::vector<std::string> serials;
+        for (auto binding = bindings.begin(); binding != bindings.end();) {
+            if (binding->second.user == user) {
+                serials.push_back(binding->first);
+                binding = bindings.erase(binding);
+            } else {
+                ++binding;
+            }
+        }
+        if (serials.empty())
+            return std::size_t{0};
+        SEALTRAIN_TRY(revoke(serials));
+        return serials.size();
+    }
+
+    [[nodiscard]] Result<void> publishCrl()
+    {
+        auto crl = platform.certificateAuthority().issueCrl(revocations, ++crlNumber,
+                                                            std::chrono::hours(24 * 7));
+        if (!crl)
+            return crl.error();
+        return writeFileAtomically(
+            options.runDir / "crl.pem",
+            {reinterpret_cast<const std::uint8_t*>(crl->data()), crl->size()},
+            AtomicFileSink::Overwrite::Allow, 0644U);
+    }
+};
+
+// The peer's client certificate (PEM), or empty when it presented none.
+inline std::string peerCertificate(const ServerContext& context)
+{
+    const auto auth = context.auth_context();
+    if (!auth)
+        return {};
+    const auto values = auth->FindPropertyValues("x509_pem_cert");
+    if (values.empty())
+        return {};
+    return {values.front().data(), values.front().size()};
+}
+
+// The caller's session token: the binding of its client certificate, or "" (which every core
+// call refuses, and audits, as an unknown session) when it has none.
+struct Caller {
+    std::string token;
+    std::string serial;
+};
+
+inline Caller callerOf(Shared& shared, const ServerContext& context)
+{
+    const std::string pem = peerCertificate(context);
+    if (pem.empty())
+        return {};
+    const std::string serial = shared.serialOf(pem);
+    if (serial.empty())
+        return {};
+    const auto found = shared.bindings.find(serial);
+    if (found == shared.bindings.end())
+        return {"", serial};
+    return {found->second.token, serial};
+}
+
+// A password from a request, in memory that is zeroed when freed.
+inline Result<crypto::SecretBytes> secretOf(const std::string& text)
+{
+    return crypto::SecretBytes::fromBytes(
+        {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+}
+
+// OK, or the error's status.
+template <typename T>
+Status statusOf(const Result<T>& result)
+{
+    return result ? Status::OK : Internal::toStatus(result.error());
+}
+
+// The job as the contract reports it (server.cpp).
+void fillJob(const core::JobInfo& job, sealtrain::v1::Job* out);
+
+// The data keys of exactly the shards of dataset `datasetId`, unwrapped with the `datasets` KEK
+// (which never leaves): what a trainer is given in its place (worker_service.cpp).
+[[nodiscard]] Result<std::vector<trainer::DataKey>>
+datasetDataKeys(const core::DataDirectory& platform, const std::string& datasetId);
+
+// A job's folder in the data directory (jobs/<id>/: its key, its checkpoints/).
+[[nodiscard]] std::filesystem::path jobFolder(const core::DataDirectory& platform,
+                                              std::int64_t job);
+// The job's own checkpoint KEK ("job-<id>"): made at its first dispatch and kept sealed under the
+// platform's `checkpoints` KEK (jobs/<id>/job.key.sealed). A worker gets this key, never the
+// platform's, so it can read back its job's checkpoints and no other (worker_service.cpp).
+[[nodiscard]] Result<crypto::Kek> jobKey(core::DataDirectory& platform, std::int64_t job);
+
+// The Workers service of the contract (worker_service.cpp).
+[[nodiscard]] std::unique_ptr<grpc::Service> makeWorkersService(Shared& shared);
+
+}  // namespace sealtrain::api::server_internal

@@ -1,0 +1,676 @@
+// The Workers service (control.proto, "Workers"; docs/operations/workers.md): enrolment with a
+// one-time token, heartbeats, dispatch with keys sealed to the worker, the sealed files a worker
+// fetches, metrics, verified checkpoint uploads and the end of an attempt. A worker is known by
+// its client certificate's serial (core/workers.h), never by anything it says about itself.
+#include "file_transfer.h"
+#include "server_shared.h"
+
+#include "sealtrain/base/encoding.h"
+#include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/datasets.h"
+#include "sealtrain/core/job_spec.h"
+#include "sealtrain/core/scheduler.h"
+#include "sealtrain/core/workers.h"
+#include "sealtrain/crypto/hash.h"
+#include "sealtrain/crypto/key_file.h"
+#include "sealtrain/crypto/random.h"
+#include "sealtrain/crypto/sealed.h"
+#include "sealtrain/crypto/sealed_box.h"
+#include "sealtrain/dataset/manifest.h"
+#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/trainer/trainer_keys.h"
+
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sealtrain::api::server_internal {
+namespace {
+
+namespace v1 = sealtrain::v1;
+using grpc::ServerContext;
+using grpc::Status;
+
+constexpr std::int64_t kDefaultTokenSeconds = 24 * 3600;
+constexpr std::uint32_t kJobKeyVersion = 1;
+constexpr std::size_t kJobKeySize = 32;
+// A checkpoint upload: the sealed file and its envelope.
+constexpr std::size_t kCheckpointFiles = 2;
+// Log lines of one attempt are numbered from attempt * this (their "step" in the metrics table).
+constexpr std::int64_t kLogLinesPerAttempt = 1'000'000'000;
+
+std::string jobKeyId(std::int64_t job)
+{
+    return fmt::format("job-{}", job);
+}
+
+Status refused(ErrorCode code, std::string sentence)
+{
+    return Internal::toStatus(Error(code, std::move(sentence)));
+}
+
+}  // namespace
+
+std::filesystem::path jobFolder(const core::DataDirectory& platform, std::int64_t job)
+{
+    return platform.path() / "jobs" / std::to_string(job);
+}
+
+Result<crypto::Kek> jobKey(core::DataDirectory& platform, std::int64_t job)
+{
+    const auto folder = jobFolder(platform, job);
+    const auto path = folder / "job.key.sealed";
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+        auto active = platform.keyring().activeKek(trainer::kCheckpointsKekId);
+        if (!active)
+            return active.error();
+        std::filesystem::create_directories(folder, ec);
+        std::filesystem::permissions(folder, std::filesystem::perms::owner_all, ec);
+        auto writer = crypto::SealedWriter::create(
+            path, **active, {"application/vnd.sealtrain.job-key", "{}"});
+        if (!writer)
+            return writer.error();
+        auto secret = crypto::SecretBytes::random(kJobKeySize);
+        if (!secret)
+            return secret.error();
+        SEALTRAIN_TRY(writer->write(secret->bytes()));
+        SEALTRAIN_TRY(writer->finish());
+    }
+    const auto keks = platform.usableKeks(trainer::kCheckpointsKekId);
+    const crypto::KekResolver resolver =
+        [&keks](const std::string& id, std::uint32_t version) -> Result<const crypto::Kek*> {
+        for (const crypto::Kek* kek : keks)
+            if (kek->id == id && kek->version == version)
+                return kek;
+        return Error(ErrorCode::NotFound,
+                     "The job's key is sealed under a checkpoints KEK this keyring no longer "
+                     "has; restore the keyring from a backup.");
+    };
+    auto reader = crypto::SealedReader::open(path, resolver);
+    if (!reader)
+        return reader.error().withContext("Cannot open the job's key");
+    if (reader->chunkCount() != 1 || reader->plaintextSize() != kJobKeySize)
+        return Error(ErrorCode::Integrity, "The job's key file is not a 32-byte sealed key; "
+                                           "restore the data directory from a backup.");
+    auto key = crypto::SecretBytes::allocate(kJobKeySize);
+    if (!key)
+        return key.error();
+    SEALTRAIN_TRY(reader->readChunk(0, key->mutableBytes()));
+    crypto::Kek kek;
+    kek.id = jobKeyId(job);
+    kek.version = kJobKeyVersion;
+    kek.key = std::move(key).value();
+    return kek;
+}
+
+namespace {
+
+void fillWorker(const core::WorkerInfo& worker, v1::Worker* out)
+{
+    out->set_name(worker.name);
+    out->set_pool(worker.pool);
+    out->set_state(core::workerStateName(worker.state));
+    out->set_serial(worker.serial);
+    out->set_enrolled_unix(worker.enrolled);
+    out->set_last_seen_unix(worker.lastSeen);
+    out->set_current_job(worker.currentJob);
+    out->set_inventory_json(core::workerInventoryJson(worker.inventory));
+    out->set_signing_public_key_pem(worker.signingKeyPem);
+}
+
+class WorkersService final : public v1::Workers::Service {
+public:
+    explicit WorkersService(Shared& shared)
+        : shared_(shared)
+    {
+    }
+
+    Status CreateEnrollToken(ServerContext* context, const v1::CreateEnrollTokenRequest* request,
+                             v1::CreateEnrollTokenReply* reply) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            const Caller who = callerOf(shared_, *context);
+            auto token = shared_.platform.controlPlane().workers().createEnrollToken(
+                who.token, request->worker(), request->pool(),
+                request->valid_seconds() == 0 ? kDefaultTokenSeconds : request->valid_seconds());
+            if (!token)
+                return Internal::toStatus(token.error());
+            reply->set_token(token->token);
+            reply->set_expires_unix(token->expires);
+            return Status::OK;
+        });
+    }
+
+    Status ListWorkers(ServerContext* context, const v1::ListWorkersRequest* /*request*/,
+                       v1::ListWorkersReply* reply) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            const Caller who = callerOf(shared_, *context);
+            auto workers = shared_.platform.controlPlane().workers().list(who.token);
+            if (!workers)
+                return Internal::toStatus(workers.error());
+            for (const core::WorkerInfo& worker : *workers)
+                fillWorker(worker, reply->add_workers());
+            return Status::OK;
+        });
+    }
+
+    Status RevokeWorker(ServerContext* context, const v1::RevokeWorkerRequest* request,
+                        v1::WorkerReply* reply) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            const Caller who = callerOf(shared_, *context);
+            auto& plane = shared_.platform.controlPlane();
+            auto revoked = plane.workers().revoke(who.token, request->worker(), request->reason());
+            if (!revoked)
+                return Internal::toStatus(revoked.error());
+            if (auto published = shared_.revoke({revoked->serial}); !published)
+                return Internal::toStatus(published.error());
+            auto released = plane.scheduler().releaseWorker(
+                revoked->id, fmt::format("worker {} was revoked", revoked->name));
+            if (!released)
+                return Internal::toStatus(released.error());
+            fillWorker(*revoked, reply->mutable_worker());
+            return Status::OK;
+        });
+    }
+
+    Status Enroll(ServerContext* /*context*/, const v1::EnrollRequest* request,
+                  v1::EnrollReply* reply) override
+    {
+        core::EnrollRequest enroll;
+        enroll.token = request->token();
+        enroll.signingKeyPem = request->signing_public_key_pem();
+        if (request->box_public_key().size() != enroll.boxKey.size())
+            return refused(ErrorCode::InvalidArgument,
+                           "The worker's box key must be 32 bytes (X25519); update the worker.");
+        std::copy(request->box_public_key().begin(), request->box_public_key().end(),
+                  enroll.boxKey.begin());
+        if (auto key = crypto::PublicKey::fromPem(enroll.signingKeyPem); !key)
+            return Internal::toStatus(key.error());
+        auto inventory = core::parseWorkerInventory(request->inventory_json());
+        if (!inventory)
+            return Internal::toStatus(inventory.error());
+        enroll.inventory = std::move(inventory).value();
+        return shared_.inGroup([&]() -> Status {
+            std::string certificate;
+            auto enrolled = shared_.platform.controlPlane().workers().enroll(
+                enroll, [&](const std::string& commonName) -> Result<std::string> {
+                    crypto::IssueRequest issue;
+                    issue.csrPem = request->csr_pem();
+                    issue.commonName = commonName;
+                    issue.subjectAltNames.uri = {"spiffe://sealtrain/worker/" + commonName};
+                    issue.purpose = crypto::CertificatePurpose::Client;
+                    issue.validFor = shared_.options.workerCertificateLifetime;
+                    auto issued = shared_.platform.certificateAuthority().issue(issue);
+                    if (issued)
+                        certificate = *issued;
+                    return issued;
+                });
+            if (!enrolled)
+                return Internal::toStatus(enrolled.error());
+            reply->set_certificate_pem(certificate);
+            reply->set_worker(enrolled->name);
+            reply->set_pool(enrolled->pool);
+            return Status::OK;
+        });
+    }
+
+    Status Heartbeat(ServerContext* context, const v1::HeartbeatRequest* request,
+                     v1::HeartbeatReply* reply) override
+    {
+        auto inventory = core::parseWorkerInventory(request->inventory_json());
+        if (!inventory)
+            return Internal::toStatus(inventory.error());
+        return shared_.inGroup([&]() -> Status {
+            auto worker = workerOf(*context);
+            if (!worker)
+                return Internal::toStatus(worker.error());
+            auto& plane = shared_.platform.controlPlane();
+            if (auto beat = plane.workers().heartbeat(worker->id, *inventory); !beat)
+                return Internal::toStatus(beat.error());
+            auto stop = plane.scheduler().jobsToStop(worker->id);
+            if (!stop)
+                return Internal::toStatus(stop.error());
+            for (const std::int64_t job : *stop)
+                reply->add_stop_jobs(job);
+            // A worker that says it holds no job (0; -1 while it is taking one) although the
+            // scheduler gave it one (it restarted and lost its trainer) gives the job back for
+            // another attempt.
+            if (request->job() == 0 && worker->currentJob != 0) {
+                auto released =
+                    plane.scheduler().releaseWorker(worker->id, "the worker no longer runs it");
+                if (!released)
+                    return Internal::toStatus(released.error());
+            }
+            reply->set_interval_ms(shared_.options.heartbeatInterval.count());
+            return Status::OK;
+        });
+    }
+
+    Status TakeJob(ServerContext* context, const v1::TakeJobRequest* /*request*/,
+                   v1::TakeJobReply* reply) override
+    {
+        core::WorkerInfo worker;
+        std::optional<core::Dispatch> dispatch;
+        std::optional<core::JobCheckpoint> resumeFrom;
+        std::string signerPem;
+        Status taken = shared_.inGroup([&]() -> Status {
+            auto found = workerOf(*context);
+            if (!found)
+                return Internal::toStatus(found.error());
+            worker = std::move(found).value();
+            auto& scheduler = shared_.platform.controlPlane().scheduler();
+            auto next = scheduler.take(worker);
+            if (!next)
+                return Internal::toStatus(next.error());
+            dispatch = std::move(next).value();
+            if (!dispatch)
+                return Status::OK;
+            auto newest = scheduler.newestCheckpoint(dispatch->job.id);
+            if (!newest)
+                return Internal::toStatus(newest.error());
+            resumeFrom = std::move(newest).value();
+            if (resumeFrom) {
+                auto signer = shared_.platform.controlPlane().workers().byName(resumeFrom->worker);
+                if (!signer)
+                    return Internal::toStatus(signer.error());
+                signerPem = signer->signingKeyPem;
+            }
+            return Status::OK;
+        });
+        if (!taken.ok() || !dispatch)
+            return taken;
+        auto prepared = prepare(worker, *dispatch, resumeFrom, signerPem, *reply);
+        if (!prepared) {
+            // The job can not be handed over (its keys or dataset are not readable): it ends
+            // failed, saying why, rather than wait on a worker that never got it.
+            const Status ended = shared_.inGroup([&]() -> Status {
+                auto finished = shared_.platform.controlPlane().scheduler().finish(
+                    worker, dispatch->job.id, dispatch->attempt, false, 0.0,
+                    prepared.error().message());
+                return statusOf(finished);
+            });
+            (void)ended;
+            return Internal::toStatus(prepared.error());
+        }
+        return Status::OK;
+    }
+
+    Status FetchDataset(ServerContext* context, const v1::JobAttempt* request,
+                        grpc::ServerWriter<v1::FileChunk>* writer) override
+    {
+        auto dispatch = currentOf(*context, request->job(), request->attempt());
+        if (!dispatch)
+            return Internal::toStatus(dispatch.error());
+        const auto folder =
+            core::datasetFolder(shared_.platform.datasetsRoot(), dispatch->datasetId);
+        std::vector<std::filesystem::path> files;
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+            if (entry.is_regular_file() && transfer::isPlainFileName(entry.path().filename()))
+                files.push_back(entry.path());
+        if (ec)
+            return refused(ErrorCode::NotFound,
+                           fmt::format("The dataset of job {} is not in the data directory; "
+                                       "restore it from a backup.",
+                                       request->job()));
+        std::sort(files.begin(), files.end());
+        return statusOf(transfer::sendFiles(files, {}, [&](const v1::FileChunk& chunk) {
+            return writer->Write(chunk);
+        }));
+    }
+
+    Status FetchCheckpoint(ServerContext* context, const v1::JobAttempt* request,
+                           grpc::ServerWriter<v1::FileChunk>* writer) override
+    {
+        auto dispatch = currentOf(*context, request->job(), request->attempt());
+        if (!dispatch)
+            return Internal::toStatus(dispatch.error());
+        std::optional<core::JobCheckpoint> newest;
+        Status found = shared_.inGroup([&]() -> Status {
+            auto checkpoint =
+                shared_.platform.controlPlane().scheduler().newestCheckpoint(request->job());
+            if (!checkpoint)
+                return Internal::toStatus(checkpoint.error());
+            newest = std::move(checkpoint).value();
+            return Status::OK;
+        });
+        if (!found.ok())
+            return found;
+        if (!newest)
+            return refused(ErrorCode::NotFound,
+                           fmt::format("Job {} has no checkpoint yet; start it from the "
+                                       "beginning.",
+                                       request->job()));
+        const auto folder = jobFolder(shared_.platform, request->job()) / "checkpoints";
+        const trainer::CheckpointFiles files =
+            trainer::checkpointFiles(folder, static_cast<std::uint64_t>(newest->step));
+        return statusOf(transfer::sendFiles({files.sealed, files.envelope}, {},
+                                            [&](const v1::FileChunk& chunk) {
+                                                return writer->Write(chunk);
+                                            }));
+    }
+
+    Status ReportMetrics(ServerContext* context, const v1::ReportMetricsRequest* request,
+                         v1::ReportMetricsReply* reply) override
+    {
+        std::vector<core::MetricsLine> lines;
+        for (const std::string& text : request->metrics_lines()) {
+            const auto json = nlohmann::json::parse(text, nullptr, false);
+            if (!json.is_object() || !json.contains("kind") || !json["kind"].is_string())
+                return refused(ErrorCode::InvalidArgument,
+                               "A metrics line is not a JSON object with a 'kind'; relay the "
+                               "trainer's lines unchanged.");
+            core::MetricsLine line;
+            line.kind = json["kind"].get<std::string>();
+            line.step = json.contains("step") && json["step"].is_number_integer()
+                            ? json["step"].get<std::int64_t>()
+                            : 0;
+            if (line.kind == "log")
+                return refused(ErrorCode::InvalidArgument,
+                               "A metrics line may not be of kind 'log'; send it as a log line.");
+            line.json = text;
+            lines.push_back(std::move(line));
+        }
+        const std::int64_t attempt = request->attempt().attempt();
+        for (int i = 0; i < request->log_lines_size(); ++i) {
+            core::MetricsLine line;
+            line.kind = "log";
+            line.step = attempt * kLogLinesPerAttempt + request->first_log_line() + i;
+            line.json = nlohmann::json(request->log_lines(i))
+                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            lines.push_back(std::move(line));
+        }
+        return shared_.inGroup([&]() -> Status {
+            auto worker = workerOf(*context);
+            if (!worker)
+                return Internal::toStatus(worker.error());
+            auto stop = shared_.platform.controlPlane().scheduler().report(
+                *worker, request->attempt().job(), attempt, lines, request->gpu_hours());
+            if (!stop)
+                return Internal::toStatus(stop.error());
+            reply->set_stop(*stop);
+            return Status::OK;
+        });
+    }
+
+    Status UploadCheckpoint(ServerContext* context, grpc::ServerReader<v1::FileChunk>* reader,
+                            v1::UploadCheckpointReply* reply) override
+    {
+        std::optional<core::Dispatch> dispatch;
+        core::WorkerInfo worker;
+        const auto incoming = shared_.platform.path() / "jobs" / "incoming"
+                              / toHex(crypto::randomBytes(8));
+        std::error_code ec;
+        std::filesystem::create_directories(incoming, ec);
+        if (ec)
+            return refused(ErrorCode::Io, "Cannot make a folder for the upload in the data "
+                                          "directory; check its free space and permissions.");
+        struct Cleanup {
+            std::filesystem::path folder;
+            ~Cleanup()
+            {
+                std::error_code ignored;
+                std::filesystem::remove_all(folder, ignored);
+            }
+        } cleanup{incoming};
+        auto files = transfer::receiveFiles(
+            incoming, kCheckpointFiles, shared_.options.maxCheckpointBytes,
+            [&](v1::FileChunk& chunk) { return reader->Read(&chunk); },
+            [&](const v1::FileChunk& first) -> Result<void> {
+                auto found = currentOf(*context, first.attempt().job(), first.attempt().attempt());
+                if (!found)
+                    return found.error();
+                dispatch = std::move(found).value();
+                return success();
+            });
+        if (!files)
+            return Internal::toStatus(files.error());
+        if (!dispatch || files->size() != kCheckpointFiles)
+            return refused(ErrorCode::InvalidArgument,
+                           "A checkpoint upload is its .sealed file and its .dsse.json envelope; "
+                           "send both.");
+        auto named = trainer::checkpointFilesFor(files->front());
+        if (!named)
+            return Internal::toStatus(named.error());
+        std::error_code missing;
+        if (!std::filesystem::exists(named->sealed, missing)
+            || !std::filesystem::exists(named->envelope, missing))
+            return refused(ErrorCode::InvalidArgument,
+                           "A checkpoint upload is its .sealed file and its .dsse.json envelope "
+                           "of the same step; send both.");
+        Status identified = shared_.inGroup([&]() -> Status {
+            auto found = workerOf(*context);
+            if (!found)
+                return Internal::toStatus(found.error());
+            worker = std::move(found).value();
+            return Status::OK;
+        });
+        if (!identified.ok())
+            return identified;
+        // Verified before anything is recorded: signed by this worker's enrolled key, sealed
+        // under the job's own key, its plaintext the statement's, of this job and run.
+        auto verified = verifyUpload(worker, *dispatch, *named);
+        if (!verified)
+            return Internal::toStatus(verified.error());
+        const auto folder = jobFolder(shared_.platform, dispatch->job.id) / "checkpoints";
+        std::filesystem::create_directories(folder, ec);
+        const trainer::CheckpointFiles kept = trainer::checkpointFiles(folder, named->step);
+        std::filesystem::rename(named->sealed, kept.sealed, ec);
+        if (!ec)
+            std::filesystem::rename(named->envelope, kept.envelope, ec);
+        if (ec)
+            return refused(ErrorCode::Io, "Cannot keep the uploaded checkpoint in the data "
+                                          "directory; check its free space and permissions.");
+        (void)syncFolder(folder);
+        core::JobCheckpoint record = std::move(verified).value();
+        Status recorded = shared_.inGroup([&]() -> Status {
+            return statusOf(
+                shared_.platform.controlPlane().scheduler().recordCheckpoint(worker, record));
+        });
+        if (!recorded.ok())
+            return recorded;
+        reply->set_step(record.step);
+        reply->set_sealed_sha256(record.sealedSha256);
+        return Status::OK;
+    }
+
+    Status FinishJob(ServerContext* context, const v1::FinishJobRequest* request,
+                     v1::JobReply* reply) override
+    {
+        return shared_.inGroup([&]() -> Status {
+            auto worker = workerOf(*context);
+            if (!worker)
+                return Internal::toStatus(worker.error());
+            auto finished = shared_.platform.controlPlane().scheduler().finish(
+                *worker, request->attempt().job(), request->attempt().attempt(),
+                request->succeeded(), request->gpu_hours(), request->reason());
+            if (!finished)
+                return Internal::toStatus(finished.error());
+            fillJob(*finished, reply->mutable_job());
+            return Status::OK;
+        });
+    }
+
+private:
+    // The worker calling, by its certificate's serial (inside a group).
+    [[nodiscard]] Result<core::WorkerInfo> workerOf(const ServerContext& context)
+    {
+        const std::string pem = peerCertificate(context);
+        const std::string serial = pem.empty() ? std::string() : shared_.serialOf(pem);
+        if (serial.empty())
+            return Error(ErrorCode::Unauthenticated,
+                         "This call needs an enrolled worker's certificate; enroll the worker "
+                         "first ('sealtrain-worker enroll').");
+        auto worker = shared_.platform.controlPlane().workers().bySerial(serial);
+        if (!worker && worker.error().code() == ErrorCode::NotFound)
+            return Error(ErrorCode::Unauthenticated,
+                         "This certificate is not an enrolled worker's; enroll the worker first "
+                         "('sealtrain-worker enroll').");
+        return worker;
+    }
+
+    // The caller's current attempt at `job` (fenced), outside any group.
+    [[nodiscard]] Result<core::Dispatch> currentOf(const ServerContext& context, std::int64_t job,
+                                                   std::int64_t attempt)
+    {
+        Result<core::Dispatch> result =
+            Error(ErrorCode::Internal, "The attempt was not looked up; try again.");
+        Status looked = shared_.inGroup([&]() -> Status {
+            auto worker = workerOf(context);
+            if (!worker) {
+                result = worker.error();
+                return Status::OK;
+            }
+            result = shared_.platform.controlPlane().scheduler().current(*worker, job, attempt);
+            return Status::OK;
+        });
+        if (!looked.ok())
+            return Error(ErrorCode::Io, looked.error_message());
+        return result;
+    }
+
+    // The trainer arguments and the sealed keys of a dispatch.
+    [[nodiscard]] Result<void> prepare(const core::WorkerInfo& worker,
+                                       const core::Dispatch& dispatch,
+                                       const std::optional<core::JobCheckpoint>& resumeFrom,
+                                       const std::string& signerPem, v1::TakeJobReply& reply)
+    {
+        auto spec = core::parseJobSpec(dispatch.job.specJson);
+        if (!spec)
+            return spec.error();
+        auto dataKeys = datasetDataKeys(shared_.platform, dispatch.datasetId);
+        if (!dataKeys)
+            return dataKeys.error();
+        auto kek = jobKey(shared_.platform, dispatch.job.id);
+        if (!kek)
+            return kek.error();
+        std::vector<crypto::PublicKey> trusted;
+        if (resumeFrom) {
+            auto signer = crypto::PublicKey::fromPem(signerPem);
+            if (!signer)
+                return signer.error();
+            trusted.push_back(*signer);
+        }
+        const crypto::Kek* keks[] = {&*kek};
+        auto text = trainer::formatTrainerKeys(keks, nullptr, trusted, *dataKeys);
+        if (!text)
+            return text.error();
+        auto sealed = crypto::sealToPublicKey(worker.boxKey, text->bytes());
+        if (!sealed)
+            return sealed.error();
+        reply.set_has_job(true);
+        reply.set_job(dispatch.job.id);
+        reply.set_attempt(dispatch.attempt);
+        reply.set_run_id(dispatch.runId);
+        reply.set_dataset_id(dispatch.datasetId);
+        for (const std::string& argument : core::trainerArguments(*spec))
+            reply.add_trainer_arguments(argument);
+        for (const std::string& argument :
+             {std::string("--job-id"), std::to_string(dispatch.job.id), std::string("--run-id"),
+              dispatch.runId, std::string("--dataset-id"), dispatch.datasetId,
+              std::string("--checkpoint-kek"), kek->id})
+            reply.add_trainer_arguments(argument);
+        reply.set_sealed_keys(sealed->data(), sealed->size());
+        reply.set_manifests_public_key_pem(shared_.platform.manifestsKey().publicKey().toPem());
+        reply.set_resume(resumeFrom.has_value());
+        reply.set_gpus(spec->resources.gpusPerNode);
+        reply.set_checkpoint_kek(kek->id);
+        return success();
+    }
+
+    // What the control plane checks of an uploaded checkpoint before it records it.
+    [[nodiscard]] Result<core::JobCheckpoint> verifyUpload(const core::WorkerInfo& worker,
+                                                           const core::Dispatch& dispatch,
+                                                           const trainer::CheckpointFiles& files)
+    {
+        auto signer = crypto::PublicKey::fromPem(worker.signingKeyPem);
+        if (!signer)
+            return signer.error();
+        auto kek = jobKey(shared_.platform, dispatch.job.id);
+        if (!kek)
+            return kek.error();
+        const crypto::KekResolver resolver =
+            [&kek](const std::string& id, std::uint32_t version) -> Result<const crypto::Kek*> {
+            if (id == kek->id && version == kek->version)
+                return &*kek;
+            return Error(ErrorCode::Unauthenticated,
+                         "The checkpoint is not sealed under its job's key; it was not made by "
+                         "this job's trainer.");
+        };
+        const crypto::PublicKey trusted[] = {*signer};
+        auto loaded = trainer::loadCheckpoint(files, trusted, resolver);
+        if (!loaded)
+            return loaded.error().withContext("The uploaded checkpoint does not verify");
+        const trainer::CheckpointLineage& lineage = loaded->lineage;
+        if (lineage.job != std::to_string(dispatch.job.id) || lineage.run != dispatch.runId
+            || lineage.dataset != dispatch.datasetId)
+            return Error(ErrorCode::Integrity,
+                         fmt::format("The uploaded checkpoint is of job '{}', run '{}'; this "
+                                     "attempt is job {}, run {}.",
+                                     lineage.job, lineage.run, dispatch.job.id, dispatch.runId));
+        auto sealedBytes = readWholeFile(files.sealed, shared_.options.maxCheckpointBytes);
+        if (!sealedBytes)
+            return sealedBytes.error();
+        core::JobCheckpoint record;
+        record.jobId = dispatch.job.id;
+        record.step = static_cast<std::int64_t>(lineage.step);
+        record.attempt = dispatch.attempt;
+        record.worker = worker.name;
+        record.sealedSha256 = toHex(crypto::sha256(
+            {reinterpret_cast<const std::uint8_t*>(sealedBytes->data()), sealedBytes->size()}));
+        record.plaintextSha256 = lineage.subject.sha256;
+        record.fileBase = files.sealed.stem().string();
+        record.recorded = std::chrono::duration_cast<std::chrono::seconds>(
+                              shared_.platform.clock().now().time_since_epoch())
+                              .count();
+        return record;
+    }
+
+    Shared& shared_;
+};
+
+}  // namespace
+
+Result<std::vector<trainer::DataKey>> datasetDataKeys(const core::DataDirectory& platform,
+                                                      const std::string& datasetId)
+{
+    const auto folder = core::datasetFolder(platform.datasetsRoot(), datasetId);
+    auto manifest = dataset::loadManifest(folder, datasetId);
+    if (!manifest)
+        return manifest.error();
+    const crypto::KekResolver resolver = platform.datasetsResolver();
+    std::vector<trainer::DataKey> dataKeys;
+    for (const dataset::Split split : {dataset::Split::Train, dataset::Split::Validation}) {
+        for (const dataset::ShardEntry& entry : manifest->split(split).shards) {
+            auto source = FileSource::open(folder / entry.file);
+            if (!source)
+                return source.error();
+            auto sealed = crypto::inspectSealedObject(**source);
+            if (!sealed)
+                return sealed.error();
+            auto key = crypto::unwrapDataKey(**source, resolver);
+            if (!key)
+                return key.error();
+            dataKeys.push_back({sealed->objectId, std::move(key).value()});
+        }
+    }
+    return dataKeys;
+}
+
+std::unique_ptr<grpc::Service> makeWorkersService(Shared& shared)
+{
+    return std::make_unique<WorkersService>(shared);
+}
+
+}  // namespace sealtrain::api::server_internal

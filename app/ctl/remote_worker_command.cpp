@@ -1,0 +1,173 @@
+// `sealtrainctl remote worker enroll-token|list|revoke`: the control plane's workers
+// (docs/operations/workers.md). A token is shown once and works once; hand it to the node's
+// operator out of band with the CA fingerprint.
+#include "commands.h"
+#include "ctl.h"
+#include "remote_client.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <ctime>
+#include <memory>
+#include <string>
+
+namespace sealtrain::ctl {
+namespace {
+
+struct WorkerOptions {
+    ClientOptions client;
+    std::string worker;
+    std::string pool;
+    std::string reason;
+    std::int64_t validMinutes = 24 * 60;
+    bool json = false;
+};
+
+std::string whenText(std::int64_t unixSeconds)
+{
+    if (unixSeconds == 0)
+        return "never";
+    const std::time_t time = unixSeconds;
+    std::tm parts{};
+    gmtime_r(&time, &parts);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+    return text;
+}
+
+// "2 x NVIDIA H200 (141 GiB), 16 cores" from the inventory's JSON.
+std::string inventoryText(const std::string& json)
+{
+    const auto inventory = nlohmann::json::parse(json, nullptr, false);
+    if (!inventory.is_object())
+        return "?";
+    std::string text;
+    if (inventory.contains("gpus") && inventory["gpus"].is_array() && !inventory["gpus"].empty()) {
+        const auto& first = inventory["gpus"][0];
+        text = fmt::format("{} x {} ({:.0f} GiB), ", inventory["gpus"].size(),
+                           first.value("model", "?"),
+                           static_cast<double>(first.value("memory_bytes", std::uint64_t{0}))
+                               / (1024.0 * 1024.0 * 1024.0));
+    }
+    text += fmt::format("{} cores", inventory.value("cpu_cores", 0));
+    if (inventory.value("interconnect_encrypted", false))
+        text += ", encrypted interconnect";
+    return text;
+}
+
+int enrollToken(const CommandRegistry& registry, const WorkerOptions& options)
+{
+    auto client = signedInClient(options.client);
+    if (!client)
+        return registry.fail(client.error());
+    auto grant =
+        (*client)->createEnrollToken(options.worker, options.pool, options.validMinutes * 60);
+    if (!grant)
+        return registry.fail(grant.error());
+    if (options.json) {
+        registry.out() << nlohmann::json{{"token", grant->token},
+                                         {"worker", options.worker},
+                                         {"pool", options.pool},
+                                         {"expires", whenText(grant->expiresUnix)}}
+                              .dump(2)
+                       << '\n';
+        return kExitOk;
+    }
+    registry.out() << grant->token << '\n';
+    registry.err() << fmt::format(
+        "A one-time token for worker '{}' in pool '{}', valid until {}. On the node, run\n"
+        "  sealtrain-worker enroll --control ADDRESS --ca-fingerprint FINGERPRINT --dir DIR\n"
+        "with the token in SEALTRAIN_ENROLL_TOKEN.\n",
+        options.worker, options.pool, whenText(grant->expiresUnix));
+    return kExitOk;
+}
+
+nlohmann::json toJson(const api::WorkerSummary& worker)
+{
+    return {{"name", worker.name},
+            {"pool", worker.pool},
+            {"state", worker.state},
+            {"serial", worker.serial},
+            {"enrolled", whenText(worker.enrolledUnix)},
+            {"last_seen", whenText(worker.lastSeenUnix)},
+            {"current_job", worker.currentJob},
+            {"signing_public_key_pem", worker.signingPublicKeyPem},
+            {"inventory", nlohmann::json::parse(worker.inventoryJson, nullptr, false)}};
+}
+
+int listWorkers(const CommandRegistry& registry, const WorkerOptions& options)
+{
+    auto client = signedInClient(options.client);
+    if (!client)
+        return registry.fail(client.error());
+    auto workers = (*client)->listWorkers();
+    if (!workers)
+        return registry.fail(workers.error());
+    if (options.json) {
+        nlohmann::json array = nlohmann::json::array();
+        for (const api::WorkerSummary& worker : *workers)
+            array.push_back(toJson(worker));
+        registry.out() << array.dump(2) << '\n';
+        return kExitOk;
+    }
+    registry.out() << fmt::format("{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", "name", "pool",
+                                  "state", "last seen", "job", "inventory");
+    for (const api::WorkerSummary& worker : *workers)
+        registry.out() << fmt::format(
+            "{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", worker.name, worker.pool, worker.state,
+            whenText(worker.lastSeenUnix),
+            worker.currentJob == 0 ? std::string("-") : std::to_string(worker.currentJob),
+            inventoryText(worker.inventoryJson));
+    return kExitOk;
+}
+
+}  // namespace
+
+void registerRemoteWorkerCommands(CLI::App* remote, CommandRegistry& registry)
+{
+    auto* group = remote->add_subcommand("worker", "GPU nodes: enrolment tokens, the list, "
+                                                   "revocation");
+    group->require_subcommand(1);
+
+    auto tokenOptions = std::make_shared<WorkerOptions>();
+    auto* token = group->add_subcommand(
+        "enroll-token", "Make a one-time token for a new worker (admin); printed once");
+    token->add_option("WORKER", tokenOptions->worker, "The worker's name, e.g. gpu-node-3")
+        ->required();
+    token->add_option("--pool", tokenOptions->pool, "Its pool (job-policy.json names them)")
+        ->required();
+    token->add_option("--valid-minutes", tokenOptions->validMinutes, "How long the token works")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 7 * 24 * 60));
+    token->add_flag("--json", tokenOptions->json, "Print JSON");
+    addClientOptions(token, tokenOptions->client, true);
+    registry.onRun(token, [&registry, tokenOptions] { return enrollToken(registry, *tokenOptions); });
+
+    auto listOptions = std::make_shared<WorkerOptions>();
+    auto* list = group->add_subcommand("list", "Every worker: pool, state, last beat, job");
+    list->add_flag("--json", listOptions->json, "Print JSON");
+    addClientOptions(list, listOptions->client, true);
+    registry.onRun(list, [&registry, listOptions] { return listWorkers(registry, *listOptions); });
+
+    auto revokeOptions = std::make_shared<WorkerOptions>();
+    auto* revoke = group->add_subcommand(
+        "revoke", "Revoke a worker (admin): refused from its next handshake, its job re-queued");
+    revoke->add_option("WORKER", revokeOptions->worker, "The worker's name")->required();
+    revoke->add_option("--reason", revokeOptions->reason, "Why, for the audit log")->required();
+    addClientOptions(revoke, revokeOptions->client, true);
+    registry.onRun(revoke, [&registry, revokeOptions] {
+        return runRemoteChange(
+            registry, revokeOptions->client,
+            [revokeOptions](api::ControlClient& client) -> Result<void> {
+                auto revoked = client.revokeWorker(revokeOptions->worker, revokeOptions->reason);
+                if (!revoked)
+                    return revoked.error();
+                return success();
+            },
+            fmt::format("Worker {} is revoked; its job, if any, is queued again.\n",
+                        revokeOptions->worker));
+    });
+}
+
+}  // namespace sealtrain::ctl

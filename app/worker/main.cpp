@@ -1,0 +1,67 @@
+// sealtrain-worker: the headless agent of a GPU node (ARCHITECTURE.md, worker.h,
+// docs/operations/workers.md). `enroll` once with a one-time token, then `run` (as a systemd
+// service): it takes vetted, approved jobs from the control plane and runs sealtrain-train.
+#include "worker.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"sealtrain-worker: runs approved training jobs on this node for a Sealtrain "
+                 "control plane"};
+    app.require_subcommand(1);
+
+    sealtrain::worker::EnrollOptions enroll;
+    auto* enrollCommand = app.add_subcommand(
+        "enroll", "Enroll this node once with a token from 'sealtrainctl remote worker "
+                  "enroll-token'");
+    enrollCommand->add_option("--control", enroll.address,
+                              "The control plane: host:port or unix:/path")
+        ->required();
+    enrollCommand->add_option("--ca-fingerprint", enroll.fingerprint,
+                              "The platform CA's fingerprint (sha256:…), from its administrator")
+        ->required();
+    enrollCommand->add_option("--token", enroll.token,
+                              "The one-time enrolment token (or SEALTRAIN_ENROLL_TOKEN)")
+        ->envname("SEALTRAIN_ENROLL_TOKEN")
+        ->required();
+    enrollCommand->add_option("--dir", enroll.dir, "The worker's folder (made 0700)")->required();
+    enrollCommand->add_option("--server-name", enroll.serverName,
+                              "A name in the control plane's certificate")
+        ->capture_default_str();
+    enrollCommand->add_flag("--interconnect-encrypted", enroll.interconnectEncrypted,
+                            "Declare that this node's links to other nodes are encrypted");
+
+    sealtrain::worker::RunOptions run;
+    int idleMinutes = 30;
+    auto* runCommand = app.add_subcommand("run", "Take and run jobs until stopped (SIGTERM)");
+    runCommand->add_option("--dir", run.dir, "The enrolled worker's folder")->required();
+    runCommand->add_option("--trainer", run.trainer, "The sealtrain-train to run")->required();
+    runCommand->add_option("--mpirun", run.mpirun, "mpirun, for jobs of several GPUs")
+        ->capture_default_str();
+    runCommand->add_option("--idle-command", run.idleCommand,
+                           "A command to run after --idle-minutes without a job (e.g. a "
+                           "rented node's shutdown)");
+    runCommand->add_option("--idle-minutes", idleMinutes, "Minutes without a job before it")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100000));
+    runCommand->add_flag("--once", run.once, "Exit after one job");
+    runCommand->add_flag("--interconnect-encrypted", run.interconnectEncrypted,
+                         "Declare that this node's links to other nodes are encrypted");
+
+    CLI11_PARSE(app, argc, argv);
+    if (*enrollCommand) {
+        auto done = sealtrain::worker::enroll(enroll);
+        if (!done) {
+            std::fprintf(stderr, "sealtrain-worker: %s\n", done.error().message().c_str());
+            return 1;
+        }
+        std::printf("%s\n", done->c_str());
+        return 0;
+    }
+    run.idleAfter = std::chrono::minutes(idleMinutes);
+    return sealtrain::worker::run(run);
+}

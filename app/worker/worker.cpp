@@ -1,0 +1,701 @@
+// sealtrain-worker (worker.h): enrolment and the run loop.
+#include "worker.h"
+
+#include "sealtrain/api/client.h"
+#include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/encoding.h"
+#include "sealtrain/core/trainer_launcher.h"
+#include "sealtrain/core/workers.h"
+#include "sealtrain/crypto/certificate_authority.h"
+#include "sealtrain/crypto/random.h"
+#include "sealtrain/crypto/sealed_box.h"
+#include "sealtrain/crypto/secret_bytes.h"
+#include "sealtrain/crypto/signing.h"
+#include "sealtrain/trainer/gpu_probe.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace sealtrain::worker {
+namespace {
+
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::string_view kConfig = "worker.json";
+constexpr std::string_view kCa = "ca.pem";
+constexpr std::string_view kCertificate = "tls.crt";
+constexpr std::string_view kTlsKey = "tls.key";
+constexpr std::string_view kSigningKey = "signing.key";
+constexpr std::string_view kBoxKey = "box.key";
+constexpr auto kPollInterval = std::chrono::seconds(2);
+constexpr auto kReportInterval = std::chrono::seconds(1);
+constexpr auto kStopGrace = std::chrono::seconds(10);
+
+std::atomic<bool> gTerminate{false};
+
+extern "C" void onTerminate(int /*signal*/)
+{
+    gTerminate.store(true);
+}
+
+void say(const std::string& line)
+{
+    std::fprintf(stderr, "sealtrain-worker: %s\n", line.c_str());
+    std::fflush(stderr);
+}
+
+std::span<const std::uint8_t> bytesOf(std::string_view text)
+{
+    return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
+}
+
+Result<void> writePrivate(const std::filesystem::path& path, std::span<const std::uint8_t> bytes)
+{
+    return writeFileAtomically(path, bytes, AtomicFileSink::Overwrite::Refuse,
+                               AtomicFileSink::kPrivateMode);
+}
+
+Result<void> writePublic(const std::filesystem::path& path, std::string_view text)
+{
+    return writeFileAtomically(path, bytesOf(text), AtomicFileSink::Overwrite::Allow, 0644U);
+}
+
+Result<crypto::SecretBytes> readSecret(const std::filesystem::path& path)
+{
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0)
+        return Error(ErrorCode::NotFound,
+                     fmt::format("The worker key '{}' is missing; enroll this worker first "
+                                 "('sealtrain-worker enroll').",
+                                 path.string()));
+    if ((info.st_mode & 077U) != 0)
+        return Error(ErrorCode::PermissionDenied,
+                     fmt::format("The worker key '{}' can be read by other users (mode {:o}); "
+                                 "make it private with chmod 600.",
+                                 path.string(), info.st_mode & 0777U));
+    auto text = readWholeFile(path, 1U << 16U);
+    if (!text)
+        return text.error();
+    auto secret = crypto::SecretBytes::fromBytes(bytesOf(*text));
+    crypto::wipeMemory({reinterpret_cast<std::uint8_t*>(text->data()), text->size()});
+    return secret;
+}
+
+// What this node has: its GPUs through the CUDA runtime (when there is one), its CPU cores.
+core::WorkerInventory probeInventory(bool interconnectEncrypted)
+{
+    core::WorkerInventory inventory;
+    const trainer::GpuProbe probe = trainer::probeGpu();
+    for (const trainer::GpuDevice& device : probe.devices)
+        inventory.gpus.push_back({device.name, device.totalMemoryBytes});
+    inventory.cpuCores = std::max(1U, std::thread::hardware_concurrency());
+    inventory.interconnectEncrypted = interconnectEncrypted;
+    inventory.backend = inventory.gpus.empty() ? "cpu" : "cuda";
+    return inventory;
+}
+
+struct Identity {
+    api::Endpoint endpoint;
+    api::ClientIdentity tls;
+    std::string worker;
+    std::string pool;
+    crypto::SecretBytes signingKeyPem;
+    std::optional<crypto::BoxKeyPair> box;
+};
+
+Result<Identity> loadIdentity(const std::filesystem::path& dir)
+{
+    auto config = readWholeFile(dir / kConfig, 1U << 16U);
+    if (!config)
+        return Error(ErrorCode::NotFound,
+                     fmt::format("'{}' holds no enrolled worker; enroll it first "
+                                 "('sealtrain-worker enroll --dir {}').",
+                                 dir.string(), dir.string()));
+    const Json json = Json::parse(*config, nullptr, false);
+    if (!json.is_object() || !json.contains("control") || !json.contains("worker"))
+        return Error(ErrorCode::Integrity,
+                     fmt::format("'{}' is not a worker's configuration; enroll the worker "
+                                 "again into an empty folder.",
+                                 (dir / kConfig).string()));
+    Identity identity;
+    identity.endpoint.address = json.value("control", "");
+    identity.endpoint.serverName = json.value("server_name", "localhost");
+    identity.worker = json.value("worker", "");
+    identity.pool = json.value("pool", "");
+    auto ca = readWholeFile(dir / kCa, 1U << 20U);
+    if (!ca)
+        return ca.error();
+    identity.endpoint.caCertificatePem = *ca;
+    auto certificate = readWholeFile(dir / kCertificate, 1U << 20U);
+    if (!certificate)
+        return certificate.error();
+    identity.tls.certificatePem = *certificate;
+    auto tlsKey = readSecret(dir / kTlsKey);
+    if (!tlsKey)
+        return tlsKey.error();
+    identity.tls.privateKeyPem = std::move(tlsKey).value();
+    auto signing = readSecret(dir / kSigningKey);
+    if (!signing)
+        return signing.error();
+    identity.signingKeyPem = std::move(signing).value();
+    auto boxSecret = readSecret(dir / kBoxKey);
+    if (!boxSecret)
+        return boxSecret.error();
+    auto box = crypto::BoxKeyPair::fromSecretKey(*boxSecret);
+    if (!box)
+        return box.error();
+    identity.box.emplace(std::move(box).value());
+    return identity;
+}
+
+// Sleeps up to `duration`, waking at once on SIGTERM.
+void pause(std::chrono::milliseconds duration)
+{
+    const auto until = Clock::now() + duration;
+    while (!gTerminate.load() && Clock::now() < until)
+        std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(
+            std::chrono::milliseconds(100),
+            std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now())));
+}
+
+// The control plane says the attempt is no longer this worker's (fencing), or it may not run it.
+bool isFenced(const Error& error)
+{
+    return error.code() == ErrorCode::PermissionDenied;
+}
+
+// Everything about the attempt being run, shared by the trainer's output relay, the reporter
+// and the heartbeat.
+struct Attempt {
+    api::JobAssignment assignment;
+    std::mutex lock;
+    std::deque<std::string> metrics;  // not yet acknowledged
+    std::deque<std::string> logs;
+    std::int64_t firstLog = 1;  // the number of logs.front()
+    std::int64_t nextLog = 1;
+    std::deque<std::pair<std::filesystem::path, std::filesystem::path>> checkpoints;
+    std::atomic<int> pid{0};
+    std::atomic<bool> stop{false};      // the control plane said to stop (cancel, budget)
+    std::atomic<bool> fenced{false};    // the attempt is no longer this worker's
+    std::atomic<bool> trainerDone{false};
+    Clock::time_point started = Clock::now();
+
+    void log(const std::string& line)
+    {
+        say(fmt::format("job {}: {}", assignment.job, line));
+        const std::lock_guard guard(lock);
+        logs.push_back(line);
+        ++nextLog;
+    }
+
+    [[nodiscard]] double gpuHours() const
+    {
+        const double hours =
+            std::chrono::duration<double, std::ratio<3600>>(Clock::now() - started).count();
+        return hours * static_cast<double>(assignment.gpus);
+    }
+
+    void stopTrainer()
+    {
+        const int child = pid.load();
+        if (child > 0)
+            ::kill(child, SIGTERM);
+    }
+};
+
+class Runner {
+public:
+    Runner(const RunOptions& options, Identity identity, std::unique_ptr<api::ControlClient> client)
+        : options_(options)
+        , identity_(std::move(identity))
+        , client_(std::move(client))
+        , inventory_(core::workerInventoryJson(probeInventory(options.interconnectEncrypted)))
+    {
+    }
+
+    int run()
+    {
+        say(fmt::format("worker {} (pool {}) serving {}", identity_.worker, identity_.pool,
+                        identity_.endpoint.address));
+        std::jthread heartbeat([this](const std::stop_token& stop) { beat(stop); });
+        auto idleSince = Clock::now();
+        std::chrono::milliseconds backoff(500);
+        while (!gTerminate.load()) {
+            currentJob_.store(-1);
+            auto taken = client_->takeJob();
+            if (!taken) {
+                currentJob_.store(0);
+                if (taken.error().code() == ErrorCode::Unauthenticated) {
+                    say(taken.error().message());
+                    return 1;
+                }
+                say(fmt::format("{} (retrying in {} ms)", taken.error().message(),
+                                backoff.count()));
+                pause(backoff);
+                backoff = std::min<std::chrono::milliseconds>(backoff * 2, options_.maxBackoff);
+                continue;
+            }
+            backoff = std::chrono::milliseconds(500);
+            if (!*taken) {
+                currentJob_.store(0);
+                if (!options_.idleCommand.empty() && Clock::now() - idleSince > options_.idleAfter) {
+                    say(fmt::format("idle for {} minutes: running the idle command",
+                                    options_.idleAfter.count()));
+                    const int status = std::system(options_.idleCommand.c_str());
+                    say(fmt::format("the idle command ended with status {}", status));
+                    idleSince = Clock::now();
+                }
+                pause(kPollInterval);
+                continue;
+            }
+            runAttempt(std::move(**taken));
+            idleSince = Clock::now();
+            if (options_.once)
+                break;
+        }
+        currentJob_.store(0);
+        // A last beat saying this worker holds no job: the control plane queues it again at once.
+        (void)client_->heartbeat(inventory_, 0, 0);
+        return 0;
+    }
+
+private:
+    void beat(const std::stop_token& stop)
+    {
+        bool reachable = true;
+        std::chrono::milliseconds interval(5000);
+        while (!stop.stop_requested()) {
+            const std::int64_t job = currentJob_.load();
+            const std::int64_t attempt = currentAttempt_.load();
+            auto answer = client_->heartbeat(inventory_, job, attempt);
+            if (answer) {
+                if (!reachable)
+                    say("the control plane answers again");
+                reachable = true;
+                if (answer->intervalMs > 0)
+                    interval = std::chrono::milliseconds(answer->intervalMs);
+                for (const std::int64_t stopJob : answer->stopJobs)
+                    requestStop(stopJob);
+            } else if (reachable) {
+                reachable = false;
+                say(fmt::format("heartbeat failed: {} (retrying)", answer.error().message()));
+            }
+            const auto until = Clock::now() + interval;
+            while (!stop.stop_requested() && Clock::now() < until)
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    }
+
+    void requestStop(std::int64_t job)
+    {
+        const std::lock_guard guard(attemptLock_);
+        if (attempt_ != nullptr && attempt_->assignment.job == job && !attempt_->stop.load()) {
+            attempt_->stop.store(true);
+            attempt_->log("the control plane stopped this job; stopping the trainer");
+            attempt_->stopTrainer();
+        }
+    }
+
+    // The dataset's sealed files, fetched once per dataset and kept.
+    Result<std::filesystem::path> datasetFolder(Attempt& attempt)
+    {
+        const std::string& id = attempt.assignment.datasetId;
+        const std::string name = id.rfind("sha256:", 0) == 0 ? id.substr(7) : id;
+        const auto folder = options_.dir / "datasets" / name;
+        std::error_code ec;
+        if (std::filesystem::exists(folder / "manifest.json", ec))
+            return folder;
+        const auto incoming =
+            options_.dir / "datasets" / (".incoming-" + toHex(crypto::randomBytes(6)));
+        std::filesystem::create_directories(incoming, ec);
+        auto files =
+            client_->fetchDataset(attempt.assignment.job, attempt.assignment.attempt, incoming);
+        if (!files) {
+            std::filesystem::remove_all(incoming, ec);
+            return files.error();
+        }
+        std::filesystem::rename(incoming, folder, ec);
+        if (ec) {
+            std::filesystem::remove_all(incoming, ec);
+            if (!std::filesystem::exists(folder / "manifest.json", ec))
+                return Error(ErrorCode::Io,
+                             fmt::format("Cannot keep the dataset in '{}'; check the worker "
+                                         "folder's free space.",
+                                         folder.string()));
+        }
+        attempt.log(fmt::format("fetched dataset {} ({} files)", id, files->size()));
+        return folder;
+    }
+
+    // Retries `call` with back-off until it succeeds, is fenced, or the worker is stopping.
+    template <typename Call>
+    auto retry(Attempt& attempt, const char* what, const Call& call) -> decltype(call())
+    {
+        std::chrono::milliseconds backoff(250);
+        for (;;) {
+            auto result = call();
+            if (result || isFenced(result.error()) || gTerminate.load()
+                || result.error().code() == ErrorCode::InvalidArgument
+                || result.error().code() == ErrorCode::Integrity
+                || result.error().code() == ErrorCode::Unauthenticated) {
+                if (!result && isFenced(result.error()))
+                    attempt.fenced.store(true);
+                return result;
+            }
+            say(fmt::format("job {}: {} failed: {} (retrying in {} ms)", attempt.assignment.job,
+                            what, result.error().message(), backoff.count()));
+            pause(backoff);
+            backoff = std::min<std::chrono::milliseconds>(backoff * 2, options_.maxBackoff);
+        }
+    }
+
+    // Sends what is buffered: metrics and log lines, then checkpoints in order. Returns false
+    // when something is still waiting.
+    bool flush(Attempt& attempt)
+    {
+        api::MetricsReport report;
+        {
+            const std::lock_guard guard(attempt.lock);
+            report.metricsLines.assign(attempt.metrics.begin(), attempt.metrics.end());
+            report.logLines.assign(attempt.logs.begin(), attempt.logs.end());
+            report.firstLogLine = attempt.firstLog;
+        }
+        report.job = attempt.assignment.job;
+        report.attempt = attempt.assignment.attempt;
+        report.gpuHours = attempt.gpuHours();
+        auto sent = client_->reportMetrics(report);
+        if (!sent) {
+            if (isFenced(sent.error()))
+                attempt.fenced.store(true);
+            return false;
+        }
+        {
+            const std::lock_guard guard(attempt.lock);
+            attempt.metrics.erase(attempt.metrics.begin(),
+                                  attempt.metrics.begin()
+                                      + static_cast<std::ptrdiff_t>(report.metricsLines.size()));
+            attempt.logs.erase(attempt.logs.begin(),
+                               attempt.logs.begin()
+                                   + static_cast<std::ptrdiff_t>(report.logLines.size()));
+            attempt.firstLog += static_cast<std::int64_t>(report.logLines.size());
+        }
+        if (*sent && !attempt.stop.load()) {
+            attempt.stop.store(true);
+            attempt.log("the control plane stopped this job; stopping the trainer");
+            attempt.stopTrainer();
+        }
+        for (;;) {
+            std::pair<std::filesystem::path, std::filesystem::path> next;
+            {
+                const std::lock_guard guard(attempt.lock);
+                if (attempt.checkpoints.empty())
+                    break;
+                next = attempt.checkpoints.front();
+            }
+            auto uploaded = client_->uploadCheckpoint(attempt.assignment.job,
+                                                      attempt.assignment.attempt, next.first,
+                                                      next.second);
+            if (!uploaded) {
+                if (isFenced(uploaded.error()))
+                    attempt.fenced.store(true);
+                else if (uploaded.error().code() == ErrorCode::Integrity
+                         || uploaded.error().code() == ErrorCode::Unauthenticated
+                         || uploaded.error().code() == ErrorCode::InvalidArgument) {
+                    attempt.log(fmt::format("the control plane refused checkpoint {}: {}",
+                                            next.first.filename().string(),
+                                            uploaded.error().message()));
+                    attempt.stop.store(true);
+                    attempt.stopTrainer();
+                    const std::lock_guard guard(attempt.lock);
+                    attempt.checkpoints.pop_front();
+                    continue;
+                }
+                return false;
+            }
+            attempt.log(fmt::format("checkpoint of step {} uploaded and recorded (sha256 {})",
+                                    uploaded->step, uploaded->sealedSha256));
+            std::error_code ec;
+            std::filesystem::remove(next.first, ec);
+            std::filesystem::remove(next.second, ec);
+            const std::lock_guard guard(attempt.lock);
+            attempt.checkpoints.pop_front();
+        }
+        const std::lock_guard guard(attempt.lock);
+        return attempt.metrics.empty() && attempt.logs.empty() && attempt.checkpoints.empty();
+    }
+
+    void onTrainerLine(Attempt& attempt, std::string_view line, const std::filesystem::path& held)
+    {
+        if (!line.empty() && line.back() == '\n')
+            line.remove_suffix(1);
+        const Json json = Json::parse(line, nullptr, false);
+        if (!json.is_object() || !json.contains("kind")) {
+            attempt.log(std::string(line));
+            return;
+        }
+        if (json["kind"] == "checkpoint" && json.contains("file") && json["file"].is_string()) {
+            // Held under a second name at once: the trainer prunes old checkpoints, and this one
+            // must stay until the control plane has it.
+            const std::filesystem::path sealed = json["file"].get<std::string>();
+            std::filesystem::path envelope = sealed;
+            envelope.replace_extension(".dsse.json");
+            std::error_code ec;
+            std::filesystem::create_directories(held, ec);
+            const auto heldSealed = held / sealed.filename();
+            const auto heldEnvelope = held / envelope.filename();
+            std::filesystem::create_hard_link(sealed, heldSealed, ec);
+            if (!ec)
+                std::filesystem::create_hard_link(envelope, heldEnvelope, ec);
+            const std::lock_guard guard(attempt.lock);
+            if (ec)
+                attempt.logs.push_back(fmt::format("could not hold checkpoint {}: {}",
+                                                   sealed.filename().string(), ec.message()));
+            else
+                attempt.checkpoints.emplace_back(heldSealed, heldEnvelope);
+        }
+        const std::lock_guard guard(attempt.lock);
+        attempt.metrics.emplace_back(line);
+    }
+
+    void runAttempt(api::JobAssignment assignment)
+    {
+        auto attempt = std::make_shared<Attempt>();
+        attempt->assignment = std::move(assignment);
+        const std::int64_t job = attempt->assignment.job;
+        {
+            const std::lock_guard guard(attemptLock_);
+            attempt_ = attempt;
+        }
+        currentAttempt_.store(attempt->assignment.attempt);
+        currentJob_.store(job);
+        attempt->log(fmt::format("attempt {} on worker {}{}", attempt->assignment.attempt,
+                                 identity_.worker,
+                                 attempt->assignment.resume ? ", resuming" : ""));
+        std::jthread reporter([this, attempt](const std::stop_token& stop) {
+            while (!stop.stop_requested() && !attempt->fenced.load()) {
+                (void)flush(*attempt);
+                const auto until = Clock::now() + kReportInterval;
+                while (!stop.stop_requested() && Clock::now() < until)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+        });
+        auto outcome = train(*attempt);
+        reporter.request_stop();
+        reporter.join();
+        // Everything the trainer said, and every checkpoint, reaches the control plane before the
+        // attempt ends there.
+        std::chrono::milliseconds backoff(250);
+        while (!attempt->fenced.load() && !flush(*attempt)) {
+            if (gTerminate.load())
+                break;
+            pause(backoff);
+            backoff = std::min<std::chrono::milliseconds>(backoff * 2, options_.maxBackoff);
+        }
+        if (!attempt->fenced.load() && !gTerminate.load()) {
+            const bool succeeded = outcome && !attempt->stop.load();
+            const std::string reason =
+                outcome ? (attempt->stop.load() ? "stopped by the control plane" : "")
+                        : outcome.error().message();
+            auto finished = retry(*attempt, "finishing the attempt", [&] {
+                return client_->finishJob(job, attempt->assignment.attempt, succeeded,
+                                          attempt->gpuHours(), reason);
+            });
+            if (finished)
+                say(fmt::format("job {}: attempt {} ended, job {}", job,
+                                attempt->assignment.attempt, finished->state));
+            else
+                say(fmt::format("job {}: {}", job, finished.error().message()));
+        } else if (attempt->fenced.load()) {
+            say(fmt::format("job {}: attempt {} is no longer this worker's; dropped", job,
+                            attempt->assignment.attempt));
+        }
+        std::error_code ec;
+        std::filesystem::remove_all(options_.dir / "jobs" / std::to_string(job), ec);
+        const std::lock_guard guard(attemptLock_);
+        attempt_.reset();
+        currentJob_.store(0);
+        currentAttempt_.store(0);
+    }
+
+    // The trainer's run for this attempt: Ok when it exited 0.
+    Result<void> train(Attempt& attempt)
+    {
+        const api::JobAssignment& a = attempt.assignment;
+        auto dataset = retry(attempt, "fetching the dataset", [&] { return datasetFolder(attempt); });
+        if (!dataset)
+            return dataset.error();
+        const auto folder = options_.dir / "jobs" / std::to_string(a.job);
+        const auto out = folder / "out";
+        const auto held = folder / "upload";
+        std::error_code ec;
+        std::filesystem::remove_all(folder, ec);
+        std::filesystem::create_directories(out, ec);
+        std::filesystem::create_directories(held, ec);
+        std::filesystem::permissions(folder, std::filesystem::perms::owner_all, ec);
+        const auto signer = folder / "manifests.pub.pem";
+        SEALTRAIN_TRY(writePublic(signer, a.manifestsPublicKeyPem));
+        if (a.resume) {
+            auto fetched = retry(attempt, "fetching the checkpoint to resume from",
+                                 [&] { return client_->fetchCheckpoint(a.job, a.attempt, out); });
+            if (!fetched)
+                return fetched.error();
+            attempt.log(fmt::format("resuming from {}", fetched->front().filename().string()));
+        }
+        // The job's keys, opened in memory, with this worker's signing key added.
+        auto opened = crypto::openSealedBox(*identity_.box, a.sealedKeys);
+        if (!opened)
+            return opened.error().withContext("Cannot open the job's keys");
+        auto keys = crypto::SecretBytes::allocate(opened->size() + 1 + identity_.signingKeyPem.size());
+        if (!keys)
+            return keys.error();
+        std::copy(opened->bytes().begin(), opened->bytes().end(), keys->mutableBytes().begin());
+        keys->mutableBytes()[opened->size()] = '\n';
+        std::copy(identity_.signingKeyPem.bytes().begin(), identity_.signingKeyPem.bytes().end(),
+                  keys->mutableBytes().begin() + static_cast<std::ptrdiff_t>(opened->size() + 1));
+        opened->wipe();
+
+        std::vector<std::string> arguments = a.trainerArguments;
+        arguments.insert(arguments.end(), {"--dataset", dataset->string(), "--dataset-signer",
+                                           signer.string(), "--out", out.string()});
+        if (a.resume)
+            arguments.insert(arguments.end(), {"--resume", "latest"});
+        if (a.gpus > 1)
+            return Error(ErrorCode::Unsupported,
+                         fmt::format("Job {} asks for {} GPUs on one node; this worker starts one "
+                                     "rank per node so far (docs/operations/workers.md).",
+                                     a.job, a.gpus));
+        core::TrainerLaunch launch{options_.trainer.string(), "train", arguments, {}};
+        launch.onStarted = [&attempt](int pid) { attempt.pid.store(pid); };
+        attempt.started = Clock::now();
+        auto status = core::runTrainer(launch, std::move(keys).value(),
+                                       [&](std::string_view line) {
+                                           onTrainerLine(attempt, line, held);
+                                       });
+        attempt.pid.store(0);
+        if (!status)
+            return status.error();
+        attempt.log(fmt::format("the trainer exited with status {}", *status));
+        if (*status != 0)
+            return Error(ErrorCode::Internal,
+                         fmt::format("the trainer stopped with exit status {}", *status));
+        return success();
+    }
+
+    RunOptions options_;
+    Identity identity_;
+    std::unique_ptr<api::ControlClient> client_;
+    std::string inventory_;
+    std::atomic<std::int64_t> currentJob_{0};
+    std::atomic<std::int64_t> currentAttempt_{0};
+    std::mutex attemptLock_;
+    std::shared_ptr<Attempt> attempt_;
+};
+
+}  // namespace
+
+Result<std::string> enroll(const EnrollOptions& options)
+{
+    std::error_code ec;
+    if (std::filesystem::exists(options.dir / kConfig, ec))
+        return Error(ErrorCode::AlreadyExists,
+                     fmt::format("'{}' already holds an enrolled worker; enroll into an empty "
+                                 "folder, or revoke that worker and remove the folder first.",
+                                 options.dir.string()));
+    std::filesystem::create_directories(options.dir, ec);
+    if (ec)
+        return Error(ErrorCode::Io, fmt::format("Cannot create the worker folder '{}': {}.",
+                                                options.dir.string(), ec.message()));
+    std::filesystem::permissions(options.dir, std::filesystem::perms::owner_all, ec);
+    auto ca = api::fetchPinnedCaCertificate(options.address, options.serverName,
+                                            options.fingerprint);
+    if (!ca)
+        return ca.error();
+    auto tls = crypto::makeKeyAndCsr("sealtrain-worker");
+    if (!tls)
+        return tls.error();
+    auto signing = crypto::SigningKey::generate();
+    if (!signing)
+        return signing.error();
+    auto signingPem = signing->toPrivatePem();
+    if (!signingPem)
+        return signingPem.error();
+    auto box = crypto::BoxKeyPair::generate();
+    if (!box)
+        return box.error();
+
+    api::Endpoint endpoint{options.address, options.serverName, *ca};
+    auto client = api::ControlClient::connect(endpoint, nullptr);
+    if (!client)
+        return client.error();
+    api::WorkerEnrollment request;
+    request.token = options.token;
+    request.csrPem = tls->csrPem;
+    request.signingPublicKeyPem = signing->publicKey().toPem();
+    request.boxPublicKey.assign(box->publicKey().begin(), box->publicKey().end());
+    request.inventoryJson =
+        core::workerInventoryJson(probeInventory(options.interconnectEncrypted));
+    auto enrolled = (*client)->enrollWorker(request);
+    crypto::wipeMemory({reinterpret_cast<std::uint8_t*>(signingPem->data()), signingPem->size()});
+    if (!enrolled)
+        return enrolled.error();
+    auto signingAgain = signing->toPrivatePem();
+    if (!signingAgain)
+        return signingAgain.error();
+    SEALTRAIN_TRY(writePrivate(options.dir / kTlsKey, tls->privateKeyPem.bytes()));
+    SEALTRAIN_TRY(writePrivate(options.dir / kSigningKey, bytesOf(*signingAgain)));
+    crypto::wipeMemory(
+        {reinterpret_cast<std::uint8_t*>(signingAgain->data()), signingAgain->size()});
+    SEALTRAIN_TRY(writePrivate(options.dir / kBoxKey, box->secretKey().bytes()));
+    SEALTRAIN_TRY(writePublic(options.dir / kCa, *ca));
+    SEALTRAIN_TRY(writePublic(options.dir / kCertificate, enrolled->certificatePem));
+    const Json config = {{"control", options.address},
+                         {"server_name", options.serverName},
+                         {"worker", enrolled->worker},
+                         {"pool", enrolled->pool}};
+    SEALTRAIN_TRY(writePublic(options.dir / kConfig, config.dump(2) + "\n"));
+    return fmt::format("enrolled worker {} in pool {}", enrolled->worker, enrolled->pool);
+}
+
+int run(const RunOptions& options)
+{
+    struct sigaction action {};
+    action.sa_handler = onTerminate;
+    ::sigaction(SIGTERM, &action, nullptr);
+    ::sigaction(SIGINT, &action, nullptr);
+    auto identity = loadIdentity(options.dir);
+    if (!identity) {
+        say(identity.error().message());
+        return 1;
+    }
+    std::error_code ec;
+    if (options.trainer.empty() || !std::filesystem::exists(options.trainer, ec)) {
+        say(fmt::format("There is no trainer at '{}'; give the path of sealtrain-train with "
+                        "--trainer.",
+                        options.trainer.string()));
+        return 1;
+    }
+    auto client = api::ControlClient::connect(identity->endpoint, &identity->tls);
+    if (!client) {
+        say(client.error().message());
+        return 1;
+    }
+    Runner runner(options, std::move(identity).value(), std::move(client).value());
+    return runner.run();
+}
+
+}  // namespace sealtrain::worker

@@ -1,0 +1,135 @@
+// The scheduler (issue #16; ARCHITECTURE.md "Jobs"): approved jobs wait in a queue (state
+// `queued`, highest priority first, then oldest), a worker of the job's pool takes the next one
+// (`running`, with a new attempt number), reports metrics and checkpoints for that attempt, and
+// finishes it. A worker that stops heartbeating, or is revoked, loses its job: the job is queued
+// again for another worker, which resumes from the newest verified checkpoint, up to the spec's
+// max_restarts (then it fails). Every transition is audited, as the system actor "control-plane"
+// except where a session is given; metrics and heartbeats are not audited, checkpoints are.
+//
+// Fencing: every call about a job names the attempt it belongs to; a call for an attempt that is
+// no longer the job's current one (the worker was presumed lost, the job was cancelled) is
+// refused, so a worker that comes back late can not overwrite anything. The refusal is
+// PermissionDenied (base/result.h has no FailedPrecondition), as is any call of a revoked
+// worker: from these calls, the API answers it as FAILED_PRECONDITION and the worker stops.
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/core/jobs.h"
+#include "sealtrain/core/workers.h"
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sealtrain::core {
+
+class AuditedTransactions;
+class Database;
+
+// A job handed to a worker.
+struct Dispatch {
+    JobInfo job;               // state running, its worker and attempt set
+    std::int64_t attempt = 0;  // 1 for the first run, +1 at each restart
+    std::string runId;         // "job-<id>": every attempt continues the same run
+    std::string datasetId;
+};
+
+// A checkpoint a worker uploaded and the control plane verified (signature by that worker's
+// enrolled key, lineage naming this job and step, plaintext hash matching).
+struct JobCheckpoint {
+    std::int64_t jobId = 0;
+    std::int64_t step = 0;
+    std::int64_t attempt = 0;
+    std::string worker;           // whose key signed it
+    std::string sealedSha256;     // hex, of the .sealed file
+    std::string plaintextSha256;  // hex, from the signed statement
+    std::string fileBase;  // the checkpoint's file name without .sealed (in the job's folder)
+    std::int64_t recorded = 0;
+};
+
+// One metrics line of a job (JSON, as the trainer wrote it). Stored once per (kind, step): a
+// line sent again after a reconnect, or recomputed by a resumed attempt, replaces the same row.
+struct MetricsLine {
+    std::string kind;  // the line's "kind" ("step", "checkpoint", "end", ...)
+    std::int64_t step = 0;
+    std::string json;
+};
+
+class Scheduler final {
+public:
+    Scheduler(AuditedTransactions& gate, const JobPolicy& policy);
+
+    void setPolicy(const JobPolicy& policy);
+
+    // The control plane queues a job once it is approved exactly as it is (job.queue, system).
+    [[nodiscard]] Result<JobInfo> enqueue(std::int64_t jobId);
+    // The next queued job for `worker` (its pool; the dataset's classification allowed in that
+    // pool by the policy; the project's GPU-hour budget not exhausted), now running on it; nullopt
+    // when none waits. A job whose classification the worker's pool may not see is not handed
+    // over: the refusal is audited (job.dispatch, denied) and the job waits for a worker of an
+    // allowed pool. A job whose project has no budget left fails, audited. A worker that
+    // already runs a job gets nothing.
+    [[nodiscard]] Result<std::optional<Dispatch>> take(const WorkerInfo& worker);
+    // The worker's current attempt at `jobId` (running): the job, or denied (fencing).
+    [[nodiscard]] Result<Dispatch> current(const WorkerInfo& worker, std::int64_t jobId,
+                                           std::int64_t attempt);
+    // Stores metrics lines of the attempt (idempotent per kind and step); also accounts
+    // `gpuHours` (the attempt's total so far, from the worker's report) against the budget.
+    // Returns true when the job must stop now (cancelled, over its GPU-hour limit, or its
+    // project's budget is exhausted: the last two end it as failed, audited).
+    [[nodiscard]] Result<bool> report(const WorkerInfo& worker, std::int64_t jobId,
+                                      std::int64_t attempt, const std::vector<MetricsLine>& lines,
+                                      double gpuHours);
+    // Records a verified checkpoint (job.checkpoint, actor the worker, with its digests).
+    // AlreadyExists is not an error: the same step's checkpoint uploaded again is acknowledged.
+    [[nodiscard]] Result<void> recordCheckpoint(const WorkerInfo& worker,
+                                                const JobCheckpoint& checkpoint);
+    // The newest recorded checkpoint of a job, to resume from; nullopt when none.
+    [[nodiscard]] Result<std::optional<JobCheckpoint>> newestCheckpoint(std::int64_t jobId);
+    // Every recorded checkpoint of a job, oldest first.
+    [[nodiscard]] Result<std::vector<JobCheckpoint>> checkpoints(std::int64_t jobId);
+    // The attempt ended (job.finish, actor the worker): succeeded or failed, with its GPU hours.
+    // A job cancelled while it ran stays cancelled (its hours are still accounted).
+    [[nodiscard]] Result<JobInfo> finish(const WorkerInfo& worker, std::int64_t jobId,
+                                         std::int64_t attempt, bool succeeded, double gpuHours,
+                                         const std::string& reason);
+    // The worker is gone (its heartbeat stopped, or it was revoked): its running job is queued
+    // again (job.requeue, restarts + 1) or, past max_restarts, fails. Returns the jobs touched.
+    [[nodiscard]] Result<std::vector<std::int64_t>> releaseWorker(std::int64_t workerId,
+                                                                  const std::string& reason);
+    // Every active worker with a running job whose last heartbeat is older than `now - timeout`
+    // (Unix seconds), released as above. Returns the workers released.
+    [[nodiscard]] Result<std::vector<std::int64_t>> releaseSilent(std::int64_t now,
+                                                                  std::int64_t timeoutSeconds);
+    // The jobs a worker must stop (cancelled while it ran them), for its heartbeat's answer.
+    [[nodiscard]] Result<std::vector<std::int64_t>> jobsToStop(std::int64_t workerId);
+    // The job's metrics lines, in (step, kind) order, from `fromStep`, for whoever may see the
+    // job as Jobs::show allows (refusals audited).
+    [[nodiscard]] Result<std::vector<MetricsLine>>
+    metrics(const std::string& session, std::int64_t jobId, std::int64_t fromStep);
+
+private:
+    // take()'s three outcomes for one queued job, each in an audited transaction of its own.
+    [[nodiscard]] Result<void> refuseDispatch(const WorkerInfo& worker, std::int64_t jobId,
+                                              const std::string& pool,
+                                              const std::string& classification);
+    [[nodiscard]] Result<void> failForBudget(std::int64_t jobId, std::int64_t usedMilli,
+                                             double budgetHours);
+    [[nodiscard]] Result<std::optional<Dispatch>> dispatch(const WorkerInfo& worker,
+                                                           std::int64_t jobId);
+    // Ends a running job as failed for the control plane (a limit reached), audited.
+    [[nodiscard]] Result<void> stopForLimit(std::int64_t jobId, std::int64_t attempt,
+                                            const std::string& reason);
+
+    AuditedTransactions& gate_;
+    Database& database_;
+    JobPolicy policy_;
+    // The (job, pool) pairs whose refused dispatch is already in the audit log: a worker that
+    // polls every few seconds does not add an entry each time.
+    std::set<std::pair<std::int64_t, std::string>> refusalsAudited_;
+};
+
+}  // namespace sealtrain::core

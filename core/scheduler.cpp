@@ -1,0 +1,594 @@
+// The scheduler (scheduler.h): the queue, dispatch with the pool, classification and budget
+// checks, fencing by attempt, metrics, verified checkpoints, how an attempt ends, and the release
+// of a worker that went silent or was revoked (tables of migration 6, docs/formats/database.md;
+// the rules in docs/operations/scheduling.md).
+#include "sealtrain/core/scheduler.h"
+
+#include "audited_transaction.h"
+#include "job_rows.h"
+#include "sealtrain/core/database.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace sealtrain::core {
+namespace {
+
+using internal::controlPlaneActor;
+using internal::fromMilli;
+using internal::JobRow;
+using internal::loadJob;
+using internal::reloaded;
+using internal::toMilli;
+
+constexpr std::size_t kMaxMetricsLines = 10'000;
+constexpr std::size_t kMaxMetricsLineBytes = std::size_t{64} * 1024;
+constexpr std::size_t kMaxKindLength = 32;
+constexpr std::size_t kMaxFileBase = 128;
+
+audit::Actor workerActor(const WorkerInfo& worker)
+{
+    return {audit::ActorKind::Worker, worker.name, "", "mtls"};
+}
+
+// Fencing: a call about an attempt that is no longer the job's current one on this worker. The
+// API answers it as FAILED_PRECONDITION; the worker stops the attempt.
+Error staleAttempt(std::int64_t jobId, std::int64_t attempt)
+{
+    return denied(fmt::format("Attempt {} of job {} is no longer current on this worker; stop it.",
+                              attempt, jobId));
+}
+
+// The pool of worker `workerId` when it is active; denied when it is revoked or unknown.
+Result<std::string> activePool(const Database& database, std::int64_t workerId)
+{
+    std::string pool;
+    auto found = database.queryOne("SELECT pool FROM workers WHERE id = ? AND state = 'active'",
+                                   {workerId}, [&](const Statement& row) { pool = row.text(0); });
+    if (!found)
+        return found.error();
+    if (!*found)
+        return denied("This worker is revoked or not enrolled; enroll it again with a new token.");
+    return pool;
+}
+
+// The job when `attempt` is its current one on `workerId`, and it is running, or (with
+// `endedToo`) was cancelled or failed by the control plane while it ran and the worker has not
+// finished it yet. Denied otherwise (fencing).
+Result<JobRow> currentAttempt(const Database& database, std::int64_t workerId, std::int64_t jobId,
+                              std::int64_t attempt, bool endedToo)
+{
+    SEALTRAIN_TRY(activePool(database, workerId));
+    auto job = loadJob(database, jobId);
+    if (!job)
+        return job.error().code() == ErrorCode::NotFound ? staleAttempt(jobId, attempt)
+                                                         : job.error();
+    const JobState state = job->info.state;
+    const bool live = state == JobState::Running
+                      || (endedToo && (state == JobState::Cancelled || state == JobState::Failed));
+    if (job->workerId != workerId || job->info.attempt != attempt || job->attemptEnded || !live)
+        return staleAttempt(jobId, attempt);
+    return job;
+}
+
+// The dataset's classification, or empty when the job names no dataset known here.
+Result<std::string> classificationOf(const Database& database, const std::string& datasetId)
+{
+    std::string classification;
+    SEALTRAIN_TRY(database.queryOne("SELECT classification FROM datasets WHERE id = ?", {datasetId},
+                                    [&](const Statement& row) { classification = row.text(0); }));
+    return classification;
+}
+
+Result<std::int64_t> projectUsedMilli(const Database& database, const std::string& project)
+{
+    return database.queryInteger(
+        "SELECT COALESCE(SUM(gpu_millihours_used), 0) FROM jobs WHERE project = ?", {project});
+}
+
+bool isHex64(const std::string& text)
+{
+    return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
+
+bool isPlainFileBase(const std::string& name)
+{
+    if (name.empty() || name.size() > kMaxFileBase || name.front() == '.')
+        return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+               || c == '.' || c == '_' || c == '-';
+    });
+}
+
+Result<void> checkGpuHours(double gpuHours)
+{
+    if (std::isfinite(gpuHours) && gpuHours >= 0.0 && gpuHours < 1e9)
+        return success();
+    return Error(ErrorCode::InvalidArgument,
+                 "The GPU hours reported must be a number from 0; report the attempt's total.");
+}
+
+JobCheckpoint readCheckpoint(const Statement& row)
+{
+    return {row.integer(0), row.integer(1), row.integer(2), row.text(3),
+            row.text(4),    row.text(5),    row.text(6),    row.integer(7)};
+}
+
+constexpr std::string_view kCheckpointColumns =
+    "c.job_id, c.step, c.attempt, w.name, c.sealed_sha256, c.plaintext_sha256, c.file_base, "
+    "c.recorded FROM job_checkpoints c JOIN workers w ON w.id = c.worker_id";
+
+}  // namespace
+
+Scheduler::Scheduler(AuditedTransactions& gate, const JobPolicy& policy)
+    : gate_(gate)
+    , database_(gate.database())
+    , policy_(policy)
+{
+}
+
+void Scheduler::setPolicy(const JobPolicy& policy)
+{
+    policy_ = policy;
+    // A new policy may refuse what the old one allowed: its refusals are audited afresh.
+    refusalsAudited_.clear();
+}
+
+Result<JobInfo> Scheduler::enqueue(std::int64_t jobId)
+{
+    if (auto done = gate_.performWithoutSession(
+            {"job.queue", "", "", {"job", std::to_string(jobId)}},
+            [&](audit::EntryDraft& draft) -> Result<void> {
+                draft.actor = controlPlaneActor();
+                auto job = loadJob(database_, jobId);
+                if (!job)
+                    return job.error();
+                if (job->info.state != JobState::Approved)
+                    return internal::wrongState(job->info, "queued (only an approved job can be)");
+                if (!internal::approvedAsIs(*job)) {
+                    draft.outcome = audit::Outcome::Denied;
+                    draft.reason = "not approved as it is";
+                    return denied(fmt::format("Job {} may not be queued: nobody but its submitter "
+                                              "approved its current spec.",
+                                              jobId));
+                }
+                draft.details.push_back(audit::textDetail("sha256", job->info.specSha256));
+                draft.details.push_back(audit::textDetail("pool", job->info.pool));
+                draft.details.push_back(
+                    audit::textDetail("priority", std::to_string(job->info.priority)));
+                return database_.run("UPDATE jobs SET state = ?, updated = ? WHERE id = ?",
+                                     {jobStateName(JobState::Queued), gate_.now(), jobId});
+            });
+        !done)
+        return done.error();
+    return reloaded(database_, jobId);
+}
+
+Result<std::optional<Dispatch>> Scheduler::take(const WorkerInfo& worker)
+{
+    // The worker's pool as the database knows it, not as the caller says.
+    std::string pool;
+    SEALTRAIN_ASSIGN(pool, activePool(database_, worker.id));
+    auto busy = database_.exists("SELECT 1 FROM jobs WHERE worker_id = ? AND state = 'running'",
+                                 {worker.id});
+    if (!busy)
+        return busy.error();
+    if (*busy)
+        return std::optional<Dispatch>();
+    auto queued = internal::loadJobs(database_, "j.state = 'queued' AND j.pool = ?", {pool},
+                                     "j.priority DESC, j.id ASC");
+    if (!queued)
+        return queued.error();
+    const auto allowedHere = policy_.poolClassifications.find(pool);
+    for (const JobRow& job : *queued) {
+        std::string classification;
+        SEALTRAIN_ASSIGN(classification, classificationOf(database_, job.info.datasetId));
+        const bool allowed =
+            !classification.empty() && allowedHere != policy_.poolClassifications.end()
+            && std::find(allowedHere->second.begin(), allowedHere->second.end(), classification)
+                   != allowedHere->second.end();
+        if (!allowed) {
+            SEALTRAIN_TRY(refuseDispatch(worker, job.info.id, pool, classification));
+            continue;
+        }
+        if (job.info.gpuHoursLimit > 0.0) {
+            const auto budget = policy_.budgets.find(job.info.project);
+            const double budgetHours =
+                budget == policy_.budgets.end() ? 0.0 : budget->second.gpuHours;
+            std::int64_t used = 0;
+            SEALTRAIN_ASSIGN(used, projectUsedMilli(database_, job.info.project));
+            if (used >= toMilli(budgetHours)) {
+                SEALTRAIN_TRY(failForBudget(job.info.id, used, budgetHours));
+                continue;
+            }
+        }
+        auto dispatched = dispatch(worker, job.info.id);
+        if (!dispatched || *dispatched)
+            return dispatched;
+    }
+    return std::optional<Dispatch>();
+}
+
+Result<void> Scheduler::refuseDispatch(const WorkerInfo& worker, std::int64_t jobId,
+                                       const std::string& pool, const std::string& classification)
+{
+    if (refusalsAudited_.count({jobId, pool}) != 0)
+        return success();
+    SEALTRAIN_TRY(gate_.performWithoutSession(
+        {"job.dispatch", "", "", {"job", std::to_string(jobId)}}, [&](audit::EntryDraft& draft) {
+            draft.actor = controlPlaneActor();
+            draft.outcome = audit::Outcome::Denied;
+            draft.reason =
+                classification.empty()
+                    ? "the job's dataset is not known here"
+                    : fmt::format("'{}' data is not allowed on pool '{}'", classification, pool);
+            draft.details.push_back(audit::textDetail("worker", worker.name));
+            draft.details.push_back(audit::textDetail("pool", pool));
+            return success();
+        }));
+    refusalsAudited_.insert({jobId, pool});
+    return success();
+}
+
+Result<void> Scheduler::failForBudget(std::int64_t jobId, std::int64_t usedMilli,
+                                      double budgetHours)
+{
+    return gate_.performWithoutSession(
+        {"job.dispatch", "", "", {"job", std::to_string(jobId)}},
+        [&](audit::EntryDraft& draft) -> Result<void> {
+            draft.actor = controlPlaneActor();
+            draft.outcome = audit::Outcome::Denied;
+            draft.reason = "project budget exhausted";
+            draft.details.push_back(
+                audit::textDetail("gpu_hours_used", fmt::format("{:.3f}", fromMilli(usedMilli))));
+            draft.details.push_back(
+                audit::textDetail("gpu_hours_budget", fmt::format("{:.3f}", budgetHours)));
+            draft.details.push_back(audit::textDetail("state", jobStateName(JobState::Failed)));
+            return database_.run(
+                "UPDATE jobs SET state = ?, reason = ?, updated = ? WHERE id = ? AND state = ?",
+                {jobStateName(JobState::Failed), "project budget exhausted", gate_.now(), jobId,
+                 jobStateName(JobState::Queued)});
+        });
+}
+
+Result<std::optional<Dispatch>> Scheduler::dispatch(const WorkerInfo& worker, std::int64_t jobId)
+{
+    bool handedOver = false;
+    auto decided = gate_.performWithoutSession(
+        {"job.dispatch", "", "", {"job", std::to_string(jobId)}},
+        [&](audit::EntryDraft& draft) -> Result<void> {
+            draft.actor = controlPlaneActor();
+            draft.details.push_back(audit::textDetail("worker", worker.name));
+            auto job = loadJob(database_, jobId);
+            if (!job)
+                return job.error();
+            // Nothing runs without a second person's approval of the current spec.
+            if (job->info.state != JobState::Queued || !internal::approvedAsIs(*job)) {
+                draft.outcome = audit::Outcome::Denied;
+                draft.reason = "not approved as it is";
+                return success();
+            }
+            const std::int64_t attempt = job->info.attempt + 1;
+            draft.details.push_back(audit::textDetail("attempt", std::to_string(attempt)));
+            draft.details.push_back(audit::textDetail("sha256", job->info.specSha256));
+            const std::int64_t now = gate_.now();
+            SEALTRAIN_TRY(database_.run(
+                "UPDATE jobs SET state = ?, worker_id = ?, attempt = ?, started = ?, "
+                "finished = NULL, gpu_millihours_earlier = gpu_millihours_used, updated = ? "
+                "WHERE id = ?",
+                {jobStateName(JobState::Running), worker.id, attempt, now, now, jobId}));
+            // Asking for work is a sign of life.
+            SEALTRAIN_TRY(
+                database_.run("UPDATE workers SET last_seen = ? WHERE id = ?", {now, worker.id}));
+            handedOver = true;
+            return success();
+        });
+    if (!decided)
+        return decided.error();
+    if (!handedOver)
+        return std::optional<Dispatch>();
+    auto job = reloaded(database_, jobId);
+    if (!job)
+        return job.error();
+    Dispatch handed;
+    handed.attempt = job->attempt;
+    handed.runId = "job-" + std::to_string(jobId);
+    handed.datasetId = job->datasetId;
+    handed.job = std::move(*job);
+    return std::optional<Dispatch>(std::move(handed));
+}
+
+Result<Dispatch> Scheduler::current(const WorkerInfo& worker, std::int64_t jobId,
+                                    std::int64_t attempt)
+{
+    auto job = currentAttempt(database_, worker.id, jobId, attempt, false);
+    if (!job)
+        return job.error();
+    Dispatch handed;
+    handed.attempt = attempt;
+    handed.runId = "job-" + std::to_string(jobId);
+    handed.datasetId = job->info.datasetId;
+    handed.job = std::move(job->info);
+    return handed;
+}
+
+Result<bool> Scheduler::report(const WorkerInfo& worker, std::int64_t jobId, std::int64_t attempt,
+                               const std::vector<MetricsLine>& lines, double gpuHours)
+{
+    SEALTRAIN_TRY(checkGpuHours(gpuHours));
+    if (lines.size() > kMaxMetricsLines)
+        return Error(ErrorCode::InvalidArgument,
+                     "A report holds at most 10000 metrics lines; send them in several.");
+    for (const MetricsLine& line : lines) {
+        if (line.kind.empty() || line.kind.size() > kMaxKindLength || line.step < 0
+            || line.json.size() > kMaxMetricsLineBytes)
+            return Error(ErrorCode::InvalidArgument,
+                         "A metrics line needs a kind of 1 to 32 characters, a step from 0 and at "
+                         "most 64 KiB of JSON; send the trainer's lines as they are.");
+    }
+    JobRow job;
+    {
+        auto transaction = database_.begin();
+        if (!transaction)
+            return transaction.error();
+        SEALTRAIN_ASSIGN(job, currentAttempt(database_, worker.id, jobId, attempt, true));
+        for (const MetricsLine& line : lines)
+            SEALTRAIN_TRY(database_.run("INSERT OR REPLACE INTO job_metrics (job_id, kind, step, "
+                                        "line) VALUES (?, ?, ?, ?)",
+                                        {jobId, line.kind, line.step, line.json}));
+        // The attempt's running total on top of the earlier attempts': a report sent again
+        // counts once, and an older one never lowers it.
+        SEALTRAIN_TRY(database_.run(
+            "UPDATE jobs SET gpu_millihours_used = MAX(gpu_millihours_used, ?) WHERE id = ?",
+            {job.earlierMilli + toMilli(gpuHours), jobId}));
+        SEALTRAIN_TRY((*transaction)->commit());
+    }
+    if (job.info.state != JobState::Running)
+        return true;
+    const std::int64_t usedMilli =
+        std::max(toMilli(job.info.gpuHoursUsed), job.earlierMilli + toMilli(gpuHours));
+    std::string over;
+    if (usedMilli > toMilli(job.info.gpuHoursLimit)) {
+        over = fmt::format("over its GPU-hour limit ({:.3f} of {:.3f})", fromMilli(usedMilli),
+                           job.info.gpuHoursLimit);
+    } else if (usedMilli > 0) {
+        const auto budget = policy_.budgets.find(job.info.project);
+        const double budgetHours = budget == policy_.budgets.end() ? 0.0 : budget->second.gpuHours;
+        std::int64_t projectUsed = 0;
+        SEALTRAIN_ASSIGN(projectUsed, projectUsedMilli(database_, job.info.project));
+        if (projectUsed > toMilli(budgetHours))
+            over = "project budget exhausted";
+    }
+    if (over.empty())
+        return false;
+    SEALTRAIN_TRY(stopForLimit(jobId, attempt, over));
+    return true;
+}
+
+Result<void> Scheduler::stopForLimit(std::int64_t jobId, std::int64_t attempt,
+                                     const std::string& reason)
+{
+    return gate_.performWithoutSession(
+        {"job.finish", "", "", {"job", std::to_string(jobId)}},
+        [&](audit::EntryDraft& draft) -> Result<void> {
+            draft.actor = controlPlaneActor();
+            draft.details.push_back(audit::textDetail("reason", reason));
+            draft.details.push_back(audit::textDetail("attempt", std::to_string(attempt)));
+            draft.details.push_back(audit::textDetail("state", jobStateName(JobState::Failed)));
+            // The attempt stays open (finished NULL): the worker's finish still accounts the
+            // hours it used since its last report.
+            return database_.run(
+                "UPDATE jobs SET state = ?, reason = ?, updated = ? WHERE id = ? AND attempt = ? "
+                "AND state = ?",
+                {jobStateName(JobState::Failed), reason, gate_.now(), jobId, attempt,
+                 jobStateName(JobState::Running)});
+        });
+}
+
+Result<void> Scheduler::recordCheckpoint(const WorkerInfo& worker, const JobCheckpoint& checkpoint)
+{
+    if (checkpoint.step < 0 || !isHex64(checkpoint.sealedSha256)
+        || !isHex64(checkpoint.plaintextSha256) || !isPlainFileBase(checkpoint.fileBase))
+        return Error(ErrorCode::InvalidArgument,
+                     "A checkpoint record needs a step from 0, two SHA-256 digests in lowercase "
+                     "hex and a plain file name; send the verified checkpoint's own.");
+    // The same checkpoint uploaded again (after a reconnect) is acknowledged without a new
+    // entry.
+    std::string recordedSealed;
+    SEALTRAIN_TRY(database_.queryOne(
+        "SELECT sealed_sha256 FROM job_checkpoints WHERE job_id = ? AND step = ?",
+        {checkpoint.jobId, checkpoint.step},
+        [&](const Statement& row) { recordedSealed = row.text(0); }));
+    if (recordedSealed == checkpoint.sealedSha256) {
+        SEALTRAIN_TRY(
+            currentAttempt(database_, worker.id, checkpoint.jobId, checkpoint.attempt, false));
+        return success();
+    }
+    return gate_.performWithoutSession(
+        {"job.checkpoint", "", "", {"job", std::to_string(checkpoint.jobId)}},
+        [&](audit::EntryDraft& draft) -> Result<void> {
+            draft.actor = workerActor(worker);
+            draft.details.push_back(audit::textDetail("step", std::to_string(checkpoint.step)));
+            draft.details.push_back(audit::textDetail("sealed_sha256", checkpoint.sealedSha256));
+            draft.details.push_back(
+                audit::textDetail("plaintext_sha256", checkpoint.plaintextSha256));
+            draft.details.push_back(audit::textDetail("worker", worker.name));
+            draft.details.push_back(
+                audit::textDetail("attempt", std::to_string(checkpoint.attempt)));
+            auto job =
+                currentAttempt(database_, worker.id, checkpoint.jobId, checkpoint.attempt, false);
+            if (!job) {
+                draft.outcome = job.error().code() == ErrorCode::PermissionDenied
+                                    ? audit::Outcome::Denied
+                                    : audit::Outcome::Failed;
+                draft.reason = job.error().message();
+                return job.error();
+            }
+            if (!recordedSealed.empty()) {
+                draft.outcome = audit::Outcome::Failed;
+                draft.reason = "another checkpoint of this step is recorded";
+                return Error(ErrorCode::AlreadyExists,
+                             fmt::format("Job {} already has another checkpoint at step {}; keep "
+                                         "training and upload the next one.",
+                                         checkpoint.jobId, checkpoint.step));
+            }
+            return database_.run(
+                "INSERT INTO job_checkpoints (job_id, step, attempt, worker_id, sealed_sha256, "
+                "plaintext_sha256, file_base, recorded) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                {checkpoint.jobId, checkpoint.step, checkpoint.attempt, worker.id,
+                 checkpoint.sealedSha256, checkpoint.plaintextSha256, checkpoint.fileBase,
+                 gate_.now()});
+        });
+}
+
+Result<std::optional<JobCheckpoint>> Scheduler::newestCheckpoint(std::int64_t jobId)
+{
+    std::optional<JobCheckpoint> newest;
+    SEALTRAIN_TRY(database_.queryOne("SELECT " + std::string(kCheckpointColumns)
+                                         + " WHERE c.job_id = ? ORDER BY c.step DESC LIMIT 1",
+                                     {jobId},
+                                     [&](const Statement& row) { newest = readCheckpoint(row); }));
+    return newest;
+}
+
+Result<std::vector<JobCheckpoint>> Scheduler::checkpoints(std::int64_t jobId)
+{
+    std::vector<JobCheckpoint> all;
+    SEALTRAIN_TRY(database_.query(
+        "SELECT " + std::string(kCheckpointColumns) + " WHERE c.job_id = ? ORDER BY c.step",
+        {jobId}, [&](const Statement& row) { all.push_back(readCheckpoint(row)); }));
+    return all;
+}
+
+Result<JobInfo> Scheduler::finish(const WorkerInfo& worker, std::int64_t jobId,
+                                  std::int64_t attempt, bool succeeded, double gpuHours,
+                                  const std::string& reason)
+{
+    SEALTRAIN_TRY(checkGpuHours(gpuHours));
+    if (auto done = gate_.performWithoutSession(
+            {"job.finish", "", "", {"job", std::to_string(jobId)}},
+            [&](audit::EntryDraft& draft) -> Result<void> {
+                draft.actor = workerActor(worker);
+                draft.details.push_back(audit::textDetail("attempt", std::to_string(attempt)));
+                if (!reason.empty())
+                    draft.details.push_back(audit::textDetail("reason", reason));
+                auto job = currentAttempt(database_, worker.id, jobId, attempt, true);
+                if (!job) {
+                    if (job.error().code() == ErrorCode::PermissionDenied) {
+                        draft.outcome = audit::Outcome::Denied;
+                        draft.reason = job.error().message();
+                    }
+                    return job.error();
+                }
+                const std::int64_t used = std::max(toMilli(job->info.gpuHoursUsed),
+                                                   job->earlierMilli + toMilli(gpuHours));
+                // A job cancelled, or failed by the control plane, while it ran keeps its end.
+                const bool running = job->info.state == JobState::Running;
+                const JobState state = running
+                                           ? (succeeded ? JobState::Succeeded : JobState::Failed)
+                                           : job->info.state;
+                draft.details.push_back(
+                    audit::textDetail("gpu_hours", fmt::format("{:.3f}", fromMilli(used))));
+                draft.details.push_back(audit::textDetail("state", jobStateName(state)));
+                const std::int64_t now = gate_.now();
+                return database_.run(
+                    "UPDATE jobs SET state = ?, reason = ?, gpu_millihours_used = ?, finished = ?, "
+                    "updated = ? WHERE id = ?",
+                    {jobStateName(state), running ? reason : job->info.reason, used, now, now,
+                     jobId});
+            });
+        !done)
+        return done.error();
+    return reloaded(database_, jobId);
+}
+
+Result<std::vector<std::int64_t>> Scheduler::releaseWorker(std::int64_t workerId,
+                                                           const std::string& reason)
+{
+    auto running = internal::loadJobs(database_, "j.worker_id = ? AND j.state = 'running'",
+                                      {workerId}, "j.id");
+    if (!running)
+        return running.error();
+    std::vector<std::int64_t> touched;
+    for (const JobRow& job : *running) {
+        const std::int64_t jobId = job.info.id;
+        auto released = gate_.performWithoutSession(
+            {"job.requeue", "", "", {"job", std::to_string(jobId)}},
+            [&](audit::EntryDraft& draft) -> Result<void> {
+                draft.actor = controlPlaneActor();
+                draft.details.push_back(audit::textDetail("reason", reason));
+                draft.details.push_back(audit::textDetail("worker", job.info.worker));
+                draft.details.push_back(
+                    audit::textDetail("attempt", std::to_string(job.info.attempt)));
+                const std::int64_t restarts = job.info.restarts + 1;
+                const bool exhausted = restarts > job.info.maxRestarts;
+                draft.details.push_back(audit::textDetail("restarts", std::to_string(restarts)));
+                const JobState state = exhausted ? JobState::Failed : JobState::Queued;
+                draft.details.push_back(audit::textDetail("state", jobStateName(state)));
+                const std::int64_t now = gate_.now();
+                // The attempt number stays: the next dispatch makes the next one, and every
+                // call of this one is refused from now on.
+                return database_.run(
+                    "UPDATE jobs SET state = ?, restarts = ?, reason = ?, finished = ?, "
+                    "worker_id = CASE WHEN ? THEN worker_id END, updated = ? "
+                    "WHERE id = ? AND state = 'running' AND worker_id = ?",
+                    {jobStateName(state), restarts,
+                     exhausted ? std::string("worker lost, no restarts left") : std::string(), now,
+                     exhausted ? 1 : 0, now, jobId, workerId});
+            });
+        if (!released)
+            return released.error();
+        touched.push_back(jobId);
+    }
+    return touched;
+}
+
+Result<std::vector<std::int64_t>> Scheduler::releaseSilent(std::int64_t now,
+                                                           std::int64_t timeoutSeconds)
+{
+    std::vector<std::int64_t> silent;
+    SEALTRAIN_TRY(database_.query(
+        "SELECT DISTINCT w.id FROM workers w JOIN jobs j ON j.worker_id = w.id "
+        "WHERE w.state = 'active' AND j.state = 'running' AND w.last_seen < ? ORDER BY w.id",
+        {now - timeoutSeconds}, [&](const Statement& row) { silent.push_back(row.integer(0)); }));
+    for (const std::int64_t workerId : silent)
+        SEALTRAIN_TRY(releaseWorker(
+            workerId, fmt::format("no heartbeat for more than {} seconds", timeoutSeconds)));
+    return silent;
+}
+
+Result<std::vector<std::int64_t>> Scheduler::jobsToStop(std::int64_t workerId)
+{
+    std::vector<std::int64_t> stop;
+    SEALTRAIN_TRY(database_.query(
+        "SELECT id FROM jobs WHERE worker_id = ? AND state IN ('cancelled', 'failed') AND "
+        "finished IS NULL ORDER BY id",
+        {workerId}, [&](const Statement& row) { stop.push_back(row.integer(0)); }));
+    return stop;
+}
+
+Result<std::vector<MetricsLine>> Scheduler::metrics(const std::string& session, std::int64_t jobId,
+                                                    std::int64_t fromStep)
+{
+    return gate_.performReturning(
+        session, internal::jobRequest(database_, jobId, "metrics", ""),
+        [&](const Caller& caller, audit::EntryDraft&) -> Result<std::vector<MetricsLine>> {
+            SEALTRAIN_TRY(internal::visibleJob(gate_, caller, jobId));
+            std::vector<MetricsLine> lines;
+            SEALTRAIN_TRY(database_.query(
+                "SELECT kind, step, line FROM job_metrics WHERE job_id = ? AND step >= ? "
+                "ORDER BY step, kind",
+                {jobId, fromStep}, [&](const Statement& row) {
+                    lines.push_back({row.text(0), row.integer(1), row.text(2)});
+                }));
+            return lines;
+        });
+}
+
+}  // namespace sealtrain::core
