@@ -155,6 +155,22 @@ struct ControlClient::State {
         return files;
     }
 
+    // Training.Sample of the checkpoint `request` names.
+    [[nodiscard]] Result<SampleOutcome> sample(v1::SampleRequest& request, std::uint64_t step,
+                                               const std::vector<std::string>& arguments) const
+    {
+        request.set_step(step);
+        for (const std::string& argument : arguments)
+            request.add_sampler_arguments(argument);
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
+        v1::SampleReply reply;
+        const grpc::Status status = training->Sample(&context, request, &reply);
+        if (!status.ok())
+            return failure(status);
+        return SampleOutcome{reply.text(), reply.step()};
+    }
+
     // A unary Jobs call, whose reply is the job.
     template <typename Request>
     [[nodiscard]] Result<JobSummary>
@@ -715,16 +731,7 @@ Result<SampleOutcome> ControlClient::sample(const std::string& runId, std::uint6
 {
     v1::SampleRequest request;
     request.set_run_id(runId);
-    request.set_step(step);
-    for (const std::string& argument : samplerArguments)
-        request.add_sampler_arguments(argument);
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
-    v1::SampleReply reply;
-    const grpc::Status status = state_->training->Sample(&context, request, &reply);
-    if (!status.ok())
-        return state_->failure(status);
-    return SampleOutcome{reply.text(), reply.step()};
+    return state_->sample(request, step, samplerArguments);
 }
 
 Result<SampleOutcome> ControlClient::sampleJob(std::int64_t job, std::uint64_t step,
@@ -732,16 +739,7 @@ Result<SampleOutcome> ControlClient::sampleJob(std::int64_t job, std::uint64_t s
 {
     v1::SampleRequest request;
     request.set_job(job);
-    request.set_step(step);
-    for (const std::string& argument : samplerArguments)
-        request.add_sampler_arguments(argument);
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
-    v1::SampleReply reply;
-    const grpc::Status status = state_->training->Sample(&context, request, &reply);
-    if (!status.ok())
-        return state_->failure(status);
-    return SampleOutcome{reply.text(), reply.step()};
+    return state_->sample(request, step, samplerArguments);
 }
 
 Result<JobSummary> ControlClient::submitJob(const std::string& specText)

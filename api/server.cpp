@@ -1036,25 +1036,8 @@ public:
         auto keys = trainer::formatTrainerKeys(keks, nullptr, std::span(&signer, 1));
         if (!keys)
             return Internal::toStatus(keys.error());
-        std::vector<std::string> samplerArguments{
-            "--checkpoint",          files->sealed.string(), "--expect-checkpoint-sha256",
-            lineage->subject.sha256, "--expect-dataset-id",  info->id};
-        samplerArguments.insert(samplerArguments.end(), arguments->begin(), arguments->end());
-        std::string text;
-        auto status = core::runTrainer(
-            {shared_.options.trainer.string(), "sample", std::move(samplerArguments), {}},
-            std::move(keys).value(), [&](std::string_view line) { text += line; });
-        if (!status)
-            return Internal::toStatus(status.error());
-        if (*status != 0)
-            return Internal::toStatus(Error(
-                ErrorCode::Internal,
-                fmt::format("The sampler stopped with exit status {}; the control plane's log "
-                            "says why.",
-                            *status)));
-        reply->set_text(text);
-        reply->set_step(files->step);
-        return Status::OK;
+        return runSampler(std::move(keys).value(), files->sealed, *lineage, info->id, *arguments,
+                          files->step, *reply);
     }
 
 private:
@@ -1121,14 +1104,25 @@ private:
         auto keys = trainer::formatTrainerKeys(keks, nullptr, std::span(&*signer, 1));
         if (!keys)
             return Internal::toStatus(keys.error());
+        return runSampler(std::move(keys).value(), files.sealed, *lineage, info->id, arguments,
+                          static_cast<std::uint64_t>(chosen->step), reply);
+    }
+
+    // Runs `sealtrain-train sample` on a checkpoint whose signature was verified (`lineage`) and
+    // whose dataset's release was authorised, checking that it reads exactly that file.
+    Status runSampler(crypto::SecretBytes keys, const std::filesystem::path& sealed,
+                      const trainer::CheckpointLineage& lineage, const std::string& datasetId,
+                      const std::vector<std::string>& arguments, std::uint64_t step,
+                      v1::SampleReply& reply) const
+    {
         std::vector<std::string> samplerArguments{
-            "--checkpoint",          files.sealed.string(), "--expect-checkpoint-sha256",
-            lineage->subject.sha256, "--expect-dataset-id", info->id};
+            "--checkpoint",         sealed.string(),       "--expect-checkpoint-sha256",
+            lineage.subject.sha256, "--expect-dataset-id", datasetId};
         samplerArguments.insert(samplerArguments.end(), arguments.begin(), arguments.end());
         std::string text;
         auto status = core::runTrainer(
             {shared_.options.trainer.string(), "sample", std::move(samplerArguments), {}},
-            std::move(keys).value(), [&](std::string_view line) { text += line; });
+            std::move(keys), [&](std::string_view line) { text += line; });
         if (!status)
             return Internal::toStatus(status.error());
         if (*status != 0)
@@ -1138,7 +1132,7 @@ private:
                             "says why.",
                             *status)));
         reply.set_text(text);
-        reply.set_step(static_cast<std::uint64_t>(chosen->step));
+        reply.set_step(step);
         return Status::OK;
     }
 

@@ -43,6 +43,9 @@ signedInClient(const ClientOptions& options);
 void registerRemoteAccessCommands(CLI::App* remote, CLI::App* user, CLI::App* grant,
                                   CommandRegistry& registry);
 
+// "2026-12-01T03:58:47Z" (remote_job_command.cpp).
+[[nodiscard]] std::string utcText(std::int64_t unixSeconds);
+
 // `remote job …` (remote_job_command.cpp).
 void registerRemoteJobCommands(CLI::App* remote, CommandRegistry& registry);
 

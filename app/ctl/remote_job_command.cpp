@@ -14,9 +14,8 @@
 #include <string>
 
 namespace sealtrain::ctl {
-namespace {
 
-std::string utc(std::int64_t unixSeconds)
+std::string utcText(std::int64_t unixSeconds)
 {
     const std::time_t time = unixSeconds;
     std::tm parts{};
@@ -25,6 +24,8 @@ std::string utc(std::int64_t unixSeconds)
     std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
     return text;
 }
+
+namespace {
 
 nlohmann::json toJson(const api::JobSummary& job)
 {
@@ -48,8 +49,8 @@ nlohmann::json toJson(const api::JobSummary& job)
             {"max_restarts", job.maxRestarts},
             {"gpu_hours_limit", job.gpuHoursLimit},
             {"gpu_hours_used", job.gpuHoursUsed},
-            {"created", utc(job.createdUnix)},
-            {"updated", utc(job.updatedUnix)},
+            {"created", utcText(job.createdUnix)},
+            {"updated", utcText(job.updatedUnix)},
             {"worker", job.worker},
             {"attempt", job.attempt}};
 }

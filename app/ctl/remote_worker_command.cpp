@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <ctime>
 #include <memory>
 #include <string>
 
@@ -20,20 +19,13 @@ struct WorkerOptions {
     std::string worker;
     std::string pool;
     std::string reason;
-    std::int64_t validMinutes = 24 * 60;
+    std::int64_t validMinutes = std::int64_t{24} * 60;
     bool json = false;
 };
 
 std::string whenText(std::int64_t unixSeconds)
 {
-    if (unixSeconds == 0)
-        return "never";
-    const std::time_t time = unixSeconds;
-    std::tm parts{};
-    gmtime_r(&time, &parts);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-    return text;
+    return unixSeconds == 0 ? std::string("never") : utcText(unixSeconds);
 }
 
 // "2 x NVIDIA H200 (141 GiB), 16 cores" from the inventory's JSON.
@@ -111,14 +103,14 @@ int listWorkers(const CommandRegistry& registry, const WorkerOptions& options)
         registry.out() << array.dump(2) << '\n';
         return kExitOk;
     }
-    registry.out() << fmt::format("{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", "name", "pool",
-                                  "state", "last seen", "job", "inventory");
+    registry.out() << fmt::format("{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", "name", "pool", "state",
+                                  "last seen", "job", "inventory");
     for (const api::WorkerSummary& worker : *workers)
-        registry.out() << fmt::format(
-            "{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", worker.name, worker.pool, worker.state,
-            whenText(worker.lastSeenUnix),
-            worker.currentJob == 0 ? std::string("-") : std::to_string(worker.currentJob),
-            inventoryText(worker.inventoryJson));
+        registry.out() << fmt::format("{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", worker.name,
+                                      worker.pool, worker.state, whenText(worker.lastSeenUnix),
+                                      worker.currentJob == 0 ? std::string("-")
+                                                             : std::to_string(worker.currentJob),
+                                      inventoryText(worker.inventoryJson));
     return kExitOk;
 }
 
@@ -142,7 +134,8 @@ void registerRemoteWorkerCommands(CLI::App* remote, CommandRegistry& registry)
         ->check(CLI::Range(1, 7 * 24 * 60));
     token->add_flag("--json", tokenOptions->json, "Print JSON");
     addClientOptions(token, tokenOptions->client, true);
-    registry.onRun(token, [&registry, tokenOptions] { return enrollToken(registry, *tokenOptions); });
+    registry.onRun(token,
+                   [&registry, tokenOptions] { return enrollToken(registry, *tokenOptions); });
 
     auto listOptions = std::make_shared<WorkerOptions>();
     auto* list = group->add_subcommand("list", "Every worker: pool, state, last beat, job");
