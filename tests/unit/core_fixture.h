@@ -8,9 +8,12 @@
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/sql_audit_store.h"
 #include "sealtrain/core/totp.h"
+#include "sealtrain/dataset/tokenizer.h"
 
 #include <QTemporaryDir>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -94,6 +97,26 @@ struct ControlPlaneFixture {
         return audit::decodeEntry(stored.front().bytes).value();
     }
 };
+
+// Imports `text` (records separated by blank lines) as the dataset `name` of `classification`
+// into <dir>/datasets, as the steward signed in with `session`; stops the test when it can not.
+inline void importTextDataset(ControlPlaneFixture& t, const std::string& session,
+                              const std::string& name, const std::string& classification,
+                              const std::string& text, const crypto::Kek& kek)
+{
+    const std::filesystem::path dir = t.dir.path().toStdString();
+    std::filesystem::create_directories(dir / "sources");
+    std::ofstream(dir / "sources" / (name + ".txt")) << text;
+    core::DatasetImportRequest request;
+    request.name = name;
+    request.datasetsRoot = dir / "datasets";
+    request.options.inputs = {dir / "sources" / (name + ".txt")};
+    request.options.format = dataset::InputFormat::TextRecords;
+    request.options.classification = classification;
+    dataset::ByteTokenizer tokenizer;
+    if (!t.plane->datasets().importDataset(session, request, tokenizer, kek, t.signingKey).ok())
+        qFatal("cannot import %s", name.c_str());
+}
 
 // The value of `entry`'s detail `name` (its text), or empty.
 inline std::string detailOf(const audit::Entry& entry, const std::string& name)

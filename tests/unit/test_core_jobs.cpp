@@ -9,11 +9,9 @@
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/job_spec.h"
 #include "sealtrain/core/jobs.h"
-#include "sealtrain/dataset/tokenizer.h"
 
 #include <QtTest/QtTest>
 
-#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -34,7 +32,6 @@ private slots:
 
 using namespace sealtrain;
 using testing::secret;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -54,9 +51,7 @@ struct World {
     testing::ControlPlaneFixture t;
     std::map<std::string, std::string> uris;
     std::map<std::string, std::string> sessions;
-    fs::path root = fs::path(t.dir.path().toStdString()) / "datasets";
     crypto::Kek kek{"datasets", 1, crypto::SecretBytes::random(32).value()};
-    dataset::ByteTokenizer tokenizer;
 
     World()
     {
@@ -76,22 +71,11 @@ struct World {
         if (!t.plane->access().grantRole(admin, "ivy", "approver", "").ok())
             qFatal("cannot grant approver to ivy");
         // Two datasets eve may read: internal notes and phi records.
-        const fs::path sources = fs::path(t.dir.path().toStdString()) / "sources";
-        fs::create_directories(sources);
-        std::ofstream(sources / "notes.txt") << "first note\n\nsecond note\n";
-        std::ofstream(sources / "records.txt") << "patient one\n\npatient two\n";
-        for (const auto& [name, classification] :
-             {std::pair<std::string, std::string>{"notes", "internal"}, {"records", "phi"}}) {
-            core::DatasetImportRequest request;
-            request.name = name;
-            request.datasetsRoot = root;
-            request.options.inputs = {sources / (name + ".txt")};
-            request.options.format = dataset::InputFormat::TextRecords;
-            request.options.classification = classification;
-            if (!t.plane->datasets()
-                     .importDataset(session("sam"), request, tokenizer, kek, t.signingKey)
-                     .ok())
-                qFatal("cannot import %s", name.c_str());
+        testing::importTextDataset(t, session("sam"), "notes", "internal",
+                                   "first note\n\nsecond note\n", kek);
+        testing::importTextDataset(t, session("sam"), "records", "phi",
+                                   "patient one\n\npatient two\n", kek);
+        for (const std::string name : {"notes", "records"}) {
             for (const char* reader : {"eve", "ivy"}) {
                 if (!t.plane->datasets().grantRead(session("sam"), name, reader).ok())
                     qFatal("cannot grant %s", name.c_str());

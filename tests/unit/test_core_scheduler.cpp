@@ -1,0 +1,425 @@
+// The scheduler (issue #16): only approved jobs are queued; a worker gets the next job of its
+// pool by priority then age, never one whose dataset its pool may not see (refused and audited
+// once) and never one of a project without budget left (failed, audited); every call is fenced by
+// the attempt, so a worker presumed lost can not report, checkpoint or finish for an attempt that
+// is no longer current; a lost worker's job is queued again until max_restarts, then fails;
+// metrics and GPU hours count once however often they are sent; a job cancelled while it runs is
+// stopped through jobsToStop and stays cancelled.
+#include "worker_world.h"
+
+#include "sealtrain/audit/entry.h"
+
+#include <QtTest/QtTest>
+
+class TestCoreScheduler : public QObject {
+    Q_OBJECT
+
+private slots:
+    void queueNeedsApprovalOfTheCurrentSpec();
+    void dispatchByPriorityThenAge();
+    void dispatchOnlyToTheJobsPool();
+    void classificationRefusedAtDispatchAuditedOnce();
+    void budgetExhaustedFailsTheJob();
+    void fencingRefusesAnOldAttempt();
+    void lostWorkerRequeuesUntilMaxRestarts();
+    void silentWorkersAreReleased();
+    void metricsAndGpuHoursCountOnce();
+    void cancelWhileRunningStaysCancelled();
+    void checkpointsRecordedNewestFirst();
+    void localRunOfAQueuedJob();
+};
+
+using namespace sealtrain;
+using testing::WorkerWorld;
+
+namespace {
+
+constexpr const char* kGpuHours = R"(, "limits": {"gpu_hours": 5})";
+
+std::int64_t nowSeconds(const WorkerWorld& w)
+{
+    return std::chrono::duration_cast<std::chrono::seconds>(w.t.clock.now().time_since_epoch())
+        .count();
+}
+
+// The job `worker` takes; fails the test when it gets none.
+core::Dispatch taken(WorkerWorld& w, const core::WorkerInfo& worker)
+{
+    auto dispatched = w.scheduler().take(worker);
+    if (!dispatched)
+        qFatal("take failed: %s", dispatched.error().message().c_str());
+    if (!*dispatched)
+        qFatal("%s got no job", worker.name.c_str());
+    return **dispatched;
+}
+
+bool getsNothing(WorkerWorld& w, const core::WorkerInfo& worker)
+{
+    auto dispatched = w.scheduler().take(worker);
+    return dispatched && !*dispatched;
+}
+
+template <typename T>
+void verifyFenced(const Result<T>& result)
+{
+    QVERIFY(!result);
+    QCOMPARE(result.error().code(), ErrorCode::PermissionDenied);
+    QVERIFY(isOneSentence(result.error().message()));
+}
+
+core::JobCheckpoint checkpointAt(std::int64_t job, std::int64_t step, std::int64_t attempt,
+                                 char digit = 'a')
+{
+    return {job,
+            step,
+            attempt,
+            "",
+            std::string(64, digit),
+            std::string(64, 'b'),
+            "step-" + std::to_string(step),
+            0};
+}
+
+}  // namespace
+
+void TestCoreScheduler::queueNeedsApprovalOfTheCurrentSpec()
+{
+    WorkerWorld w;
+    auto job = w.jobs().submit(w.session("eve"), testing::jobSpec("q", "notes", "cpu")).value();
+    auto refused = w.scheduler().enqueue(job.id);
+    QVERIFY(!refused);
+    QCOMPARE(w.last().action, std::string("job.queue"));
+    QVERIFY(w.last().outcome != audit::Outcome::Ok);
+    QVERIFY(w.jobs().approve(w.session("ann"), job.id, job.specSha256));
+    auto queued = w.scheduler().enqueue(job.id);
+    QVERIFY2(queued, queued ? "" : queued.error().message().c_str());
+    QCOMPARE(queued->state, core::JobState::Queued);
+    QCOMPARE(w.last().action, std::string("job.queue"));
+    QCOMPARE(w.last().outcome, audit::Outcome::Ok);
+    QCOMPARE(w.last().actor.id, std::string("control-plane"));
+    // An edit takes it out of the queue: its approval is void.
+    auto edited = w.jobs().edit(w.session("eve"), job.id,
+                                testing::jobSpec("q", "notes", "cpu", R"(, "priority": 3)"));
+    QVERIFY(edited);
+    QCOMPARE(edited->state, core::JobState::Vetted);
+    QVERIFY(getsNothing(w, w.enrolled("n1", "cpu")));
+}
+
+void TestCoreScheduler::dispatchByPriorityThenAge()
+{
+    WorkerWorld w;
+    const auto worker = w.enrolled("n1", "cpu");
+    const auto low = w.queuedJob("low", "notes", "cpu");
+    const auto high = w.queuedJob("high", "notes", "cpu", R"(, "priority": 5)");
+    const auto highLater = w.queuedJob("high-later", "notes", "cpu", R"(, "priority": 5)");
+    for (const std::int64_t expected : {high, highLater, low}) {
+        const auto dispatched = taken(w, worker);
+        QCOMPARE(dispatched.job.id, expected);
+        QCOMPARE(dispatched.attempt, std::int64_t{1});
+        QCOMPARE(dispatched.runId, "job-" + std::to_string(expected));
+        QCOMPARE(dispatched.job.state, core::JobState::Running);
+        QCOMPARE(dispatched.job.worker, std::string("n1"));
+        QCOMPARE(w.last().action, std::string("job.dispatch"));
+        QCOMPARE(testing::detailOf(w.last(), "worker"), std::string("n1"));
+        // A worker that runs a job gets no second one.
+        QVERIFY(getsNothing(w, worker));
+        QVERIFY(w.scheduler().finish(worker, expected, 1, true, 0.0, ""));
+    }
+    QVERIFY(getsNothing(w, worker));
+    QCOMPARE(w.job(low).state, core::JobState::Succeeded);
+}
+
+void TestCoreScheduler::dispatchOnlyToTheJobsPool()
+{
+    WorkerWorld w;
+    const auto id = w.queuedJob("on-gpu", "notes", "gpu");
+    QVERIFY(getsNothing(w, w.enrolled("n1", "cpu")));
+    QCOMPARE(w.job(id).state, core::JobState::Queued);
+    QCOMPARE(taken(w, w.enrolled("g1", "gpu")).job.id, id);
+}
+
+// The policy changed after vetting: the pool may no longer see phi. The worker is refused, once
+// in the audit log however often it asks, and the job waits for a pool that may see it.
+void TestCoreScheduler::classificationRefusedAtDispatchAuditedOnce()
+{
+    WorkerWorld w;
+    const auto id = w.queuedJob("phi", "records", "gpu-secure");
+    auto narrowed = core::parseJobPolicy(core::defaultJobPolicyText()).value();
+    narrowed.poolClassifications["gpu-secure"] = {"public", "internal"};
+    w.scheduler().setPolicy(narrowed);
+    const auto worker = w.enrolled("secure-1", "gpu-secure");
+    const auto before = w.auditSize();
+    QVERIFY(getsNothing(w, worker));
+    QCOMPARE(w.auditSize(), before + 1);
+    QCOMPARE(w.last().action, std::string("job.dispatch"));
+    QCOMPARE(w.last().outcome, audit::Outcome::Denied);
+    QVERIFY2(w.last().reason.find("'phi'") != std::string::npos, w.last().reason.c_str());
+    QVERIFY(getsNothing(w, worker));
+    QVERIFY(getsNothing(w, worker));
+    QCOMPARE(w.auditSize(), before + 1);
+    QCOMPARE(w.job(id).state, core::JobState::Queued);
+
+    w.scheduler().setPolicy(core::parseJobPolicy(core::defaultJobPolicyText()).value());
+    const auto dispatched = taken(w, w.enrolled("secure-2", "gpu-secure"));
+    QCOMPARE(dispatched.job.id, id);
+    QCOMPARE(dispatched.datasetId, w.job(id).datasetId);
+}
+
+// Project demo's budget lowered to 4 GPU hours: the running job that passes it is stopped, and
+// the next one fails at dispatch; both audited.
+void TestCoreScheduler::budgetExhaustedFailsTheJob()
+{
+    WorkerWorld w;
+    const auto first = w.queuedJob("first", "notes", "cpu", kGpuHours);
+    const auto second = w.queuedJob("second", "notes", "cpu", kGpuHours);
+    auto lowered = core::parseJobPolicy(core::defaultJobPolicyText()).value();
+    lowered.budgets["demo"].gpuHours = 4.0;
+    w.scheduler().setPolicy(lowered);
+    const auto worker = w.enrolled("n1", "cpu");
+    QCOMPARE(taken(w, worker).job.id, first);
+    QCOMPARE(w.scheduler().report(worker, first, 1, {}, 3.0).value(), false);
+    QCOMPARE(w.scheduler().report(worker, first, 1, {}, 4.5).value(), true);
+    QCOMPARE(w.last().action, std::string("job.finish"));
+    QCOMPARE(testing::detailOf(w.last(), "reason"), std::string("project budget exhausted"));
+    QCOMPARE(w.job(first).state, core::JobState::Failed);
+    QCOMPARE(w.scheduler().jobsToStop(worker.id).value(), std::vector<std::int64_t>{first});
+    auto finished = w.scheduler().finish(worker, first, 1, true, 4.6, "");
+    QVERIFY2(finished, finished ? "" : finished.error().message().c_str());
+    QCOMPARE(finished->state, core::JobState::Failed);
+    QCOMPARE(finished->gpuHoursUsed, 4.6);
+
+    QVERIFY(getsNothing(w, worker));
+    const auto failed = w.job(second);
+    QCOMPARE(failed.state, core::JobState::Failed);
+    QCOMPARE(failed.reason, std::string("project budget exhausted"));
+    bool audited = false;
+    const auto size = w.auditSize();
+    const auto recent = w.t.store->readEntries(size - 3, 3).value();
+    for (const auto& stored : recent) {
+        const auto entry = audit::decodeEntry(stored.bytes).value();
+        audited = audited
+                  || (entry.action == "job.dispatch" && entry.target.id == std::to_string(second)
+                      && entry.reason == "project budget exhausted");
+    }
+    QVERIFY(audited);
+}
+
+// The worker was presumed lost and its job handed over again (to itself, then to another):
+// every late call of the old attempt is refused, audited where the call is.
+void TestCoreScheduler::fencingRefusesAnOldAttempt()
+{
+    WorkerWorld w;
+    const auto n1 = w.enrolled("n1", "cpu");
+    const auto n2 = w.enrolled("n2", "cpu");
+    const auto id = w.queuedJob("fenced", "notes", "cpu", kGpuHours);
+    QCOMPARE(taken(w, n1).attempt, std::int64_t{1});
+    QVERIFY(w.scheduler().current(n1, id, 1));
+    QCOMPARE(w.scheduler().releaseWorker(n1.id, "presumed lost").value(),
+             std::vector<std::int64_t>{id});
+    const auto requeued = w.job(id);
+    QCOMPARE(requeued.state, core::JobState::Queued);
+    QCOMPARE(requeued.attempt, std::int64_t{1});
+    QVERIFY(requeued.worker.empty());
+    verifyFenced(w.scheduler().current(n1, id, 1));
+
+    QCOMPARE(taken(w, n1).attempt, std::int64_t{2});
+    verifyFenced(w.scheduler().report(n1, id, 1, {{"step", 5, R"({"step": 5})"}}, 3.0));
+    verifyFenced(w.scheduler().recordCheckpoint(n1, checkpointAt(id, 5, 1)));
+    QCOMPARE(w.last().action, std::string("job.checkpoint"));
+    QCOMPARE(w.last().outcome, audit::Outcome::Denied);
+    verifyFenced(w.scheduler().finish(n1, id, 1, true, 3.0, ""));
+    QCOMPARE(w.last().action, std::string("job.finish"));
+    QCOMPARE(w.last().outcome, audit::Outcome::Denied);
+    QCOMPARE(w.last().actor.id, std::string("n1"));
+    // Another worker can not act for the current attempt either.
+    verifyFenced(w.scheduler().report(n2, id, 2, {}, 0.0));
+    verifyFenced(w.scheduler().current(n2, id, 2));
+
+    const auto job = w.job(id);
+    QCOMPARE(job.state, core::JobState::Running);
+    QCOMPARE(job.gpuHoursUsed, 0.0);
+    QCOMPARE(w.scheduler().checkpoints(id).value().size(), std::size_t{0});
+    QCOMPARE(w.scheduler().metrics(w.session("eve"), id, 0).value().size(), std::size_t{0});
+    QCOMPARE(w.scheduler().report(n1, id, 2, {}, 1.0).value(), false);
+    QCOMPARE(w.scheduler().finish(n1, id, 2, true, 1.0, "").value().state,
+             core::JobState::Succeeded);
+    verifyFenced(w.scheduler().finish(n1, id, 2, false, 1.0, "again"));
+    QCOMPARE(w.job(id).state, core::JobState::Succeeded);
+}
+
+void TestCoreScheduler::lostWorkerRequeuesUntilMaxRestarts()
+{
+    WorkerWorld w;
+    const auto worker = w.enrolled("n1", "cpu");
+    const auto id = w.queuedJob("fragile", "notes", "cpu", R"(, "limits": {"max_restarts": 1})");
+    QCOMPARE(taken(w, worker).attempt, std::int64_t{1});
+    QVERIFY(w.scheduler().releaseWorker(worker.id, "worker revoked"));
+    QCOMPARE(w.last().action, std::string("job.requeue"));
+    QCOMPARE(testing::detailOf(w.last(), "reason"), std::string("worker revoked"));
+    QCOMPARE(testing::detailOf(w.last(), "state"), std::string("queued"));
+    auto job = w.job(id);
+    QCOMPARE(job.state, core::JobState::Queued);
+    QCOMPARE(job.restarts, std::int64_t{1});
+
+    QCOMPARE(taken(w, worker).attempt, std::int64_t{2});
+    QVERIFY(w.scheduler().releaseWorker(worker.id, "worker revoked"));
+    QCOMPARE(testing::detailOf(w.last(), "state"), std::string("failed"));
+    job = w.job(id);
+    QCOMPARE(job.state, core::JobState::Failed);
+    QCOMPARE(job.restarts, std::int64_t{2});
+    QCOMPARE(job.reason, std::string("worker lost, no restarts left"));
+    QVERIFY(getsNothing(w, worker));
+    // Nothing left to release.
+    QCOMPARE(w.scheduler().releaseWorker(worker.id, "again").value().size(), std::size_t{0});
+}
+
+void TestCoreScheduler::silentWorkersAreReleased()
+{
+    WorkerWorld w;
+    const auto quiet = w.enrolled("quiet", "cpu");
+    const auto alive = w.enrolled("alive", "cpu");
+    const auto idle = w.enrolled("idle", "cpu");
+    const auto first = w.queuedJob("first", "notes", "cpu");
+    const auto second = w.queuedJob("second", "notes", "cpu");
+    QCOMPARE(taken(w, quiet).job.id, first);
+    QCOMPARE(taken(w, alive).job.id, second);
+    w.t.clock.advance(std::chrono::seconds(100));
+    QVERIFY(w.workers().heartbeat(alive.id, {}));
+    // The idle worker is silent too, but runs nothing: there is nothing to release.
+    QCOMPARE(w.scheduler().releaseSilent(nowSeconds(w), 60).value(),
+             std::vector<std::int64_t>{quiet.id});
+    QCOMPARE(w.job(first).state, core::JobState::Queued);
+    QCOMPARE(w.job(second).state, core::JobState::Running);
+    QCOMPARE(taken(w, idle).job.id, first);
+}
+
+void TestCoreScheduler::metricsAndGpuHoursCountOnce()
+{
+    WorkerWorld w;
+    const auto worker = w.enrolled("n1", "cpu");
+    const auto id = w.queuedJob("measured", "notes", "cpu", kGpuHours);
+    taken(w, worker);
+    const std::vector<core::MetricsLine> lines{{"step", 2, R"({"kind":"step","step":2})"},
+                                               {"step", 1, R"({"kind":"step","step":1})"},
+                                               {"end", 2, R"({"kind":"end","step":2})"}};
+    const auto before = w.auditSize();
+    QCOMPARE(w.scheduler().report(worker, id, 1, lines, 1.0).value(), false);
+    QCOMPARE(w.scheduler().report(worker, id, 1, lines, 1.0).value(), false);
+    QCOMPARE(w.auditSize(), before);  // reports are not audited
+    QCOMPARE(w.t.database->queryInteger("SELECT count(*) FROM job_metrics", {}).value(),
+             std::int64_t{3});
+    auto read = w.scheduler().metrics(w.session("eve"), id, 0).value();
+    QCOMPARE(read.size(), std::size_t{3});
+    QCOMPARE(read[0].step, std::int64_t{1});
+    QCOMPARE(read[1].kind, std::string("end"));
+    QCOMPARE(read[2].json, lines[0].json);
+    QCOMPARE(w.scheduler().metrics(w.session("eve"), id, 2).value().size(), std::size_t{2});
+    auto refused = w.scheduler().metrics(w.session("rita"), id, 0);
+    QVERIFY(!refused);
+    QCOMPARE(w.last().action, std::string("job.metrics"));
+    QCOMPARE(w.last().outcome, audit::Outcome::Denied);
+    QCOMPARE(w.job(id).gpuHoursUsed, 1.0);
+
+    // A second attempt's total adds to the first's, also when sent twice.
+    QVERIFY(w.scheduler().releaseWorker(worker.id, "restart"));
+    QCOMPARE(taken(w, worker).attempt, std::int64_t{2});
+    QCOMPARE(w.scheduler().report(worker, id, 2, {}, 0.5).value(), false);
+    QCOMPARE(w.scheduler().report(worker, id, 2, {}, 0.5).value(), false);
+    QCOMPARE(w.job(id).gpuHoursUsed, 1.5);
+    // Past the job's own limit (5 hours) it must stop, and fails.
+    QCOMPARE(w.scheduler().report(worker, id, 2, {}, 4.5).value(), true);
+    QCOMPARE(w.job(id).state, core::JobState::Failed);
+    QVERIFY(w.job(id).reason.find("GPU-hour limit") != std::string::npos);
+}
+
+void TestCoreScheduler::cancelWhileRunningStaysCancelled()
+{
+    WorkerWorld w;
+    const auto worker = w.enrolled("n1", "cpu");
+    const auto id = w.queuedJob("cancelled", "notes", "cpu", kGpuHours);
+    taken(w, worker);
+    QVERIFY(w.scheduler().jobsToStop(worker.id).value().empty());
+    auto cancelled = w.jobs().cancel(w.session("eve"), id, "wrong data");
+    QVERIFY2(cancelled, cancelled ? "" : cancelled.error().message().c_str());
+    QCOMPARE(cancelled->state, core::JobState::Cancelled);
+    QCOMPARE(w.scheduler().jobsToStop(worker.id).value(), std::vector<std::int64_t>{id});
+    QCOMPARE(w.scheduler().report(worker, id, 1, {}, 0.5).value(), true);
+    verifyFenced(w.scheduler().recordCheckpoint(worker, checkpointAt(id, 5, 1)));
+
+    auto finished = w.scheduler().finish(worker, id, 1, true, 0.7, "");
+    QVERIFY2(finished, finished ? "" : finished.error().message().c_str());
+    QCOMPARE(finished->state, core::JobState::Cancelled);
+    QCOMPARE(finished->reason, std::string("wrong data"));
+    QCOMPARE(finished->gpuHoursUsed, 0.7);
+    QCOMPARE(w.last().action, std::string("job.finish"));
+    QCOMPARE(testing::detailOf(w.last(), "state"), std::string("cancelled"));
+    QVERIFY(w.scheduler().jobsToStop(worker.id).value().empty());
+}
+
+void TestCoreScheduler::checkpointsRecordedNewestFirst()
+{
+    WorkerWorld w;
+    const auto worker = w.enrolled("n1", "cpu");
+    const auto id = w.queuedJob("saved", "notes", "cpu");
+    QVERIFY(!w.scheduler().newestCheckpoint(id).value());
+    taken(w, worker);
+    QVERIFY(w.scheduler().recordCheckpoint(worker, checkpointAt(id, 100, 1)));
+    const auto entry = w.last();
+    QCOMPARE(entry.action, std::string("job.checkpoint"));
+    QCOMPARE(entry.outcome, audit::Outcome::Ok);
+    QCOMPARE(entry.actor.kind, audit::ActorKind::Worker);
+    QCOMPARE(testing::detailOf(entry, "step"), std::string("100"));
+    QCOMPARE(testing::detailOf(entry, "sealed_sha256"), std::string(64, 'a'));
+    QCOMPARE(testing::detailOf(entry, "plaintext_sha256"), std::string(64, 'b'));
+    QCOMPARE(testing::detailOf(entry, "worker"), std::string("n1"));
+    QVERIFY(w.scheduler().recordCheckpoint(worker, checkpointAt(id, 200, 1, 'c')));
+
+    const auto newest = w.scheduler().newestCheckpoint(id).value();
+    QVERIFY(newest);
+    QCOMPARE(newest->step, std::int64_t{200});
+    QCOMPARE(newest->worker, std::string("n1"));
+    QCOMPARE(newest->fileBase, std::string("step-200"));
+    const auto all = w.scheduler().checkpoints(id).value();
+    QCOMPARE(all.size(), std::size_t{2});
+    QCOMPARE(all.front().step, std::int64_t{100});
+
+    // Uploaded again after a reconnect: acknowledged, once in the log.
+    const auto size = w.auditSize();
+    QVERIFY(w.scheduler().recordCheckpoint(worker, checkpointAt(id, 200, 1, 'c')));
+    QCOMPARE(w.auditSize(), size);
+    auto other = w.scheduler().recordCheckpoint(worker, checkpointAt(id, 200, 1, 'd'));
+    QVERIFY(!other);
+    QCOMPARE(other.error().code(), ErrorCode::AlreadyExists);
+    auto badDigest = checkpointAt(id, 300, 1);
+    badDigest.sealedSha256 = "ABC";
+    QCOMPARE(w.scheduler().recordCheckpoint(worker, badDigest).error().code(),
+             ErrorCode::InvalidArgument);
+    auto badName = checkpointAt(id, 300, 1);
+    badName.fileBase = "../outside";
+    QCOMPARE(w.scheduler().recordCheckpoint(worker, badName).error().code(),
+             ErrorCode::InvalidArgument);
+    QCOMPARE(w.scheduler().checkpoints(id).value().size(), std::size_t{2});
+}
+
+// A run on the control plane's machine starts a queued job too; a job on a worker ends only
+// through the scheduler, fenced.
+void TestCoreScheduler::localRunOfAQueuedJob()
+{
+    WorkerWorld w;
+    const auto local = w.queuedJob("local", "notes", "cpu");
+    auto started = w.jobs().start(local);
+    QVERIFY2(started, started ? "" : started.error().message().c_str());
+    QCOMPARE(started->state, core::JobState::Running);
+    QCOMPARE(started->attempt, std::int64_t{1});
+    QVERIFY(w.jobs().finish(local, true, 0.0, ""));
+
+    const auto worker = w.enrolled("n1", "cpu");
+    const auto remote = w.queuedJob("remote", "notes", "cpu");
+    taken(w, worker);
+    QVERIFY(!w.jobs().finish(remote, true, 0.0, ""));
+    QVERIFY(!w.jobs().start(remote));
+    QCOMPARE(w.job(remote).state, core::JobState::Running);
+}
+
+QTEST_GUILESS_MAIN(TestCoreScheduler)
+#include "test_core_scheduler.moc"
