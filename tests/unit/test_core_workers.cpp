@@ -188,7 +188,8 @@ void TestCoreWorkers::expiredAndWrongTokensAreRefusedAlike()
     QVERIFY(w.enroll(fresh));
 
     // The token's own lifetime is bounded.
-    auto tooLong = w.workers().createEnrollToken(w.session("olivia"), "x", "cpu", 8 * 24 * 3600);
+    auto tooLong =
+        w.workers().createEnrollToken(w.session("olivia"), "x", "cpu", std::int64_t{8} * 24 * 3600);
     QVERIFY(!tooLong);
     QCOMPARE(tooLong.error().code(), ErrorCode::InvalidArgument);
     auto badName = w.workers().createEnrollToken(w.session("olivia"), "Bad_Name", "cpu", 600);
