@@ -76,7 +76,7 @@ class Workers final {
 public:
     explicit Workers(AuditedTransactions& gate);
 
-    // worker.enroll (admin): a one-time token for a worker `name` in `pool`, valid for
+    // worker.enroll (the operator role; separation of duties keeps admins out): a one-time token for a worker `name` in `pool`, valid for
     // `validSeconds` (1 minute to 7 days). AlreadyExists when an active worker has that name.
     [[nodiscard]] Result<EnrollToken> createEnrollToken(const std::string& session,
                                                         const std::string& name,
@@ -96,9 +96,9 @@ public:
     [[nodiscard]] Result<WorkerInfo> byName(const std::string& name);
     // Records a heartbeat (not audited): last seen now, and the inventory when it changed.
     [[nodiscard]] Result<void> heartbeat(std::int64_t workerId, const WorkerInventory& inventory);
-    // worker.read (admin or operator): every worker, by name.
+    // worker.read (the operator role): every worker, by name.
     [[nodiscard]] Result<std::vector<WorkerInfo>> list(const std::string& session);
-    // worker.enroll (admin): the worker is revoked for good; returns it (its serial goes into
+    // worker.enroll (the operator role): the worker is revoked for good; returns it (its serial goes into
     // the CRL, by the caller). The caller re-queues its job (Scheduler::releaseWorker).
     [[nodiscard]] Result<WorkerInfo> revoke(const std::string& session, const std::string& name,
                                             const std::string& reason);
