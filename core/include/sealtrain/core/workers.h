@@ -76,8 +76,9 @@ class Workers final {
 public:
     explicit Workers(AuditedTransactions& gate);
 
-    // worker.enroll (the operator role; separation of duties keeps admins out): a one-time token for a worker `name` in `pool`, valid for
-    // `validSeconds` (1 minute to 7 days). AlreadyExists when an active worker has that name.
+    // worker.enroll (the operator role; separation of duties keeps admins out): a one-time token
+    // for a worker `name` in `pool`, valid for `validSeconds` (1 minute to 7 days). AlreadyExists
+    // when an active worker has that name.
     [[nodiscard]] Result<EnrollToken> createEnrollToken(const std::string& session,
                                                         const std::string& name,
                                                         const std::string& pool,
@@ -98,8 +99,8 @@ public:
     [[nodiscard]] Result<void> heartbeat(std::int64_t workerId, const WorkerInventory& inventory);
     // worker.read (the operator role): every worker, by name.
     [[nodiscard]] Result<std::vector<WorkerInfo>> list(const std::string& session);
-    // worker.enroll (the operator role): the worker is revoked for good; returns it (its serial goes into
-    // the CRL, by the caller). The caller re-queues its job (Scheduler::releaseWorker).
+    // worker.enroll (the operator role): the worker is revoked for good; returns it (its serial
+    // goes into the CRL, by the caller). The caller re-queues its job (Scheduler::releaseWorker).
     [[nodiscard]] Result<WorkerInfo> revoke(const std::string& session, const std::string& name,
                                             const std::string& reason);
     // Every revoked worker's serial (loaded into the handshake's revocation set at start).
