@@ -821,13 +821,7 @@ private:
     Shared& shared_;
 };
 
-// What a caller may pass to sealtrain-train: hyper-parameters, never a path, a descriptor or the
-// dataset (docs/api.md, "Training").
-constexpr std::string_view kTrainerOptions[] = {
-    "--device", "--layers",       "--heads",       "--width",  "--context",
-    "--batch",  "--grad-accum",   "--steps",       "--lr",     "--warmup",
-    "--min-lr", "--weight-decay", "--clip",        "--seed",   "--checkpoint-every",
-    "--keep",   "--val-every",    "--val-batches", "--threads"};
+// What a caller may pass to `sealtrain-train sample` (docs/api.md, "Training").
 constexpr std::string_view kSamplerOptions[] = {"--prompt", "--length", "--temperature", "--top-k",
                                                 "--seed"};
 
@@ -886,19 +880,14 @@ public:
     {
     }
 
+    // Training runs only as an approved job (issue #16): the direct call is refused, audited.
     Status Train(ServerContext* context, const v1::TrainRequest* request,
-                 grpc::ServerWriter<v1::TrainEvent>* writer) override
+                 grpc::ServerWriter<v1::TrainEvent>* /*writer*/) override
     {
-        auto arguments = callerArguments(request->trainer_arguments(), kTrainerOptions);
-        if (!arguments)
-            return Internal::toStatus(arguments.error());
-        if (auto trainer = configuredTrainer(); !trainer.ok())
-            return trainer;
-        // The release check, audited either way; nothing is handed over unless it passes.
-        auto info = authorizeRead(*context, request->dataset(), "train");
-        if (!info)
-            return Internal::toStatus(info.error());
-        return runAndStream(*info, *arguments, writer);
+        return shared_.inGroup([&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().jobs().refuseDirectTraining(
+                callerOf(shared_, *context).token, request->dataset()));
+        });
     }
 
     Status RunJob(ServerContext* context, const v1::RunJobRequest* request,
@@ -1511,6 +1500,11 @@ const std::vector<int>& ControlServer::ports() const noexcept
 
 void ControlServer::shutdown(std::chrono::milliseconds grace)
 {
+    // The reaper first: once the server stops, its owner signs the audit head on the same
+    // database, outside any group, and a reaper's group then would collide with it.
+    state_->reaper.request_stop();
+    if (state_->reaper.joinable())
+        state_->reaper.join();
     state_->server->Shutdown(std::chrono::system_clock::now() + grace);
 }
 

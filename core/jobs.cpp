@@ -780,4 +780,15 @@ Result<JobInfo> Jobs::finish(std::int64_t id, bool succeeded, double gpuHoursUse
     return reloaded(database_, id);
 }
 
+Result<void> Jobs::refuseDirectTraining(const std::string& session, const std::string& dataset)
+{
+    return gate_.perform(session, {"train.direct", "", "", {"dataset", dataset}},
+                         [](const Caller& /*caller*/, audit::EntryDraft& draft) -> Result<void> {
+                             draft.reason = "training runs only as an approved job";
+                             return denied("Training runs only as an approved job: submit a job "
+                                           "spec ('sealtrainctl remote job submit'), have a "
+                                           "second person approve it, and a worker runs it.");
+                         });
+}
+
 }  // namespace sealtrain::core

@@ -610,33 +610,6 @@ int remoteSigningKeys(const CommandRegistry& registry, const RemoteKeysOptions& 
     return kExitOk;
 }
 
-struct RemoteTrainOptions {
-    ClientOptions client;
-    std::string dataset;
-};
-
-// The metrics go to standard output as the trainer writes them; the exit code is the trainer's.
-int remoteTrain(const CommandRegistry& registry, const RemoteTrainOptions& options,
-                const std::vector<std::string>& trainerArguments)
-{
-    auto client = signedInClient(options.client);
-    if (!client)
-        return registry.fail(client.error());
-    auto outcome =
-        (*client)->train(options.dataset, trainerArguments, [&registry](const std::string& line) {
-            registry.out() << line << '\n' << std::flush;
-        });
-    if (!outcome)
-        return registry.fail(outcome.error());
-    registry.err() << fmt::format(
-        "Run {} {} with {} checkpoint{} (sealed and signed, in the "
-        "control plane's runs/{}/).\n",
-        outcome->runId,
-        outcome->exitCode == 0 ? "finished" : fmt::format("stopped (exit {})", outcome->exitCode),
-        outcome->checkpoints, outcome->checkpoints == 1 ? "" : "s", outcome->runId);
-    return outcome->exitCode == 0 ? kExitOk : kExitFailure;
-}
-
 struct RemoteSampleOptions {
     ClientOptions client;
     std::string run;
@@ -804,19 +777,6 @@ void registerRemoteCommands(CLI::App& app, CommandRegistry& registry)
     addClientOptions(exportCommand, exportOptions->client, true);
     registry.onRun(exportCommand, [&registry, exportOptions] {
         return remoteAuditExport(registry, *exportOptions);
-    });
-
-    auto trainOptions = std::make_shared<RemoteTrainOptions>();
-    auto* trainCommand = remote->add_subcommand(
-        "train", "Have the control plane train on a dataset you may read (hyper-parameters after "
-                 "these options, e.g. --steps 100 --layers 2; see docs/api.md, Training)");
-    trainCommand->add_option("--dataset", trainOptions->dataset, "Dataset id, NAME or NAME@VERSION")
-        ->required();
-    addClientOptions(trainCommand, trainOptions->client, true);
-    trainCommand->fallthrough(false);
-    trainCommand->prefix_command();
-    registry.onRun(trainCommand, [&registry, trainOptions, trainCommand] {
-        return remoteTrain(registry, *trainOptions, trainCommand->remaining());
     });
 
     auto sampleOptions = std::make_shared<RemoteSampleOptions>();

@@ -460,10 +460,10 @@ private slots:
         QCOMPARE(byEngineer.error().code(), ErrorCode::PermissionDenied);
     }
 
-    // Training through the daemon: the caller names a dataset and hyper-parameters; the daemon
-    // runs the trainer its operator set and hands it exactly the data keys of that dataset's
-    // shards (never the datasets KEK) and the checkpoints key (never the audit log's or the
-    // manifests'). The checkpoints verify under the checkpoints key, and sampling works.
+    // Training runs only as an approved job: the direct call is refused and audited. A job run on
+    // the daemon's machine gets exactly the data keys of its dataset's shards (never the datasets
+    // KEK) and the checkpoints key (never the audit log's or the manifests'). The checkpoints
+    // verify under the checkpoints key, and sampling works.
     void trainingReleasesOnlyTheRunsKeys()
     {
         const std::filesystem::path corpus = tmp_.path().toStdString() + "/corpus.txt";
@@ -480,25 +480,56 @@ private slots:
             settings, {{corpus, "corpus.txt", std::filesystem::file_size(corpus)}}, {});
         QVERIFY2(imported, imported ? "" : imported.error().message().c_str());
 
+        // No training without an approved job, whoever asks: refused, audited, nothing handed.
         const std::vector<std::string> hyper{
             "--layers", "1", "--heads", "2", "--width",     "16",          "--context", "16",
             "--batch",  "2", "--steps", "3", "--threads=1", "--val-every", "0"};
-        // The caller may not point the trainer anywhere.
-        std::vector<std::string> withPath = hyper;
-        withPath.insert(withPath.end(), {"--out", "/tmp/elsewhere"});
-        auto refusedPath = asSam->train("corpus", withPath, {});
-        QVERIFY(!refusedPath);
-        QCOMPARE(refusedPath.error().code(), ErrorCode::InvalidArgument);
+        auto direct = asSam->train("corpus", hyper, {});
+        QVERIFY(!direct);
+        QCOMPARE(direct.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY2(direct.error().message().find("approved job") != std::string::npos,
+                 direct.error().message().c_str());
         QVERIFY(!std::filesystem::exists(keysCapture_));
-        // An engineer without a read grant gets nothing.
-        auto byBob = as(session("bob", tcpAddress_), tcpAddress_)->train("corpus", hyper, {});
-        QVERIFY(!byBob);
-        QCOMPARE(byBob.error().code(), ErrorCode::PermissionDenied);
+        api::AuditSelection refusals;
+        refusals.action = "train.direct";
+        auto asRita = as(session("rita", tcpAddress_), tcpAddress_);
+        auto refusalBundle = asRita->exportAuditBundle(refusals);
+        QVERIFY(refusalBundle);
+        auto auditKeys = asRita->signingKeys();
+        QVERIFY(auditKeys);
+        audit::VerifyOptions verifyOptions;
+        verifyOptions.trustedKey = auditKeys->auditPem;
+        const audit::VerifyReport refusalReport =
+            audit::verifyBundle(*refusalBundle, verifyOptions);
+        QVERIFY(refusalReport.verdict() == audit::Verdict::Verified);
+        QVERIFY2(std::any_of(refusalReport.entries.begin(), refusalReport.entries.end(),
+                             [](const audit::Entry& entry) {
+                                 return entry.action == "train.direct" && entry.actor.id == "sam"
+                                        && entry.outcome == audit::Outcome::Denied;
+                             }),
+                 "the refused direct training is in the audit log, denied");
+
+        // bob may not read the corpus yet: his job is rejected by the vetting.
+        auto asBob = as(session("bob", tcpAddress_), tcpAddress_);
+        const std::string spec = "spec_version: 1\nname: corpus-small\nproject: demo\n"
+                                 "dataset: corpus\nmodel: {layers: 1, heads: 2, width: 16, "
+                                 "context: 16}\nschedule: {steps: 3, batch: 2}\n"
+                                 "resources: {pool: cpu, device: cpu, threads: 1}\n";
+        auto unreadable = asBob->submitJob(spec);
+        QVERIFY(unreadable);
+        QCOMPARE(unreadable->state, std::string("rejected"));
         QVERIFY(!std::filesystem::exists(keysCapture_));
+        QVERIFY(asSam->grantRead("corpus", "bob"));
+        auto job = asBob->submitJob(spec);
+        QVERIFY2(job, job ? "" : job.error().message().c_str());
+        QCOMPARE(job->state, std::string("vetted"));
+        auto approved =
+            as(session("ann", tcpAddress_), tcpAddress_)->approveJob(job->id, job->specSha256);
+        QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
 
         std::vector<std::string> metrics;
-        auto trained = asSam->train("corpus", hyper,
-                                    [&](const std::string& line) { metrics.push_back(line); });
+        auto trained =
+            asBob->runJob(job->id, [&](const std::string& line) { metrics.push_back(line); });
         QVERIFY2(trained, trained ? "" : trained.error().message().c_str());
         QCOMPARE(trained->exitCode, 0);
         QVERIFY(trained->checkpoints >= 1);
@@ -537,10 +568,15 @@ private slots:
         QVERIFY2(sampled, sampled ? "" : sampled.error().message().c_str());
         QVERIFY(!sampled->text.empty());
         QCOMPARE(sampled->step, checkpoints->back().step);
-        auto sampledByBob =
-            as(session("bob", tcpAddress_), tcpAddress_)->sample(trained->runId, 0, {});
-        QVERIFY(!sampledByBob);
-        QCOMPARE(sampledByBob.error().code(), ErrorCode::PermissionDenied);
+        // dave may not read the corpus, so he may not sample its model either.
+        auto sampledByDave =
+            as(session("dave", tcpAddress_), tcpAddress_)->sample(trained->runId, 0, {});
+        QVERIFY(!sampledByDave);
+        QCOMPARE(sampledByDave.error().code(), ErrorCode::PermissionDenied);
+        // A caller passes the sampler its options only, never a path.
+        auto withPath = asSam->sample(trained->runId, 0, {"--checkpoint", "/tmp/elsewhere"});
+        QVERIFY(!withPath);
+        QCOMPARE(withPath.error().code(), ErrorCode::InvalidArgument);
     }
 
     // The daemon is the single writer: while it serves the data directory nobody else opens it
@@ -592,11 +628,16 @@ private slots:
         QCOMPARE(otherSpec.error().code(), ErrorCode::PermissionDenied);
         auto approved = asAnn->approveJob(job->id, shown->specSha256);
         QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
-        QCOMPARE(approved->state, std::string("approved"));
+        QCOMPARE(approved->state, std::string("queued"));  // approval queues it for the workers
         QCOMPARE(approved->approver, std::string("ann"));
         auto listed = asDave->listJobs();
         QVERIFY(listed);
-        QCOMPARE(listed->size(), std::size_t{1});  // before the second submission
+        // The project's jobs: bob's two from the training test, and dave's one so far.
+        QCOMPARE(std::count_if(listed->begin(), listed->end(),
+                               [](const api::JobSummary& listedJob) {
+                                   return listedJob.submitter == "dave";
+                               }),
+                 std::ptrdiff_t{1});
 
         // Only the submitter runs it, and only once approved as it is: ann may read the dataset
         // too (an engineer's role and a read grant), and is still refused.

@@ -98,6 +98,10 @@ def main():
             "--totp-uri-file", os.path.join(secrets, f"{user}.uri"))
         run(CTL, "grant", "add", *admin, user, "engineer")
     run(CTL, "grant", "add", *admin, "frank", "steward")
+    # gwen approves frank's job (nobody approves their own).
+    run(CTL, "user", "create", *admin, "gwen", "--password-file", password,
+        "--totp-uri-file", os.path.join(secrets, "gwen.uri"))
+    run(CTL, "grant", "add", *admin, "gwen", "approver")
 
     ready = os.path.join(work, "ready.json")
     with open(passphrase) as handle:
@@ -219,9 +223,26 @@ def other_user_client(work, data, secrets, fingerprint, address, password):
     imported = ctl("remote", "dataset", "import", "--name", "corpus", "--format", "text-records",
                    "--progress", "none", os.path.join(shared, "corpus.txt"))
     assert "Imported 'corpus' version 1" in imported, imported
-    metrics = ctl("remote", "train", "--dataset", "corpus", "--layers", "1", "--heads", "2",
-                  "--width", "16", "--context", "16", "--batch", "2", "--steps", "3",
-                  "--threads", "1", "--val-every", "0")
+    # Training runs only as an approved job: the direct call is gone; frank submits a spec,
+    # gwen (as this user, in her own client folder) approves it, and frank runs it.
+    spec = os.path.join(shared, "corpus-job.yaml")
+    with open(spec, "w") as handle:
+        handle.write("spec_version: 1\nname: corpus-tiny\nproject: demo\ndataset: corpus\n"
+                     "model: {layers: 1, heads: 2, width: 16, context: 16}\n"
+                     "schedule: {steps: 3, batch: 2}\n"
+                     "resources: {pool: cpu, device: cpu, threads: 1}\n")
+    if prefix:
+        os.chown(spec, nobody.pw_uid, nobody.pw_gid)
+    submitted = ctl("remote", "job", "submit", spec, "--json")
+    job = json.loads(submitted)
+    assert job["state"] == "vetted", submitted
+    gwen = {"PATH": os.environ["PATH"], "HOME": os.path.join(work, "gwen-home"),
+            "SEALTRAIN_CLIENT_DIR": os.path.join(work, "gwen-client"), "SEALTRAIN_USER": "gwen"}
+    run(CTL, "connect", address, "--ca-fingerprint", fingerprint, env=gwen)
+    run(CTL, "remote", "sign-in", "--user", "gwen", "--password-file", password,
+        "--totp-code", totp(os.path.join(secrets, "gwen.uri"), "gwen"), env=gwen)
+    run(CTL, "remote", "job", "approve", str(job["id"]), "--sha256", job["spec_sha256"], env=gwen)
+    metrics = ctl("remote", "job", "run", str(job["id"]))
     assert '"kind":"checkpoint"' in metrics, metrics
     runs = os.listdir(os.path.join(data, "runs"))
     assert len(runs) == 1, runs

@@ -129,6 +129,11 @@ public:
     // newest first.
     [[nodiscard]] Result<std::vector<JobInfo>> list(const std::string& session);
 
+    // Training that is not an approved job (the old direct Training.Train call): always refused,
+    // and audited as denied (action train.direct, the dataset as target), saying how to train.
+    [[nodiscard]] Result<void> refuseDirectTraining(const std::string& session,
+                                                    const std::string& dataset);
+
     // A run on the control plane's own machine (no session): an approved or queued job starts
     // running there, with a new attempt. Refused, and audited, unless someone other than the
     // submitter approved exactly the current spec.
