@@ -927,6 +927,8 @@ Result<std::optional<JobAssignment>> ControlClient::takeJob()
     assignment.resume = reply.resume();
     assignment.gpus = reply.gpus();
     assignment.checkpointKek = reply.checkpoint_kek();
+    assignment.nodes = reply.nodes();
+    assignment.ranksPerNode = reply.ranks_per_node();
     return std::optional<JobAssignment>(std::move(assignment));
 }
 

@@ -52,8 +52,8 @@ template <typename Write>
         const std::uint64_t size = (*source)->size();
         std::uint64_t offset = 0;
         do {
-            const auto length = static_cast<std::size_t>(std::min<std::uint64_t>(
-                kChunkBytes, size - offset));
+            const auto length =
+                static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, size - offset));
             SEALTRAIN_TRY((*source)->readAt(offset, {buffer.data(), length}));
             sealtrain::v1::FileChunk chunk;
             if (isFirst)
@@ -114,8 +114,8 @@ receiveFiles(const std::filesystem::path& folder, std::size_t maxFiles, std::uin
                              fmt::format("The transfer named an unexpected file '{}'; only "
                                          "plain names, at most {} files.",
                                          chunk.name().substr(0, 64), maxFiles));
-            auto created = AtomicFileSink::create(folder / chunk.name(),
-                                                  AtomicFileSink::Overwrite::Allow);
+            auto created =
+                AtomicFileSink::create(folder / chunk.name(), AtomicFileSink::Overwrite::Allow);
             if (!created)
                 return created.error();
             sink = std::move(created).value();
@@ -132,8 +132,8 @@ receiveFiles(const std::filesystem::path& folder, std::size_t maxFiles, std::uin
                          fmt::format("The transfer is larger than it said or than {} bytes in "
                                      "all; nothing was kept.",
                                      maxBytes));
-        SEALTRAIN_TRY(sink->write({reinterpret_cast<const std::uint8_t*>(chunk.data().data()),
-                                   chunk.data().size()}));
+        SEALTRAIN_TRY(sink->write(
+            {reinterpret_cast<const std::uint8_t*>(chunk.data().data()), chunk.data().size()}));
     }
     if (sink) {
         if (got != expected)

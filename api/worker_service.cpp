@@ -39,7 +39,7 @@ namespace v1 = sealtrain::v1;
 using grpc::ServerContext;
 using grpc::Status;
 
-constexpr std::int64_t kDefaultTokenSeconds = 24 * 3600;
+constexpr std::int64_t kDefaultTokenSeconds = std::int64_t{24} * 3600;
 constexpr std::uint32_t kJobKeyVersion = 1;
 constexpr std::size_t kJobKeySize = 32;
 // A checkpoint upload: the sealed file and its envelope.
@@ -75,8 +75,8 @@ Result<crypto::Kek> jobKey(core::DataDirectory& platform, std::int64_t job)
             return active.error();
         std::filesystem::create_directories(folder, ec);
         std::filesystem::permissions(folder, std::filesystem::perms::owner_all, ec);
-        auto writer = crypto::SealedWriter::create(
-            path, **active, {"application/vnd.sealtrain.job-key", "{}"});
+        auto writer = crypto::SealedWriter::create(path, **active,
+                                                   {"application/vnd.sealtrain.job-key", "{}"});
         if (!writer)
             return writer.error();
         auto secret = crypto::SecretBytes::random(kJobKeySize);
@@ -325,9 +325,8 @@ public:
                                        "restore it from a backup.",
                                        request->job()));
         std::sort(files.begin(), files.end());
-        return statusOf(transfer::sendFiles(files, {}, [&](const v1::FileChunk& chunk) {
-            return writer->Write(chunk);
-        }));
+        return statusOf(transfer::sendFiles(
+            files, {}, [&](const v1::FileChunk& chunk) { return writer->Write(chunk); }));
     }
 
     Status FetchCheckpoint(ServerContext* context, const v1::JobAttempt* request,
@@ -355,10 +354,9 @@ public:
         const auto folder = jobFolder(shared_.platform, request->job()) / "checkpoints";
         const trainer::CheckpointFiles files =
             trainer::checkpointFiles(folder, static_cast<std::uint64_t>(newest->step));
-        return statusOf(transfer::sendFiles({files.sealed, files.envelope}, {},
-                                            [&](const v1::FileChunk& chunk) {
-                                                return writer->Write(chunk);
-                                            }));
+        return statusOf(
+            transfer::sendFiles({files.sealed, files.envelope}, {},
+                                [&](const v1::FileChunk& chunk) { return writer->Write(chunk); }));
     }
 
     Status ReportMetrics(ServerContext* context, const v1::ReportMetricsRequest* request,
@@ -409,8 +407,8 @@ public:
     {
         std::optional<core::Dispatch> dispatch;
         core::WorkerInfo worker;
-        const auto incoming = shared_.platform.path() / "jobs" / "incoming"
-                              / toHex(crypto::randomBytes(8));
+        const auto incoming =
+            shared_.platform.path() / "jobs" / "incoming" / toHex(crypto::randomBytes(8));
         std::error_code ec;
         std::filesystem::create_directories(incoming, ec);
         if (ec)
@@ -586,6 +584,9 @@ private:
         reply.set_resume(resumeFrom.has_value());
         reply.set_gpus(spec->resources.gpusPerNode);
         reply.set_checkpoint_kek(kek->id);
+        reply.set_nodes(spec->resources.nodes);
+        reply.set_ranks_per_node(spec->resources.gpusPerNode > 0 ? spec->resources.gpusPerNode
+                                                                 : spec->resources.cpuRanksPerNode);
         return success();
     }
 

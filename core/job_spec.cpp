@@ -300,7 +300,8 @@ Result<void> readResources(const Fields& top, JobSpec& spec)
     auto resources = top.object("resources", true);
     if (!resources)
         return resources.error();
-    SEALTRAIN_TRY(resources->onlyKnown({"pool", "device", "nodes", "gpus_per_node", "threads"}));
+    SEALTRAIN_TRY(resources->onlyKnown(
+        {"pool", "device", "nodes", "gpus_per_node", "cpu_ranks_per_node", "threads"}));
     auto& r = spec.resources;
     SEALTRAIN_ASSIGN(r.pool, resources->name("pool", true));
     if (const Json* device = resources->find("device")) {
@@ -310,7 +311,12 @@ Result<void> readResources(const Fields& top, JobSpec& spec)
     }
     SEALTRAIN_ASSIGN(r.nodes, resources->integer("nodes", r.nodes, 1, 4096));
     SEALTRAIN_ASSIGN(r.gpusPerNode, resources->integer("gpus_per_node", r.gpusPerNode, 0, 64));
+    SEALTRAIN_ASSIGN(r.cpuRanksPerNode,
+                     resources->integer("cpu_ranks_per_node", r.cpuRanksPerNode, 1, 64));
     SEALTRAIN_ASSIGN(r.threads, resources->integer("threads", r.threads, 0, 1024));
+    if (r.gpusPerNode > 0 && r.cpuRanksPerNode != 1)
+        return fieldError("resources.cpu_ranks_per_node",
+                          "must be 1 for a job that uses GPUs (it runs one rank per GPU)");
     if (r.device == "cuda" && r.gpusPerNode == 0)
         return fieldError("resources.gpus_per_node", "must be at least 1 for device cuda");
     if (r.device == "cpu" && r.gpusPerNode > 0)
@@ -390,6 +396,7 @@ std::string canonicalJobSpec(const JobSpec& spec)
           {"device", spec.resources.device},
           {"nodes", spec.resources.nodes},
           {"gpus_per_node", spec.resources.gpusPerNode},
+          {"cpu_ranks_per_node", spec.resources.cpuRanksPerNode},
           {"threads", spec.resources.threads}}},
         {"limits",
          {{"gpu_hours", spec.limits.gpuHours}, {"max_restarts", spec.limits.maxRestarts}}},

@@ -18,19 +18,22 @@ int main(int argc, char** argv)
     auto* enrollCommand = app.add_subcommand(
         "enroll", "Enroll this node once with a token from 'sealtrainctl remote worker "
                   "enroll-token'");
-    enrollCommand->add_option("--control", enroll.address,
-                              "The control plane: host:port or unix:/path")
+    enrollCommand
+        ->add_option("--control", enroll.address, "The control plane: host:port or unix:/path")
         ->required();
-    enrollCommand->add_option("--ca-fingerprint", enroll.fingerprint,
-                              "The platform CA's fingerprint (sha256:…), from its administrator")
+    enrollCommand
+        ->add_option("--ca-fingerprint", enroll.fingerprint,
+                     "The platform CA's fingerprint (sha256:…), from its administrator")
         ->required();
-    enrollCommand->add_option("--token", enroll.token,
-                              "The one-time enrolment token (or SEALTRAIN_ENROLL_TOKEN)")
+    enrollCommand
+        ->add_option("--token", enroll.token,
+                     "The one-time enrolment token (or SEALTRAIN_ENROLL_TOKEN)")
         ->envname("SEALTRAIN_ENROLL_TOKEN")
         ->required();
     enrollCommand->add_option("--dir", enroll.dir, "The worker's folder (made 0700)")->required();
-    enrollCommand->add_option("--server-name", enroll.serverName,
-                              "A name in the control plane's certificate")
+    enrollCommand
+        ->add_option("--server-name", enroll.serverName,
+                     "A name in the control plane's certificate")
         ->capture_default_str();
     enrollCommand->add_flag("--interconnect-encrypted", enroll.interconnectEncrypted,
                             "Declare that this node's links to other nodes are encrypted");
@@ -40,8 +43,17 @@ int main(int argc, char** argv)
     auto* runCommand = app.add_subcommand("run", "Take and run jobs until stopped (SIGTERM)");
     runCommand->add_option("--dir", run.dir, "The enrolled worker's folder")->required();
     runCommand->add_option("--trainer", run.trainer, "The sealtrain-train to run")->required();
-    runCommand->add_option("--mpirun", run.mpirun, "mpirun, for jobs of several GPUs")
+    runCommand->add_option("--mpirun", run.launch.mpirun, "mpirun, for jobs of several GPUs")
         ->capture_default_str();
+    std::string launcher = "local";
+    runCommand
+        ->add_option("--launcher", launcher,
+                     "local: ranks on this node; slurm: sbatch and srun on the cluster this node "
+                     "submits to")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"local", "slurm"}));
+    runCommand->add_option("--partition", run.launch.partition,
+                           "The Slurm partition (default: the cluster's)");
     runCommand->add_option("--idle-command", run.idleCommand,
                            "A command to run after --idle-minutes without a job (e.g. a "
                            "rented node's shutdown)");
@@ -63,5 +75,7 @@ int main(int argc, char** argv)
         return 0;
     }
     run.idleAfter = std::chrono::minutes(idleMinutes);
+    run.launch.launcher = launcher == "slurm" ? sealtrain::worker::Launcher::Slurm
+                                              : sealtrain::worker::Launcher::Local;
     return sealtrain::worker::run(run);
 }

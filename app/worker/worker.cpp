@@ -190,9 +190,10 @@ struct Attempt {
     std::int64_t nextLog = 1;
     std::deque<std::pair<std::filesystem::path, std::filesystem::path>> checkpoints;
     std::atomic<int> pid{0};
-    std::atomic<bool> stop{false};      // the control plane said to stop (cancel, budget)
-    std::atomic<bool> fenced{false};    // the attempt is no longer this worker's
-    std::atomic<bool> trainerDone{false};
+    std::atomic<bool> stop{false};    // the control plane said to stop (cancel, budget)
+    std::atomic<bool> fenced{false};  // the attempt is no longer this worker's
+    std::atomic<bool> stoppedForExit{false};
+    bool reportFailing = false;  // the last report was not taken (flush's alone)
     Clock::time_point started = Clock::now();
 
     void log(const std::string& line)
@@ -216,6 +217,27 @@ struct Attempt {
         if (child > 0)
             ::kill(child, SIGTERM);
     }
+
+    // The control plane gave the attempt up (the worker was presumed lost, or revoked): nothing
+    // more of it is taken, so the trainer is stopped rather than left to train for nobody.
+    void fence()
+    {
+        if (fenced.exchange(true))
+            return;
+        say(fmt::format("job {}: the control plane gave attempt {} up; stopping the trainer",
+                        assignment.job, assignment.attempt));
+        stopTrainer();
+    }
+
+    // The control plane ended the job (cancelled, or over a limit) while the attempt is still
+    // this worker's: the trainer stops, and the attempt is finished as stopped.
+    void stopForControlPlane()
+    {
+        if (stop.exchange(true))
+            return;
+        log("the control plane stopped this job; stopping the trainer");
+        stopTrainer();
+    }
 };
 
 class Runner {
@@ -228,6 +250,14 @@ public:
     {
     }
 
+    // The channel in use; a call holds its own reference, so that reconnect() may replace the
+    // channel meanwhile.
+    [[nodiscard]] std::shared_ptr<api::ControlClient> client()
+    {
+        const std::lock_guard guard(clientLock_);
+        return client_;
+    }
+
     int run()
     {
         say(fmt::format("worker {} (pool {}) serving {}", identity_.worker, identity_.pool,
@@ -236,13 +266,22 @@ public:
         auto idleSince = Clock::now();
         std::chrono::milliseconds backoff(500);
         while (!gTerminate.load()) {
-            currentJob_.store(-1);
-            auto taken = client_->takeJob();
+            {
+                // Not while a beat that says "no job" is on its way: the control plane would take
+                // it, answered after this dispatch, as this worker giving the new job back.
+                const std::lock_guard guard(beatLock_);
+                currentJob_.store(-1);
+            }
+            auto taken = client()->takeJob();
             if (!taken) {
                 currentJob_.store(0);
                 if (taken.error().code() == ErrorCode::Unauthenticated) {
                     say(taken.error().message());
                     return 1;
+                }
+                if (taken.error().code() == ErrorCode::PermissionDenied) {
+                    refused(taken.error());
+                    break;
                 }
                 say(fmt::format("{} (retrying in {} ms)", taken.error().message(),
                                 backoff.count()));
@@ -253,7 +292,8 @@ public:
             backoff = std::chrono::milliseconds(500);
             if (!*taken) {
                 currentJob_.store(0);
-                if (!options_.idleCommand.empty() && Clock::now() - idleSince > options_.idleAfter) {
+                if (!options_.idleCommand.empty()
+                    && Clock::now() - idleSince > options_.idleAfter) {
                     say(fmt::format("idle for {} minutes: running the idle command",
                                     options_.idleAfter.count()));
                     const int status = std::system(options_.idleCommand.c_str());
@@ -269,8 +309,10 @@ public:
                 break;
         }
         currentJob_.store(0);
+        if (refused_.load())
+            return 1;
         // A last beat saying this worker holds no job: the control plane queues it again at once.
-        (void)client_->heartbeat(inventory_, 0, 0);
+        (void)client()->heartbeat(inventory_, 0, 0);
         return 0;
     }
 
@@ -280,9 +322,10 @@ private:
         bool reachable = true;
         std::chrono::milliseconds interval(5000);
         while (!stop.stop_requested()) {
-            const std::int64_t job = currentJob_.load();
-            const std::int64_t attempt = currentAttempt_.load();
-            auto answer = client_->heartbeat(inventory_, job, attempt);
+            auto answer = [&] {
+                const std::lock_guard guard(beatLock_);
+                return client()->heartbeat(inventory_, currentJob_.load(), currentAttempt_.load());
+            }();
             if (answer) {
                 if (!reachable)
                     say("the control plane answers again");
@@ -291,24 +334,86 @@ private:
                     interval = std::chrono::milliseconds(answer->intervalMs);
                 for (const std::int64_t stopJob : answer->stopJobs)
                     requestStop(stopJob);
-            } else if (reachable) {
+            } else if (answer.error().code() == ErrorCode::PermissionDenied) {
+                refused(answer.error());
+                return;
+            } else {
+                if (reachable)
+                    say(fmt::format("heartbeat failed: {} (retrying)", answer.error().message()));
                 reachable = false;
-                say(fmt::format("heartbeat failed: {} (retrying)", answer.error().message()));
+                if (answer.error().code() == ErrorCode::Io)
+                    reconnect();
             }
             const auto until = Clock::now() + interval;
-            while (!stop.stop_requested() && Clock::now() < until)
+            while (!stop.stop_requested() && Clock::now() < until) {
+                if (gTerminate.load())
+                    stopForExit();
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+        }
+    }
+
+    // SIGTERM: the trainer is stopped too (the attempt is given back by the last beat).
+    void stopForExit()
+    {
+        const std::lock_guard guard(attemptLock_);
+        if (attempt_ != nullptr && attempt_->pid.load() > 0
+            && !attempt_->stoppedForExit.exchange(true)) {
+            say(fmt::format("job {}: stopping the trainer (the worker is stopping)",
+                            attempt_->assignment.job));
+            attempt_->stopTrainer();
         }
     }
 
     void requestStop(std::int64_t job)
     {
         const std::lock_guard guard(attemptLock_);
-        if (attempt_ != nullptr && attempt_->assignment.job == job && !attempt_->stop.load()) {
-            attempt_->stop.store(true);
-            attempt_->log("the control plane stopped this job; stopping the trainer");
-            attempt_->stopTrainer();
-        }
+        if (attempt_ != nullptr && attempt_->assignment.job == job)
+            attempt_->stopForControlPlane();
+    }
+
+    // A new channel to the control plane. Once a connection attempt failed (the control plane
+    // restarting, a connection cut), gRPC's channel may wait long before it tries again (more
+    // than 10 s with gRPC 1.51), longer than the control plane waits for a heartbeat before it
+    // gives the job to another worker; a new channel connects at its first call.
+    void reconnect()
+    {
+        auto fresh = api::ControlClient::connect(identity_.endpoint, &identity_.tls);
+        if (!fresh)
+            return;
+        const std::lock_guard guard(clientLock_);
+        client_ = std::move(fresh).value();
+    }
+
+    // The control plane refuses this worker's own calls: it was revoked. Its job is already
+    // queued for another worker; it stops the trainer and exits.
+    void refused(const Error& error)
+    {
+        if (refused_.exchange(true))
+            return;
+        say(fmt::format("{} Stopping.", error.message()));
+        gTerminate.store(true);
+        const std::lock_guard guard(attemptLock_);
+        if (attempt_ != nullptr)
+            attempt_->fence();
+    }
+
+    // Whether the control plane ended the job while the attempt is still this worker's (a call
+    // of the attempt that is refused is either that or fencing): asked with an empty report,
+    // which it takes for an ended job and refuses for a fenced attempt.
+    bool jobStopped(Attempt& attempt)
+    {
+        if (attempt.stop.load())
+            return true;
+        api::MetricsReport report;
+        report.job = attempt.assignment.job;
+        report.attempt = attempt.assignment.attempt;
+        report.gpuHours = attempt.gpuHours();
+        auto stop = client()->reportMetrics(report);
+        if (!stop || !*stop)
+            return false;
+        attempt.stopForControlPlane();
+        return true;
     }
 
     // The dataset's sealed files, fetched once per dataset and kept.
@@ -324,7 +429,7 @@ private:
             options_.dir / "datasets" / (".incoming-" + toHex(crypto::randomBytes(6)));
         std::filesystem::create_directories(incoming, ec);
         auto files =
-            client_->fetchDataset(attempt.assignment.job, attempt.assignment.attempt, incoming);
+            client()->fetchDataset(attempt.assignment.job, attempt.assignment.attempt, incoming);
         if (!files) {
             std::filesystem::remove_all(incoming, ec);
             return files.error();
@@ -354,7 +459,7 @@ private:
                 || result.error().code() == ErrorCode::Integrity
                 || result.error().code() == ErrorCode::Unauthenticated) {
                 if (!result && isFenced(result.error()))
-                    attempt.fenced.store(true);
+                    attempt.fence();
                 return result;
             }
             say(fmt::format("job {}: {} failed: {} (retrying in {} ms)", attempt.assignment.job,
@@ -378,11 +483,22 @@ private:
         report.job = attempt.assignment.job;
         report.attempt = attempt.assignment.attempt;
         report.gpuHours = attempt.gpuHours();
-        auto sent = client_->reportMetrics(report);
+        auto sent = client()->reportMetrics(report);
         if (!sent) {
-            if (isFenced(sent.error()))
-                attempt.fenced.store(true);
+            if (isFenced(sent.error())) {
+                attempt.fence();
+            } else if (!attempt.reportFailing) {
+                attempt.reportFailing = true;
+                say(fmt::format("job {}: the control plane did not take the metrics ({}); they "
+                                "are kept and sent again",
+                                attempt.assignment.job, sent.error().message()));
+            }
             return false;
+        }
+        if (attempt.reportFailing) {
+            attempt.reportFailing = false;
+            say(fmt::format("job {}: the metrics kept meanwhile are sent ({} lines)",
+                            attempt.assignment.job, report.metricsLines.size()));
         }
         {
             const std::lock_guard guard(attempt.lock);
@@ -394,11 +510,8 @@ private:
                                    + static_cast<std::ptrdiff_t>(report.logLines.size()));
             attempt.firstLog += static_cast<std::int64_t>(report.logLines.size());
         }
-        if (*sent && !attempt.stop.load()) {
-            attempt.stop.store(true);
-            attempt.log("the control plane stopped this job; stopping the trainer");
-            attempt.stopTrainer();
-        }
+        if (*sent)
+            attempt.stopForControlPlane();
         for (;;) {
             std::pair<std::filesystem::path, std::filesystem::path> next;
             {
@@ -407,12 +520,19 @@ private:
                     break;
                 next = attempt.checkpoints.front();
             }
-            auto uploaded = client_->uploadCheckpoint(attempt.assignment.job,
-                                                      attempt.assignment.attempt, next.first,
-                                                      next.second);
+            auto uploaded = client()->uploadCheckpoint(
+                attempt.assignment.job, attempt.assignment.attempt, next.first, next.second);
             if (!uploaded) {
+                if (isFenced(uploaded.error()) && jobStopped(attempt)) {
+                    // An ended job takes no more checkpoints; the attempt is still finished.
+                    attempt.log(fmt::format("checkpoint {} not taken: the job was stopped",
+                                            next.first.filename().string()));
+                    const std::lock_guard guard(attempt.lock);
+                    attempt.checkpoints.pop_front();
+                    continue;
+                }
                 if (isFenced(uploaded.error()))
-                    attempt.fenced.store(true);
+                    attempt.fence();
                 else if (uploaded.error().code() == ErrorCode::Integrity
                          || uploaded.error().code() == ErrorCode::Unauthenticated
                          || uploaded.error().code() == ErrorCode::InvalidArgument) {
@@ -484,8 +604,7 @@ private:
         currentAttempt_.store(attempt->assignment.attempt);
         currentJob_.store(job);
         attempt->log(fmt::format("attempt {} on worker {}{}", attempt->assignment.attempt,
-                                 identity_.worker,
-                                 attempt->assignment.resume ? ", resuming" : ""));
+                                 identity_.worker, attempt->assignment.resume ? ", resuming" : ""));
         std::jthread reporter([this, attempt](const std::stop_token& stop) {
             while (!stop.stop_requested() && !attempt->fenced.load()) {
                 (void)flush(*attempt);
@@ -512,8 +631,8 @@ private:
                 outcome ? (attempt->stop.load() ? "stopped by the control plane" : "")
                         : outcome.error().message();
             auto finished = retry(*attempt, "finishing the attempt", [&] {
-                return client_->finishJob(job, attempt->assignment.attempt, succeeded,
-                                          attempt->gpuHours(), reason);
+                return client()->finishJob(job, attempt->assignment.attempt, succeeded,
+                                           attempt->gpuHours(), reason);
             });
             if (finished)
                 say(fmt::format("job {}: attempt {} ended, job {}", job,
@@ -536,7 +655,8 @@ private:
     Result<void> train(Attempt& attempt)
     {
         const api::JobAssignment& a = attempt.assignment;
-        auto dataset = retry(attempt, "fetching the dataset", [&] { return datasetFolder(attempt); });
+        auto dataset =
+            retry(attempt, "fetching the dataset", [&] { return datasetFolder(attempt); });
         if (!dataset)
             return dataset.error();
         const auto folder = options_.dir / "jobs" / std::to_string(a.job);
@@ -551,7 +671,7 @@ private:
         SEALTRAIN_TRY(writePublic(signer, a.manifestsPublicKeyPem));
         if (a.resume) {
             auto fetched = retry(attempt, "fetching the checkpoint to resume from",
-                                 [&] { return client_->fetchCheckpoint(a.job, a.attempt, out); });
+                                 [&] { return client()->fetchCheckpoint(a.job, a.attempt, out); });
             if (!fetched)
                 return fetched.error();
             attempt.log(fmt::format("resuming from {}", fetched->front().filename().string()));
@@ -560,7 +680,8 @@ private:
         auto opened = crypto::openSealedBox(*identity_.box, a.sealedKeys);
         if (!opened)
             return opened.error().withContext("Cannot open the job's keys");
-        auto keys = crypto::SecretBytes::allocate(opened->size() + 1 + identity_.signingKeyPem.size());
+        auto keys =
+            crypto::SecretBytes::allocate(opened->size() + 1 + identity_.signingKeyPem.size());
         if (!keys)
             return keys.error();
         std::copy(opened->bytes().begin(), opened->bytes().end(), keys->mutableBytes().begin());
@@ -579,13 +700,14 @@ private:
                          fmt::format("Job {} asks for {} GPUs on one node; this worker starts one "
                                      "rank per node so far (docs/operations/workers.md).",
                                      a.job, a.gpus));
+        if (gTerminate.load())
+            return Error(ErrorCode::Io, "The worker is stopping; the trainer was not started.");
         core::TrainerLaunch launch{options_.trainer.string(), "train", arguments, {}};
         launch.onStarted = [&attempt](int pid) { attempt.pid.store(pid); };
         attempt.started = Clock::now();
-        auto status = core::runTrainer(launch, std::move(keys).value(),
-                                       [&](std::string_view line) {
-                                           onTrainerLine(attempt, line, held);
-                                       });
+        auto status = core::runTrainer(launch, std::move(keys).value(), [&](std::string_view line) {
+            onTrainerLine(attempt, line, held);
+        });
         attempt.pid.store(0);
         if (!status)
             return status.error();
@@ -598,7 +720,10 @@ private:
 
     RunOptions options_;
     Identity identity_;
-    std::unique_ptr<api::ControlClient> client_;
+    std::mutex clientLock_;
+    std::shared_ptr<api::ControlClient> client_;
+    std::mutex beatLock_;  // held by a heartbeat in flight
+    std::atomic<bool> refused_{false};
     std::string inventory_;
     std::atomic<std::int64_t> currentJob_{0};
     std::atomic<std::int64_t> currentAttempt_{0};
@@ -621,8 +746,8 @@ Result<std::string> enroll(const EnrollOptions& options)
         return Error(ErrorCode::Io, fmt::format("Cannot create the worker folder '{}': {}.",
                                                 options.dir.string(), ec.message()));
     std::filesystem::permissions(options.dir, std::filesystem::perms::owner_all, ec);
-    auto ca = api::fetchPinnedCaCertificate(options.address, options.serverName,
-                                            options.fingerprint);
+    auto ca =
+        api::fetchPinnedCaCertificate(options.address, options.serverName, options.fingerprint);
     if (!ca)
         return ca.error();
     auto tls = crypto::makeKeyAndCsr("sealtrain-worker");

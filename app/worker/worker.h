@@ -15,6 +15,7 @@
 //   jobs/<id>/          the current attempt's sealed checkpoints
 #pragma once
 
+#include "launch.h"
 #include "sealtrain/base/result.h"
 
 #include <chrono>
@@ -25,7 +26,7 @@
 namespace sealtrain::worker {
 
 struct EnrollOptions {
-    std::string address;      // the control plane: "host:port" or "unix:/path"
+    std::string address;  // the control plane: "host:port" or "unix:/path"
     std::string serverName = "localhost";
     std::string fingerprint;  // of the platform CA, "sha256:…" (as `sealtrainctl connect`)
     std::string token;
@@ -40,7 +41,9 @@ struct EnrollOptions {
 struct RunOptions {
     std::filesystem::path dir;
     std::filesystem::path trainer;  // sealtrain-train
-    std::string mpirun = "mpirun";  // for jobs with more than one GPU on the node
+    // How the trainer's ranks start: here (one rank, or mpirun for several GPUs) or through
+    // Slurm (sbatch and srun) when this worker fronts a cluster (launch.h).
+    LaunchSettings launch;
     // Run once this long idle (no job), e.g. "systemctl poweroff" on a rented node; empty: none.
     std::string idleCommand;
     std::chrono::minutes idleAfter{30};

@@ -107,6 +107,7 @@ public:
     void start(const QStringList& extra = {})
     {
         const QString ready = QString::fromStdString((runDir_ / "ready.json").string());
+        QFile::remove(ready);  // a previous run's, which a SIGKILL left behind
         unixAddress_ = "unix:" + (runDir_ / "control.sock").string();
         daemon_.setProgram(QStringLiteral(SEALTRAIN_CONTROL_EXECUTABLE));
         daemon_.setArguments(QStringList{"--data-dir", QString::fromStdString(dataDir_.string()),
@@ -143,6 +144,15 @@ public:
         ::kill(static_cast<pid_t>(daemon_.processId()), SIGTERM);
         return daemon_.waitForFinished(30000) && daemon_.exitStatus() == QProcess::NormalExit
                && daemon_.exitCode() == 0;
+    }
+
+    // SIGKILL: the daemon ends at once, without finishing anything (a crash).
+    void kill()
+    {
+        if (daemon_.processId() <= 0)
+            return;
+        ::kill(static_cast<pid_t>(daemon_.processId()), SIGKILL);
+        daemon_.waitForFinished(30000);
     }
 
     // Every entry of the audit log, read with the keyring once the daemon has stopped.

@@ -13,45 +13,20 @@
 
 Exits 77 (skipped) only when grpc_python_plugin or python3-grpcio is missing.
 """
-import base64
 import hashlib
-import hmac
 import json
 import os
 import pwd
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 
+from sealtrain_support import run, totp
+
 CTL, CONTROL, PROTO_ROOT = sys.argv[1], sys.argv[2], sys.argv[3]
-last_step = {}
-
-
-def totp(uri_file, user):
-    """The next unused RFC 6238 code for a user (SHA-1, 6 digits, 30 s)."""
-    with open(uri_file) as handle:
-        uri = handle.read().strip()
-    secret = uri.split("secret=")[1].split("&")[0]
-    key = base64.b32decode(secret + "=" * (-len(secret) % 8))
-    step = max(int(time.time()) // 30, last_step.get(user, 0) + 1)
-    while step > int(time.time()) // 30 + 1:
-        time.sleep(0.5)
-    last_step[user] = step
-    digest = hmac.new(key, struct.pack(">Q", step), hashlib.sha1).digest()
-    offset = digest[-1] & 0x0F
-    code = (struct.unpack(">I", digest[offset:offset + 4])[0] & 0x7FFFFFFF) % 1000000
-    return f"{code:06d}"
-
-
-def run(*args, **kwargs):
-    result = subprocess.run(args, capture_output=True, text=True, errors="replace", **kwargs)
-    if result.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(args)} exited {result.returncode}:\n{result.stdout}{result.stderr}")
-    return result.stdout
 
 
 def main():

@@ -243,6 +243,8 @@ struct JobAssignment {
     bool resume = false;
     std::int64_t gpus = 0;
     std::string checkpointKek;
+    std::int64_t nodes = 1;
+    std::int64_t ranksPerNode = 1;
 };
 
 struct MetricsReport {

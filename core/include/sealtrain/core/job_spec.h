@@ -55,7 +55,8 @@ struct JobSpec {
         std::string device = "auto";  // cpu, cuda or auto
         std::int64_t nodes = 1;
         std::int64_t gpusPerNode = 0;
-        std::int64_t threads = 0;  // per rank; 0: the defaults
+        std::int64_t cpuRanksPerNode = 1;  // ranks of a CPU job (gpus_per_node 0) on each node
+        std::int64_t threads = 0;          // per rank; 0: the defaults
     } resources;
     struct Limits {
         double gpuHours = 0.0;  // what the job may use; 0: no GPU time

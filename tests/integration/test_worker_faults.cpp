@@ -1,0 +1,905 @@
+// Faults of the worker path with real processes (issue #16): sealtrain-control, sealtrain-worker
+// and sealtrain-train, each a process of its own, on small CPU jobs with short timings (beats
+// every 300 ms, a worker silent for 3 s loses its job).
+//   - a worker SIGKILLed mid-run: its job is queued again and a second worker resumes it from
+//     the newest verified checkpoint; the final parameters are bit-identical to an uninterrupted
+//     run of the same spec;
+//   - the control plane SIGKILLed mid-run and started again: the worker keeps training, keeps what
+//     it could not send and sends it once it is answered again; every step's metrics are there
+//     once and every checkpoint is in the audit log;
+//   - the worker's connection cut by a proxy in this test: the same;
+//   - a worker revoked while it runs a job: its calls are refused, a new handshake with its
+//     certificate too, and its job finishes on another worker;
+//   - a running job cancelled by its submitter: the worker stops the trainer;
+//   - SIGTERM to a worker mid-run: it stops the trainer and gives the job back at once.
+// The audit log and the checkpoints are read in-process once the daemon has stopped.
+#include "daemon_fixture.h"
+#include "sealtrain/core/workers.h"
+#include "sealtrain/crypto/certificate_authority.h"
+#include "sealtrain/crypto/signing.h"
+#include "sealtrain/trainer/checkpoint.h"
+#include "server_shared.h"  // server_internal::jobKey, internal to api/
+
+#include <QtTest/QtTest>
+#include <fmt/format.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <set>
+#include <thread>
+
+using namespace sealtrain;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Long enough that a fault lands mid-run on a loaded 2-core machine, short enough for the suite.
+constexpr int kSteps = 600;
+constexpr int kCheckpointEvery = 50;
+QStringList daemonTimings()
+{
+    return {"--heartbeat-ms", "300", "--worker-timeout", "3"};
+}
+// What the worker logs when a report is not taken, and when what it kept is sent.
+constexpr const char* kMetricsKept = "they are kept and sent again";
+constexpr const char* kMetricsSent = "the metrics kept meanwhile are sent";
+
+// The same spec for every job but its name: the killed and the uninterrupted run differ in
+// nothing that decides the numbers.
+std::string jobSpec(const std::string& name, int steps = kSteps)
+{
+    return fmt::format("spec_version: 1\n"
+                       "name: {}\n"
+                       "project: demo\n"
+                       "dataset: corpus\n"
+                       "model: {{layers: 2, heads: 2, width: 64, context: 64}}\n"
+                       "optimizer: {{lr: 0.003, min_lr: 0.0003, warmup: 10}}\n"
+                       "schedule: {{steps: {}, batch: 8}}\n"
+                       "checkpoints: {{every: {}, keep: 2}}\n"
+                       "resources: {{pool: cpu, device: cpu, threads: 1}}\n"
+                       "limits: {{max_restarts: 2}}\n",
+                       name, steps, kCheckpointEvery);
+}
+
+std::string readText(const std::filesystem::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Polls `done` every 100 ms (Qt events run meanwhile) until it holds or `limit` has passed.
+template <typename Predicate>
+bool waitUntil(const Predicate& done, std::chrono::milliseconds limit)
+{
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > until)
+            return false;
+        QTest::qWait(100);
+    }
+    return true;
+}
+
+// The sealtrain-train processes working in `folder` (a worker's): their command lines name it.
+std::vector<pid_t> trainersIn(const std::filesystem::path& folder)
+{
+    std::vector<pid_t> pids;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        // argv[0] is the trainer (not the worker, whose --trainer argument names it too).
+        const std::string line = readText(entry.path() / "cmdline");
+        const std::string program = line.substr(0, line.find('\0'));
+        if (std::filesystem::path(program).filename() == "sealtrain-train"
+            && line.find(folder.string()) != std::string::npos)
+            pids.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+    return pids;
+}
+
+// Why the job's metrics are not one "step" line for each step 1..steps ("" when they are).
+std::string stepsProblem(const std::vector<std::string>& lines, int steps)
+{
+    std::map<std::int64_t, int> seen;
+    for (const std::string& line : lines) {
+        const QJsonObject json = QJsonDocument::fromJson(QByteArray::fromStdString(line)).object();
+        if (json.value("kind").toString() == "step")
+            ++seen[static_cast<std::int64_t>(json.value("step").toInteger())];
+    }
+    for (int step = 1; step <= steps; ++step) {
+        if (seen[step] != 1)
+            return fmt::format("step {} is there {} times", step, seen[step]);
+    }
+    if (seen.size() != static_cast<std::size_t>(steps))
+        return fmt::format("{} steps are there, not {}", seen.size(), steps);
+    return {};
+}
+
+// A TCP forwarder on 127.0.0.1 between workers and the daemon: every accepted connection is
+// joined to a new one to the daemon's port, and a thread copies the bytes both ways. cut()
+// closes every connection and, until restore(), closes each new one as soon as it is accepted.
+class CuttingProxy {
+public:
+    explicit CuttingProxy(int target)
+        : target_(target)
+    {
+        listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t size = sizeof(address);
+        if (listener_ < 0 || ::bind(listener_, reinterpret_cast<sockaddr*>(&address), size) != 0
+            || ::listen(listener_, 64) != 0
+            || ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &size) != 0)
+            qFatal("the proxy can not listen: %s", std::strerror(errno));
+        port_ = ntohs(address.sin_port);
+        acceptor_ = std::thread([this] { acceptLoop(); });
+    }
+
+    CuttingProxy(const CuttingProxy&) = delete;
+    CuttingProxy& operator=(const CuttingProxy&) = delete;
+
+    ~CuttingProxy()
+    {
+        stopping_.store(true);
+        acceptor_.join();
+        cut();
+        for (std::thread& thread : threads_)
+            thread.join();
+        ::close(listener_);
+    }
+
+    [[nodiscard]] std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+    void setTarget(int port) { target_.store(port); }
+    [[nodiscard]] int refused() const { return refused_.load(); }
+
+    void cut()
+    {
+        cutting_.store(true);
+        const std::lock_guard guard(lock_);
+        for (const auto& [client, server] : open_) {
+            ::shutdown(client, SHUT_RDWR);
+            ::shutdown(server, SHUT_RDWR);
+        }
+    }
+
+    void restore() { cutting_.store(false); }
+
+private:
+    void acceptLoop()
+    {
+        while (!stopping_.load()) {
+            pollfd waiting{listener_, POLLIN, 0};
+            if (::poll(&waiting, 1, 100) <= 0)
+                continue;
+            const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (client < 0)
+                continue;
+            if (cutting_.load()) {
+                ::close(client);
+                ++refused_;
+                continue;
+            }
+            const int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            sockaddr_in address{};
+            address.sin_family = AF_INET;
+            address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            address.sin_port = htons(static_cast<std::uint16_t>(target_.load()));
+            if (server < 0
+                || ::connect(server, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+                ::close(client);
+                if (server >= 0)
+                    ::close(server);
+                continue;
+            }
+            const std::lock_guard guard(lock_);
+            open_.emplace_back(client, server);
+            threads_.emplace_back([this, client, server] { forward(client, server); });
+        }
+    }
+
+    // Copies bytes both ways until either side ends or the proxy cuts the connection.
+    void forward(int client, int server)
+    {
+        std::array<char, 1 << 16> buffer{};
+        std::array<pollfd, 2> ends{pollfd{client, POLLIN, 0}, pollfd{server, POLLIN, 0}};
+        bool open = true;
+        while (open && ::poll(ends.data(), ends.size(), -1) > 0) {
+            for (std::size_t i = 0; i < ends.size() && open; ++i) {
+                if (ends[i].revents == 0)
+                    continue;
+                const ssize_t got = ::read(ends[i].fd, buffer.data(), buffer.size());
+                if (got <= 0) {
+                    open = false;
+                    break;
+                }
+                const int to = ends[1 - i].fd;
+                for (ssize_t sent = 0; sent < got && open;) {
+                    const ssize_t wrote =
+                        ::send(to, buffer.data() + sent, static_cast<std::size_t>(got - sent),
+                               MSG_NOSIGNAL);
+                    open = wrote > 0;
+                    sent += std::max<ssize_t>(wrote, 0);
+                }
+            }
+        }
+        const std::lock_guard guard(lock_);
+        open_.remove(std::pair{client, server});
+        ::close(client);
+        ::close(server);
+    }
+
+    std::atomic<int> target_;
+    int listener_ = -1;
+    int port_ = 0;
+    std::atomic<bool> stopping_{false};
+    std::atomic<bool> cutting_{false};
+    std::atomic<int> refused_{0};
+    std::mutex lock_;
+    std::list<std::pair<int, int>> open_;
+    std::list<std::thread> threads_;
+    std::thread acceptor_;
+};
+
+// A sealtrain-worker enrolled into a folder of its own; `run` writes its log (standard error)
+// to a file beside it.
+class WorkerProcess {
+public:
+    WorkerProcess(std::string name, std::filesystem::path dir)
+        : name_(std::move(name))
+        , dir_(std::move(dir))
+    {
+    }
+
+    WorkerProcess(const WorkerProcess&) = delete;
+    WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+    ~WorkerProcess()
+    {
+        if (process_.state() != QProcess::NotRunning) {
+            process_.kill();
+            process_.waitForFinished(10000);
+        }
+    }
+
+    // "" when enrolled, else what went wrong.
+    std::string enroll(const std::string& address, const std::string& fingerprint,
+                       const std::string& token)
+    {
+        QProcess enroller;
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.insert("SEALTRAIN_ENROLL_TOKEN", QString::fromStdString(token));
+        enroller.setProcessEnvironment(environment);
+        enroller.setProcessChannelMode(QProcess::MergedChannels);
+        enroller.start(SEALTRAIN_WORKER_EXECUTABLE,
+                       {"enroll", "--control", QString::fromStdString(address), "--ca-fingerprint",
+                        QString::fromStdString(fingerprint), "--dir",
+                        QString::fromStdString(dir_.string())});
+        if (!enroller.waitForFinished(60000) || enroller.exitStatus() != QProcess::NormalExit
+            || enroller.exitCode() != 0)
+            return fmt::format("enrolling {} failed (exit status {}): {}", name_,
+                               enroller.exitCode(), enroller.readAll().toStdString());
+        return {};
+    }
+
+    void start()
+    {
+        process_.setStandardOutputFile(QString::fromStdString(logPath().string()),
+                                       QIODevice::Append);
+        process_.setStandardErrorFile(QString::fromStdString(logPath().string()),
+                                      QIODevice::Append);
+        process_.start(SEALTRAIN_WORKER_EXECUTABLE,
+                       {"run", "--dir", QString::fromStdString(dir_.string()), "--trainer",
+                        SEALTRAIN_TRAIN_EXECUTABLE});
+        if (!process_.waitForStarted())
+            qFatal("sealtrain-worker did not start");
+    }
+
+    // SIGKILL, when it still runs (a process id of 0 would signal this whole process group).
+    void kill()
+    {
+        if (process_.processId() <= 0)
+            return;
+        ::kill(static_cast<pid_t>(process_.processId()), SIGKILL);
+        process_.waitForFinished(30000);
+    }
+
+    // SIGTERM: true when it exited 0.
+    [[nodiscard]] bool stop()
+    {
+        if (process_.processId() <= 0)
+            return process_.exitStatus() == QProcess::NormalExit && process_.exitCode() == 0;
+        ::kill(static_cast<pid_t>(process_.processId()), SIGTERM);
+        return process_.waitForFinished(60000) && process_.exitStatus() == QProcess::NormalExit
+               && process_.exitCode() == 0;
+    }
+
+    [[nodiscard]] bool running() const { return process_.state() != QProcess::NotRunning; }
+    [[nodiscard]] int exitCode() const { return process_.exitCode(); }
+    [[nodiscard]] std::string log() const { return readText(logPath()); }
+    [[nodiscard]] bool logHas(const std::string& text) const
+    {
+        return log().find(text) != std::string::npos;
+    }
+    [[nodiscard]] const std::string& name() const { return name_; }
+    [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
+    // Checkpoints the worker holds for the control plane, not yet acknowledged.
+    [[nodiscard]] std::size_t heldCheckpoints(std::int64_t job) const
+    {
+        std::size_t held = 0;
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(
+                 dir_ / "jobs" / std::to_string(job) / "upload", ec))
+            held += entry.path().extension() == ".sealed" ? 1U : 0U;
+        return held;
+    }
+
+private:
+    [[nodiscard]] std::filesystem::path logPath() const
+    {
+        return dir_.parent_path() / (name_ + ".log");
+    }
+
+    std::string name_;
+    std::filesystem::path dir_;
+    QProcess process_;
+};
+
+// The entries of one action about job `job`.
+std::vector<const audit::Entry*> entriesOf(const std::vector<audit::Entry>& entries,
+                                           const std::string& action, std::int64_t job)
+{
+    std::vector<const audit::Entry*> found;
+    for (const audit::Entry& entry : entries)
+        if (entry.action == action && entry.target.kind == "job"
+            && entry.target.id == std::to_string(job))
+            found.push_back(&entry);
+    return found;
+}
+
+// Whether every checkpoint step of a finished job (each kCheckpointEvery-th and the last) has a
+// job.checkpoint entry that recorded it; "" when so, else the first missing step.
+std::string missingCheckpointEntry(const std::vector<audit::Entry>& entries, std::int64_t job,
+                                   int steps)
+{
+    std::set<std::string> recorded;
+    for (const audit::Entry* entry : entriesOf(entries, "job.checkpoint", job))
+        if (entry->outcome == audit::Outcome::Ok)
+            recorded.insert(testing::detailOf(*entry, "step"));
+    for (int step = kCheckpointEvery; step <= steps; step += kCheckpointEvery)
+        if (recorded.count(std::to_string(step)) == 0)
+            return fmt::format("job {}: no job.checkpoint entry for step {}", job, step);
+    if (recorded.count(std::to_string(steps)) == 0)
+        return fmt::format("job {}: no job.checkpoint entry for its last step", job);
+    return {};
+}
+
+}  // namespace
+
+class TestWorkerFaults : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir tmp_;
+    std::filesystem::path root_;
+    testing::DaemonFixture daemon_;
+    std::unique_ptr<CuttingProxy> proxy_;
+    std::string fingerprint_;
+    std::unique_ptr<api::ControlClient> dana_;  // the submitter
+    std::unique_ptr<api::ControlClient> ann_;   // the approver
+    std::unique_ptr<api::ControlClient> otto_;  // the operator: enrolment tokens, revocation
+    std::int64_t killedJob_ = 0;
+    std::int64_t referenceJob_ = 0;
+    std::int64_t restartedJob_ = 0;
+    std::int64_t cutJob_ = 0;
+    std::int64_t revokedJob_ = 0;
+    std::int64_t cancelledJob_ = 0;
+    std::int64_t stoppedJob_ = 0;
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+
+    bool daemonKilled_ = false;
+
+    void connectClients()
+    {
+        dana_ = daemon_.as("dana");
+        ann_ = daemon_.as("ann");
+        otto_ = daemon_.as("otto");
+    }
+
+    // Starts the daemon again after a SIGKILL: a new TCP port for the proxy, and new sessions
+    // (they end with the process).
+    void restartDaemon()
+    {
+        daemon_.start(daemonTimings());
+        daemonKilled_ = false;
+        proxy_->setTarget(daemon_.tcpPort());
+        for (const char* user : {"dana", "ann", "otto"})
+            daemon_.forget(user);
+        connectClients();
+    }
+
+    void say(const std::string& what) const
+    {
+        const auto seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        qInfo("[%6.1f s] %s", seconds, what.c_str());
+    }
+
+    // A worker enrolled with a fresh token from the operator, talking to `address`.
+    std::unique_ptr<WorkerProcess> enrolled(const std::string& name, const std::string& address)
+    {
+        auto token = otto_->createEnrollToken(name, "cpu", 600);
+        if (!token)
+            qFatal("enrolment token: %s", token.error().message().c_str());
+        auto worker = std::make_unique<WorkerProcess>(name, root_ / "workers" / name);
+        if (const std::string failed = worker->enroll(address, fingerprint_, token->token);
+            !failed.empty())
+            qFatal("%s", failed.c_str());
+        return worker;
+    }
+
+    // dana submits, ann approves that exact spec: the job is queued.
+    std::int64_t submitApproved(const std::string& name, int steps = kSteps)
+    {
+        auto job = dana_->submitJob(jobSpec(name, steps));
+        if (!job)
+            qFatal("submit: %s", job.error().message().c_str());
+        auto approved = ann_->approveJob(job->id, job->specSha256);
+        if (!approved)
+            qFatal("approve: %s", approved.error().message().c_str());
+        return job->id;
+    }
+
+    [[nodiscard]] std::optional<api::JobSummary> show(std::int64_t job) const
+    {
+        auto shown = dana_->showJob(job);
+        if (!shown)
+            return std::nullopt;
+        return std::move(shown).value();
+    }
+
+    [[nodiscard]] bool hasState(std::int64_t job, const std::string& state) const
+    {
+        const auto shown = show(job);
+        return shown && shown->state == state;
+    }
+
+    [[nodiscard]] bool runsOn(std::int64_t job, const std::string& worker) const
+    {
+        const auto shown = show(job);
+        return shown && shown->state == "running" && shown->worker == worker;
+    }
+
+    [[nodiscard]] bool ended(std::int64_t job) const
+    {
+        const auto shown = show(job);
+        return shown
+               && (shown->state == "succeeded" || shown->state == "failed"
+                   || shown->state == "cancelled");
+    }
+
+    // The newest step the control plane has metrics of (0 when none or unreachable).
+    [[nodiscard]] std::int64_t lastStep(std::int64_t job) const
+    {
+        auto metrics = dana_->jobMetrics(job, false, 0);
+        std::int64_t last = 0;
+        for (const std::string& line : metrics ? *metrics : std::vector<std::string>{}) {
+            const QJsonObject json =
+                QJsonDocument::fromJson(QByteArray::fromStdString(line)).object();
+            if (json.value("kind").toString() == "step")
+                last = std::max(last, static_cast<std::int64_t>(json.value("step").toInteger()));
+        }
+        return last;
+    }
+
+    // "" when the job's metrics hold every step once.
+    [[nodiscard]] std::string metricsProblem(std::int64_t job, int steps = kSteps) const
+    {
+        auto metrics = dana_->jobMetrics(job, false, 0);
+        if (!metrics)
+            return metrics.error().message();
+        return stepsProblem(*metrics, steps);
+    }
+
+    // Starts `worker`, submits and approves a job of `steps` steps (`job`) that it takes, and
+    // waits until its trainer runs. "" when so, else what went wrong.
+    std::string startTraining(WorkerProcess& worker, const std::string& name, int steps,
+                              std::int64_t& job)
+    {
+        worker.start();
+        job = submitApproved(name, steps);
+        if (!waitUntil(
+                [&] { return runsOn(job, worker.name()) && !trainersIn(worker.dir()).empty(); },
+                30s))
+            return "the job never ran on " + worker.name() + ":\n" + worker.log();
+        return {};
+    }
+
+    // startTraining, then waits until the job's first checkpoint is recorded while its trainer
+    // still runs: the moment for a fault.
+    std::string runPastFirstCheckpoint(WorkerProcess& worker, const std::string& name,
+                                       std::int64_t& job)
+    {
+        if (std::string failed = startTraining(worker, name, kSteps, job); !failed.empty())
+            return failed;
+        if (!waitUntil([&] { return worker.logHas("uploaded and recorded"); }, 60s))
+            return "no checkpoint was recorded:\n" + worker.log();
+        if (trainersIn(worker.dir()).empty())
+            return "the trainer ended before the fault; make the jobs longer";
+        say(fmt::format("first checkpoint of job {} recorded; its metrics reach step {}", job,
+                        lastStep(job)));
+        return {};
+    }
+
+    // Whether, while nobody answers, training goes on: the worker keeps the metrics nobody
+    // takes, and holds a checkpoint made meanwhile that it can not send.
+    bool keepsWhatNobodyTakes(const WorkerProcess& worker, std::int64_t job)
+    {
+        const bool kept = waitUntil(
+            [&] { return worker.logHas(kMetricsKept) && worker.heldCheckpoints(job) > 0; }, 30s);
+        say(kept ? "the worker keeps metrics and a checkpoint" : "the worker keeps nothing");
+        return kept;
+    }
+
+    // "" when the job succeeded in its first attempt (never given up) with every step's metrics
+    // once, and `worker` sent what it kept while nobody answered; else what is wrong.
+    std::string endedWithoutLoss(const WorkerProcess& worker, std::int64_t job)
+    {
+        if (!waitUntil([&] { return ended(job); }, 90s))
+            return "the job did not end:\n" + worker.log();
+        say(fmt::format("job {} ended", job));
+        const auto shown = show(job);
+        if (!shown || shown->state != "succeeded" || shown->restarts != 0 || shown->attempt != 1)
+            return fmt::format("the job is {} after {} restarts (attempt {}):\n{}",
+                               shown ? shown->state : "unknown", shown ? shown->restarts : -1,
+                               shown ? shown->attempt : -1, worker.log());
+        if (!worker.logHas("the control plane answers again") || !worker.logHas(kMetricsSent))
+            return "the worker did not say that it sent what it kept:\n" + worker.log();
+        return metricsProblem(job);
+    }
+
+    // A heartbeat on a new connection that presents `worker`'s certificate.
+    [[nodiscard]] Result<api::HeartbeatAnswer> beatWithCertificateOf(const WorkerProcess& worker,
+                                                                     const std::string& inventory)
+    {
+        api::ClientIdentity identity;
+        identity.certificatePem = readText(worker.dir() / "tls.crt");
+        identity.privateKeyPem = testing::secret(readText(worker.dir() / "tls.key"));
+        auto client = api::ControlClient::connect(daemon_.endpoint(), &identity);
+        if (!client)
+            return client.error();
+        return (*client)->heartbeat(inventory, 0, 0);
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(tmp_.isValid());
+        root_ = tmp_.path().toStdString();
+        daemon_.create(
+            root_, "alice",
+            {{"sam", "steward"}, {"dana", "engineer"}, {"ann", "approver"}, {"otto", "operator"}});
+        daemon_.start(daemonTimings());
+        fingerprint_ = crypto::certificateFingerprint(daemon_.caPem()).value();
+        proxy_ = std::make_unique<CuttingProxy>(daemon_.tcpPort());
+
+        // A small text corpus, byte-level, that dana may read.
+        std::string text;
+        for (int i = 0; i < 400; ++i)
+            text += fmt::format("Record {} of the corpus: the quick brown fox jumps over the lazy "
+                                "dog {} times, and the worker keeps training.\n",
+                                i, i % 17);
+        const auto corpus = root_ / "corpus.txt";
+        std::ofstream(corpus) << text;
+        api::ImportSettings settings;
+        settings.name = "corpus";
+        settings.classification = "internal";
+        auto sam = daemon_.as("sam");
+        auto imported = sam->importDataset(settings, {{corpus, "corpus.txt", text.size()}}, {});
+        QVERIFY2(imported, imported ? "" : imported.error().message().c_str());
+        QVERIFY(sam->grantRead("corpus", "dana"));
+        connectClients();
+        say("set up");
+    }
+
+    // A worker SIGKILLed after its first checkpoint was recorded: after the timeout its job is
+    // queued again (restarts 1), a second worker resumes it from the newest verified checkpoint
+    // and finishes it. The reference run of the same spec, uninterrupted, is compared with it in
+    // finalState().
+    void killedWorkerJobResumesOnAnother()
+    {
+        auto killed = enrolled("node-killed", proxy_->address());
+        auto second = enrolled("node-second", proxy_->address());
+        killedJob_ = submitApproved("faults-killed");
+        referenceJob_ = submitApproved("faults-reference");
+        killed->start();
+        QVERIFY2(waitUntil([&] { return runsOn(killedJob_, "node-killed"); }, 30s),
+                 killed->log().c_str());
+        second->start();  // takes the reference job meanwhile
+        QVERIFY2(waitUntil([&] { return runsOn(referenceJob_, "node-second"); }, 30s),
+                 second->log().c_str());
+        QVERIFY2(waitUntil([&] { return killed->logHas("uploaded and recorded"); }, 60s),
+                 killed->log().c_str());
+        say(fmt::format("first checkpoint of job {} recorded; its metrics reach step {}",
+                        killedJob_, lastStep(killedJob_)));
+        QVERIFY2(!trainersIn(killed->dir()).empty(), "the trainer ended before the fault");
+        killed->kill();
+        say("worker killed");
+        // Queued again once the worker was silent for the timeout (3 s; the reaper looks every
+        // second).
+        QVERIFY2(waitUntil(
+                     [&] {
+                         const auto job = show(killedJob_);
+                         return job && job->restarts == 1;
+                     },
+                     15s),
+                 "the silent worker's job was not queued again");
+        say("job queued again");
+        QVERIFY(waitUntil([&] { return ended(killedJob_) && ended(referenceJob_); }, 120s));
+        say("both jobs ended");
+        const auto resumed = show(killedJob_);
+        QVERIFY(resumed);
+        QCOMPARE(resumed->state, std::string("succeeded"));
+        QCOMPARE(resumed->restarts, std::int64_t{1});
+        QCOMPARE(resumed->attempt, std::int64_t{2});
+        QCOMPARE(resumed->worker, std::string("node-second"));
+        QVERIFY2(second->logHas(fmt::format("job {}: resuming from checkpoint-", killedJob_)),
+                 second->log().c_str());
+        const auto reference = show(referenceJob_);
+        QCOMPARE(reference->state, std::string("succeeded"));
+        QCOMPARE(reference->restarts, std::int64_t{0});
+        const std::string killedSteps = metricsProblem(killedJob_);
+        QVERIFY2(killedSteps.empty(), killedSteps.c_str());
+        const std::string referenceSteps = metricsProblem(referenceJob_);
+        QVERIFY2(referenceSteps.empty(), referenceSteps.c_str());
+        QVERIFY(second->stop());
+    }
+
+    // The control plane SIGKILLed after the first checkpoint was recorded, and started again once
+    // the worker has made a checkpoint nobody could take: the worker keeps everything and sends
+    // it when it is answered again; the attempt is never given up.
+    void controlPlaneRestartLosesNothing()
+    {
+        auto worker = enrolled("node-restart", daemon_.unixAddress());
+        const std::string running =
+            runPastFirstCheckpoint(*worker, "faults-restart", restartedJob_);
+        QVERIFY2(running.empty(), running.c_str());
+        daemon_.kill();
+        daemonKilled_ = true;
+        say("control plane killed");
+        QVERIFY2(keepsWhatNobodyTakes(*worker, restartedJob_), worker->log().c_str());
+        restartDaemon();
+        say("control plane started again");
+        const std::string lost = endedWithoutLoss(*worker, restartedJob_);
+        QVERIFY2(lost.empty(), lost.c_str());
+        QVERIFY(worker->stop());
+    }
+
+    // The proxy drops the worker's connections after its first checkpoint and refuses new ones
+    // until the worker holds a checkpoint it could not send; then lets them through again.
+    void cutConnectionLosesNothing()
+    {
+        auto worker = enrolled("node-cut", proxy_->address());
+        const std::string running = runPastFirstCheckpoint(*worker, "faults-cut", cutJob_);
+        QVERIFY2(running.empty(), running.c_str());
+        proxy_->cut();
+        say("connection cut");
+        // The worker tries to connect again and is refused.
+        QVERIFY2(waitUntil([&] { return proxy_->refused() > 0; }, 30s), worker->log().c_str());
+        QVERIFY2(keepsWhatNobodyTakes(*worker, cutJob_), worker->log().c_str());
+        proxy_->restore();
+        say("connection restored");
+        const std::string lost = endedWithoutLoss(*worker, cutJob_);
+        QVERIFY2(lost.empty(), lost.c_str());
+        QVERIFY(worker->stop());
+    }
+
+    // The operator revokes the worker running a job: the job is queued again at once, the
+    // worker's calls on its open connection are refused, a new handshake with its certificate is
+    // refused, and another worker finishes the job.
+    void revokedWorkerLosesItsJob()
+    {
+        auto revoked = enrolled("node-revoked", proxy_->address());
+        auto other = enrolled("node-other", proxy_->address());
+        const std::string running = runPastFirstCheckpoint(*revoked, "faults-revoked", revokedJob_);
+        QVERIFY2(running.empty(), running.c_str());
+        auto done = otto_->revokeWorker("node-revoked", "the node was compromised");
+        QVERIFY2(done, done ? "" : done.error().message().c_str());
+        QCOMPARE(done->state, std::string("revoked"));
+        say("worker revoked");
+        const auto requeued = show(revokedJob_);
+        QVERIFY(requeued);
+        QCOMPARE(requeued->state, std::string("queued"));
+        QCOMPARE(requeued->restarts, std::int64_t{1});
+
+        // On its open connection its calls are refused as a revoked worker's: it stops its
+        // trainer and exits.
+        QVERIFY2(waitUntil([&] { return !revoked->running(); }, 15s), revoked->log().c_str());
+        QCOMPARE(revoked->exitCode(), 1);
+        QVERIFY2(revoked->logHas("was revoked"), revoked->log().c_str());
+        QVERIFY(trainersIn(revoked->dir()).empty());
+        // A new connection with its certificate: refused at the handshake (the transport fails,
+        // no handler answers), where the other worker's certificate is answered.
+        const std::string inventory = core::workerInventoryJson({});
+        auto refusedBeat = beatWithCertificateOf(*revoked, inventory);
+        QVERIFY(!refusedBeat);
+        QVERIFY2(refusedBeat.error().code() == ErrorCode::Io,
+                 refusedBeat.error().message().c_str());
+        auto acceptedBeat = beatWithCertificateOf(*other, inventory);
+        QVERIFY2(acceptedBeat, acceptedBeat ? "" : acceptedBeat.error().message().c_str());
+
+        other->start();
+        QVERIFY(waitUntil([&] { return ended(revokedJob_); }, 90s));
+        const auto job = show(revokedJob_);
+        QCOMPARE(job->state, std::string("succeeded"));
+        QCOMPARE(job->worker, std::string("node-other"));
+        QCOMPARE(job->restarts, std::int64_t{1});
+        const std::string steps = metricsProblem(revokedJob_);
+        QVERIFY2(steps.empty(), steps.c_str());
+        QVERIFY(other->stop());
+    }
+
+    // dana cancels her running job: the worker stops the trainer, and the job stays cancelled.
+    void cancelStopsTheTrainer()
+    {
+        auto worker = enrolled("node-cancel", proxy_->address());
+        const std::string started =
+            startTraining(*worker, "faults-cancel", 100 * kSteps, cancelledJob_);
+        QVERIFY2(started.empty(), started.c_str());
+        auto cancelled = dana_->cancelJob(cancelledJob_, "no longer needed");
+        QVERIFY2(cancelled, cancelled ? "" : cancelled.error().message().c_str());
+        QCOMPARE(cancelled->state, std::string("cancelled"));
+        say("job cancelled");
+        QVERIFY2(waitUntil([&] { return trainersIn(worker->dir()).empty(); }, 15s),
+                 worker->log().c_str());
+        say("trainer gone");
+        QVERIFY2(waitUntil([&] { return worker->logHas("ended, job cancelled"); }, 15s),
+                 worker->log().c_str());
+        QVERIFY(hasState(cancelledJob_, "cancelled"));
+        QVERIFY(worker->stop());
+    }
+
+    // SIGTERM to a worker mid-run (systemctl stop): it stops the trainer, exits 0, and its last
+    // beat gives the job back at once, not after the worker timeout.
+    void stoppedWorkerGivesItsJobBack()
+    {
+        auto worker = enrolled("node-stopped", proxy_->address());
+        const std::string started =
+            startTraining(*worker, "faults-stopped", 100 * kSteps, stoppedJob_);
+        QVERIFY2(started.empty(), started.c_str());
+        QVERIFY2(worker->stop(), worker->log().c_str());
+        say("worker stopped");
+        QVERIFY(trainersIn(worker->dir()).empty());
+        const auto job = show(stoppedJob_);
+        QVERIFY(job);
+        QCOMPARE(job->state, std::string("queued"));
+        QCOMPARE(job->restarts, std::int64_t{1});
+        QVERIFY(dana_->cancelJob(stoppedJob_, "the test is over"));
+    }
+
+    // After a case that failed mid-fault, the next one starts with the connections let through
+    // and the daemon running.
+    void cleanup()
+    {
+        proxy_->restore();
+        if (daemonKilled_)
+            restartDaemon();
+    }
+
+    // A case run alone leaves the daemon running.
+    void cleanupTestCase() { daemon_.kill(); }
+
+    // With the daemon stopped: the audit log holds what each case says, and the resumed job's
+    // final parameters and optimizer moments are the uninterrupted run's, bit for bit.
+    void finalState()
+    {
+        auto workers = otto_->listWorkers();
+        QVERIFY2(workers, workers ? "" : workers.error().message().c_str());
+        std::vector<crypto::PublicKey> signers;
+        for (const api::WorkerSummary& worker : *workers)
+            signers.push_back(crypto::PublicKey::fromPem(worker.signingPublicKeyPem).value());
+        dana_.reset();
+        ann_.reset();
+        otto_.reset();
+        QVERIFY(daemon_.stop());
+        say("control plane stopped");
+
+        auto entries = daemon_.auditEntries();
+        QVERIFY2(entries, entries ? "" : entries.error().message().c_str());
+        for (const std::int64_t job :
+             {killedJob_, referenceJob_, restartedJob_, cutJob_, revokedJob_}) {
+            const std::string missing = missingCheckpointEntry(*entries, job, kSteps);
+            QVERIFY2(missing.empty(), missing.c_str());
+        }
+        // Queued again once each: the killed worker's job for its silence, the revoked one's.
+        const auto killedRequeue = entriesOf(*entries, "job.requeue", killedJob_);
+        QCOMPARE(killedRequeue.size(), std::size_t{1});
+        QVERIFY(testing::detailOf(*killedRequeue.front(), "reason").find("no heartbeat")
+                != std::string::npos);
+        for (const std::int64_t job : {referenceJob_, restartedJob_, cutJob_, cancelledJob_})
+            QVERIFY(entriesOf(*entries, "job.requeue", job).empty());
+        const auto stoppedRequeue = entriesOf(*entries, "job.requeue", stoppedJob_);
+        QCOMPARE(stoppedRequeue.size(), std::size_t{1});
+        QCOMPARE(testing::detailOf(*stoppedRequeue.front(), "reason"),
+                 std::string("the worker no longer runs it"));
+        const auto revokedRequeue = entriesOf(*entries, "job.requeue", revokedJob_);
+        QCOMPARE(revokedRequeue.size(), std::size_t{1});
+        QCOMPARE(testing::detailOf(*revokedRequeue.front(), "reason"),
+                 std::string("worker node-revoked was revoked"));
+        const auto revocation =
+            std::find_if(entries->begin(), entries->end(), [](const audit::Entry& entry) {
+                return entry.action == "worker.revoke" && entry.target.id == "node-revoked"
+                       && entry.outcome == audit::Outcome::Ok;
+            });
+        QVERIFY(revocation != entries->end());
+        QCOMPARE(revocation->actor.id, std::string("otto"));
+        const bool refusedCall =
+            std::any_of(entries->begin(), entries->end(), [](const audit::Entry& entry) {
+                return entry.action == "worker.connect" && entry.target.id == "node-revoked"
+                       && entry.outcome == audit::Outcome::Denied;
+            });
+        QVERIFY(refusedCall);
+        // The cancellation by dana, and the attempt's end, recorded.
+        const auto cancel = entriesOf(*entries, "job.cancel", cancelledJob_);
+        QCOMPARE(cancel.size(), std::size_t{1});
+        QCOMPARE(cancel.front()->actor.id, std::string("dana"));
+        const auto finish = entriesOf(*entries, "job.finish", cancelledJob_);
+        QCOMPARE(finish.size(), std::size_t{1});
+        QCOMPARE(testing::detailOf(*finish.front(), "state"), std::string("cancelled"));
+
+        // The last checkpoints of the resumed job and of the uninterrupted one.
+        auto platform = core::DataDirectory::open(daemon_.dataDir(), testing::daemonUnlock());
+        QVERIFY2(platform, platform ? "" : platform.error().message().c_str());
+        const auto finalCheckpoint = [&](std::int64_t job) -> Result<trainer::LoadedCheckpoint> {
+            auto kek = api::server_internal::jobKey(**platform, job);
+            if (!kek)
+                return kek.error();
+            const crypto::KekResolver resolver =
+                [&](const std::string& id, std::uint32_t version) -> Result<const crypto::Kek*> {
+                if (id == kek->id && version == kek->version)
+                    return &*kek;
+                return Error(ErrorCode::NotFound, "not this job's key");
+            };
+            return trainer::loadCheckpoint(
+                trainer::checkpointFiles(
+                    daemon_.dataDir() / "jobs" / std::to_string(job) / "checkpoints", kSteps),
+                signers, resolver);
+        };
+        auto resumed = finalCheckpoint(killedJob_);
+        QVERIFY2(resumed, resumed ? "" : resumed.error().message().c_str());
+        auto reference = finalCheckpoint(referenceJob_);
+        QVERIFY2(reference, reference ? "" : reference.error().message().c_str());
+        const trainer::DecodedCheckpoint& a = resumed->checkpoint;
+        const trainer::DecodedCheckpoint& b = reference->checkpoint;
+        QCOMPARE(a.state.jobId, std::to_string(killedJob_));
+        QCOMPARE(b.state.jobId, std::to_string(referenceJob_));
+        QCOMPARE(a.state.step, std::uint64_t{kSteps});
+        QCOMPARE(a.state.step, b.state.step);
+        QCOMPARE(a.state.optimizerStep, b.state.optimizerStep);
+        QCOMPARE(a.state.config.toJson(), b.state.config.toJson());
+        const auto sameBits = [](const std::vector<float>& x, const std::vector<float>& y) {
+            return !x.empty() && x.size() == y.size()
+                   && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+        };
+        QVERIFY2(sameBits(a.parameters, b.parameters),
+                 "the resumed job's parameters differ from the uninterrupted run's");
+        QVERIFY2(sameBits(a.firstMoment, b.firstMoment),
+                 "the resumed job's first moments differ from the uninterrupted run's");
+        QVERIFY2(sameBits(a.secondMoment, b.secondMoment),
+                 "the resumed job's second moments differ from the uninterrupted run's");
+        say("final parameters compared");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestWorkerFaults)
+#include "test_worker_faults.moc"
