@@ -1,6 +1,8 @@
 // sealtrain-worker (worker.h): enrolment and the run loop.
 #include "worker.h"
 
+#include "launch.h"
+
 #include "sealtrain/api/client.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
@@ -189,7 +191,7 @@ struct Attempt {
     std::int64_t firstLog = 1;  // the number of logs.front()
     std::int64_t nextLog = 1;
     std::deque<std::pair<std::filesystem::path, std::filesystem::path>> checkpoints;
-    std::atomic<int> pid{0};
+    LaunchControl control;            // stops the trainer's ranks, however they were launched
     std::atomic<bool> stop{false};    // the control plane said to stop (cancel, budget)
     std::atomic<bool> fenced{false};  // the attempt is no longer this worker's
     std::atomic<bool> stoppedForExit{false};
@@ -211,12 +213,7 @@ struct Attempt {
         return hours * static_cast<double>(assignment.gpus);
     }
 
-    void stopTrainer()
-    {
-        const int child = pid.load();
-        if (child > 0)
-            ::kill(child, SIGTERM);
-    }
+    void stopTrainer() { control.stop(); }
 
     // The control plane gave the attempt up (the worker was presumed lost, or revoked): nothing
     // more of it is taken, so the trainer is stopped rather than left to train for nobody.
@@ -357,7 +354,7 @@ private:
     void stopForExit()
     {
         const std::lock_guard guard(attemptLock_);
-        if (attempt_ != nullptr && attempt_->pid.load() > 0
+        if (attempt_ != nullptr && attempt_->control.running()
             && !attempt_->stoppedForExit.exchange(true)) {
             say(fmt::format("job {}: stopping the trainer (the worker is stopping)",
                             attempt_->assignment.job));
@@ -695,20 +692,15 @@ private:
                                            signer.string(), "--out", out.string()});
         if (a.resume)
             arguments.insert(arguments.end(), {"--resume", "latest"});
-        if (a.gpus > 1)
-            return Error(ErrorCode::Unsupported,
-                         fmt::format("Job {} asks for {} GPUs on one node; this worker starts one "
-                                     "rank per node so far (docs/operations/workers.md).",
-                                     a.job, a.gpus));
         if (gTerminate.load())
             return Error(ErrorCode::Io, "The worker is stopping; the trainer was not started.");
-        core::TrainerLaunch launch{options_.trainer.string(), "train", arguments, {}};
-        launch.onStarted = [&attempt](int pid) { attempt.pid.store(pid); };
+        // One rank per GPU (or the job's CPU ranks) on each of its nodes.
+        const TrainerRun ranks{options_.trainer, arguments, std::max<std::int64_t>(1, a.nodes),
+                               std::max<std::int64_t>(1, a.ranksPerNode), folder};
         attempt.started = Clock::now();
-        auto status = core::runTrainer(launch, std::move(keys).value(), [&](std::string_view line) {
-            onTrainerLine(attempt, line, held);
-        });
-        attempt.pid.store(0);
+        auto status =
+            launchTrainer(options_.launch, ranks, std::move(keys).value(), attempt.control,
+                          [&](std::string_view line) { onTrainerLine(attempt, line, held); });
         if (!status)
             return status.error();
         attempt.log(fmt::format("the trainer exited with status {}", *status));
