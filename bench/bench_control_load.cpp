@@ -19,12 +19,7 @@
 // Usage: bench_control_load [SECONDS-PER-PHASE] [DIR] [SESSION-USE-INTERVAL]   (default 3, the
 // system's temporary folder, 60 s as the daemon; 0 writes a session's use on every call, as
 // before b0afefd)
-#include "sealtrain/api/client.h"
-#include "sealtrain/api/server.h"
-#include "sealtrain/api/tls_policy.h"
-#include "sealtrain/core/data_directory.h"
-#include "sealtrain/core/database.h"
-#include "sealtrain/core/totp.h"
+#include "control_bench.h"
 #include "sealtrain/crypto/random.h"
 
 #include <fmt/format.h>
@@ -43,6 +38,8 @@
 #include <vector>
 
 using namespace sealtrain;
+using bench::check;
+using bench::take;
 
 namespace {
 
@@ -50,33 +47,6 @@ using WallClock = std::chrono::steady_clock;
 constexpr int kMaxClients = 32;
 constexpr int kBatch = 32;
 constexpr int kMaxCallsPerPhase = 20000;
-constexpr const char* kPassphrase = "the load benchmark's passphrase";
-
-[[noreturn]] void die(const Error& error)
-{
-    fmt::print(stderr, "bench_control_load: {}\n", error.message());
-    std::exit(1);
-}
-
-template <typename T>
-T take(Result<T> result)
-{
-    if (!result)
-        die(result.error());
-    return std::move(*result);
-}
-
-void check(const Result<void>& result)
-{
-    if (!result)
-        die(result.error());
-}
-
-crypto::SecretBytes secret(const std::string& text)
-{
-    return take(crypto::SecretBytes::fromBytes(
-        {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}));
-}
 
 struct Phase {
     double perSecond = 0;
@@ -111,14 +81,12 @@ Phase measure(int clients, std::chrono::seconds seconds, const Call& call)
     std::vector<double> all;
     for (const auto& mine : latencies)
         all.insert(all.end(), mine.begin(), mine.end());
-    std::sort(all.begin(), all.end());
+    const bench::Percentiles spread = bench::percentiles(std::move(all));
     Phase phase;
-    phase.calls = all.size();
-    phase.perSecond = static_cast<double>(all.size()) / elapsed;
-    if (!all.empty()) {
-        phase.p50Ms = all[all.size() / 2];
-        phase.p99Ms = all[std::min(all.size() - 1, all.size() * 99 / 100)];
-    }
+    phase.calls = spread.count;
+    phase.perSecond = static_cast<double>(spread.count) / elapsed;
+    phase.p50Ms = spread.p50Ms;
+    phase.p99Ms = spread.p99Ms;
     return phase;
 }
 
@@ -175,54 +143,21 @@ int main(int argc, char** argv)
         openOptions.controlPlane.sessionUseInterval =
             std::chrono::seconds{std::strtol(argv[3], nullptr, 10)};
     const auto dir = base / fmt::format("bench_control_load-{}", ::getpid());
-    std::filesystem::create_directories(dir / "run");
-    check(api::requireTls13(dir / "run" / "openssl.cnf"));
+    bench::prepareBenchFolder(dir);
 
     const double oneRow = plainInserts(dir / "plain-one.db", 1, seconds);
     const double batched = plainInserts(dir / "plain-batched.db", kBatch, seconds);
 
-    // The data directory: alice, then one admin per client (Argon2id at its floor).
-    core::NewDataDirectory request;
-    request.path = dir / "data";
-    request.passphrase = secret(kPassphrase);
-    request.argon2 = crypto::kArgon2Floor;
-    request.adminName = "alice";
-    const std::string password = "the benchmark users' long password";
-    request.adminPassword = secret(password);
-    (void)take(core::DataDirectory::create(request));
-    core::KeyringUnlock unlock;
-    unlock.passphrase = [] { return crypto::SecretBytes::fromBytes(secret(kPassphrase).bytes()); };
-    auto platform = take(core::DataDirectory::open(request.path, unlock, openOptions));
-    auto& identity = platform->controlPlane().identity();
-    auto totpCode = [&](const std::string& user) {
-        auto row =
-            take(platform->database().prepare("SELECT totp_secret FROM users WHERE name = ?"));
-        row.bindAll({user});
-        (void)take(row.step());
-        const auto totp = take(crypto::SecretBytes::fromBytes(row.blob(0)));
-        return core::totpCode(totp, core::totpStep(std::chrono::system_clock::now()));
-    };
-    const auto alice = take(identity.signIn("alice", secret(password), totpCode("alice")));
-    (void)take(identity.createUser(alice, "target", secret(password)));
-    for (int client = 0; client < kMaxClients; ++client) {
-        (void)take(identity.createUser(alice, userName(client), secret(password)));
-        check(platform->controlPlane().access().grantRole(alice, userName(client), "admin", ""));
-    }
-
-    api::ServerOptions options;
-    options.listen = {"127.0.0.1:0"};
-    options.runDir = dir / "run";
-    auto server = take(api::ControlServer::start(*platform, options));
-    const api::Endpoint endpoint{"127.0.0.1:" + std::to_string(server->ports().front()),
-                                 "localhost", platform->certificateAuthority().certificatePem()};
+    // The data directory: alice, then one admin per client.
+    bench::InProcessControl control(dir, openOptions);
+    control.addUser("target", {});
+    for (int client = 0; client < kMaxClients; ++client)
+        control.addUser(userName(client), {"admin"});
+    control.serve({});
     std::vector<std::unique_ptr<api::ControlClient>> clients;
-    std::vector<api::SignedIn> sessions;
-    for (int client = 0; client < kMaxClients; ++client) {
-        const std::string user = userName(client);
-        auto anonymous = take(api::ControlClient::connect(endpoint, nullptr));
-        sessions.push_back(take(anonymous->signIn(user, secret(password), totpCode(user))));
-        clients.push_back(take(api::ControlClient::connect(endpoint, &sessions.back().identity)));
-    }
+    clients.reserve(kMaxClients);
+    for (int client = 0; client < kMaxClients; ++client)
+        clients.push_back(control.signIn(userName(client)));
 
     // Each client grants and revokes the role in a project of its own, so calls never conflict.
     std::vector<char> granted(kMaxClients, 0);  // one byte each: the clients write concurrently
@@ -276,10 +211,5 @@ int main(int argc, char** argv)
                std::max(top.p99Ms, reads.p99Ms) <= 100 ? "met" : "NOT met");
 
     clients.clear();
-    server->shutdown(std::chrono::seconds(5));
-    server.reset();
-    platform.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
     return 0;
 }

@@ -7,6 +7,7 @@
 // The two run interleaved in rounds on the same disk so that a shared machine's noise falls on
 // both; rates are per wall-clock second, since commits wait on fsync. Goal: audited >= plain / 2.
 // Usage: bench_core [MUTATIONS] [DIR]   (default 2000, in the system's temporary folder)
+#include "bench_support.h"
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/sql_audit_store.h"
@@ -24,31 +25,13 @@
 #include <string>
 
 using namespace sealtrain;
+using bench::check;
+using bench::take;
 
 namespace {
 
 using WallClock = std::chrono::steady_clock;
 constexpr int kRounds = 5;
-
-[[noreturn]] void die(const Error& error)
-{
-    fmt::print(stderr, "bench_core: {}\n", error.message());
-    std::exit(1);
-}
-
-template <typename T>
-T take(Result<T> result)
-{
-    if (!result)
-        die(result.error());
-    return std::move(*result);
-}
-
-void check(const Result<void>& result)
-{
-    if (!result)
-        die(result.error());
-}
 
 }  // namespace
 

@@ -1,0 +1,66 @@
+// What the benchmarks share: a failure ends the program with the error's sentence (a benchmark
+// that went on after one would measure something else), secrets from text, and the p50/p99 of a
+// run's latencies.
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/crypto/secret_bytes.h"
+
+#include <fmt/format.h>
+
+#include <errno.h>  // program_invocation_short_name
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sealtrain::bench {
+
+[[noreturn]] inline void die(const Error& error)
+{
+    fmt::print(stderr, "{}: {}\n", program_invocation_short_name, error.message());
+    std::exit(1);
+}
+
+template <typename T>
+T take(Result<T> result)
+{
+    if (!result)
+        die(result.error());
+    return std::move(*result);
+}
+
+inline void check(const Result<void>& result)
+{
+    if (!result)
+        die(result.error());
+}
+
+inline crypto::SecretBytes secret(const std::string& text)
+{
+    return take(crypto::SecretBytes::fromBytes(
+        {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}));
+}
+
+struct Percentiles {
+    double p50Ms = 0;
+    double p99Ms = 0;
+    std::size_t count = 0;
+};
+
+inline Percentiles percentiles(std::vector<double> milliseconds)
+{
+    Percentiles result;
+    result.count = milliseconds.size();
+    if (milliseconds.empty())
+        return result;
+    std::sort(milliseconds.begin(), milliseconds.end());
+    result.p50Ms = milliseconds[milliseconds.size() / 2];
+    result.p99Ms = milliseconds[std::min(milliseconds.size() - 1, milliseconds.size() * 99 / 100)];
+    return result;
+}
+
+}  // namespace sealtrain::bench
