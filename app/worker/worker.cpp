@@ -471,11 +471,17 @@ private:
     bool flush(Attempt& attempt)
     {
         api::MetricsReport report;
+        // Only the checkpoints queued by now are uploaded after this report: the lines of their
+        // steps are then acknowledged before they are. Otherwise a worker lost right after an
+        // upload would leave steps that nobody reported and that the attempt resuming from that
+        // checkpoint does not train again.
+        std::size_t covered = 0;
         {
             const std::lock_guard guard(attempt.lock);
             report.metricsLines.assign(attempt.metrics.begin(), attempt.metrics.end());
             report.logLines.assign(attempt.logs.begin(), attempt.logs.end());
             report.firstLogLine = attempt.firstLog;
+            covered = attempt.checkpoints.size();
         }
         report.job = attempt.assignment.job;
         report.attempt = attempt.assignment.attempt;
@@ -509,7 +515,7 @@ private:
         }
         if (*sent)
             attempt.stopForControlPlane();
-        for (;;) {
+        for (std::size_t taken = 0; taken < covered; ++taken) {
             std::pair<std::filesystem::path, std::filesystem::path> next;
             {
                 const std::lock_guard guard(attempt.lock);
@@ -579,11 +585,14 @@ private:
             if (!ec)
                 std::filesystem::create_hard_link(envelope, heldEnvelope, ec);
             const std::lock_guard guard(attempt.lock);
+            // The line first: a report that covers the checkpoint (flush) covers its line too.
+            attempt.metrics.emplace_back(line);
             if (ec)
                 attempt.logs.push_back(fmt::format("could not hold checkpoint {}: {}",
                                                    sealed.filename().string(), ec.message()));
             else
                 attempt.checkpoints.emplace_back(heldSealed, heldEnvelope);
+            return;
         }
         const std::lock_guard guard(attempt.lock);
         attempt.metrics.emplace_back(line);
