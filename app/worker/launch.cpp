@@ -103,8 +103,8 @@ Result<std::pair<pid_t, int>> spawnReading(const std::vector<std::string>& argv)
     posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     pid_t child = 0;
-    const int spawned = ::posix_spawnp(&child, text[0].c_str(), &actions, nullptr, args.data(),
-                                       environ);
+    const int spawned =
+        ::posix_spawnp(&child, text[0].c_str(), &actions, nullptr, args.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     ::close(fds[1]);
     if (spawned != 0) {
@@ -169,12 +169,11 @@ Result<int> launchMpirun(const LaunchSettings& settings, const TrainerRun& run,
                                   "none"};
     if (::geteuid() == 0)
         argv.emplace_back("--allow-run-as-root");  // a test as root; a service runs as its user
-    argv.insert(argv.end(),
-                {"/bin/sh", "-c",
-                 fmt::format("exec \"$0\" train --keys-fd 3 --metrics-fd 1 \"$@\" "
-                             "3<{}/keys.\"$OMPI_COMM_WORLD_RANK\"",
-                             shellWord(run.folder.string())),
-                 run.trainer.string()});
+    argv.insert(argv.end(), {"/bin/sh", "-c",
+                             fmt::format("exec \"$0\" train --keys-fd 3 --metrics-fd 1 \"$@\" "
+                                         "3<{}/keys.\"$OMPI_COMM_WORLD_RANK\"",
+                                         shellWord(run.folder.string())),
+                             run.trainer.string()});
     argv.insert(argv.end(), run.arguments.begin(), run.arguments.end());
     auto started = spawnReading(argv);
     if (!started)
