@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -39,7 +40,7 @@ int main(int argc, char** argv)
                             "Declare that this node's links to other nodes are encrypted");
 
     sealtrain::worker::RunOptions run;
-    int idleMinutes = 30;
+    double idleMinutes = 30;
     auto* runCommand = app.add_subcommand("run", "Take and run jobs until stopped (SIGTERM)");
     runCommand->add_option("--dir", run.dir, "The enrolled worker's folder")->required();
     runCommand->add_option("--trainer", run.trainer, "The sealtrain-train to run")->required();
@@ -57,9 +58,11 @@ int main(int argc, char** argv)
     runCommand->add_option("--idle-command", run.idleCommand,
                            "A command to run after --idle-minutes without a job (e.g. a "
                            "rented node's shutdown)");
-    runCommand->add_option("--idle-minutes", idleMinutes, "Minutes without a job before it")
+    runCommand
+        ->add_option("--idle-minutes", idleMinutes,
+                     "Minutes without a job before it (fractions too: 0.5 is 30 s)")
         ->capture_default_str()
-        ->check(CLI::Range(1, 100000));
+        ->check(CLI::Range(0.01, 100000.0));
     runCommand->add_flag("--once", run.once, "Exit after one job");
     runCommand->add_flag("--interconnect-encrypted", run.interconnectEncrypted,
                          "Declare that this node's links to other nodes are encrypted");
@@ -74,7 +77,7 @@ int main(int argc, char** argv)
         std::printf("%s\n", done->c_str());
         return 0;
     }
-    run.idleAfter = std::chrono::minutes(idleMinutes);
+    run.idleAfter = std::chrono::milliseconds(std::llround(idleMinutes * 60'000.0));
     run.launch.launcher = launcher == "slurm" ? sealtrain::worker::Launcher::Slurm
                                               : sealtrain::worker::Launcher::Local;
     return sealtrain::worker::run(run);

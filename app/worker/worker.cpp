@@ -291,8 +291,8 @@ public:
                 currentJob_.store(0);
                 if (!options_.idleCommand.empty()
                     && Clock::now() - idleSince > options_.idleAfter) {
-                    say(fmt::format("idle for {} minutes: running the idle command",
-                                    options_.idleAfter.count()));
+                    say(fmt::format("idle for {:.2f} minutes: running the idle command",
+                                    static_cast<double>(options_.idleAfter.count()) / 60'000.0));
                     const int status = std::system(options_.idleCommand.c_str());
                     say(fmt::format("the idle command ended with status {}", status));
                     idleSince = Clock::now();

@@ -46,7 +46,7 @@ struct RunOptions {
     LaunchSettings launch;
     // Run once this long idle (no job), e.g. "systemctl poweroff" on a rented node; empty: none.
     std::string idleCommand;
-    std::chrono::minutes idleAfter{30};
+    std::chrono::milliseconds idleAfter{std::chrono::minutes(30)};
     bool once = false;  // exit after one job (tests, scripts)
     std::chrono::seconds maxBackoff{30};
     bool interconnectEncrypted = false;

@@ -13,7 +13,8 @@ checkpoint must be recorded.
     test_worker_slurm.py SEALTRAINCTL SEALTRAIN_CONTROL SEALTRAIN_WORKER SEALTRAIN_TRAIN [local]
 
 With `local` the same job runs without Slurm: the worker starts the two ranks on its own node with
-mpirun, each reading the keys from a FIFO of its own.
+mpirun, each reading the keys from a FIFO of its own; before the job is approved, the worker's
+idle rule (a command after 3 s without a job) must run.
 
 Exits 77 (skipped), saying why, when Slurm or munge is not installed or the test is not root
 (slurmd runs jobs as their submitter and needs root).
@@ -189,8 +190,6 @@ def main():
                          "threads: 1}\n")
         job = json.loads(run(CTL, "remote", "job", "submit", "--as", "dana", spec, "--json"))
         assert job["state"] == "vetted", job
-        run(CTL, "remote", "job", "approve", "--as", "ann", str(job["id"]), "--sha256",
-            job["spec_sha256"])
 
         token = run(CTL, "remote", "worker", "enroll-token", "--as", "otto", "cluster-1",
                     "--pool", "cpu").strip()
@@ -198,9 +197,19 @@ def main():
         run(WORKER, "enroll", "--control", socket_address, "--ca-fingerprint", fingerprint,
             "--dir", worker_dir, env=dict(os.environ, SEALTRAIN_ENROLL_TOKEN=token))
         worker_log = open(os.path.join(work, "worker.log"), "w")
-        worker = subprocess.Popen([WORKER, "run", "--dir", worker_dir, "--trainer", TRAINER,
-                                   "--launcher", LAUNCHER, "--once"],
-                                  stdout=worker_log, stderr=subprocess.STDOUT)
+        command = [WORKER, "run", "--dir", worker_dir, "--trainer", TRAINER, "--launcher",
+                   LAUNCHER, "--once"]
+        idle_marker = os.path.join(work, "idle-ran")
+        if LAUNCHER == "local":
+            # The idle rule: with no job for 3 s the worker runs its command (a rented node would
+            # shut down), then goes on polling.
+            command += ["--idle-command", f"touch {idle_marker}", "--idle-minutes", "0.05"]
+        worker = subprocess.Popen(command, stdout=worker_log, stderr=subprocess.STDOUT)
+        if LAUNCHER == "local":
+            wait_for("the idle command runs", lambda: os.path.exists(idle_marker), 60)
+            print("local: the idle command ran after 3 s without a job")
+        run(CTL, "remote", "job", "approve", "--as", "ann", str(job["id"]), "--sha256",
+            job["spec_sha256"])
 
         def state():
             shown = json.loads(run(CTL, "remote", "job", "show", "--as", "dana", str(job["id"]),
