@@ -95,7 +95,8 @@ public:
     [[nodiscard]] Result<WorkerInfo> bySerial(const std::string& serial);
     // The worker called `name` (the control plane's own lookup, no session): NotFound when none.
     [[nodiscard]] Result<WorkerInfo> byName(const std::string& name);
-    // Records a heartbeat (not audited): last seen now, and the inventory when it changed.
+    // Records a heartbeat (not audited): last seen now, and the inventory as reported (one row
+    // update; docs/operations/limits.md has its cost).
     [[nodiscard]] Result<void> heartbeat(std::int64_t workerId, const WorkerInventory& inventory);
     // worker.read (the operator role): every worker, by name.
     [[nodiscard]] Result<std::vector<WorkerInfo>> list(const std::string& session);
