@@ -3,6 +3,7 @@
 #include "sealtrain/api/client.h"
 
 #include "file_transfer.h"
+#include "keepalive.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "status.h"
 
@@ -35,6 +36,17 @@ openChannel(const std::string& address, const std::string& serverName,
     grpc::ChannelArguments arguments;
     // The name the server's certificate is checked against, also on a Unix socket.
     arguments.SetSslTargetNameOverride(serverName);
+    // Keepalive pings (docs/api.md, "Transport"): a connection that silently stops forwarding
+    // (a stalled NAT, a dead link without a reset) is closed once a ping goes unanswered, and the
+    // calls on it fail instead of waiting for their deadline (hours for an upload). The control
+    // plane accepts pings this often (server.cpp).
+    arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(keepalive::kTime.count()));
+    arguments.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(keepalive::kTimeout.count()));
+    arguments.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    // Pings go on while an upload waits for its answer (no frames from the server meanwhile).
+    arguments.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+    arguments.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS,
+                     static_cast<int>(keepalive::kTime.count()));
     return grpc::CreateCustomChannel(address, credentials, arguments);
 }
 
@@ -888,15 +900,36 @@ Result<WorkerEnrolled> ControlClient::enrollWorker(const WorkerEnrollment& enrol
     return WorkerEnrolled{reply.certificate_pem(), reply.worker(), reply.pool()};
 }
 
+bool ControlClient::certificateRefused()
+{
+    constexpr auto kProbeTimeout = std::chrono::seconds(5);
+    const auto ask = [&](v1::Platform::Stub& stub) {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + kProbeTimeout);
+        v1::GetCaCertificateReply reply;
+        return stub.GetCaCertificate(&context, {}, &reply).error_code();
+    };
+    const Endpoint& anonymous = state_->endpoint;
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = anonymous.caCertificatePem;
+    const auto channel =
+        openChannel(anonymous.address, anonymous.serverName, grpc::SslCredentials(ssl));
+    if (ask(*v1::Platform::NewStub(channel)) != grpc::StatusCode::OK)
+        return false;
+    // UNAVAILABLE, not DEADLINE_EXCEEDED: the handshake failed; a slow answer says nothing.
+    return ask(*state_->platform) == grpc::StatusCode::UNAVAILABLE;
+}
+
 Result<HeartbeatAnswer> ControlClient::heartbeat(const std::string& inventoryJson, std::int64_t job,
-                                                 std::int64_t attempt)
+                                                 std::int64_t attempt,
+                                                 std::chrono::milliseconds timeout)
 {
     v1::HeartbeatRequest request;
     request.set_inventory_json(inventoryJson);
     request.set_job(job);
     request.set_attempt(attempt);
     grpc::ClientContext context;
-    setDeadline(context);
+    context.set_deadline(std::chrono::system_clock::now() + timeout);
     v1::HeartbeatReply reply;
     const grpc::Status status = state_->workers->Heartbeat(&context, request, &reply);
     if (!status.ok())

@@ -2,6 +2,7 @@
 // certificates, and one handler per call of the contract, each mapping onto one core service call.
 #include "sealtrain/api/server.h"
 
+#include "keepalive.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/logging.h"
@@ -1463,6 +1464,12 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory&
     // Uploads and bundles travel in pieces of at most 1 MiB; a message may carry a GPT-2
     // tokenizer's files (about 1.5 MB) in an import's header.
     builder.SetMaxReceiveMessageSize(16 << 20);
+    // Clients ping every keepalive::kTime, also while an upload waits for its answer and while
+    // idle; gRPC's default (one ping in five minutes) would count those as strikes and send
+    // the client away mid-upload.
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                               static_cast<int>(keepalive::kServerMinInterval.count()));
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     state->server = builder.BuildAndStart();
     if (!state->server)
         return Error(ErrorCode::Io,

@@ -283,7 +283,7 @@ Result<int> launchSlurm(const LaunchSettings& settings, const TrainerRun& run,
     done.store(true);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
-    return Error(ErrorCode::Internal, "sbatch was killed; the job's verified checkpoints are "
+    return Error(ErrorCode::Internal, "`sbatch` was killed; the job's verified checkpoints are "
                                       "kept.");
 }
 

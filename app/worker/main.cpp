@@ -41,7 +41,9 @@ int main(int argc, char** argv)
 
     sealtrain::worker::RunOptions run;
     double idleMinutes = 30;
-    auto* runCommand = app.add_subcommand("run", "Take and run jobs until stopped (SIGTERM)");
+    auto* runCommand = app.add_subcommand(
+        "run", "Take and run jobs until stopped (SIGTERM). Exit status: 0 stopped, 3 refused by "
+               "the control plane (revoked or expired: enroll again), 1 any other error");
     runCommand->add_option("--dir", run.dir, "The enrolled worker's folder")->required();
     runCommand->add_option("--trainer", run.trainer, "The sealtrain-train to run")->required();
     runCommand->add_option("--mpirun", run.launch.mpirun, "mpirun, for jobs of several GPUs")

@@ -47,6 +47,9 @@ constexpr std::string_view kBoxKey = "box.key";
 constexpr auto kPollInterval = std::chrono::seconds(2);
 constexpr auto kReportInterval = std::chrono::seconds(1);
 constexpr auto kStopGrace = std::chrono::seconds(10);
+// Failed beats in a row, each over a new connection, at which the control plane answered without
+// a certificate and refused this worker's: then it was revoked (or its certificate expired).
+constexpr int kRefusalsToStop = 3;
 
 std::atomic<bool> gTerminate{false};
 
@@ -307,26 +310,39 @@ public:
         }
         currentJob_.store(0);
         if (refused_.load())
-            return 1;
+            return kExitRefused;
         // A last beat saying this worker holds no job: the control plane queues it again at once.
         (void)client()->heartbeat(inventory_, 0, 0);
         return 0;
     }
 
 private:
+    // How long a beat may wait for its answer: two intervals (at least 1 s, at most 30 s). The
+    // control plane gives a job away after --worker-timeout without a beat (six intervals by
+    // default); a beat stuck on a connection that stopped forwarding fails well before, and the
+    // next one goes over a new connection.
+    static std::chrono::milliseconds beatTimeout(std::chrono::milliseconds interval)
+    {
+        return std::clamp<std::chrono::milliseconds>(2 * interval, std::chrono::seconds(1),
+                                                     std::chrono::seconds(30));
+    }
+
     void beat(const std::stop_token& stop)
     {
         bool reachable = true;
+        int refusals = 0;  // failed beats in a row at which the certificate was refused
         std::chrono::milliseconds interval(5000);
         while (!stop.stop_requested()) {
             auto answer = [&] {
                 const std::lock_guard guard(beatLock_);
-                return client()->heartbeat(inventory_, currentJob_.load(), currentAttempt_.load());
+                return client()->heartbeat(inventory_, currentJob_.load(), currentAttempt_.load(),
+                                           beatTimeout(interval));
             }();
             if (answer) {
                 if (!reachable)
                     say("the control plane answers again");
                 reachable = true;
+                refusals = 0;
                 if (answer->intervalMs > 0)
                     interval = std::chrono::milliseconds(answer->intervalMs);
                 for (const std::int64_t stopJob : answer->stopJobs)
@@ -338,8 +354,21 @@ private:
                 if (reachable)
                     say(fmt::format("heartbeat failed: {} (retrying)", answer.error().message()));
                 reachable = false;
-                if (answer.error().code() == ErrorCode::Io)
+                if (answer.error().code() == ErrorCode::Io) {
                     reconnect();
+                    // Revoked while its connection was down (or expired): each new handshake
+                    // is refused. Told apart from a control plane that is away by asking
+                    // without a certificate, three failed beats in a row.
+                    refusals = client()->certificateRefused() ? refusals + 1 : 0;
+                    if (refusals >= kRefusalsToStop) {
+                        refused(Error(ErrorCode::PermissionDenied,
+                                      "The control plane answers but refuses this worker's "
+                                      "certificate at the handshake: the worker was revoked or "
+                                      "its certificate expired; enroll the node again "
+                                      "(docs/operations/workers.md)."));
+                        return;
+                    }
+                }
             }
             const auto until = Clock::now() + interval;
             while (!stop.stop_requested() && Clock::now() < until) {
@@ -715,7 +744,9 @@ private:
         attempt.log(fmt::format("the trainer exited with status {}", *status));
         if (*status != 0)
             return Error(ErrorCode::Internal,
-                         fmt::format("the trainer stopped with exit status {}", *status));
+                         fmt::format("The trainer stopped with exit status {}; its last lines "
+                                     "are in the job's logs (sealtrainctl remote job logs).",
+                                     *status));
         return success();
     }
 

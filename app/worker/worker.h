@@ -52,7 +52,12 @@ struct RunOptions {
     bool interconnectEncrypted = false;
 };
 
-// Runs until SIGTERM or SIGINT (or after one job with `once`). Returns the exit status.
+// The exit status of a worker the control plane refuses: revoked, or its certificate expired.
+// It must be enrolled again; restarting it does not help (the systemd unit does not).
+inline constexpr int kExitRefused = 3;
+
+// Runs until SIGTERM or SIGINT (or after one job with `once`). Returns the exit status: 0 when
+// stopped, kExitRefused when refused, 1 on any other error.
 [[nodiscard]] int run(const RunOptions& options);
 
 }  // namespace sealtrain::worker

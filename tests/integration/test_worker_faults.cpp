@@ -32,6 +32,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <future>
 #include <list>
 #include <mutex>
 #include <set>
@@ -52,6 +53,8 @@ QStringList daemonTimings()
 // What the worker logs when a report is not taken, and when what it kept is sent.
 constexpr const char* kMetricsKept = "they are kept and sent again";
 constexpr const char* kMetricsSent = "the metrics kept meanwhile are sent";
+// sealtrain-worker's exit status when the control plane refuses it (app/worker/worker.h).
+constexpr int kExitRefused = 3;
 
 // The same spec for every job but its name: the killed and the uninterrupted run differ in
 // nothing that decides the numbers.
@@ -129,6 +132,8 @@ std::string stepsProblem(const std::vector<std::string>& lines, int steps)
 // A TCP forwarder on 127.0.0.1 between workers and the daemon: every accepted connection is
 // joined to a new one to the daemon's port, and a thread copies the bytes both ways. cut()
 // closes every connection and, until restore(), closes each new one as soon as it is accepted.
+// stall() stops the connections open now without closing them (a link that went dead without a
+// reset: nothing moves and nothing says so); new ones are forwarded.
 class CuttingProxy {
 public:
     explicit CuttingProxy(int target)
@@ -174,7 +179,13 @@ public:
         }
     }
 
-    void restore() { cutting_.store(false); }
+    void restore()
+    {
+        cutting_.store(false);
+        stallBelow_.store(0);
+    }
+
+    void stall() { stallBelow_.store(nextConnection_.load()); }
 
 private:
     void acceptLoop()
@@ -205,18 +216,30 @@ private:
             }
             const std::lock_guard guard(lock_);
             open_.emplace_back(client, server);
-            threads_.emplace_back([this, client, server] { forward(client, server); });
+            const int index = nextConnection_++;
+            threads_.emplace_back(
+                [this, client, server, index] { forward(client, server, index); });
         }
     }
 
-    // Copies bytes both ways until either side ends or the proxy cuts the connection.
-    void forward(int client, int server)
+    // Copies bytes both ways until either side ends or the proxy cuts the connection; copies
+    // nothing while the connection is stalled.
+    void forward(int client, int server, int index)
     {
         std::array<char, 1 << 16> buffer{};
         std::array<pollfd, 2> ends{pollfd{client, POLLIN, 0}, pollfd{server, POLLIN, 0}};
         bool open = true;
-        while (open && ::poll(ends.data(), ends.size(), -1) > 0) {
-            for (std::size_t i = 0; i < ends.size() && open; ++i) {
+        while (open && !stopping_.load()) {
+            if (index < stallBelow_.load()) {
+                if (cutting_.load())
+                    break;
+                std::this_thread::sleep_for(50ms);
+                continue;
+            }
+            const int ready = ::poll(ends.data(), ends.size(), 100);
+            if (ready < 0)
+                break;
+            for (std::size_t i = 0; ready > 0 && i < ends.size() && open; ++i) {
                 if (ends[i].revents == 0)
                     continue;
                 const ssize_t got = ::read(ends[i].fd, buffer.data(), buffer.size());
@@ -246,6 +269,8 @@ private:
     std::atomic<bool> stopping_{false};
     std::atomic<bool> cutting_{false};
     std::atomic<int> refused_{0};
+    std::atomic<int> nextConnection_{0};
+    std::atomic<int> stallBelow_{0};  // connections with a lower index are stalled
     std::mutex lock_;
     std::list<std::pair<int, int>> open_;
     std::list<std::thread> threads_;
@@ -402,6 +427,7 @@ class TestWorkerFaults : public QObject {
     std::int64_t referenceJob_ = 0;
     std::int64_t restartedJob_ = 0;
     std::int64_t cutJob_ = 0;
+    std::int64_t stalledJob_ = 0;
     std::int64_t revokedJob_ = 0;
     std::int64_t cancelledJob_ = 0;
     std::int64_t stoppedJob_ = 0;
@@ -704,6 +730,69 @@ private slots:
         QVERIFY(worker->stop());
     }
 
+    // The proxy stalls the worker's connection after its first checkpoint: nothing moves and no
+    // reset says so. The beat stuck on it fails within two intervals and the next goes over a
+    // new connection, before the control plane would give the job away; the calls that were on
+    // the stalled connection fail by keepalive and are made again. The job ends in its first
+    // attempt with every step's metrics once.
+    void stalledConnectionLosesNothing()
+    {
+        auto worker = enrolled("node-stalled", proxy_->address());
+        const std::string running = runPastFirstCheckpoint(*worker, "faults-stalled", stalledJob_);
+        QVERIFY2(running.empty(), running.c_str());
+        proxy_->stall();
+        say("connection stalled");
+        QVERIFY2(waitUntil([&] { return worker->logHas("heartbeat failed"); }, 15s),
+                 worker->log().c_str());
+        QVERIFY2(waitUntil([&] { return ended(stalledJob_); }, 120s), worker->log().c_str());
+        say(fmt::format("job {} ended", stalledJob_));
+        const auto job = show(stalledJob_);
+        QVERIFY(job);
+        QCOMPARE(job->state, std::string("succeeded"));
+        QCOMPARE(job->restarts, std::int64_t{0});
+        QCOMPARE(job->attempt, std::int64_t{1});
+        QVERIFY2(worker->logHas("the control plane answers again"), worker->log().c_str());
+        const std::string steps = metricsProblem(stalledJob_);
+        QVERIFY2(steps.empty(), steps.c_str());
+        QVERIFY(worker->stop());
+    }
+
+    // A client's call on a connection that stalled fails within seconds by keepalive, not at
+    // its deadline (six hours for an upload), and the import it carried is not half-done.
+    void stalledCallFailsByKeepalive()
+    {
+        daemon_.forget("sam");  // the session of initTestCase ended with the killed daemon
+        auto sam = api::ControlClient::connect({proxy_->address(), "localhost", daemon_.caPem()},
+                                               &daemon_.session("sam"));
+        QVERIFY2(sam, sam ? "" : sam.error().message().c_str());
+        auto listed = (*sam)->listDatasets();  // the connection is open
+        QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
+        proxy_->stall();
+        say("connection stalled");
+        const auto file = root_ / "stalled.txt";
+        const std::string record = "a record imported over a stalled connection\n";
+        std::ofstream(file) << record;
+        api::ImportSettings settings;
+        settings.name = "stalled";
+        settings.classification = "internal";
+        auto call = std::async(std::launch::async, [&] {
+            return (*sam)->importDataset(settings, {{file, "stalled.txt", record.size()}}, {});
+        });
+        const bool failedInTime = call.wait_for(60s) == std::future_status::ready;
+        if (!failedInTime)
+            proxy_->cut();  // ends the call, so that the test ends
+        const auto imported = call.get();
+        QVERIFY2(failedInTime, "the call on the stalled connection did not fail within 60 s");
+        QVERIFY(!imported);
+        QVERIFY2(imported.error().code() == ErrorCode::Io, imported.error().message().c_str());
+        say("the stalled call failed: " + imported.error().message());
+        proxy_->restore();
+        auto datasets = daemon_.as("sam")->listDatasets();  // the steward sees every dataset
+        QVERIFY2(datasets, datasets ? "" : datasets.error().message().c_str());
+        for (const api::DatasetSummary& dataset : *datasets)
+            QVERIFY(dataset.name != "stalled");
+    }
+
     // The operator revokes the worker running a job: the job is queued again at once, the
     // worker's calls on its open connection are refused, a new handshake with its certificate is
     // refused, and another worker finishes the job.
@@ -723,9 +812,9 @@ private slots:
         QCOMPARE(requeued->restarts, std::int64_t{1});
 
         // On its open connection its calls are refused as a revoked worker's: it stops its
-        // trainer and exits.
+        // trainer and exits with the status that tells systemd not to restart it.
         QVERIFY2(waitUntil([&] { return !revoked->running(); }, 15s), revoked->log().c_str());
-        QCOMPARE(revoked->exitCode(), 1);
+        QCOMPARE(revoked->exitCode(), kExitRefused);
         QVERIFY2(revoked->logHas("was revoked"), revoked->log().c_str());
         QVERIFY(trainersIn(revoked->dir()).empty());
         // A new connection with its certificate: refused at the handshake (the transport fails,
@@ -747,6 +836,16 @@ private slots:
         const std::string steps = metricsProblem(revokedJob_);
         QVERIFY2(steps.empty(), steps.c_str());
         QVERIFY(other->stop());
+
+        // Started again (systemd would, without RestartPreventExitStatus): every handshake is
+        // refused while the control plane answers without a certificate; it tells that from a
+        // control plane that is away and exits again, refused, within a few beats.
+        revoked->start();
+        QVERIFY2(waitUntil([&] { return !revoked->running(); }, 45s), revoked->log().c_str());
+        QCOMPARE(revoked->exitCode(), kExitRefused);
+        QVERIFY2(revoked->logHas("refuses this worker's certificate at the handshake"),
+                 revoked->log().c_str());
+        say("the revoked worker, started again, exited refused");
     }
 
     // dana cancels her running job: the worker stops the trainer, and the job stays cancelled.
@@ -817,7 +916,7 @@ private slots:
         auto entries = daemon_.auditEntries();
         QVERIFY2(entries, entries ? "" : entries.error().message().c_str());
         for (const std::int64_t job :
-             {killedJob_, referenceJob_, restartedJob_, cutJob_, revokedJob_}) {
+             {killedJob_, referenceJob_, restartedJob_, cutJob_, stalledJob_, revokedJob_}) {
             const std::string missing = missingCheckpointEntry(*entries, job, kSteps);
             QVERIFY2(missing.empty(), missing.c_str());
         }
@@ -826,7 +925,8 @@ private slots:
         QCOMPARE(killedRequeue.size(), std::size_t{1});
         QVERIFY(testing::detailOf(*killedRequeue.front(), "reason").find("no heartbeat")
                 != std::string::npos);
-        for (const std::int64_t job : {referenceJob_, restartedJob_, cutJob_, cancelledJob_})
+        for (const std::int64_t job :
+             {referenceJob_, restartedJob_, cutJob_, stalledJob_, cancelledJob_})
             QVERIFY(entriesOf(*entries, "job.requeue", job).empty());
         const auto stoppedRequeue = entriesOf(*entries, "job.requeue", stoppedJob_);
         QCOMPARE(stoppedRequeue.size(), std::size_t{1});

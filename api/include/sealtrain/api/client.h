@@ -371,9 +371,18 @@ public:
     // The worker's own calls (sealtrain-worker): enrolment without a certificate, then every
     // other with the certificate it got.
     [[nodiscard]] Result<WorkerEnrolled> enrollWorker(const WorkerEnrollment& enrollment);
-    // `job` 0: no job; -1: taking one.
-    [[nodiscard]] Result<HeartbeatAnswer> heartbeat(const std::string& inventoryJson,
-                                                    std::int64_t job, std::int64_t attempt);
+    // Whether the control plane refuses this client's certificate at the handshake (revoked,
+    // or expired): a call without a certificate is answered, and the same call over this
+    // client's channel, with its certificate, fails at the transport. False when that can not
+    // be told (the control plane down or slow, the connection cut); a caller that acts on it
+    // asks more than once.
+    [[nodiscard]] bool certificateRefused();
+    // `job` 0: no job; -1: taking one. A beat not answered within `timeout` fails (a worker
+    // keeps it well under the control plane's --worker-timeout, so that it can try a new
+    // connection before its job is given away).
+    [[nodiscard]] Result<HeartbeatAnswer>
+    heartbeat(const std::string& inventoryJson, std::int64_t job, std::int64_t attempt,
+              std::chrono::milliseconds timeout = std::chrono::seconds(30));
     [[nodiscard]] Result<std::optional<JobAssignment>> takeJob();
     // The job's sealed dataset files, or its checkpoint to resume from, into `folder` (which must
     // exist and be empty); the files' paths.
