@@ -29,13 +29,18 @@ constexpr std::size_t kPiece = std::size_t{1} << 20U;
 // A dataset's manifest, signature and shards.
 constexpr std::size_t kMaxFetchedFiles = 100'000;
 
+// `keepalive`: false for a channel of one short call, which gains nothing from pings; its
+// keepalive timer would outlive it briefly, and a process that exits right after the call (
+// `sealtrainctl connect`) could end before gRPC has freed the connection.
 std::shared_ptr<grpc::Channel>
 openChannel(const std::string& address, const std::string& serverName,
-            const std::shared_ptr<grpc::ChannelCredentials>& credentials)
+            const std::shared_ptr<grpc::ChannelCredentials>& credentials, bool keepalive = true)
 {
     grpc::ChannelArguments arguments;
     // The name the server's certificate is checked against, also on a Unix socket.
     arguments.SetSslTargetNameOverride(serverName);
+    if (!keepalive)
+        return grpc::CreateCustomChannel(address, credentials, arguments);
     // Keepalive pings (docs/api.md, "Transport"): a connection that silently stops forwarding
     // (a stalled NAT, a dead link without a reset) is closed once a ping goes unanswered, and the
     // calls on it fail instead of waiting for their deadline (hours for an upload). The control
@@ -231,7 +236,7 @@ Result<std::string> fetchPinnedCaCertificate(const std::string& address,
     tls.set_verify_server_certs(false);
     tls.set_check_call_host(false);
     tls.set_certificate_verifier(std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
-    auto channel = openChannel(address, serverName, grpc::experimental::TlsCredentials(tls));
+    auto channel = openChannel(address, serverName, grpc::experimental::TlsCredentials(tls), false);
     auto stub = v1::Platform::NewStub(channel);
     grpc::ClientContext context;
     setDeadline(context);
@@ -913,7 +918,7 @@ bool ControlClient::certificateRefused()
     grpc::SslCredentialsOptions ssl;
     ssl.pem_root_certs = anonymous.caCertificatePem;
     const auto channel =
-        openChannel(anonymous.address, anonymous.serverName, grpc::SslCredentials(ssl));
+        openChannel(anonymous.address, anonymous.serverName, grpc::SslCredentials(ssl), false);
     if (ask(*v1::Platform::NewStub(channel)) != grpc::StatusCode::OK)
         return false;
     // UNAVAILABLE, not DEADLINE_EXCEEDED: the handshake failed; a slow answer says nothing.
