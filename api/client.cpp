@@ -29,17 +29,17 @@ constexpr std::size_t kPiece = std::size_t{1} << 20U;
 // A dataset's manifest, signature and shards.
 constexpr std::size_t kMaxFetchedFiles = 100'000;
 
-// `keepalive`: false for a channel of one short call, which gains nothing from pings; its
-// keepalive timer would outlive it briefly, and a process that exits right after the call (
-// `sealtrainctl connect`) could end before gRPC has freed the connection.
+// `pings`: Endpoint::keepalive; false for a channel of one short call, which gains nothing
+// from pings, and whose ping timer would outlive it briefly: a process that exits right after
+// the call could end before gRPC has freed the connection (LeakSanitizer saw it).
 std::shared_ptr<grpc::Channel>
 openChannel(const std::string& address, const std::string& serverName,
-            const std::shared_ptr<grpc::ChannelCredentials>& credentials, bool keepalive = true)
+            const std::shared_ptr<grpc::ChannelCredentials>& credentials, bool pings = false)
 {
     grpc::ChannelArguments arguments;
     // The name the server's certificate is checked against, also on a Unix socket.
     arguments.SetSslTargetNameOverride(serverName);
-    if (!keepalive)
+    if (!pings)
         return grpc::CreateCustomChannel(address, credentials, arguments);
     // Keepalive pings (docs/api.md, "Transport"): a connection that silently stops forwarding
     // (a stalled NAT, a dead link without a reset) is closed once a ping goes unanswered, and the
@@ -236,7 +236,7 @@ Result<std::string> fetchPinnedCaCertificate(const std::string& address,
     tls.set_verify_server_certs(false);
     tls.set_check_call_host(false);
     tls.set_certificate_verifier(std::make_shared<grpc::experimental::NoOpCertificateVerifier>());
-    auto channel = openChannel(address, serverName, grpc::experimental::TlsCredentials(tls), false);
+    auto channel = openChannel(address, serverName, grpc::experimental::TlsCredentials(tls));
     auto stub = v1::Platform::NewStub(channel);
     grpc::ClientContext context;
     setDeadline(context);
@@ -272,7 +272,8 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& en
     }
     auto state = std::make_unique<State>();
     state->endpoint = endpoint;
-    state->channel = openChannel(endpoint.address, endpoint.serverName, grpc::SslCredentials(ssl));
+    state->channel = openChannel(endpoint.address, endpoint.serverName, grpc::SslCredentials(ssl),
+                                 endpoint.keepalive);
     state->sessions = v1::Sessions::NewStub(state->channel);
     state->users = v1::Users::NewStub(state->channel);
     state->access = v1::Access::NewStub(state->channel);
@@ -918,7 +919,7 @@ bool ControlClient::certificateRefused()
     grpc::SslCredentialsOptions ssl;
     ssl.pem_root_certs = anonymous.caCertificatePem;
     const auto channel =
-        openChannel(anonymous.address, anonymous.serverName, grpc::SslCredentials(ssl), false);
+        openChannel(anonymous.address, anonymous.serverName, grpc::SslCredentials(ssl));
     if (ask(*v1::Platform::NewStub(channel)) != grpc::StatusCode::OK)
         return false;
     // UNAVAILABLE, not DEADLINE_EXCEEDED: the handshake failed; a slow answer says nothing.

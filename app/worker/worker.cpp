@@ -146,6 +146,7 @@ Result<Identity> loadIdentity(const std::filesystem::path& dir)
     if (!ca)
         return ca.error();
     identity.endpoint.caCertificatePem = *ca;
+    identity.endpoint.keepalive = true;  // a long-lived connection (docs/api.md, "Transport")
     auto certificate = readWholeFile(dir / kCertificate, 1U << 20U);
     if (!certificate)
         return certificate.error();

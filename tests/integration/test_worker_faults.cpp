@@ -762,8 +762,9 @@ private slots:
     void stalledCallFailsByKeepalive()
     {
         daemon_.forget("sam");  // the session of initTestCase ended with the killed daemon
-        auto sam = api::ControlClient::connect({proxy_->address(), "localhost", daemon_.caPem()},
-                                               &daemon_.session("sam"));
+        // Pinging, as a worker's channel does (a one-shot command's does not).
+        auto sam = api::ControlClient::connect(
+            {proxy_->address(), "localhost", daemon_.caPem(), true}, &daemon_.session("sam"));
         QVERIFY2(sam, sam ? "" : sam.error().message().c_str());
         auto listed = (*sam)->listDatasets();  // the connection is open
         QVERIFY2(listed, listed ? "" : listed.error().message().c_str());

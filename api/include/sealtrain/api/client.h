@@ -23,6 +23,10 @@ struct Endpoint {
     std::string address;                   // "unix:/path" or "host:port"
     std::string serverName = "localhost";  // a name the server's certificate must carry
     std::string caCertificatePem;          // the platform CA (pinned at connect)
+    // Keepalive pings (docs/api.md, "Transport"), for a long-lived client such as
+    // sealtrain-worker. Off for one-shot commands: the ping timer can outlive a process that
+    // exits right after its call, before gRPC has freed the connection.
+    bool keepalive = false;
 };
 
 // A signed-in client's credential: its own key and the certificate the control plane issued
