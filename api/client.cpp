@@ -10,12 +10,14 @@
 #include "sealtrain/v1/control.grpc.pb.h"
 
 #include <fmt/format.h>
+#include <grpc/grpc.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/security/tls_certificate_verifier.h>
 #include <grpcpp/security/tls_credentials_options.h>
 
 #include <chrono>
 #include <fstream>
+#include <thread>
 
 namespace sealtrain::api {
 namespace {
@@ -26,6 +28,8 @@ constexpr auto kCallTimeout = std::chrono::seconds(30);
 // An upload or a bundle may take long; a call that stops moving still ends on this.
 constexpr auto kStreamTimeout = std::chrono::hours(6);
 constexpr std::size_t kPiece = std::size_t{1} << 20U;
+// How long a client process waits at exit for gRPC's own threads to finish tearing down.
+constexpr auto kShutdownWait = std::chrono::seconds(5);
 // A dataset's manifest, signature and shards.
 constexpr std::size_t kMaxFetchedFiles = 100'000;
 
@@ -225,6 +229,21 @@ struct ControlClient::State {
         return reply;
     }
 };
+
+GrpcRuntime::GrpcRuntime()
+{
+    grpc_init();
+}
+
+GrpcRuntime::~GrpcRuntime()
+{
+    // The last reference tears down synchronously here; if a channel's own reference was the
+    // last one dropped on one of gRPC's threads, that thread is still tearing down: wait for it.
+    grpc_shutdown();
+    const auto deadline = std::chrono::steady_clock::now() + kShutdownWait;
+    while (grpc_is_initialized() != 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
 
 Result<std::string> fetchPinnedCaCertificate(const std::string& address,
                                              const std::string& serverName,

@@ -1,3 +1,21 @@
+# The headers nearly every test includes, parsed once per folder of tests rather than once per
+# test (docs/development.md, "Continuous integration"). A test still includes what it uses. Qt
+# Test defines the folder's paths (QT_TESTCASE_BUILDDIR), so each folder has its own header.
+function(sealtrain_test_pch_for_folder out)
+    file(RELATIVE_PATH folder ${PROJECT_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR})
+    string(MAKE_C_IDENTIFIER "sealtrain_test_pch_${folder}" target)
+    if(NOT TARGET ${target})
+        add_library(${target} OBJECT ${PROJECT_SOURCE_DIR}/cmake/test_pch.cpp)
+        target_link_libraries(${target} PRIVATE Qt6::Test fmt::fmt nlohmann_json::nlohmann_json
+            sealtrain_compile_options)
+        target_compile_options(${target} PRIVATE -pthread)
+        target_precompile_headers(${target} PRIVATE
+            <QtTest/QtTest> <fmt/format.h> <nlohmann/json.hpp>
+            <filesystem> <fstream> <map> <string> <vector>)
+    endif()
+    set(${out} ${target} PARENT_SCOPE)
+endfunction()
+
 # add_sealtrain_test(NAME SOURCES src... [LIBS lib...] [LABELS label...] [TIMEOUT s])
 # One Qt Test executable per unit, registered with CTest under its own name.
 # Labels: every test gets "unit" unless it names others (gui, cuda, mpi, integration, slow).
@@ -13,7 +31,13 @@ function(add_sealtrain_test name)
         set(ARG_TIMEOUT 300)
     endif()
     add_executable(${name} ${ARG_SOURCES})
-    target_link_libraries(${name} PRIVATE Qt6::Test sealtrain_test_support sealtrain_compile_options ${ARG_LIBS})
+    # fmt and -pthread (which gRPC's users get) for every test: the precompiled header was made
+    # with their macros (FMT_SHARED, _REENTRANT), and GCC uses it only where they are the same.
+    target_link_libraries(${name} PRIVATE Qt6::Test fmt::fmt sealtrain_test_support
+        sealtrain_compile_options ${ARG_LIBS})
+    target_compile_options(${name} PRIVATE -pthread)
+    sealtrain_test_pch_for_folder(pch)
+    target_precompile_headers(${name} REUSE_FROM ${pch})
     set_target_properties(${name} PROPERTIES AUTOMOC ON)
     add_test(NAME ${name} COMMAND ${name})
     set_tests_properties(${name} PROPERTIES

@@ -3,6 +3,8 @@
 // service): it takes vetted, approved jobs from the control plane and runs sealtrain-train.
 #include "worker.h"
 
+#include "sealtrain/api/client.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -11,6 +13,7 @@
 
 int main(int argc, char** argv)
 {
+    const sealtrain::api::GrpcRuntime grpc;  // outlives every channel to the control plane
     CLI::App app{"sealtrain-worker: runs approved training jobs on this node for a Sealtrain "
                  "control plane"};
     app.require_subcommand(1);

@@ -36,6 +36,7 @@
 #include <list>
 #include <mutex>
 #include <set>
+#include <shared_mutex>
 #include <thread>
 
 using namespace sealtrain;
@@ -133,7 +134,8 @@ std::string stepsProblem(const std::vector<std::string>& lines, int steps)
 // joined to a new one to the daemon's port, and a thread copies the bytes both ways. cut()
 // closes every connection and, until restore(), closes each new one as soon as it is accepted.
 // stall() stops the connections open now without closing them (a link that went dead without a
-// reset: nothing moves and nothing says so); new ones are forwarded.
+// reset: nothing moves and nothing says so); new ones are forwarded. A stall holds from the moment
+// stall() returns: no byte read after it is passed on (a copy in progress finishes first).
 class CuttingProxy {
 public:
     explicit CuttingProxy(int target)
@@ -185,7 +187,11 @@ public:
         stallBelow_.store(0);
     }
 
-    void stall() { stallBelow_.store(nextConnection_.load()); }
+    void stall()
+    {
+        const std::unique_lock copies(copying_);
+        stallBelow_.store(nextConnection_.load());
+    }
 
 private:
     void acceptLoop()
@@ -239,6 +245,10 @@ private:
             const int ready = ::poll(ends.data(), ends.size(), 100);
             if (ready < 0)
                 break;
+            // Bytes that arrived while poll waited are not passed on once stall() has returned.
+            const std::shared_lock copy(copying_);
+            if (index < stallBelow_.load())
+                continue;
             for (std::size_t i = 0; ready > 0 && i < ends.size() && open; ++i) {
                 if (ends[i].revents == 0)
                     continue;
@@ -271,6 +281,7 @@ private:
     std::atomic<int> refused_{0};
     std::atomic<int> nextConnection_{0};
     std::atomic<int> stallBelow_{0};  // connections with a lower index are stalled
+    std::shared_mutex copying_;       // held shared while bytes are copied, by stall() alone
     std::mutex lock_;
     std::list<std::pair<int, int>> open_;
     std::list<std::thread> threads_;

@@ -217,7 +217,7 @@ private slots:
         QVERIFY(!key.matches(moved, "display_name", "alice"));
         QVERIFY(!key.matches(moved, "user_name", "alice"));
         // The construction of docs/formats/audit.md: HMAC-SHA-256(key, u32 len || name || value).
-        const std::string message = std::string("\0\0\0\x09", 4) + "user_namealice";
+        const std::string message("\0\0\0\x09user_namealice", 18);
         const auto expected = crypto::hmacSha256(
             crypto::SecretBytes::fromBytes(std::vector<std::uint8_t>(32, 0x5a)).value(),
             asBytes(message));

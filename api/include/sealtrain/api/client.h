@@ -272,6 +272,19 @@ struct SigningKeys {
     std::string checkpointsPem;
 };
 
+// Holds gRPC's runtime for a client process's lifetime: one object in main, made before any
+// channel and destroyed after the last. Its destructor tears the runtime down on this thread and
+// waits (up to a few seconds) for any teardown gRPC had handed to one of its own threads, so that
+// the process does not exit while a connection's TLS state is still being freed (LeakSanitizer
+// saw `sealtrainctl connect` exit mid-teardown under load; docs/development.md).
+class GrpcRuntime final {
+public:
+    GrpcRuntime();
+    GrpcRuntime(const GrpcRuntime&) = delete;
+    GrpcRuntime& operator=(const GrpcRuntime&) = delete;
+    ~GrpcRuntime();
+};
+
 // The platform CA's certificate from the server at `address`, fetched before anything is
 // trusted and returned only when its fingerprint (crypto::certificateFingerprint) is
 // `fingerprint`; Unauthenticated, in one sentence, otherwise.
