@@ -999,6 +999,13 @@ public:
     Status Sample(ServerContext* context, const v1::SampleRequest* request,
                   v1::SampleReply* reply) override
     {
+        // The caller first (issue #27): an anonymous caller learns nothing of which runs or jobs
+        // have checkpoints; core refuses and audits the unknown session.
+        if (!shared_.isSignedIn(*context)) {
+            auto refused = authorizeRead(*context, "", "sample");
+            return Internal::toStatus(refused ? Error(ErrorCode::Unauthenticated, "Sign in first.")
+                                              : refused.error());
+        }
         auto arguments = callerArguments(request->sampler_arguments(), kSamplerOptions);
         if (!arguments)
             return Internal::toStatus(arguments.error());
@@ -1183,16 +1190,18 @@ public:
     Status SubmitJob(ServerContext* context, const v1::SubmitJobRequest* request,
                      v1::JobReply* reply) override
     {
+        const Result<core::JobSpec> spec = readSpec(*context, request->spec_text());
         return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
-            return jobs.submit(session, request->spec_text());
+            return jobs.submit(session, spec);
         });
     }
 
     Status EditJob(ServerContext* context, const v1::EditJobRequest* request,
                    v1::JobReply* reply) override
     {
+        const Result<core::JobSpec> spec = readSpec(*context, request->spec_text());
         return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
-            return jobs.edit(session, request->id(), request->spec_text());
+            return jobs.edit(session, request->id(), spec);
         });
     }
 
@@ -1259,8 +1268,10 @@ public:
     Status JobMetrics(ServerContext* context, const v1::JobMetricsRequest* request,
                       v1::JobMetricsReply* reply) override
     {
+        // An anonymous caller is refused (and audited) by core before any field is looked at.
         const bool logs = request->what() == "logs";
-        if (!logs && request->what() != "metrics" && !request->what().empty())
+        if (!logs && request->what() != "metrics" && !request->what().empty()
+            && shared_.isSignedIn(*context))
             return Internal::toStatus(
                 Error(ErrorCode::InvalidArgument, "Ask for a job's 'metrics' or its 'logs'."));
         return shared_.inGroup([&]() -> Status {
@@ -1284,6 +1295,17 @@ public:
     }
 
 private:
+    // The caller first (issue #27): an anonymous caller's spec is never read, and a signed-in
+    // caller's is parsed here, on this call's own thread, never on the thread that commits every
+    // call; parseJobSpec bounds what it may cost. Core refuses a bad session before the spec.
+    [[nodiscard]] Result<core::JobSpec> readSpec(const ServerContext& context,
+                                                 const std::string& text)
+    {
+        if (!shared_.isSignedIn(context))
+            return Error(ErrorCode::Unauthenticated, "Sign in first; the job spec was not read.");
+        return core::parseJobSpec(text);
+    }
+
     // One core call on the caller's session, in a group commit; the job it returns is the reply.
     template <typename Call>
     Status answer(const ServerContext& context, v1::JobReply* reply, const Call& call)

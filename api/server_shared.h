@@ -91,6 +91,12 @@ struct Shared {
         return status;
     }
 
+    // Whether the call's client certificate is bound to a signed-in session, checked before a
+    // handler reads any field of the request (issue #27): an anonymous caller's request is never
+    // parsed. Takes `lock` for the lookup, so it waits for a running group; never call it
+    // inside one.
+    [[nodiscard]] bool isSignedIn(const ServerContext& context);
+
     [[nodiscard]] bool isRevoked(const std::string& serial)
     {
         const std::lock_guard guard(revokedLock);
@@ -174,6 +180,18 @@ inline Caller callerOf(Shared& shared, const ServerContext& context)
     if (found == shared.bindings.end())
         return {"", serial};
     return {found->second.token, serial};
+}
+
+inline bool Shared::isSignedIn(const ServerContext& context)
+{
+    const std::string pem = peerCertificate(context);
+    if (pem.empty())
+        return false;
+    const std::string serial = serialOf(pem);
+    if (serial.empty())
+        return false;
+    const std::lock_guard guard(lock);
+    return bindings.count(serial) > 0;
 }
 
 // A password from a request, in memory that is zeroed when freed.

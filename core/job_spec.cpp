@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <sstream>
 
 namespace sealtrain::core {
 namespace {
@@ -101,16 +103,161 @@ Result<Json> yamlToJson(const YAML::Node& node, const std::string& path)
     return fieldError(path, "is not a value");
 }
 
-Result<Json> parseText(std::string_view text)
+Error shapeError(const std::string& what)
+{
+    return Error(
+        ErrorCode::InvalidArgument,
+        fmt::format("The job spec {}; write plain fields as in docs/formats/job-spec.md.", what));
+}
+
+// The shape of a JSON text before it is parsed: nesting depth and the number of values (each
+// '{', '[', ',' and ':' outside strings counts one), so that what nlohmann::json builds is bounded.
+Result<void> checkJsonShape(std::string_view text, const JobSpecLimits& limits)
+{
+    std::size_t depth = 0;
+    std::size_t nodes = 1;
+    bool inString = false;
+    bool escaped = false;
+    for (const char c : text) {
+        if (inString) {
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                inString = false;
+            continue;
+        }
+        switch (c) {
+        case '"': inString = true; break;
+        case '{':
+        case '[':
+            if (++depth > limits.maxDepth)
+                return shapeError(fmt::format("nests deeper than {} levels", limits.maxDepth));
+            ++nodes;
+            break;
+        case '}':
+        case ']':
+            if (depth > 0)
+                --depth;
+            break;
+        case ',':
+        case ':': ++nodes; break;
+        default: break;
+        }
+        if (nodes > limits.maxNodes)
+            return shapeError(fmt::format("holds more than {} values", limits.maxNodes));
+    }
+    return success();
+}
+
+// Walks a YAML text's parser events before any node is built: aliases, anchors and explicit tags
+// are refused (an alias is how a few hundred bytes expand into gigabytes, "billion laughs"),
+// and depth, node count and documents are capped.
+class YamlShapeCheck final : public YAML::EventHandler {
+public:
+    explicit YamlShapeCheck(const JobSpecLimits& limits)
+        : limits_(limits)
+    {
+    }
+
+    // Thrown to stop the parser at the first refusal; caught in checkYamlShape.
+    struct Stop {};
+
+    [[nodiscard]] const std::optional<Error>& refusal() const { return refusal_; }
+
+    void OnDocumentStart(const YAML::Mark& /*mark*/) override
+    {
+        if (++documents_ > 1)
+            refuse("holds more than one YAML document");
+    }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { node(mark, "", anchor); }
+    void OnAlias(const YAML::Mark& mark, YAML::anchor_t /*anchor*/) override
+    {
+        refuse(fmt::format("uses a YAML alias (line {})", mark.line + 1));
+    }
+    void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                  const std::string& /*value*/) override
+    {
+        node(mark, tag, anchor);
+    }
+    void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                         YAML::EmitterStyle::value /*style*/) override
+    {
+        open(mark, tag, anchor);
+    }
+    void OnSequenceEnd() override { --depth_; }
+    void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                    YAML::EmitterStyle::value /*style*/) override
+    {
+        open(mark, tag, anchor);
+    }
+    void OnMapEnd() override { --depth_; }
+
+private:
+    void refuse(const std::string& what)
+    {
+        refusal_ = shapeError(what);
+        throw Stop{};
+    }
+
+    void node(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor)
+    {
+        if (anchor != YAML::NullAnchor)
+            refuse(fmt::format("defines a YAML anchor (line {})", mark.line + 1));
+        // "?" is a plain scalar's, "!" a quoted one's; any other tag was written explicitly.
+        if (!tag.empty() && tag != "?" && tag != "!")
+            refuse(fmt::format("uses a YAML tag (line {})", mark.line + 1));
+        if (++nodes_ > limits_.maxNodes)
+            refuse(fmt::format("holds more than {} values", limits_.maxNodes));
+    }
+
+    void open(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor)
+    {
+        node(mark, tag, anchor);
+        if (++depth_ > limits_.maxDepth)
+            refuse(fmt::format("nests deeper than {} levels", limits_.maxDepth));
+    }
+
+    const JobSpecLimits& limits_;
+    std::optional<Error> refusal_;
+    std::size_t documents_ = 0;
+    std::size_t nodes_ = 0;
+    std::size_t depth_ = 0;
+};
+
+Result<void> checkYamlShape(std::string_view text, const JobSpecLimits& limits)
+{
+    std::istringstream stream{std::string(text)};
+    YamlShapeCheck check(limits);
+    try {
+        YAML::Parser parser(stream);
+        while (parser.HandleNextDocument(check)) {
+        }
+    } catch (const YamlShapeCheck::Stop&) {
+        return *check.refusal();
+    } catch (const YAML::Exception& error) {
+        return Error(ErrorCode::InvalidArgument,
+                     fmt::format("The job spec is not valid YAML (line {}, column {}); check its "
+                                 "indentation and punctuation.",
+                                 error.mark.line + 1, error.mark.column + 1));
+    }
+    return success();
+}
+
+Result<Json> parseText(std::string_view text, const JobSpecLimits& limits)
 {
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos && text[first] == '{') {
+        SEALTRAIN_TRY(checkJsonShape(text, limits));
         auto json = Json::parse(text, nullptr, false);
         if (json.is_discarded())
             return Error(ErrorCode::InvalidArgument,
                          "The job spec is not valid JSON; check its brackets, commas and quotes.");
         return json;
     }
+    SEALTRAIN_TRY(checkYamlShape(text, limits));
     try {
         const YAML::Node root = YAML::Load(std::string(text));
         return yamlToJson(root, "");
@@ -336,12 +483,14 @@ Result<void> readResources(const Fields& top, JobSpec& spec)
 
 }  // namespace
 
-Result<JobSpec> parseJobSpec(std::string_view text)
+Result<JobSpec> parseJobSpec(std::string_view text, const JobSpecLimits& limits)
 {
-    if (text.size() > 1U << 20U)
+    if (text.size() > limits.maxBytes)
         return Error(ErrorCode::InvalidArgument,
-                     "The job spec is larger than 1 MiB; a spec holds settings, not data.");
-    auto json = parseText(text);
+                     fmt::format("The job spec is larger than {} bytes; a spec holds settings, "
+                                 "not data.",
+                                 limits.maxBytes));
+    auto json = parseText(text, limits);
     if (!json)
         return json.error();
     if (!json->is_object())

@@ -473,7 +473,11 @@ void addVettingDetails(audit::EntryDraft& draft, const std::vector<VettingCheck>
 
 Result<JobInfo> Jobs::submit(const std::string& session, std::string_view specText)
 {
-    auto spec = parseJobSpec(specText);
+    return submit(session, parseJobSpec(specText));
+}
+
+Result<JobInfo> Jobs::submit(const std::string& session, const Result<JobSpec>& spec)
+{
     // A malformed spec names no project; its refusal is audited in the global scope.
     const std::string project = spec ? spec->project : std::string();
     const std::string name = spec ? spec->name : std::string("(malformed)");
@@ -515,7 +519,11 @@ Result<JobInfo> Jobs::submit(const std::string& session, std::string_view specTe
 
 Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id, std::string_view specText)
 {
-    auto spec = parseJobSpec(specText);
+    return edit(session, id, parseJobSpec(specText));
+}
+
+Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id, const Result<JobSpec>& spec)
+{
     if (auto done = gate_.perform(
             session, jobRequest(database_, id, "edit", permission::kJobSubmit),
             [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {

@@ -108,11 +108,14 @@ Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
     SEALTRAIN_TRY(makePipe(keysRead, keysWrite));
     SEALTRAIN_TRY(makePipe(outputRead, outputWrite));
     const bool metrics = launch.subcommand == "train";
+    // In the child the keys are on descriptor 3 and the metrics on 4; nothing else above 2.
+    constexpr int kChildKeys = 3;
+    constexpr int kChildMetrics = 4;
     std::vector<std::string> argvText{launch.executable, launch.subcommand, "--keys-fd",
-                                      std::to_string(keysRead.fd)};
+                                      std::to_string(kChildKeys)};
     if (metrics) {
         argvText.emplace_back("--metrics-fd");
-        argvText.push_back(std::to_string(outputWrite.fd));
+        argvText.push_back(std::to_string(kChildMetrics));
     }
     argvText.insert(argvText.end(), launch.arguments.begin(), launch.arguments.end());
     std::vector<char*> argv;
@@ -121,15 +124,45 @@ Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
         argv.push_back(argument.data());
     argv.push_back(nullptr);
 
-    // The child keeps exactly these ends: dup2 onto itself clears close-on-exec.
+    // The child gets exactly its two ends and closes every other descriptor the launcher holds
+    // without close-on-exec (a daemon's sockets, a library's files); it reads /dev/null on
+    // standard input whatever the launcher's is (the daemon's was its passphrase file); and it
+    // starts with an empty signal mask and default handlers: the daemon blocks SIGTERM for its
+    // sigwait and gRPC ignores SIGPIPE, and neither may reach a trainer or a sampler that must
+    // stop when told. The output end is moved off descriptor 3 first, so that the first dup2
+    // can not overwrite the second's source.
+    if (outputWrite.fd == kChildKeys) {
+        const int moved = ::fcntl(outputWrite.fd, F_DUPFD_CLOEXEC, kChildMetrics + 1);
+        if (moved < 0)
+            return Error(ErrorCode::Io, "Cannot set up the trainer's descriptors; check the "
+                                        "process limits.");
+        outputWrite.reset();
+        outputWrite.fd = moved;
+    }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, keysRead.fd, keysRead.fd);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, keysRead.fd, kChildKeys);
     posix_spawn_file_actions_adddup2(&actions, outputWrite.fd,
-                                     metrics ? outputWrite.fd : STDOUT_FILENO);
+                                     metrics ? kChildMetrics : STDOUT_FILENO);
+    posix_spawn_file_actions_addclosefrom_np(&actions,
+                                             metrics ? kChildMetrics + 1 : kChildKeys + 1);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    for (const int signal : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD})
+        sigaddset(&defaults, signal);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setflags(&attributes,
+                             static_cast<short>(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
     pid_t child = 0;
     const int spawned =
-        ::posix_spawn(&child, argvText[0].c_str(), &actions, nullptr, argv.data(), environ);
+        ::posix_spawn(&child, argvText[0].c_str(), &actions, &attributes, argv.data(), environ);
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     if (spawned != 0)
         return Error(ErrorCode::Io, "Cannot start '" + argvText[0] + "': " + std::strerror(spawned)

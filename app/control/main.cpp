@@ -7,6 +7,8 @@
 #include "sealtrain/api/tls_policy.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/paths.h"
+#include "sealtrain/base/process.h"
+#include "sealtrain/base/wipe.h"
 #include "sealtrain/core/data_directory.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
@@ -14,13 +16,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
 #include <string>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace sealtrain;
@@ -66,19 +70,40 @@ Result<void> checkPrivate(const std::filesystem::path& dir)
     return success();
 }
 
-// The passphrase as the first line of standard input (a pipe or a systemd credential).
+// The passphrase as the first line of standard input (a pipe or a systemd credential), read
+// byte by byte with read(2) so that no stdio buffer keeps a copy; afterwards standard input is
+// /dev/null, for this process and every child it starts.
 Result<crypto::SecretBytes> passphraseFromStdin()
 {
-    std::string line;
-    std::getline(std::cin, line);
-    if (!line.empty() && line.back() == '\r')
-        line.pop_back();
-    if (line.empty())
+    std::array<char, 4096> line{};
+    std::size_t length = 0;
+    bool complete = false;
+    while (length < line.size()) {
+        char byte = 0;
+        const ssize_t got = ::read(STDIN_FILENO, &byte, 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0 || byte == '\n') {
+            complete = true;
+            break;
+        }
+        line[length++] = byte;
+    }
+    detachStandardInput();
+    if (length > 0 && line[length - 1] == '\r')
+        --length;
+    if (!complete) {
+        wipeMemory({reinterpret_cast<std::uint8_t*>(line.data()), line.size()});
+        return Error(ErrorCode::InvalidArgument,
+                     "The passphrase on standard input is longer than 4095 bytes; use a shorter "
+                     "one or --master-key-file.");
+    }
+    if (length == 0)
         return Error(ErrorCode::InvalidArgument,
                      "No passphrase on standard input; pipe it in, or give --master-key-file.");
     auto secret = crypto::SecretBytes::fromBytes(
-        {reinterpret_cast<const std::uint8_t*>(line.data()), line.size()});
-    line.assign(line.size(), '\0');
+        {reinterpret_cast<const std::uint8_t*>(line.data()), length});
+    wipeMemory({reinterpret_cast<std::uint8_t*>(line.data()), line.size()});
     return secret;
 }
 
@@ -106,6 +131,7 @@ int run(const Options& options)
     else
         unlock.passphrase = passphraseFromStdin;
     auto platform = core::DataDirectory::open(options.dataDir, unlock);
+    detachStandardInput();  // also with a key file: children never read what started the daemon
     if (!platform)
         return fail(platform.error());
 
@@ -163,6 +189,8 @@ int run(const Options& options)
 
 int main(int argc, char** argv)
 {
+    // The daemon holds every key: a crash or a debugger must not copy them (issue #27).
+    disableCoreDumps();
     CLI::App app{"sealtrain-control: the control plane daemon. It unlocks the data directory and "
                  "serves the gRPC API (docs/api.md) over TLS 1.3 with mutual authentication; stop "
                  "it with SIGTERM."};

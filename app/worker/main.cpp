@@ -4,15 +4,48 @@
 #include "worker.h"
 
 #include "sealtrain/api/client.h"
+#include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/process.h"
 
 #include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+// The enrolment token from --token-file or SEALTRAIN_ENROLL_TOKEN (one of the two).
+sealtrain::Result<std::string> enrolmentToken(const std::filesystem::path& file)
+{
+    const char* fromEnvironment = std::getenv("SEALTRAIN_ENROLL_TOKEN");
+    std::string token;
+    if (!file.empty()) {
+        auto text = sealtrain::readWholeFile(file, 4096);
+        if (!text)
+            return text.error();
+        token = text->substr(0, text->find('\n'));
+    } else if (fromEnvironment != nullptr) {
+        token = fromEnvironment;
+    }
+    if (!token.empty() && token.back() == '\r')
+        token.pop_back();
+    if (token.empty())
+        return sealtrain::Error(sealtrain::ErrorCode::InvalidArgument,
+                                "No enrolment token: put it in a file for --token-file or in "
+                                "SEALTRAIN_ENROLL_TOKEN (never on the command line).");
+    return token;
+}
+
+}  // namespace
 
 int main(int argc, char** argv)
 {
+    // The worker holds its private keys and, during a job, the job's data keys: a crash or a
+    // debugger must not copy them (issue #27).
+    sealtrain::disableCoreDumps();
     const sealtrain::api::GrpcRuntime grpc;  // outlives every channel to the control plane
     CLI::App app{"sealtrain-worker: runs approved training jobs on this node for a Sealtrain "
                  "control plane"};
@@ -29,11 +62,12 @@ int main(int argc, char** argv)
         ->add_option("--ca-fingerprint", enroll.fingerprint,
                      "The platform CA's fingerprint (sha256:…), from its administrator")
         ->required();
-    enrollCommand
-        ->add_option("--token", enroll.token,
-                     "The one-time enrolment token (or SEALTRAIN_ENROLL_TOKEN)")
-        ->envname("SEALTRAIN_ENROLL_TOKEN")
-        ->required();
+    // The token is taken from the environment or a file, never from argv, which `ps` shows to
+    // every user of the node (issue #27).
+    std::filesystem::path tokenFile;
+    enrollCommand->add_option("--token-file", tokenFile,
+                              "A file whose first line is the one-time enrolment token (or set "
+                              "SEALTRAIN_ENROLL_TOKEN)");
     enrollCommand->add_option("--dir", enroll.dir, "The worker's folder (made 0700)")->required();
     enrollCommand
         ->add_option("--server-name", enroll.serverName,
@@ -74,6 +108,12 @@ int main(int argc, char** argv)
 
     CLI11_PARSE(app, argc, argv);
     if (*enrollCommand) {
+        auto token = enrolmentToken(tokenFile);
+        if (!token) {
+            std::fprintf(stderr, "sealtrain-worker: %s\n", token.error().message().c_str());
+            return 2;
+        }
+        enroll.token = std::move(token).value();
         auto done = sealtrain::worker::enroll(enroll);
         if (!done) {
             std::fprintf(stderr, "sealtrain-worker: %s\n", done.error().message().c_str());

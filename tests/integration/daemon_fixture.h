@@ -103,8 +103,10 @@ public:
     }
 
     // Starts sealtrain-control on the data directory, on a Unix socket and a loopback port,
-    // with `extra` arguments; returns once it wrote its ready file.
-    void start(const QStringList& extra = {})
+    // with `extra` arguments; returns once it wrote its ready file. The passphrase comes on a
+    // pipe, or from `passphraseFile` redirected onto standard input (as `< file` in a shell).
+    // The daemon's working folder is the run folder (where a core dump would land).
+    void start(const QStringList& extra = {}, const std::filesystem::path& passphraseFile = {})
     {
         const QString ready = QString::fromStdString((runDir_ / "ready.json").string());
         QFile::remove(ready);  // a previous run's, which a SIGKILL left behind
@@ -115,12 +117,17 @@ public:
                                          "--listen", "127.0.0.1:0", "--ready-file", ready}
                              + extra);
         daemon_.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        daemon_.setWorkingDirectory(QString::fromStdString(runDir_.string()));
+        if (!passphraseFile.empty())
+            daemon_.setStandardInputFile(QString::fromStdString(passphraseFile.string()));
         daemon_.start();
         if (!daemon_.waitForStarted())
             qFatal("sealtrain-control did not start");
-        daemon_.write(QByteArray(kDaemonPassphrase) + "\n");
-        daemon_.waitForBytesWritten(10000);
-        daemon_.closeWriteChannel();
+        if (passphraseFile.empty()) {
+            daemon_.write(QByteArray(kDaemonPassphrase) + "\n");
+            daemon_.waitForBytesWritten(10000);
+            daemon_.closeWriteChannel();
+        }
         for (int waited = 0; !QFile::exists(ready); waited += 100) {
             if (waited > 60000 || daemon_.state() == QProcess::NotRunning)
                 qFatal("sealtrain-control never became ready");
@@ -235,6 +242,10 @@ public:
         return as(session(user));
     }
 
+    [[nodiscard]] pid_t pid() const { return static_cast<pid_t>(daemon_.processId()); }
+    // Waits for the daemon to end (after a signal the test sent); false after `ms`.
+    [[nodiscard]] bool waitForExit(int ms) { return daemon_.waitForFinished(ms); }
+    [[nodiscard]] const std::filesystem::path& runDir() const { return runDir_; }
     [[nodiscard]] const std::filesystem::path& dataDir() const { return dataDir_; }
     [[nodiscard]] const std::string& caPem() const { return caPem_; }
     [[nodiscard]] const std::string& tcpAddress() const { return tcpAddress_; }

@@ -11,6 +11,7 @@
 #include "sealtrain/core/jobs.h"
 
 #include <QtTest/QtTest>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <map>
@@ -21,6 +22,9 @@ class TestCoreJobs : public QObject {
 private slots:
     void specErrorsNameTheField_data();
     void specErrorsNameTheField();
+    void costlySpecShapesAreRefused_data();
+    void costlySpecShapesAreRefused();
+    void anUnknownSessionIsRefusedBeforeTheSpec();
     void canonicalFormBindsTheContent();
     void fourEyesFromSubmissionToRun();
     void noRunWithoutApprovalOfTheCurrentSpec();
@@ -153,6 +157,86 @@ void TestCoreJobs::specErrorsNameTheField()
     QVERIFY2(parsed.error().message().find("'" + field.toStdString() + "'") != std::string::npos,
              parsed.error().message().c_str());
     QVERIFY(isOneSentence(parsed.error().message()));
+}
+
+// What a spec may cost to read is bounded before anything is built from it (issue #27): a YAML
+// "billion laughs" of six levels of nine aliases would expand to 531,441 values (each further
+// level multiplies by nine), so aliases, anchors and tags are refused, and size, depth and the
+// number of values are capped. Each row would be read (slowly, or into another error) without
+// its check.
+void TestCoreJobs::costlySpecShapesAreRefused_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("reason");
+    std::string laughs = "a0: [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+    for (int level = 1; level <= 6; ++level) {
+        laughs += fmt::format("a{}: [", level);
+        for (int i = 0; i < 9; ++i)
+            laughs += fmt::format("{}*a{}", i == 0 ? "" : ", ", level - 1);
+        laughs += "]\n";
+    }
+    // The anchors: "&aN" on each level's value.
+    for (std::size_t at = 0, level = 0; (at = laughs.find(": [", at)) != std::string::npos;
+         ++level) {
+        const std::string anchor = fmt::format(": &a{} [", level);
+        laughs.replace(at, 3, anchor);
+        at += anchor.size();
+    }
+    QTest::newRow("billion laughs") << QString::fromStdString(laughs) << "anchor";
+    QTest::newRow("an anchor alone") << "spec_version: 1\nname: &n j\n"
+                                     << "anchor";
+    QTest::newRow("a tag") << "spec_version: 1\nname: !!python/object:os.system j\n"
+                           << "tag";
+    QTest::newRow("a local tag") << "spec_version: 1\nname: !custom j\n"
+                                 << "tag";
+    QTest::newRow("two documents") << "spec_version: 1\n---\nspec_version: 1\n"
+                                   << "more than one";
+    QTest::newRow("deep yaml") << QString::fromStdString(std::string(200, '[')
+                                                         + std::string(200, ']'))
+                               << "deeper";
+    QTest::newRow("deep json") << QString::fromStdString("{\"a\": " + std::string(200, '[')
+                                                         + std::string(200, ']') + "}")
+                               << "deeper";
+    std::string wideJson = "{\"name\": [";
+    std::string wideYaml = "name: [";
+    for (int i = 0; i < 2000; ++i) {
+        wideJson += i == 0 ? "1" : ",1";
+        wideYaml += i == 0 ? "1" : ",1";
+    }
+    QTest::newRow("many json values") << QString::fromStdString(wideJson + "]}") << "values";
+    QTest::newRow("many yaml values") << QString::fromStdString(wideYaml + "]\n") << "values";
+    QTest::newRow("too large") << QString::fromStdString("spec_version: 1\n"
+                                                         + std::string(70 * 1024, '#') + "\n")
+                               << "bytes";
+}
+
+void TestCoreJobs::costlySpecShapesAreRefused()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, reason);
+    auto parsed = core::parseJobSpec(text.toStdString());
+    QVERIFY(!parsed);
+    QCOMPARE(parsed.error().code(), ErrorCode::InvalidArgument);
+    QVERIFY2(parsed.error().message().find(reason.toStdString()) != std::string::npos,
+             parsed.error().message().c_str());
+    QVERIFY(isOneSentence(parsed.error().message()));
+}
+
+// The daemon hands core a spec it read, or the refusal of reading it; an unknown session is
+// refused as such, and audited, whatever the spec.
+void TestCoreJobs::anUnknownSessionIsRefusedBeforeTheSpec()
+{
+    World w;
+    const Result<core::JobSpec> unread =
+        Error(ErrorCode::InvalidArgument, "The job spec uses a YAML alias; write plain fields.");
+    auto job = w.jobs().submit("", unread);
+    QVERIFY(!job);
+    QCOMPARE(job.error().code(), ErrorCode::Unauthenticated);
+    auto parsed = core::parseJobSpec(spec("first", "notes", "cpu"));
+    QVERIFY(parsed);
+    job = w.jobs().submit("no-such-session", parsed);
+    QVERIFY(!job);
+    QCOMPARE(job.error().code(), ErrorCode::Unauthenticated);
 }
 
 // YAML and JSON of the same spec, in any key order, hash alike; any change of a value, a

@@ -7,4 +7,9 @@ namespace sealtrain {
 // non-dumpable, so a crash can not write key material to disk.
 void disableCoreDumps() noexcept;
 
+// Points standard input at /dev/null once a secret was read from it (a passphrase piped or
+// redirected from a file), so that neither this process nor any child it starts can read it
+// again through descriptor 0 (issue #27: a trainer read the daemon's passphrase file so).
+void detachStandardInput() noexcept;
+
 }  // namespace sealtrain

@@ -9,6 +9,7 @@
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/hash.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -65,10 +66,22 @@ struct JobSpec {
     std::int64_t priority = 0;  // higher first, -100..100
 };
 
-// Parses and checks a spec (JSON when it starts with '{', else YAML). InvalidArgument with one
+// What a spec's text may cost to read, checked before anything is built from it (issue #27: a
+// 400-byte YAML with nested aliases grew the daemon by 780 MiB). A real spec is about 1 KiB,
+// 3 levels deep and 60 values; docs/operations/limits.md.
+struct JobSpecLimits {
+    std::size_t maxBytes = 64 * 1024;
+    std::size_t maxDepth = 8;
+    std::size_t maxNodes = 1024;
+};
+
+// Parses and checks a spec (JSON when it starts with '{', else YAML). YAML aliases, anchors
+// and explicit tags are refused, and `limits` bound its size, depth and value count; cheap enough
+// for any caller's thread, but the control plane parses a caller's spec only after the caller
+// is known and never on the thread that commits (api/server.cpp). InvalidArgument with one
 // sentence naming the field ("The field 'schedule.steps' …") for anything malformed, missing,
 // out of range or unknown.
-[[nodiscard]] Result<JobSpec> parseJobSpec(std::string_view text);
+[[nodiscard]] Result<JobSpec> parseJobSpec(std::string_view text, const JobSpecLimits& limits = {});
 
 // The canonical JSON of `spec` (every field, sorted keys, no spaces): what is stored and hashed.
 [[nodiscard]] std::string canonicalJobSpec(const JobSpec& spec);

@@ -107,10 +107,16 @@ public:
     // job.submit in the spec's project. The spec is parsed (InvalidArgument naming the field,
     // audited as failed) and vetted at once: the job is vetted, or rejected with the report.
     [[nodiscard]] Result<JobInfo> submit(const std::string& session, std::string_view specText);
+    // The same with the spec already read (parseJobSpec, or its refusal): how the daemon calls
+    // it, having parsed the text on the caller's thread once the caller was known. A refused
+    // session is refused before `spec` is looked at.
+    [[nodiscard]] Result<JobInfo> submit(const std::string& session, const Result<JobSpec>& spec);
     // The submitter replaces the spec (same project); every approval is void, and the new spec
     // is vetted. Not once the job runs or has ended.
     [[nodiscard]] Result<JobInfo> edit(const std::string& session, std::int64_t id,
                                        std::string_view specText);
+    [[nodiscard]] Result<JobInfo> edit(const std::string& session, std::int64_t id,
+                                       const Result<JobSpec>& spec);
     // Vets again under the current policy (after the admin changed it): the submitter or an
     // approver, while the job is submitted, vetted or rejected by policy.
     [[nodiscard]] Result<JobInfo> vet(const std::string& session, std::int64_t id);

@@ -1,0 +1,177 @@
+// Attacks on a running sealtrain-control and on sealtrain-worker that issue #27's adversarial
+// run got through, each performed against the real processes: what a core dump or standard
+// input would leak, a "billion laughs" job spec from an anonymous and from a signed-in caller,
+// an anonymous caller probing for checkpoints, and an enrolment token on the command line.
+#include "daemon_fixture.h"
+
+#include <QDir>
+#include <QtTest/QtTest>
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <fstream>
+
+using namespace sealtrain;
+
+namespace {
+
+// Six levels of nine aliases: 531,441 values once expanded (each level more multiplies by nine).
+std::string billionLaughs()
+{
+    std::string text = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+    for (int level = 1; level <= 6; ++level) {
+        text += fmt::format("a{}: &a{} [", level, level);
+        for (int i = 0; i < 9; ++i)
+            text += fmt::format("{}*a{}", i == 0 ? "" : ", ", level - 1);
+        text += "]\n";
+    }
+    return text;
+}
+
+// The first value of the "Max core file size" line of /proc/PID/limits (the soft limit).
+std::string coreLimitOf(pid_t pid)
+{
+    std::ifstream limits("/proc/" + std::to_string(pid) + "/limits");
+    for (std::string line; std::getline(limits, line);) {
+        if (line.rfind("Max core file size", 0) == 0) {
+            std::istringstream words(line.substr(std::strlen("Max core file size")));
+            std::string soft;
+            words >> soft;
+            return soft;
+        }
+    }
+    return "(no such line)";
+}
+
+}  // namespace
+
+class TestApiHardening : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir tmp_;
+    testing::DaemonFixture daemon_;
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(tmp_.isValid());
+        const std::filesystem::path root = tmp_.path().toStdString();
+        daemon_.create(root, "alice", {{"bob", "engineer"}, {"dave", "engineer"}});
+        // As an operator might start it: the passphrase in a file on standard input, and core
+        // dumps allowed by the shell (the daemon must turn them off itself).
+        const std::filesystem::path passphrase = root / "passphrase";
+        std::ofstream(passphrase) << testing::kDaemonPassphrase << "\n";
+        ::chmod(passphrase.c_str(), 0600);
+        rlimit core{};
+        QCOMPARE(::getrlimit(RLIMIT_CORE, &core), 0);
+        core.rlim_cur = core.rlim_max;
+        QCOMPARE(::setrlimit(RLIMIT_CORE, &core), 0);
+        daemon_.start({}, passphrase);
+    }
+
+    // The daemon reads its passphrase and lets go of the file: standard input is /dev/null, for
+    // it and every child it starts; and it can not dump core.
+    void daemonKeepsNoSecretWithinReach()
+    {
+        const std::string fd0 = "/proc/" + std::to_string(daemon_.pid()) + "/fd/0";
+        std::error_code ec;
+        QCOMPARE(QString::fromStdString(std::filesystem::read_symlink(fd0, ec).string()),
+                 QString("/dev/null"));
+        QCOMPARE(QString::fromStdString(coreLimitOf(daemon_.pid())), QString("0"));
+    }
+
+    // An anonymous caller's spec is never read: the billion laughs is refused as an unknown
+    // session, not parsed; the daemon goes on serving others at once.
+    void anonymousSpecIsNotRead()
+    {
+        auto job = daemon_.anonymous()->submitJob(billionLaughs());
+        QVERIFY(!job);
+        QCOMPARE(job.error().code(), ErrorCode::Unauthenticated);
+        auto whoami = daemon_.as("dave")->whoAmI();
+        QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
+    }
+
+    // A signed-in engineer's billion laughs is refused by its first anchor, before any node is
+    // built, and the refusal names what to do.
+    void signedInBillionLaughsIsRefused()
+    {
+        auto job = daemon_.as("bob")->submitJob(billionLaughs());
+        QVERIFY(!job);
+        QCOMPARE(job.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY2(job.error().message().find("anchor") != std::string::npos,
+                 job.error().message().c_str());
+        auto whoami = daemon_.as("dave")->whoAmI();
+        QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
+    }
+
+    // Without a certificate, sampling says nothing about which runs or jobs have checkpoints.
+    void anonymousSamplingRevealsNothing()
+    {
+        auto run = daemon_.anonymous()->sample("run-0123456789abcdef", 7, {});
+        QVERIFY(!run);
+        QCOMPARE(run.error().code(), ErrorCode::Unauthenticated);
+        auto job = daemon_.anonymous()->sampleJob(1, 7, {});
+        QVERIFY(!job);
+        QCOMPARE(job.error().code(), ErrorCode::Unauthenticated);
+    }
+
+    // The enrolment token never goes on the worker's command line, where `ps` shows it.
+    void enrolmentTokenStaysOffTheCommandLine()
+    {
+        QProcess worker;
+        const QString dir = tmp_.filePath("worker");
+        worker.start(SEALTRAIN_WORKER_EXECUTABLE,
+                     {"enroll", "--control", QString::fromStdString(daemon_.unixAddress()),
+                      "--ca-fingerprint", "sha256:00", "--dir", dir, "--token", "a-token"});
+        QVERIFY(worker.waitForFinished(30000));
+        QVERIFY(worker.exitCode() != 0);
+        QVERIFY2(worker.readAllStandardError().contains("--token"), "no word about --token");
+        QVERIFY(!QDir(dir).exists());
+
+        const QString empty = tmp_.filePath("empty.token");
+        QFile(empty).open(QIODevice::WriteOnly);
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.remove("SEALTRAIN_ENROLL_TOKEN");
+        worker.setProcessEnvironment(environment);
+        worker.start(SEALTRAIN_WORKER_EXECUTABLE,
+                     {"enroll", "--control", QString::fromStdString(daemon_.unixAddress()),
+                      "--ca-fingerprint", "sha256:00", "--dir", dir, "--token-file", empty});
+        QVERIFY(worker.waitForFinished(30000));
+        QCOMPARE(worker.exitCode(), 2);
+        const QByteArray error = worker.readAllStandardError();
+        QVERIFY2(error.contains("No enrolment token"), error.constData());
+    }
+
+    // The refusals above are audited; then a forced abort leaves no core file behind.
+    void cleanupTestCase()
+    {
+        ::kill(daemon_.pid(), SIGABRT);
+        QVERIFY(daemon_.waitForExit(30000));
+        for (const auto& entry : std::filesystem::directory_iterator(daemon_.runDir()))
+            QVERIFY2(entry.path().filename().string().rfind("core", 0) != 0, entry.path().c_str());
+
+        auto entries = daemon_.auditEntries();
+        QVERIFY2(entries, entries ? "" : entries.error().message().c_str());
+        bool anonymousSubmit = false;
+        bool bobSubmit = false;
+        bool anonymousSample = false;
+        for (const audit::Entry& entry : *entries) {
+            if (entry.action == "job.submit" && entry.actor.id == "unknown"
+                && entry.outcome != audit::Outcome::Ok)
+                anonymousSubmit = true;
+            if (entry.action == "job.submit" && entry.actor.id == "bob"
+                && entry.outcome != audit::Outcome::Ok)
+                bobSubmit = true;
+            if (entry.actor.id == "unknown" && entry.outcome != audit::Outcome::Ok
+                && entry.action.find("read") != std::string::npos)
+                anonymousSample = true;
+        }
+        QVERIFY(anonymousSubmit);
+        QVERIFY(bobSubmit);
+        QVERIFY(anonymousSample);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestApiHardening)
+#include "test_api_hardening.moc"

@@ -1,0 +1,116 @@
+// The trainer's process as the launcher starts it (core/trainer_launcher.h, issue #27): whatever
+// the launcher's own standard input, signal mask and open descriptors are (the daemon's were its
+// passphrase file, SIGTERM blocked for its sigwait, its sockets), the child reads /dev/null,
+// starts with an empty mask and default handlers, and holds no descriptor but its own.
+#include "sealtrain/core/trainer_launcher.h"
+
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+using namespace sealtrain;
+
+namespace {
+
+constexpr const char* kPassphrase = "PASSPHRASE-ON-STDIN-5c1e";
+
+// A stand-in trainer: reports what it can read on standard input, its blocked and ignored signals
+// and its open descriptors, and the keys it was handed.
+constexpr const char* kProbe = R"sh(#!/bin/sh
+# argv: --keys-fd N
+echo "stdin=$(head -c 200 2>/dev/null)"
+echo "keys=$(head -c 200 <&$2)"
+grep -E '^Sig(Blk|Ign):' /proc/self/status
+echo "fds=$(ls /proc/$$/fd | sort -n | tr '\n' ' ')"
+)sh";
+
+}  // namespace
+
+class TestCoreTrainerLauncher : public QObject {
+    Q_OBJECT
+
+private slots:
+    void childInheritsNothingButItsPipes();
+};
+
+void TestCoreTrainerLauncher::childInheritsNothingButItsPipes()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const std::string probe = tmp.filePath("probe.sh").toStdString();
+    std::ofstream(probe) << kProbe;
+    QCOMPARE(::chmod(probe.c_str(), 0700), 0);
+    const std::string passphraseFile = tmp.filePath("passphrase").toStdString();
+    std::ofstream(passphraseFile) << kPassphrase << "\n";
+
+    // The launcher as the daemon is: the passphrase file on stdin, SIGTERM blocked, SIGPIPE
+    // ignored, and a descriptor open without close-on-exec.
+    const int savedStdin = ::dup(STDIN_FILENO);
+    QVERIFY(savedStdin >= 0);
+    const int passphrase = ::open(passphraseFile.c_str(), O_RDONLY);
+    QVERIFY(passphrase >= 0);
+    QVERIFY(::dup2(passphrase, STDIN_FILENO) == STDIN_FILENO);
+    const int opened = ::open(passphraseFile.c_str(), O_RDONLY);
+    const int leaked = ::fcntl(opened, F_DUPFD, 20);  // without close-on-exec
+    QVERIFY(leaked >= 20);
+    ::close(opened);
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGTERM);
+    sigset_t previousMask;
+    QCOMPARE(pthread_sigmask(SIG_BLOCK, &blocked, &previousMask), 0);
+    struct sigaction ignore {};
+    struct sigaction previousPipe {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ignore, &previousPipe);
+
+    std::string output;
+    auto keys =
+        crypto::SecretBytes::fromBytes({reinterpret_cast<const std::uint8_t*>("the-keys"), 8});
+    QVERIFY(keys);
+    auto status = core::runTrainer({"/bin/sh", probe, {}, {}}, std::move(keys).value(),
+                                   [&](std::string_view line) { output += line; });
+
+    ::sigaction(SIGPIPE, &previousPipe, nullptr);
+    pthread_sigmask(SIG_SETMASK, &previousMask, nullptr);
+    ::dup2(savedStdin, STDIN_FILENO);
+    ::close(savedStdin);
+    ::close(passphrase);
+    ::close(leaked);
+
+    QVERIFY2(status, status ? "" : status.error().message().c_str());
+    QCOMPARE(*status, 0);
+    const QString report = QString::fromStdString(output);
+    QVERIFY2(!report.contains(kPassphrase), qPrintable(report));
+    QVERIFY2(report.contains("stdin=\n"), qPrintable(report));
+    QVERIFY2(report.contains("keys=the-keys"), qPrintable(report));
+    QVERIFY2(report.contains(QRegularExpression("SigBlk:\\s+0+\n")), qPrintable(report));
+    // Ignored: none of the signals a launcher sends or a pipe raises (glibc's own real-time
+    // ones, 32 and 33, may show).
+    bool hex = false;
+    const qulonglong ignored = QRegularExpression("SigIgn:\\s+([0-9a-f]+)")
+                                   .match(report)
+                                   .captured(1)
+                                   .toULongLong(&hex, 16);
+    QVERIFY2(hex, qPrintable(report));
+    for (const int signal : {SIGPIPE, SIGTERM, SIGINT, SIGHUP})
+        QVERIFY2(((ignored >> (signal - 1)) & 1U) == 0, qPrintable(report));
+    // The shell's descriptors: 0 to 2, the keys on 3 (and the one dash reads its script from);
+    // never the launcher's leaked one.
+    const auto fds = QRegularExpression("fds=([0-9 ]*)")
+                         .match(report)
+                         .captured(1)
+                         .split(' ', Qt::SkipEmptyParts);
+    QVERIFY2(fds.contains("3"), qPrintable(report));
+    QVERIFY2(!fds.contains(QString::number(leaked)), qPrintable(report));
+}
+
+QTEST_APPLESS_MAIN(TestCoreTrainerLauncher)
+#include "test_core_trainer_launcher.moc"
