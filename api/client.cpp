@@ -399,21 +399,17 @@ Result<std::vector<UserSummary>> ControlClient::listUsers()
     return users;
 }
 
-Result<std::string> ControlClient::createUser(const std::string& name,
-                                              const crypto::SecretBytes& password)
+Result<std::string> ControlClient::createUser(const std::string& name)
 {
     v1::CreateUserRequest request;
     request.set_name(name);
-    request.set_password(
-        std::string(reinterpret_cast<const char*>(password.bytes().data()), password.size()));
     grpc::ClientContext context;
     setDeadline(context);
-    v1::CreateUserReply reply;
+    v1::NewUserReply reply;
     const grpc::Status status = state_->users->CreateUser(&context, request, &reply);
-    request.mutable_password()->assign(request.password().size(), '\0');
     if (!status.ok())
         return state_->failure(status);
-    return reply.otpauth_uri();
+    return reply.enrolment_code();
 }
 
 Result<void> ControlClient::disableUser(const std::string& name)

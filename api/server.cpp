@@ -271,17 +271,15 @@ public:
     }
 
     Status CreateUser(ServerContext* context, const v1::CreateUserRequest* request,
-                      v1::CreateUserReply* reply) override
+                      v1::NewUserReply* reply) override
     {
         return shared_.inGroup([&]() -> Status {
-            auto password = secretOf(request->password());
-            if (!password)
-                return Internal::toStatus(password.error());
-            auto enrolled = shared_.platform.controlPlane().identity().createUser(
-                callerOf(shared_, *context).token, request->name(), *password);
-            if (!enrolled)
-                return Internal::toStatus(enrolled.error());
-            reply->set_otpauth_uri(enrolled->otpauthUri);
+            auto created = shared_.platform.controlPlane().identity().createUser(
+                callerOf(shared_, *context).token, request->name());
+            if (!created)
+                return Internal::toStatus(created.error());
+            reply->set_user(created->user);
+            reply->set_enrolment_code(created->enrolmentCode);
             return Status::OK;
         });
     }

@@ -88,4 +88,35 @@ bool isValidUtf8(std::span<const std::uint8_t> bytes)
     return isValidUtf8(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
+std::string escapeControls(std::string_view text)
+{
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t pos = 0; pos < text.size();) {
+        char32_t cp = 0;
+        const std::size_t length = decodeUtf8(text, pos, cp);
+        const bool control = length == 0 || cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F);
+        if (!control) {
+            out.append(text.substr(pos, length));
+            pos += length;
+            continue;
+        }
+        const std::size_t bytes = length == 0 ? 1 : length;
+        for (std::size_t i = 0; i < bytes; ++i) {
+            const auto byte = static_cast<std::uint8_t>(text[pos + i]);
+            if (byte == '\n')
+                out += "\\n";
+            else if (byte == '\r')
+                out += "\\r";
+            else if (byte == '\t')
+                out += "\\t";
+            else
+                out += {'\\', 'x', kHex[byte >> 4U], kHex[byte & 0xFU]};
+        }
+        pos += bytes;
+    }
+    return out;
+}
+
 }  // namespace sealtrain

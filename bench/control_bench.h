@@ -76,8 +76,9 @@ public:
     // A user alice makes, with each of `roles` granted in every project.
     void addUser(const std::string& name, const std::vector<std::string>& roles)
     {
-        (void)take(
-            platform_->controlPlane().identity().createUser(alice_, name, secret(kPassword)));
+        auto& identity = platform_->controlPlane().identity();
+        const core::NewUser created = take(identity.createUser(alice_, name));
+        (void)take(identity.completeReset(name, created.enrolmentCode, secret(kPassword)));
         for (const std::string& role : roles)
             check(platform_->controlPlane().access().grantRole(alice_, name, role, ""));
     }

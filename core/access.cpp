@@ -122,6 +122,23 @@ Result<Duties> dutiesHeld(const Database& database, std::int64_t userId, std::in
                          {userId, now});
 }
 
+// The enabled users holding the admin role globally (not break-glass, not expiring), and in
+// `isThisUser` whether `userId` is one of them.
+Result<std::int64_t> countAdmins(const Database& database, std::int64_t userId,
+                                 std::int64_t& isThisUser)
+{
+    std::int64_t admins = 0;
+    SEALTRAIN_TRY(database.queryOne(
+        "SELECT count(DISTINCT u.id), sum(u.id = ?) FROM users u JOIN grants g ON g.user_id = u.id "
+        "WHERE g.role = ? AND g.project = '' AND g.break_glass = 0 AND g.expires = 0 "
+        "AND u.disabled = 0",
+        {userId, kAdminRole}, [&](const Statement& row) {
+            admins = row.integer(0);
+            isThisUser = row.integer(1);
+        }));
+    return admins;
+}
+
 }  // namespace
 
 Access::Access(AuditedTransactions& gate, const ControlPlaneOptions& options)
@@ -133,19 +150,19 @@ Access::Access(AuditedTransactions& gate, const ControlPlaneOptions& options)
 
 Result<void> Access::requireAnotherAdmin(std::int64_t id, const std::string& what) const
 {
-    std::int64_t admins = 0;
     std::int64_t isThisUser = 0;
-    SEALTRAIN_TRY(database_.queryOne(
-        "SELECT count(DISTINCT u.id), sum(u.id = ?) FROM users u JOIN grants g ON g.user_id = u.id "
-        "WHERE g.role = ? AND g.project = '' AND g.break_glass = 0 AND g.expires = 0 "
-        "AND u.disabled = 0",
-        {id, kAdminRole}, [&](const Statement& row) {
-            admins = row.integer(0);
-            isThisUser = row.integer(1);
-        }));
-    if (isThisUser > 0 && admins <= 1)
+    auto admins = countAdmins(database_, id, isThisUser);
+    if (!admins)
+        return admins.error();
+    if (isThisUser > 0 && *admins <= 1)
         return denied("Cannot " + what + ": it is the last admin; make another admin first.");
     return success();
+}
+
+Result<std::int64_t> Access::adminCount() const
+{
+    std::int64_t ignored = 0;
+    return countAdmins(database_, 0, ignored);
 }
 
 Result<bool> Access::administersIdentities(std::int64_t userId) const

@@ -4,6 +4,9 @@
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/logging.h"
+#include "sealtrain/base/utf8.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 
@@ -33,6 +36,57 @@ void addScope(audit::EntryDraft& draft, const std::string& project, bool breakGl
         draft.details.push_back(audit::textDetail("project", project));
     if (breakGlass)
         draft.details.push_back(audit::textDetail("break_glass", "true"));
+}
+
+// A refusal's caller-chosen fields (a target named in the request, a reason quoting it, the
+// details) may be anything a caller sends: each is cut to kRefusalFieldBytes at a character
+// boundary, bytes that are not UTF-8 are written as \xNN, and at most kRefusalDetails details
+// are kept, so that the entry always fits the format and is never dropped (issue #27: a 64 KiB
+// name made a refusal leave no entry). What was cut is said in the field itself.
+constexpr std::size_t kRefusalFieldBytes = 4096;
+constexpr std::size_t kRefusalDetails = 64;
+
+void fitField(std::string& text)
+{
+    if (text.size() <= kRefusalFieldBytes && isValidUtf8(text))
+        return;
+    const std::size_t original = text.size();
+    std::string fitted;
+    for (std::size_t pos = 0; pos < text.size() && fitted.size() < kRefusalFieldBytes;) {
+        char32_t cp = 0;
+        const std::size_t length = decodeUtf8(text, pos, cp);
+        if (length == 0) {
+            fitted += fmt::format("\\x{:02x}", static_cast<std::uint8_t>(text[pos]));
+            ++pos;
+        } else {
+            fitted.append(text, pos, length);
+            pos += length;
+        }
+    }
+    if (original > kRefusalFieldBytes)
+        fitted += fmt::format(" … ({} bytes, cut for the audit log)", original);
+    text = std::move(fitted);
+}
+
+void fitRefusal(audit::EntryDraft& draft)
+{
+    fitField(draft.actor.id);
+    fitField(draft.target.kind);
+    fitField(draft.target.id);
+    fitField(draft.reason);
+    if (draft.details.size() > kRefusalDetails) {
+        const std::size_t dropped = draft.details.size() - kRefusalDetails;
+        draft.details.resize(kRefusalDetails - 1);
+        draft.details.push_back(audit::textDetail("details_cut", std::to_string(dropped + 1)));
+    }
+    for (audit::Detail& detail : draft.details) {
+        if (detail.kind != audit::Detail::Kind::Text)
+            continue;
+        std::string text(detail.value.begin(), detail.value.end());
+        fitField(text);
+        detail.value.assign(text.begin(), text.end());
+        fitField(detail.name);
+    }
 }
 
 // A refusal (PermissionDenied) is denied; every other error is a failure.
@@ -100,6 +154,7 @@ Result<void> AuditedTransactions::recordRefusal(const audit::Actor& actor,
     draft.outcome = outcome;
     draft.reason = error.message();
     addScope(draft, request.project, breakGlass);
+    fitRefusal(draft);
     return commit(**transaction, draft);
 }
 
@@ -303,6 +358,8 @@ Result<void> AuditedTransactions::performWithoutSession(const AuditedRequest& re
         unnamed.target.id.clear();
         return recordFailure(nobody, unnamed, outcomeOf(outcome.error()), outcome.error(), false);
     }
+    if (draft.outcome != audit::Outcome::Ok)
+        fitRefusal(draft);  // a sign-in's actor is the name the caller typed
     SEALTRAIN_TRY(commit(**transaction, draft));
     return outcome;
 }

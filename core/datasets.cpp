@@ -10,6 +10,8 @@
 #include "sealtrain/core/permissions.h"
 #include "sealtrain/dataset/manifest.h"
 
+#include <fmt/format.h>
+
 #include <functional>
 #include <optional>
 
@@ -142,6 +144,13 @@ Result<void> performOnReadGrant(AuditedTransactions& gate, const std::string& se
             auto subject = grantSubject(gate.database(), reference, user, draft);
             if (!subject)
                 return subject.error();
+            // A steward answers for the datasets they imported, and only for those (issue #27: a
+            // puppet steward could otherwise hand anyone any dataset).
+            if (subject->dataset.creator != caller.name)
+                return denied(fmt::format("Only {}, who imported '{}' version {}, grants or "
+                                          "revokes reading it; ask them.",
+                                          subject->dataset.creator, subject->dataset.name,
+                                          subject->dataset.version));
             return change(caller, *subject, draft);
         });
 }
@@ -357,6 +366,9 @@ Result<void> Datasets::grantRead(const std::string& session, const std::string& 
             const DatasetInfo& dataset = subject.dataset;
             draft.details.push_back(audit::textDetail("name", dataset.name));
             draft.details.push_back(audit::textDetail("version", std::to_string(dataset.version)));
+            if (subject.userId == caller.userId)
+                return denied("Nobody grants themselves a read; the importer's own read comes "
+                              "with the import.");
             if (auto done = database_.run("INSERT INTO dataset_grants (dataset_id, user_id, "
                                           "granted_by, created) VALUES (?, ?, ?, ?)",
                                           {dataset.id, subject.userId, caller.userId, gate_.now()});

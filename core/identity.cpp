@@ -505,17 +505,20 @@ Result<SessionInfo> Identity::whoAmI(const std::string& session)
     return info;
 }
 
-Result<Enrollment> Identity::createUser(const std::string& session, const std::string& name,
-                                        const crypto::SecretBytes& password)
+Result<NewUser> Identity::createUser(const std::string& session, const std::string& name)
 {
     return gate_.performReturning(
         session, {"user.create", permission::kUserManage, {}, {"user", name}},
-        [&](const Caller&, audit::EntryDraft&) -> Result<Enrollment> {
+        [&](const Caller&, audit::EntryDraft& draft) -> Result<NewUser> {
             SEALTRAIN_TRY(requireValidName("user", name));
             if (auto done = insertUser(database_, name, gate_.now()); !done)
                 return Error(ErrorCode::AlreadyExists,
                              "A user named '" + name + "' already exists; choose another name.");
-            return storeNewCredentials(database_.lastInsertId(), name, password);
+            auto code = openReset(database_, database_.lastInsertId());
+            if (!code)
+                return code.error();
+            draft.details.push_back(audit::textDetail("credentials", "set by the user"));
+            return NewUser{name, std::move(code).value()};
         });
 }
 
@@ -549,9 +552,12 @@ Result<ResetOutcome> Identity::resetUser(const std::string& session, const std::
             auto administrator = access_.administersIdentities(id);
             if (!administrator)
                 return administrator.error();
-            if (!*administrator)
-                return true;
-            // Whoever resets an admin could sign in as them: a second admin must agree.
+            auto admins = access_.adminCount();
+            if (!admins)
+                return admins.error();
+            if (!*administrator && *admins < 2)
+                return true;  // one admin: four eyes can not be had (access-control.md)
+            // Whoever holds the reset code could sign in as the user: a second admin must agree.
             SEALTRAIN_TRY(database_.run("INSERT OR REPLACE INTO pending_resets "
                                         "(user_id, requested_by, created) VALUES (?, ?, ?)",
                                         {id, caller.userId, gate_.now()}));

@@ -64,8 +64,9 @@ Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
 {
     const std::string prefix = commandPrefix(tree);
     if (reset.pending()) {
-        out << fmt::format("Requested a reset of '{}', who administers identities; another admin "
-                           "must approve it with '{}user reset {} --approve'.\n",
+        out << fmt::format("Requested a reset of '{}'; another admin must approve it with "
+                           "'{}user reset {} --approve' (whoever holds the code could become "
+                           "them).\n",
                            reset.user, prefix, reset.user);
         return success();
     }
@@ -82,6 +83,22 @@ Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
                                   codeFile, reset.user));
 }
 
+Result<void> showNewUser(std::ostream& out, const core::NewUser& user, const std::string& codeFile,
+                         CommandTree tree)
+{
+    out << fmt::format("Created '{}', who has no password or TOTP secret yet: they set their own "
+                       "with the one-time enrolment code.\n",
+                       user.user);
+    const std::string signIn = tree == CommandTree::Remote ? "sign-in" : "session sign-in";
+    return showSecret(out, user.enrolmentCode, codeFile, "enrolment code",
+                      fmt::format("Give {} this enrolment code out of band (they run '{}{} --user "
+                                  "{} --reset-code-file FILE'):",
+                                  user.user, commandPrefix(tree), signIn, user.user),
+                      fmt::format("Wrote the enrolment code to {} (mode 0600); give it to {} out "
+                                  "of band, then delete the file.",
+                                  codeFile, user.user));
+}
+
 void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::string& codeFile,
                      CommandTree tree)
 {
@@ -91,9 +108,9 @@ void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::s
     command->add_option("--code-file", codeFile,
                         "Write the one-time reset code to this new file (mode 0600) instead of "
                         "printing it");
-    command->footer(fmt::format("Resetting someone who administers identities only requests it: "
-                                "it takes effect when a second admin runs '{}user reset NAME "
-                                "--approve'.",
+    command->footer(fmt::format("While there are two or more admins, and always for someone who "
+                                "administers identities, a reset only requests it: it takes effect "
+                                "when a second admin runs '{}user reset NAME --approve'.",
                                 commandPrefix(tree)));
 }
 
@@ -102,8 +119,9 @@ void addResetCompletionOptions(CLI::App* command, CLI::Option* totpCode, std::st
 {
     auto* reset = command->add_option(
         "--reset-code-file", resetCodeFile,
-        "After a reset: read the one-time reset code from this file (mode 0600), set a new "
-        "password and get a new TOTP secret instead of signing in");
+        "For a new account or after a reset: read the one-time enrolment or reset code from "
+        "this file (mode 0600), set your password and get your TOTP secret instead of signing "
+        "in");
     command
         ->add_option("--totp-uri-file", totpUriFile,
                      "With --reset-code-file: write the new otpauth:// URI to this new file (mode "

@@ -36,6 +36,11 @@ enum class CommandTree { Local, Remote };
 [[nodiscard]] Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
                                      const std::string& codeFile, CommandTree tree);
 
+// A new user and their one-time enrolment code: written to `codeFile`, a new file of mode
+// 0600, when one is given, else printed, with how the user redeems it in `tree`'s commands.
+[[nodiscard]] Result<void> showNewUser(std::ostream& out, const core::NewUser& user,
+                                       const std::string& codeFile, CommandTree tree);
+
 // `user reset`'s options: NAME, --approve and --code-file, with the footer naming `tree`'s
 // approval command.
 void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::string& codeFile,

@@ -309,36 +309,25 @@ int remoteUserList(const CommandRegistry& registry, const ClientOptions& options
 struct RemoteUserOptions {
     ClientOptions client;
     std::string name;
-    std::string passwordFile;
-    std::string totpUriFile;
+    std::string codeFile;
 };
 
 int remoteUserCreate(const CommandRegistry& registry, const RemoteUserOptions& options)
 {
-    // Checked before the call, so a taken file does not leave a user whose URI is lost.
-    if (!options.totpUriFile.empty() && std::filesystem::exists(options.totpUriFile))
+    // Checked before the call, so a taken file does not leave a user whose code is lost.
+    if (!options.codeFile.empty() && std::filesystem::exists(options.codeFile))
         return registry.fail(Error(ErrorCode::AlreadyExists,
-                                   fmt::format("The TOTP URI file '{}' already exists; choose a "
-                                               "new file.",
-                                               options.totpUriFile)));
-    auto password = obtainPassphrase(options.passwordFile,
-                                     fmt::format("Password for the new user {}", options.name),
-                                     true, kPasswordFileOption);
-    if (!password)
-        return registry.fail(password.error());
+                                   fmt::format("The code file '{}' already exists; choose a new "
+                                               "file.",
+                                               options.codeFile)));
     auto client = signedInClient(options.client);
     if (!client)
         return registry.fail(client.error());
-    auto uri = (*client)->createUser(options.name, *password);
-    if (!uri)
-        return registry.fail(uri.error());
-    registry.out() << fmt::format("Created {}.\n", options.name);
-    if (auto shown = showSecret(registry.out(), *uri, options.totpUriFile, "TOTP URI",
-                                fmt::format("{}'s TOTP enrollment URI (hand it over once, then "
-                                            "forget it):",
-                                            options.name),
-                                fmt::format("Wrote {}'s TOTP enrollment URI to {} (mode 0600).",
-                                            options.name, options.totpUriFile));
+    auto code = (*client)->createUser(options.name);
+    if (!code)
+        return registry.fail(code.error());
+    if (auto shown = showNewUser(registry.out(), {options.name, *code}, options.codeFile,
+                                 CommandTree::Remote);
         !shown)
         return registry.fail(shown.error());
     return kExitOk;
@@ -690,13 +679,14 @@ void registerRemoteCommands(CLI::App& app, CommandRegistry& registry)
     user->require_subcommand(1);
     leaf(user, "list", "List users and their grants", remoteUserList);
     auto createOptions = std::make_shared<RemoteUserOptions>();
-    auto* create = user->add_subcommand("create", "Create a user; prints their TOTP URI once");
+    auto* create = user->add_subcommand(
+        "create", "Create a user; prints their one-time enrolment code, with which they set their "
+                  "own password and TOTP");
     create->add_option("name", createOptions->name, "The new user's name (a-z 0-9 _ -)")
         ->required();
-    create->add_option("--password-file", createOptions->passwordFile,
-                       "Read the new user's password from this file instead of asking");
-    create->add_option("--totp-uri-file", createOptions->totpUriFile,
-                       "Write the otpauth:// URI to this new file (mode 0600) instead of printing");
+    create->add_option("--code-file", createOptions->codeFile,
+                       "Write the enrolment code to this new file (mode 0600) instead of printing "
+                       "it");
     addClientOptions(create, createOptions->client, true);
     registry.onRun(
         create, [&registry, createOptions] { return remoteUserCreate(registry, *createOptions); });

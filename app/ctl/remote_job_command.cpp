@@ -6,6 +6,8 @@
 #include "input_file.h"
 #include "remote_client.h"
 
+#include "sealtrain/base/utf8.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -55,28 +57,30 @@ nlohmann::json toJson(const api::JobSummary& job)
             {"attempt", job.attempt}};
 }
 
-// What an approver reads before approving: state, who, the spec hash, the vetting report.
+// What an approver reads before approving: state, who, the spec hash, the vetting report. Every
+// text another user chose is escaped (escapeControls): a reason may not clear the screen.
 void printJob(std::ostream& out, const api::JobSummary& job)
 {
-    out << fmt::format("job {} '{}' in project '{}': {}\n", job.id, job.name, job.project,
-                       job.state);
-    out << fmt::format("  submitted by {}{}\n", job.submitter,
+    const auto shown = [](const std::string& text) { return escapeControls(text); };
+    out << fmt::format("job {} '{}' in project '{}': {}\n", job.id, shown(job.name),
+                       shown(job.project), shown(job.state));
+    out << fmt::format("  submitted by {}{}\n", shown(job.submitter),
                        job.approver.empty() ? std::string()
-                                            : fmt::format(", decided by {}", job.approver));
-    out << fmt::format("  spec sha256 {}\n", job.specSha256);
+                                            : fmt::format(", decided by {}", shown(job.approver)));
+    out << fmt::format("  spec sha256 {}\n", shown(job.specSha256));
     out << fmt::format("  dataset {}, pool {}, priority {}, GPU hours {:.3f} of {:.3f}, "
                        "restarts {} of {}\n",
-                       job.datasetId.empty() ? std::string("(unresolved)") : job.datasetId,
-                       job.pool, job.priority, job.gpuHoursUsed, job.gpuHoursLimit, job.restarts,
-                       job.maxRestarts);
+                       job.datasetId.empty() ? std::string("(unresolved)") : shown(job.datasetId),
+                       shown(job.pool), job.priority, job.gpuHoursUsed, job.gpuHoursLimit,
+                       job.restarts, job.maxRestarts);
     out << "  vetting:\n";
     for (const api::VettingCheck& check : job.vetting)
-        out << fmt::format("    {:<4} {:<15} {}\n", check.ok ? "ok" : "FAIL", check.check,
-                           check.detail);
+        out << fmt::format("    {:<4} {:<15} {}\n", check.ok ? "ok" : "FAIL", shown(check.check),
+                           shown(check.detail));
     if (!job.worker.empty())
-        out << fmt::format("  running on worker {} (attempt {})\n", job.worker, job.attempt);
+        out << fmt::format("  running on worker {} (attempt {})\n", shown(job.worker), job.attempt);
     if (!job.reason.empty())
-        out << fmt::format("  reason: {}\n", job.reason);
+        out << fmt::format("  reason: {}\n", shown(job.reason));
 }
 
 struct JobOptions {
@@ -129,9 +133,10 @@ int listJobs(const CommandRegistry& registry, const JobOptions& options)
     registry.out() << fmt::format("{:>5}  {:<24} {:<12} {:<10} {:<10} {}\n", "id", "name",
                                   "project", "state", "submitter", "spec sha256");
     for (const api::JobSummary& job : *jobs)
-        registry.out() << fmt::format("{:>5}  {:<24} {:<12} {:<10} {:<10} {}\n", job.id, job.name,
-                                      job.project, job.state, job.submitter,
-                                      job.specSha256.substr(0, 16));
+        registry.out() << fmt::format("{:>5}  {:<24} {:<12} {:<10} {:<10} {}\n", job.id,
+                                      escapeControls(job.name), escapeControls(job.project),
+                                      escapeControls(job.state), escapeControls(job.submitter),
+                                      escapeControls(job.specSha256.substr(0, 16)));
     return kExitOk;
 }
 
@@ -166,7 +171,7 @@ int printJobLines(const CommandRegistry& registry, const JobOptions& options, bo
     if (!lines)
         return registry.fail(lines.error());
     for (const std::string& line : *lines)
-        registry.out() << line << '\n';
+        registry.out() << escapeControls(line) << '\n';
     return kExitOk;
 }
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -20,8 +21,7 @@ namespace {
 struct UserOptions {
     SignedInOptions signedIn;
     std::string name;
-    std::string passwordFile;
-    std::string totpUriFile;
+    std::string codeFile;
 };
 
 constexpr std::string_view kUserColumns = "{:<24} {:<9} {}\n";
@@ -33,40 +33,23 @@ struct ResetOptions {
     std::string codeFile;
 };
 
-// Name, password and TOTP URI options for create.
-CLI::App* addCredentialCommand(CLI::App* group, const char* name, const char* help,
-                               UserOptions& options)
-{
-    auto* command = group->add_subcommand(name, help);
-    options.signedIn.addTo(command);
-    command->add_option("NAME", options.name, "The user name (a-z 0-9 _ -)")->required();
-    command->add_option("--password-file", options.passwordFile,
-                        "Read the new password from this file's first line (mode 0600) instead "
-                        "of asking");
-    command->add_option("--totp-uri-file", options.totpUriFile,
-                        "Write the otpauth:// URI to this new file (mode 0600) instead of "
-                        "printing it");
-    return command;
-}
-
-// Creates a user with the new password, then prints that it did and how to add the new TOTP
-// secret to an authenticator.
+// Creates a user with no credential, then shows the one-time enrolment code with which they
+// set their own password and TOTP secret.
 int createUser(const CommandRegistry& registry, const UserOptions& options)
 {
-    auto password =
-        obtainPassphrase(options.passwordFile, fmt::format("Password for {}", options.name), true,
-                         kPasswordFileOption);
-    if (!password)
-        return registry.fail(password.error());
+    // Checked before the change, so a taken file does not leave a user whose code is lost.
+    if (!options.codeFile.empty() && std::filesystem::exists(options.codeFile))
+        return registry.fail(Error(ErrorCode::AlreadyExists,
+                                   fmt::format("The code file '{}' already exists; choose a new "
+                                               "file.",
+                                               options.codeFile)));
     return runSignedIn(
         registry, options.signedIn,
         [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-            auto enrollment =
-                platform.controlPlane().identity().createUser(session, options.name, *password);
-            if (!enrollment)
-                return enrollment.error();
-            registry.out() << fmt::format("Created the user '{}'.\n", enrollment->user);
-            return showEnrollment(registry.out(), *enrollment, options.totpUriFile);
+            auto created = platform.controlPlane().identity().createUser(session, options.name);
+            if (!created)
+                return created.error();
+            return showNewUser(registry.out(), *created, options.codeFile, CommandTree::Local);
         });
 }
 
@@ -100,8 +83,14 @@ int setUserDisabled(const CommandRegistry& registry, const UserOptions& options,
 void registerCredentialCommands(CLI::App* group, CommandRegistry& registry)
 {
     auto create = std::make_shared<UserOptions>();
-    auto* createCommand = addCredentialCommand(
-        group, "create", "Create a user with a password and a new TOTP second factor", *create);
+    auto* createCommand = group->add_subcommand(
+        "create", "Create a user and print their one-time enrolment code, with which they set "
+                  "their own password and TOTP second factor");
+    create->signedIn.addTo(createCommand);
+    createCommand->add_option("NAME", create->name, "The user name (a-z 0-9 _ -)")->required();
+    createCommand->add_option("--code-file", create->codeFile,
+                              "Write the enrolment code to this new file (mode 0600) instead of "
+                              "printing it");
     createCommand->footer(
         "The new user holds no role yet: give one with 'sealtrainctl grant add'.");
     registry.onRun(createCommand, [create, &registry] { return createUser(registry, *create); });

@@ -84,7 +84,7 @@ public:
                 qFatal("sign-in of %s: %s", admin.c_str(), token.error().message().c_str());
             for (const DaemonUser& user : users) {
                 auto enrolled =
-                    plane.identity().createUser(*token, user.name, secret(kDaemonPassword));
+                    enrolUser(plane.identity(), *token, user.name, secret(kDaemonPassword));
                 if (!enrolled)
                     qFatal("create %s: %s", user.name.c_str(), enrolled.error().message().c_str());
                 uris_[user.name] = enrolled->otpauthUri;

@@ -188,7 +188,7 @@ class TestApiCrash : public QObject {
                 }
                 Result<void> done = success();
                 if (action == "user.create") {
-                    auto uri = api.createUser(user, secret(kPassword));
+                    auto uri = api.createUser(user);
                     done = uri ? success() : Result<void>(uri.error());
                 } else if (action == "grant.create") {
                     done = api.grantRole(user, "engineer", "");
@@ -274,7 +274,7 @@ private slots:
             QVERIFY(token);
             for (int client = 0; client < kClients; ++client) {
                 const std::string name = "admin" + std::to_string(client);
-                auto enrolled = identity.createUser(*token, name, secret(kPassword));
+                auto enrolled = testing::enrolUser(identity, *token, name, secret(kPassword));
                 QVERIFY(enrolled);
                 uris_[name] = enrolled->otpauthUri;
                 QVERIFY((*platform)->controlPlane().access().grantRole(*token, name, "admin", ""));

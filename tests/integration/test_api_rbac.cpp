@@ -340,15 +340,25 @@ private slots:
 
     // Issue #13 item 7 through the daemon: the admin gets a one-time code, never the new
     // credentials; the user's certificate is refused at once; the user completes the reset
-    // without a session, and only the right code for the right user works, once.
+    // without a session, and only the right code for the right user works, once. Issue #27:
+    // with three admins, even an engineer's reset waits for a second admin, since whoever holds
+    // the code could become the user.
     void resetUserSetsTheirOwnCredentials()
     {
         const api::ClientIdentity ivy = daemon_.signIn("ivy").identity;
-        auto reset = daemon_.as("alice")->resetUser("ivy");
+        auto requested = daemon_.as("alice")->resetUser("ivy");
+        QVERIFY2(requested, requested ? "" : requested.error().message().c_str());
+        QVERIFY(requested->pending);
+        QVERIFY(requested->resetCode.empty());
+        QVERIFY(daemon_.as(ivy)->whoAmI());  // nothing changed yet
+        verifyDenied(daemon_.as("alice")->approveReset("ivy"), "user.reset_approve", "alice",
+                     "another admin");
+        auto reset = daemon_.as("carol")->approveReset("ivy");
         QVERIFY2(reset, reset ? "" : reset.error().message().c_str());
         QVERIFY(!reset->pending);
         QVERIFY(reset->resetCode.rfind("rc_", 0) == 0);
         expected_.insert({"user.reset", "alice", audit::Outcome::Ok});
+        expected_.insert({"user.reset_approve", "carol", audit::Outcome::Ok});
         verifyRefusedAtHandshake(ivy);
         auto oldPassword =
             daemon_.anonymous()->signIn("ivy", secret(kDaemonPassword), daemon_.code("ivy"));
@@ -481,8 +491,12 @@ private slots:
 
         // A reset through the command line, completed by the user with the code file.
         const std::filesystem::path dir = clientDir("alice");
-        auto reset =
-            remote("alice", {"user", "reset", "jack", "--code-file", (dir / "jack.code").string()});
+        auto requested = remote("alice", {"user", "reset", "jack"});
+        QVERIFY2(requested.code == 0, requested.err.c_str());
+        QVERIFY2(requested.out.find("another admin must approve") != std::string::npos,
+                 requested.out.c_str());
+        auto reset = remote("erin", {"user", "reset", "jack", "--approve", "--code-file",
+                                     (dir / "jack.code").string()});
         QVERIFY2(reset.code == 0, reset.err.c_str());
         QVERIFY2(reset.out.find("Wrote the reset code to") != std::string::npos, reset.out.c_str());
         writeFile(dir / "jack.password", std::string(kNewPassword) + "\n");

@@ -68,14 +68,20 @@ def main():
     admin = unlock + ["--session-file", os.path.join(secrets, "alice.session")]
     run(CTL, "session", "sign-in", *admin, "--user", "alice", "--password-file", password,
         "--totp-code", totp(os.path.join(secrets, "alice.uri"), "alice"))
+    # The admin gets a one-time enrolment code for each; each user sets their own password with
+    # it and receives their own TOTP secret.
+    def enrol(user):
+        code = os.path.join(secrets, f"{user}.code")
+        run(CTL, "user", "create", *admin, user, "--code-file", code)
+        run(CTL, "session", "sign-in", *unlock, "--user", user, "--reset-code-file", code,
+            "--password-file", password, "--totp-uri-file", os.path.join(secrets, f"{user}.uri"))
+
     for user in ("erin", "frank"):
-        run(CTL, "user", "create", *admin, user, "--password-file", password,
-            "--totp-uri-file", os.path.join(secrets, f"{user}.uri"))
+        enrol(user)
         run(CTL, "grant", "add", *admin, user, "engineer")
     run(CTL, "grant", "add", *admin, "frank", "steward")
     # gwen approves frank's job (nobody approves their own).
-    run(CTL, "user", "create", *admin, "gwen", "--password-file", password,
-        "--totp-uri-file", os.path.join(secrets, "gwen.uri"))
+    enrol("gwen")
     run(CTL, "grant", "add", *admin, "gwen", "approver")
 
     ready = os.path.join(work, "ready.json")

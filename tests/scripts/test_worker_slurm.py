@@ -185,8 +185,11 @@ def main():
             "--totp-code", totp(os.path.join(secrets, "alice.uri"), "alice"))
         for user, roles in (("dana", ("steward", "engineer")), ("ann", ("approver",)),
                             ("otto", ("operator",))):
-            run(CTL, "remote", "user", "create", "--as", "alice", user, "--password-file",
-                password, "--totp-uri-file", os.path.join(secrets, f"{user}.uri"))
+            code = os.path.join(secrets, f"{user}.code")
+            run(CTL, "remote", "user", "create", "--as", "alice", user, "--code-file", code)
+            run(CTL, "remote", "sign-in", "--user", user, "--reset-code-file", code,
+                "--password-file", password, "--totp-uri-file",
+                os.path.join(secrets, f"{user}.uri"))
             for role in roles:
                 run(CTL, "remote", "grant", "add", "--as", "alice", user, role)
             run(CTL, "remote", "sign-in", "--user", user, "--password-file", password,

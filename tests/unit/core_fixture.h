@@ -39,6 +39,19 @@ inline crypto::SecretBytes databaseKey(std::uint8_t fill)
     return key;
 }
 
+// A user made the way the platform makes them (issue #27): the admin creates the account and
+// gets a one-time enrolment code; the user redeems it with a password of their own and receives
+// their TOTP secret, which is returned.
+inline Result<core::Enrollment> enrolUser(core::Identity& identity, const std::string& adminSession,
+                                          const std::string& name,
+                                          const crypto::SecretBytes& password)
+{
+    auto created = identity.createUser(adminSession, name);
+    if (!created)
+        return created.error();
+    return identity.completeReset(name, created->enrolmentCode, password);
+}
+
 // The TOTP secret from an otpauth URI, to compute codes the way an authenticator app would.
 inline crypto::SecretBytes totpSecretFromUri(const std::string& uri)
 {

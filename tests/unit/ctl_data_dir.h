@@ -79,9 +79,18 @@ public:
     void addUser(const std::string& user, const std::string& role)
     {
         const auto uri = root / (user + ".uri");
-        const auto made = runCtl(as("alice", {"user", "create", "--password-file", passwordFile,
-                                              "--totp-uri-file", uri.string(), user}));
+        const auto codeFile = root / (user + ".code");
+        const auto made =
+            runCtl(as("alice", {"user", "create", "--code-file", codeFile.string(), user}));
         QVERIFY2(made.code == 0, made.err.c_str());
+        // The user sets their own password with the enrolment code and gets their TOTP URI.
+        std::vector<std::string> enrol{"session", "sign-in", "--data-dir", data};
+        enrol.insert(enrol.end(), unlock.begin(), unlock.end());
+        enrol.insert(enrol.end(),
+                     {"--user", user, "--reset-code-file", codeFile.string(), "--password-file",
+                      passwordFile, "--totp-uri-file", uri.string()});
+        const auto set = runCtl(enrol);
+        QVERIFY2(set.code == 0, set.err.c_str());
         const auto granted = runCtl(as("alice", {"grant", "add", user, role}));
         QVERIFY2(granted.code == 0, granted.err.c_str());
         signIn(user, uri);

@@ -31,7 +31,8 @@ struct ServiceWorld {
     // Creates `user` as alice and grants them `role` globally.
     void addUser(const std::string& user, const std::string& role)
     {
-        uris[user] = t.plane->identity().createUser(admin, user, secret(kPassword))->otpauthUri;
+        uris[user] =
+            testing::enrolUser(t.plane->identity(), admin, user, secret(kPassword))->otpauthUri;
         QVERIFY(t.plane->access().grantRole(admin, user, role, "").ok());
     }
 

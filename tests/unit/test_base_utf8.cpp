@@ -7,6 +7,35 @@ class TestUtf8 : public QObject {
     Q_OBJECT
 
 private slots:
+    // Issue #27: text another user chose reaches a terminal only with its controls made visible
+    // (an approver's `job show` was cleared by a reason holding ESC [2J).
+    void controlsAreEscapedForTerminals_data()
+    {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<QByteArray>("shown");
+        QTest::newRow("plain text stays") << QByteArray("approve it, caf\xc3\xa9 \xe2\x82\xac")
+                                          << QByteArray("approve it, caf\xc3\xa9 \xe2\x82\xac");
+        QTest::newRow("clear screen")
+            << QByteArray("ok\x1b[2J\x1b[Hforged") << QByteArray("ok\\x1b[2J\\x1b[Hforged");
+        QTest::newRow("a forged line")
+            << QByteArray("fine\napproved by ann\r") << QByteArray("fine\\napproved by ann\\r");
+        QTest::newRow("tab, DEL, NUL")
+            << QByteArray("a\tb\x7f", 4) + QByteArray(1, '\0') << QByteArray("a\\tb\\x7f\\x00");
+        QTest::newRow("C1 control (CSI)") << QByteArray("x\xc2\x9b"
+                                                        "2J")
+                                          << QByteArray("x\\xc2\\x9b2J");
+        QTest::newRow("not UTF-8") << QByteArray("\xff\xfe!") << QByteArray("\\xff\\xfe!");
+    }
+
+    void controlsAreEscapedForTerminals()
+    {
+        QFETCH(QByteArray, bytes);
+        QFETCH(QByteArray, shown);
+        const std::string out = sealtrain::escapeControls(
+            std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+        QCOMPARE(QByteArray::fromStdString(out), shown);
+    }
+
     void validity_data()
     {
         QTest::addColumn<QByteArray>("bytes");

@@ -18,8 +18,7 @@ private slots:
     {
         testing::ServiceWorld w;
         const auto auditor = w.session("auditor-user");
-        verifyDenied(w, w.t.plane->identity().createUser(auditor, "mallory", secret(kPassword)),
-                     "user.create");
+        verifyDenied(w, w.t.plane->identity().createUser(auditor, "mallory"), "user.create");
         verifyDenied(w, w.t.plane->identity().disableUser(auditor, "alice"), "user.disable");
         verifyDenied(w, w.t.plane->access().createRole(auditor, "sneaky", {"audit.read"}),
                      "role.create");
@@ -40,6 +39,34 @@ private slots:
 
     // Whatever fails inside a call (here the database, through a trigger that aborts the
     // write, as a full disk or a corrupt page would), the call leaves a failed entry.
+    // Issue #27: a refusal is never dropped for what the caller sent. A 100 KiB user name (or one
+    // that is not UTF-8) is refused and audited, the field cut and marked, the entry readable.
+    void oversizedRefusalsAreCutNotDropped()
+    {
+        testing::ServiceWorld w;
+        const auto auditor = w.session("auditor-user");
+        const std::string huge(100 * 1024, 'm');
+        const auto before = w.t.plane->auditLog().size();
+        verifyDenied(w, w.t.plane->identity().disableUser(auditor, huge), "user.disable");
+        QCOMPARE(w.t.plane->auditLog().size(), before + 1);
+        auto entry = w.t.lastEntry();
+        QVERIFY(entry.target.id.size() < 5000);
+        QVERIFY(entry.target.id.rfind(std::string(4096, 'm'), 0) == 0);
+        QVERIFY2(entry.target.id.find("102400 bytes, cut") != std::string::npos,
+                 entry.target.id.c_str());
+
+        verifyDenied(w, w.t.plane->identity().disableUser(auditor, "bad\xff\xfename"),
+                     "user.disable");
+        QCOMPARE(w.t.lastEntry().target.id, std::string("bad\\xff\\xfename"));
+
+        // Without a session: a sign-in with a 100 KiB name is refused and audited too.
+        const auto signIns = w.t.plane->auditLog().size();
+        QVERIFY(!w.t.plane->identity().signIn(huge, testing::secret(testing::kPassword), "000000"));
+        QCOMPARE(w.t.plane->auditLog().size(), signIns + 1);
+        QCOMPARE(w.t.lastEntry().action, std::string("session.sign_in"));
+        QVERIFY(w.t.lastEntry().outcome != audit::Outcome::Ok);
+    }
+
     void everyFailedCallLeavesAnEntry()
     {
         testing::ServiceWorld w;

@@ -63,12 +63,12 @@ private slots:
         QVERIFY(!session.empty());
         const std::uint64_t before = t.plane->auditLog().size();
         Result<void> first = success();
-        Result<core::Enrollment> weak = Error(ErrorCode::Internal, "Not run.");
+        Result<core::NewUser> weak = Error(ErrorCode::Internal, "Not run.");
         Result<void> last = success();
         const std::vector<core::CommitGroup::Call> calls = {
             [&] { first = t.plane->access().createRole(session, "kept-1", {"audit.read"}); },
-            // Inserts the user row, then fails on the password policy.
-            [&] { weak = t.plane->identity().createUser(session, "weak", testing::secret("x")); },
+            // Refused (the name is not one), its refusal appended in the group.
+            [&] { weak = t.plane->identity().createUser(session, "Weak User"); },
             [&] { last = t.plane->access().createRole(session, "kept-2", {"audit.read"}); },
         };
         const auto committed = core::CommitGroup::runGroup(*t.database, calls);
@@ -78,7 +78,7 @@ private slots:
         QVERIFY(last.ok());
         QVERIFY(roleExists(*t.database, "kept-1"));
         QVERIFY(roleExists(*t.database, "kept-2"));
-        QVERIFY(!t.database->exists("SELECT 1 FROM users WHERE name = 'weak'", {}).value());
+        QVERIFY(!t.database->exists("SELECT 1 FROM users WHERE name = 'Weak User'", {}).value());
 
         // Three entries in the order of the calls, the failure among them.
         QCOMPARE(t.plane->auditLog().size(), before + 3);
@@ -86,7 +86,7 @@ private slots:
         const auto failed = audit::decodeEntry(stored[1].bytes).value();
         QCOMPARE(failed.action, std::string("user.create"));
         QCOMPARE(failed.outcome, audit::Outcome::Failed);
-        QCOMPARE(failed.target.id, std::string("weak"));
+        QCOMPARE(failed.target.id, std::string("Weak User"));
         QCOMPARE(audit::decodeEntry(stored[2].bytes).value().target.id, std::string("kept-2"));
         verifyLog(t);
     }

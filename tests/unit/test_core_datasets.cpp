@@ -47,11 +47,13 @@ struct World {
         uris["alice"] = enrollment->otpauthUri;
         admin = t.signIn("alice", kPassword, uris["alice"]);
         const std::map<std::string, std::string> users{{"steward-user", "steward"},
+                                                       {"other-steward", "steward"},
                                                        {"engineer-user", "engineer"},
                                                        {"other-engineer", "engineer"},
                                                        {"auditor-user", "auditor"}};
         for (const auto& [user, role] : users) {
-            uris[user] = t.plane->identity().createUser(admin, user, secret(kPassword))->otpauthUri;
+            uris[user] =
+                testing::enrolUser(t.plane->identity(), admin, user, secret(kPassword))->otpauthUri;
             if (!t.plane->access().grantRole(admin, user, role, "").ok())
                 qFatal("cannot grant %s", role.c_str());
         }
@@ -244,6 +246,30 @@ private slots:
             ErrorCode::NotFound);
         QCOMPARE(w.t.plane->datasets().grantRead(steward, id, "nobody").error().code(),
                  ErrorCode::NotFound);
+    }
+
+    // Issue #27: a steward answers for the datasets they imported and only for those, and never
+    // grants themselves a read: one admin with a puppet steward could otherwise open any dataset.
+    void stewardsGrantOnlyWhatTheyImportedAndNeverToThemselves()
+    {
+        World w;
+        const auto steward = w.session("steward-user");
+        const auto id = w.import(steward, "notes")->info.id;
+        const auto other = w.session("other-steward");
+        verifyRefused(w, w.t.plane->datasets().grantRead(other, id, "engineer-user"),
+                      "dataset.grant");
+        QVERIFY2(w.last().reason.find("steward-user, who imported") != std::string::npos,
+                 w.last().reason.c_str());
+        verifyRefused(w, w.t.plane->datasets().grantRead(other, id, "other-steward"),
+                      "dataset.grant");
+        QVERIFY(w.t.plane->datasets().grantRead(steward, id, "engineer-user").ok());
+        verifyRefused(w, w.t.plane->datasets().revokeRead(other, id, "engineer-user"),
+                      "dataset.revoke");
+        // The importer revokes their own read, and may not grant it back to themselves.
+        QVERIFY(w.t.plane->datasets().revokeRead(steward, id, "steward-user").ok());
+        verifyRefused(w, w.t.plane->datasets().grantRead(steward, id, "steward-user"),
+                      "dataset.grant");
+        QVERIFY2(w.last().reason.find("themselves") != std::string::npos, w.last().reason.c_str());
     }
 
     void manifestSignedByAnotherKeyIsRefused()

@@ -66,7 +66,8 @@ struct World {
                                                                            {"ann", "approver"},
                                                                            {"rita", "auditor"},
                                                                            {"ivy", "engineer"}}) {
-            uris[user] = t.plane->identity().createUser(admin, user, secret(kPassword))->otpauthUri;
+            uris[user] =
+                testing::enrolUser(t.plane->identity(), admin, user, secret(kPassword))->otpauthUri;
             if (!t.plane->access().grantRole(admin, user, role, "").ok())
                 qFatal("cannot grant %s", role.c_str());
         }

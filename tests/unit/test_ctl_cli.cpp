@@ -113,8 +113,6 @@ private slots:
     {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("option");
-        QTest::newRow("user create") << QStringList{"user", "create", "carol", "--data-dir", "DIR"}
-                                     << "--password-file FILE";
         QTest::newRow("init: keyring passphrase")
             << QStringList{"init", "--data-dir", "DIR", "--admin", "alice"}
             << "--passphrase-file FILE";

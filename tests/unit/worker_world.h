@@ -53,7 +53,8 @@ struct WorkerWorld {
                                                 {"olivia", "operator"},
                                                 {"vic", "worker-viewer"}}) {
             uris[user] =
-                t.plane->identity().createUser(admin, user, secret(kWorldPassword))->otpauthUri;
+                testing::enrolUser(t.plane->identity(), admin, user, secret(kWorldPassword))
+                    ->otpauthUri;
             if (!t.plane->access().grantRole(admin, user, role, "").ok())
                 qFatal("cannot grant %s", role.c_str());
         }

@@ -317,9 +317,9 @@ public:
     // Returns how many certificates that revoked.
     [[nodiscard]] Result<std::uint32_t> revokeSessions(const std::string& user);
     [[nodiscard]] Result<std::vector<UserSummary>> listUsers();
-    // The new user's otpauth:// URI (their TOTP secret), to hand over once.
-    [[nodiscard]] Result<std::string> createUser(const std::string& name,
-                                                 const crypto::SecretBytes& password);
+    // The new user's one-time enrolment code ("rc_…"), to hand over once: with it they set their
+    // own password and receive their TOTP secret (completeReset).
+    [[nodiscard]] Result<std::string> createUser(const std::string& name);
     [[nodiscard]] Result<void> disableUser(const std::string& name);
     [[nodiscard]] Result<void> enableUser(const std::string& name);
     // Takes away the user's password and TOTP secret; the result holds the one-time reset code,

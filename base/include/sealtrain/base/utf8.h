@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace sealtrain {
@@ -18,6 +19,12 @@ namespace sealtrain {
 [[nodiscard]] std::size_t firstInvalidUtf8(std::string_view text);
 
 [[nodiscard]] bool isValidUtf8(std::string_view text);
+
+// `text` as it may reach a person's terminal: C0 and C1 control characters, DEL and bytes that
+// are not well-formed UTF-8 become visible escapes (\n, \r, \t, else \xNN per byte), so that
+// text another user chose (a job's name or reason, a trainer's log line) can not move the cursor,
+// clear the screen or forge lines (issue #27). The stored bytes stay as given; this is for output.
+[[nodiscard]] std::string escapeControls(std::string_view text);
 [[nodiscard]] bool isValidUtf8(std::span<const std::uint8_t> bytes);
 
 }  // namespace sealtrain

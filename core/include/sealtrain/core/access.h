@@ -56,6 +56,11 @@ public:
     [[nodiscard]] Result<void> requireAnotherAdmin(std::int64_t userId,
                                                    const std::string& what) const;
 
+    // How many enabled users hold the admin role globally (break-glass grants do not count).
+    // With two or more, a reset waits for a second admin; with one, four eyes is not guaranteed
+    // and the platform says so (docs/operations/access-control.md).
+    [[nodiscard]] Result<std::int64_t> adminCount() const;
+
     // Whether `userId` holds any identity-administration permission (user.*, role.*, grant.*,
     // session.*) through an unexpired grant: such a user's reset needs a second admin.
     [[nodiscard]] Result<bool> administersIdentities(std::int64_t userId) const;

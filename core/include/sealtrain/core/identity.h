@@ -25,6 +25,14 @@ struct Enrollment {
     std::string otpauthUri;
 };
 
+// A new user, who holds no credential yet: `enrolmentCode` is the one-time code ("rc_…") to hand
+// to them out of band. With it they set their own password and receive their own TOTP secret
+// (completeReset), so the admin who made the account never chooses or sees either.
+struct NewUser {
+    std::string user;
+    std::string enrolmentCode;
+};
+
 // What a reset did. It took effect: `resetCode` is the one-time code to hand to the user out of
 // band, with which they set their own password and TOTP secret. Or, for a user who administers
 // identities, it waits for a second admin's approval: `resetCode` is empty.
@@ -104,22 +112,24 @@ public:
     // session's last recorded use it writes nothing either; a refusal is audited like any other.
     [[nodiscard]] Result<SessionInfo> whoAmI(const std::string& session);
 
-    [[nodiscard]] Result<Enrollment> createUser(const std::string& session, const std::string& name,
-                                                const crypto::SecretBytes& password);
+    // A new account with no password and no TOTP secret, and its one-time enrolment code.
+    [[nodiscard]] Result<NewUser> createUser(const std::string& session, const std::string& name);
     // Disabling revokes the user's sessions. The last admin can not be disabled.
     [[nodiscard]] Result<void> disableUser(const std::string& session, const std::string& name);
     [[nodiscard]] Result<void> enableUser(const std::string& session, const std::string& name);
     // Takes away the user's password and TOTP secret, ends their sessions and lockout, and
     // returns the one-time code with which they set new ones (completeReset); until then no
-    // sign-in works. The reset of a user who administers identities waits for approveReset.
+    // sign-in works. Whoever holds that code can become the user, so the reset waits for a
+    // second admin (approveReset) whenever there is one: always for a user who administers
+    // identities, and for anyone while two or more admins exist.
     [[nodiscard]] Result<ResetOutcome> resetUser(const std::string& session,
                                                  const std::string& name);
     // Makes the pending reset of `name` take effect. Refused for the admin who requested it and
     // for `name` themselves.
     [[nodiscard]] Result<ResetOutcome> approveReset(const std::string& session,
                                                     const std::string& name);
-    // The reset user's first step back in: with the one-time code they choose their password and
-    // receive a new TOTP secret, then sign in with both. One sentence, the same for an unknown
+    // The new or reset user's first step in: with the one-time code they choose their password
+    // and receive a new TOTP secret, then sign in with both. One sentence, the same for an unknown
     // user, a user with no open reset and a wrong code.
     [[nodiscard]] Result<Enrollment> completeReset(const std::string& name,
                                                    const std::string& resetCode,

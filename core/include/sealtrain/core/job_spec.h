@@ -70,7 +70,7 @@ struct JobSpec {
 // 400-byte YAML with nested aliases grew the daemon by 780 MiB). A real spec is about 1 KiB,
 // 3 levels deep and 60 values; docs/operations/limits.md.
 struct JobSpecLimits {
-    std::size_t maxBytes = 64 * 1024;
+    std::size_t maxBytes = std::size_t{64} * 1024;
     std::size_t maxDepth = 8;
     std::size_t maxNodes = 1024;
 };
