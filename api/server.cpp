@@ -136,7 +136,22 @@ public:
             const std::lock_guard guard(shared_.lock);
             return plane.identity().startSignIn(request->user());
         }();
-        attempt.checkPassword(*password);
+        {
+            // Each check holds 64 MiB or more: at most maxPasswordChecks at once (issue #27).
+            auto slot = shared_.passwordCheck();
+            if (!slot) {
+                sealtrain::log::warn(
+                    "control",
+                    "A sign-in was turned away: every password check "
+                    "slot stayed busy",
+                    {{"slots", std::to_string(shared_.options.maxPasswordChecks)}});
+                return Internal::toStatus(
+                    Error(ErrorCode::ResourceExhausted,
+                          "The control plane is busy checking other sign-ins; try again in a few "
+                          "seconds."));
+            }
+            attempt.checkPassword(*password);
+        }
         return shared_.inGroup([&]() -> Status {
             auto token = plane.identity().finishSignIn(attempt, *password, request->totp_code());
             if (!token)
@@ -1355,7 +1370,7 @@ void server_internal::fillJob(const core::JobInfo& job, sealtrain::v1::Job* out)
 
 struct ControlServer::State {
     explicit State(core::DataDirectory& platform, const ServerOptions& options)
-        : shared{platform, options, {}, {}, {}, {}, {}, 0, nullptr, {}, {}}
+        : shared{platform, options, {}, {}, {}, {}, {}, 0, nullptr, {}, {}, {}, {}, 0}
         , platformService(shared)
         , sessionsService(shared)
         , usersService(shared)

@@ -16,13 +16,17 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace sealtrain::api::server_internal {
@@ -55,6 +59,10 @@ struct Shared {
     std::mutex serialsLock;
     std::unordered_map<std::string, std::string> serialByCertificate;
     static constexpr std::size_t kSerialCacheSize = 4096;
+    // Sign-ins checking a password now: at most options.maxPasswordChecks (passwordCheck()).
+    std::mutex passwordChecksLock;
+    std::condition_variable passwordChecksFreed;
+    unsigned passwordChecks = 0;
 
     // The serial of `pem` (a certificate the handshake verified), or empty when it has none.
     [[nodiscard]] std::string serialOf(const std::string& pem)
@@ -96,6 +104,47 @@ struct Shared {
     // parsed. Takes `lock` for the lookup, so it waits for a running group; never call it
     // inside one.
     [[nodiscard]] bool isSignedIn(const ServerContext& context);
+
+    // A slot for one password check, held while the returned object lives; nullopt when none
+    // came free within options.passwordCheckWait.
+    class PasswordCheckSlot {
+    public:
+        explicit PasswordCheckSlot(Shared& shared)
+            : shared_(&shared)
+        {
+        }
+        PasswordCheckSlot(PasswordCheckSlot&& other) noexcept
+            : shared_(std::exchange(other.shared_, nullptr))
+        {
+        }
+        PasswordCheckSlot(const PasswordCheckSlot&) = delete;
+        PasswordCheckSlot& operator=(const PasswordCheckSlot&) = delete;
+        PasswordCheckSlot& operator=(PasswordCheckSlot&&) = delete;
+        ~PasswordCheckSlot()
+        {
+            if (shared_ == nullptr)
+                return;
+            {
+                const std::lock_guard guard(shared_->passwordChecksLock);
+                --shared_->passwordChecks;
+            }
+            shared_->passwordChecksFreed.notify_one();
+        }
+
+    private:
+        Shared* shared_;
+    };
+
+    [[nodiscard]] std::optional<PasswordCheckSlot> passwordCheck()
+    {
+        std::unique_lock guard(passwordChecksLock);
+        if (!passwordChecksFreed.wait_for(guard, options.passwordCheckWait, [&] {
+                return passwordChecks < std::max(1U, options.maxPasswordChecks);
+            }))
+            return std::nullopt;
+        ++passwordChecks;
+        return PasswordCheckSlot(*this);
+    }
 
     [[nodiscard]] bool isRevoked(const std::string& serial)
     {

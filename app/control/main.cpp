@@ -40,6 +40,7 @@ struct Options {
     std::filesystem::path readyFile;
     int graceSeconds = 10;
     std::uint64_t maxImportBytes = std::uint64_t{4} << 30U;
+    unsigned maxPasswordChecks = 4;
     int heartbeatMs = 5000;
     int workerTimeoutSeconds = 30;
     std::filesystem::path trainer;
@@ -148,6 +149,7 @@ int run(const Options& options)
     serverOptions.runDir = runDir;
     serverOptions.dnsNames = options.dnsNames;
     serverOptions.maxImportBytes = options.maxImportBytes;
+    serverOptions.maxPasswordChecks = options.maxPasswordChecks;
     serverOptions.heartbeatInterval = std::chrono::milliseconds(options.heartbeatMs);
     serverOptions.workerTimeout = std::chrono::seconds(options.workerTimeoutSeconds);
     if (!options.noTrainer) {
@@ -221,6 +223,11 @@ int main(int argc, char** argv)
                    "Seconds without a beat after which a worker's job is queued again")
         ->capture_default_str()
         ->check(CLI::Range(1, 86400));
+    app.add_option("--max-password-checks", options.maxPasswordChecks,
+                   "Sign-ins that may check a password at once (64 MiB or more each); the rest "
+                   "wait, then are told the control plane is busy")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
     app.add_option("--max-import-bytes", options.maxImportBytes,
                    "The largest dataset upload, held in memory until sealed")
         ->capture_default_str();

@@ -10,7 +10,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 using namespace sealtrain;
 
@@ -67,7 +70,7 @@ private slots:
         QCOMPARE(::getrlimit(RLIMIT_CORE, &core), 0);
         core.rlim_cur = core.rlim_max;
         QCOMPARE(::setrlimit(RLIMIT_CORE, &core), 0);
-        daemon_.start({}, passphrase);
+        daemon_.start({"--max-password-checks", "1"}, passphrase);
     }
 
     // The daemon reads its passphrase and lets go of the file: standard input is /dev/null, for
@@ -101,6 +104,44 @@ private slots:
         QCOMPARE(job.error().code(), ErrorCode::InvalidArgument);
         QVERIFY2(job.error().message().find("anchor") != std::string::npos,
                  job.error().message().c_str());
+        auto whoami = daemon_.as("dave")->whoAmI();
+        QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
+    }
+
+    // 32 anonymous sign-ins at once (each an Argon2id computation of 64 MiB, unknown names cost
+    // what known ones do): at most --max-password-checks (1 here) run together, so the daemon's
+    // peak memory grows by about one of them (seen: 50 MiB with 1, 207 MiB with 4, 462 MiB
+    // unbounded, on 2 cores), and every caller is answered.
+    void parallelSignInsAreBounded()
+    {
+        const auto peakKiB = [this] {
+            std::ifstream status("/proc/" + std::to_string(daemon_.pid()) + "/status");
+            for (std::string line; std::getline(status, line);)
+                if (line.rfind("VmHWM:", 0) == 0)
+                    return std::stoll(line.substr(6));
+            return -1LL;
+        };
+        const long long before = peakKiB();
+        QVERIFY(before > 0);
+        std::vector<std::thread> callers;
+        std::atomic<int> refused{0};
+        for (int i = 0; i < 32; ++i)
+            callers.emplace_back([&, i] {
+                auto client = daemon_.anonymous();
+                auto signedIn =
+                    client->signIn("nobody-" + std::to_string(i),
+                                   testing::secret("not anyone's password at all"), "000000");
+                if (!signedIn
+                    && (signedIn.error().code() == ErrorCode::Unauthenticated
+                        || signedIn.error().code() == ErrorCode::ResourceExhausted))
+                    ++refused;
+            });
+        for (auto& caller : callers)
+            caller.join();
+        QCOMPARE(refused.load(), 32);
+        const long long grown = peakKiB() - before;
+        qInfo("32 parallel sign-ins: the daemon's peak memory grew by %lld KiB", grown);
+        QVERIFY2(grown < 256 * 1024, qPrintable(QString("peak grew by %1 KiB").arg(grown)));
         auto whoami = daemon_.as("dave")->whoAmI();
         QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
     }

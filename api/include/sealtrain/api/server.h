@@ -39,6 +39,11 @@ struct ServerOptions {
     std::chrono::seconds workerCertificateLifetime{std::chrono::hours(24 * 365)};
     std::chrono::milliseconds heartbeatInterval{std::chrono::seconds(5)};
     std::chrono::seconds workerTimeout{std::chrono::seconds(30)};
+    // How many sign-ins may check a password at once (Argon2id, 64 MiB or more each); the rest
+    // wait up to passwordCheckWait, then are answered that the control plane is busy (issue #27:
+    // 32 parallel anonymous sign-ins took the daemon from 0.9 to 2.2 GB).
+    unsigned maxPasswordChecks = 4;
+    std::chrono::milliseconds passwordCheckWait{std::chrono::seconds(10)};
     // The most bytes one checkpoint upload (sealed file and envelope) may hold.
     std::uint64_t maxCheckpointBytes = std::uint64_t{64} << 30U;
 };
