@@ -320,6 +320,14 @@ void TestCoreJobs::noRunWithoutApprovalOfTheCurrentSpec()
                   w.jobs().edit(w.session("ann"), job.id,
                                 spec("second", "notes", "cpu", R"(, "priority": 5)")),
                   "job.edit");
+    // Issue #27: an edit may not move the job to another project, whose grants and budget are
+    // not the ones its row was vetted and approved under.
+    std::string moved = spec("second", "notes", "cpu", R"(, "priority": 5)");
+    moved.replace(moved.find("\"demo\""), 6, "\"other\"");
+    verifyRefused(w, w.jobs().edit(w.session("eve"), job.id, moved), "job.edit",
+                  audit::Outcome::Failed);
+    QVERIFY2(w.last().reason.find("project") != std::string::npos, w.last().reason.c_str());
+    QCOMPARE(w.jobs().show(w.session("eve"), job.id)->project, std::string("demo"));
     auto edited = w.jobs().edit(w.session("eve"), job.id,
                                 spec("second", "notes", "cpu", R"(, "priority": 5)"));
     QVERIFY2(edited, edited ? "" : edited.error().message().c_str());

@@ -6,9 +6,12 @@
 #include "sealtrain/crypto/certificate_authority.h"
 
 #include <QtTest/QtTest>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 
 using namespace sealtrain;
@@ -186,6 +189,49 @@ private slots:
         QVERIFY(text.second.contains("IP Address:10.0.0.3"));
         QVERIFY(text.second.contains("URI:spiffe://sealtrain/worker/1"));
         QVERIFY(text.second.contains("prime256v1"));
+    }
+
+    // Issue #27: every certificate the platform CA issues is a leaf, so that no worker or session
+    // can issue certificates the platform would trust: basicConstraints critical with CA false,
+    // key usage critical and exactly digitalSignature, and OpenSSL agrees it is no CA.
+    void issuedCertificatesAreLeaves_data()
+    {
+        QTest::addColumn<int>("purpose");
+        QTest::newRow("client") << static_cast<int>(CertificatePurpose::Client);
+        QTest::newRow("server") << static_cast<int>(CertificatePurpose::Server);
+        QTest::newRow("server and client") << static_cast<int>(CertificatePurpose::ServerAndClient);
+    }
+
+    void issuedCertificatesAreLeaves()
+    {
+        QFETCH(int, purpose);
+        const auto ca = makeCa();
+        IssueRequest request = workerRequest(makeCsr().csrPem);
+        request.purpose = static_cast<CertificatePurpose>(purpose);
+        const std::string pem = issueOrDie(ca, request);
+        const std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+            BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
+        const std::unique_ptr<X509, decltype(&X509_free)> cert(
+            PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), &X509_free);
+        QVERIFY(cert);
+        QCOMPARE(X509_check_ca(cert.get()), 0);
+
+        int critical = -1;
+        const std::unique_ptr<BASIC_CONSTRAINTS, decltype(&BASIC_CONSTRAINTS_free)> constraints(
+            static_cast<BASIC_CONSTRAINTS*>(
+                X509_get_ext_d2i(cert.get(), NID_basic_constraints, &critical, nullptr)),
+            &BASIC_CONSTRAINTS_free);
+        QVERIFY(constraints);
+        QCOMPARE(critical, 1);
+        QCOMPARE(constraints->ca, 0);
+
+        const std::unique_ptr<ASN1_BIT_STRING, decltype(&ASN1_BIT_STRING_free)> usage(
+            static_cast<ASN1_BIT_STRING*>(
+                X509_get_ext_d2i(cert.get(), NID_key_usage, &critical, nullptr)),
+            &ASN1_BIT_STRING_free);
+        QVERIFY(usage);
+        QCOMPARE(critical, 1);
+        QCOMPARE(X509_get_key_usage(cert.get()), static_cast<std::uint32_t>(KU_DIGITAL_SIGNATURE));
     }
 
     void anotherCaIsRefused()
