@@ -5,6 +5,7 @@
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/folder_cleanup.h"
+#include "sealtrain/base/logging.h"
 #include "sealtrain/base/paths.h"
 #include "sealtrain/core/password.h"
 #include "sealtrain/core/sql_audit_store.h"
@@ -24,6 +25,7 @@
 #include <system_error>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace sealtrain::core {
 namespace {
@@ -404,6 +406,34 @@ DataDirectory::DataDirectory(std::unique_ptr<State> state)
 
 DataDirectory::~DataDirectory() = default;
 
+namespace {
+
+// What a process killed in the middle of an upload left behind: a dataset import's staging folder
+// (datasets/.import-*, sealed shards not yet registered) and checkpoint uploads not yet accepted
+// (jobs/incoming/*). Nothing in them was ever recorded, so nothing refers to them. Removed when the
+// directory is opened with its one-writer lock held, so no other process is using them
+// (issue #27: a SIGKILL mid-import left an 83 MB folder that restarts kept).
+void removeAbandonedUploads(const std::filesystem::path& dataDir)
+{
+    std::error_code ec;
+    std::vector<std::filesystem::path> abandoned;
+    for (const auto& entry :
+         std::filesystem::directory_iterator(file(dataDir, datadir::kDatasets), ec)) {
+        if (entry.path().filename().string().rfind(".import-", 0) == 0)
+            abandoned.push_back(entry.path());
+    }
+    for (const auto& entry : std::filesystem::directory_iterator(dataDir / "jobs" / "incoming", ec))
+        abandoned.push_back(entry.path());
+    for (const auto& folder : abandoned) {
+        std::error_code removed;
+        std::filesystem::remove_all(folder, removed);
+        log::info("datadir", "removed what an interrupted upload left behind",
+                  {{"path", folder.string()}, {"ok", removed ? "no" : "yes"}});
+    }
+}
+
+}  // namespace
+
 Result<std::unique_ptr<DataDirectory>> DataDirectory::open(const std::filesystem::path& path,
                                                            const KeyringUnlock& unlock,
                                                            const DataDirectoryOptions& options)
@@ -423,6 +453,8 @@ Result<std::unique_ptr<DataDirectory>> DataDirectory::open(const std::filesystem
     state->keyring.emplace(std::move(*keyring));
     SEALTRAIN_TRY(state->openRest(options));
     SEALTRAIN_TRY(state->plane->keyringChanges().requireNotRolledBack(*state->keyring));
+    if (state->lock)
+        removeAbandonedUploads(path);
     return std::unique_ptr<DataDirectory>(new DataDirectory(std::move(state)));
 }
 

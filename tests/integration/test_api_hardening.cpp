@@ -70,7 +70,25 @@ private slots:
         QCOMPARE(::getrlimit(RLIMIT_CORE, &core), 0);
         core.rlim_cur = core.rlim_max;
         QCOMPARE(::setrlimit(RLIMIT_CORE, &core), 0);
+        // What a SIGKILL in the middle of an import and of a checkpoint upload left behind.
+        std::filesystem::create_directories(daemon_.dataDir() / "datasets"
+                                            / ".import-0123456789abcdef");
+        std::ofstream(daemon_.dataDir() / "datasets" / ".import-0123456789abcdef"
+                      / "shard-0.sealed")
+            << "half a shard";
+        std::filesystem::create_directories(daemon_.dataDir() / "jobs" / "incoming"
+                                            / "0011223344556677");
         daemon_.start({"--max-password-checks", "1"}, passphrase);
+    }
+
+    // A restart removes what an interrupted upload left (issue #27, item 17).
+    void interruptedUploadsAreCleanedAtStart()
+    {
+        QVERIFY(
+            !std::filesystem::exists(daemon_.dataDir() / "datasets" / ".import-0123456789abcdef"));
+        QVERIFY(std::filesystem::exists(daemon_.dataDir() / "datasets"));
+        QVERIFY(
+            !std::filesystem::exists(daemon_.dataDir() / "jobs" / "incoming" / "0011223344556677"));
     }
 
     // The daemon reads its passphrase and lets go of the file: standard input is /dev/null, for
