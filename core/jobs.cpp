@@ -457,6 +457,16 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
     return checks;
 }
 
+// The spec with its dataset reference (a name, or NAME@VERSION) replaced by the dataset id vetting
+// resolved it to, when it resolved: what is stored, shown and approved names exactly the data that
+// will be read, so a version imported after the review can not slip under an approval (issue #27).
+JobSpec pinnedToDataset(JobSpec spec, const std::string& datasetId)
+{
+    if (!datasetId.empty())
+        spec.dataset = datasetId;
+    return spec;
+}
+
 void addVettingDetails(audit::EntryDraft& draft, const std::vector<VettingCheck>& checks)
 {
     std::vector<std::string> failed;
@@ -487,12 +497,13 @@ Result<JobInfo> Jobs::submit(const std::string& session, const Result<JobSpec>& 
             [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
                 if (!spec)
                     return spec.error();
-                const std::string canonical = canonicalJobSpec(*spec);
-                const crypto::Sha256Digest hash = jobSpecHash(*spec);
                 std::string datasetId;
                 const auto checks = vetSpec(database_, policy_, *spec, caller.userId, 0, datasetId);
                 const bool passed = std::all_of(checks.begin(), checks.end(),
                                                 [](const VettingCheck& c) { return c.ok; });
+                const JobSpec pinned = pinnedToDataset(*spec, datasetId);
+                const std::string canonical = canonicalJobSpec(pinned);
+                const crypto::Sha256Digest hash = jobSpecHash(pinned);
                 const std::int64_t now = gate_.now();
                 SEALTRAIN_TRY(database_.run(
                     "INSERT INTO jobs (name, project, state, submitter, spec, spec_hash, "
@@ -542,12 +553,13 @@ Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id, const Re
                     return Error(ErrorCode::InvalidArgument,
                                  "A job's project can not change; submit a new job in the other "
                                  "project instead.");
-                const crypto::Sha256Digest hash = jobSpecHash(*spec);
                 std::string datasetId;
                 const auto checks =
                     vetSpec(database_, policy_, *spec, caller.userId, id, datasetId);
                 const bool passed = std::all_of(checks.begin(), checks.end(),
                                                 [](const VettingCheck& c) { return c.ok; });
+                const JobSpec pinned = pinnedToDataset(*spec, datasetId);
+                const crypto::Sha256Digest hash = jobSpecHash(pinned);
                 // The edit voids every approval: approver and approved hash are cleared.
                 SEALTRAIN_TRY(database_.run(
                     "UPDATE jobs SET name = ?, state = ?, spec = ?, spec_hash = ?, "
@@ -555,8 +567,8 @@ Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id, const Re
                     "max_restarts = ?, gpu_millihours_limit = ?, approver = NULL, "
                     "approved_hash = NULL, updated = ? WHERE id = ?",
                     {spec->name, jobStateName(passed ? JobState::Vetted : JobState::Rejected),
-                     canonicalJobSpec(*spec), SqlValue::blob(hash), datasetId, spec->resources.pool,
-                     spec->priority, vettingJson(checks),
+                     canonicalJobSpec(pinned), SqlValue::blob(hash), datasetId,
+                     spec->resources.pool, spec->priority, vettingJson(checks),
                      passed ? std::string() : std::string("rejected by policy"),
                      spec->limits.maxRestarts, toMilli(spec->limits.gpuHours), gate_.now(), id}));
                 draft.details.push_back(audit::textDetail("sha256", toHex(hash)));
@@ -596,13 +608,17 @@ Result<JobInfo> Jobs::vet(const std::string& session, std::int64_t id)
                     vetSpec(database_, policy_, *spec, job->submitterId, id, datasetId);
                 const bool passed = std::all_of(checks.begin(), checks.end(),
                                                 [](const VettingCheck& c) { return c.ok; });
+                // A spec whose dataset first resolves now is pinned now: its hash changes, and an
+                // approval of the unpinned one is refused as for another spec.
+                const JobSpec pinned = pinnedToDataset(*spec, datasetId);
                 SEALTRAIN_TRY(database_.run(
                     "UPDATE jobs SET state = ?, vetting = ?, dataset_id = NULLIF(?, ''), reason = "
-                    "?, "
-                    "updated = ? WHERE id = ?",
+                    "?, spec = ?, spec_hash = ?, updated = ? WHERE id = ?",
                     {jobStateName(passed ? JobState::Vetted : JobState::Rejected),
                      vettingJson(checks), datasetId,
-                     passed ? std::string() : std::string("rejected by policy"), gate_.now(), id}));
+                     passed ? std::string() : std::string("rejected by policy"),
+                     canonicalJobSpec(pinned), SqlValue::blob(jobSpecHash(pinned)), gate_.now(),
+                     id}));
                 addVettingDetails(draft, checks);
                 return success();
             });

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <ctime>
 #include <memory>
 #include <string>
@@ -81,6 +82,18 @@ void printJob(std::ostream& out, const api::JobSummary& job)
         out << fmt::format("  running on worker {} (attempt {})\n", shown(job.worker), job.attempt);
     if (!job.reason.empty())
         out << fmt::format("  reason: {}\n", shown(job.reason));
+    // The canonical spec the approval binds to, every hyper-parameter and the dataset id it was
+    // pinned to, as the approver must read it (issue #27).
+    const auto spec = nlohmann::json::parse(job.specJson, nullptr, false);
+    if (!spec.is_discarded()) {
+        out << "  spec (canonical; what the sha256 above binds):\n";
+        std::string text = spec.dump(2);
+        for (std::size_t start = 0; start < text.size();) {
+            const std::size_t end = std::min(text.find('\n', start), text.size());
+            out << "    " << shown(text.substr(start, end - start)) << '\n';
+            start = end + 1;
+        }
+    }
 }
 
 struct JobOptions {

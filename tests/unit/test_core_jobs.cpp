@@ -28,6 +28,7 @@ private slots:
     void canonicalFormBindsTheContent();
     void fourEyesFromSubmissionToRun();
     void noRunWithoutApprovalOfTheCurrentSpec();
+    void approvalBindsTheResolvedDataset();
     void phiOnAPoolThatMayNotSeeItIsRejected();
     void budgetIsEnforced();
     void rolesAndRefusals();
@@ -96,6 +97,14 @@ struct World {
     }
 
     [[nodiscard]] core::Jobs& jobs() const { return t.plane->jobs(); }
+
+    // A second version of `name` with other records, readable by eve.
+    bool importNewVersion(const std::string& name)
+    {
+        testing::importTextDataset(t, session("sam"), name, "internal",
+                                   "a third note\n\na fourth note\n", kek);
+        return t.plane->datasets().grantRead(session("sam"), name, "eve").ok();
+    }
 
     [[nodiscard]] audit::Entry last() const { return t.lastEntry(); }
 };
@@ -340,6 +349,37 @@ void TestCoreJobs::noRunWithoutApprovalOfTheCurrentSpec()
     QVERIFY(w.jobs().start(job.id));
     verifyRefused(w, w.jobs().edit(w.session("eve"), job.id, spec("second", "notes", "cpu")),
                   "job.edit", audit::Outcome::Failed);
+}
+
+// Issue #27: an approval binds the data, not only a name for it. The stored spec names the dataset
+// id vetting resolved, so a version imported between the review and the approval is not what
+// the job reads, and what the approver approves (the spec's hash) says which data it is.
+void TestCoreJobs::approvalBindsTheResolvedDataset()
+{
+    World w;
+    auto job = w.jobs().submit(w.session("eve"), spec("pinned", "notes", "cpu")).value();
+    QVERIFY(job.datasetId.rfind("sha256:", 0) == 0);
+    const auto stored = core::parseJobSpec(job.specJson);
+    QVERIFY(stored);
+    QCOMPARE(stored->dataset, job.datasetId);
+    QVERIFY(
+        job.specSha256
+        != toHex(core::jobSpecHash(core::parseJobSpec(spec("pinned", "notes", "cpu")).value())));
+
+    // A new version of notes after the review: vetting again keeps the job on what was reviewed.
+    QVERIFY2(w.importNewVersion("notes"), "no second version");
+    auto revetted = w.jobs().vet(w.session("eve"), job.id);
+    QVERIFY2(revetted, revetted ? "" : revetted.error().message().c_str());
+    QCOMPARE(revetted->datasetId, job.datasetId);
+    QCOMPARE(revetted->specSha256, job.specSha256);
+    QVERIFY(w.jobs().approve(w.session("ann"), job.id, job.specSha256));
+
+    // A job submitted now reads the new version, and its hash differs: an approval of the first
+    // job's review does not carry over to it.
+    auto later = w.jobs().submit(w.session("eve"), spec("pinned", "notes", "cpu")).value();
+    QVERIFY(later.datasetId != job.datasetId);
+    QVERIFY(later.specSha256 != job.specSha256);
+    verifyRefused(w, w.jobs().approve(w.session("ann"), later.id, job.specSha256), "job.approve");
 }
 
 // phi data on a pool the policy does not allow it on: rejected by vetting, with the
