@@ -7,6 +7,7 @@
 #include "audited_transaction.h"
 #include "job_rows.h"
 #include "sealtrain/core/database.h"
+#include "sealtrain/core/permissions.h"
 
 #include <fmt/format.h>
 
@@ -194,7 +195,23 @@ Result<std::optional<Dispatch>> Scheduler::take(const WorkerInfo& worker)
             && std::find(allowedHere->second.begin(), allowedHere->second.end(), classification)
                    != allowedHere->second.end();
         if (!allowed) {
-            SEALTRAIN_TRY(refuseDispatch(worker, job.info.id, pool, classification));
+            SEALTRAIN_TRY(refuseDispatch(
+                worker, job.info.id, pool,
+                classification.empty()
+                    ? std::string("the job's dataset is not known here")
+                    : fmt::format("'{}' data is not allowed on pool '{}'", classification, pool)));
+            continue;
+        }
+        // Read access is checked again at every dispatch, since the keys are released with it:
+        // a grant or role revoked after the approval, or a disabled submitter, stops the job
+        // here (issue #27); it waits in the queue until access is given back or it is cancelled.
+        bool mayRead = false;
+        SEALTRAIN_ASSIGN(mayRead, submitterMayRead(job));
+        if (!mayRead) {
+            SEALTRAIN_TRY(refuseDispatch(worker, job.info.id, pool,
+                                         fmt::format("its submitter {} may no longer read its "
+                                                     "dataset {}",
+                                                     job.info.submitter, job.info.datasetId)));
             continue;
         }
         if (job.info.gpuHoursLimit > 0.0) {
@@ -215,8 +232,20 @@ Result<std::optional<Dispatch>> Scheduler::take(const WorkerInfo& worker)
     return std::optional<Dispatch>();
 }
 
+Result<bool> Scheduler::submitterMayRead(const JobRow& job)
+{
+    Caller submitter;
+    submitter.userId = job.submitterId;
+    submitter.name = job.info.submitter;
+    if (!gate_.holds(submitter, permission::kDatasetRead, job.info.project))
+        return false;
+    return database_.exists("SELECT 1 FROM dataset_grants g JOIN users u ON u.id = g.user_id "
+                            "WHERE g.user_id = ? AND g.dataset_id = ? AND u.disabled = 0",
+                            {job.submitterId, job.info.datasetId});
+}
+
 Result<void> Scheduler::refuseDispatch(const WorkerInfo& worker, std::int64_t jobId,
-                                       const std::string& pool, const std::string& classification)
+                                       const std::string& pool, const std::string& reason)
 {
     if (refusalsAudited_.count({jobId, pool}) != 0)
         return success();
@@ -224,10 +253,7 @@ Result<void> Scheduler::refuseDispatch(const WorkerInfo& worker, std::int64_t jo
         {"job.dispatch", "", "", {"job", std::to_string(jobId)}}, [&](audit::EntryDraft& draft) {
             draft.actor = controlPlaneActor();
             draft.outcome = audit::Outcome::Denied;
-            draft.reason =
-                classification.empty()
-                    ? "the job's dataset is not known here"
-                    : fmt::format("'{}' data is not allowed on pool '{}'", classification, pool);
+            draft.reason = reason;
             draft.details.push_back(audit::textDetail("worker", worker.name));
             draft.details.push_back(audit::textDetail("pool", pool));
             return success();

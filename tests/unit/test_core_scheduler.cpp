@@ -19,6 +19,7 @@ private slots:
     void dispatchByPriorityThenAge();
     void dispatchOnlyToTheJobsPool();
     void classificationRefusedAtDispatchAuditedOnce();
+    void readAccessCheckedAgainAtDispatch();
     void budgetExhaustedFailsTheJob();
     void fencingRefusesAnOldAttempt();
     void lostWorkerRequeuesUntilMaxRestarts();
@@ -163,6 +164,33 @@ void TestCoreScheduler::classificationRefusedAtDispatchAuditedOnce()
     const auto dispatched = taken(w, w.enrolled("secure-2", "gpu-secure"));
     QCOMPARE(dispatched.job.id, id);
     QCOMPARE(dispatched.datasetId, w.job(id).datasetId);
+}
+
+// Issue #27: the submitter's read grant revoked after the approval stops the job at dispatch,
+// where its data keys would be released; audited once; given back, the job runs.
+void TestCoreScheduler::readAccessCheckedAgainAtDispatch()
+{
+    WorkerWorld w;
+    const auto id = w.queuedJob("revoked", "notes", "cpu");
+    QVERIFY(w.t.plane->datasets().revokeRead(w.session("sam"), "notes", "eve"));
+    const auto worker = w.enrolled("n1", "cpu");
+    const auto before = w.auditSize();
+    QVERIFY(getsNothing(w, worker));
+    QCOMPARE(w.auditSize(), before + 1);
+    QCOMPARE(w.last().action, std::string("job.dispatch"));
+    QCOMPARE(w.last().outcome, audit::Outcome::Denied);
+    QVERIFY2(w.last().reason.find("may no longer read") != std::string::npos,
+             w.last().reason.c_str());
+    QVERIFY(getsNothing(w, worker));
+    QCOMPARE(w.auditSize(), before + 1);
+    QCOMPARE(w.job(id).state, core::JobState::Queued);
+
+    // A role taken away counts as much as the grant.
+    QVERIFY(w.t.plane->datasets().grantRead(w.session("sam"), "notes", "eve"));
+    QVERIFY(w.t.plane->access().revokeRole(w.session("alice"), "eve", "engineer", ""));
+    QVERIFY(getsNothing(w, w.enrolled("n2", "cpu")));
+    QVERIFY(w.t.plane->access().grantRole(w.session("alice"), "eve", "engineer", ""));
+    QCOMPARE(taken(w, worker).job.id, id);
 }
 
 // Project demo's budget lowered to 4 GPU hours: the running job that passes it is stopped, and

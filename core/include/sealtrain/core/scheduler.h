@@ -26,6 +26,10 @@
 
 namespace sealtrain::core {
 
+namespace internal {
+struct JobRow;
+}  // namespace internal
+
 class AuditedTransactions;
 class Database;
 
@@ -114,8 +118,10 @@ public:
 private:
     // take()'s three outcomes for one queued job, each in an audited transaction of its own.
     [[nodiscard]] Result<void> refuseDispatch(const WorkerInfo& worker, std::int64_t jobId,
-                                              const std::string& pool,
-                                              const std::string& classification);
+                                              const std::string& pool, const std::string& reason);
+    // Whether the job's submitter may still read the job's dataset now: enabled, holding
+    // dataset.read in its project, with a read grant on the pinned version.
+    [[nodiscard]] Result<bool> submitterMayRead(const internal::JobRow& job);
     [[nodiscard]] Result<void> failForBudget(std::int64_t jobId, std::int64_t usedMilli,
                                              double budgetHours);
     [[nodiscard]] Result<std::optional<Dispatch>> dispatch(const WorkerInfo& worker,
