@@ -33,7 +33,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -646,8 +648,44 @@ public:
                 !session)
                 return Internal::toStatus(session.error());
         }
+        const auto slot = shared_.uploadSlot();
+        if (!slot)
+            return Internal::toStatus(
+                Error(ErrorCode::ResourceExhausted,
+                      fmt::format("The control plane is receiving {} uploads already; try again "
+                                  "when one has finished.",
+                                  shared_.options.maxUploads)));
+        // An upload that sends nothing for uploadIdleTimeout is cancelled, so a stalled stream
+        // holds its thread, its slot and its memory no longer than that.
+        std::atomic<std::int64_t> lastProgress{steadySeconds()};
+        std::mutex idleLock;
+        std::condition_variable_any idle;
+        std::jthread watchdog([&](const std::stop_token& stop) {
+            std::unique_lock held(idleLock);
+            while (!stop.stop_requested()) {
+                (void)idle.wait_for(held, stop, std::chrono::seconds(1), [] { return false; });
+                if (!stop.stop_requested()
+                    && steadySeconds() - lastProgress.load()
+                           > shared_.options.uploadIdleTimeout.count()) {
+                    context->TryCancel();
+                    return;
+                }
+            }
+        });
         Upload upload;
-        if (auto received = receive(*reader, upload); !received.ok())
+        // The import's permission is checked with the header, before a byte of data is held.
+        const auto admit = [&](const v1::ImportHeader& header) -> Status {
+            const std::lock_guard guard(shared_.lock);
+            return statusOf(shared_.platform.controlPlane().datasets().admitUpload(caller.token,
+                                                                                   header.name()));
+        };
+        const auto received = receive(*reader, upload, admit, lastProgress);
+        watchdog.request_stop();
+        if (context->IsCancelled())
+            return Internal::toStatus(Error(ErrorCode::ResourceExhausted,
+                                            "The upload sent nothing for too long and was "
+                                            "cancelled; import again."));
+        if (!received.ok())
             return received;
 
         auto tokenizer = makeTokenizer(upload);
@@ -678,14 +716,27 @@ public:
     }
 
 private:
-    // Reads the stream into memory: a header first, then each file's name and its bytes.
-    Status receive(grpc::ServerReader<v1::ImportChunk>& reader, Upload& upload) const
+    static std::int64_t steadySeconds()
+    {
+        return std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    }
+
+    // Reads the stream into memory: a header first (which `admit` checks before anything else is
+    // read), then each file's name and its bytes; `lastProgress` is set at every message.
+    Status receive(grpc::ServerReader<v1::ImportChunk>& reader, Upload& upload,
+                   const std::function<Status(const v1::ImportHeader&)>& admit,
+                   std::atomic<std::int64_t>& lastProgress) const
     {
         v1::ImportChunk chunk;
         if (!reader.Read(&chunk) || !chunk.has_header())
             return invalidUpload("An import stream starts with its header; use a Sealtrain "
                                  "client of the same version.");
+        lastProgress = steadySeconds();
         upload.header = chunk.header();
+        if (const Status admitted = admit(upload.header); !admitted.ok())
+            return admitted;
         const std::uint64_t limit = shared_.options.maxImportBytes;
         if (upload.header.total_bytes() > limit)
             return Internal::toStatus(
@@ -709,6 +760,7 @@ private:
                 .emplace(std::move(file).value());
         }
         while (reader.Read(&chunk)) {
+            lastProgress = steadySeconds();
             if (chunk.has_file()) {
                 if (!validUploadName(chunk.file().name()))
                     return invalidUpload("An uploaded file has no name or one with control "
@@ -1370,7 +1422,7 @@ void server_internal::fillJob(const core::JobInfo& job, sealtrain::v1::Job* out)
 
 struct ControlServer::State {
     explicit State(core::DataDirectory& platform, const ServerOptions& options)
-        : shared{platform, options, {}, {}, {}, {}, {}, 0, nullptr, {}, {}, {}, {}, 0}
+        : shared{platform, options, {}, {}, {}, {}, {}, 0, nullptr, {}, {}, {}, {}, 0, {}, 0}
         , platformService(shared)
         , sessionsService(shared)
         , usersService(shared)

@@ -63,6 +63,9 @@ struct Shared {
     std::mutex passwordChecksLock;
     std::condition_variable passwordChecksFreed;
     unsigned passwordChecks = 0;
+    // Dataset uploads being received now: at most options.maxUploads (uploadSlot()).
+    std::mutex uploadsLock;
+    unsigned uploads = 0;
 
     // The serial of `pem` (a certificate the handshake verified), or empty when it has none.
     [[nodiscard]] std::string serialOf(const std::string& pem)
@@ -144,6 +147,20 @@ struct Shared {
             return std::nullopt;
         ++passwordChecks;
         return PasswordCheckSlot(*this);
+    }
+
+    // A slot for one dataset upload while the returned guard lives; nullptr when all
+    // options.maxUploads are taken (the caller is told to try again, never queued).
+    [[nodiscard]] std::shared_ptr<void> uploadSlot()
+    {
+        const std::lock_guard guard(uploadsLock);
+        if (uploads >= std::max(1U, options.maxUploads))
+            return nullptr;
+        ++uploads;
+        return {this, [](Shared* self) {
+                    const std::lock_guard released(self->uploadsLock);
+                    --self->uploads;
+                }};
     }
 
     [[nodiscard]] bool isRevoked(const std::string& serial)

@@ -241,6 +241,16 @@ Datasets::Datasets(AuditedTransactions& gate)
 {
 }
 
+Result<void> Datasets::admitUpload(const std::string& session, const std::string& name)
+{
+    auto caller = gate_.admit(
+        session, {"dataset.import", permission::kDatasetImport, {}, {"dataset", name}},
+        [&](const Caller&, audit::EntryDraft&) { return requireValidName("dataset", name); });
+    if (!caller)
+        return caller.error();
+    return success();
+}
+
 Result<DatasetImported> Datasets::importDataset(const std::string& session,
                                                 const DatasetImportRequest& request,
                                                 dataset::Tokenizer& tokenizer,

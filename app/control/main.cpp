@@ -41,6 +41,8 @@ struct Options {
     int graceSeconds = 10;
     std::uint64_t maxImportBytes = std::uint64_t{4} << 30U;
     unsigned maxPasswordChecks = 4;
+    unsigned maxUploads = 4;
+    int uploadIdleSeconds = 60;
     int heartbeatMs = 5000;
     int workerTimeoutSeconds = 30;
     std::filesystem::path trainer;
@@ -150,6 +152,8 @@ int run(const Options& options)
     serverOptions.dnsNames = options.dnsNames;
     serverOptions.maxImportBytes = options.maxImportBytes;
     serverOptions.maxPasswordChecks = options.maxPasswordChecks;
+    serverOptions.maxUploads = options.maxUploads;
+    serverOptions.uploadIdleTimeout = std::chrono::seconds(options.uploadIdleSeconds);
     serverOptions.heartbeatInterval = std::chrono::milliseconds(options.heartbeatMs);
     serverOptions.workerTimeout = std::chrono::seconds(options.workerTimeoutSeconds);
     if (!options.noTrainer) {
@@ -228,6 +232,15 @@ int main(int argc, char** argv)
                    "wait, then are told the control plane is busy")
         ->capture_default_str()
         ->check(CLI::Range(1, 256));
+    app.add_option("--max-uploads", options.maxUploads,
+                   "Dataset uploads received at once (each held in memory until sealed); more "
+                   "are told to try again")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
+    app.add_option("--upload-idle-timeout", options.uploadIdleSeconds,
+                   "Seconds an upload may send nothing before it is cancelled")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 86400));
     app.add_option("--max-import-bytes", options.maxImportBytes,
                    "The largest dataset upload, held in memory until sealed")
         ->capture_default_str();

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <thread>
@@ -60,7 +61,8 @@ private slots:
     {
         QVERIFY(tmp_.isValid());
         const std::filesystem::path root = tmp_.path().toStdString();
-        daemon_.create(root, "alice", {{"bob", "engineer"}, {"dave", "engineer"}});
+        daemon_.create(root, "alice",
+                       {{"bob", "engineer"}, {"dave", "engineer"}, {"sam", "steward"}});
         // As an operator might start it: the passphrase in a file on standard input, and core
         // dumps allowed by the shell (the daemon must turn them off itself).
         const std::filesystem::path passphrase = root / "passphrase";
@@ -78,7 +80,7 @@ private slots:
             << "half a shard";
         std::filesystem::create_directories(daemon_.dataDir() / "jobs" / "incoming"
                                             / "0011223344556677");
-        daemon_.start({"--max-password-checks", "1"}, passphrase);
+        daemon_.start({"--max-password-checks", "1", "--max-import-bytes", "1048576"}, passphrase);
     }
 
     // A restart removes what an interrupted upload left (issue #27, item 17).
@@ -164,6 +166,25 @@ private slots:
         QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
     }
 
+    // Issue #27, item 10: the import permission is checked with the upload's header, before a
+    // byte of data is held. An engineer's 2 MiB upload to a daemon that holds at most 1 MiB is
+    // refused for the permission (and audited), not received up to the size limit.
+    void uploadIsRefusedAtItsHeader()
+    {
+        const std::filesystem::path file = tmp_.filePath("big.txt").toStdString();
+        std::ofstream(file) << std::string(2U << 20U, 'x');
+        api::ImportSettings settings;
+        settings.name = "big";
+        const std::vector<api::UploadFile> files{{file, "big.txt", 2U << 20U}};
+        auto refused = daemon_.as("bob")->importDataset(settings, files, {});
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
+        // A steward who may import is held to the size.
+        auto tooLarge = daemon_.as("sam")->importDataset(settings, files, {});
+        QVERIFY(!tooLarge);
+        QCOMPARE(tooLarge.error().code(), ErrorCode::ResourceExhausted);
+    }
+
     // Without a certificate, sampling says nothing about which runs or jobs have checkpoints.
     void anonymousSamplingRevealsNothing()
     {
@@ -227,6 +248,12 @@ private slots:
                 anonymousSample = true;
         }
         QVERIFY(anonymousSubmit);
+        const bool bobImportRefused =
+            std::any_of(entries->begin(), entries->end(), [](const audit::Entry& entry) {
+                return entry.action == "dataset.import" && entry.actor.id == "bob"
+                       && entry.outcome == audit::Outcome::Denied;
+            });
+        QVERIFY(bobImportRefused);
         QVERIFY(bobSubmit);
         QVERIFY(anonymousSample);
     }

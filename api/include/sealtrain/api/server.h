@@ -44,6 +44,10 @@ struct ServerOptions {
     // 32 parallel anonymous sign-ins took the daemon from 0.9 to 2.2 GB).
     unsigned maxPasswordChecks = 4;
     std::chrono::milliseconds passwordCheckWait{std::chrono::seconds(10)};
+    // Dataset uploads received at once (each held in memory until sealed), and how long one may
+    // send nothing before it is cancelled (issue #27: stalled uploads held threads forever).
+    unsigned maxUploads = 4;
+    std::chrono::seconds uploadIdleTimeout{std::chrono::seconds(60)};
     // The most bytes one checkpoint upload (sealed file and envelope) may hold.
     std::uint64_t maxCheckpointBytes = std::uint64_t{64} << 30U;
 };

@@ -72,6 +72,10 @@ public:
     // `gate` must outlive this object.
     explicit Datasets(AuditedTransactions& gate);
 
+    // The import's permission and name, checked when an upload starts, before its bytes are
+    // held (issue #27): a refusal is audited (dataset.import) and nothing is received. The
+    // import itself checks both again.
+    [[nodiscard]] Result<void> admitUpload(const std::string& session, const std::string& name);
     // dataset.import. Checks the permission first (a refusal is audited and touches no file),
     // imports into request.datasetsRoot (dataset/import.h: a failed import leaves nothing),
     // signs the manifest with `platformKey` (manifest.sig beside it) and registers the dataset
