@@ -7,7 +7,6 @@
 
 using namespace sealtrain;
 using sealtrain::testing::kPassword;
-using sealtrain::testing::secret;
 using sealtrain::testing::verifyDenied;
 
 class TestAuditedTransaction : public QObject {
@@ -45,7 +44,7 @@ private slots:
     {
         testing::ServiceWorld w;
         const auto auditor = w.session("auditor-user");
-        const std::string huge(100 * 1024, 'm');
+        const std::string huge(std::size_t{100} * 1024, 'm');
         const auto before = w.t.plane->auditLog().size();
         verifyDenied(w, w.t.plane->identity().disableUser(auditor, huge), "user.disable");
         QCOMPARE(w.t.plane->auditLog().size(), before + 1);
@@ -61,7 +60,7 @@ private slots:
 
         // Without a session: a sign-in with a 100 KiB name is refused and audited too.
         const auto signIns = w.t.plane->auditLog().size();
-        QVERIFY(!w.t.plane->identity().signIn(huge, testing::secret(testing::kPassword), "000000"));
+        QVERIFY(!w.t.plane->identity().signIn(huge, testing::secret(kPassword), "000000"));
         QCOMPARE(w.t.plane->auditLog().size(), signIns + 1);
         QCOMPARE(w.t.lastEntry().action, std::string("session.sign_in"));
         QVERIFY(w.t.lastEntry().outcome != audit::Outcome::Ok);
