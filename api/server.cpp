@@ -679,7 +679,7 @@ public:
             return statusOf(shared_.platform.controlPlane().datasets().admitUpload(caller.token,
                                                                                    header.name()));
         };
-        const auto received = receive(*reader, upload, admit, lastProgress);
+        auto received = receive(*reader, upload, admit, lastProgress);
         watchdog.request_stop();
         if (context->IsCancelled())
             return Internal::toStatus(Error(ErrorCode::ResourceExhausted,
@@ -735,7 +735,7 @@ private:
                                  "client of the same version.");
         lastProgress = steadySeconds();
         upload.header = chunk.header();
-        if (const Status admitted = admit(upload.header); !admitted.ok())
+        if (Status admitted = admit(upload.header); !admitted.ok())
             return admitted;
         const std::uint64_t limit = shared_.options.maxImportBytes;
         if (upload.header.total_bytes() > limit)
