@@ -144,6 +144,7 @@ private slots:
         const long long before = peakKiB();
         QVERIFY(before > 0);
         std::vector<std::thread> callers;
+        callers.reserve(32);
         std::atomic<int> refused{0};
         for (int i = 0; i < 32; ++i)
             callers.emplace_back([&, i] {
@@ -161,7 +162,7 @@ private slots:
         QCOMPARE(refused.load(), 32);
         const long long grown = peakKiB() - before;
         qInfo("32 parallel sign-ins: the daemon's peak memory grew by %lld KiB", grown);
-        QVERIFY2(grown < 256 * 1024, qPrintable(QString("peak grew by %1 KiB").arg(grown)));
+        QVERIFY2(grown < 256LL * 1024, qPrintable(QString("peak grew by %1 KiB").arg(grown)));
         auto whoami = daemon_.as("dave")->whoAmI();
         QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
     }
