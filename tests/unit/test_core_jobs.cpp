@@ -215,8 +215,8 @@ void TestCoreJobs::costlySpecShapesAreRefused_data()
     }
     QTest::newRow("many json values") << QString::fromStdString(wideJson + "]}") << "values";
     QTest::newRow("many yaml values") << QString::fromStdString(wideYaml + "]\n") << "values";
-    QTest::newRow("too large") << QString::fromStdString("spec_version: 1\n"
-                                                         + std::string(70 * 1024, '#') + "\n")
+    QTest::newRow("too large") << QString::fromStdString(
+        "spec_version: 1\n" + std::string(std::size_t{70} * 1024, '#') + "\n")
                                << "bytes";
 }
 
