@@ -521,15 +521,6 @@ private:
     std::uint64_t size_ = 0;
 };
 
-// A file name as a client may give it for an upload: the manifest and report show it.
-bool validUploadName(const std::string& name)
-{
-    return !name.empty() && name.size() <= 4096
-           && std::none_of(name.begin(), name.end(), [](char c) {
-                  return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-              });
-}
-
 // An upload as the stream delivered it: the header, each file in memory, the tokenizer files.
 struct Upload {
     v1::ImportHeader header;
@@ -762,9 +753,10 @@ private:
         while (reader.Read(&chunk)) {
             lastProgress = steadySeconds();
             if (chunk.has_file()) {
-                if (!validUploadName(chunk.file().name()))
-                    return invalidUpload("An uploaded file has no name or one with control "
-                                         "characters; rename it and import again.");
+                if (!dataset::isPlainInputName(chunk.file().name()))
+                    return invalidUpload("An uploaded file's name must be a relative path of "
+                                         "plain parts (no '..', no leading '/', no control "
+                                         "characters); rename it and import again.");
                 auto file = MemoryFile::create(chunk.file().name());
                 if (!file)
                     return Internal::toStatus(file.error());
@@ -1040,7 +1032,7 @@ private:
         trainerArguments.insert(trainerArguments.end(), arguments.begin(), arguments.end());
         v1::TrainEvent event;
         auto status = core::runTrainer(
-            {shared_.options.trainer.string(), "train", std::move(trainerArguments), {}},
+            {shared_.options.trainer.string(), "train", std::move(trainerArguments), {}, {}},
             std::move(keys).value(), [&](std::string_view line) {
                 if (!line.empty() && line.back() == '\n')
                     line.remove_suffix(1);
@@ -1071,13 +1063,24 @@ public:
             return Internal::toStatus(refused ? Error(ErrorCode::Unauthenticated, "Sign in first.")
                                               : refused.error());
         }
-        auto arguments = callerArguments(request->sampler_arguments(), kSamplerOptions);
+        auto given = callerArguments(request->sampler_arguments(), kSamplerOptions);
+        if (!given)
+            return Internal::toStatus(given.error());
+        core::JobPolicy::Sampling limits;
+        Status read = shared_.inGroup([&]() -> Status {
+            limits = shared_.platform.controlPlane().jobs().policy().sampling;
+            return Status::OK;
+        });
+        if (!read.ok())
+            return read;
+        // Within the policy's length and prompt caps (issue #27, item 11).
+        auto arguments = core::samplerArguments(limits, std::move(given).value());
         if (!arguments)
             return Internal::toStatus(arguments.error());
         if (auto trainer = configuredTrainer(); !trainer.ok())
             return trainer;
         if (request->job() != 0)
-            return sampleJob(*context, *request, *arguments, *reply);
+            return sampleJob(*context, *request, *arguments, limits, *reply);
         if (!trainer::isValidRunId(request->run_id()))
             return Internal::toStatus(Error(ErrorCode::InvalidArgument,
                                             "Name a run by the id training printed, e.g. "
@@ -1098,15 +1101,16 @@ public:
         auto keys = trainer::formatTrainerKeys(keks, nullptr, std::span(&signer, 1));
         if (!keys)
             return Internal::toStatus(keys.error());
-        return runSampler(std::move(keys).value(), files->sealed, *lineage, info->id, *arguments,
-                          files->step, *reply);
+        return runSampler(*context, std::move(keys).value(), files->sealed, *lineage, info->id,
+                          *arguments, limits, files->step, *reply);
     }
 
 private:
     // Sample from a job's checkpoint: signed by the worker that trained it (its enrolled key),
     // sealed under the job's own key; the same read release as the dataset's.
     Status sampleJob(const ServerContext& context, const v1::SampleRequest& request,
-                     const std::vector<std::string>& arguments, v1::SampleReply& reply)
+                     const std::vector<std::string>& arguments,
+                     const core::JobPolicy::Sampling& limits, v1::SampleReply& reply)
     {
         std::vector<core::JobCheckpoint> recorded;
         std::map<std::string, std::string> signerPems;
@@ -1166,25 +1170,43 @@ private:
         auto keys = trainer::formatTrainerKeys(keks, nullptr, std::span(&*signer, 1));
         if (!keys)
             return Internal::toStatus(keys.error());
-        return runSampler(std::move(keys).value(), files.sealed, *lineage, info->id, arguments,
-                          static_cast<std::uint64_t>(chosen->step), reply);
+        return runSampler(context, std::move(keys).value(), files.sealed, *lineage, info->id,
+                          arguments, limits, static_cast<std::uint64_t>(chosen->step), reply);
     }
 
     // Runs `sealtrain-train sample` on a checkpoint whose signature was verified (`lineage`) and
-    // whose dataset's release was authorised, checking that it reads exactly that file.
-    Status runSampler(crypto::SecretBytes keys, const std::filesystem::path& sealed,
+    // whose dataset's release was authorised, checking that it reads exactly that file. The
+    // sampler is killed when the caller goes away or after the policy's max_seconds.
+    Status runSampler(const ServerContext& context, crypto::SecretBytes keys,
+                      const std::filesystem::path& sealed,
                       const trainer::CheckpointLineage& lineage, const std::string& datasetId,
-                      const std::vector<std::string>& arguments, std::uint64_t step,
+                      const std::vector<std::string>& arguments,
+                      const core::JobPolicy::Sampling& limits, std::uint64_t step,
                       v1::SampleReply& reply) const
     {
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::seconds(limits.maxSeconds);
+        const auto stopReason = [&]() -> std::optional<std::string> {
+            if (context.IsCancelled())
+                return std::string("The caller went away; the sampler was stopped.");
+            if (std::chrono::steady_clock::now() > deadline)
+                return fmt::format("The sampler ran past the job policy's sampling.max_seconds "
+                                   "({} s) and was stopped; ask for fewer tokens.",
+                                   limits.maxSeconds);
+            return std::nullopt;
+        };
         std::vector<std::string> samplerArguments{
             "--checkpoint",         sealed.string(),       "--expect-checkpoint-sha256",
             lineage.subject.sha256, "--expect-dataset-id", datasetId};
         samplerArguments.insert(samplerArguments.end(), arguments.begin(), arguments.end());
         std::string text;
-        auto status = core::runTrainer(
-            {shared_.options.trainer.string(), "sample", std::move(samplerArguments), {}},
-            std::move(keys), [&](std::string_view line) { text += line; });
+        auto status =
+            core::runTrainer({shared_.options.trainer.string(),
+                              "sample",
+                              std::move(samplerArguments),
+                              {},
+                              stopReason},
+                             std::move(keys), [&](std::string_view line) { text += line; });
         if (!status)
             return Internal::toStatus(status.error());
         if (*status != 0)

@@ -44,8 +44,6 @@ constexpr std::uint32_t kJobKeyVersion = 1;
 constexpr std::size_t kJobKeySize = 32;
 // A checkpoint upload: the sealed file and its envelope.
 constexpr std::size_t kCheckpointFiles = 2;
-// Log lines of one attempt are numbered from attempt * this (their "step" in the metrics table).
-constexpr std::int64_t kLogLinesPerAttempt = 1'000'000'000;
 
 std::string jobKeyId(std::int64_t job)
 {
@@ -381,14 +379,12 @@ public:
             lines.push_back(std::move(line));
         }
         const std::int64_t attempt = request->attempt().attempt();
-        for (int i = 0; i < request->log_lines_size(); ++i) {
-            core::MetricsLine line;
-            line.kind = "log";
-            line.step = attempt * kLogLinesPerAttempt + request->first_log_line() + i;
-            line.json = nlohmann::json(request->log_lines(i))
-                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-            lines.push_back(std::move(line));
-        }
+        auto logs = core::logLines(attempt, request->first_log_line(),
+                                   {request->log_lines().begin(), request->log_lines().end()});
+        if (!logs)
+            return Internal::toStatus(logs.error());
+        lines.insert(lines.end(), std::make_move_iterator(logs->begin()),
+                     std::make_move_iterator(logs->end()));
         return shared_.inGroup([&]() -> Status {
             auto worker = workerOf(*context);
             if (!worker)
@@ -422,16 +418,23 @@ public:
                 std::filesystem::remove_all(folder, ignored);
             }
         } cleanup{incoming};
+        std::optional<v1::JobAttempt> notCurrent;
         auto files = transfer::receiveFiles(
             incoming, kCheckpointFiles, shared_.options.maxCheckpointBytes,
             [&](v1::FileChunk& chunk) { return reader->Read(&chunk); },
             [&](const v1::FileChunk& first) -> Result<void> {
                 auto found = currentOf(*context, first.attempt().job(), first.attempt().attempt());
-                if (!found)
+                if (!found) {
+                    if (found.error().code() == ErrorCode::PermissionDenied)
+                        notCurrent = first.attempt();
                     return found.error();
+                }
                 dispatch = std::move(found).value();
                 return success();
             });
+        if (!files && notCurrent)
+            return refuseCheckpoint(*context, notCurrent->job(), notCurrent->attempt(),
+                                    files.error());
         if (!files)
             return Internal::toStatus(files.error());
         if (!dispatch || files->size() != kCheckpointFiles)
@@ -460,21 +463,28 @@ public:
         // under the job's own key, its plaintext the statement's, of this job and run.
         auto verified = verifyUpload(worker, *dispatch, *named);
         if (!verified)
-            return Internal::toStatus(verified.error());
+            return refuseCheckpoint(*context, dispatch->job.id, dispatch->attempt,
+                                    verified.error());
+        // Moved into place only once the record is accepted (scheduler.h): a refused upload
+        // never replaces a recorded checkpoint's files.
         const auto folder = jobFolder(shared_.platform, dispatch->job.id) / "checkpoints";
-        std::filesystem::create_directories(folder, ec);
-        const trainer::CheckpointFiles kept = trainer::checkpointFiles(folder, named->step);
-        std::filesystem::rename(named->sealed, kept.sealed, ec);
-        if (!ec)
-            std::filesystem::rename(named->envelope, kept.envelope, ec);
-        if (ec)
-            return refused(ErrorCode::Io, "Cannot keep the uploaded checkpoint in the data "
-                                          "directory; check its free space and permissions.");
-        (void)syncFolder(folder);
+        const auto keep = [&]() -> Result<void> {
+            std::error_code failed;
+            std::filesystem::create_directories(folder, failed);
+            const trainer::CheckpointFiles kept = trainer::checkpointFiles(folder, named->step);
+            if (!failed)
+                std::filesystem::rename(named->sealed, kept.sealed, failed);
+            if (!failed)
+                std::filesystem::rename(named->envelope, kept.envelope, failed);
+            if (failed)
+                return Error(ErrorCode::Io, "Cannot keep the uploaded checkpoint in the data "
+                                            "directory; check its free space and permissions.");
+            return syncFolder(folder);
+        };
         core::JobCheckpoint record = std::move(verified).value();
         Status recorded = shared_.inGroup([&]() -> Status {
             return statusOf(
-                shared_.platform.controlPlane().scheduler().recordCheckpoint(worker, record));
+                shared_.platform.controlPlane().scheduler().recordCheckpoint(worker, record, keep));
         });
         if (!recorded.ok())
             return recorded;
@@ -516,6 +526,21 @@ private:
                          "This certificate is not an enrolled worker's; enroll the worker first "
                          "('sealtrain-worker enroll').");
         return worker;
+    }
+
+    // A checkpoint upload refused before it was recorded, audited with the worker as the actor
+    // (issue #27, item 7): forged, of another job, run or dataset, or for an attempt that is not
+    // the caller's.
+    Status refuseCheckpoint(const ServerContext& context, std::int64_t job, std::int64_t attempt,
+                            const Error& why)
+    {
+        return shared_.inGroup([&]() -> Status {
+            auto worker = workerOf(context);
+            if (!worker)
+                return Internal::toStatus(worker.error());
+            return statusOf(shared_.platform.controlPlane().scheduler().refuseCheckpoint(
+                *worker, job, attempt, why));
+        });
     }
 
     // The caller's current attempt at `job` (fenced), outside any group.

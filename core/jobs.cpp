@@ -1,5 +1,5 @@
-// Training jobs (jobs.h): the policy file, the vetting, and each transition of the state machine
-// in one audited transaction (migration 5, docs/formats/database.md).
+// Training jobs (jobs.h): the vetting against the policy (job_policy.h), and each transition of the
+// state machine in one audited transaction (migration 5, docs/formats/database.md).
 #include "sealtrain/core/jobs.h"
 
 #include "audited_transaction.h"
@@ -20,39 +20,6 @@ namespace sealtrain::core {
 namespace {
 
 using Json = nlohmann::json;
-
-constexpr const char* kDefaultPolicy = R"json({
-  "policy_version": 1,
-  "pools": {
-    "cpu": {"classifications": ["public", "internal"]},
-    "gpu": {"classifications": ["public", "internal"]},
-    "gpu-secure": {"classifications": ["public", "internal", "confidential", "phi"]}
-  },
-  "caps": {
-    "nodes": 4,
-    "gpus_per_node": 8,
-    "steps": 1000000,
-    "layers": 48,
-    "width": 8192,
-    "context": 8192,
-    "batch": 4096,
-    "lr": 0.1,
-    "max_restarts": 10,
-    "gpu_hours": 1000
-  },
-  "budgets": {
-    "demo": {"gpu_hours": 10, "alert_at": 0.8}
-  }
-}
-)json";
-
-Error policyError(const std::string& field, const std::string& what)
-{
-    return Error(ErrorCode::InvalidArgument,
-                 fmt::format("The policy field '{}' {}; fix the policy file "
-                             "(docs/formats/job-policy.md).",
-                             field, what));
-}
 
 using internal::fromMilli;
 using internal::isEnded;
@@ -139,28 +106,6 @@ Result<JobRow> readRow(const Statement& row)
     job.earlierMilli = row.integer(24);
     job.attemptEnded = row.integer(25) != 0;
     return job;
-}
-
-Result<std::int64_t> readNumber(const Json& object, const char* field, std::int64_t fallback,
-                                const std::string& path)
-{
-    if (!object.contains(field))
-        return fallback;
-    const Json& value = object[field];
-    if (!value.is_number_integer() || value.get<std::int64_t>() < 0)
-        return policyError(path + "." + field, "must be a whole number from 0");
-    return value.get<std::int64_t>();
-}
-
-Result<double> readReal(const Json& object, const char* field, double fallback,
-                        const std::string& path)
-{
-    if (!object.contains(field))
-        return fallback;
-    const Json& value = object[field];
-    if (!value.is_number() || value.get<double>() < 0.0 || !std::isfinite(value.get<double>()))
-        return policyError(path + "." + field, "must be a number from 0");
-    return value.get<double>();
 }
 
 }  // namespace
@@ -285,71 +230,6 @@ bool JobInfo::vettingPassed() const
                           [](const VettingCheck& check) { return check.ok; });
 }
 
-const char* defaultJobPolicyText() noexcept
-{
-    return kDefaultPolicy;
-}
-
-Result<JobPolicy> parseJobPolicy(std::string_view text)
-{
-    const auto json = Json::parse(text, nullptr, false);
-    if (json.is_discarded() || !json.is_object())
-        return Error(ErrorCode::InvalidArgument,
-                     "The job policy is not a JSON object; fix the policy file "
-                     "(docs/formats/job-policy.md).");
-    for (const auto& item : json.items()) {
-        if (item.key() != "policy_version" && item.key() != "pools" && item.key() != "caps"
-            && item.key() != "budgets")
-            return policyError(item.key(), "is not part of a version 1 policy");
-    }
-    if (json.value("policy_version", 0) != 1)
-        return policyError("policy_version", "must be 1");
-    JobPolicy policy;
-    if (!json.contains("pools") || !json["pools"].is_object())
-        return policyError("pools", "must map each worker pool to what it may see");
-    for (const auto& [pool, rules] : json["pools"].items()) {
-        const std::string path = "pools." + pool;
-        if (!rules.is_object() || !rules.contains("classifications")
-            || !rules["classifications"].is_array())
-            return policyError(path + ".classifications", "must be a list of classifications");
-        std::vector<std::string>& allowed = policy.poolClassifications[pool];
-        for (const auto& label : rules["classifications"]) {
-            if (!label.is_string())
-                return policyError(path + ".classifications", "must hold strings only");
-            allowed.push_back(label.get<std::string>());
-        }
-    }
-    const Json caps = json.value("caps", Json::object());
-    if (!caps.is_object())
-        return policyError("caps", "must be an object");
-    auto& c = policy.caps;
-    SEALTRAIN_ASSIGN(c.nodes, readNumber(caps, "nodes", c.nodes, "caps"));
-    SEALTRAIN_ASSIGN(c.gpusPerNode, readNumber(caps, "gpus_per_node", c.gpusPerNode, "caps"));
-    SEALTRAIN_ASSIGN(c.steps, readNumber(caps, "steps", c.steps, "caps"));
-    SEALTRAIN_ASSIGN(c.layers, readNumber(caps, "layers", c.layers, "caps"));
-    SEALTRAIN_ASSIGN(c.width, readNumber(caps, "width", c.width, "caps"));
-    SEALTRAIN_ASSIGN(c.context, readNumber(caps, "context", c.context, "caps"));
-    SEALTRAIN_ASSIGN(c.batch, readNumber(caps, "batch", c.batch, "caps"));
-    SEALTRAIN_ASSIGN(c.lr, readReal(caps, "lr", c.lr, "caps"));
-    SEALTRAIN_ASSIGN(c.maxRestarts, readNumber(caps, "max_restarts", c.maxRestarts, "caps"));
-    SEALTRAIN_ASSIGN(c.gpuHours, readReal(caps, "gpu_hours", c.gpuHours, "caps"));
-    const Json budgets = json.value("budgets", Json::object());
-    if (!budgets.is_object())
-        return policyError("budgets", "must map projects to budgets");
-    for (const auto& [project, budget] : budgets.items()) {
-        const std::string path = "budgets." + project;
-        if (!budget.is_object())
-            return policyError(path, "must be an object");
-        JobPolicy::Budget b;
-        SEALTRAIN_ASSIGN(b.gpuHours, readReal(budget, "gpu_hours", 0.0, path));
-        SEALTRAIN_ASSIGN(b.alertAt, readReal(budget, "alert_at", b.alertAt, path));
-        if (b.alertAt > 1.0)
-            return policyError(path + ".alert_at", "must be a share from 0 to 1");
-        policy.budgets[project] = b;
-    }
-    return policy;
-}
-
 Jobs::Jobs(AuditedTransactions& gate, JobPolicy policy)
     : gate_(gate)
     , database_(gate.database())
@@ -401,28 +281,7 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
                                       allowed ? "is" : "is not", spec.resources.pool)});
     }
 
-    const auto& caps = policy.caps;
-    std::vector<std::string> over;
-    const auto cap = [&](const char* field, double value, double limit) {
-        if (value > limit)
-            over.push_back(fmt::format("{} {} > {}", field, value, limit));
-    };
-    cap("resources.nodes", static_cast<double>(spec.resources.nodes),
-        static_cast<double>(caps.nodes));
-    cap("resources.gpus_per_node", static_cast<double>(spec.resources.gpusPerNode),
-        static_cast<double>(caps.gpusPerNode));
-    cap("schedule.steps", static_cast<double>(spec.schedule.steps),
-        static_cast<double>(caps.steps));
-    cap("model.layers", static_cast<double>(spec.model.layers), static_cast<double>(caps.layers));
-    cap("model.width", static_cast<double>(spec.model.width), static_cast<double>(caps.width));
-    cap("model.context", static_cast<double>(spec.model.context),
-        static_cast<double>(caps.context));
-    cap("schedule.batch", static_cast<double>(spec.schedule.batch),
-        static_cast<double>(caps.batch));
-    cap("optimizer.lr", spec.optimizer.lr, caps.lr);
-    cap("limits.max_restarts", static_cast<double>(spec.limits.maxRestarts),
-        static_cast<double>(caps.maxRestarts));
-    cap("limits.gpu_hours", spec.limits.gpuHours, caps.gpuHours);
+    const std::vector<std::string> over = capsExceeded(policy.caps, spec);
     checks.push_back({"caps", over.empty(),
                       over.empty()
                           ? std::string("within the policy's caps")
@@ -439,9 +298,14 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
         {spec.project, excludeJob});
     const double held = committed ? fromMilli(*committed) : 0.0;
     const double wanted = held + spec.limits.gpuHours;
-    if (spec.limits.gpuHours <= 0.0) {
+    if (budget == policy.budgets.end()) {
+        // Every project needs a budget, a CPU job's too: no job runs on a project the admin
+        // never accounted for.
+        checks.push_back({"budget", false,
+                          fmt::format("project '{}' has no budget in the policy", spec.project)});
+    } else if (spec.limits.gpuHours <= 0.0) {
         checks.push_back({"budget", true, "uses no GPU hours"});
-    } else if (budget == policy.budgets.end() || budget->second.gpuHours <= 0.0) {
+    } else if (budget->second.gpuHours <= 0.0) {
         checks.push_back(
             {"budget", false, fmt::format("project '{}' has no GPU-hour budget", spec.project)});
     } else {

@@ -10,6 +10,7 @@
 #include "sealtrain/core/permissions.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -344,6 +345,25 @@ Result<Dispatch> Scheduler::current(const WorkerInfo& worker, std::int64_t jobId
     return handed;
 }
 
+Result<std::vector<MetricsLine>> logLines(std::int64_t attempt, std::int64_t firstLine,
+                                          const std::vector<std::string>& texts)
+{
+    if (attempt < 1 || firstLine < 0
+        || firstLine > kLogLinesPerAttempt - static_cast<std::int64_t>(texts.size()))
+        return Error(ErrorCode::InvalidArgument,
+                     fmt::format("Log lines are numbered from 0 to {} within an attempt; send "
+                                 "the attempt's lines with their own numbers.",
+                                 kLogLinesPerAttempt - 1));
+    std::vector<MetricsLine> lines;
+    lines.reserve(texts.size());
+    for (std::size_t i = 0; i < texts.size(); ++i)
+        lines.push_back({"log",
+                         attempt * kLogLinesPerAttempt + firstLine + static_cast<std::int64_t>(i),
+                         nlohmann::json(texts[i]).dump(-1, ' ', false,
+                                                       nlohmann::json::error_handler_t::replace)});
+    return lines;
+}
+
 Result<bool> Scheduler::report(const WorkerInfo& worker, std::int64_t jobId, std::int64_t attempt,
                                const std::vector<MetricsLine>& lines, double gpuHours)
 {
@@ -365,7 +385,7 @@ Result<bool> Scheduler::report(const WorkerInfo& worker, std::int64_t jobId, std
             return transaction.error();
         SEALTRAIN_ASSIGN(job, currentAttempt(database_, worker.id, jobId, attempt, true));
         for (const MetricsLine& line : lines)
-            SEALTRAIN_TRY(database_.run("INSERT OR REPLACE INTO job_metrics (job_id, kind, step, "
+            SEALTRAIN_TRY(database_.run("INSERT OR IGNORE INTO job_metrics (job_id, kind, step, "
                                         "line) VALUES (?, ?, ?, ?)",
                                         {jobId, line.kind, line.step, line.json}));
         // The attempt's running total on top of the earlier attempts': a report sent again
@@ -417,7 +437,8 @@ Result<void> Scheduler::stopForLimit(std::int64_t jobId, std::int64_t attempt,
         });
 }
 
-Result<void> Scheduler::recordCheckpoint(const WorkerInfo& worker, const JobCheckpoint& checkpoint)
+Result<void> Scheduler::recordCheckpoint(const WorkerInfo& worker, const JobCheckpoint& checkpoint,
+                                         const std::function<Result<void>()>& keepFiles)
 {
     if (checkpoint.step < 0 || !isHex64(checkpoint.sealedSha256)
         || !isHex64(checkpoint.plaintextSha256) || !isPlainFileBase(checkpoint.fileBase))
@@ -464,12 +485,28 @@ Result<void> Scheduler::recordCheckpoint(const WorkerInfo& worker, const JobChec
                                          "training and upload the next one.",
                                          checkpoint.jobId, checkpoint.step));
             }
+            SEALTRAIN_TRY(keepFiles());
             return database_.run(
                 "INSERT INTO job_checkpoints (job_id, step, attempt, worker_id, sealed_sha256, "
                 "plaintext_sha256, file_base, recorded) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 {checkpoint.jobId, checkpoint.step, checkpoint.attempt, worker.id,
                  checkpoint.sealedSha256, checkpoint.plaintextSha256, checkpoint.fileBase,
                  gate_.now()});
+        });
+}
+
+Result<void> Scheduler::refuseCheckpoint(const WorkerInfo& worker, std::int64_t jobId,
+                                         std::int64_t attempt, const Error& why)
+{
+    return gate_.performWithoutSession(
+        {"job.checkpoint", "", "", {"job", std::to_string(jobId)}},
+        [&](audit::EntryDraft& draft) -> Result<void> {
+            draft.actor = workerActor(worker);
+            draft.details.push_back(audit::textDetail("worker", worker.name));
+            draft.details.push_back(audit::textDetail("attempt", std::to_string(attempt)));
+            draft.outcome = audit::Outcome::Denied;
+            draft.reason = why.message();
+            return why;
         });
 }
 

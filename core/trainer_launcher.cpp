@@ -10,8 +10,13 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <span>
+#include <thread>
 
 extern char** environ;
 
@@ -172,11 +177,40 @@ Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
     if (launch.onStarted)
         launch.onStarted(static_cast<int>(child));
 
+    // The watcher may kill the child only while it is not yet reaped: `done` is set, under the
+    // lock, before waitpid, so a reused process id is never signalled.
+    std::mutex lock;
+    std::condition_variable changed;
+    bool done = false;
+    std::optional<std::string> stopped;
+    std::thread watcher;
+    if (launch.stopReason) {
+        watcher = std::thread([&] {
+            std::unique_lock held(lock);
+            while (!done && !stopped) {
+                if (changed.wait_for(held, std::chrono::milliseconds(100), [&] { return done; }))
+                    break;
+                stopped = launch.stopReason();
+                if (stopped)
+                    ::kill(child, SIGKILL);
+            }
+        });
+    }
     const auto handed = handOver(keysWrite, keys);
     relayLines(outputRead.fd, onOutput);
+    if (watcher.joinable()) {
+        {
+            const std::lock_guard held(lock);
+            done = true;
+        }
+        changed.notify_all();
+        watcher.join();
+    }
     int status = 0;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
+    if (stopped)
+        return Error(ErrorCode::ResourceExhausted, *stopped);
     if (!handed && !(WIFEXITED(status) && WEXITSTATUS(status) != 0))
         return handed.error();
     if (WIFEXITED(status))

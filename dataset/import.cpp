@@ -8,6 +8,7 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/folder_cleanup.h"
 #include "sealtrain/base/logging.h"
+#include "sealtrain/base/utf8.h"
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/sealed.h"
 
@@ -203,6 +204,27 @@ using SourceFile = InputFile;
 
 }  // namespace
 
+bool isPlainInputName(std::string_view name)
+{
+    constexpr std::size_t kMaxName = 4096;
+    constexpr std::size_t kMaxPart = 255;
+    if (name.empty() || name.size() > kMaxName || !isValidUtf8(name))
+        return false;
+    if (std::any_of(name.begin(), name.end(), [](char c) {
+            return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\';
+        }))
+        return false;
+    std::size_t start = 0;
+    while (start <= name.size()) {
+        const std::size_t end = std::min(name.find('/', start), name.size());
+        const std::string_view part = name.substr(start, end - start);
+        if (part.empty() || part.size() > kMaxPart || part == "." || part == "..")
+            return false;
+        start = end + 1;
+    }
+    return true;
+}
+
 Result<std::vector<InputFile>> listInputFiles(const std::vector<std::filesystem::path>& inputs,
                                               InputFormat format)
 {
@@ -256,6 +278,10 @@ Result<std::vector<SourceFile>> listSources(const ImportOptions& options)
                      "Give one input name per input, or none; the import was not started.");
     std::vector<SourceFile> files;
     for (std::size_t i = 0; i < options.inputs.size(); ++i) {
+        if (!isPlainInputName(options.inputNames[i]))
+            return Error(ErrorCode::InvalidArgument,
+                         "An input's name must be a relative path of plain parts (no '..', no "
+                         "leading '/', no control characters); rename it and import again.");
         std::error_code ec;
         const auto size = std::filesystem::file_size(options.inputs[i], ec);
         if (ec)

@@ -349,7 +349,7 @@ Result<int> launchTrainer(const LaunchSettings& settings, const TrainerRun& run,
         keys.wipe();
         return status;
     }
-    core::TrainerLaunch launch{run.trainer.string(), "train", run.arguments, {}};
+    core::TrainerLaunch launch{run.trainer.string(), "train", run.arguments, {}, {}};
     launch.onStarted = [&control](int pid) { control.setPid(pid); };
     auto status = core::runTrainer(launch, std::move(keys), onLine);
     control.setPid(0);

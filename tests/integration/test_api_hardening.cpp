@@ -186,6 +186,43 @@ private slots:
         QCOMPARE(tooLarge.error().code(), ErrorCode::ResourceExhausted);
     }
 
+    // Issue #27, item 21: a header that understates the upload's size does not get more than
+    // the limit held: the bytes received are counted, whatever the header said.
+    void understatedUploadIsCountedAsItArrives()
+    {
+        const std::filesystem::path file = tmp_.filePath("understated.txt").toStdString();
+        std::ofstream(file) << std::string(2U << 20U, 'x');
+        api::ImportSettings settings;
+        settings.name = "understated";
+        const std::vector<api::UploadFile> files{{file, "understated.txt", 1000}};
+        auto refused = daemon_.as("sam")->importDataset(settings, files, {});
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::ResourceExhausted);
+        QVERIFY2(refused.error().message().find("--max-import-bytes") != std::string::npos,
+                 refused.error().message().c_str());
+    }
+
+    // Issue #27, item 16: the name an uploader gives a file is what the signed manifest
+    // records as its source; a path that climbs out ("../../../etc/shadow") or is absolute is
+    // refused before its bytes are read, and nothing is imported.
+    void uploadedNamesArePlainPaths()
+    {
+        const std::filesystem::path file = tmp_.filePath("shadow.txt").toStdString();
+        std::ofstream(file) << "root:x:0:0\n";
+        for (const std::string name : {"../../../etc/shadow", "/etc/shadow"}) {
+            api::ImportSettings settings;
+            settings.name = "climbing";
+            const std::vector<api::UploadFile> files{{file, name, 11}};
+            auto refused = daemon_.as("sam")->importDataset(settings, files, {});
+            QVERIFY(!refused);
+            QCOMPARE(refused.error().code(), ErrorCode::InvalidArgument);
+        }
+        auto listed = daemon_.as("sam")->listDatasets();
+        QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
+        QVERIFY(std::none_of(listed->begin(), listed->end(),
+                             [](const auto& d) { return d.name == "climbing"; }));
+    }
+
     // Without a certificate, sampling says nothing about which runs or jobs have checkpoints.
     void anonymousSamplingRevealsNothing()
     {
@@ -195,6 +232,27 @@ private slots:
         auto job = daemon_.anonymous()->sampleJob(1, 7, {});
         QVERIFY(!job);
         QCOMPARE(job.error().code(), ErrorCode::Unauthenticated);
+    }
+
+    // Issue #27, item 11: a sampling request is held to the job policy's sampling caps before
+    // anything is looked up: no more tokens than max_length (1,024 by default), no prompt over
+    // max_prompt_bytes (4,096).
+    void samplingIsCappedByThePolicy()
+    {
+        for (const std::vector<std::string>& arguments :
+             {std::vector<std::string>{"--length", "100000"},
+              std::vector<std::string>{"--length=1025"}, std::vector<std::string>{"--length", "-1"},
+              std::vector<std::string>{"--prompt", std::string(4097, 'a')}}) {
+            auto refused = daemon_.as("bob")->sample("run-0123456789abcdef", 0, arguments);
+            QVERIFY(!refused);
+            QCOMPARE(refused.error().code(), ErrorCode::InvalidArgument);
+            QVERIFY2(refused.error().message().find("sampling.max_") != std::string::npos,
+                     refused.error().message().c_str());
+        }
+        // Within the caps the request goes on to the run, which does not exist.
+        auto within = daemon_.as("bob")->sample("run-0123456789abcdef", 0, {"--length", "1024"});
+        QVERIFY(!within);
+        QVERIFY(within.error().code() != ErrorCode::InvalidArgument);
     }
 
     // The enrolment token never goes on the worker's command line, where `ps` shows it.

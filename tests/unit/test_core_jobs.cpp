@@ -33,6 +33,8 @@ private slots:
     void budgetIsEnforced();
     void rolesAndRefusals();
     void policyFile();
+    void everyCostIsCapped();
+    void samplingIsCapped();
 };
 
 using namespace sealtrain;
@@ -479,6 +481,85 @@ void TestCoreJobs::policyFile()
     auto unknown = core::parseJobPolicy(R"({"policy_version": 1, "pools": {}, "extra": 1})");
     QVERIFY(!unknown);
     QVERIFY(unknown.error().message().find("'extra'") != std::string::npos);
+}
+
+// Issue #27, item 12: every field that decides what a job costs is capped by the policy, and a
+// CPU job, which no GPU-hour budget bounds, has its steps capped and needs its project's budget
+// like any other.
+void TestCoreJobs::everyCostIsCapped()
+{
+    World w;
+    auto policy = core::parseJobPolicy(R"({"policy_version": 1,
+        "pools": {"cpu": {"classifications": ["internal"]}},
+        "caps": {"grad_accum": 4, "threads": 2, "cpu_ranks_per_node": 2, "cpu_steps": 50},
+        "budgets": {"demo": {"gpu_hours": 10}}})");
+    QVERIFY2(policy, policy ? "" : policy.error().message().c_str());
+    QCOMPARE(policy->caps.gradAccum, std::int64_t{4});
+    w.jobs().setPolicy(*policy);
+    const auto cpuSpec = [](const std::string& project, const std::string& schedule,
+                            const std::string& resources) {
+        return R"({"spec_version": 1, "name": "costly", "project": ")" + project
+               + R"(", "dataset": "notes", "model": {"layers": 2, "heads": 2, "width": 32, "context": 16}, "schedule": {"batch": 2, )"
+               + schedule + R"(}, "resources": {"pool": "cpu", "device": "cpu", )" + resources
+               + "}}";
+    };
+    auto within =
+        w.jobs().submit(w.session("eve"), cpuSpec("demo", R"("steps": 50, "grad_accum": 4)",
+                                                  R"("threads": 2, "cpu_ranks_per_node": 2)"));
+    QVERIFY2(within, within ? "" : within.error().message().c_str());
+    QCOMPARE(within->state, core::JobState::Vetted);
+    auto over =
+        w.jobs().submit(w.session("eve"), cpuSpec("demo", R"("steps": 51, "grad_accum": 5)",
+                                                  R"("threads": 3, "cpu_ranks_per_node": 3)"));
+    QVERIFY2(over, over ? "" : over.error().message().c_str());
+    QCOMPARE(over->state, core::JobState::Rejected);
+    const std::string detail = check(*over, "caps")->detail;
+    for (const char* field :
+         {"schedule.grad_accum 5 > 4", "resources.threads 3 > 2",
+          "resources.cpu_ranks_per_node 3 > 2", "schedule.steps of a CPU job 51 > 50"})
+        QVERIFY2(detail.find(field) != std::string::npos, detail.c_str());
+    // A project the policy gives no budget runs nothing, a CPU job using no GPU hours included.
+    auto unbudgeted = w.jobs().submit(w.session("eve"),
+                                      cpuSpec("elsewhere", R"("steps": 10)", R"("threads": 1)"));
+    QVERIFY2(unbudgeted, unbudgeted ? "" : unbudgeted.error().message().c_str());
+    QCOMPARE(unbudgeted->state, core::JobState::Rejected);
+    QVERIFY(!check(*unbudgeted, "budget")->ok);
+    QVERIFY2(check(*unbudgeted, "budget")->detail.find("no budget") != std::string::npos,
+             check(*unbudgeted, "budget")->detail.c_str());
+}
+
+// Issue #27, item 11: a sampling request is held to the policy: --length within max_length
+// (given the sampler's default when absent), the prompt within max_prompt_bytes.
+void TestCoreJobs::samplingIsCapped()
+{
+    core::JobPolicy::Sampling limits;
+    limits.maxLength = 100;
+    limits.maxPromptBytes = 8;
+    const auto given = [&](std::vector<std::string> arguments) {
+        return core::samplerArguments(limits, std::move(arguments));
+    };
+    QCOMPARE(given({"--prompt", "hi"}).value(),
+             (std::vector<std::string>{"--prompt", "hi", "--length", "100"}));
+    limits.maxLength = 1000;
+    QCOMPARE(given({}).value(), (std::vector<std::string>{"--length", "200"}));
+    QVERIFY(given({"--length", "1000"}));
+    QVERIFY(given({"--length=0", "--prompt=12345678"}));
+    for (const std::vector<std::string>& refused : {std::vector<std::string>{"--length", "1001"},
+                                                    {"--length=1001"},
+                                                    {"--length", "-1"},
+                                                    {"--length", "12x"},
+                                                    {"--length", ""},
+                                                    {"--length", "10", "--length", "5000"},
+                                                    {"--prompt", "123456789"}}) {
+        auto result = given(refused);
+        QVERIFY(!result);
+        QCOMPARE(result.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY(isOneSentence(result.error().message()));
+    }
+    auto policy = core::parseJobPolicy(
+        R"({"policy_version": 1, "pools": {}, "sampling": {"max_length": 0}})");
+    QVERIFY(!policy);
+    QVERIFY(policy.error().message().find("'sampling'") != std::string::npos);
 }
 
 QTEST_GUILESS_MAIN(TestCoreJobs)

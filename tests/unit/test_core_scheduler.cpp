@@ -81,6 +81,18 @@ core::JobCheckpoint checkpointAt(std::int64_t job, std::int64_t step, std::int64
             0};
 }
 
+// How often recordCheckpoint moved a checkpoint's files into place (the test's keepFiles).
+int gKept = 0;
+
+Result<void> recorded(WorkerWorld& w, const core::WorkerInfo& worker,
+                      const core::JobCheckpoint& checkpoint)
+{
+    return w.scheduler().recordCheckpoint(worker, checkpoint, []() -> Result<void> {
+        ++gKept;
+        return success();
+    });
+}
+
 }  // namespace
 
 void TestCoreScheduler::queueNeedsApprovalOfTheCurrentSpec()
@@ -252,7 +264,7 @@ void TestCoreScheduler::fencingRefusesAnOldAttempt()
 
     QCOMPARE(taken(w, n1).attempt, std::int64_t{2});
     verifyFenced(w.scheduler().report(n1, id, 1, {{"step", 5, R"({"step": 5})"}}, 3.0));
-    verifyFenced(w.scheduler().recordCheckpoint(n1, checkpointAt(id, 5, 1)));
+    verifyFenced(recorded(w, n1, checkpointAt(id, 5, 1)));
     QCOMPARE(w.last().action, std::string("job.checkpoint"));
     QCOMPARE(w.last().outcome, audit::Outcome::Denied);
     verifyFenced(w.scheduler().finish(n1, id, 1, true, 3.0, ""));
@@ -348,9 +360,36 @@ void TestCoreScheduler::metricsAndGpuHoursCountOnce()
     QCOMPARE(w.last().outcome, audit::Outcome::Denied);
     QCOMPARE(w.job(id).gpuHoursUsed, 1.0);
 
-    // A second attempt's total adds to the first's, also when sent twice.
+    // Log lines are numbered within their attempt; a number outside it (one that would name
+    // another attempt's line) is refused.
+    auto logs = core::logLines(1, 0, {"first", "second"});
+    QVERIFY(logs);
+    QCOMPARE(w.scheduler().report(worker, id, 1, *logs, 1.0).value(), false);
+    for (const std::int64_t first : {std::int64_t{-1}, core::kLogLinesPerAttempt - 1}) {
+        auto outside = core::logLines(2, first, {"a", "b"});
+        QVERIFY(!outside);
+        QCOMPARE(outside.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY(isOneSentence(outside.error().message()));
+    }
+
+    // A second attempt's total adds to the first's, also when sent twice; what the first
+    // attempt reported stays as it was (issue #27, item 18): its metrics and its log lines.
     QVERIFY(w.scheduler().releaseWorker(worker.id, "restart"));
     QCOMPARE(taken(w, worker).attempt, std::int64_t{2});
+    QCOMPARE(w.scheduler()
+                 .report(worker, id, 2, {{"step", 2, R"({"kind":"step","step":2,"x":1})"}}, 0.0)
+                 .value(),
+             false);
+    const auto kept = w.scheduler().metrics(w.session("eve"), id, 0).value();
+    QCOMPARE(kept.size(), std::size_t{5});
+    QCOMPARE(kept[2].json, lines[0].json);
+    QCOMPARE(kept[3].json, std::string(R"("first")"));
+    QCOMPARE(kept[3].step, core::kLogLinesPerAttempt);
+    QCOMPARE(
+        w.scheduler().report(worker, id, 2, core::logLines(2, 0, {"later"}).value(), 0.0).value(),
+        false);
+    QCOMPARE(w.scheduler().metrics(w.session("eve"), id, 0).value()[3].json,
+             std::string(R"("first")"));
     QCOMPARE(w.scheduler().report(worker, id, 2, {}, 0.5).value(), false);
     QCOMPARE(w.scheduler().report(worker, id, 2, {}, 0.5).value(), false);
     QCOMPARE(w.job(id).gpuHoursUsed, 1.5);
@@ -372,7 +411,7 @@ void TestCoreScheduler::cancelWhileRunningStaysCancelled()
     QCOMPARE(cancelled->state, core::JobState::Cancelled);
     QCOMPARE(w.scheduler().jobsToStop(worker.id).value(), std::vector<std::int64_t>{id});
     QCOMPARE(w.scheduler().report(worker, id, 1, {}, 0.5).value(), true);
-    verifyFenced(w.scheduler().recordCheckpoint(worker, checkpointAt(id, 5, 1)));
+    verifyFenced(recorded(w, worker, checkpointAt(id, 5, 1)));
 
     auto finished = w.scheduler().finish(worker, id, 1, true, 0.7, "");
     QVERIFY2(finished, finished ? "" : finished.error().message().c_str());
@@ -391,7 +430,9 @@ void TestCoreScheduler::checkpointsRecordedNewestFirst()
     const auto id = w.queuedJob("saved", "notes", "cpu");
     QVERIFY(!w.scheduler().newestCheckpoint(id).value());
     taken(w, worker);
-    QVERIFY(w.scheduler().recordCheckpoint(worker, checkpointAt(id, 100, 1)));
+    gKept = 0;
+    QVERIFY(recorded(w, worker, checkpointAt(id, 100, 1)));
+    QCOMPARE(gKept, 1);
     const auto entry = w.last();
     QCOMPARE(entry.action, std::string("job.checkpoint"));
     QCOMPARE(entry.outcome, audit::Outcome::Ok);
@@ -400,7 +441,7 @@ void TestCoreScheduler::checkpointsRecordedNewestFirst()
     QCOMPARE(testing::detailOf(entry, "sealed_sha256"), std::string(64, 'a'));
     QCOMPARE(testing::detailOf(entry, "plaintext_sha256"), std::string(64, 'b'));
     QCOMPARE(testing::detailOf(entry, "worker"), std::string("n1"));
-    QVERIFY(w.scheduler().recordCheckpoint(worker, checkpointAt(id, 200, 1, 'c')));
+    QVERIFY(recorded(w, worker, checkpointAt(id, 200, 1, 'c')));
 
     const auto newest = w.scheduler().newestCheckpoint(id).value();
     QVERIFY(newest);
@@ -411,21 +452,27 @@ void TestCoreScheduler::checkpointsRecordedNewestFirst()
     QCOMPARE(all.size(), std::size_t{2});
     QCOMPARE(all.front().step, std::int64_t{100});
 
-    // Uploaded again after a reconnect: acknowledged, once in the log.
+    // Uploaded again after a reconnect: acknowledged, once in the log, its files left alone.
+    QCOMPARE(gKept, 2);
     const auto size = w.auditSize();
-    QVERIFY(w.scheduler().recordCheckpoint(worker, checkpointAt(id, 200, 1, 'c')));
+    QVERIFY(recorded(w, worker, checkpointAt(id, 200, 1, 'c')));
     QCOMPARE(w.auditSize(), size);
-    auto other = w.scheduler().recordCheckpoint(worker, checkpointAt(id, 200, 1, 'd'));
+    QCOMPARE(gKept, 2);
+    // Another checkpoint of a recorded step is refused, audited, and its files are never moved
+    // over the recorded one's (issue #27, item 18).
+    auto other = recorded(w, worker, checkpointAt(id, 200, 1, 'd'));
     QVERIFY(!other);
     QCOMPARE(other.error().code(), ErrorCode::AlreadyExists);
+    QCOMPARE(gKept, 2);
+    QCOMPARE(w.last().action, std::string("job.checkpoint"));
+    QCOMPARE(w.last().outcome, audit::Outcome::Failed);
+    QCOMPARE(w.scheduler().newestCheckpoint(id).value()->sealedSha256, std::string(64, 'c'));
     auto badDigest = checkpointAt(id, 300, 1);
     badDigest.sealedSha256 = "ABC";
-    QCOMPARE(w.scheduler().recordCheckpoint(worker, badDigest).error().code(),
-             ErrorCode::InvalidArgument);
+    QCOMPARE(recorded(w, worker, badDigest).error().code(), ErrorCode::InvalidArgument);
     auto badName = checkpointAt(id, 300, 1);
     badName.fileBase = "../outside";
-    QCOMPARE(w.scheduler().recordCheckpoint(worker, badName).error().code(),
-             ErrorCode::InvalidArgument);
+    QCOMPARE(recorded(w, worker, badName).error().code(), ErrorCode::InvalidArgument);
     QCOMPARE(w.scheduler().checkpoints(id).value().size(), std::size_t{2});
 }
 

@@ -12,7 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 using namespace sealtrain;
@@ -38,6 +41,7 @@ class TestCoreTrainerLauncher : public QObject {
 
 private slots:
     void childInheritsNothingButItsPipes();
+    void stopReasonKillsTheChild();
 };
 
 void TestCoreTrainerLauncher::childInheritsNothingButItsPipes()
@@ -75,7 +79,7 @@ void TestCoreTrainerLauncher::childInheritsNothingButItsPipes()
     auto keys =
         crypto::SecretBytes::fromBytes({reinterpret_cast<const std::uint8_t*>("the-keys"), 8});
     QVERIFY(keys);
-    auto status = core::runTrainer({"/bin/sh", probe, {}, {}}, std::move(keys).value(),
+    auto status = core::runTrainer({"/bin/sh", probe, {}, {}, {}}, std::move(keys).value(),
                                    [&](std::string_view line) { output += line; });
 
     ::sigaction(SIGPIPE, &previousPipe, nullptr);
@@ -110,6 +114,40 @@ void TestCoreTrainerLauncher::childInheritsNothingButItsPipes()
                          .split(' ', Qt::SkipEmptyParts);
     QVERIFY2(fds.contains("3"), qPrintable(report));
     QVERIFY2(!fds.contains(QString::number(leaked)), qPrintable(report));
+}
+
+// Issue #27, item 11: a sampler whose caller went away (or that ran past its time) is killed,
+// not left running: the launcher asks stopReason while the child runs, kills it once it answers,
+// and fails with that reason; the child is gone when runTrainer returns.
+void TestCoreTrainerLauncher::stopReasonKillsTheChild()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const std::string sleeper = tmp.filePath("sleeper.sh").toStdString();
+    const std::string marker = tmp.filePath("ran-to-the-end").toStdString();
+    std::ofstream(sleeper) << "#!/bin/sh\necho \"pid=$$\"\nsleep 3 </dev/null >/dev/null 2>&1\n"
+                           << "echo late > " << marker << "\n";
+    QCOMPARE(::chmod(sleeper.c_str(), 0700), 0);
+    std::string output;
+    int asked = 0;
+    core::TrainerLaunch launch{"/bin/sh", sleeper, {}, {}, [&]() -> std::optional<std::string> {
+                                   if (++asked < 3)
+                                       return std::nullopt;
+                                   return std::string("The caller went away.");
+                               }};
+    auto keys = crypto::SecretBytes::fromBytes({reinterpret_cast<const std::uint8_t*>("k"), 1});
+    QVERIFY(keys);
+    auto status = core::runTrainer(launch, std::move(keys).value(),
+                                   [&](std::string_view line) { output += line; });
+    QVERIFY(!status);
+    QCOMPARE(status.error().code(), ErrorCode::ResourceExhausted);
+    QCOMPARE(status.error().message(), std::string("The caller went away."));
+    QCOMPARE(asked, 3);
+    const auto pid = QRegularExpression("pid=([0-9]+)").match(QString::fromStdString(output));
+    QVERIFY2(pid.hasMatch(), output.c_str());
+    QCOMPARE(::kill(static_cast<pid_t>(pid.captured(1).toInt()), 0), -1);
+    QCOMPARE(errno, ESRCH);
+    QVERIFY2(!std::filesystem::exists(marker), "the stand-in ran to its end: it was not killed");
 }
 
 QTEST_APPLESS_MAIN(TestCoreTrainerLauncher)

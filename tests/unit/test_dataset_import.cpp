@@ -308,6 +308,34 @@ private slots:
         QCOMPARE(std::distance(fs::directory_iterator(o.outputRoot), fs::directory_iterator()), 1);
     }
 
+    // The names an uploader gives its inputs are recorded in the signed manifest only when they
+    // are plain relative paths (issue #27, item 16): "../../../etc/shadow" is refused, names
+    // nothing, and leaves nothing behind.
+    void uploadedNamesArePlainPaths()
+    {
+        const fs::path input = root_ / "named-src" / "in.txt";
+        writeFile(input, "one record\n");
+        for (const std::string& bad : std::vector<std::string>{
+                 "../../../etc/shadow", "/etc/shadow", "a/../b", "./a", "a//b", "a/", "", "a\\b",
+                 "a\x1b[2Jb", "bad \xc3\x28 utf8", std::string(256, 'x')}) {
+            QVERIFY2(!isPlainInputName(bad), bad.c_str());
+            auto o = options(input, InputFormat::TextRecords, "named-out");
+            o.inputNames = {bad};
+            auto result = importDataset(o, bytes_, kek_);
+            QVERIFY2(!result, bad.c_str());
+            QCOMPARE(result.error().code(), ErrorCode::InvalidArgument);
+            QVERIFY(isOneSentence(result.error().message()));
+            QVERIFY(fs::is_empty(o.outputRoot));
+        }
+        for (const std::string& good :
+             std::vector<std::string>{"in.txt", "folder/inner/in.txt", "na\xc3\xafve.txt",
+                                      std::string(255, 'x') + "/" + std::string(255, 'y')})
+            QVERIFY2(isPlainInputName(good), good.c_str());
+        auto o = options(input, InputFormat::TextRecords, "named-out");
+        o.inputNames = {"folder/inner/in.txt"};
+        QCOMPARE(importOk(o).manifest.sources.at(0).path, std::string("folder/inner/in.txt"));
+    }
+
     // An input file the importer can not read is reported, named, and the rest imported. Root
     // reads every file whatever its mode (CI runs as root), so there the import runs in a child
     // process as the unprivileged user nobody: the check runs everywhere, never skipped.

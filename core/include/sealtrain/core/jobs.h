@@ -8,6 +8,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/job_policy.h"
 #include "sealtrain/core/job_spec.h"
 
 #include <cstdint>
@@ -17,35 +18,6 @@
 #include <vector>
 
 namespace sealtrain::core {
-
-// What the admin decides in the policy file (docs/formats/job-policy.md; the default is
-// resources/job-policy.json): which classifications each worker pool may see, caps on resources
-// and hyper-parameters, and GPU-hour budgets per project.
-struct JobPolicy {
-    std::map<std::string, std::vector<std::string>> poolClassifications;
-    struct Caps {
-        std::int64_t nodes = 1;
-        std::int64_t gpusPerNode = 8;
-        std::int64_t steps = 1'000'000;
-        std::int64_t layers = 48;
-        std::int64_t width = 8192;
-        std::int64_t context = 8192;
-        std::int64_t batch = 4096;
-        double lr = 0.1;
-        std::int64_t maxRestarts = 10;
-        double gpuHours = 1000.0;
-    } caps;
-    struct Budget {
-        double gpuHours = 0.0;
-        double alertAt = 0.8;  // share of the budget at which vetting warns
-    };
-    std::map<std::string, Budget> budgets;  // by project; a project without one has none
-};
-
-// Parses a policy file (JSON); InvalidArgument naming the field otherwise.
-[[nodiscard]] Result<JobPolicy> parseJobPolicy(std::string_view text);
-// The policy a data directory starts with (the same text as resources/job-policy.json).
-[[nodiscard]] const char* defaultJobPolicyText() noexcept;
 
 enum class JobState {
     Submitted,
@@ -103,6 +75,7 @@ public:
     Jobs(AuditedTransactions& gate, JobPolicy policy);
 
     void setPolicy(JobPolicy policy);
+    [[nodiscard]] const JobPolicy& policy() const noexcept { return policy_; }
 
     // job.submit in the spec's project. The spec is parsed (InvalidArgument naming the field,
     // audited as failed) and vetted at once: the job is vetted, or rejected with the report.

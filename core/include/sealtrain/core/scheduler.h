@@ -18,6 +18,7 @@
 #include "sealtrain/core/workers.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -54,13 +55,24 @@ struct JobCheckpoint {
     std::int64_t recorded = 0;
 };
 
-// One metrics line of a job (JSON, as the trainer wrote it). Stored once per (kind, step): a
-// line sent again after a reconnect, or recomputed by a resumed attempt, replaces the same row.
+// One metrics line of a job (JSON, as the trainer wrote it). Stored once per (kind, step), and
+// never replaced: a line sent again after a reconnect, or recomputed by a resumed attempt,
+// leaves the row that was recorded first (a later attempt can not rewrite an earlier one's).
 struct MetricsLine {
     std::string kind;  // the line's "kind" ("step", "checkpoint", "end", ...)
     std::int64_t step = 0;
     std::string json;
 };
+
+// Each attempt's log lines are numbered from 0 by its worker and stored as lines of kind "log"
+// at step attempt * kLogLinesPerAttempt + number, so that attempts never share a step.
+inline constexpr std::int64_t kLogLinesPerAttempt = 1'000'000'000;
+
+// The log lines `texts` of `attempt`, the first numbered `firstLine`, as metrics lines (each
+// text stored as a JSON string). InvalidArgument when a number falls outside 0 to
+// kLogLinesPerAttempt - 1, where it would name another attempt's line.
+[[nodiscard]] Result<std::vector<MetricsLine>>
+logLines(std::int64_t attempt, std::int64_t firstLine, const std::vector<std::string>& texts);
 
 class Scheduler final {
 public:
@@ -88,9 +100,18 @@ public:
                                       std::int64_t attempt, const std::vector<MetricsLine>& lines,
                                       double gpuHours);
     // Records a verified checkpoint (job.checkpoint, actor the worker, with its digests).
-    // AlreadyExists is not an error: the same step's checkpoint uploaded again is acknowledged.
+    // `keepFiles` moves its files into place; it runs only once every check has passed (the
+    // attempt is current, no other checkpoint of that step is recorded), so a refused upload
+    // never touches a recorded checkpoint's files. The same checkpoint uploaded again is
+    // acknowledged without a new entry and without `keepFiles`.
     [[nodiscard]] Result<void> recordCheckpoint(const WorkerInfo& worker,
-                                                const JobCheckpoint& checkpoint);
+                                                const JobCheckpoint& checkpoint,
+                                                const std::function<Result<void>()>& keepFiles);
+    // Audits a checkpoint upload refused before it could be recorded (job.checkpoint, denied,
+    // actor the worker, `why` as the reason: a forged or foreign checkpoint, an attempt that is
+    // not the worker's) and returns `why`.
+    [[nodiscard]] Result<void> refuseCheckpoint(const WorkerInfo& worker, std::int64_t jobId,
+                                                std::int64_t attempt, const Error& why);
     // The newest recorded checkpoint of a job, to resume from; nullopt when none.
     [[nodiscard]] Result<std::optional<JobCheckpoint>> newestCheckpoint(std::int64_t jobId);
     // Every recorded checkpoint of a job, oldest first.

@@ -10,6 +10,7 @@
 #include "sealtrain/crypto/secret_bytes.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,12 +24,16 @@ struct TrainerLaunch {
     // Given the trainer's process id once it started (a worker stops it on a cancellation);
     // the process may be signalled until runTrainer returns, never after.
     std::function<void(int pid)> onStarted;
+    // Asked about every 100 ms while the trainer runs; once it returns a reason, the trainer
+    // is killed (SIGKILL) and runTrainer fails with ResourceExhausted and that reason (a
+    // sampling call whose caller went away, or that ran past the policy's time). Empty: never.
+    std::function<std::optional<std::string>()> stopReason;
 };
 
 // Runs the trainer to its end, handing it `keys` (wiped once written) and passing its output to
 // `onOutput`, a line at a time with its newline (the last piece may lack one). Returns the
-// trainer's exit status; an error when it could not start, was killed by a signal, or exited
-// successfully without reading its keys.
+// trainer's exit status; an error when it could not start, was killed by a signal (or by
+// `stopReason`), or exited successfully without reading its keys.
 [[nodiscard]] Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
                                      const std::function<void(std::string_view)>& onOutput);
 

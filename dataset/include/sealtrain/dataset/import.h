@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sealtrain::dataset {
@@ -79,6 +80,12 @@ struct InputFile {
     std::string displayName;  // "folder/inner/file" for a file found in a folder given as input
     std::uint64_t size = 0;
 };
+
+// Whether `name` may be recorded as an input's name in a manifest: a relative path of 1 to 4,096
+// bytes of UTF-8 whose '/'-separated parts are each 1 to 255 bytes, none "." or "..", with no
+// control character or backslash. An uploader chooses these names; a manifest never records
+// "../../etc/shadow" or "/etc/shadow" as where its data came from.
+[[nodiscard]] bool isPlainInputName(std::string_view name);
 
 // The files `inputs` name: files as given, folders walked recursively in sorted order, regular
 // files only (no symbolic links), fortune indexes (*.dat) left out for the fortune format. A

@@ -1,0 +1,68 @@
+// The job policy an admin edits (docs/formats/job-policy.md; the default is
+// resources/job-policy.json): which classifications each worker pool may see, caps on resources
+// and hyper-parameters, GPU-hour budgets per project, and the limits of sampling a model. Every
+// field a job or a sampling request sets that decides what it costs is capped here.
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/core/job_spec.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sealtrain::core {
+
+// What `sealtrain-train sample` generates when the caller names no --length.
+inline constexpr std::int64_t kDefaultSampleLength = 200;
+
+struct JobPolicy {
+    std::map<std::string, std::vector<std::string>> poolClassifications;
+    struct Caps {
+        std::int64_t nodes = 1;
+        std::int64_t gpusPerNode = 8;
+        std::int64_t steps = 1'000'000;
+        std::int64_t layers = 48;
+        std::int64_t width = 8192;
+        std::int64_t context = 8192;
+        std::int64_t batch = 4096;
+        double lr = 0.1;
+        std::int64_t maxRestarts = 10;
+        double gpuHours = 1000.0;
+        std::int64_t gradAccum = 64;
+        std::int64_t threads = 64;          // per rank
+        std::int64_t cpuRanksPerNode = 64;  // of a CPU job
+        std::int64_t cpuSteps = 100'000;    // a CPU job's steps (no GPU-hour budget bounds it)
+    } caps;
+    struct Budget {
+        double gpuHours = 0.0;
+        double alertAt = 0.8;  // share of the budget at which vetting warns
+    };
+    std::map<std::string, Budget> budgets;  // by project; a project without one has none
+    // Sampling a trained model on the control plane (Sample): what one request may ask for,
+    // and how long its sampler may run before it is stopped.
+    struct Sampling {
+        std::int64_t maxLength = 1024;  // tokens generated
+        std::int64_t maxPromptBytes = 4096;
+        std::int64_t maxSeconds = 120;
+    } sampling;
+};
+
+// Parses a policy file (JSON); InvalidArgument naming the field otherwise.
+[[nodiscard]] Result<JobPolicy> parseJobPolicy(std::string_view text);
+// The policy a data directory starts with (the same text as resources/job-policy.json).
+[[nodiscard]] const char* defaultJobPolicyText() noexcept;
+
+// Each field of `spec` over its cap, as "field value > cap"; empty when none is.
+[[nodiscard]] std::vector<std::string> capsExceeded(const JobPolicy::Caps& caps,
+                                                    const JobSpec& spec);
+
+// The sampler's arguments (as `sealtrain-train sample` takes them) within `limits`: a --length
+// from 0 to max_length (added, the sampler's default or the cap if lower, when absent) and a
+// --prompt of at most max_prompt_bytes; InvalidArgument naming the limit otherwise.
+[[nodiscard]] Result<std::vector<std::string>> samplerArguments(const JobPolicy::Sampling& limits,
+                                                                std::vector<std::string> arguments);
+
+}  // namespace sealtrain::core

@@ -1,0 +1,231 @@
+// The job policy (job_policy.h): the file an admin edits, its defaults, and the caps and
+// sampling limits it sets (docs/formats/job-policy.md).
+#include "sealtrain/core/job_policy.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace sealtrain::core {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kDefaultPolicy = R"json({
+  "policy_version": 1,
+  "pools": {
+    "cpu": {"classifications": ["public", "internal"]},
+    "gpu": {"classifications": ["public", "internal"]},
+    "gpu-secure": {"classifications": ["public", "internal", "confidential", "phi"]}
+  },
+  "caps": {
+    "nodes": 4,
+    "gpus_per_node": 8,
+    "steps": 1000000,
+    "layers": 48,
+    "width": 8192,
+    "context": 8192,
+    "batch": 4096,
+    "lr": 0.1,
+    "max_restarts": 10,
+    "gpu_hours": 1000,
+    "grad_accum": 64,
+    "threads": 64,
+    "cpu_ranks_per_node": 64,
+    "cpu_steps": 100000
+  },
+  "sampling": {"max_length": 1024, "max_prompt_bytes": 4096, "max_seconds": 120},
+  "budgets": {
+    "demo": {"gpu_hours": 10, "alert_at": 0.8}
+  }
+}
+)json";
+
+Error policyError(const std::string& field, const std::string& what)
+{
+    return Error(ErrorCode::InvalidArgument,
+                 fmt::format("The policy field '{}' {}; fix the policy file "
+                             "(docs/formats/job-policy.md).",
+                             field, what));
+}
+
+Result<std::int64_t> readNumber(const Json& object, const char* field, std::int64_t fallback,
+                                const std::string& path)
+{
+    if (!object.contains(field))
+        return fallback;
+    const Json& value = object[field];
+    if (!value.is_number_integer() || value.get<std::int64_t>() < 0)
+        return policyError(path + "." + field, "must be a whole number from 0");
+    return value.get<std::int64_t>();
+}
+
+Result<double> readReal(const Json& object, const char* field, double fallback,
+                        const std::string& path)
+{
+    if (!object.contains(field))
+        return fallback;
+    const Json& value = object[field];
+    if (!value.is_number() || value.get<double>() < 0.0 || !std::isfinite(value.get<double>()))
+        return policyError(path + "." + field, "must be a number from 0");
+    return value.get<double>();
+}
+
+// The value of `--name` in arguments as "--name=value" or "--name value"; nullopt when absent.
+std::optional<std::string> optionValue(const std::vector<std::string>& arguments,
+                                       std::string_view name)
+{
+    std::optional<std::string> value;
+    for (std::size_t i = 0; i < arguments.size(); ++i) {
+        const std::string& argument = arguments[i];
+        if (argument == name && i + 1 < arguments.size())
+            value = arguments[++i];
+        else if (argument.size() > name.size() && argument.starts_with(name)
+                 && argument[name.size()] == '=')
+            value = argument.substr(name.size() + 1);
+    }
+    return value;
+}
+
+}  // namespace
+
+const char* defaultJobPolicyText() noexcept
+{
+    return kDefaultPolicy;
+}
+
+Result<JobPolicy> parseJobPolicy(std::string_view text)
+{
+    const auto json = Json::parse(text, nullptr, false);
+    if (json.is_discarded() || !json.is_object())
+        return Error(ErrorCode::InvalidArgument,
+                     "The job policy is not a JSON object; fix the policy file "
+                     "(docs/formats/job-policy.md).");
+    for (const auto& item : json.items()) {
+        if (item.key() != "policy_version" && item.key() != "pools" && item.key() != "caps"
+            && item.key() != "budgets" && item.key() != "sampling")
+            return policyError(item.key(), "is not part of a version 1 policy");
+    }
+    if (json.value("policy_version", 0) != 1)
+        return policyError("policy_version", "must be 1");
+    JobPolicy policy;
+    if (!json.contains("pools") || !json["pools"].is_object())
+        return policyError("pools", "must map each worker pool to what it may see");
+    for (const auto& [pool, rules] : json["pools"].items()) {
+        const std::string path = "pools." + pool;
+        if (!rules.is_object() || !rules.contains("classifications")
+            || !rules["classifications"].is_array())
+            return policyError(path + ".classifications", "must be a list of classifications");
+        std::vector<std::string>& allowed = policy.poolClassifications[pool];
+        for (const auto& label : rules["classifications"]) {
+            if (!label.is_string())
+                return policyError(path + ".classifications", "must hold strings only");
+            allowed.push_back(label.get<std::string>());
+        }
+    }
+    const Json caps = json.value("caps", Json::object());
+    if (!caps.is_object())
+        return policyError("caps", "must be an object");
+    auto& c = policy.caps;
+    SEALTRAIN_ASSIGN(c.nodes, readNumber(caps, "nodes", c.nodes, "caps"));
+    SEALTRAIN_ASSIGN(c.gpusPerNode, readNumber(caps, "gpus_per_node", c.gpusPerNode, "caps"));
+    SEALTRAIN_ASSIGN(c.steps, readNumber(caps, "steps", c.steps, "caps"));
+    SEALTRAIN_ASSIGN(c.layers, readNumber(caps, "layers", c.layers, "caps"));
+    SEALTRAIN_ASSIGN(c.width, readNumber(caps, "width", c.width, "caps"));
+    SEALTRAIN_ASSIGN(c.context, readNumber(caps, "context", c.context, "caps"));
+    SEALTRAIN_ASSIGN(c.batch, readNumber(caps, "batch", c.batch, "caps"));
+    SEALTRAIN_ASSIGN(c.lr, readReal(caps, "lr", c.lr, "caps"));
+    SEALTRAIN_ASSIGN(c.maxRestarts, readNumber(caps, "max_restarts", c.maxRestarts, "caps"));
+    SEALTRAIN_ASSIGN(c.gpuHours, readReal(caps, "gpu_hours", c.gpuHours, "caps"));
+    SEALTRAIN_ASSIGN(c.gradAccum, readNumber(caps, "grad_accum", c.gradAccum, "caps"));
+    SEALTRAIN_ASSIGN(c.threads, readNumber(caps, "threads", c.threads, "caps"));
+    SEALTRAIN_ASSIGN(c.cpuRanksPerNode,
+                     readNumber(caps, "cpu_ranks_per_node", c.cpuRanksPerNode, "caps"));
+    SEALTRAIN_ASSIGN(c.cpuSteps, readNumber(caps, "cpu_steps", c.cpuSteps, "caps"));
+    const Json sampling = json.value("sampling", Json::object());
+    if (!sampling.is_object())
+        return policyError("sampling", "must be an object");
+    auto& s = policy.sampling;
+    SEALTRAIN_ASSIGN(s.maxLength, readNumber(sampling, "max_length", s.maxLength, "sampling"));
+    SEALTRAIN_ASSIGN(s.maxPromptBytes,
+                     readNumber(sampling, "max_prompt_bytes", s.maxPromptBytes, "sampling"));
+    SEALTRAIN_ASSIGN(s.maxSeconds, readNumber(sampling, "max_seconds", s.maxSeconds, "sampling"));
+    if (s.maxLength < 1 || s.maxSeconds < 1)
+        return policyError("sampling", "must allow at least one token and one second");
+    const Json budgets = json.value("budgets", Json::object());
+    if (!budgets.is_object())
+        return policyError("budgets", "must map projects to budgets");
+    for (const auto& [project, budget] : budgets.items()) {
+        const std::string path = "budgets." + project;
+        if (!budget.is_object())
+            return policyError(path, "must be an object");
+        JobPolicy::Budget b;
+        SEALTRAIN_ASSIGN(b.gpuHours, readReal(budget, "gpu_hours", 0.0, path));
+        SEALTRAIN_ASSIGN(b.alertAt, readReal(budget, "alert_at", b.alertAt, path));
+        if (b.alertAt > 1.0)
+            return policyError(path + ".alert_at", "must be a share from 0 to 1");
+        policy.budgets[project] = b;
+    }
+    return policy;
+}
+
+std::vector<std::string> capsExceeded(const JobPolicy::Caps& caps, const JobSpec& spec)
+{
+    std::vector<std::string> over;
+    const auto cap = [&](const char* field, double value, double limit) {
+        if (value > limit)
+            over.push_back(fmt::format("{} {} > {}", field, value, limit));
+    };
+    const auto whole = [](std::int64_t value) { return static_cast<double>(value); };
+    cap("resources.nodes", whole(spec.resources.nodes), whole(caps.nodes));
+    cap("resources.gpus_per_node", whole(spec.resources.gpusPerNode), whole(caps.gpusPerNode));
+    cap("resources.cpu_ranks_per_node", whole(spec.resources.cpuRanksPerNode),
+        whole(caps.cpuRanksPerNode));
+    cap("resources.threads", whole(spec.resources.threads), whole(caps.threads));
+    cap("schedule.steps", whole(spec.schedule.steps), whole(caps.steps));
+    // A CPU job uses no GPU hours, so no budget bounds it: its steps are capped on their own.
+    if (spec.resources.gpusPerNode == 0)
+        cap("schedule.steps of a CPU job", whole(spec.schedule.steps), whole(caps.cpuSteps));
+    cap("schedule.grad_accum", whole(spec.schedule.gradAccum), whole(caps.gradAccum));
+    cap("model.layers", whole(spec.model.layers), whole(caps.layers));
+    cap("model.width", whole(spec.model.width), whole(caps.width));
+    cap("model.context", whole(spec.model.context), whole(caps.context));
+    cap("schedule.batch", whole(spec.schedule.batch), whole(caps.batch));
+    cap("optimizer.lr", spec.optimizer.lr, caps.lr);
+    cap("limits.max_restarts", whole(spec.limits.maxRestarts), whole(caps.maxRestarts));
+    cap("limits.gpu_hours", spec.limits.gpuHours, caps.gpuHours);
+    return over;
+}
+
+Result<std::vector<std::string>> samplerArguments(const JobPolicy::Sampling& limits,
+                                                  std::vector<std::string> arguments)
+{
+    const auto length = optionValue(arguments, "--length");
+    if (length) {
+        std::int64_t tokens = 0;
+        const auto [end, failed] =
+            std::from_chars(length->data(), length->data() + length->size(), tokens);
+        if (failed != std::errc() || end != length->data() + length->size() || tokens < 0
+            || tokens > limits.maxLength)
+            return Error(
+                ErrorCode::InvalidArgument,
+                fmt::format("The sampler's --length must be a whole number from 0 to {} (the job "
+                            "policy's sampling.max_length); ask for fewer tokens.",
+                            limits.maxLength));
+    } else {
+        arguments.push_back("--length");
+        arguments.push_back(std::to_string(std::min(kDefaultSampleLength, limits.maxLength)));
+    }
+    const auto prompt = optionValue(arguments, "--prompt");
+    if (prompt && static_cast<std::int64_t>(prompt->size()) > limits.maxPromptBytes)
+        return Error(ErrorCode::InvalidArgument,
+                     fmt::format("The prompt is over the job policy's sampling.max_prompt_bytes "
+                                 "({} bytes); shorten it.",
+                                 limits.maxPromptBytes));
+    return arguments;
+}
+
+}  // namespace sealtrain::core

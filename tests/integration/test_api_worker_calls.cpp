@@ -1,0 +1,280 @@
+// What an enrolled worker may not do through its own calls (issue #27, items 7, 18 and 22), tried
+// against the real daemon by a worker that this test enrolls and drives itself, as a compromised
+// node would: upload a checkpoint whose signed lineage names another dataset, job or run; replace
+// a recorded checkpoint with another of the same step; rewrite metrics or log lines an earlier
+// report (or attempt) recorded. Each refusal is in the audit log with the worker as its actor.
+#include "daemon_fixture.h"
+
+#include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/encoding.h"
+#include "sealtrain/core/workers.h"
+#include "sealtrain/crypto/certificate_authority.h"
+#include "sealtrain/crypto/hash.h"
+#include "sealtrain/crypto/sealed_box.h"
+#include "sealtrain/crypto/signing.h"
+#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/trainer/counter_rng.h"
+#include "sealtrain/trainer/trainer_keys.h"
+
+#include <QtTest/QtTest>
+
+#include <fstream>
+
+using namespace sealtrain;
+
+namespace {
+
+trainer::TrainingConfig tinyConfig()
+{
+    trainer::TrainingConfig config;
+    config.model.vocabSize = 11;
+    config.model.paddedVocabSize = 16;
+    config.model.contextLength = 8;
+    config.model.layers = 1;
+    config.model.heads = 1;
+    config.model.width = 8;
+    config.batch = 2;
+    config.seed = 7;
+    return config;
+}
+
+// Parameters and moments drawn from `seed`: two seeds, two different checkpoints of one step.
+struct Tensors {
+    std::vector<float> parameters, m, v;
+    explicit Tensors(std::uint64_t seed)
+    {
+        const trainer::ParameterLayout layout(tinyConfig().model);
+        const trainer::CounterRng rng(seed);
+        for (auto* flat : {&parameters, &m, &v}) {
+            flat->resize(layout.totalSize());
+            for (std::size_t i = 0; i < flat->size(); ++i)
+                (*flat)[i] = static_cast<float>(rng.normal(0, i));
+        }
+        for (auto& value : v)
+            value = value * value;
+    }
+    [[nodiscard]] trainer::CheckpointTensors view() const { return {parameters, m, v}; }
+};
+
+std::string sha256OfFile(const std::filesystem::path& path)
+{
+    auto digest = crypto::sha256File(path);
+    return digest ? toHex(*digest) : "unreadable: " + digest.error().message();
+}
+
+}  // namespace
+
+class TestApiWorkerCalls : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir tmp_;
+    testing::DaemonFixture daemon_;
+    std::optional<crypto::SigningKey> signing_;
+    std::optional<crypto::BoxKeyPair> box_;
+    std::unique_ptr<api::ControlClient> worker_;
+    api::JobAssignment job_;
+    std::string otherDataset_;
+    std::optional<trainer::TrainerKeys> keys_;
+    int written_ = 0;
+
+    // A checkpoint of `step` as the job's trainer would write it (sealed under the job's key,
+    // signed by this worker's key), with the lineage fields given; its files.
+    trainer::CheckpointFiles checkpoint(std::uint64_t step, std::uint64_t seed,
+                                        const std::string& job, const std::string& run,
+                                        const std::string& dataset)
+    {
+        trainer::CheckpointState state;
+        state.config = tinyConfig();
+        state.step = step;
+        state.optimizerStep = step;
+        state.runId = run;
+        state.jobId = job;
+        state.datasetId = dataset;
+        state.tokenizer = "byte";
+        const Tensors tensors(seed);
+        const crypto::Kek* kek = keys_->newest(job_.checkpointKek);
+        if (kek == nullptr)
+            qFatal("the job's keys hold no KEK '%s'", job_.checkpointKek.c_str());
+        const auto folder = daemon_.runDir() / ("written-" + std::to_string(++written_));
+        auto written = trainer::writeCheckpoint(folder, state, tensors.view(), std::nullopt, *kek,
+                                                *signing_, 0);
+        if (!written)
+            qFatal("writeCheckpoint: %s", written.error().message().c_str());
+        return written->files;
+    }
+
+    [[nodiscard]] std::filesystem::path kept(std::uint64_t step) const
+    {
+        return trainer::checkpointFiles(
+                   daemon_.dataDir() / "jobs" / std::to_string(job_.job) / "checkpoints", step)
+            .sealed;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(tmp_.isValid());
+        const std::filesystem::path root = tmp_.path().toStdString();
+        daemon_.create(
+            root, "alice",
+            {{"sam", "steward"}, {"bob", "engineer"}, {"ann", "approver"}, {"otto", "operator"}});
+        daemon_.start();
+
+        // Two datasets bob may read.
+        auto sam = daemon_.as("sam");
+        for (const std::string name : {"notes", "other"}) {
+            const auto text = root / (name + ".txt");
+            std::ofstream(text) << "first record of " << name << "\n\nsecond record\n";
+            api::ImportSettings settings;
+            settings.name = name;
+            settings.format = "text-records";
+            auto imported = sam->importDataset(
+                settings, {{text, name + ".txt", std::filesystem::file_size(text)}}, {});
+            QVERIFY2(imported, imported ? "" : imported.error().message().c_str());
+            if (name == "other")
+                otherDataset_ = imported->dataset.id;
+            QVERIFY(sam->grantRead(name, "bob"));
+        }
+
+        // The worker enrols as sealtrain-worker does: its own TLS, signing and box keys.
+        auto token = daemon_.as("otto")->createEnrollToken("n1", "cpu", 600);
+        QVERIFY2(token, token ? "" : token.error().message().c_str());
+        auto tls = crypto::makeKeyAndCsr("sealtrain-worker");
+        QVERIFY(tls);
+        signing_.emplace(crypto::SigningKey::generate().value());
+        box_.emplace(crypto::BoxKeyPair::generate().value());
+        api::WorkerEnrollment enrollment;
+        enrollment.token = token->token;
+        enrollment.csrPem = tls->csrPem;
+        enrollment.signingPublicKeyPem = signing_->publicKey().toPem();
+        enrollment.boxPublicKey.assign(box_->publicKey().begin(), box_->publicKey().end());
+        core::WorkerInventory inventory;
+        inventory.cpuCores = 2;
+        enrollment.inventoryJson = core::workerInventoryJson(inventory);
+        auto enrolled = daemon_.anonymous()->enrollWorker(enrollment);
+        QVERIFY2(enrolled, enrolled ? "" : enrolled.error().message().c_str());
+        api::ClientIdentity identity;
+        identity.privateKeyPem = std::move(tls->privateKeyPem);
+        identity.certificatePem = enrolled->certificatePem;
+        worker_ = daemon_.as(identity);
+
+        // bob's job, approved by ann, taken by the worker; its keys opened as the worker would.
+        auto bob = daemon_.as("bob");
+        auto job = bob->submitJob("spec_version: 1\nname: guarded\nproject: demo\ndataset: notes\n"
+                                  "model: {layers: 1, heads: 1, width: 8, context: 8}\n"
+                                  "schedule: {steps: 10, batch: 2}\n"
+                                  "resources: {pool: cpu, device: cpu, threads: 1}\n");
+        QVERIFY2(job, job ? "" : job.error().message().c_str());
+        auto approved = daemon_.as("ann")->approveJob(job->id, job->specSha256);
+        QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
+        auto taken = worker_->takeJob();
+        QVERIFY2(taken, taken ? "" : taken.error().message().c_str());
+        QVERIFY(taken->has_value());
+        job_ = **taken;
+        auto opened = crypto::openSealedBox(*box_, job_.sealedKeys);
+        QVERIFY(opened);
+        auto keys = trainer::parseTrainerKeys(opened->bytes());
+        QVERIFY2(keys, keys ? "" : keys.error().message().c_str());
+        keys_.emplace(std::move(keys).value());
+    }
+
+    // Issue #27, item 22: a checkpoint signed by the worker and sealed under the job's own key,
+    // but whose lineage names another dataset, job or run, is refused and nothing is kept.
+    void foreignLineageIsRefused()
+    {
+        const std::string job = std::to_string(job_.job);
+        for (const auto& [what, files] :
+             std::vector<std::pair<std::string, trainer::CheckpointFiles>>{
+                 {"dataset", checkpoint(2, 1, job, job_.runId, otherDataset_)},
+                 {"job",
+                  checkpoint(2, 1, std::to_string(job_.job + 100), job_.runId, job_.datasetId)},
+                 {"run", checkpoint(2, 1, job, "job-999", job_.datasetId)}}) {
+            auto refused =
+                worker_->uploadCheckpoint(job_.job, job_.attempt, files.sealed, files.envelope);
+            QVERIFY2(!refused, what.c_str());
+            QCOMPARE(refused.error().code(), ErrorCode::Integrity);
+            QVERIFY(!std::filesystem::exists(kept(2)));
+        }
+    }
+
+    // Issue #27, item 18: a recorded checkpoint is never replaced; a second, different one of
+    // the same step is refused before its files are moved, and the recorded files stay as they
+    // were recorded. The same one sent again (a reconnect) is acknowledged.
+    void recordedCheckpointIsNeverReplaced()
+    {
+        const std::string job = std::to_string(job_.job);
+        const auto first = checkpoint(4, 1, job, job_.runId, job_.datasetId);
+        auto recorded =
+            worker_->uploadCheckpoint(job_.job, job_.attempt, first.sealed, first.envelope);
+        QVERIFY2(recorded, recorded ? "" : recorded.error().message().c_str());
+        QCOMPARE(sha256OfFile(kept(4)), recorded->sealedSha256);
+
+        const auto second = checkpoint(4, 2, job, job_.runId, job_.datasetId);
+        QVERIFY(sha256OfFile(second.sealed) != recorded->sealedSha256);
+        auto refused =
+            worker_->uploadCheckpoint(job_.job, job_.attempt, second.sealed, second.envelope);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::AlreadyExists);
+        QCOMPARE(sha256OfFile(kept(4)), recorded->sealedSha256);
+
+        auto again =
+            worker_->uploadCheckpoint(job_.job, job_.attempt, first.sealed, first.envelope);
+        QVERIFY2(again, again ? "" : again.error().message().c_str());
+        QCOMPARE(again->sealedSha256, recorded->sealedSha256);
+    }
+
+    // Issue #27, item 18: what a report recorded stays; a report sent again with other content,
+    // or log lines numbered into another attempt's range, change nothing.
+    void reportedLinesAreNeverRewritten()
+    {
+        api::MetricsReport report;
+        report.job = job_.job;
+        report.attempt = job_.attempt;
+        report.metricsLines = {R"({"kind":"step","step":1,"loss":2.5})"};
+        report.logLines = {"first line"};
+        report.firstLogLine = 0;
+        QVERIFY(worker_->reportMetrics(report));
+        report.metricsLines = {R"({"kind":"step","step":1,"loss":0.1})"};
+        report.logLines = {"rewritten"};
+        QVERIFY(worker_->reportMetrics(report));
+        report.metricsLines.clear();
+        report.firstLogLine = -1'000'000'000;
+        auto outside = worker_->reportMetrics(report);
+        QVERIFY(!outside);
+        QCOMPARE(outside.error().code(), ErrorCode::InvalidArgument);
+
+        auto metrics = daemon_.as("bob")->jobMetrics(job_.job, false, 0);
+        QVERIFY2(metrics, metrics ? "" : metrics.error().message().c_str());
+        QCOMPARE(metrics->size(), std::size_t{1});
+        QVERIFY2(metrics->front().find("2.5") != std::string::npos, metrics->front().c_str());
+        auto logs = daemon_.as("bob")->jobMetrics(job_.job, true, 0);
+        QVERIFY2(logs, logs ? "" : logs.error().message().c_str());
+        QCOMPARE(logs->size(), std::size_t{1});
+        QVERIFY2(logs->front().find("first line") != std::string::npos, logs->front().c_str());
+    }
+
+    // Issue #27, item 7: every refused upload is in the log, with the worker as its actor.
+    void refusalsAreAuditedWithTheWorker()
+    {
+        QVERIFY(daemon_.stop());
+        auto entries = daemon_.auditEntries();
+        QVERIFY2(entries, entries ? "" : entries.error().message().c_str());
+        int denied = 0;
+        int failed = 0;
+        for (const audit::Entry& entry : *entries) {
+            if (entry.action != "job.checkpoint")
+                continue;
+            QCOMPARE(entry.actor.kind, audit::ActorKind::Worker);
+            QCOMPARE(testing::detailOf(entry, "worker"), std::string("n1"));
+            denied += entry.outcome == audit::Outcome::Denied ? 1 : 0;
+            failed += entry.outcome == audit::Outcome::Failed ? 1 : 0;
+        }
+        QCOMPARE(denied, 3);  // the three foreign lineages
+        QCOMPARE(failed, 1);  // the second checkpoint of step 4
+    }
+
+    void cleanupTestCase() { daemon_.kill(); }
+};
+
+QTEST_GUILESS_MAIN(TestApiWorkerCalls)
+#include "test_api_worker_calls.moc"
