@@ -122,7 +122,7 @@ public:
     {
     }
 
-    Status SignIn(ServerContext* /*context*/, const v1::SignInRequest* request,
+    Status SignIn(ServerContext* context, const v1::SignInRequest* request,
                   v1::SignInReply* reply) override
     {
         core::ControlPlane& plane = shared_.platform.controlPlane();
@@ -136,7 +136,8 @@ public:
         // (the account's state, the TOTP code, the session, the audit entry) commits in a group.
         core::SignInAttempt attempt = [&] {
             const std::lock_guard guard(shared_.lock);
-            return plane.identity().startSignIn(request->user());
+            return plane.identity().startSignIn(request->user(),
+                                                core::lockoutPeer(context->peer()));
         }();
         {
             // Each check holds 64 MiB or more: at most maxPasswordChecks at once (issue #27).
@@ -154,7 +155,7 @@ public:
             }
             attempt.checkPassword(*password);
         }
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto token = plane.identity().finishSignIn(attempt, *password, request->totp_code());
             if (!token)
                 return Internal::toStatus(token.error());
@@ -195,6 +196,7 @@ public:
     {
         (void)shared_.serialOf(peerCertificate(*context));  // parsed before the lock, when new
         const std::lock_guard guard(shared_.lock);
+        const Shared::OriginScope origin(shared_, shared_.originOf(*context));
         const Caller caller = callerOf(shared_, *context);
         auto session = shared_.platform.controlPlane().identity().whoAmI(caller.token);
         if (!session)
@@ -208,7 +210,7 @@ public:
 
     Status SignOut(ServerContext* context, const v1::SignOutRequest*, v1::SignOutReply*) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             const Caller caller = callerOf(shared_, *context);
             auto ended = shared_.platform.controlPlane().identity().signOut(caller.token);
             if (!ended)
@@ -223,7 +225,7 @@ public:
     Status ListSessions(ServerContext* context, const v1::ListSessionsRequest*,
                         v1::ListSessionsReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto sessions = shared_.platform.controlPlane().identity().listSessions(
                 callerOf(shared_, *context).token);
             if (!sessions)
@@ -244,7 +246,7 @@ public:
     Status RevokeSessions(ServerContext* context, const v1::RevokeSessionsRequest* request,
                           v1::RevokeSessionsReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto ended = shared_.platform.controlPlane().identity().revokeSessions(
                 callerOf(shared_, *context).token, request->user());
             if (!ended)
@@ -271,7 +273,7 @@ public:
     Status ListUsers(ServerContext* context, const v1::ListUsersRequest*,
                      v1::ListUsersReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto users = shared_.platform.controlPlane().identity().listUsers(
                 callerOf(shared_, *context).token);
             if (!users)
@@ -290,7 +292,7 @@ public:
     Status CreateUser(ServerContext* context, const v1::CreateUserRequest* request,
                       v1::NewUserReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto created = shared_.platform.controlPlane().identity().createUser(
                 callerOf(shared_, *context).token, request->name());
             if (!created)
@@ -304,7 +306,7 @@ public:
     Status DisableUser(ServerContext* context, const v1::UserRequest* request,
                        v1::UserReply* /*reply*/) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto disabled = shared_.platform.controlPlane().identity().disableUser(
                 callerOf(shared_, *context).token, request->name());
             if (!disabled)
@@ -316,7 +318,7 @@ public:
     Status EnableUser(ServerContext* context, const v1::UserRequest* request,
                       v1::UserReply* /*reply*/) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             return statusOf(shared_.platform.controlPlane().identity().enableUser(
                 callerOf(shared_, *context).token, request->name()));
         });
@@ -325,7 +327,7 @@ public:
     Status ResetUser(ServerContext* context, const v1::UserRequest* request,
                      v1::ResetReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             return answerReset(shared_.platform.controlPlane().identity().resetUser(
                                    callerOf(shared_, *context).token, request->name()),
                                *reply);
@@ -335,7 +337,7 @@ public:
     Status ApproveReset(ServerContext* context, const v1::UserRequest* request,
                         v1::ResetReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             return answerReset(shared_.platform.controlPlane().identity().approveReset(
                                    callerOf(shared_, *context).token, request->name()),
                                *reply);
@@ -343,10 +345,10 @@ public:
     }
 
     // Sessionless, like SignIn: the reset code is the credential.
-    Status CompleteReset(ServerContext* /*context*/, const v1::CompleteResetRequest* request,
+    Status CompleteReset(ServerContext* context, const v1::CompleteResetRequest* request,
                          v1::CreateUserReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto password = secretOf(request->password());
             if (!password)
                 return Internal::toStatus(password.error());
@@ -387,7 +389,7 @@ public:
     Status GrantRole(ServerContext* context, const v1::GrantRequest* request,
                      v1::GrantReply* /*reply*/) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             return statusOf(shared_.platform.controlPlane().access().grantRole(
                 callerOf(shared_, *context).token, request->user(), request->role(),
                 request->project()));
@@ -397,7 +399,7 @@ public:
     Status RevokeRole(ServerContext* context, const v1::GrantRequest* request,
                       v1::GrantReply* /*reply*/) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             return statusOf(shared_.platform.controlPlane().access().revokeRole(
                 callerOf(shared_, *context).token, request->user(), request->role(),
                 request->project()));
@@ -407,7 +409,7 @@ public:
     Status GrantBreakGlass(ServerContext* context, const v1::BreakGlassRequest* request,
                            v1::GrantReply* /*reply*/) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             return statusOf(shared_.platform.controlPlane().access().grantBreakGlass(
                 callerOf(shared_, *context).token, request->user(), request->role(),
                 request->project(), request->reason(),
@@ -418,7 +420,7 @@ public:
     Status ListRoles(ServerContext* context, const v1::ListRolesRequest*,
                      v1::ListRolesReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto roles = shared_.platform.controlPlane().access().listRoles(
                 callerOf(shared_, *context).token);
             if (!roles)
@@ -437,7 +439,7 @@ public:
     Status CreateRole(ServerContext* context, const v1::CreateRoleRequest* request,
                       v1::RoleReply* /*reply*/) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             return statusOf(shared_.platform.controlPlane().access().createRole(
                 callerOf(shared_, *context).token, request->name(),
                 {request->permissions().begin(), request->permissions().end()}));
@@ -447,7 +449,7 @@ public:
     Status DeleteRole(ServerContext* context, const v1::DeleteRoleRequest* request,
                       v1::RoleReply* /*reply*/) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             return statusOf(shared_.platform.controlPlane().access().deleteRole(
                 callerOf(shared_, *context).token, request->name()));
         });
@@ -573,7 +575,7 @@ public:
     Status ListDatasets(ServerContext* context, const v1::ListDatasetsRequest*,
                         v1::ListDatasetsReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto datasets =
                 shared_.platform.controlPlane().datasets().list(callerOf(shared_, *context).token);
             if (!datasets)
@@ -587,7 +589,7 @@ public:
     Status ShowDataset(ServerContext* context, const v1::ShowDatasetRequest* request,
                        v1::ShowDatasetReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto info = shared_.platform.controlPlane().datasets().show(
                 callerOf(shared_, *context).token, request->dataset());
             if (!info)
@@ -609,7 +611,7 @@ public:
     Status GrantRead(ServerContext* context, const v1::ReadGrantRequest* request,
                      v1::ReadGrantReply* /*reply*/) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             return statusOf(shared_.platform.controlPlane().datasets().grantRead(
                 callerOf(shared_, *context).token, request->dataset(), request->user()));
         });
@@ -618,7 +620,7 @@ public:
     Status RevokeRead(ServerContext* context, const v1::ReadGrantRequest* request,
                       v1::ReadGrantReply* /*reply*/) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             return statusOf(shared_.platform.controlPlane().datasets().revokeRead(
                 callerOf(shared_, *context).token, request->dataset(), request->user()));
         });
@@ -635,6 +637,7 @@ public:
         }();
         {
             const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
             if (auto session = shared_.platform.controlPlane().identity().whoAmI(caller.token);
                 !session)
                 return Internal::toStatus(session.error());
@@ -667,6 +670,7 @@ public:
         // The import's permission is checked with the header, before a byte of data is held.
         const auto admit = [&](const v1::ImportHeader& header) -> Status {
             const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
             return statusOf(shared_.platform.controlPlane().datasets().admitUpload(caller.token,
                                                                                    header.name()));
         };
@@ -691,6 +695,7 @@ public:
             return Internal::toStatus(options.error());
 
         const std::lock_guard guard(shared_.lock);
+        const Shared::OriginScope origin(shared_, shared_.originOf(*context));
         auto kek = shared_.platform.datasetsKek();
         if (!kek)
             return Internal::toStatus(kek.error());
@@ -860,6 +865,7 @@ public:
         Result<std::string> bundle = Error(ErrorCode::Internal, "No bundle.");
         {
             const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
             bundle = shared_.platform.controlPlane().auditQueries().exportBundle(
                 callerOf(shared_, *context).token, filter);
         }
@@ -942,7 +948,7 @@ public:
     Status Train(ServerContext* context, const v1::TrainRequest* request,
                  grpc::ServerWriter<v1::TrainEvent>* /*writer*/) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             return statusOf(shared_.platform.controlPlane().jobs().refuseDirectTraining(
                 callerOf(shared_, *context).token, request->dataset()));
         });
@@ -955,7 +961,7 @@ public:
             return trainer;
         core::JobInfo job;
         std::string caller;
-        Status shown = shared_.inGroup([&]() -> Status {
+        Status shown = shared_.inGroup(*context, [&]() -> Status {
             const Caller who = callerOf(shared_, *context);
             auto found = shared_.platform.controlPlane().jobs().show(who.token, request->id());
             if (!found)
@@ -980,7 +986,7 @@ public:
         auto info = authorizeRead(*context, job.datasetId, fmt::format("job {}", job.id));
         if (!info)
             return Internal::toStatus(info.error());
-        Status started = shared_.inGroup([&]() -> Status {
+        Status started = shared_.inGroup(*context, [&]() -> Status {
             auto running = shared_.platform.controlPlane().jobs().start(job.id);
             return running ? Status::OK : Internal::toStatus(running.error());
         });
@@ -997,7 +1003,7 @@ public:
         const double gpuHours =
             hours * static_cast<double>(spec->resources.nodes * spec->resources.gpusPerNode);
         const bool succeeded = ran.ok() && exitCode == 0;
-        Status finished = shared_.inGroup([&]() -> Status {
+        Status finished = shared_.inGroup(*context, [&]() -> Status {
             auto ended = shared_.platform.controlPlane().jobs().finish(
                 job.id, succeeded, gpuHours,
                 succeeded ? std::string()
@@ -1067,7 +1073,7 @@ public:
         if (!given)
             return Internal::toStatus(given.error());
         core::JobPolicy::Sampling limits;
-        Status read = shared_.inGroup([&]() -> Status {
+        Status read = shared_.inGroup(*context, [&]() -> Status {
             limits = shared_.platform.controlPlane().jobs().policy().sampling;
             return Status::OK;
         });
@@ -1114,7 +1120,7 @@ private:
     {
         std::vector<core::JobCheckpoint> recorded;
         std::map<std::string, std::string> signerPems;
-        Status listed = shared_.inGroup([&]() -> Status {
+        Status listed = shared_.inGroup(context, [&]() -> Status {
             auto& plane = shared_.platform.controlPlane();
             auto checkpoints = plane.scheduler().checkpoints(request.job());
             if (!checkpoints)
@@ -1235,7 +1241,7 @@ private:
                                                           const std::string& purpose)
     {
         Result<core::DatasetInfo> info = Error(ErrorCode::Internal, "No release check ran.");
-        const Status status = shared_.inGroup([&]() -> Status {
+        const Status status = shared_.inGroup(context, [&]() -> Status {
             info = shared_.platform.controlPlane().datasets().authorizeRead(
                 callerOf(shared_, context).token, reference, purpose);
             return info ? Status::OK : Internal::toStatus(info.error());
@@ -1341,7 +1347,7 @@ public:
     Status ListJobs(ServerContext* context, const v1::ListJobsRequest* /*request*/,
                     v1::ListJobsReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto jobs =
                 shared_.platform.controlPlane().jobs().list(callerOf(shared_, *context).token);
             if (!jobs)
@@ -1361,7 +1367,7 @@ public:
             && shared_.isSignedIn(*context))
             return Internal::toStatus(
                 Error(ErrorCode::InvalidArgument, "Ask for a job's 'metrics' or its 'logs'."));
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto lines = shared_.platform.controlPlane().scheduler().metrics(
                 callerOf(shared_, *context).token, request->id(), logs ? 0 : request->from_step());
             if (!lines)
@@ -1397,7 +1403,7 @@ private:
     template <typename Call>
     Status answer(const ServerContext& context, v1::JobReply* reply, const Call& call)
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(context, [&]() -> Status {
             auto job =
                 call(shared_.platform.controlPlane().jobs(), callerOf(shared_, context).token);
             if (!job)
@@ -1476,7 +1482,7 @@ struct ControlServer::State {
             const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                                          shared.platform.clock().now().time_since_epoch())
                                          .count();
-            const Status released = shared.inGroup([&]() -> Status {
+            const Status released = shared.inOwnGroup([&]() -> Status {
                 return statusOf(shared.platform.controlPlane().scheduler().releaseSilent(
                     now, shared.options.workerTimeout.count()));
             });

@@ -92,8 +92,26 @@ struct Shared {
     //     return shared_.inGroup([&]() -> Status { ... });
     // A handler that signs an audit head (an export) or holds the database for long takes
     // `const std::lock_guard guard(shared_.lock);` instead: it runs alone, between groups.
+    // Every entry the body writes records where the call came from: its peer and the serial of
+    // the certificate it presented (core/call_origin.h).
     template <typename Body>
-    [[nodiscard]] Status inGroup(const Body& body)
+    [[nodiscard]] Status inGroup(const ServerContext& context, const Body& body)
+    {
+        core::CallOrigin origin = originOf(context);
+        Status status;
+        auto committed = group->run([&] {
+            const OriginScope scope(*this, std::move(origin));
+            status = body();
+        });
+        if (!committed)
+            return Internal::toStatus(committed.error());
+        return status;
+    }
+
+    // The control plane's own work, for no caller (the reaper of silent workers): its entries
+    // name no peer.
+    template <typename Body>
+    [[nodiscard]] Status inOwnGroup(const Body& body)
     {
         Status status;
         auto committed = group->run([&] { status = body(); });
@@ -101,6 +119,25 @@ struct Shared {
             return Internal::toStatus(committed.error());
         return status;
     }
+
+    // Where `context`'s call came from.
+    [[nodiscard]] core::CallOrigin originOf(const ServerContext& context);
+
+    // Sets the control plane's call origin for its lifetime; only in a group or under `lock`.
+    class OriginScope {
+    public:
+        OriginScope(Shared& shared, core::CallOrigin origin)
+            : shared_(shared)
+        {
+            shared_.platform.controlPlane().setCallOrigin(std::move(origin));
+        }
+        OriginScope(const OriginScope&) = delete;
+        OriginScope& operator=(const OriginScope&) = delete;
+        ~OriginScope() { shared_.platform.controlPlane().setCallOrigin(std::nullopt); }
+
+    private:
+        Shared& shared_;
+    };
 
     // Whether the call's client certificate is bound to a signed-in session, checked before a
     // handler reads any field of the request (issue #27): an anonymous caller's request is never
@@ -246,6 +283,12 @@ inline Caller callerOf(Shared& shared, const ServerContext& context)
     if (found == shared.bindings.end())
         return {"", serial};
     return {found->second.token, serial};
+}
+
+inline core::CallOrigin Shared::originOf(const ServerContext& context)
+{
+    const std::string pem = peerCertificate(context);
+    return {context.peer(), pem.empty() ? std::string() : serialOf(pem)};
 }
 
 inline bool Shared::isSignedIn(const ServerContext& context)

@@ -135,7 +135,7 @@ public:
     Status CreateEnrollToken(ServerContext* context, const v1::CreateEnrollTokenRequest* request,
                              v1::CreateEnrollTokenReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             const Caller who = callerOf(shared_, *context);
             auto token = shared_.platform.controlPlane().workers().createEnrollToken(
                 who.token, request->worker(), request->pool(),
@@ -151,7 +151,7 @@ public:
     Status ListWorkers(ServerContext* context, const v1::ListWorkersRequest* /*request*/,
                        v1::ListWorkersReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             const Caller who = callerOf(shared_, *context);
             auto workers = shared_.platform.controlPlane().workers().list(who.token);
             if (!workers)
@@ -165,7 +165,7 @@ public:
     Status RevokeWorker(ServerContext* context, const v1::RevokeWorkerRequest* request,
                         v1::WorkerReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             const Caller who = callerOf(shared_, *context);
             auto& plane = shared_.platform.controlPlane();
             auto revoked = plane.workers().revoke(who.token, request->worker(), request->reason());
@@ -182,7 +182,7 @@ public:
         });
     }
 
-    Status Enroll(ServerContext* /*context*/, const v1::EnrollRequest* request,
+    Status Enroll(ServerContext* context, const v1::EnrollRequest* request,
                   v1::EnrollReply* reply) override
     {
         core::EnrollRequest enroll;
@@ -199,7 +199,7 @@ public:
         if (!inventory)
             return Internal::toStatus(inventory.error());
         enroll.inventory = std::move(inventory).value();
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             std::string certificate;
             auto enrolled = shared_.platform.controlPlane().workers().enroll(
                 enroll, [&](const std::string& commonName) -> Result<std::string> {
@@ -229,7 +229,7 @@ public:
         auto inventory = core::parseWorkerInventory(request->inventory_json());
         if (!inventory)
             return Internal::toStatus(inventory.error());
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto worker = workerOf(*context);
             if (!worker)
                 return Internal::toStatus(worker.error());
@@ -262,7 +262,7 @@ public:
         std::optional<core::Dispatch> dispatch;
         std::optional<core::JobCheckpoint> resumeFrom;
         std::string signerPem;
-        Status taken = shared_.inGroup([&]() -> Status {
+        Status taken = shared_.inGroup(*context, [&]() -> Status {
             auto found = workerOf(*context);
             if (!found)
                 return Internal::toStatus(found.error());
@@ -292,7 +292,7 @@ public:
         if (!prepared) {
             // The job can not be handed over (its keys or dataset are not readable): it ends
             // failed, saying why, rather than wait on a worker that never got it.
-            const Status ended = shared_.inGroup([&]() -> Status {
+            const Status ended = shared_.inGroup(*context, [&]() -> Status {
                 auto finished = shared_.platform.controlPlane().scheduler().finish(
                     worker, dispatch->job.id, dispatch->attempt, false, 0.0,
                     prepared.error().message());
@@ -334,7 +334,7 @@ public:
         if (!dispatch)
             return Internal::toStatus(dispatch.error());
         std::optional<core::JobCheckpoint> newest;
-        Status found = shared_.inGroup([&]() -> Status {
+        Status found = shared_.inGroup(*context, [&]() -> Status {
             auto checkpoint =
                 shared_.platform.controlPlane().scheduler().newestCheckpoint(request->job());
             if (!checkpoint)
@@ -385,7 +385,7 @@ public:
             return Internal::toStatus(logs.error());
         lines.insert(lines.end(), std::make_move_iterator(logs->begin()),
                      std::make_move_iterator(logs->end()));
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto worker = workerOf(*context);
             if (!worker)
                 return Internal::toStatus(worker.error());
@@ -450,7 +450,7 @@ public:
             return refused(ErrorCode::InvalidArgument,
                            "A checkpoint upload is its .sealed file and its .dsse.json envelope "
                            "of the same step; send both.");
-        Status identified = shared_.inGroup([&]() -> Status {
+        Status identified = shared_.inGroup(*context, [&]() -> Status {
             auto found = workerOf(*context);
             if (!found)
                 return Internal::toStatus(found.error());
@@ -482,7 +482,7 @@ public:
             return syncFolder(folder);
         };
         core::JobCheckpoint record = std::move(verified).value();
-        Status recorded = shared_.inGroup([&]() -> Status {
+        Status recorded = shared_.inGroup(*context, [&]() -> Status {
             return statusOf(
                 shared_.platform.controlPlane().scheduler().recordCheckpoint(worker, record, keep));
         });
@@ -496,7 +496,7 @@ public:
     Status FinishJob(ServerContext* context, const v1::FinishJobRequest* request,
                      v1::JobReply* reply) override
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(*context, [&]() -> Status {
             auto worker = workerOf(*context);
             if (!worker)
                 return Internal::toStatus(worker.error());
@@ -534,7 +534,7 @@ private:
     Status refuseCheckpoint(const ServerContext& context, std::int64_t job, std::int64_t attempt,
                             const Error& why)
     {
-        return shared_.inGroup([&]() -> Status {
+        return shared_.inGroup(context, [&]() -> Status {
             auto worker = workerOf(context);
             if (!worker)
                 return Internal::toStatus(worker.error());
@@ -549,7 +549,7 @@ private:
     {
         Result<core::Dispatch> result =
             Error(ErrorCode::Internal, "The attempt was not looked up; try again.");
-        Status looked = shared_.inGroup([&]() -> Status {
+        Status looked = shared_.inGroup(context, [&]() -> Status {
             auto worker = workerOf(context);
             if (!worker) {
                 result = worker.error();

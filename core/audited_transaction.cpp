@@ -129,7 +129,21 @@ Result<void> AuditedTransactions::commit(Transaction& transaction, const audit::
 {
     // In a group the entry joins the group's transaction: the log's tree takes it in when that
     // commits. A savepoint that then can not be released poisons the group (Transaction).
-    auto appended = log_.append(transaction.outermost(), draft);
+    audit::EntryDraft withOrigin = draft;
+    if (origin_) {
+        const bool namesPeer =
+            std::any_of(draft.details.begin(), draft.details.end(),
+                        [](const audit::Detail& detail) { return detail.name == "peer"; });
+        if (!namesPeer) {
+            // A transport's peer string is short, but it is the caller's: cut like any field.
+            withOrigin.details.push_back(
+                audit::textDetail("peer", escapeControls(origin_->peer.substr(0, 256))));
+            if (!origin_->certificateSerial.empty())
+                withOrigin.details.push_back(
+                    audit::textDetail("certificate_serial", origin_->certificateSerial));
+        }
+    }
+    auto appended = log_.append(transaction.outermost(), withOrigin);
     if (!appended)
         return Error(
             appended.error().code(),
@@ -263,6 +277,13 @@ audit::Actor AuditedTransactions::sessionOwner(const std::string& session) const
         {SqlValue::blob(sessionTokenHash(session))}, [&](const Statement& row) {
             actor = userActor(row.text(1), "s" + std::to_string(row.integer(0)));
         });
+    // A call with an enrolled worker's certificate and no session is the worker's (issue #27,
+    // item 13): it is audited as that worker, not as an unknown user.
+    if (actor.id == "unknown" && origin_ && !origin_->certificateSerial.empty())
+        (void)database_.queryOne("SELECT name FROM workers WHERE serial = ?",
+                                 {origin_->certificateSerial}, [&](const Statement& row) {
+                                     actor = {audit::ActorKind::Worker, row.text(0), "", "mtls"};
+                                 });
     return actor;
 }
 

@@ -9,12 +9,14 @@
 #include "sealtrain/audit/audit_log.h"
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/call_origin.h"
 #include "sealtrain/core/control_plane_options.h"
 #include "sealtrain/core/database.h"
 #include "sealtrain/crypto/hash.h"
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -154,6 +156,13 @@ public:
     // Unix seconds on the control plane's clock.
     [[nodiscard]] std::int64_t now() const;
 
+    // Where the call being served came from; every entry written until it is cleared records
+    // it (the details "peer" and "certificate_serial", unless the entry names a peer itself).
+    // The server sets it on the thread that runs the call's work (its group commit, or under
+    // its lock), and clears it after.
+    void setOrigin(std::optional<CallOrigin> origin) { origin_ = std::move(origin); }
+    [[nodiscard]] const std::optional<CallOrigin>& origin() const noexcept { return origin_; }
+
     [[nodiscard]] Database& database() const noexcept { return database_; }
     [[nodiscard]] const audit::AuditKey* auditKey() const noexcept { return auditKey_; }
     [[nodiscard]] const audit::Clock& clock() const noexcept { return clock_; }
@@ -197,6 +206,7 @@ private:
     const audit::AuditKey* auditKey_;
     const audit::Clock& clock_;
     const ControlPlaneOptions& options_;
+    std::optional<CallOrigin> origin_;
 };
 
 }  // namespace sealtrain::core

@@ -45,4 +45,9 @@ ControlPlane::open(Database& database, audit::AuditStore& store,
         new ControlPlane(database, auditKey, clock, std::move(options), std::move(*log)));
 }
 
+void ControlPlane::setCallOrigin(std::optional<CallOrigin> origin)
+{
+    gate_->setOrigin(std::move(origin));
+}
+
 }  // namespace sealtrain::core

@@ -210,6 +210,21 @@ INSERT OR IGNORE INTO role_permissions (role, permission)
     SELECT name, 'worker.read' FROM roles WHERE name = 'operator' AND builtin = 1;
 )sql";
 
+// Migration 7 (issue #27): sign-in failures and lockouts counted per account and peer, so that
+// nobody can lock an account from where its user signs in. The users table's failed_attempts
+// and locked_until are no longer used.
+constexpr std::string_view kSchemaV7 = R"sql(
+CREATE TABLE sign_in_failures (
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    peer TEXT NOT NULL,
+    failed_attempts INTEGER NOT NULL,
+    locked_until INTEGER NOT NULL,
+    last_failed INTEGER NOT NULL,
+    PRIMARY KEY (user_id, peer)
+);
+UPDATE users SET failed_attempts = 0, locked_until = 0;
+)sql";
+
 int checkedResult(int rc)
 {
     return rc & 0xff;  // primary result code
@@ -259,7 +274,8 @@ Result<crypto::SecretBytes> deriveDatabaseKey(const crypto::Kek& kek)
 const std::vector<Migration>& migrations()
 {
     static const std::vector<Migration> kMigrations{{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3},
-                                                    {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}};
+                                                    {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6},
+                                                    {7, kSchemaV7}};
     return kMigrations;
 }
 

@@ -38,10 +38,41 @@ struct Account {
     crypto::SecretBytes totpSecret;
     std::uint64_t lastTotpStep = 0;
     bool disabled = false;
-    std::int64_t failures = 0;
-    std::int64_t lockedUntil = 0;
+    std::int64_t failures = 0;                               // in a row, from `peer`
+    std::int64_t lockedUntil = 0;                            // for `peer`
+    std::string peer;                                        // the lockout peer these count against
     std::optional<std::vector<std::uint8_t>> resetCodeHash;  // set while a reset is open
 };
+
+// Lockouts are per account and peer; one account keeps at most options.maxLockoutPeers network
+// peers' counts, and failures from any further peer share one count ("other"), so that a flood
+// from many addresses costs the database a bounded number of rows. The local peer (the Unix
+// socket, the control plane's own process) always keeps its own: no flood over the network
+// locks it.
+constexpr std::string_view kOtherPeers = "other";
+// A peer's count is forgotten a day after its last failure, once its lockout has ended.
+constexpr std::int64_t kForgetFailuresAfter = std::int64_t{24} * 3600;
+
+// The peer whose count `peer`'s failures on `userId` go to: its own, or "other" once the account
+// keeps kMaxLockoutPeers network peers' counts.
+Result<std::string> lockoutBucket(const Database& database, std::int64_t maxPeers,
+                                  std::int64_t userId, const std::string& peer)
+{
+    if (peer == kLocalPeer)
+        return peer;
+    auto own = database.queryInteger(
+        "SELECT count(*) FROM sign_in_failures WHERE user_id = ? AND peer = ?", {userId, peer});
+    if (!own)
+        return own.error();
+    if (*own > 0)
+        return peer;
+    auto kept = database.queryInteger(
+        "SELECT count(*) FROM sign_in_failures WHERE user_id = ? AND peer NOT IN (?, ?)",
+        {userId, std::string(kLocalPeer), std::string(kOtherPeers)});
+    if (!kept)
+        return kept.error();
+    return *kept >= maxPeers ? std::string(kOtherPeers) : peer;
+}
 
 // One answer for every refused sign-in, so that it does not tell which credential was wrong nor
 // whether the account exists, is disabled, locked or reset (the audit entry says which).
@@ -69,28 +100,39 @@ Error refuse(audit::EntryDraft& draft, std::string reason, Error error)
     return error;
 }
 
-Result<std::optional<Account>> findAccount(const Database& database, const std::string& name)
+// The account `name`, with the failures and lockout that count against `peer`.
+Result<std::optional<Account>> findAccount(const Database& database,
+                                           const ControlPlaneOptions& options,
+                                           const std::string& name, const std::string& peer)
 {
     Account account;
     std::vector<std::uint8_t> secret;
     auto found = database.queryOne(
-        "SELECT id, password_hash, totp_secret, totp_last_step, disabled, failed_attempts, "
-        "locked_until, reset_code_hash FROM users WHERE name = ?",
+        "SELECT id, password_hash, totp_secret, totp_last_step, disabled, reset_code_hash "
+        "FROM users WHERE name = ?",
         {name}, [&](const Statement& row) {
             account.id = row.integer(0);
             account.passwordHash = row.text(1);
             secret = row.blob(2);
             account.lastTotpStep = static_cast<std::uint64_t>(row.integer(3));
             account.disabled = row.integer(4) != 0;
-            account.failures = row.integer(5);
-            account.lockedUntil = row.integer(6);
-            if (!row.isNull(7))
-                account.resetCodeHash = row.blob(7);
+            if (!row.isNull(5))
+                account.resetCodeHash = row.blob(5);
         });
     if (!found)
         return found.error();
     if (!*found)
         return std::optional<Account>();
+    auto bucket = lockoutBucket(database, options.maxLockoutPeers, account.id, peer);
+    if (!bucket)
+        return bucket.error();
+    account.peer = std::move(*bucket);
+    SEALTRAIN_TRY(database.queryOne(
+        "SELECT failed_attempts, locked_until FROM sign_in_failures WHERE user_id = ? AND peer = ?",
+        {account.id, account.peer}, [&](const Statement& row) {
+            account.failures = row.integer(0);
+            account.lockedUntil = row.integer(1);
+        }));
     auto totpSecret = crypto::SecretBytes::fromBytes(secret);
     wipeMemory(secret);
     if (!totpSecret)
@@ -174,8 +216,9 @@ Result<void> countFailure(const Database& database, const ControlPlaneOptions& o
         until = now + backoff;
     }
     SEALTRAIN_TRY(
-        database.run("UPDATE users SET failed_attempts = ?, locked_until = ? WHERE id = ?",
-                     {count, until, account.id}));
+        database.run("INSERT OR REPLACE INTO sign_in_failures (user_id, peer, failed_attempts, "
+                     "locked_until, last_failed) VALUES (?, ?, ?, ?, ?)",
+                     {account.id, account.peer, count, until, now}));
     draft.details.push_back(audit::textDetail("failed_attempts", std::to_string(count)));
     if (until != 0)
         draft.details.push_back(audit::textDetail("locked_until", std::to_string(until)));
@@ -185,9 +228,16 @@ Result<void> countFailure(const Database& database, const ControlPlaneOptions& o
 // Clears the failures and remembers the code's time step, so that the code can not be replayed.
 Result<void> clearFailures(const Database& database, const Account& account, std::uint64_t step)
 {
-    return database.run("UPDATE users SET failed_attempts = 0, locked_until = 0, "
-                        "totp_last_step = ? WHERE id = ?",
+    SEALTRAIN_TRY(database.run("DELETE FROM sign_in_failures WHERE user_id = ? AND peer = ?",
+                               {account.id, account.peer}));
+    return database.run("UPDATE users SET totp_last_step = ? WHERE id = ?",
                         {static_cast<std::int64_t>(step), account.id});
+}
+
+// Forgets every peer's failures and lockout of `userId` (an admin enabled or reset the account).
+Result<void> clearAllFailures(const Database& database, std::int64_t userId)
+{
+    return database.run("DELETE FROM sign_in_failures WHERE user_id = ?", {userId});
 }
 
 // A new random token; the database keeps only its hash, the entry names the session's row.
@@ -243,6 +293,7 @@ Result<std::string> openReset(const Database& database, std::int64_t userId)
                                "reset_code_hash = ? WHERE id = ?",
                                {SqlValue::blob(hashOfResetCode(code)), userId}));
     SEALTRAIN_TRY(database.run("DELETE FROM pending_resets WHERE user_id = ?", {userId}));
+    SEALTRAIN_TRY(clearAllFailures(database, userId));
     SEALTRAIN_TRY(revokeSessionsOf(database, userId));
     return code;
 }
@@ -408,13 +459,14 @@ void SignInAttempt::checkPassword(const crypto::SecretBytes& password)
     checked_ = true;
 }
 
-SignInAttempt Identity::startSignIn(const std::string& name)
+SignInAttempt Identity::startSignIn(const std::string& name, const std::string& peer)
 {
     SignInAttempt attempt;
     attempt.name_ = name;
+    attempt.peer_ = peer;
     attempt.hashing_ = options_.passwordHashing;
     // A failed read leaves the attempt unread: finishSignIn reads again, and records the failure.
-    auto account = findAccount(database_, name);
+    auto account = findAccount(database_, options_, name, peer);
     if (!account)
         return attempt;
     attempt.read_ = true;
@@ -434,11 +486,19 @@ Result<std::string> Identity::finishSignIn(const SignInAttempt& attempt,
     std::string token;
     auto signedIn = gate_.performWithoutSession(
         {"session.sign_in", {}, {}, {"user", name}}, [&](audit::EntryDraft& draft) -> Result<void> {
-            draft.actor = {audit::ActorKind::User, name, "", std::string(kAuthMethod)};
-            auto account = findAccount(database_, name);
+            // Nobody is authenticated until the credentials match: a refused sign-in's actor
+            // is unknown, its target the account it named, and its peer says where it came
+            // from (issue #27: the victim was named as the actor of an attacker's attempts).
+            draft.actor = {audit::ActorKind::User, "unknown", "", std::string(kAuthMethod)};
+            const std::int64_t t = gate_.now();
+            SEALTRAIN_TRY(database_.run(
+                "DELETE FROM sign_in_failures WHERE locked_until < ? AND last_failed < ?",
+                {t, t - kForgetFailuresAfter}));
+            auto account = findAccount(database_, options_, name, attempt.peer_);
             if (!account)
                 return account.error();
-            const std::int64_t t = gate_.now();
+            if (*account)
+                draft.details.push_back(audit::textDetail("lockout_peer", (*account)->peer));
             if (!*account) {
                 recordUnknownUser(gate_, name, draft);
                 if (!attempt.checked_)
@@ -464,6 +524,7 @@ Result<std::string> Identity::finishSignIn(const SignInAttempt& attempt,
                 return refuse(draft, check.failure, wrongCredentials());
             }
             SEALTRAIN_TRY(clearFailures(database_, **account, check.step));
+            draft.actor.id = name;
             auto issued = issueSession(database_, (*account)->id, t, draft);
             if (!issued)
                 return issued.error();
@@ -476,9 +537,9 @@ Result<std::string> Identity::finishSignIn(const SignInAttempt& attempt,
 }
 
 Result<std::string> Identity::signIn(const std::string& name, const crypto::SecretBytes& password,
-                                     const std::string& totpCode)
+                                     const std::string& totpCode, const std::string& peer)
 {
-    SignInAttempt attempt = startSignIn(name);
+    SignInAttempt attempt = startSignIn(name, peer);
     attempt.checkPassword(password);
     return finishSignIn(attempt, password, totpCode);
 }
@@ -536,10 +597,9 @@ Result<void> Identity::disableUser(const std::string& session, const std::string
 Result<void> Identity::enableUser(const std::string& session, const std::string& name)
 {
     return performOnUser(gate_, session, "user.enable", permission::kUserManage, name,
-                         [&](std::int64_t id) {
-                             return database_.run("UPDATE users SET disabled = 0, "
-                                                  "failed_attempts = 0, locked_until = 0 "
-                                                  "WHERE id = ?",
+                         [&](std::int64_t id) -> Result<void> {
+                             SEALTRAIN_TRY(clearAllFailures(database_, id));
+                             return database_.run("UPDATE users SET disabled = 0 WHERE id = ?",
                                                   {id});
                          });
 }
@@ -599,7 +659,7 @@ Result<Enrollment> Identity::completeReset(const std::string& name, const std::s
         {"user.complete_reset", {}, {}, {"user", name}},
         [&](audit::EntryDraft& draft) -> Result<void> {
             draft.actor = {audit::ActorKind::User, name, "", "reset code"};
-            auto account = findAccount(database_, name);
+            auto account = findAccount(database_, options_, name, std::string(kLocalPeer));
             if (!account)
                 return account.error();
             if (!*account) {

@@ -825,8 +825,9 @@ private slots:
             if (entry->action == "user.list" && entry->actor.id == "unknown"
                 && entry->outcome != audit::Outcome::Ok)
                 anonymousDenied = true;
-            if (entry->action == "session.sign_in" && entry->actor.id == "dave"
-                && entry->outcome == audit::Outcome::Denied)
+            // Refused, a sign-in names the account as its target and nobody as its actor.
+            if (entry->action == "session.sign_in" && entry->target.id == "dave"
+                && entry->actor.id == "unknown" && entry->outcome == audit::Outcome::Denied)
                 wrongPassword = true;
         }
         QVERIFY(bobDenied);

@@ -282,6 +282,30 @@ private slots:
         QVERIFY2(error.contains("No enrolment token"), error.constData());
     }
 
+    // Issue #27, item 9: failures from one peer lock an account for that peer only. Five wrong
+    // passwords for dave over TCP (from 127.0.0.1) lock him there, even with the right one; an
+    // admin's path stays open: over the Unix socket, which no network peer shares, dave signs
+    // in. (The entries are checked at the end: actor unknown, dave as the target, the peer.)
+    void lockoutIsPerPeer()
+    {
+        for (int i = 0; i < 5; ++i) {
+            auto refused =
+                daemon_.anonymous()->signIn("dave", testing::secret("not dave's one"), "000000");
+            QVERIFY(!refused);
+            QCOMPARE(refused.error().code(), ErrorCode::Unauthenticated);
+        }
+        // Locked: the right password is refused before the code is looked at.
+        auto locked = daemon_.anonymous()->signIn("dave", testing::secret(testing::kDaemonPassword),
+                                                  "000000");
+        QVERIFY(!locked);
+        auto local = api::ControlClient::connect(
+            {daemon_.unixAddress(), "localhost", daemon_.caPem()}, nullptr);
+        QVERIFY(local);
+        auto signedIn = (*local)->signIn("dave", testing::secret(testing::kDaemonPassword),
+                                         daemon_.code("dave"));
+        QVERIFY2(signedIn, signedIn ? "" : signedIn.error().message().c_str());
+    }
+
     // The refusals above are audited; then a forced abort leaves no core file behind.
     void cleanupTestCase()
     {
@@ -315,6 +339,35 @@ private slots:
         QVERIFY(bobImportRefused);
         QVERIFY(bobSubmit);
         QVERIFY(anonymousSample);
+
+        // Every refused sign-in of dave names nobody as its actor, dave as its target, and the
+        // peer it came from; the lock counted against 127.0.0.1, and his sign-in over the Unix
+        // socket against the local peer. Every entry of a call records its peer.
+        int refusedFromTcp = 0;
+        bool signedInLocally = false;
+        for (const audit::Entry& entry : *entries) {
+            if (entry.action != "session.sign_in" || entry.target.id != "dave")
+                continue;
+            if (entry.outcome == audit::Outcome::Denied) {
+                QCOMPARE(entry.actor.id, std::string("unknown"));
+                QVERIFY(testing::detailOf(entry, "peer").starts_with("ipv4:127.0.0.1:"));
+                QCOMPARE(testing::detailOf(entry, "lockout_peer"), std::string("ipv4:127.0.0.1"));
+                ++refusedFromTcp;
+            } else if (testing::detailOf(entry, "lockout_peer") == "local") {
+                QCOMPARE(entry.actor.id, std::string("dave"));
+                QVERIFY(testing::detailOf(entry, "peer").starts_with("unix:"));
+                signedInLocally = true;
+            }
+        }
+        QCOMPARE(refusedFromTcp, 6);
+        QVERIFY(signedInLocally);
+        const auto started =
+            std::find_if(entries->begin(), entries->end(), [](const audit::Entry& entry) {
+                return entry.action == "job.submit";  // the first entry the daemon wrote
+            });
+        QVERIFY(started != entries->end());
+        for (auto entry = started; entry != entries->end(); ++entry)
+            QVERIFY2(!testing::detailOf(*entry, "peer").empty(), entry->action.c_str());
     }
 };
 

@@ -253,7 +253,17 @@ private slots:
         QVERIFY2(logs->front().find("first line") != std::string::npos, logs->front().c_str());
     }
 
-    // Issue #27, item 7: every refused upload is in the log, with the worker as its actor.
+    // Issue #27, item 13: a worker's certificate on a user's call is refused, and audited as
+    // that worker with its certificate's serial, not as an unknown user.
+    void userCallWithAWorkerCertificate()
+    {
+        auto refused = worker_->listDatasets();
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::Unauthenticated);
+    }
+
+    // Issue #27, item 7: every refused upload is in the log, with the worker as its actor; and
+    // every entry of the worker's calls records its peer and certificate serial.
     void refusalsAreAuditedWithTheWorker()
     {
         QVERIFY(daemon_.stop());
@@ -271,6 +281,23 @@ private slots:
         }
         QCOMPARE(denied, 3);  // the three foreign lineages
         QCOMPARE(failed, 1);  // the second checkpoint of step 4
+        std::string serial;
+        bool listing = false;
+        for (const audit::Entry& entry : *entries) {
+            // Enrolment (by its token) comes before the worker holds a certificate.
+            if (entry.actor.kind != audit::ActorKind::Worker || entry.action == "worker.enroll")
+                continue;
+            QVERIFY(testing::detailOf(entry, "peer").starts_with("ipv4:127.0.0.1:"));
+            const std::string presented = testing::detailOf(entry, "certificate_serial");
+            QVERIFY2(!presented.empty(), entry.action.c_str());
+            QVERIFY(serial.empty() || presented == serial);
+            serial = presented;
+            QCOMPARE(entry.actor.id, std::string("n1"));
+            listing =
+                listing
+                || (entry.action == "dataset.list" && entry.outcome == audit::Outcome::Denied);
+        }
+        QVERIFY(listing);
     }
 
     void cleanupTestCase() { daemon_.kill(); }

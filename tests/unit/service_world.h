@@ -19,7 +19,8 @@ struct ServiceWorld {
     std::string admin;
     std::map<std::string, std::string> uris;
 
-    ServiceWorld()
+    explicit ServiceWorld(core::ControlPlaneOptions options = {})
+        : t(std::move(options))
     {
         auto enrollment = t.plane->identity().init("alice", secret(kPassword));
         uris["alice"] = enrollment->otpauthUri;

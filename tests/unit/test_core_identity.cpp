@@ -68,6 +68,73 @@ private slots:
         QVERIFY(w.t.plane->identity().signIn("engineer-user", secret(kPassword), code()).ok());
     }
 
+    // Issue #27, item 9: failures lock an account only for the peer they came from. An
+    // attacker who fails five times from one address locks it there, while its user signs in
+    // from another, and over the Unix socket (local) whatever any network peer did. An account
+    // keeps at most maxLockoutPeers network peers' counts (here 2): further peers share one, so
+    // a flood from many addresses costs a bounded number of rows. The entries name nobody as
+    // their actor, and the peer the failure counted against.
+    void lockoutIsPerPeer()
+    {
+        core::ControlPlaneOptions options;
+        options.maxLockoutPeers = 2;
+        testing::ServiceWorld w(options);
+        auto& identity = w.t.plane->identity();
+        const std::string user = "engineer-user";
+        const auto signInFrom = [&](const std::string& peer, const char* password) {
+            return identity.signIn(user, secret(password), w.totpCode(user), peer).ok();
+        };
+        const std::string attacker = core::lockoutPeer("ipv4:203.0.113.7:50412");
+        QCOMPARE(attacker, std::string("ipv4:203.0.113.7"));
+        for (int i = 0; i < 5; ++i)
+            QVERIFY(!signInFrom(attacker, "wrong password!!"));
+        QCOMPARE(w.last().actor.id, std::string("unknown"));
+        QCOMPARE(w.last().target.id, user);
+        QCOMPARE(testing::detailOf(w.last(), "lockout_peer"), attacker);
+        QVERIFY(!signInFrom(attacker, kPassword));
+        QVERIFY2(w.last().reason.starts_with("account locked for"), w.last().reason.c_str());
+        QVERIFY(signInFrom("ipv4:198.51.100.2", kPassword));
+        QCOMPARE(w.last().actor.id, user);
+        w.t.clock.advance(core::kTotpStep);
+        QVERIFY(signInFrom(std::string(core::kLocalPeer), kPassword));
+
+        // A second network peer is kept; every further one shares the count "other", which a
+        // flood locks, but never the local peer.
+        for (int i = 0; i < 5; ++i)
+            QVERIFY(!signInFrom("ipv4:203.0.113.8", "wrong password!!"));
+        for (int peer = 9; peer < 14; ++peer)
+            QVERIFY(!signInFrom("ipv4:203.0.113." + std::to_string(peer), "wrong password!!"));
+        QCOMPARE(testing::detailOf(w.last(), "lockout_peer"), std::string("other"));
+        QVERIFY(!signInFrom("ipv4:198.51.100.99", kPassword));
+        QVERIFY2(w.last().reason.starts_with("account locked for"), w.last().reason.c_str());
+        const auto nextStep = core::totpCode(testing::totpSecretFromUri(w.uris[user]),
+                                             core::totpStep(w.t.clock.now()) + 1);
+        QVERIFY(identity.signIn(user, secret(kPassword), nextStep, std::string(core::kLocalPeer)));
+        QCOMPARE(w.t.database->queryInteger("SELECT count(*) FROM sign_in_failures", {}).value(),
+                 std::int64_t{3});
+        // A day after a peer's last failure, with its lock over, its count is forgotten.
+        w.t.clock.advance(std::chrono::hours{25});
+        QVERIFY(!signInFrom("ipv4:192.0.2.1", "wrong password!!"));
+        QCOMPARE(w.t.database->queryInteger("SELECT count(*) FROM sign_in_failures", {}).value(),
+                 std::int64_t{1});
+    }
+
+    // What a lockout counts against: an IPv4 address without its port, an IPv6 /64, the Unix
+    // socket and the process itself as local.
+    void lockoutPeerOfTransportPeers()
+    {
+        QCOMPARE(core::lockoutPeer("ipv4:10.1.2.3:443"), std::string("ipv4:10.1.2.3"));
+        QCOMPARE(core::lockoutPeer("ipv6:[2001:db8:1:2:aaaa::1]:50000"),
+                 std::string("ipv6:2001:db8:1:2::/64"));
+        QCOMPARE(core::lockoutPeer("ipv6:[2001:db8:1:2:bbbb::9]:1"),
+                 std::string("ipv6:2001:db8:1:2::/64"));
+        QCOMPARE(core::lockoutPeer("ipv6:[fe80::1%eth0]:22"), std::string("ipv6:fe80::/64"));
+        QCOMPARE(core::lockoutPeer("unix:/run/sealtrain/control.sock"), std::string("local"));
+        QCOMPARE(core::lockoutPeer(""), std::string("local"));
+        for (const char* odd : {"ipv4:not-an-address:1", "ipv6:[zz]:1", "ipv6:[::1", "tcp:x"})
+            QCOMPARE(core::lockoutPeer(odd), std::string("unknown"));
+    }
+
     // The lock clears on a successful sign-in, on `user enable` and on `user reset`; the
     // back-off stops doubling at its cap (one hour); the refusal while locked is audited.
     void lockoutClearsAndStopsAtItsCap()
@@ -240,7 +307,8 @@ private slots:
             const auto entry = w.last();
             QCOMPARE(entry.action, std::string("session.sign_in"));
             QCOMPARE(entry.outcome, audit::Outcome::Denied);
-            QCOMPARE(entry.actor.id, attempt.user == "nobody" ? "unknown" : attempt.user);
+            QCOMPARE(entry.actor.id, std::string("unknown"));
+            QCOMPARE(entry.target.id, attempt.user == "nobody" ? "unknown" : attempt.user);
             QVERIFY2(entry.reason.starts_with(attempt.reason), entry.reason.c_str());
 
             // Finished without its password checked first, an attempt costs the same.

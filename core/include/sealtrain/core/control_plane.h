@@ -11,6 +11,7 @@
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/access.h"
 #include "sealtrain/core/audit_queries.h"
+#include "sealtrain/core/call_origin.h"
 #include "sealtrain/core/control_plane_options.h"
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/datasets.h"
@@ -23,6 +24,7 @@
 #include "sealtrain/crypto/signing.h"
 
 #include <memory>
+#include <optional>
 
 namespace sealtrain::core {
 
@@ -59,6 +61,11 @@ public:
     [[nodiscard]] AuditQueries& auditQueries() noexcept { return auditQueries_; }
     // Rotating, retiring and re-wrapping KEKs, the passphrase, the keyring's generation.
     [[nodiscard]] KeyringChanges& keyringChanges() noexcept { return keyringChanges_; }
+
+    // Where the call being served came from (call_origin.h); recorded in every entry written
+    // until it is cleared (nullopt). Set it only where the control plane is used by one thread
+    // at a time: in a group commit, or under the server's lock.
+    void setCallOrigin(std::optional<CallOrigin> origin);
 
     [[nodiscard]] const audit::AuditLog& auditLog() const noexcept { return *log_; }
     // For signing heads (DataDirectory::signPendingEntries); appending goes through the services.

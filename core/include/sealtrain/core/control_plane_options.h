@@ -12,9 +12,13 @@ namespace sealtrain::core {
 struct ControlPlaneOptions {
     // libsodium's interactive level; never below crypto::kArgon2Floor.
     crypto::Argon2Params passwordHashing = crypto::kArgon2Floor;
-    int maxFailedSignIns = 5;                // lockout starts at this many failures in a row
-    std::chrono::seconds lockout{30};        // doubled for every failure past the limit
-    std::chrono::seconds maxLockout{3600};   // the back-off's ceiling
+    int maxFailedSignIns = 5;               // lockout starts at this many failures in a row
+    std::chrono::seconds lockout{30};       // doubled for every failure past the limit
+    std::chrono::seconds maxLockout{3600};  // the back-off's ceiling
+    // Failures count per account and peer; an account keeps at most this many network peers'
+    // counts, and failures from any further peer share one ("other"). The local peer always
+    // has its own.
+    std::int64_t maxLockoutPeers = 256;
     std::chrono::seconds sessionIdle{900};   // a session unused this long expires
     std::chrono::seconds sessionMax{43200};  // and every session expires this long after sign-in
     // A session's last use is written at most this often (at most half of sessionIdle), so that

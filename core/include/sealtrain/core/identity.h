@@ -6,6 +6,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/call_origin.h"
 #include "sealtrain/core/control_plane_options.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
@@ -73,6 +74,7 @@ public:
 private:
     friend class Identity;
     std::string name_;
+    std::string peer_;     // the lockout peer (call_origin.h)
     bool read_ = false;    // false when reading the account failed: finishSignIn does it all
     bool known_ = false;   // the name is a user's
     bool closed_ = false;  // disabled, locked or reset when read
@@ -92,17 +94,21 @@ public:
                                           const crypto::SecretBytes& password);
 
     // Password and TOTP code; returns a new session token (only its SHA-256 is stored).
-    // startSignIn, SignInAttempt::checkPassword and finishSignIn in a row.
+    // startSignIn, SignInAttempt::checkPassword and finishSignIn in a row. Failures in a row
+    // lock the account for `peer` only (lockoutPeer, call_origin.h): an attacker locks it out
+    // from where the attacker is, never from where its user signs in.
     [[nodiscard]] Result<std::string> signIn(const std::string& name,
                                              const crypto::SecretBytes& password,
-                                             const std::string& totpCode);
+                                             const std::string& totpCode,
+                                             const std::string& peer = std::string(kLocalPeer));
     // signIn in three steps, so that its Argon2id computation holds no transaction (a daemon
     // checks the password outside its group commit): read the account (reads only, no
     // transaction), check the password (no database), then finish: the audited transaction
     // that checks the account's state and the TOTP code, counts a failure or issues the session,
     // and appends the entry, as signIn does. A password checked against a hash that has since
     // changed (a reset) is checked again there.
-    [[nodiscard]] SignInAttempt startSignIn(const std::string& name);
+    [[nodiscard]] SignInAttempt startSignIn(const std::string& name,
+                                            const std::string& peer = std::string(kLocalPeer));
     [[nodiscard]] Result<std::string> finishSignIn(const SignInAttempt& attempt,
                                                    const crypto::SecretBytes& password,
                                                    const std::string& totpCode);
