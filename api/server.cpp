@@ -153,7 +153,7 @@ public:
                           "The control plane is busy checking other sign-ins; try again in a few "
                           "seconds."));
             }
-            attempt.checkPassword(*password);
+            server_internal::atLowPriority([&] { attempt.checkPassword(*password); });
         }
         return shared_.inGroup(*context, [&]() -> Status {
             auto token = plane.identity().finishSignIn(attempt, *password, request->totp_code());
@@ -1476,8 +1476,16 @@ struct ControlServer::State {
                 std::unique_lock guard(sleepLock);
                 wake.wait_for(guard, stop, std::chrono::seconds(1), [] { return false; });
             }
-            if (stop.stop_requested()
-                || std::chrono::steady_clock::now() - started < shared.options.workerTimeout)
+            if (stop.stop_requested())
+                continue;
+            // Anonymous refusals counted in a window that has passed are written now (issue #27).
+            const Status flushed = shared.inOwnGroup([&]() -> Status {
+                return statusOf(shared.platform.controlPlane().flushAnonymousRefusals(false));
+            });
+            if (!flushed.ok())
+                sealtrain::log::warn("control", "Could not record counted refusals",
+                                     {{"error", flushed.error_message()}});
+            if (std::chrono::steady_clock::now() - started < shared.options.workerTimeout)
                 continue;
             const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                                          shared.platform.clock().now().time_since_epoch())
@@ -1628,6 +1636,13 @@ void ControlServer::shutdown(std::chrono::milliseconds grace)
     if (state_->reaper.joinable())
         state_->reaper.join();
     state_->server->Shutdown(std::chrono::system_clock::now() + grace);
+    // No call runs now: every refusal still counted is written before the owner signs the head.
+    const Status flushed = state_->shared.inOwnGroup([&]() -> Status {
+        return statusOf(state_->shared.platform.controlPlane().flushAnonymousRefusals(true));
+    });
+    if (!flushed.ok())
+        sealtrain::log::warn("control", "Could not record counted refusals at shutdown",
+                             {{"error", flushed.error_message()}});
 }
 
 void ControlServer::wait()

@@ -16,6 +16,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstdint>
@@ -25,6 +28,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -251,6 +255,19 @@ struct Shared {
             AtomicFileSink::Overwrite::Allow, 0644U);
     }
 };
+
+// Runs `work` on a thread of its own at nice 10, and waits for it. A password check (Argon2id,
+// about 0.1 s of CPU and 64 MiB) then yields the processor to the calls of signed-in users, whose
+// latency a flood of anonymous sign-ins would otherwise set (issue #27; bench_hardening).
+template <typename Work>
+void atLowPriority(const Work& work)
+{
+    std::thread worker([&] {
+        (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+        work();
+    });
+    worker.join();
+}
 
 // The peer's client certificate (PEM), or empty when it presented none.
 inline std::string peerCertificate(const ServerContext& context)

@@ -301,7 +301,11 @@ Result<Caller> AuditedTransactions::enter(const std::string& session, const Audi
         const auto outcome = caller.error().code() == ErrorCode::Unauthenticated
                                  ? audit::Outcome::Denied
                                  : audit::Outcome::Failed;
-        return recordFailure(sessionOwner(session), request, outcome, caller.error(), false);
+        const audit::Actor owner = sessionOwner(session);
+        if (outcome == audit::Outcome::Denied && owner.kind == audit::ActorKind::User
+            && owner.id == "unknown" && countAnonymous(request))
+            return caller.error();
+        return recordFailure(owner, request, outcome, caller.error(), false);
     }
     audit::EntryDraft draft = draftFor(userActor(caller->name, caller->sessionId), request);
     Result<void> outcome = authorize(*caller, request.permission, request.project);
@@ -331,6 +335,78 @@ Error AuditedTransactions::recordFailure(const audit::Actor& actor, const Audite
         log::warn("audit", "could not record a failed call in the audit log",
                   {{"action", request.action}, {"error", recorded.error().message()}});
     return error;
+}
+
+bool AuditedTransactions::countAnonymous(const AuditedRequest& request)
+{
+    const std::string peer = origin_ ? origin_->peer : std::string(kLocalPeer);
+    const auto key = std::make_pair(request.action, lockoutPeer(peer));
+    const std::int64_t t = now();
+    const auto found = anonymous_.find(key);
+    if (found != anonymous_.end()) {
+        CountedRefusals& counted = found->second;
+        if (t - counted.windowStart < options_.anonymousRefusalWindow.count()) {
+            ++counted.count;
+            counted.last = t;
+            counted.peer = peer;
+            return true;
+        }
+        if (counted.count > 0) {
+            if (auto written = writeCounted(counted); !written)
+                log::warn("audit", "could not record counted refusals in the audit log",
+                          {{"action", counted.action}, {"error", written.error().message()}});
+        }
+        anonymous_.erase(found);
+    }
+    if (anonymous_.size() >= kMaxCountedKeys) {
+        if (auto flushed = flushAnonymousRefusals(true); !flushed)
+            log::warn("audit", "could not record counted refusals in the audit log",
+                      {{"error", flushed.error().message()}});
+    }
+    anonymous_.emplace(key, CountedRefusals{request.action, request.target.kind, peer, t, t, 0});
+    return false;
+}
+
+Result<void> AuditedTransactions::writeCounted(const CountedRefusals& counted)
+{
+    auto transaction = database_.begin();
+    if (!transaction)
+        return transaction.error();
+    audit::EntryDraft draft =
+        draftFor({audit::ActorKind::User, "unknown", "", std::string(kAuthMethod)},
+                 {counted.action, {}, {}, {counted.targetKind, "*"}});
+    draft.outcome = audit::Outcome::Denied;
+    draft.reason = fmt::format("{} more calls without a valid session from this peer were "
+                               "refused, counted rather than written one by one",
+                               counted.count);
+    draft.details.push_back(audit::textDetail("repeated", std::to_string(counted.count)));
+    draft.details.push_back(audit::textDetail("window_start", std::to_string(counted.windowStart)));
+    draft.details.push_back(audit::textDetail("last", std::to_string(counted.last)));
+    draft.details.push_back(audit::textDetail("peer", escapeControls(counted.peer.substr(0, 256))));
+    fitRefusal(draft);
+    return commit(**transaction, draft);
+}
+
+Result<void> AuditedTransactions::flushAnonymousRefusals(bool all)
+{
+    const std::int64_t t = now();
+    Result<void> outcome = success();
+    for (auto it = anonymous_.begin(); it != anonymous_.end();) {
+        const CountedRefusals& counted = it->second;
+        if (!all && t - counted.windowStart < options_.anonymousRefusalWindow.count()) {
+            ++it;
+            continue;
+        }
+        if (counted.count > 0) {
+            if (auto written = writeCounted(counted); !written) {
+                outcome = written;  // kept, to be written at the next flush
+                ++it;
+                continue;
+            }
+        }
+        it = anonymous_.erase(it);
+    }
+    return outcome;
 }
 
 Result<void> AuditedTransactions::perform(const std::string& session, const AuditedRequest& request,

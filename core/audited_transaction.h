@@ -16,10 +16,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace sealtrain::core {
@@ -163,6 +165,13 @@ public:
     void setOrigin(std::optional<CallOrigin> origin) { origin_ = std::move(origin); }
     [[nodiscard]] const std::optional<CallOrigin>& origin() const noexcept { return origin_; }
 
+    // Anonymous refusals (no valid session, no worker's certificate) of one action from one peer
+    // are written one entry per options().anonymousRefusalWindow: the first as itself, the
+    // others counted and written as one entry (detail "repeated") when the next comes after the
+    // window or when this runs. The server runs it every second (`all` false: the windows that
+    // have passed) and at shutdown (`all`: every count). Counted, never dropped (issue #27).
+    [[nodiscard]] Result<void> flushAnonymousRefusals(bool all);
+
     [[nodiscard]] Database& database() const noexcept { return database_; }
     [[nodiscard]] const audit::AuditKey* auditKey() const noexcept { return auditKey_; }
     [[nodiscard]] const audit::Clock& clock() const noexcept { return clock_; }
@@ -195,6 +204,21 @@ private:
     [[nodiscard]] Result<void> recordRefusal(const audit::Actor& actor,
                                              const AuditedRequest& request, audit::Outcome outcome,
                                              const Error& error, bool breakGlass);
+    // Anonymous refusals counted in an open window, by (action, lockout peer).
+    struct CountedRefusals {
+        std::string action;
+        std::string targetKind;
+        std::string peer;  // the newest refusal's, as the transport named it
+        std::int64_t windowStart = 0;
+        std::int64_t last = 0;
+        std::int64_t count = 0;  // refusals in the window after the one written
+    };
+    static constexpr std::size_t kMaxCountedKeys = 1024;
+    // True when this anonymous refusal was counted in its key's open window instead of written.
+    [[nodiscard]] bool countAnonymous(const AuditedRequest& request);
+    // One entry for a window's counted refusals.
+    [[nodiscard]] Result<void> writeCounted(const CountedRefusals& counted);
+
     // Records a failed call after its transaction rolled back; returns `error`.
     [[nodiscard]] Error recordFailure(const audit::Actor& actor, const AuditedRequest& request,
                                       audit::Outcome outcome, const Error& error, bool breakGlass);
@@ -207,6 +231,7 @@ private:
     const audit::Clock& clock_;
     const ControlPlaneOptions& options_;
     std::optional<CallOrigin> origin_;
+    std::map<std::pair<std::string, std::string>, CountedRefusals> anonymous_;
 };
 
 }  // namespace sealtrain::core

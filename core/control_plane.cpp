@@ -45,6 +45,11 @@ ControlPlane::open(Database& database, audit::AuditStore& store,
         new ControlPlane(database, auditKey, clock, std::move(options), std::move(*log)));
 }
 
+Result<void> ControlPlane::flushAnonymousRefusals(bool all)
+{
+    return gate_->flushAnonymousRefusals(all);
+}
+
 void ControlPlane::setCallOrigin(std::optional<CallOrigin> origin)
 {
     gate_->setOrigin(std::move(origin));

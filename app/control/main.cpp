@@ -43,6 +43,8 @@ struct Options {
     unsigned maxPasswordChecks = 4;
     unsigned maxUploads = 4;
     int uploadIdleSeconds = 60;
+    int anonymousRefusalWindow = 10;
+    std::int64_t maxLockoutPeers = 256;
     int heartbeatMs = 5000;
     int workerTimeoutSeconds = 30;
     std::filesystem::path trainer;
@@ -133,7 +135,11 @@ int run(const Options& options)
         unlock.masterKeyFile = options.masterKeyFile;
     else
         unlock.passphrase = passphraseFromStdin;
-    auto platform = core::DataDirectory::open(options.dataDir, unlock);
+    core::DataDirectoryOptions directoryOptions;
+    directoryOptions.controlPlane.anonymousRefusalWindow =
+        std::chrono::seconds(options.anonymousRefusalWindow);
+    directoryOptions.controlPlane.maxLockoutPeers = options.maxLockoutPeers;
+    auto platform = core::DataDirectory::open(options.dataDir, unlock, directoryOptions);
     detachStandardInput();  // also with a key file: children never read what started the daemon
     if (!platform)
         return fail(platform.error());
@@ -241,6 +247,16 @@ int main(int argc, char** argv)
                    "Seconds an upload may send nothing before it is cancelled")
         ->capture_default_str()
         ->check(CLI::Range(1, 86400));
+    app.add_option("--anonymous-refusal-window", options.anonymousRefusalWindow,
+                   "Seconds in which the refusals of one call without a valid session from one "
+                   "peer are counted into one audit entry after the first")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 3600));
+    app.add_option("--max-lockout-peers", options.maxLockoutPeers,
+                   "Network peers whose failed sign-ins count apart, per account; the rest "
+                   "share one count (the Unix socket always has its own)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 65536));
     app.add_option("--max-import-bytes", options.maxImportBytes,
                    "The largest dataset upload, held in memory until sealed")
         ->capture_default_str();

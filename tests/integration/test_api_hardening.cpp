@@ -2,6 +2,7 @@
 // run got through, each performed against the real processes: what a core dump or standard
 // input would leak, a "billion laughs" job spec from an anonymous and from a signed-in caller,
 // an anonymous caller probing for checkpoints, and an enrolment token on the command line.
+#include "../support/attacks.h"
 #include "daemon_fixture.h"
 
 #include <QDir>
@@ -20,18 +21,7 @@ using namespace sealtrain;
 
 namespace {
 
-// Six levels of nine aliases: 531,441 values once expanded (each level more multiplies by nine).
-std::string billionLaughs()
-{
-    std::string text = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
-    for (int level = 1; level <= 6; ++level) {
-        text += fmt::format("a{}: &a{} [", level, level);
-        for (int i = 0; i < 9; ++i)
-            text += fmt::format("{}*a{}", i == 0 ? "" : ", ", level - 1);
-        text += "]\n";
-    }
-    return text;
-}
+constexpr int kAnonymousFlood = 60;
 
 // The first value of the "Max core file size" line of /proc/PID/limits (the soft limit).
 std::string coreLimitOf(pid_t pid)
@@ -80,7 +70,9 @@ private slots:
             << "half a shard";
         std::filesystem::create_directories(daemon_.dataDir() / "jobs" / "incoming"
                                             / "0011223344556677");
-        daemon_.start({"--max-password-checks", "1", "--max-import-bytes", "1048576"}, passphrase);
+        daemon_.start({"--max-password-checks", "1", "--max-import-bytes", "1048576",
+                       "--anonymous-refusal-window", "1"},
+                      passphrase);
     }
 
     // A restart removes what an interrupted upload left (issue #27, item 17).
@@ -108,7 +100,7 @@ private slots:
     // session, not parsed; the daemon goes on serving others at once.
     void anonymousSpecIsNotRead()
     {
-        auto job = daemon_.anonymous()->submitJob(billionLaughs());
+        auto job = daemon_.anonymous()->submitJob(testing::billionLaughs());
         QVERIFY(!job);
         QCOMPARE(job.error().code(), ErrorCode::Unauthenticated);
         auto whoami = daemon_.as("dave")->whoAmI();
@@ -119,7 +111,7 @@ private slots:
     // built, and the refusal names what to do.
     void signedInBillionLaughsIsRefused()
     {
-        auto job = daemon_.as("bob")->submitJob(billionLaughs());
+        auto job = daemon_.as("bob")->submitJob(testing::billionLaughs());
         QVERIFY(!job);
         QCOMPARE(job.error().code(), ErrorCode::InvalidArgument);
         QVERIFY2(job.error().message().find("anchor") != std::string::npos,
@@ -306,6 +298,21 @@ private slots:
         QVERIFY2(signedIn, signedIn ? "" : signedIn.error().message().c_str());
     }
 
+    // Issue #27, item 15: an anonymous flood does not grow the signed log call by call. 60
+    // calls without a session are refused; the first of each window (1 s here) is written, the
+    // rest counted into one entry, which the daemon writes once the window has passed (checked
+    // at the end: the counts add up to the calls).
+    void anonymousFloodIsCounted()
+    {
+        auto anonymous = daemon_.anonymous();
+        for (int i = 0; i < kAnonymousFlood; ++i) {
+            auto refused = anonymous->listRoles();
+            QVERIFY(!refused);
+            QCOMPARE(refused.error().code(), ErrorCode::Unauthenticated);
+        }
+        QTest::qWait(2500);  // the window passes, and the daemon flushes every second
+    }
+
     // The refusals above are audited; then a forced abort leaves no core file behind.
     void cleanupTestCase()
     {
@@ -360,6 +367,18 @@ private slots:
             }
         }
         QCOMPARE(refusedFromTcp, 6);
+        int floodEntries = 0;
+        long long floodCalls = 0;
+        for (const audit::Entry& entry : *entries) {
+            if (entry.action != "role.list" || entry.actor.id != "unknown")
+                continue;
+            ++floodEntries;
+            const std::string repeated = testing::detailOf(entry, "repeated");
+            floodCalls += repeated.empty() ? 1 : std::stoll(repeated);
+        }
+        QCOMPARE(floodCalls, static_cast<long long>(kAnonymousFlood));
+        QVERIFY2(floodEntries <= kAnonymousFlood / 4,
+                 qPrintable(QString("%1 entries for the flood").arg(floodEntries)));
         QVERIFY(signedInLocally);
         const auto started =
             std::find_if(entries->begin(), entries->end(), [](const audit::Entry& entry) {

@@ -66,6 +66,60 @@ private slots:
         QVERIFY(w.t.lastEntry().outcome != audit::Outcome::Ok);
     }
 
+    // Issue #27, item 15: anonymous callers can not grow the signed log at will. Of the calls
+    // refused for want of a valid session, one action from one peer writes its first refusal,
+    // then counts the rest of the window (10 s) and writes them as one entry: when the next
+    // comes after the window, or when the server flushes. Another peer, or another action, has
+    // its own window. Nothing is dropped: the counts add up to the calls.
+    void anonymousRefusalsAreCountedNotEachWritten()
+    {
+        testing::ServiceWorld w;
+        auto& plane = *w.t.plane;
+        const auto size = [&] { return plane.auditLog().size(); };
+        plane.setCallOrigin(core::CallOrigin{"ipv4:203.0.113.7:40000", ""});
+        const auto before = size();
+        for (int i = 0; i < 50; ++i)
+            QVERIFY(!plane.identity().whoAmI("st_forged"));
+        QCOMPARE(size(), before + 1);
+        QCOMPARE(w.last().action, std::string("session.whoami"));
+        QCOMPARE(w.last().outcome, audit::Outcome::Denied);
+        // Another action, and another peer, are not held by this one's window.
+        QVERIFY(!plane.identity().listSessions("st_forged"));
+        QCOMPARE(size(), before + 2);
+        plane.setCallOrigin(core::CallOrigin{"ipv4:203.0.113.8:40000", ""});
+        QVERIFY(!plane.identity().whoAmI("st_forged"));
+        QCOMPARE(size(), before + 3);
+        // After the window, the first peer's next refusal writes the 49 counted, then itself.
+        plane.setCallOrigin(core::CallOrigin{"ipv4:203.0.113.7:40001", ""});
+        w.t.clock.advance(std::chrono::seconds{11});
+        QVERIFY(!plane.identity().whoAmI("st_forged"));
+        QCOMPARE(size(), before + 5);
+        auto entries = w.t.plane->auditLog().store().readEntries(before + 3, 1);
+        QVERIFY(entries);
+        auto counted = audit::decodeEntry(entries->front().bytes);
+        QVERIFY(counted);
+        QCOMPARE(counted->action, std::string("session.whoami"));
+        QCOMPARE(counted->outcome, audit::Outcome::Denied);
+        QCOMPARE(testing::detailOf(*counted, "repeated"), std::string("49"));
+        QCOMPARE(testing::detailOf(*counted, "peer"), std::string("ipv4:203.0.113.7:40000"));
+        // Counted again, then written by the flush once the window has passed.
+        for (int i = 0; i < 3; ++i)
+            QVERIFY(!plane.identity().whoAmI("st_forged"));
+        QVERIFY(plane.flushAnonymousRefusals(false));
+        QCOMPARE(size(), before + 5);
+        w.t.clock.advance(std::chrono::seconds{11});
+        QVERIFY(plane.flushAnonymousRefusals(false));
+        QCOMPARE(size(), before + 6);
+        QCOMPARE(testing::detailOf(w.last(), "repeated"), std::string("3"));
+        // A signed-in caller's refusals are each written, whatever the rate.
+        plane.setCallOrigin(std::nullopt);
+        const auto auditor = w.session("auditor-user");
+        const auto refused = size();
+        for (int i = 0; i < 3; ++i)
+            QVERIFY(!plane.identity().disableUser(auditor, "alice"));
+        QCOMPARE(size(), refused + 3);
+    }
+
     void everyFailedCallLeavesAnEntry()
     {
         testing::ServiceWorld w;

@@ -66,6 +66,9 @@ public:
     // until it is cleared (nullopt). Set it only where the control plane is used by one thread
     // at a time: in a group commit, or under the server's lock.
     void setCallOrigin(std::optional<CallOrigin> origin);
+    // Writes the anonymous refusals counted instead of written one by one: those whose window
+    // has passed, or all (at shutdown). Same threading rule as setCallOrigin.
+    [[nodiscard]] Result<void> flushAnonymousRefusals(bool all);
 
     [[nodiscard]] const audit::AuditLog& auditLog() const noexcept { return *log_; }
     // For signing heads (DataDirectory::signPendingEntries); appending goes through the services.

@@ -19,6 +19,8 @@ struct ControlPlaneOptions {
     // counts, and failures from any further peer share one ("other"). The local peer always
     // has its own.
     std::int64_t maxLockoutPeers = 256;
+    // Anonymous refusals of one action from one peer: one entry, then a count per window.
+    std::chrono::seconds anonymousRefusalWindow{10};
     std::chrono::seconds sessionIdle{900};   // a session unused this long expires
     std::chrono::seconds sessionMax{43200};  // and every session expires this long after sign-in
     // A session's last use is written at most this often (at most half of sessionIdle), so that

@@ -74,7 +74,7 @@ struct KeyringUnlock {
     std::function<Result<crypto::SecretBytes>()> passphrase;
 };
 
-// What tests and embedders may change; the command line always uses the defaults.
+// What tests, embedders and sealtrain-control's flags may change.
 struct DataDirectoryOptions {
     const audit::Clock* clock = nullptr;  // null: the system clock; must outlive the directory
     ControlPlaneOptions controlPlane;
