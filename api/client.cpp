@@ -471,20 +471,24 @@ Result<std::string> ControlClient::completeReset(const std::string& user,
     return reply->otpauth_uri();
 }
 
-Result<void> ControlClient::grantRole(const std::string& user, const std::string& role,
-                                      const std::string& project)
+Result<GrantResult> ControlClient::grantRole(const std::string& user, const std::string& role,
+                                             const std::string& project)
 {
-    return changeGrant(user, role, project, true);
+    v1::GrantReply reply;
+    SEALTRAIN_TRY(changeGrant(user, role, project, true, reply));
+    return GrantResult{reply.pending()};
 }
 
 Result<void> ControlClient::revokeRole(const std::string& user, const std::string& role,
                                        const std::string& project)
 {
-    return changeGrant(user, role, project, false);
+    v1::GrantReply reply;
+    return changeGrant(user, role, project, false, reply);
 }
 
 Result<void> ControlClient::changeGrant(const std::string& user, const std::string& role,
-                                        const std::string& project, bool grant)
+                                        const std::string& project, bool grant,
+                                        v1::GrantReply& reply)
 {
     v1::GrantRequest request;
     request.set_user(user);
@@ -492,7 +496,6 @@ Result<void> ControlClient::changeGrant(const std::string& user, const std::stri
     request.set_project(project);
     grpc::ClientContext context;
     setDeadline(context);
-    v1::GrantReply reply;
     return state_->result(grant ? state_->access->GrantRole(&context, request, &reply)
                                 : state_->access->RevokeRole(&context, request, &reply));
 }

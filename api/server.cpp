@@ -387,12 +387,16 @@ public:
     }
 
     Status GrantRole(ServerContext* context, const v1::GrantRequest* request,
-                     v1::GrantReply* /*reply*/) override
+                     v1::GrantReply* reply) override
     {
         return shared_.inGroup(*context, [&]() -> Status {
-            return statusOf(shared_.platform.controlPlane().access().grantRole(
+            auto granted = shared_.platform.controlPlane().access().grantRole(
                 callerOf(shared_, *context).token, request->user(), request->role(),
-                request->project()));
+                request->project());
+            if (!granted)
+                return Internal::toStatus(granted.error());
+            reply->set_pending(granted->pending);
+            return Status::OK;
         });
     }
 

@@ -164,9 +164,11 @@ int main(int argc, char** argv)
     const auto mutate = [&](int client, int) {
         const std::string project = fmt::format("p{}", client);
         auto& api = *clients[static_cast<std::size_t>(client)];
-        auto done = granted[static_cast<std::size_t>(client)]
-                        ? api.revokeRole("target", "engineer", project)
-                        : api.grantRole("target", "engineer", project);
+        Result<void> done = success();
+        if (granted[static_cast<std::size_t>(client)])
+            done = api.revokeRole("target", "engineer", project);
+        else if (auto made = api.grantRole("target", "engineer", project); !made)
+            done = made.error();
         granted[static_cast<std::size_t>(client)] ^= 1;
         return done;
     };

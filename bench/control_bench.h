@@ -80,7 +80,7 @@ public:
         const core::NewUser created = take(identity.createUser(alice_, name));
         (void)take(identity.completeReset(name, created.enrolmentCode, secret(kPassword)));
         for (const std::string& role : roles)
-            check(platform_->controlPlane().access().grantRole(alice_, name, role, ""));
+            (void)take(platform_->controlPlane().access().grantRole(alice_, name, role, ""));
     }
 
     // Starts serving on 127.0.0.1 at a free port; `options`' listen and run folder are set here.

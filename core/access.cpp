@@ -245,24 +245,55 @@ Result<std::vector<RoleInfo>> Access::listRoles(const std::string& session)
         [](RoleInfo& role, const Statement& row) { role.permissions.push_back(row.text(2)); });
 }
 
-Result<void> Access::grantRole(const std::string& session, const std::string& user,
-                               const std::string& role, const std::string& project)
+Result<GrantOutcome> Access::grantRole(const std::string& session, const std::string& user,
+                                       const std::string& role, const std::string& project)
 {
-    return grantBreakGlass(session, user, role, project, {}, std::chrono::seconds{0});
+    return grant(session, user, role, project, {}, std::chrono::seconds{0});
 }
 
 Result<void> Access::grantBreakGlass(const std::string& session, const std::string& user,
                                      const std::string& role, const std::string& project,
                                      const std::string& reason, std::chrono::seconds duration)
 {
+    auto granted = grant(session, user, role, project, reason, duration);
+    if (!granted)
+        return granted.error();
+    return success();
+}
+
+Result<bool> Access::needsSecondAdmin(const std::string& role) const
+{
+    auto separated = database_.exists(
+        "SELECT 1 FROM role_permissions WHERE role = ? AND permission IN (?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?)",
+        {role, std::string(permission::kUserManage), std::string(permission::kRoleManage),
+         std::string(permission::kGrantManage), std::string(permission::kSessionManage),
+         std::string(permission::kKeyringManage), std::string(permission::kDatasetImport),
+         std::string(permission::kDatasetGrant), std::string(permission::kJobApprove),
+         std::string(permission::kAuditRead), std::string(permission::kAuditExport)});
+    if (!separated)
+        return separated.error();
+    if (!*separated)
+        return false;
+    auto admins = adminCount();
+    if (!admins)
+        return admins.error();
+    return *admins >= 2;
+}
+
+Result<GrantOutcome> Access::grant(const std::string& session, const std::string& user,
+                                   const std::string& role, const std::string& project,
+                                   const std::string& reason, std::chrono::seconds duration)
+{
     const bool breakGlass = duration.count() != 0 || !reason.empty();
-    return gate_.perform(
+    GrantOutcome outcome;
+    auto performed = gate_.perform(
         session,
         {breakGlass ? "grant.break_glass" : "grant.create",
          permission::kGrantManage,
          project,
          {"user", user}},
-        [&](const Caller&, audit::EntryDraft& draft) -> Result<void> {
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
             if (!project.empty())
                 SEALTRAIN_TRY(requireValidName("project", project));
             if (breakGlass
@@ -281,6 +312,49 @@ Result<void> Access::grantBreakGlass(const std::string& session, const std::stri
                 return Error(ErrorCode::NotFound,
                              "There is no role '" + role + "'; check the name with 'role list'.");
             SEALTRAIN_TRY(requireSeparateDuties(*id, user, role));
+            draft.details.push_back(audit::textDetail("role", role));
+            // Four eyes for separated duties (issue #27): a break-glass grant is an emergency
+            // of its own, time-limited and flagged, and is made by one admin.
+            bool secondAdmin = false;
+            SEALTRAIN_ASSIGN(secondAdmin, needsSecondAdmin(role));
+            bool held = false;
+            SEALTRAIN_ASSIGN(
+                held, database_.exists("SELECT 1 FROM grants WHERE user_id = ? AND role = ? AND "
+                                       "project = ?",
+                                       {*id, role, project}));
+            if (held)
+                return Error(ErrorCode::AlreadyExists,
+                             "The user '" + user + "' already holds the role '" + role
+                                 + "' there; revoke it first to change it.");
+            if (!breakGlass && secondAdmin) {
+                std::optional<std::pair<std::int64_t, std::string>> request;
+                SEALTRAIN_TRY(database_.queryOne(
+                    "SELECT r.id, r.name FROM pending_grants p JOIN users r ON "
+                    "r.id = p.requested_by WHERE p.user_id = ? AND p.role = ? AND p.project = ?",
+                    {*id, role, project},
+                    [&](const Statement& row) { request.emplace(row.integer(0), row.text(1)); }));
+                if (caller.userId == *id)
+                    return denied("Nobody may request or approve a grant of '" + role
+                                  + "' to themselves; another admin must.");
+                if (!request) {
+                    SEALTRAIN_TRY(database_.run(
+                        "INSERT INTO pending_grants (user_id, role, project, requested_by, "
+                        "created) VALUES (?, ?, ?, ?, ?)",
+                        {*id, role, project, caller.userId, gate_.now()}));
+                    draft.action = "grant.request";
+                    draft.details.push_back(
+                        audit::textDetail("pending", "waits for a second admin"));
+                    outcome.pending = true;
+                    return success();
+                }
+                if (request->first == caller.userId)
+                    return denied("The grant of '" + role + "' to '" + user
+                                  + "' waits for another admin's approval; ask one.");
+                SEALTRAIN_TRY(database_.run(
+                    "DELETE FROM pending_grants WHERE user_id = ? AND role = ? AND project = ?",
+                    {*id, role, project}));
+                draft.details.push_back(audit::textDetail("requested_by", request->second));
+            }
             if (auto done = database_.run(
                     "INSERT INTO grants (user_id, role, project, expires, break_glass, reason) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
@@ -291,7 +365,6 @@ Result<void> Access::grantBreakGlass(const std::string& session, const std::stri
                 return Error(ErrorCode::AlreadyExists,
                              "The user '" + user + "' already holds the role '" + role
                                  + "' there; revoke it first to change it.");
-            draft.details.push_back(audit::textDetail("role", role));
             if (breakGlass) {
                 draft.details.push_back(audit::textDetail("break_glass", "true"));
                 draft.details.push_back(
@@ -300,6 +373,9 @@ Result<void> Access::grantBreakGlass(const std::string& session, const std::stri
             }
             return success();
         });
+    if (!performed)
+        return performed.error();
+    return outcome;
 }
 
 Result<void> Access::revokeRole(const std::string& session, const std::string& user,
@@ -313,10 +389,14 @@ Result<void> Access::revokeRole(const std::string& session, const std::string& u
                 return id.error();
             if (role == kAdminRole && project.empty())
                 SEALTRAIN_TRY(requireAnotherAdmin(*id, "revoke admin from '" + user + "'"));
+            SEALTRAIN_TRY(database_.run(
+                "DELETE FROM pending_grants WHERE user_id = ? AND role = ? AND project = ?",
+                {*id, role, project}));
+            const bool requested = database_.changes() > 0;
             SEALTRAIN_TRY(
                 database_.run("DELETE FROM grants WHERE user_id = ? AND role = ? AND project = ?",
                               {*id, role, project}));
-            if (database_.changes() == 0)
+            if (database_.changes() == 0 && !requested)
                 return Error(ErrorCode::NotFound, "The user '" + user + "' does not hold the role '"
                                                       + role + "' there; check with 'user list'.");
             draft.details.push_back(audit::textDetail("role", role));

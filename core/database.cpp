@@ -225,6 +225,18 @@ CREATE TABLE sign_in_failures (
 UPDATE users SET failed_attempts = 0, locked_until = 0;
 )sql";
 
+// Migration 8 (issue #27): grants of separated-duty roles that wait for a second admin.
+constexpr std::string_view kSchemaV8 = R"sql(
+CREATE TABLE pending_grants (
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    role TEXT NOT NULL REFERENCES roles(name) ON DELETE CASCADE,
+    project TEXT NOT NULL,
+    requested_by INTEGER NOT NULL REFERENCES users(id),
+    created INTEGER NOT NULL,
+    PRIMARY KEY (user_id, role, project)
+);
+)sql";
+
 int checkedResult(int rc)
 {
     return rc & 0xff;  // primary result code
@@ -275,7 +287,7 @@ const std::vector<Migration>& migrations()
 {
     static const std::vector<Migration> kMigrations{{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3},
                                                     {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6},
-                                                    {7, kSchemaV7}};
+                                                    {7, kSchemaV7}, {8, kSchemaV8}};
     return kMigrations;
 }
 

@@ -189,4 +189,15 @@ std::string breakGlassGranted(const std::string& role, const std::string& user,
                        role, user, duration.count());
 }
 
+std::string grantSentence(const std::string& role, const std::string& user,
+                          const std::string& project, bool pending)
+{
+    const std::string where = project.empty() ? "" : " in project '" + project + "'";
+    if (pending)
+        return fmt::format("Requested '{}' for '{}'{}: it carries a separated duty, so it takes "
+                           "effect when another admin runs the same 'grant add'.\n",
+                           role, user, where);
+    return fmt::format("Granted '{}' to '{}'{}.\n", role, user, where);
+}
+
 }  // namespace sealtrain::ctl

@@ -27,6 +27,11 @@ enum class CommandTree { Local, Remote };
 [[nodiscard]] std::string roleRow(const core::RoleInfo& role);
 [[nodiscard]] nlohmann::json roleJson(const core::RoleInfo& role);
 
+// What `grant add` did: made the grant, or recorded a request that waits for a second admin
+// (who runs the same `grant add`).
+[[nodiscard]] std::string grantSentence(const std::string& role, const std::string& user,
+                                        const std::string& project, bool pending);
+
 // `session list`: the header line and one line a session (times in UTC).
 [[nodiscard]] std::string sessionHeader();
 [[nodiscard]] std::string sessionRow(const core::SessionInfo& session);

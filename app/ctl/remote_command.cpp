@@ -357,12 +357,18 @@ int remoteGrant(const CommandRegistry& registry, const RemoteGrantOptions& optio
     auto client = signedInClient(options.client);
     if (!client)
         return registry.fail(client.error());
-    auto done = add ? (*client)->grantRole(options.user, options.role, options.project)
-                    : (*client)->revokeRole(options.user, options.role, options.project);
+    if (add) {
+        auto granted = (*client)->grantRole(options.user, options.role, options.project);
+        if (!granted)
+            return registry.fail(granted.error());
+        registry.out() << grantSentence(options.role, options.user, options.project,
+                                        granted->pending);
+        return kExitOk;
+    }
+    auto done = (*client)->revokeRole(options.user, options.role, options.project);
     if (!done)
         return registry.fail(done.error());
-    registry.out() << fmt::format("{} {} {} {}{}.\n", add ? "Granted" : "Revoked", options.role,
-                                  add ? "to" : "from", options.user,
+    registry.out() << fmt::format("Revoked {} from {}{}.\n", options.role, options.user,
                                   options.project.empty() ? "" : " in project " + options.project);
     return kExitOk;
 }

@@ -95,13 +95,16 @@ struct GrantOptions {
 
 int addGrant(const CommandRegistry& registry, const GrantOptions& options)
 {
-    return runSignedInChange(
+    return runSignedInQuery(
         registry, options.signedIn,
         [&](core::ControlPlane& plane, const std::string& session) {
             return plane.access().grantRole(session, options.user, options.role, options.project);
         },
-        fmt::format("Granted '{}' to '{}'{}.\n", options.role, options.user,
-                    options.project.empty() ? "" : " in project '" + options.project + "'"));
+        [&](const core::GrantOutcome& outcome) -> Result<void> {
+            registry.out() << grantSentence(options.role, options.user, options.project,
+                                            outcome.pending);
+            return success();
+        });
 }
 
 int removeGrant(const CommandRegistry& registry, const GrantOptions& options)

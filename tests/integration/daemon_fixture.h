@@ -82,7 +82,15 @@ public:
             auto token = plane.identity().signIn(admin, secret(kDaemonPassword), code(admin));
             if (!token)
                 qFatal("sign-in of %s: %s", admin.c_str(), token.error().message().c_str());
-            for (const DaemonUser& user : users) {
+            // The admins last: with two, a separated duty waits for a second admin's grant
+            // (issue #27), which the first admin made here gives.
+            std::vector<DaemonUser> ordered;
+            for (const bool admins : {false, true})
+                for (const DaemonUser& user : users)
+                    if ((user.role == "admin") == admins)
+                        ordered.push_back(user);
+            std::optional<std::string> secondAdmin;
+            for (const DaemonUser& user : ordered) {
                 auto enrolled =
                     enrolUser(plane.identity(), *token, user.name, secret(kDaemonPassword));
                 if (!enrolled)
@@ -90,10 +98,24 @@ public:
                 uris_[user.name] = enrolled->otpauthUri;
                 if (user.role.empty())
                     continue;
-                if (auto granted = plane.access().grantRole(*token, user.name, user.role, "");
-                    !granted)
-                    qFatal("grant %s: %s", user.name.c_str(), granted.error().message().c_str());
+                auto granted = plane.access().grantRole(*token, user.name, user.role, "");
+                if (granted && granted->pending && secondAdmin)
+                    granted = plane.access().grantRole(*secondAdmin, user.name, user.role, "");
+                if (!granted || granted->pending)
+                    qFatal("grant %s: %s", user.name.c_str(),
+                           granted ? "waits for a second admin"
+                                   : granted.error().message().c_str());
+                if (user.role == "admin" && !secondAdmin) {
+                    auto second = plane.identity().signIn(user.name, secret(kDaemonPassword),
+                                                          code(user.name));
+                    if (!second)
+                        qFatal("sign-in of %s: %s", user.name.c_str(),
+                               second.error().message().c_str());
+                    secondAdmin = std::move(second).value();
+                }
             }
+            if (secondAdmin)
+                (void)plane.identity().signOut(*secondAdmin);
             (void)plane.identity().signOut(*token);
             caPem_ = (*platform)->certificateAuthority().certificatePem();
             if (auto heads = (*platform)->signPendingEntries(); !heads)

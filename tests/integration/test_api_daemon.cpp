@@ -172,11 +172,13 @@ private slots:
             QVERIFY((*platform)->controlPlane().access().grantRole(*token, "bob", "engineer", ""));
             // carol, a second admin, and dave, another engineer: more users, fewer waits for a
             // TOTP step; sam, a data steward, and rita, an auditor.
-            for (const auto& [user, role] : {std::pair<std::string, std::string>{"carol", "admin"},
-                                             {"dave", "engineer"},
-                                             {"sam", "steward"},
-                                             {"rita", "auditor"},
-                                             {"ann", "approver"}}) {
+            // The second admin last: with two, a separated duty waits for both (issue #27).
+            for (const auto& [user, role] :
+                 {std::pair<std::string, std::string>{"dave", "engineer"},
+                  {"sam", "steward"},
+                  {"rita", "auditor"},
+                  {"ann", "approver"},
+                  {"carol", "admin"}}) {
                 auto enrolled = testing::enrolUser(identity, *token, user, secret(kPassword));
                 QVERIFY(enrolled);
                 uris_[user] = enrolled->otpauthUri;

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace sealtrain::testing {
 
@@ -29,13 +30,24 @@ struct ServiceWorld {
             addUser(role + "-user", role);
     }
 
-    // Creates `user` as alice and grants them `role` globally.
+    // Creates `user` as alice and grants them `role` globally; a grant that waits for a second
+    // admin (issue #27) is made by the first admin added after alice.
     void addUser(const std::string& user, const std::string& role)
     {
         uris[user] =
             testing::enrolUser(t.plane->identity(), admin, user, secret(kPassword))->otpauthUri;
-        QVERIFY(t.plane->access().grantRole(admin, user, role, "").ok());
+        auto granted = t.plane->access().grantRole(admin, user, role, "");
+        QVERIFY(granted.ok());
+        if (granted->pending) {
+            QVERIFY(!admins.empty());
+            auto second = t.plane->access().grantRole(session(admins.front()), user, role, "");
+            QVERIFY(second.ok() && !second->pending);
+        }
+        if (role == "admin")
+            admins.push_back(user);
     }
+
+    std::vector<std::string> admins;  // added by addUser, alice not included
 
     std::string session(const std::string& user) { return t.signIn(user, kPassword, uris[user]); }
 

@@ -27,6 +27,51 @@ private slots:
         QCOMPARE(w.last().actor.id, std::string("engineer-user"));
     }
 
+    // Issue #27, item 3: with two admins, one can not give anyone a separated duty alone. The
+    // first grant of approver is a request (grant.request); the requester repeating it is
+    // refused; another admin's same grant makes it, naming who asked. A role without a separated
+    // duty is granted at once, and a revoked request is gone.
+    void separatedDutiesNeedTwoAdmins()
+    {
+        testing::ServiceWorld w;
+        auto& access = w.t.plane->access();
+        w.addUser("bea", "admin");
+        w.addUser("eve", "engineer");
+        const auto bea = w.session("bea");
+        const auto holds = [&](const std::string& role) {
+            return w.t.database
+                       ->queryInteger("SELECT count(*) FROM grants g JOIN users u ON "
+                                      "u.id = g.user_id WHERE u.name = 'eve' AND g.role = ?",
+                                      {role})
+                       .value()
+                   > 0;
+        };
+        auto requested = access.grantRole(w.admin, "eve", "approver", "");
+        QVERIFY2(requested, requested ? "" : requested.error().message().c_str());
+        QVERIFY(requested->pending);
+        QVERIFY(!holds("approver"));
+        QCOMPARE(w.last().action, std::string("grant.request"));
+        QCOMPARE(w.last().outcome, audit::Outcome::Ok);
+        QCOMPARE(w.last().actor.id, std::string("alice"));
+        verifyDenied(w, access.grantRole(w.admin, "eve", "approver", ""), "grant.create");
+        QVERIFY(w.last().reason.find("another admin") != std::string::npos);
+        QVERIFY(!holds("approver"));
+        auto made = access.grantRole(bea, "eve", "approver", "");
+        QVERIFY2(made, made ? "" : made.error().message().c_str());
+        QVERIFY(!made->pending);
+        QVERIFY(holds("approver"));
+        QCOMPARE(w.last().action, std::string("grant.create"));
+        QCOMPARE(testing::detailOf(w.last(), "requested_by"), std::string("alice"));
+        // No separated duty: at once.
+        auto engineer = access.grantRole(w.admin, "eve", "engineer", "oncology");
+        QVERIFY(engineer && !engineer->pending);
+        // A revoked request is gone: the next grant is a new request.
+        QVERIFY(access.grantRole(w.admin, "eve", "steward", "")->pending);
+        QVERIFY(access.revokeRole(w.admin, "eve", "steward", ""));
+        QVERIFY(access.grantRole(bea, "eve", "steward", "")->pending);
+        QVERIFY(!holds("steward"));
+    }
+
     void lastAdminCanNotRemoveThemselves()
     {
         testing::ServiceWorld w;
@@ -160,7 +205,7 @@ private slots:
         testing::ServiceWorld w;
         auto& access = w.t.plane->access();
         w.addUser("bea", "admin");
-        const auto expectRefused = [&](const Result<void>& result, const std::string& action,
+        const auto expectRefused = [&](const auto& result, const std::string& action,
                                        const std::string& actor) {
             verifyDenied(w, result, action);
             const auto entry = w.last();

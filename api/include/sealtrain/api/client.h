@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+namespace sealtrain::v1 {
+class GrantReply;
+}  // namespace sealtrain::v1
+
 namespace sealtrain::api {
 
 // Where the control plane is and whom to trust there.
@@ -260,6 +264,10 @@ struct MetricsReport {
     double gpuHours = 0.0;
 };
 
+struct GrantResult {
+    bool pending = false;
+};
+
 struct UploadedCheckpoint {
     std::int64_t step = 0;
     std::string sealedSha256;
@@ -332,8 +340,9 @@ public:
                                                     const std::string& resetCode,
                                                     const crypto::SecretBytes& password);
     // `project` empty: a global grant.
-    [[nodiscard]] Result<void> grantRole(const std::string& user, const std::string& role,
-                                         const std::string& project);
+    // `pending`: the role carries a separated duty and waits for another admin's same call.
+    [[nodiscard]] Result<GrantResult> grantRole(const std::string& user, const std::string& role,
+                                                const std::string& project);
     [[nodiscard]] Result<void> revokeRole(const std::string& user, const std::string& role,
                                           const std::string& project);
     // An emergency grant that expires after `duration`; every action under it is flagged.
@@ -427,7 +436,8 @@ private:
     struct State;
     explicit ControlClient(std::unique_ptr<State> state);
     [[nodiscard]] Result<void> changeGrant(const std::string& user, const std::string& role,
-                                           const std::string& project, bool grant);
+                                           const std::string& project, bool grant,
+                                           sealtrain::v1::GrantReply& reply);
     [[nodiscard]] Result<ResetResult> changeReset(const std::string& name, bool approve);
     [[nodiscard]] Result<void> changeReadGrant(const std::string& reference,
                                                const std::string& user, bool grant);

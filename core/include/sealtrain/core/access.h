@@ -26,6 +26,10 @@ struct RoleInfo {
     std::vector<std::string> permissions;
 };
 
+struct GrantOutcome {
+    bool pending = false;  // the grant waits for a second admin
+};
+
 class Access final {
 public:
     // `gate` and `options` must outlive this object.
@@ -38,9 +42,14 @@ public:
     // Every role with its permissions (role.manage).
     [[nodiscard]] Result<std::vector<RoleInfo>> listRoles(const std::string& session);
 
-    // `project` empty: global.
-    [[nodiscard]] Result<void> grantRole(const std::string& session, const std::string& user,
-                                         const std::string& role, const std::string& project);
+    // `project` empty: global. A role that carries a separated duty (identity administration,
+    // dataset import or grants, job approval, audit: admin, steward, approver, auditor) is
+    // granted by two admins whenever there are two or more: the first call records the request
+    // (grant.request, `pending` true), the same grant by another admin makes it (grant.create,
+    // naming who requested it). The requester and the grantee never approve it.
+    [[nodiscard]] Result<GrantOutcome> grantRole(const std::string& session,
+                                                 const std::string& user, const std::string& role,
+                                                 const std::string& project);
     [[nodiscard]] Result<void> revokeRole(const std::string& session, const std::string& user,
                                           const std::string& role, const std::string& project);
     // A time-limited grant for an emergency: needs a reason, expires by itself, and every audit
@@ -49,6 +58,10 @@ public:
                                                const std::string& role, const std::string& project,
                                                const std::string& reason,
                                                std::chrono::seconds duration);
+
+    // Whether granting `role` now needs a second admin: it carries a separated duty and two or
+    // more admins exist.
+    [[nodiscard]] Result<bool> needsSecondAdmin(const std::string& role) const;
 
     // For a change inside another service's audited transaction (disabling a user): refuses
     // when `userId` is the only enabled user holding the admin role globally (break-glass grants
@@ -66,6 +79,11 @@ public:
     [[nodiscard]] Result<bool> administersIdentities(std::int64_t userId) const;
 
 private:
+    // grantRole and grantBreakGlass (a break-glass grant when `reason` or `duration` is given).
+    [[nodiscard]] Result<GrantOutcome> grant(const std::string& session, const std::string& user,
+                                             const std::string& role, const std::string& project,
+                                             const std::string& reason,
+                                             std::chrono::seconds duration);
     // The grant-time half of the separation-of-duties table (access.cpp): refuses a grant of
     // `role` that would give `user` two separated duties, whatever the project, however the grant
     // is made (break-glass too) and whoever makes it (the user too).
