@@ -5,6 +5,8 @@
 
 #include "sealtrain/core/identity.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <bitset>
 #include <optional>
@@ -259,6 +261,28 @@ Result<void> Access::grantBreakGlass(const std::string& session, const std::stri
     if (!granted)
         return granted.error();
     return success();
+}
+
+std::optional<std::string> fourEyesWarning(const std::vector<std::string>& admins)
+{
+    if (admins.size() >= 2)
+        return std::nullopt;
+    return fmt::format("Four eyes is not guaranteed: this control plane has {} ({}), who can "
+                       "make an account, grant it any role and act as it unseen by anyone "
+                       "else; make a second admin.",
+                       admins.empty() ? "no admin" : "a single admin",
+                       admins.empty() ? "nobody" : admins.front());
+}
+
+Result<std::vector<std::string>> Access::adminNames() const
+{
+    std::vector<std::string> names;
+    SEALTRAIN_TRY(database_.query(
+        "SELECT DISTINCT u.name FROM users u JOIN grants g ON g.user_id = u.id WHERE g.role = ? "
+        "AND g.project = '' AND g.break_glass = 0 AND g.expires = 0 AND u.disabled = 0 "
+        "ORDER BY u.name",
+        {std::string(kAdminRole)}, [&](const Statement& row) { names.push_back(row.text(0)); }));
+    return names;
 }
 
 Result<bool> Access::needsSecondAdmin(const std::string& role) const

@@ -11,6 +11,7 @@
 #include "sealtrain/audit/memory_store.h"
 #include "sealtrain/audit/witness.h"
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/core/access.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/signing.h"
 
@@ -227,6 +228,12 @@ int exportFromDatabase(const CommandRegistry& registry, const ExportOptions& opt
                 SEALTRAIN_TRY(writeText(options.keyOut, platform.signingKey().publicKey().toPem(),
                                         "public key"));
             registry.out() << "Wrote " << options.out << "\n";
+            // Whoever reads the export learns how far four eyes held (issue #27).
+            auto admins = platform.controlPlane().access().adminNames();
+            if (!admins)
+                return admins.error();
+            if (auto warning = core::fourEyesWarning(*admins))
+                registry.err() << "sealtrainctl: warning: " << *warning << "\n";
             return success();
         });
 }

@@ -2,12 +2,14 @@
 // warning (works, with a limitation and what to do) or error (something will fail).
 #pragma once
 
+#include "sealtrain/core/data_directory.h"
 #include "sealtrain/crypto/platform.h"
 #include "sealtrain/trainer/gpu_probe.h"
 
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,9 @@ struct DoctorReport {
 struct DoctorOptions {
     std::filesystem::path dataDir;
     std::uintmax_t minimumFreeBytes = std::uintmax_t{10} << 30;  // 10 GiB
+    // When set (--passphrase-file, --master-key-file), the data directory is opened too and its
+    // admins counted: with one, four eyes is not guaranteed (issue #27).
+    std::optional<core::KeyringUnlock> unlock;
 };
 
 [[nodiscard]] DoctorReport runDoctor(const DoctorOptions& options);
@@ -41,6 +46,8 @@ struct DoctorOptions {
 [[nodiscard]] Check assessDisk(const std::filesystem::path& dataDir, std::uintmax_t availableBytes,
                                std::uintmax_t minimumFreeBytes);
 [[nodiscard]] Check assessOpenSsl(const std::string& version);
+// The data directory's admins (core::Access::adminNames): a warning with fewer than two.
+[[nodiscard]] Check assessFourEyes(const std::vector<std::string>& admins);
 
 void printReport(const DoctorReport& report, std::ostream& out);
 void printReportJson(const DoctorReport& report, std::ostream& out);

@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "ctl.h"
 #include "doctor.h"
+#include "local_platform.h"
 
 #include "sealtrain/base/paths.h"
 
@@ -12,6 +13,8 @@ namespace {
 
 struct DoctorCommandOptions {
     std::string dataDir;
+    std::string passphraseFile;
+    std::string masterKeyFile;
     bool json = false;
 };
 
@@ -20,6 +23,15 @@ int doctor(const CommandRegistry& registry, const DoctorCommandOptions& options)
     DoctorOptions doctorOptions;
     doctorOptions.dataDir =
         options.dataDir.empty() ? defaultDataDir() : std::filesystem::path(options.dataDir);
+    if (!options.passphraseFile.empty() || !options.masterKeyFile.empty()) {
+        UnlockOptions unlock;
+        unlock.dataDir = doctorOptions.dataDir;
+        if (!options.passphraseFile.empty())
+            unlock.passphraseFile = options.passphraseFile;
+        if (!options.masterKeyFile.empty())
+            unlock.masterKeyFile = options.masterKeyFile;
+        doctorOptions.unlock = unlock.keyringUnlock();
+    }
     const auto report = runDoctor(doctorOptions);
     if (options.json)
         printReportJson(report, registry.out());
@@ -38,6 +50,11 @@ void registerDoctorCommand(CLI::App& app, CommandRegistry& registry)
     command->add_option(
         "--data-dir", options->dataDir,
         "Data directory to check for free space (default: " + defaultDataDir().string() + ")");
+    command->add_option("--passphrase-file", options->passphraseFile,
+                        "Also open the data directory (with its passphrase, from this file) and "
+                        "check that it has two admins, so that four eyes holds");
+    command->add_option("--master-key-file", options->masterKeyFile,
+                        "As --passphrase-file, with the keyring's master key file");
     command->add_flag("--json", options->json, "Print the report as JSON for scripts");
 
     registry.onRun(command, [options, &registry] { return doctor(registry, *options); });

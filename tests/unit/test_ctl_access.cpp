@@ -310,6 +310,9 @@ private slots:
         auto exported =
             site.ctl({"audit", "export", "--out", bundle, "--public-key-out", key}, "carol");
         QVERIFY2(exported.code == kExitOk, exported.err.c_str());
+        // One admin here: the export says plainly that four eyes is not guaranteed.
+        QVERIFY2(exported.err.find("warning: Four eyes is not guaranteed") != std::string::npos,
+                 exported.err.c_str());
         auto verified = runCtl({"audit", "verify", bundle, "--key", key, "--witness",
                                 site.data + "/" + std::string(core::datadir::kWitness)});
         QVERIFY2(verified.code == kExitOk, verified.out.c_str());

@@ -2,6 +2,8 @@
 // error), and the disk and AES assessments.
 #include "doctor.h"
 
+#include "test_helpers.h"
+
 #include <QtTest/QtTest>
 
 #include <nlohmann/json.hpp>
@@ -30,7 +32,8 @@ private slots:
     void reportsEveryLibrary()
     {
         QTemporaryDir dir;
-        const auto report = runDoctor({std::filesystem::path(dir.path().toStdString()), 1});
+        const auto report =
+            runDoctor({std::filesystem::path(dir.path().toStdString()), 1, std::nullopt});
         for (const char* name :
              {"Qt", "OpenSSL", "libsodium", "SQLCipher", "gRPC", "MPI", "BLAS", "GPU",
               "CUDA runtime", "cuBLAS", "NCCL", "CPU AES", "Data directory"}) {
@@ -99,6 +102,38 @@ private slots:
     {
         QCOMPARE(assessOpenSsl("OpenSSL 3.0.19 27 Jan 2026").status, CheckStatus::Ok);
         QCOMPARE(assessOpenSsl("OpenSSL 1.1.1w 11 Sep 2023").status, CheckStatus::Error);
+    }
+
+    // Issue #27, item 3: with the data directory's passphrase, doctor counts its admins and says
+    // plainly, with one, that four eyes is not guaranteed; with two it is fine.
+    void singleAdminIsAWarning()
+    {
+        QTemporaryDir dir;
+        const std::filesystem::path data = dir.path().toStdString() + "/data";
+        sealtrain::core::NewDataDirectory request;
+        request.path = data;
+        request.passphrase = sealtrain::testing::secret("a long test passphrase for doctor");
+        request.argon2 = sealtrain::crypto::kArgon2Floor;
+        request.adminName = "alice";
+        request.adminPassword = sealtrain::testing::secret("a long test password for the admin");
+        auto created = sealtrain::core::DataDirectory::create(request);
+        QVERIFY2(created, created ? "" : created.error().message().c_str());
+        sealtrain::core::KeyringUnlock unlock;
+        unlock.passphrase = [] {
+            return sealtrain::crypto::SecretBytes::fromBytes(
+                sealtrain::testing::secret("a long test passphrase for doctor").bytes());
+        };
+        const auto report = runDoctor({data, 1, unlock});
+        const Check* fourEyes = findCheck(report, "Four eyes");
+        QVERIFY(fourEyes != nullptr);
+        QCOMPARE(fourEyes->status, CheckStatus::Warning);
+        QCOMPARE(fourEyes->finding, std::string("1 admin"));
+        QVERIFY2(fourEyes->advice.starts_with("Four eyes is not guaranteed"),
+                 fourEyes->advice.c_str());
+        QVERIFY(fourEyes->advice.find("alice") != std::string::npos);
+        QCOMPARE(assessFourEyes({"alice", "bob"}).status, CheckStatus::Ok);
+        // Without the passphrase nothing is opened, nothing said.
+        QVERIFY(findCheck(runDoctor({data, 1, std::nullopt}), "Four eyes") == nullptr);
     }
 
     void jsonReport()

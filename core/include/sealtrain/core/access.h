@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct RoleInfo {
     bool builtin = false;
     std::vector<std::string> permissions;
 };
+
+// The plain warning a single admin deserves (issue #27): with one admin, one person can make an
+// account, grant it any role and act as it, so four eyes is not guaranteed; nullopt with two or
+// more. Said by `doctor`, by every export of the audit log, and by the GUI's overview.
+[[nodiscard]] std::optional<std::string> fourEyesWarning(const std::vector<std::string>& admins);
 
 struct GrantOutcome {
     bool pending = false;  // the grant waits for a second admin
@@ -58,6 +64,10 @@ public:
                                                const std::string& role, const std::string& project,
                                                const std::string& reason,
                                                std::chrono::seconds duration);
+
+    // The enabled users holding the admin role globally (break-glass grants do not count), by
+    // name. Reads only, for any caller that opened the data directory (doctor, exports).
+    [[nodiscard]] Result<std::vector<std::string>> adminNames() const;
 
     // Whether granting `role` now needs a second admin: it carries a separated duty and two or
     // more admins exist.
