@@ -964,24 +964,16 @@ public:
         if (auto trainer = configuredTrainer(); !trainer.ok())
             return trainer;
         core::JobInfo job;
-        std::string caller;
-        Status shown = shared_.inGroup(*context, [&]() -> Status {
-            const Caller who = callerOf(shared_, *context);
-            auto found = shared_.platform.controlPlane().jobs().show(who.token, request->id());
+        Status admitted = shared_.inGroup(*context, [&]() -> Status {
+            auto found = shared_.platform.controlPlane().jobs().admitRun(
+                callerOf(shared_, *context).token, request->id());
             if (!found)
                 return Internal::toStatus(found.error());
             job = std::move(found).value();
-            const auto binding = shared_.bindings.find(who.serial);
-            caller = binding == shared_.bindings.end() ? std::string() : binding->second.user;
             return Status::OK;
         });
-        if (!shown.ok())
-            return shown;
-        if (caller != job.submitter)
-            return Internal::toStatus(
-                Error(ErrorCode::PermissionDenied,
-                      fmt::format("Only job {}'s submitter ({}) runs it; ask them.", job.id,
-                                  job.submitter)));
+        if (!admitted.ok())
+            return admitted;
         auto spec = core::parseJobSpec(job.specJson);
         if (!spec)
             return Internal::toStatus(spec.error());

@@ -586,6 +586,21 @@ Result<JobInfo> Jobs::show(const std::string& session, std::int64_t id)
                                   });
 }
 
+Result<JobInfo> Jobs::admitRun(const std::string& session, std::int64_t id)
+{
+    return gate_.performReturning(
+        session, jobRequest(database_, id, "run", ""),
+        [&](const Caller& caller, audit::EntryDraft&) -> Result<JobInfo> {
+            auto job = internal::visibleJob(gate_, caller, id);
+            if (!job)
+                return job.error();
+            if (job->submitterId != caller.userId)
+                return denied(fmt::format("Only job {}'s submitter ({}) runs it; ask them.", id,
+                                          job->info.submitter));
+            return std::move(job->info);
+        });
+}
+
 Result<std::vector<JobInfo>> Jobs::list(const std::string& session)
 {
     return gate_.performReturning(

@@ -816,6 +816,7 @@ private slots:
         bool bobDenied = false;
         bool anonymousDenied = false;
         bool wrongPassword = false;
+        bool annRunDenied = false;
         auto stored = audit.store().readEntries(0, audit.size());
         QVERIFY(stored);
         for (const audit::StoredEntry& bytes : *stored) {
@@ -827,6 +828,10 @@ private slots:
             if (entry->action == "user.list" && entry->actor.id == "unknown"
                 && entry->outcome != audit::Outcome::Ok)
                 anonymousDenied = true;
+            // Issue #27, item 7: a non-submitter's RunJob is refused and audited.
+            if (entry->action == "job.run" && entry->actor.id == "ann"
+                && entry->outcome == audit::Outcome::Denied)
+                annRunDenied = true;
             // Refused, a sign-in names the account as its target and nobody as its actor.
             if (entry->action == "session.sign_in" && entry->target.id == "dave"
                 && entry->actor.id == "unknown" && entry->outcome == audit::Outcome::Denied)
@@ -835,6 +840,7 @@ private slots:
         QVERIFY(bobDenied);
         QVERIFY(anonymousDenied);
         QVERIFY(wrongPassword);
+        QVERIFY(annRunDenied);
     }
 };
 

@@ -104,6 +104,9 @@ public:
     [[nodiscard]] Result<JobInfo> cancel(const std::string& session, std::int64_t id,
                                          const std::string& reason);
     [[nodiscard]] Result<JobInfo> show(const std::string& session, std::int64_t id);
+    // Whether the caller may run job `id` on the control plane's machine: only its submitter
+    // may (job.run; a refusal is audited, issue #27 item 7). The job, for the run to start.
+    [[nodiscard]] Result<JobInfo> admitRun(const std::string& session, std::int64_t id);
     // The jobs the caller may see (job.submit or job.approve, globally or in their projects),
     // newest first.
     [[nodiscard]] Result<std::vector<JobInfo>> list(const std::string& session);
