@@ -25,8 +25,6 @@
 #include <vector>
 
 using namespace sealtrain;
-using bench::check;
-using bench::take;
 
 namespace {
 

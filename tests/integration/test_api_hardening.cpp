@@ -5,6 +5,10 @@
 #include "../support/attacks.h"
 #include "daemon_fixture.h"
 
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <grpcpp/grpcpp.h>
+
 #include <QDir>
 #include <QtTest/QtTest>
 
@@ -71,7 +75,7 @@ private slots:
         std::filesystem::create_directories(daemon_.dataDir() / "jobs" / "incoming"
                                             / "0011223344556677");
         daemon_.start({"--max-password-checks", "1", "--max-import-bytes", "1048576",
-                       "--anonymous-refusal-window", "1"},
+                       "--anonymous-refusal-window", "1", "--upload-idle-timeout", "1"},
                       passphrase);
     }
 
@@ -213,6 +217,46 @@ private slots:
         QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
         QVERIFY(std::none_of(listed->begin(), listed->end(),
                              [](const auto& d) { return d.name == "climbing"; }));
+    }
+
+    // Issue #27, item 10: an upload that stops sending is cancelled after --upload-idle-timeout
+    // (1 s here), not held with its thread, slot and memory until the client's deadline. A raw
+    // stream, as an attacker would write it: the header and a file's name, then nothing.
+    void stalledUploadIsCancelled()
+    {
+        const api::ClientIdentity& sam = daemon_.session("sam");
+        grpc::SslCredentialsOptions ssl;
+        ssl.pem_root_certs = daemon_.caPem();
+        ssl.pem_private_key =
+            std::string(reinterpret_cast<const char*>(sam.privateKeyPem.bytes().data()),
+                        sam.privateKeyPem.size());
+        ssl.pem_cert_chain = sam.certificatePem;
+        grpc::ChannelArguments arguments;
+        arguments.SetSslTargetNameOverride("localhost");
+        auto stub = sealtrain::v1::Datasets::NewStub(
+            grpc::CreateCustomChannel(daemon_.tcpAddress(), grpc::SslCredentials(ssl), arguments));
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+        sealtrain::v1::ImportDatasetReply reply;
+        auto stream = stub->ImportDataset(&context, &reply);
+        sealtrain::v1::ImportChunk chunk;
+        chunk.mutable_header()->set_name("stalled");
+        chunk.mutable_header()->set_format("text-records");
+        chunk.mutable_header()->set_total_bytes(100);
+        QVERIFY(stream->Write(chunk));
+        chunk.Clear();
+        chunk.mutable_file()->set_name("stalled.txt");
+        chunk.mutable_file()->set_size(100);
+        QVERIFY(stream->Write(chunk));
+        // Nothing more is sent: the daemon ends the call long before the 30 s deadline.
+        const grpc::Status status = stream->Finish();
+        QVERIFY2(status.error_code() == grpc::StatusCode::CANCELLED
+                     || status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED,
+                 status.error_message().c_str());
+        auto listed = daemon_.as("sam")->listDatasets();
+        QVERIFY(listed);
+        QVERIFY(std::none_of(listed->begin(), listed->end(),
+                             [](const auto& d) { return d.name == "stalled"; }));
     }
 
     // Without a certificate, sampling says nothing about which runs or jobs have checkpoints.
