@@ -5,6 +5,7 @@
 // tells an unknown name from a disabled, locked or reset account.
 #include "sealtrain/core/identity.h"
 
+#include "accounts.h"
 #include "audited_transaction.h"
 
 #include "sealtrain/base/encoding.h"
@@ -23,6 +24,14 @@
 
 namespace sealtrain::core {
 
+using internal::Account;
+using internal::clearAllFailures;
+using internal::clearFailures;
+using internal::closedAccount;
+using internal::countFailure;
+using internal::findAccount;
+using internal::pruneFailures;
+
 namespace {
 
 // A hash nobody's password matches, with the floor parameters, so that signing in as an unknown
@@ -30,49 +39,6 @@ namespace {
 constexpr std::string_view kDummyHashAtFloor =
     "$argon2id$v=19$m=65536,t=2,p=1$5FBQdkEOwNsnPz4tN+LC1Q$"
     "s+EQlsC5FUTJeWNgERPHcNA9xcwn9xge2W/S8geGkeg";
-
-// What sign-in reads about an account.
-struct Account {
-    std::int64_t id = 0;
-    std::string passwordHash;
-    crypto::SecretBytes totpSecret;
-    std::uint64_t lastTotpStep = 0;
-    bool disabled = false;
-    std::int64_t failures = 0;                               // in a row, from `peer`
-    std::int64_t lockedUntil = 0;                            // for `peer`
-    std::string peer;                                        // the lockout peer these count against
-    std::optional<std::vector<std::uint8_t>> resetCodeHash;  // set while a reset is open
-};
-
-// Lockouts are per account and peer; one account keeps at most options.maxLockoutPeers network
-// peers' counts, and failures from any further peer share one count ("other"), so that a flood
-// from many addresses costs the database a bounded number of rows. The local peer (the Unix
-// socket, the control plane's own process) always keeps its own: no flood over the network
-// locks it.
-constexpr std::string_view kOtherPeers = "other";
-// A peer's count is forgotten a day after its last failure, once its lockout has ended.
-constexpr std::int64_t kForgetFailuresAfter = std::int64_t{24} * 3600;
-
-// The peer whose count `peer`'s failures on `userId` go to: its own, or "other" once the account
-// keeps kMaxLockoutPeers network peers' counts.
-Result<std::string> lockoutBucket(const Database& database, std::int64_t maxPeers,
-                                  std::int64_t userId, const std::string& peer)
-{
-    if (peer == kLocalPeer)
-        return peer;
-    auto own = database.queryInteger(
-        "SELECT count(*) FROM sign_in_failures WHERE user_id = ? AND peer = ?", {userId, peer});
-    if (!own)
-        return own.error();
-    if (*own > 0)
-        return peer;
-    auto kept = database.queryInteger(
-        "SELECT count(*) FROM sign_in_failures WHERE user_id = ? AND peer NOT IN (?, ?)",
-        {userId, std::string(kLocalPeer), std::string(kOtherPeers)});
-    if (!kept)
-        return kept.error();
-    return *kept >= maxPeers ? std::string(kOtherPeers) : peer;
-}
 
 // One answer for every refused sign-in, so that it does not tell which credential was wrong nor
 // whether the account exists, is disabled, locked or reset (the audit entry says which).
@@ -98,47 +64,6 @@ Error refuse(audit::EntryDraft& draft, std::string reason, Error error)
     draft.outcome = audit::Outcome::Denied;
     draft.reason = std::move(reason);
     return error;
-}
-
-// The account `name`, with the failures and lockout that count against `peer`.
-Result<std::optional<Account>> findAccount(const Database& database,
-                                           const ControlPlaneOptions& options,
-                                           const std::string& name, const std::string& peer)
-{
-    Account account;
-    std::vector<std::uint8_t> secret;
-    auto found = database.queryOne(
-        "SELECT id, password_hash, totp_secret, totp_last_step, disabled, reset_code_hash "
-        "FROM users WHERE name = ?",
-        {name}, [&](const Statement& row) {
-            account.id = row.integer(0);
-            account.passwordHash = row.text(1);
-            secret = row.blob(2);
-            account.lastTotpStep = static_cast<std::uint64_t>(row.integer(3));
-            account.disabled = row.integer(4) != 0;
-            if (!row.isNull(5))
-                account.resetCodeHash = row.blob(5);
-        });
-    if (!found)
-        return found.error();
-    if (!*found)
-        return std::optional<Account>();
-    auto bucket = lockoutBucket(database, options.maxLockoutPeers, account.id, peer);
-    if (!bucket)
-        return bucket.error();
-    account.peer = std::move(*bucket);
-    SEALTRAIN_TRY(database.queryOne(
-        "SELECT failed_attempts, locked_until FROM sign_in_failures WHERE user_id = ? AND peer = ?",
-        {account.id, account.peer}, [&](const Statement& row) {
-            account.failures = row.integer(0);
-            account.lockedUntil = row.integer(1);
-        }));
-    auto totpSecret = crypto::SecretBytes::fromBytes(secret);
-    wipeMemory(secret);
-    if (!totpSecret)
-        return totpSecret.error();
-    account.totpSecret = std::move(*totpSecret);
-    return std::optional<Account>(std::move(account));
 }
 
 // Costs what checking a wrong password costs, one Argon2id computation, for the refusals that
@@ -168,20 +93,6 @@ void recordUnknownUser(const AuditedTransactions& gate, const std::string& name,
     draft.target = {"user", "unknown"};
 }
 
-// Why `account` may not sign in at `now` whatever its credentials (the audit entry's reason):
-// disabled, locked out, or reset and waiting for its user to set new credentials.
-std::optional<std::string> closedAccount(const Account& account, std::int64_t now)
-{
-    if (account.disabled)
-        return "account disabled";
-    if (account.lockedUntil > now)
-        return "account locked for " + std::to_string(account.lockedUntil - now)
-               + " more seconds after repeated failed sign-ins";
-    if (account.resetCodeHash)
-        return "account reset: its user must set new credentials with the reset code";
-    return std::nullopt;
-}
-
 // The TOTP time step the code matches when the password is right too (`passwordOk`) and the
 // code was not used before; else why not (the audit entry's reason).
 struct CredentialCheck {
@@ -200,44 +111,6 @@ CredentialCheck checkCredentials(const Account& account, bool passwordOk,
     if (step <= account.lastTotpStep)
         return {0, "TOTP code reused"};
     return {step, {}};
-}
-
-// Counts one more failure in a row; from maxFailedSignIns on, the account is locked for a time
-// that doubles with every further failure, up to maxLockout.
-Result<void> countFailure(const Database& database, const ControlPlaneOptions& options,
-                          const Account& account, std::int64_t now, audit::EntryDraft& draft)
-{
-    const std::int64_t count = account.failures + 1;
-    std::int64_t until = 0;
-    if (count >= options.maxFailedSignIns) {
-        const auto doublings = std::min<std::int64_t>(count - options.maxFailedSignIns, 20);
-        const std::int64_t backoff = std::min<std::int64_t>(options.lockout.count() << doublings,
-                                                            options.maxLockout.count());
-        until = now + backoff;
-    }
-    SEALTRAIN_TRY(
-        database.run("INSERT OR REPLACE INTO sign_in_failures (user_id, peer, failed_attempts, "
-                     "locked_until, last_failed) VALUES (?, ?, ?, ?, ?)",
-                     {account.id, account.peer, count, until, now}));
-    draft.details.push_back(audit::textDetail("failed_attempts", std::to_string(count)));
-    if (until != 0)
-        draft.details.push_back(audit::textDetail("locked_until", std::to_string(until)));
-    return success();
-}
-
-// Clears the failures and remembers the code's time step, so that the code can not be replayed.
-Result<void> clearFailures(const Database& database, const Account& account, std::uint64_t step)
-{
-    SEALTRAIN_TRY(database.run("DELETE FROM sign_in_failures WHERE user_id = ? AND peer = ?",
-                               {account.id, account.peer}));
-    return database.run("UPDATE users SET totp_last_step = ? WHERE id = ?",
-                        {static_cast<std::int64_t>(step), account.id});
-}
-
-// Forgets every peer's failures and lockout of `userId` (an admin enabled or reset the account).
-Result<void> clearAllFailures(const Database& database, std::int64_t userId)
-{
-    return database.run("DELETE FROM sign_in_failures WHERE user_id = ?", {userId});
 }
 
 // A new random token; the database keeps only its hash, the entry names the session's row.
@@ -491,9 +364,7 @@ Result<std::string> Identity::finishSignIn(const SignInAttempt& attempt,
             // from (issue #27: the victim was named as the actor of an attacker's attempts).
             draft.actor = {audit::ActorKind::User, "unknown", "", std::string(kAuthMethod)};
             const std::int64_t t = gate_.now();
-            SEALTRAIN_TRY(database_.run(
-                "DELETE FROM sign_in_failures WHERE locked_until < ? AND last_failed < ?",
-                {t, t - kForgetFailuresAfter}));
+            SEALTRAIN_TRY(pruneFailures(database_, t));
             auto account = findAccount(database_, options_, name, attempt.peer_);
             if (!account)
                 return account.error();

@@ -1,0 +1,54 @@
+// Accounts as sign-in reads them, and their failures and lockouts, counted per account and peer
+// (migration 7; docs/operations/access-control.md, "Lockout"): identity.cpp's sign-in and the
+// admin calls that clear a lockout use these.
+#pragma once
+
+#include "sealtrain/audit/audit_log.h"
+#include "sealtrain/base/result.h"
+#include "sealtrain/core/control_plane_options.h"
+#include "sealtrain/core/database.h"
+#include "sealtrain/crypto/secret_bytes.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sealtrain::core::internal {
+
+// What sign-in reads about an account.
+struct Account {
+    std::int64_t id = 0;
+    std::string passwordHash;
+    crypto::SecretBytes totpSecret;
+    std::uint64_t lastTotpStep = 0;
+    bool disabled = false;
+    std::int64_t failures = 0;                               // in a row, from `peer`
+    std::int64_t lockedUntil = 0;                            // for `peer`
+    std::string peer;                                        // the lockout peer these count against
+    std::optional<std::vector<std::uint8_t>> resetCodeHash;  // set while a reset is open
+};
+
+// The account `name`, with the failures and lockout that count against `peer`; nullopt when
+// there is no such user.
+[[nodiscard]] Result<std::optional<Account>> findAccount(const Database& database,
+                                                         const ControlPlaneOptions& options,
+                                                         const std::string& name,
+                                                         const std::string& peer);
+// Why `account` may not sign in at `now` whatever its credentials (the audit entry's reason):
+// disabled, locked out, or reset and waiting for its user to set new credentials.
+[[nodiscard]] std::optional<std::string> closedAccount(const Account& account, std::int64_t now);
+// Counts one more failure in a row from the account's peer; from maxFailedSignIns on, locks it
+// there for a time that doubles with every further failure, up to maxLockout.
+[[nodiscard]] Result<void> countFailure(const Database& database,
+                                        const ControlPlaneOptions& options, const Account& account,
+                                        std::int64_t now, audit::EntryDraft& draft);
+// Clears the count of the account's peer and remembers the code's time step (no replay).
+[[nodiscard]] Result<void> clearFailures(const Database& database, const Account& account,
+                                         std::uint64_t step);
+// Forgets every peer's failures and lockout of `userId` (an admin enabled or reset the account).
+[[nodiscard]] Result<void> clearAllFailures(const Database& database, std::int64_t userId);
+// Forgets the counts of peers whose last failure is a day old and whose lock is over.
+[[nodiscard]] Result<void> pruneFailures(const Database& database, std::int64_t now);
+
+}  // namespace sealtrain::core::internal
