@@ -148,10 +148,16 @@ public:
                     "A sign-in was turned away: every password check "
                     "slot stayed busy",
                     {{"slots", std::to_string(shared_.options.maxPasswordChecks)}});
-                return Internal::toStatus(
-                    Error(ErrorCode::ResourceExhausted,
-                          "The control plane is busy checking other sign-ins; try again in a few "
-                          "seconds."));
+                const Error busy(ErrorCode::ResourceExhausted,
+                                 "The control plane is busy checking other sign-ins; try again in "
+                                 "a few seconds.");
+                // Audited too (issue #27, item 7), counted like other anonymous refusals.
+                Status audited = shared_.inGroup(*context, [&]() -> Status {
+                    return statusOf(plane.recordBusyRefusal("session.sign_in", "user", busy));
+                });
+                if (!audited.ok())
+                    return audited;
+                return Internal::toStatus(busy);
             }
             server_internal::atLowPriority([&] { attempt.checkPassword(*password); });
         }

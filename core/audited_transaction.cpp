@@ -303,7 +303,7 @@ Result<Caller> AuditedTransactions::enter(const std::string& session, const Audi
                                  : audit::Outcome::Failed;
         const audit::Actor owner = sessionOwner(session);
         if (outcome == audit::Outcome::Denied && owner.kind == audit::ActorKind::User
-            && owner.id == "unknown" && countAnonymous(request))
+            && owner.id == "unknown" && countAnonymous(request, caller.error()))
             return caller.error();
         return recordFailure(owner, request, outcome, caller.error(), false);
     }
@@ -337,7 +337,7 @@ Error AuditedTransactions::recordFailure(const audit::Actor& actor, const Audite
     return error;
 }
 
-bool AuditedTransactions::countAnonymous(const AuditedRequest& request)
+bool AuditedTransactions::countAnonymous(const AuditedRequest& request, const Error& error)
 {
     const std::string peer = origin_ ? origin_->peer : std::string(kLocalPeer);
     const auto key = std::make_pair(request.action, lockoutPeer(peer));
@@ -349,6 +349,7 @@ bool AuditedTransactions::countAnonymous(const AuditedRequest& request)
             ++counted.count;
             counted.last = t;
             counted.peer = peer;
+            counted.reason = error.message();
             return true;
         }
         if (counted.count > 0) {
@@ -363,8 +364,18 @@ bool AuditedTransactions::countAnonymous(const AuditedRequest& request)
             log::warn("audit", "could not record counted refusals in the audit log",
                       {{"error", flushed.error().message()}});
     }
-    anonymous_.emplace(key, CountedRefusals{request.action, request.target.kind, peer, t, t, 0});
+    anonymous_.emplace(
+        key, CountedRefusals{request.action, request.target.kind, peer, t, t, 0, error.message()});
     return false;
+}
+
+Result<void> AuditedTransactions::recordAnonymousRefusal(const AuditedRequest& request,
+                                                         const Error& error)
+{
+    if (countAnonymous(request, error))
+        return success();
+    return recordRefusal({audit::ActorKind::User, "unknown", "", std::string(kAuthMethod)}, request,
+                         audit::Outcome::Failed, error, false);
 }
 
 Result<void> AuditedTransactions::writeCounted(const CountedRefusals& counted)
@@ -377,8 +388,8 @@ Result<void> AuditedTransactions::writeCounted(const CountedRefusals& counted)
                  {counted.action, {}, {}, {counted.targetKind, "*"}});
     draft.outcome = audit::Outcome::Denied;
     draft.reason = fmt::format("{} more calls without a valid session from this peer were "
-                               "refused, counted rather than written one by one",
-                               counted.count);
+                               "refused, counted rather than written one by one; the last: {}",
+                               counted.count, counted.reason);
     draft.details.push_back(audit::textDetail("repeated", std::to_string(counted.count)));
     draft.details.push_back(audit::textDetail("window_start", std::to_string(counted.windowStart)));
     draft.details.push_back(audit::textDetail("last", std::to_string(counted.last)));

@@ -171,6 +171,10 @@ public:
     // window or when this runs. The server runs it every second (`all` false: the windows that
     // have passed) and at shutdown (`all`: every count). Counted, never dropped (issue #27).
     [[nodiscard]] Result<void> flushAnonymousRefusals(bool all);
+    // Audits a call turned away before it could name anyone (a sign-in told the control plane is
+    // busy): as an anonymous refusal, counted per window like the others; never dropped.
+    [[nodiscard]] Result<void> recordAnonymousRefusal(const AuditedRequest& request,
+                                                      const Error& error);
 
     [[nodiscard]] Database& database() const noexcept { return database_; }
     [[nodiscard]] const audit::AuditKey* auditKey() const noexcept { return auditKey_; }
@@ -212,10 +216,11 @@ private:
         std::int64_t windowStart = 0;
         std::int64_t last = 0;
         std::int64_t count = 0;  // refusals in the window after the one written
+        std::string reason;      // the newest refusal's sentence
     };
     static constexpr std::size_t kMaxCountedKeys = 1024;
     // True when this anonymous refusal was counted in its key's open window instead of written.
-    [[nodiscard]] bool countAnonymous(const AuditedRequest& request);
+    [[nodiscard]] bool countAnonymous(const AuditedRequest& request, const Error& error);
     // One entry for a window's counted refusals.
     [[nodiscard]] Result<void> writeCounted(const CountedRefusals& counted);
 

@@ -50,6 +50,12 @@ Result<void> ControlPlane::flushAnonymousRefusals(bool all)
     return gate_->flushAnonymousRefusals(all);
 }
 
+Result<void> ControlPlane::recordBusyRefusal(const std::string& action,
+                                             const std::string& targetKind, const Error& why)
+{
+    return gate_->recordAnonymousRefusal({action, {}, {}, {targetKind, "*"}}, why);
+}
+
 void ControlPlane::setCallOrigin(std::optional<CallOrigin> origin)
 {
     gate_->setOrigin(std::move(origin));

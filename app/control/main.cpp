@@ -44,6 +44,7 @@ struct Options {
     unsigned maxUploads = 4;
     int uploadIdleSeconds = 60;
     int anonymousRefusalWindow = 10;
+    int passwordCheckWaitMs = 10000;
     std::int64_t maxLockoutPeers = 256;
     int heartbeatMs = 5000;
     int workerTimeoutSeconds = 30;
@@ -160,6 +161,7 @@ int run(const Options& options)
     serverOptions.maxPasswordChecks = options.maxPasswordChecks;
     serverOptions.maxUploads = options.maxUploads;
     serverOptions.uploadIdleTimeout = std::chrono::seconds(options.uploadIdleSeconds);
+    serverOptions.passwordCheckWait = std::chrono::milliseconds(options.passwordCheckWaitMs);
     serverOptions.heartbeatInterval = std::chrono::milliseconds(options.heartbeatMs);
     serverOptions.workerTimeout = std::chrono::seconds(options.workerTimeoutSeconds);
     if (!options.noTrainer) {
@@ -247,6 +249,11 @@ int main(int argc, char** argv)
                    "Seconds an upload may send nothing before it is cancelled")
         ->capture_default_str()
         ->check(CLI::Range(1, 86400));
+    app.add_option("--password-check-wait-ms", options.passwordCheckWaitMs,
+                   "Milliseconds a sign-in waits for a password-check slot before it is told "
+                   "the control plane is busy (audited)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 600000));
     app.add_option("--anonymous-refusal-window", options.anonymousRefusalWindow,
                    "Seconds in which the refusals of one call without a valid session from one "
                    "peer are counted into one audit entry after the first")

@@ -69,6 +69,10 @@ public:
     // Writes the anonymous refusals counted instead of written one by one: those whose window
     // has passed, or all (at shutdown). Same threading rule as setCallOrigin.
     [[nodiscard]] Result<void> flushAnonymousRefusals(bool all);
+    // Audits `action` turned away before the caller could be known (the server too busy to
+    // check a password), counted like the other anonymous refusals.
+    [[nodiscard]] Result<void> recordBusyRefusal(const std::string& action,
+                                                 const std::string& targetKind, const Error& why);
 
     [[nodiscard]] const audit::AuditLog& auditLog() const noexcept { return *log_; }
     // For signing heads (DataDirectory::signPendingEntries); appending goes through the services.
