@@ -109,9 +109,16 @@ Result<void> withoutReply(const Result<Reply>& reply)
 
 WorkerSummary workerOf(const v1::Worker& worker)
 {
-    return {worker.name(),        worker.pool(),           worker.state(),
-            worker.serial(),      worker.enrolled_unix(),  worker.last_seen_unix(),
-            worker.current_job(), worker.inventory_json(), worker.signing_public_key_pem()};
+    return {worker.name(),
+            worker.pool(),
+            worker.state(),
+            worker.serial(),
+            worker.enrolled_unix(),
+            worker.last_seen_unix(),
+            worker.current_job(),
+            worker.inventory_json(),
+            worker.signing_public_key_pem(),
+            worker.interconnect_declared()};
 }
 
 v1::JobAttempt attemptOf(std::int64_t job, std::int64_t attempt)
@@ -890,6 +897,20 @@ Result<std::vector<WorkerSummary>> ControlClient::listWorkers()
     for (const v1::Worker& worker : reply.workers())
         workers.push_back(workerOf(worker));
     return workers;
+}
+
+Result<WorkerSummary> ControlClient::declareInterconnect(const std::string& worker, bool encrypted)
+{
+    v1::DeclareInterconnectRequest request;
+    request.set_worker(worker);
+    request.set_encrypted(encrypted);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::WorkerReply reply;
+    const grpc::Status status = state_->workers->DeclareInterconnect(&context, request, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return workerOf(reply.worker());
 }
 
 Result<WorkerSummary> ControlClient::revokeWorker(const std::string& worker,

@@ -126,9 +126,7 @@ public:
                   v1::SignInReply* reply) override
     {
         core::ControlPlane& plane = shared_.platform.controlPlane();
-        auto password = crypto::SecretBytes::fromBytes(
-            {reinterpret_cast<const std::uint8_t*>(request->password().data()),
-             request->password().size()});
+        auto password = server_internal::takeSecret(request->password());
         if (!password)
             return Internal::toStatus(password.error());
         // The password's Argon2id runs on this thread, in no group, so that it delays no other
@@ -355,11 +353,12 @@ public:
                          v1::CreateUserReply* reply) override
     {
         return shared_.inGroup(*context, [&]() -> Status {
-            auto password = secretOf(request->password());
+            auto password = server_internal::takeSecret(request->password());
             if (!password)
                 return Internal::toStatus(password.error());
             auto enrolled = shared_.platform.controlPlane().identity().completeReset(
                 request->user(), request->reset_code(), *password);
+            server_internal::wipeRequestField(request->reset_code());
             if (!enrolled)
                 return Internal::toStatus(enrolled.error());
             reply->set_otpauth_uri(enrolled->otpauthUri);
@@ -653,12 +652,14 @@ public:
                 return Internal::toStatus(session.error());
         }
         const auto slot = shared_.uploadSlot();
-        if (!slot)
-            return Internal::toStatus(
-                Error(ErrorCode::ResourceExhausted,
-                      fmt::format("The control plane is receiving {} uploads already; try again "
-                                  "when one has finished.",
-                                  shared_.options.maxUploads)));
+        if (!slot) {
+            const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+            return statusOf(shared_.platform.controlPlane().datasets().refuseBusyUpload(
+                caller.token, fmt::format("The control plane is receiving {} uploads already; "
+                                          "try again when one has finished.",
+                                          shared_.options.maxUploads)));
+        }
         // An upload that sends nothing for uploadIdleTimeout is cancelled, so a stalled stream
         // holds its thread, its slot and its memory no longer than that.
         std::atomic<std::int64_t> lastProgress{steadySeconds()};
@@ -980,7 +981,7 @@ public:
         });
         if (!admitted.ok())
             return admitted;
-        auto spec = core::parseJobSpec(job.specJson);
+        auto spec = core::parseJobSpec(job.specJson, core::kJobSpecCeiling);
         if (!spec)
             return Internal::toStatus(spec.error());
         // The submitter's read grant is checked again now (it may have been revoked since the
@@ -1040,7 +1041,7 @@ private:
         trainerArguments.insert(trainerArguments.end(), arguments.begin(), arguments.end());
         v1::TrainEvent event;
         auto status = core::runTrainer(
-            {shared_.options.trainer.string(), "train", std::move(trainerArguments), {}, {}},
+            {shared_.options.trainer.string(), "train", std::move(trainerArguments), {}, {}, {}},
             std::move(keys).value(), [&](std::string_view line) {
                 if (!line.empty() && line.back() == '\n')
                     line.remove_suffix(1);
@@ -1082,13 +1083,13 @@ public:
         if (!read.ok())
             return read;
         // Within the policy's length and prompt caps (issue #27, item 11).
-        auto arguments = core::samplerArguments(limits, std::move(given).value());
-        if (!arguments)
-            return Internal::toStatus(arguments.error());
+        auto call = core::samplerArguments(limits, std::move(given).value());
+        if (!call)
+            return Internal::toStatus(call.error());
         if (auto trainer = configuredTrainer(); !trainer.ok())
             return trainer;
         if (request->job() != 0)
-            return sampleJob(*context, *request, *arguments, limits, *reply);
+            return sampleJob(*context, *request, *call, limits, *reply);
         if (!trainer::isValidRunId(request->run_id()))
             return Internal::toStatus(Error(ErrorCode::InvalidArgument,
                                             "Name a run by the id training printed, e.g. "
@@ -1110,15 +1111,15 @@ public:
         if (!keys)
             return Internal::toStatus(keys.error());
         return runSampler(*context, std::move(keys).value(), files->sealed, *lineage, info->id,
-                          *arguments, limits, files->step, *reply);
+                          *call, limits, files->step, *reply);
     }
 
 private:
     // Sample from a job's checkpoint: signed by the worker that trained it (its enrolled key),
     // sealed under the job's own key; the same read release as the dataset's.
     Status sampleJob(const ServerContext& context, const v1::SampleRequest& request,
-                     const std::vector<std::string>& arguments,
-                     const core::JobPolicy::Sampling& limits, v1::SampleReply& reply)
+                     const core::SamplerCall& call, const core::JobPolicy::Sampling& limits,
+                     v1::SampleReply& reply)
     {
         std::vector<core::JobCheckpoint> recorded;
         std::map<std::string, std::string> signerPems;
@@ -1178,8 +1179,8 @@ private:
         auto keys = trainer::formatTrainerKeys(keks, nullptr, std::span(&*signer, 1));
         if (!keys)
             return Internal::toStatus(keys.error());
-        return runSampler(context, std::move(keys).value(), files.sealed, *lineage, info->id,
-                          arguments, limits, static_cast<std::uint64_t>(chosen->step), reply);
+        return runSampler(context, std::move(keys).value(), files.sealed, *lineage, info->id, call,
+                          limits, static_cast<std::uint64_t>(chosen->step), reply);
     }
 
     // Runs `sealtrain-train sample` on a checkpoint whose signature was verified (`lineage`) and
@@ -1188,9 +1189,8 @@ private:
     Status runSampler(const ServerContext& context, crypto::SecretBytes keys,
                       const std::filesystem::path& sealed,
                       const trainer::CheckpointLineage& lineage, const std::string& datasetId,
-                      const std::vector<std::string>& arguments,
-                      const core::JobPolicy::Sampling& limits, std::uint64_t step,
-                      v1::SampleReply& reply) const
+                      const core::SamplerCall& call, const core::JobPolicy::Sampling& limits,
+                      std::uint64_t step, v1::SampleReply& reply) const
     {
         const auto deadline =
             std::chrono::steady_clock::now() + std::chrono::seconds(limits.maxSeconds);
@@ -1206,14 +1206,17 @@ private:
         std::vector<std::string> samplerArguments{
             "--checkpoint",         sealed.string(),       "--expect-checkpoint-sha256",
             lineage.subject.sha256, "--expect-dataset-id", datasetId};
-        samplerArguments.insert(samplerArguments.end(), arguments.begin(), arguments.end());
+        samplerArguments.insert(samplerArguments.end(), call.arguments.begin(),
+                                call.arguments.end());
         std::string text;
+        // The prompt goes on the sampler's standard input, never in its argv (issue #27, item 4).
         auto status =
             core::runTrainer({shared_.options.trainer.string(),
                               "sample",
                               std::move(samplerArguments),
                               {},
-                              stopReason},
+                              stopReason,
+                              call.prompt},
                              std::move(keys), [&](std::string_view line) { text += line; });
         if (!status)
             return Internal::toStatus(status.error());
@@ -1398,7 +1401,7 @@ private:
     {
         if (!shared_.isSignedIn(context))
             return Error(ErrorCode::Unauthenticated, "Sign in first; the job spec was not read.");
-        return core::parseJobSpec(text);
+        return core::parseJobSpec(text, shared_.options.jobSpecLimits);
     }
 
     // One core call on the caller's session, in a group commit; the job it returns is the reply.

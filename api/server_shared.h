@@ -5,10 +5,12 @@
 
 #include "sealtrain/api/server.h"
 #include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/wipe.h"
 #include "sealtrain/core/commit_group.h"
 #include "sealtrain/core/data_directory.h"
 #include "sealtrain/core/jobs.h"
 #include "sealtrain/crypto/certificate_authority.h"
+#include "sealtrain/crypto/secret_bytes.h"
 #include "sealtrain/trainer/trainer_keys.h"
 #include "status.h"
 
@@ -325,6 +327,25 @@ inline Result<crypto::SecretBytes> secretOf(const std::string& text)
 {
     return crypto::SecretBytes::fromBytes(
         {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+}
+
+// Overwrites a request's secret field (a password, a reset code, an enrolment token) with zeros
+// once it has been read, so that the message gRPC frees after the call no longer holds it (issue
+// #27, item 2). gRPC made the message and hands it over as const; the object itself is not const,
+// so writing its bytes is defined. What gRPC's own receive buffers held is out of reach (see
+// docs/operations/control-daemon.md).
+inline void wipeRequestField(const std::string& field)
+{
+    auto& bytes = const_cast<std::string&>(field);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    wipeMemory({reinterpret_cast<std::uint8_t*>(bytes.data()), bytes.size()});
+}
+
+// A request's secret field in locked memory (secretOf), the field wiped (wipeRequestField).
+inline Result<crypto::SecretBytes> takeSecret(const std::string& field)
+{
+    auto secret = secretOf(field);
+    wipeRequestField(field);
+    return secret;
 }
 
 // OK, or the error's status.

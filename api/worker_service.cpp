@@ -63,6 +63,7 @@ void fillWorker(const core::WorkerInfo& worker, v1::Worker* out)
     out->set_current_job(worker.currentJob);
     out->set_inventory_json(core::workerInventoryJson(worker.inventory));
     out->set_signing_public_key_pem(worker.signingKeyPem);
+    out->set_interconnect_declared(worker.interconnectDeclared);
 }
 
 class WorkersService final : public v1::Workers::Service {
@@ -122,11 +123,26 @@ public:
         });
     }
 
+    Status DeclareInterconnect(ServerContext* context,
+                               const v1::DeclareInterconnectRequest* request,
+                               v1::WorkerReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto declared = shared_.platform.controlPlane().workers().declareInterconnect(
+                callerOf(shared_, *context).token, request->worker(), request->encrypted());
+            if (!declared)
+                return Internal::toStatus(declared.error());
+            fillWorker(*declared, reply->mutable_worker());
+            return Status::OK;
+        });
+    }
+
     Status Enroll(ServerContext* context, const v1::EnrollRequest* request,
                   v1::EnrollReply* reply) override
     {
         core::EnrollRequest enroll;
         enroll.token = request->token();
+        wipeRequestField(request->token());
         enroll.signingKeyPem = request->signing_public_key_pem();
         if (request->box_public_key().size() != enroll.boxKey.size())
             return refused(ErrorCode::InvalidArgument,
@@ -166,13 +182,15 @@ public:
     Status Heartbeat(ServerContext* context, const v1::HeartbeatRequest* request,
                      v1::HeartbeatReply* reply) override
     {
-        auto inventory = core::parseWorkerInventory(request->inventory_json());
-        if (!inventory)
-            return Internal::toStatus(inventory.error());
         return shared_.inGroup(*context, [&]() -> Status {
             auto worker = workerOf(*context);
             if (!worker)
                 return Internal::toStatus(worker.error());
+            // The worker first (issue #27): its inventory is read only then, at most 64 KiB of
+            // JSON parsed in well under a millisecond.
+            auto inventory = core::parseWorkerInventory(request->inventory_json());
+            if (!inventory)
+                return Internal::toStatus(inventory.error());
             auto& plane = shared_.platform.controlPlane();
             if (auto beat = plane.workers().heartbeat(worker->id, *inventory); !beat)
                 return Internal::toStatus(beat.error());
@@ -300,6 +318,10 @@ public:
     Status ReportMetrics(ServerContext* context, const v1::ReportMetricsRequest* request,
                          v1::ReportMetricsReply* reply) override
     {
+        // The worker first (issue #27): the lines of an anonymous or unknown caller are never
+        // parsed; those of a worker are parsed here, outside the group that commits.
+        if (Status known = knownWorker(*context); !known.ok())
+            return known;
         std::vector<core::MetricsLine> lines;
         for (const std::string& text : request->metrics_lines()) {
             const auto json = nlohmann::json::parse(text, nullptr, false);
@@ -451,6 +473,16 @@ public:
     }
 
 private:
+    // OK when the caller is an enrolled, active worker (checked in a group of its own), for a
+    // call that reads its request outside the group that will act on it.
+    Status knownWorker(const ServerContext& context)
+    {
+        return shared_.inGroup(context, [&]() -> Status {
+            auto worker = workerOf(context);
+            return worker ? Status::OK : Internal::toStatus(worker.error());
+        });
+    }
+
     // The worker calling, by its certificate's serial (inside a group).
     [[nodiscard]] Result<core::WorkerInfo> workerOf(const ServerContext& context)
     {
@@ -509,7 +541,7 @@ private:
                                        const std::optional<core::JobCheckpoint>& resumeFrom,
                                        const std::string& signerPem, v1::TakeJobReply& reply)
     {
-        auto spec = core::parseJobSpec(dispatch.job.specJson);
+        auto spec = core::parseJobSpec(dispatch.job.specJson, core::kJobSpecCeiling);
         if (!spec)
             return spec.error();
         auto dataKeys = datasetDataKeys(shared_.platform, dispatch.datasetId);

@@ -251,6 +251,18 @@ Result<void> Datasets::admitUpload(const std::string& session, const std::string
     return success();
 }
 
+Result<void> Datasets::refuseBusyUpload(const std::string& session, const std::string& reason)
+{
+    auto caller =
+        gate_.admit(session, {"dataset.import", permission::kDatasetImport, {}, {"dataset", "*"}},
+                    [&](const Caller&, audit::EntryDraft&) -> Result<void> {
+                        return Error(ErrorCode::ResourceExhausted, reason);
+                    });
+    if (!caller)
+        return caller.error();
+    return Error(ErrorCode::Internal, "An upload refused as busy was let through; report it.");
+}
+
 Result<DatasetImported> Datasets::importDataset(const std::string& session,
                                                 const DatasetImportRequest& request,
                                                 dataset::Tokenizer& tokenizer,

@@ -200,9 +200,34 @@ std::vector<std::string> capsExceeded(const JobPolicy::Caps& caps, const JobSpec
     return over;
 }
 
-Result<std::vector<std::string>> samplerArguments(const JobPolicy::Sampling& limits,
-                                                  std::vector<std::string> arguments)
+Result<SamplerCall> samplerArguments(const JobPolicy::Sampling& limits,
+                                     std::vector<std::string> arguments)
 {
+    SamplerCall call;
+    // The prompt leaves the arguments: it reaches the sampler on its standard input. Every
+    // sampler option takes a value, given as "--name=value" or as the next argument.
+    for (std::size_t i = 0; i < arguments.size();) {
+        const std::string& argument = arguments[i];
+        const auto equals = argument.find('=');
+        const std::size_t width = equals == std::string::npos ? 2 : 1;
+        if (argument.substr(0, equals) != "--prompt") {
+            i += width;
+            continue;
+        }
+        if (call.prompt)
+            return Error(ErrorCode::InvalidArgument,
+                         "The sampler takes one --prompt; give it once.");
+        if (i + width > arguments.size())
+            return Error(ErrorCode::InvalidArgument, "The option '--prompt' needs a value.");
+        call.prompt = width == 2 ? arguments[i + 1] : argument.substr(equals + 1);
+        const auto at = arguments.begin() + static_cast<std::ptrdiff_t>(i);
+        arguments.erase(at, at + static_cast<std::ptrdiff_t>(width));
+    }
+    if (call.prompt && static_cast<std::int64_t>(call.prompt->size()) > limits.maxPromptBytes)
+        return Error(ErrorCode::InvalidArgument,
+                     fmt::format("The prompt is over the job policy's sampling.max_prompt_bytes "
+                                 "({} bytes); shorten it.",
+                                 limits.maxPromptBytes));
     const auto length = optionValue(arguments, "--length");
     if (length) {
         std::int64_t tokens = 0;
@@ -219,13 +244,10 @@ Result<std::vector<std::string>> samplerArguments(const JobPolicy::Sampling& lim
         arguments.push_back("--length");
         arguments.push_back(std::to_string(std::min(kDefaultSampleLength, limits.maxLength)));
     }
-    const auto prompt = optionValue(arguments, "--prompt");
-    if (prompt && static_cast<std::int64_t>(prompt->size()) > limits.maxPromptBytes)
-        return Error(ErrorCode::InvalidArgument,
-                     fmt::format("The prompt is over the job policy's sampling.max_prompt_bytes "
-                                 "({} bytes); shorten it.",
-                                 limits.maxPromptBytes));
-    return arguments;
+    if (call.prompt)
+        arguments.push_back("--prompt-stdin");
+    call.arguments = std::move(arguments);
+    return call;
 }
 
 }  // namespace sealtrain::core

@@ -464,7 +464,7 @@ Result<JobInfo> Jobs::vet(const std::string& session, std::int64_t id)
                 if (job->info.state != JobState::Submitted && job->info.state != JobState::Vetted
                     && !rejectedByPolicy)
                     return wrongState(job->info, "vetted again");
-                auto spec = parseJobSpec(job->info.specJson);
+                auto spec = parseJobSpec(job->info.specJson, kJobSpecCeiling);
                 if (!spec)
                     return spec.error();
                 std::string datasetId;

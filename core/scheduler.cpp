@@ -7,6 +7,7 @@
 #include "audited_transaction.h"
 #include "job_rows.h"
 #include "sealtrain/core/database.h"
+#include "sealtrain/core/job_spec.h"
 #include "sealtrain/core/permissions.h"
 
 #include <fmt/format.h>
@@ -201,6 +202,19 @@ Result<std::optional<Dispatch>> Scheduler::take(const WorkerInfo& worker)
                 classification.empty()
                     ? std::string("the job's dataset is not known here")
                     : fmt::format("'{}' data is not allowed on pool '{}'", classification, pool)));
+            continue;
+        }
+        // A job on several nodes sends its keys and gradients between them: only to a worker
+        // whose interconnect an operator declared encrypted (issue #27, item 19).
+        auto spec = parseJobSpec(job.info.specJson, kJobSpecCeiling);
+        if (!spec)
+            return spec.error();
+        if (spec->resources.nodes > 1 && !worker.interconnectDeclared) {
+            SEALTRAIN_TRY(refuseDispatch(
+                worker, job.info.id, pool,
+                fmt::format("the job runs on {} nodes and no operator declared the interconnect "
+                            "of worker {} encrypted (sealtrainctl worker interconnect)",
+                            spec->resources.nodes, worker.name)));
             continue;
         }
         // Read access is checked again at every dispatch, since the keys are released with it:

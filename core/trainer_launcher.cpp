@@ -1,5 +1,6 @@
-// The trainer's process: two pipes (keys in, output back), posix_spawn with exactly those
-// descriptors inherited, the keys written with an EINTR-safe loop, the output relayed by line.
+// The trainer's process: two pipes (keys in, output back) and a third for a prompt, posix_spawn
+// with exactly those descriptors inherited, the keys written with an EINTR-safe loop, the output
+// relayed by line.
 #include "sealtrain/core/trainer_launcher.h"
 
 #include <fcntl.h>
@@ -79,6 +80,24 @@ Result<void> handOver(Descriptor& keysWrite, crypto::SecretBytes& keys)
     return handed;
 }
 
+// Writes the trainer's standard input on its own thread (the trainer may read it before or after
+// its keys), then closes it. SIGPIPE is blocked on that thread, so a trainer that stops reading
+// ends the write with EPIPE and the pending signal dies with the thread.
+std::thread writeInput(Descriptor& inputWrite, const std::optional<std::string>& input)
+{
+    if (!input)
+        return {};
+    return std::thread([&inputWrite, &input] {
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+        (void)writeAll(inputWrite.fd,
+                       {reinterpret_cast<const std::uint8_t*>(input->data()), input->size()});
+        inputWrite.reset();
+    });
+}
+
 // Reads `fd` to its end, passing on each complete line, then what is left.
 void relayLines(int fd, const std::function<void(std::string_view)>& onOutput)
 {
@@ -112,6 +131,10 @@ Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
     Descriptor outputWrite;
     SEALTRAIN_TRY(makePipe(keysRead, keysWrite));
     SEALTRAIN_TRY(makePipe(outputRead, outputWrite));
+    Descriptor inputRead;
+    Descriptor inputWrite;
+    if (launch.input)
+        SEALTRAIN_TRY(makePipe(inputRead, inputWrite));
     const bool metrics = launch.subcommand == "train";
     // In the child the keys are on descriptor 3 and the metrics on 4; nothing else above 2.
     constexpr int kChildKeys = 3;
@@ -146,7 +169,10 @@ Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
     }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    if (launch.input)
+        posix_spawn_file_actions_adddup2(&actions, inputRead.fd, STDIN_FILENO);
+    else
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, keysRead.fd, kChildKeys);
     posix_spawn_file_actions_adddup2(&actions, outputWrite.fd,
                                      metrics ? kChildMetrics : STDOUT_FILENO);
@@ -174,6 +200,7 @@ Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
                                         + "; check the path.");
     keysRead.reset();
     outputWrite.reset();
+    inputRead.reset();
     if (launch.onStarted)
         launch.onStarted(static_cast<int>(child));
 
@@ -196,8 +223,11 @@ Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
             }
         });
     }
+    std::thread inputWriter = writeInput(inputWrite, launch.input);
     const auto handed = handOver(keysWrite, keys);
     relayLines(outputRead.fd, onOutput);
+    if (inputWriter.joinable())
+        inputWriter.join();
     if (watcher.joinable()) {
         {
             const std::lock_guard held(lock);

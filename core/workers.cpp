@@ -87,7 +87,8 @@ audit::Actor workerActor(const std::string& name, const char* authMethod)
 
 constexpr std::string_view kWorkerColumns =
     "w.id, w.name, w.pool, w.state, w.serial, w.signing_key, w.box_key, w.inventory, w.enrolled, "
-    "w.last_seen, COALESCE((SELECT j.id FROM jobs j WHERE j.worker_id = w.id AND j.state = "
+    "w.last_seen, w.interconnect_declared, COALESCE((SELECT j.id FROM jobs j WHERE j.worker_id = "
+    "w.id AND j.state = "
     "'running' ORDER BY j.id LIMIT 1), 0) FROM workers w";
 
 Error corruptWorker(const std::string& name)
@@ -121,7 +122,8 @@ Result<WorkerInfo> readWorker(const Statement& row)
     worker.inventory = std::move(*inventory);
     worker.enrolled = row.integer(8);
     worker.lastSeen = row.integer(9);
-    worker.currentJob = row.integer(10);
+    worker.interconnectDeclared = row.integer(10) != 0;
+    worker.currentJob = row.integer(11);
     return worker;
 }
 
@@ -138,6 +140,18 @@ Result<std::optional<WorkerInfo>> findWorker(const Database& database, std::stri
     if (!*found)
         return found->error();
     return std::optional<WorkerInfo>(std::move(**found));
+}
+
+// The active worker called `name`; NotFound saying where to look when there is none.
+Result<WorkerInfo> activeWorker(const Database& database, const std::string& name)
+{
+    auto worker = findWorker(database, "w.name = ? AND w.state = 'active'", {name});
+    if (!worker)
+        return worker.error();
+    if (!*worker)
+        return Error(ErrorCode::NotFound,
+                     "No active worker is named '" + name + "'; see 'worker list'.");
+    return std::move(**worker);
 }
 
 Result<std::uint64_t> readUnsigned(const Json& value, const std::string& field)
@@ -435,17 +449,31 @@ Result<WorkerInfo> Workers::revoke(const std::string& session, const std::string
         [&](const Caller&, audit::EntryDraft& draft) -> Result<WorkerInfo> {
             if (!reason.empty())
                 draft.details.push_back(audit::textDetail("reason", reason));
-            auto worker = findWorker(database_, "w.name = ? AND w.state = 'active'", {name});
+            auto worker = activeWorker(database_, name);
             if (!worker)
                 return worker.error();
-            if (!*worker)
-                return Error(ErrorCode::NotFound,
-                             "No active worker is named '" + name + "'; see 'worker list'.");
-            draft.details.push_back(audit::textDetail("serial", (*worker)->serial));
+            draft.details.push_back(audit::textDetail("serial", worker->serial));
             SEALTRAIN_TRY(database_.run("UPDATE workers SET state = ? WHERE id = ?",
-                                        {workerStateName(WorkerState::Revoked), (*worker)->id}));
-            (*worker)->state = WorkerState::Revoked;
-            return std::move(**worker);
+                                        {workerStateName(WorkerState::Revoked), worker->id}));
+            worker->state = WorkerState::Revoked;
+            return worker;
+        });
+}
+
+Result<WorkerInfo> Workers::declareInterconnect(const std::string& session, const std::string& name,
+                                                bool encrypted)
+{
+    return gate_.performReturning(
+        session, {"worker.interconnect", permission::kWorkerEnroll, "", {"worker", name}},
+        [&](const Caller&, audit::EntryDraft& draft) -> Result<WorkerInfo> {
+            draft.details.push_back(audit::textDetail("encrypted", encrypted ? "true" : "false"));
+            auto worker = activeWorker(database_, name);
+            if (!worker)
+                return worker.error();
+            SEALTRAIN_TRY(database_.run("UPDATE workers SET interconnect_declared = ? WHERE id = ?",
+                                        {std::int64_t{encrypted ? 1 : 0}, worker->id}));
+            worker->interconnectDeclared = encrypted;
+            return worker;
         });
 }
 

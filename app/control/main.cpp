@@ -10,6 +10,7 @@
 #include "sealtrain/base/process.h"
 #include "sealtrain/base/wipe.h"
 #include "sealtrain/core/data_directory.h"
+#include "sealtrain/core/job_spec.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
 #include <CLI/CLI.hpp>
@@ -46,6 +47,7 @@ struct Options {
     int anonymousRefusalWindow = 10;
     int passwordCheckWaitMs = 10000;
     std::int64_t maxLockoutPeers = 256;
+    core::JobSpecLimits jobSpecLimits;
     int heartbeatMs = 5000;
     int workerTimeoutSeconds = 30;
     std::filesystem::path trainer;
@@ -160,6 +162,7 @@ int run(const Options& options)
     serverOptions.maxImportBytes = options.maxImportBytes;
     serverOptions.maxPasswordChecks = options.maxPasswordChecks;
     serverOptions.maxUploads = options.maxUploads;
+    serverOptions.jobSpecLimits = options.jobSpecLimits;
     serverOptions.uploadIdleTimeout = std::chrono::seconds(options.uploadIdleSeconds);
     serverOptions.passwordCheckWait = std::chrono::milliseconds(options.passwordCheckWaitMs);
     serverOptions.heartbeatInterval = std::chrono::milliseconds(options.heartbeatMs);
@@ -264,6 +267,18 @@ int main(int argc, char** argv)
                    "share one count (the Unix socket always has its own)")
         ->capture_default_str()
         ->check(CLI::Range(1, 65536));
+    app.add_option("--max-spec-bytes", options.jobSpecLimits.maxBytes,
+                   "The largest job spec a caller may send")
+        ->capture_default_str()
+        ->check(CLI::Range(core::kJobSpecFloor.maxBytes, core::kJobSpecCeiling.maxBytes));
+    app.add_option("--max-spec-depth", options.jobSpecLimits.maxDepth,
+                   "The deepest nesting of a caller's job spec")
+        ->capture_default_str()
+        ->check(CLI::Range(core::kJobSpecFloor.maxDepth, core::kJobSpecCeiling.maxDepth));
+    app.add_option("--max-spec-values", options.jobSpecLimits.maxNodes,
+                   "The most values (keys, items, scalars) in a caller's job spec")
+        ->capture_default_str()
+        ->check(CLI::Range(core::kJobSpecFloor.maxNodes, core::kJobSpecCeiling.maxNodes));
     app.add_option("--max-import-bytes", options.maxImportBytes,
                    "The largest dataset upload, held in memory until sealed")
         ->capture_default_str();

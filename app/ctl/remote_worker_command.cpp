@@ -1,4 +1,4 @@
-// `sealtrainctl remote worker enroll-token|list|revoke`: the control plane's workers
+// `sealtrainctl remote worker enroll-token|list|interconnect|revoke`: the control plane's workers
 // (docs/operations/workers.md). A token is shown once and works once; hand it to the node's
 // operator out of band with the CA fingerprint.
 #include "commands.h"
@@ -19,6 +19,8 @@ struct WorkerOptions {
     std::string worker;
     std::string pool;
     std::string reason;
+    bool encrypted = false;
+    bool notEncrypted = false;
     std::int64_t validMinutes = std::int64_t{24} * 60;
     bool json = false;
 };
@@ -29,7 +31,7 @@ std::string whenText(std::int64_t unixSeconds)
 }
 
 // "2 x NVIDIA H200 (141 GiB), 16 cores" from the inventory's JSON.
-std::string inventoryText(const std::string& json)
+std::string inventoryText(const std::string& json, bool interconnectDeclared)
 {
     const auto inventory = nlohmann::json::parse(json, nullptr, false);
     if (!inventory.is_object())
@@ -43,8 +45,11 @@ std::string inventoryText(const std::string& json)
                                / (1024.0 * 1024.0 * 1024.0));
     }
     text += fmt::format("{} cores", inventory.value("cpu_cores", 0));
-    if (inventory.value("interconnect_encrypted", false))
-        text += ", encrypted interconnect";
+    // What the operator declared counts; the worker's own claim is shown as a claim.
+    if (interconnectDeclared)
+        text += ", interconnect declared encrypted";
+    else if (inventory.value("interconnect_encrypted", false))
+        text += ", interconnect claimed encrypted (not declared)";
     return text;
 }
 
@@ -85,6 +90,7 @@ nlohmann::json toJson(const api::WorkerSummary& worker)
             {"last_seen", whenText(worker.lastSeenUnix)},
             {"current_job", worker.currentJob},
             {"signing_public_key_pem", worker.signingPublicKeyPem},
+            {"interconnect_declared", worker.interconnectDeclared},
             {"inventory", nlohmann::json::parse(worker.inventoryJson, nullptr, false)}};
 }
 
@@ -106,11 +112,11 @@ int listWorkers(const CommandRegistry& registry, const WorkerOptions& options)
     registry.out() << fmt::format("{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", "name", "pool", "state",
                                   "last seen", "job", "inventory");
     for (const api::WorkerSummary& worker : *workers)
-        registry.out() << fmt::format("{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", worker.name,
-                                      worker.pool, worker.state, whenText(worker.lastSeenUnix),
-                                      worker.currentJob == 0 ? std::string("-")
-                                                             : std::to_string(worker.currentJob),
-                                      inventoryText(worker.inventoryJson));
+        registry.out() << fmt::format(
+            "{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", worker.name, worker.pool, worker.state,
+            whenText(worker.lastSeenUnix),
+            worker.currentJob == 0 ? std::string("-") : std::to_string(worker.currentJob),
+            inventoryText(worker.inventoryJson, worker.interconnectDeclared));
     return kExitOk;
 }
 
@@ -119,7 +125,7 @@ int listWorkers(const CommandRegistry& registry, const WorkerOptions& options)
 void registerRemoteWorkerCommands(CLI::App* remote, CommandRegistry& registry)
 {
     auto* group = remote->add_subcommand("worker", "GPU nodes: enrolment tokens, the list, "
-                                                   "revocation");
+                                                   "the interconnect, revocation");
     group->require_subcommand(1);
 
     auto tokenOptions = std::make_shared<WorkerOptions>();
@@ -142,6 +148,39 @@ void registerRemoteWorkerCommands(CLI::App* remote, CommandRegistry& registry)
     list->add_flag("--json", listOptions->json, "Print JSON");
     addClientOptions(list, listOptions->client, true);
     registry.onRun(list, [&registry, listOptions] { return listWorkers(registry, *listOptions); });
+
+    auto interconnectOptions = std::make_shared<WorkerOptions>();
+    auto* interconnect = group->add_subcommand(
+        "interconnect", "Declare whether the network between a worker's nodes is encrypted "
+                        "(operator); only then does it get jobs on several nodes");
+    interconnect->add_option("WORKER", interconnectOptions->worker, "The worker's name")
+        ->required();
+    auto* encrypted = interconnect->add_flag(
+        "--encrypted", interconnectOptions->encrypted,
+        "You checked that its nodes talk over an encrypted network (IPsec, WireGuard, MACsec)");
+    auto* notEncrypted = interconnect->add_flag(
+        "--not-encrypted", interconnectOptions->notEncrypted, "Withdraw the declaration");
+    encrypted->excludes(notEncrypted);
+    addClientOptions(interconnect, interconnectOptions->client, true);
+    registry.onRun(interconnect, [&registry, interconnectOptions] {
+        if (!interconnectOptions->encrypted && !interconnectOptions->notEncrypted)
+            return registry.fail(
+                Error(ErrorCode::InvalidArgument, "Say --encrypted or --not-encrypted."));
+        const bool declared = interconnectOptions->encrypted;
+        return runRemoteChange(
+            registry, interconnectOptions->client,
+            [interconnectOptions, declared](api::ControlClient& client) -> Result<void> {
+                auto changed = client.declareInterconnect(interconnectOptions->worker, declared);
+                if (!changed)
+                    return changed.error();
+                return success();
+            },
+            declared ? fmt::format("Worker {}'s interconnect is declared encrypted; it may now "
+                                   "take jobs on several nodes.\n",
+                                   interconnectOptions->worker)
+                     : fmt::format("Worker {} takes jobs on one node only.\n",
+                                   interconnectOptions->worker));
+    });
 
     auto revokeOptions = std::make_shared<WorkerOptions>();
     auto* revoke = group->add_subcommand(

@@ -71,7 +71,7 @@ Result<int> runTrainer(const CommandRegistry& registry, const std::string& train
                        crypto::SecretBytes keys)
 {
     auto status = core::runTrainer(
-        {trainer, std::string(subcommand), std::move(arguments), {}, {}}, std::move(keys),
+        {trainer, std::string(subcommand), std::move(arguments), {}, {}, {}}, std::move(keys),
         [&registry](std::string_view line) { registry.out() << line << std::flush; });
     if (!status)
         return status.error();

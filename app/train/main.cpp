@@ -13,7 +13,9 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <array>
 #include <iostream>
+#include <istream>
 #include <string>
 
 namespace {
@@ -44,6 +46,21 @@ int train(const trainer::TrainOptions& options, int keysFd, int metricsFd)
     if (!summary)
         return fail(summary.error());
     return kExitOk;
+}
+
+// The prompt a launcher wrote on standard input (--prompt-stdin), to its end.
+Result<std::string> readPrompt(std::istream& in)
+{
+    constexpr std::size_t kMaxPrompt = std::size_t{1} << 20U;
+    std::string prompt;
+    std::array<char, 4096> buffer{};
+    while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
+        prompt.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+        if (prompt.size() > kMaxPrompt)
+            return Error(ErrorCode::InvalidArgument,
+                         "The prompt on standard input is over 1 MiB; shorten it.");
+    }
+    return prompt;
 }
 
 int sample(const std::string& checkpoint, const trainer::AuthorisedCheckpoint& authorised,
@@ -187,7 +204,14 @@ int main(int argc, char** argv)
     sampleCommand->add_option("--expect-dataset-id", authorised.datasetId,
                               "Refuse a checkpoint trained on another dataset (sha256:...) than "
                               "the one the launcher released");
-    sampleCommand->add_option("--prompt", sampleOptions.prompt, "Text to continue");
+    auto* promptOption = sampleCommand->add_option("--prompt", sampleOptions.prompt,
+                                                   "Text to continue (shown in the process list: "
+                                                   "launchers use --prompt-stdin)");
+    bool promptOnStdin = false;
+    sampleCommand
+        ->add_flag("--prompt-stdin", promptOnStdin,
+                   "Read the text to continue from standard input, to its end (1 MiB at most)")
+        ->excludes(promptOption);
     sampleCommand->add_option("--length", sampleOptions.length, "Tokens to generate")
         ->capture_default_str();
     sampleCommand->add_option("--temperature", sampleOptions.temperature, "0: greedy")
@@ -216,6 +240,12 @@ int main(int argc, char** argv)
     if (trainCommand->parsed()) {
         options.device = trainer::parseDevice(trainDevice).value_or(trainer::Device::Auto);
         return train(options, keysFd, metricsFd);
+    }
+    if (promptOnStdin) {
+        auto prompt = readPrompt(std::cin);
+        if (!prompt)
+            return fail(prompt.error());
+        sampleOptions.prompt = std::move(prompt).value();
     }
     return sample(checkpoint, authorised, sampleKeysFd,
                   trainer::parseDevice(sampleDevice).value_or(trainer::Device::Auto),

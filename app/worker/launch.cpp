@@ -1,6 +1,7 @@
 // The trainer launchers of a worker (launch.h).
 #include "launch.h"
 
+#include "sealtrain/base/encoding.h"
 #include "sealtrain/core/trainer_launcher.h"
 
 #include <fmt/format.h>
@@ -191,17 +192,35 @@ Result<int> launchMpirun(const LaunchSettings& settings, const TrainerRun& run,
     return status;
 }
 
-// sbatch --wait of a script whose srun starts every rank with the keys on its standard input.
+// sbatch --wait of a script whose srun starts every rank with the node keys bundle on its
+// standard input: on each node `sealtrain-worker open-keys` checks it, opens that node's box and
+// pipes the keys to the trainer; only sealed keys cross the network (issue #27, item 19).
 Result<int> launchSlurm(const LaunchSettings& settings, const TrainerRun& run,
                         const crypto::SecretBytes& keys, LaunchControl& control,
                         const std::function<void(std::string_view)>& onLine)
 {
+    if (run.signer == nullptr || settings.nodeKeys.empty())
+        return Error(ErrorCode::InvalidArgument,
+                     "A worker on Slurm needs its nodes' keys: give --node-keys DIR with a "
+                     "NODE.pub from 'sealtrain-worker node-key' on each node.");
+    auto bundle = core::sealNodeKeys(settings.nodeKeys, keys, *run.signer);
+    if (!bundle)
+        return bundle.error();
+    auto sealed = crypto::SecretBytes::fromBytes(
+        {reinterpret_cast<const std::uint8_t*>(bundle->data()), bundle->size()});
+    if (!sealed)
+        return sealed.error();
     auto fifo = makeFifo(run.folder / "keys.fifo");
     if (!fifo)
         return fifo.error();
-    std::string command = fmt::format("exec srun --mpi=pmix --input=all {} train --keys-fd 0 "
-                                      "--metrics-fd 1",
-                                      shellWord(run.trainer.string()));
+    // sh -c SCRIPT NAME WORKER NODE_KEY SIGNER TRAINER ARGUMENTS...
+    std::string command = fmt::format(
+        "exec srun --mpi=pmix --input=all /bin/sh -c {} sealtrain-rank {} {} {} {}",
+        shellWord(R"(w="$1" k="$2" s="$3" t="$4"; shift 4; )"
+                  R"("$w" open-keys --node-key-file "$k" --signer "$s" | )"
+                  R"("$t" train --keys-fd 0 --metrics-fd 1 "$@")"),
+        shellWord(settings.self.string()), shellWord(settings.nodeKeyFile.string()),
+        shellWord(toHex(run.signer->publicKey().raw())), shellWord(run.trainer.string()));
     for (const std::string& argument : run.arguments)
         command += " " + shellWord(argument);
     command += " <" + shellWord(fifo->string());
@@ -228,7 +247,7 @@ Result<int> launchSlurm(const LaunchSettings& settings, const TrainerRun& run,
         return started.error();
     control.setPid(started->first);
     std::atomic<bool> done{false};
-    std::jthread feeder([&] { feedFifo(*fifo, keys, done); });
+    std::jthread feeder([&] { feedFifo(*fifo, *sealed, done); });
     // sbatch prints the job id first, then waits for the job's end.
     std::string jobId;
     std::mutex idLock;
@@ -349,7 +368,7 @@ Result<int> launchTrainer(const LaunchSettings& settings, const TrainerRun& run,
         keys.wipe();
         return status;
     }
-    core::TrainerLaunch launch{run.trainer.string(), "train", run.arguments, {}, {}};
+    core::TrainerLaunch launch{run.trainer.string(), "train", run.arguments, {}, {}, {}};
     launch.onStarted = [&control](int pid) { control.setPid(pid); };
     auto status = core::runTrainer(launch, std::move(keys), onLine);
     control.setPid(0);

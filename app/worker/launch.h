@@ -2,14 +2,18 @@
 //   local, one rank   sealtrain-train as a child, keys on a pipe (core/trainer_launcher.h)
 //   local, R ranks    mpirun -np R on this node; each rank reads the keys from its own FIFO
 //   slurm             an sbatch script whose `srun --mpi=pmix --input=all` starts N x R ranks;
-//                     the keys reach every rank through srun's standard input, read from a FIFO
-//                     in the job's private folder, so they never touch a disk
+//                     what reaches every rank through srun's standard input (read from a FIFO
+//                     in the job's private folder) is the keys sealed to each node's own key and
+//                     signed by the worker (core/node_keys.h), since Slurm forwards it between
+//                     nodes in clear; `sealtrain-worker open-keys` opens them on each node
 // The metrics are rank 0's JSON lines (its standard output under mpirun or in the Slurm job's
 // output file). A stop (cancellation) signals mpirun or the trainer, or runs scancel.
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/node_keys.h"
 #include "sealtrain/crypto/secret_bytes.h"
+#include "sealtrain/crypto/signing.h"
 
 #include <atomic>
 #include <cstdint>
@@ -30,6 +34,11 @@ struct LaunchSettings {
     std::string sbatch = "sbatch";
     std::string scancel = "scancel";
     std::string partition;  // slurm: empty for the cluster's default
+    // slurm: every node's X25519 public key (--node-keys), the path of each node's own key
+    // (the same on every node), and the sealtrain-worker the nodes run to open the keys.
+    std::vector<core::NodeKey> nodeKeys;
+    std::filesystem::path nodeKeyFile = "/etc/sealtrain/node.key";
+    std::filesystem::path self;
 };
 
 struct TrainerRun {
@@ -38,6 +47,8 @@ struct TrainerRun {
     std::int64_t nodes = 1;
     std::int64_t ranksPerNode = 1;
     std::filesystem::path folder;  // the job's private folder (FIFOs, the batch script)
+    // slurm: the worker's enrolled signing key, which signs the node keys bundle.
+    const crypto::SigningKey* signer = nullptr;
 };
 
 // Stops a running launch from another thread (safe to call at any time, more than once).

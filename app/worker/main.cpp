@@ -1,6 +1,7 @@
 // sealtrain-worker: the headless agent of a GPU node (ARCHITECTURE.md, worker.h,
 // docs/operations/workers.md). `enroll` once with a one-time token, then `run` (as a systemd
 // service): it takes vetted, approved jobs from the control plane and runs sealtrain-train.
+#include "node_commands.h"
 #include "worker.h"
 
 #include "sealtrain/api/client.h"
@@ -102,11 +103,44 @@ int main(int argc, char** argv)
                      "Minutes without a job before it (fractions too: 0.5 is 30 s)")
         ->capture_default_str()
         ->check(CLI::Range(0.01, 100000.0));
+    std::filesystem::path nodeKeysFolder;
+    runCommand->add_option("--node-keys", nodeKeysFolder,
+                           "slurm: the folder of the nodes' public keys, one NODE.pub each "
+                           "(from 'sealtrain-worker node-key' on that node)");
+    runCommand
+        ->add_option("--node-key-file", run.launch.nodeKeyFile,
+                     "slurm: where each node keeps its own key (the same path on every node)")
+        ->capture_default_str();
     runCommand->add_flag("--once", run.once, "Exit after one job");
     runCommand->add_flag("--interconnect-encrypted", run.interconnectEncrypted,
                          "Declare that this node's links to other nodes are encrypted");
 
+    std::filesystem::path nodeKeyOut = "/etc/sealtrain/node.key";
+    auto* nodeKeyCommand = app.add_subcommand(
+        "node-key", "Make this Slurm node's key once; prints the public half for the worker's "
+                    "--node-keys folder");
+    nodeKeyCommand
+        ->add_option("--out", nodeKeyOut,
+                     "Where to write it (mode 0600, never over "
+                     "an existing key)")
+        ->capture_default_str();
+    std::filesystem::path openKeyFile = "/etc/sealtrain/node.key";
+    std::string signerHex;
+    std::string nodeName;
+    auto* openKeysCommand = app.add_subcommand(
+        "open-keys", "On a Slurm node, under srun: open this node's keys of a job (standard "
+                     "input) for its trainer (standard output); the worker's batch script runs it");
+    openKeysCommand->add_option("--node-key-file", openKeyFile, "This node's key")
+        ->capture_default_str();
+    openKeysCommand->add_option("--signer", signerHex, "The worker's Ed25519 public key, hex")
+        ->required();
+    openKeysCommand->add_option("--node", nodeName, "This node's name (default: $SLURMD_NODENAME)");
+
     CLI11_PARSE(app, argc, argv);
+    if (*nodeKeyCommand)
+        return sealtrain::worker::makeNodeKey(nodeKeyOut);
+    if (*openKeysCommand)
+        return sealtrain::worker::openKeys(openKeyFile, signerHex, nodeName);
     if (*enrollCommand) {
         auto token = enrolmentToken(tokenFile);
         if (!token) {
@@ -125,5 +159,26 @@ int main(int argc, char** argv)
     run.idleAfter = std::chrono::milliseconds(std::llround(idleMinutes * 60'000.0));
     run.launch.launcher = launcher == "slurm" ? sealtrain::worker::Launcher::Slurm
                                               : sealtrain::worker::Launcher::Local;
+    if (run.launch.launcher == sealtrain::worker::Launcher::Slurm) {
+        // The keys reach the nodes sealed to each node's key (issue #27, item 19).
+        auto nodeKeys = nodeKeysFolder.empty()
+                            ? sealtrain::Result<std::vector<sealtrain::core::NodeKey>>(
+                                sealtrain::Error(sealtrain::ErrorCode::InvalidArgument,
+                                                 "--launcher slurm needs --node-keys DIR: a "
+                                                 "NODE.pub from 'sealtrain-worker node-key' "
+                                                 "on each node of the cluster."))
+                            : sealtrain::core::readNodeKeys(nodeKeysFolder);
+        if (!nodeKeys) {
+            std::fprintf(stderr, "sealtrain-worker: %s\n", nodeKeys.error().message().c_str());
+            return 2;
+        }
+        run.launch.nodeKeys = std::move(nodeKeys).value();
+        std::error_code ec;
+        run.launch.self = std::filesystem::canonical("/proc/self/exe", ec);
+        if (ec) {
+            std::fprintf(stderr, "sealtrain-worker: Cannot find its own executable.\n");
+            return 1;
+        }
+    }
     return sealtrain::worker::run(run);
 }

@@ -733,9 +733,23 @@ private:
             arguments.insert(arguments.end(), {"--resume", "latest"});
         if (gTerminate.load())
             return Error(ErrorCode::Io, "The worker is stopping; the trainer was not started.");
-        // One rank per GPU (or the job's CPU ranks) on each of its nodes.
-        const TrainerRun ranks{options_.trainer, arguments, std::max<std::int64_t>(1, a.nodes),
-                               std::max<std::int64_t>(1, a.ranksPerNode), folder};
+        // One rank per GPU (or the job's CPU ranks) on each of its nodes. On Slurm the worker's
+        // signing key signs what carries the keys to the nodes.
+        std::optional<crypto::SigningKey> bundleSigner;
+        if (options_.launch.launcher == Launcher::Slurm) {
+            auto key = crypto::SigningKey::fromPrivatePem(
+                {reinterpret_cast<const char*>(identity_.signingKeyPem.bytes().data()),
+                 identity_.signingKeyPem.size()});
+            if (!key)
+                return key.error();
+            bundleSigner.emplace(std::move(key).value());
+        }
+        const TrainerRun ranks{options_.trainer,
+                               arguments,
+                               std::max<std::int64_t>(1, a.nodes),
+                               std::max<std::int64_t>(1, a.ranksPerNode),
+                               folder,
+                               bundleSigner ? &*bundleSigner : nullptr};
         attempt.started = Clock::now();
         auto status =
             launchTrainer(options_.launch, ranks, std::move(keys).value(), attempt.control,

@@ -27,6 +27,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sys/stat.h>
 
@@ -580,6 +581,14 @@ private slots:
         QVERIFY2(sampled, sampled ? "" : sampled.error().message().c_str());
         QVERIFY(!sampled->text.empty());
         QCOMPARE(sampled->step, checkpoints->back().step);
+        // The prompt reached the sampler on its standard input (the text continues it), never
+        // on its command line, which every user of the host reads (issue #27, item 4).
+        QVERIFY2(sampled->text.starts_with("Record"), sampled->text.c_str());
+        std::ifstream argvFile(keysCapture_ + ".argv");
+        const std::string samplerArgv((std::istreambuf_iterator<char>(argvFile)),
+                                      std::istreambuf_iterator<char>());
+        QVERIFY2(samplerArgv.find("\n--prompt-stdin\n") != std::string::npos, samplerArgv.c_str());
+        QVERIFY2(samplerArgv.find("Record") == std::string::npos, samplerArgv.c_str());
         // dave may not read the corpus, so he may not sample its model either.
         auto sampledByDave =
             as(session("dave", tcpAddress_), tcpAddress_)->sample(trained->runId, 0, {});

@@ -1,12 +1,16 @@
 // Attacks on a running sealtrain-control and on sealtrain-worker that issue #27's adversarial
 // run got through, each performed against the real processes: what a core dump or standard
 // input would leak, a "billion laughs" job spec from an anonymous and from a signed-in caller,
-// an anonymous caller probing for checkpoints, and an enrolment token on the command line.
+// an anonymous caller probing for checkpoints, every call of the contract made anonymously with
+// hostile fields, and an enrolment token on the command line.
 #include "../support/attacks.h"
 #include "daemon_fixture.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include <QDir>
@@ -18,6 +22,8 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <future>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -77,7 +83,8 @@ private slots:
                                             / "0011223344556677");
         daemon_.start({"--max-password-checks", "1", "--max-import-bytes", "1048576",
                        "--anonymous-refusal-window", "1", "--upload-idle-timeout", "1",
-                       "--password-check-wait-ms", "1"},
+                       "--password-check-wait-ms", "1", "--max-spec-bytes", "4096", "--max-uploads",
+                       "1"},
                       passphrase);
     }
 
@@ -102,6 +109,64 @@ private slots:
         QCOMPARE(QString::fromStdString(coreLimitOf(daemon_.pid())), QString("0"));
     }
 
+    // Issue #27, item 1: every call of the contract checks its caller before it reads a field.
+    // Each method of every service is called with no client certificate and a request whose
+    // every field is set to what a handler would refuse (a climbing path, -1, a huge count,
+    // nested messages and lists filled alike): each answers UNAUTHENTICATED, so no field was
+    // judged first. The exceptions carry their credential in the request (SignIn, CompleteReset,
+    // Enroll: refused, never OK) or are public (the CA certificate and the signing keys).
+    void everyCallChecksItsCallerFirst()
+    {
+        const auto* file = google::protobuf::DescriptorPool::generated_pool()->FindFileByName(
+            "sealtrain/v1/control.proto");
+        QVERIFY(file != nullptr);
+        grpc::SslCredentialsOptions ssl;
+        ssl.pem_root_certs = daemon_.caPem();
+        grpc::ChannelArguments arguments;
+        arguments.SetSslTargetNameOverride("localhost");
+        grpc::GenericStub stub(
+            grpc::CreateCustomChannel(daemon_.tcpAddress(), grpc::SslCredentials(ssl), arguments));
+        const std::set<std::string> credentialInRequest{"SignIn", "CompleteReset", "Enroll"};
+        const std::set<std::string> publicCalls{"GetCaCertificate", "GetSigningKeys"};
+        int called = 0;
+        for (int s = 0; s < file->service_count(); ++s) {
+            const auto* service = file->service(s);
+            for (int m = 0; m < service->method_count(); ++m) {
+                const auto* method = service->method(m);
+                if (publicCalls.count(method->name()) != 0)
+                    continue;
+                std::unique_ptr<google::protobuf::Message> request(
+                    google::protobuf::MessageFactory::generated_factory()
+                        ->GetPrototype(method->input_type())
+                        ->New());
+                testing::fillHostile(*request, 0);
+                const std::string bytes = request->SerializeAsString();
+                grpc::Slice slice(bytes);
+                grpc::ByteBuffer sent(&slice, 1);
+                grpc::ByteBuffer received;
+                grpc::ClientContext context;
+                context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+                std::promise<grpc::Status> done;
+                stub.UnaryCall(&context, "/" + service->full_name() + "/" + method->name(),
+                               grpc::StubOptions(), &sent, &received,
+                               [&done](grpc::Status status) { done.set_value(std::move(status)); });
+                const grpc::Status status = done.get_future().get();
+                const std::string what = service->name() + "." + method->name() + ": "
+                                         + std::to_string(status.error_code()) + " "
+                                         + status.error_message();
+                if (credentialInRequest.count(method->name()) != 0)
+                    QVERIFY2(!status.ok(), what.c_str());
+                else
+                    QVERIFY2(status.error_code() == grpc::StatusCode::UNAUTHENTICATED,
+                             what.c_str());
+                ++called;
+            }
+        }
+        QVERIFY2(called >= 45, qPrintable(QString("only %1 calls made").arg(called)));
+        auto whoami = daemon_.as("dave")->whoAmI();
+        QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
+    }
+
     // An anonymous caller's spec is never read: the billion laughs is refused as an unknown
     // session, not parsed; the daemon goes on serving others at once.
     void anonymousSpecIsNotRead()
@@ -124,6 +189,18 @@ private slots:
                  job.error().message().c_str());
         auto whoami = daemon_.as("dave")->whoAmI();
         QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
+    }
+
+    // The spec limits are the operator's (--max-spec-bytes 4096 here, 64 KiB by default): a
+    // signed-in caller's 5,000-byte spec is refused by its size, before it is parsed.
+    void specSizeIsTheOperators()
+    {
+        const std::string spec = "# " + std::string(5000, 'x') + "\nspec_version: 1\n";
+        auto job = daemon_.as("bob")->submitJob(spec);
+        QVERIFY(!job);
+        QCOMPARE(job.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY2(job.error().message().find("larger than 4096 bytes") != std::string::npos,
+                 job.error().message().c_str());
     }
 
     // 32 anonymous sign-ins at once (each an Argon2id computation of 64 MiB, unknown names cost
@@ -252,6 +329,24 @@ private slots:
         chunk.mutable_file()->set_name("stalled.txt");
         chunk.mutable_file()->set_size(100);
         QVERIFY(stream->Write(chunk));
+        // While it holds the only upload slot (--max-uploads 1), another upload is turned away
+        // before its header, and that refusal is audited with its actor (cleanupTestCase). The
+        // name is one the import would refuse, so an upload let through imports nothing.
+        bool busy = false;
+        const std::filesystem::path small = tmp_.filePath("small.txt").toStdString();
+        std::ofstream(small) << "one record\n";
+        api::ImportSettings settings;
+        settings.name = "not a valid name";
+        for (int attempt = 0; attempt < 20 && !busy; ++attempt) {
+            auto refused =
+                daemon_.as("sam")->importDataset(settings, {{small, "small.txt", 11}}, {});
+            QVERIFY(!refused);
+            busy = refused.error().code() == ErrorCode::ResourceExhausted
+                   && refused.error().message().find("uploads already") != std::string::npos;
+            if (!busy)
+                QTest::qWait(20);
+        }
+        QVERIFY(busy);
         // Nothing more is sent: the daemon ends the call long before the 30 s deadline.
         const grpc::Status status = stream->Finish();
         QVERIFY2(status.error_code() == grpc::StatusCode::CANCELLED
@@ -392,6 +487,14 @@ private slots:
                        && entry.outcome == audit::Outcome::Denied;
             });
         QVERIFY(bobImportRefused);
+        const bool busyUploadAudited =
+            std::any_of(entries->begin(), entries->end(), [](const audit::Entry& entry) {
+                return entry.action == "dataset.import" && entry.actor.id == "sam"
+                       && entry.outcome != audit::Outcome::Ok
+                       && entry.reason.find("uploads already") != std::string::npos
+                       && testing::detailOf(entry, "peer").starts_with("ipv4:127.0.0.1:");
+            });
+        QVERIFY(busyUploadAudited);
         QVERIFY(bobSubmit);
         QVERIFY(anonymousSample);
 
@@ -424,7 +527,8 @@ private slots:
             const std::string repeated = testing::detailOf(entry, "repeated");
             floodCalls += repeated.empty() ? 1 : std::stoll(repeated);
         }
-        QCOMPARE(floodCalls, static_cast<long long>(kAnonymousFlood));
+        // The flood, and the one anonymous ListRoles of everyCallChecksItsCallerFirst.
+        QCOMPARE(floodCalls, static_cast<long long>(kAnonymousFlood) + 1);
         // Issue #27, item 7: the sign-ins turned away as busy (--password-check-wait-ms 1) are
         // audited too, counted like other anonymous refusals: none is dropped.
         long long busyAudited = 0;

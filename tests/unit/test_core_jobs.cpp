@@ -538,10 +538,19 @@ void TestCoreJobs::samplingIsCapped()
     const auto given = [&](std::vector<std::string> arguments) {
         return core::samplerArguments(limits, std::move(arguments));
     };
-    QCOMPARE(given({"--prompt", "hi"}).value(),
-             (std::vector<std::string>{"--prompt", "hi", "--length", "100"}));
+    // The prompt leaves the arguments for the sampler's standard input (issue #27, item 4).
+    auto prompted = given({"--prompt", "hi"});
+    QVERIFY(prompted);
+    QCOMPARE(prompted->arguments, (std::vector<std::string>{"--length", "100", "--prompt-stdin"}));
+    QCOMPARE(prompted->prompt, std::optional<std::string>("hi"));
+    prompted = given({"--seed", "3", "--prompt=a b", "--top-k", "--prompt"});
+    QVERIFY(prompted);
+    QCOMPARE(prompted->arguments, (std::vector<std::string>{"--seed", "3", "--top-k", "--prompt",
+                                                            "--length", "100", "--prompt-stdin"}));
+    QCOMPARE(prompted->prompt, std::optional<std::string>("a b"));
     limits.maxLength = 1000;
-    QCOMPARE(given({}).value(), (std::vector<std::string>{"--length", "200"}));
+    QCOMPARE(given({}).value().arguments, (std::vector<std::string>{"--length", "200"}));
+    QCOMPARE(given({}).value().prompt, std::nullopt);
     QVERIFY(given({"--length", "1000"}));
     QVERIFY(given({"--length=0", "--prompt=12345678"}));
     for (const std::vector<std::string>& refused : {std::vector<std::string>{"--length", "1001"},
@@ -550,7 +559,9 @@ void TestCoreJobs::samplingIsCapped()
                                                     {"--length", "12x"},
                                                     {"--length", ""},
                                                     {"--length", "10", "--length", "5000"},
-                                                    {"--prompt", "123456789"}}) {
+                                                    {"--prompt", "123456789"},
+                                                    {"--prompt", "a", "--prompt=b"},
+                                                    {"--prompt"}}) {
         auto result = given(refused);
         QVERIFY(!result);
         QCOMPARE(result.error().code(), ErrorCode::InvalidArgument);

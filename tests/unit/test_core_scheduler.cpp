@@ -28,6 +28,7 @@ private slots:
     void cancelWhileRunningStaysCancelled();
     void checkpointsRecordedNewestFirst();
     void localRunOfAQueuedJob();
+    void multiNodeOnlyWhereAnOperatorDeclaredEncryption();
 };
 
 using namespace sealtrain;
@@ -494,6 +495,52 @@ void TestCoreScheduler::localRunOfAQueuedJob()
     QVERIFY(!w.jobs().finish(remote, true, 0.0, ""));
     QVERIFY(!w.jobs().start(remote));
     QCOMPARE(w.job(remote).state, core::JobState::Running);
+}
+
+// Issue #27, item 19: a job on two nodes goes only to a worker whose interconnect an operator
+// declared encrypted; the worker's own claim in its inventory counts for nothing. The refusal is
+// audited once; the declaration needs the operator's permission and is audited.
+void TestCoreScheduler::multiNodeOnlyWhereAnOperatorDeclaredEncryption()
+{
+    WorkerWorld w;
+    auto job = w.jobs().submit(
+        w.session("eve"),
+        R"({"spec_version": 1, "name": "wide", "project": "demo", "dataset": "notes",
+            "model": {"layers": 2, "heads": 2, "width": 32, "context": 16},
+            "schedule": {"steps": 10, "batch": 2}, "resources": {"pool": "gpu", "nodes": 2}})");
+    QVERIFY2(job, job ? "" : job.error().message().c_str());
+    QCOMPARE(job->state, core::JobState::Vetted);
+    QVERIFY(w.jobs().approve(w.session("ann"), job->id, job->specSha256));
+    QVERIFY(w.scheduler().enqueue(job->id));
+
+    auto worker = w.enrolled("cluster-1", "gpu");
+    core::WorkerInventory claimed = worker.inventory;
+    claimed.interconnectEncrypted = true;  // the worker says so; nobody checked
+    QVERIFY(w.workers().heartbeat(worker.id, claimed));
+    worker = w.workers().byName("cluster-1").value();
+    const auto before = w.auditSize();
+    QVERIFY(getsNothing(w, worker));
+    QCOMPARE(w.auditSize(), before + 1);
+    QCOMPARE(w.last().action, std::string("job.dispatch"));
+    QCOMPARE(w.last().outcome, audit::Outcome::Denied);
+    QVERIFY2(w.last().reason.find("interconnect") != std::string::npos, w.last().reason.c_str());
+    QVERIFY(getsNothing(w, worker));
+    QCOMPARE(w.auditSize(), before + 1);
+
+    // Only an operator declares it, audited.
+    auto byEngineer = w.workers().declareInterconnect(w.session("eve"), "cluster-1", true);
+    QVERIFY(!byEngineer);
+    QCOMPARE(byEngineer.error().code(), ErrorCode::PermissionDenied);
+    QCOMPARE(w.last().action, std::string("worker.interconnect"));
+    QCOMPARE(w.last().actor.id, std::string("eve"));
+    auto declared = w.workers().declareInterconnect(w.session("olivia"), "cluster-1", true);
+    QVERIFY2(declared, declared ? "" : declared.error().message().c_str());
+    QVERIFY(declared->interconnectDeclared);
+    QCOMPARE(w.last().action, std::string("worker.interconnect"));
+    QCOMPARE(w.last().outcome, audit::Outcome::Ok);
+    QCOMPARE(w.last().actor.id, std::string("olivia"));
+    QVERIFY(w.workers().byName("cluster-1")->interconnectDeclared);
+    QCOMPARE(taken(w, *declared).job.id, job->id);
 }
 
 QTEST_GUILESS_MAIN(TestCoreScheduler)

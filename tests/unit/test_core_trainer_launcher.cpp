@@ -42,6 +42,7 @@ class TestCoreTrainerLauncher : public QObject {
 private slots:
     void childInheritsNothingButItsPipes();
     void stopReasonKillsTheChild();
+    void inputGoesOnStandardInput();
 };
 
 void TestCoreTrainerLauncher::childInheritsNothingButItsPipes()
@@ -79,7 +80,7 @@ void TestCoreTrainerLauncher::childInheritsNothingButItsPipes()
     auto keys =
         crypto::SecretBytes::fromBytes({reinterpret_cast<const std::uint8_t*>("the-keys"), 8});
     QVERIFY(keys);
-    auto status = core::runTrainer({"/bin/sh", probe, {}, {}, {}}, std::move(keys).value(),
+    auto status = core::runTrainer({"/bin/sh", probe, {}, {}, {}, {}}, std::move(keys).value(),
                                    [&](std::string_view line) { output += line; });
 
     ::sigaction(SIGPIPE, &previousPipe, nullptr);
@@ -130,11 +131,16 @@ void TestCoreTrainerLauncher::stopReasonKillsTheChild()
     QCOMPARE(::chmod(sleeper.c_str(), 0700), 0);
     std::string output;
     int asked = 0;
-    core::TrainerLaunch launch{"/bin/sh", sleeper, {}, {}, [&]() -> std::optional<std::string> {
+    core::TrainerLaunch launch{"/bin/sh",
+                               sleeper,
+                               {},
+                               {},
+                               [&]() -> std::optional<std::string> {
                                    if (++asked < 3)
                                        return std::nullopt;
                                    return std::string("The caller went away.");
-                               }};
+                               },
+                               {}};
     auto keys = crypto::SecretBytes::fromBytes({reinterpret_cast<const std::uint8_t*>("k"), 1});
     QVERIFY(keys);
     auto status = core::runTrainer(launch, std::move(keys).value(),
@@ -148,6 +154,44 @@ void TestCoreTrainerLauncher::stopReasonKillsTheChild()
     QCOMPARE(::kill(static_cast<pid_t>(pid.captured(1).toInt()), 0), -1);
     QCOMPARE(errno, ESRCH);
     QVERIFY2(!std::filesystem::exists(marker), "the stand-in ran to its end: it was not killed");
+}
+
+// Issue #27, item 4: a sampler's prompt reaches it on standard input, never in its argv (which
+// every user of the host reads in the process list), and it still gets its keys.
+void TestCoreTrainerLauncher::inputGoesOnStandardInput()
+{
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const std::string probe = tmp.filePath("probe.sh").toStdString();
+    std::ofstream(probe) << "#!/bin/sh\necho \"stdin=$(cat)\"\necho \"keys=$(cat <&$2)\"\n"
+                         << "echo \"argv=$(tr '\\0' ' ' </proc/$$/cmdline)\"\n";
+    QCOMPARE(::chmod(probe.c_str(), 0700), 0);
+    // Larger than a pipe's buffer, so the write must go on while the child reads.
+    const std::string prompt = "PROMPT-" + std::string(std::size_t{100} * 1024, 'p');
+    auto keys = crypto::SecretBytes::fromBytes({reinterpret_cast<const std::uint8_t*>("k2"), 2});
+    QVERIFY(keys);
+    std::string output;
+    auto status =
+        core::runTrainer({"/bin/sh", probe, {"--prompt-stdin"}, {}, {}, prompt},
+                         std::move(keys).value(), [&](std::string_view line) { output += line; });
+    QVERIFY2(status, status ? "" : status.error().message().c_str());
+    QCOMPARE(*status, 0);
+    QVERIFY2(output.find("stdin=" + prompt + "\n") != std::string::npos,
+             output.substr(0, 200).c_str());
+    QVERIFY2(output.find("keys=k2\n") != std::string::npos, output.substr(0, 200).c_str());
+    const auto argv = output.substr(output.find("argv="));
+    QVERIFY2(argv.find("--prompt-stdin") != std::string::npos, argv.c_str());
+    QVERIFY2(argv.find("PROMPT-") == std::string::npos, argv.c_str());
+
+    // A child that never reads its standard input does not hang the launcher.
+    std::ofstream(probe, std::ios::trunc) << "#!/bin/sh\ncat <&$2 >/dev/null\necho done\n";
+    auto more = crypto::SecretBytes::fromBytes({reinterpret_cast<const std::uint8_t*>("k"), 1});
+    QVERIFY(more);
+    output.clear();
+    status = core::runTrainer({"/bin/sh", probe, {}, {}, {}, prompt}, std::move(more).value(),
+                              [&](std::string_view line) { output += line; });
+    QVERIFY2(status, status ? "" : status.error().message().c_str());
+    QCOMPARE(output, std::string("done\n"));
 }
 
 QTEST_APPLESS_MAIN(TestCoreTrainerLauncher)

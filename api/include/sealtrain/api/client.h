@@ -215,7 +215,8 @@ struct WorkerSummary {
     std::int64_t lastSeenUnix = 0;
     std::int64_t currentJob = 0;
     std::string inventoryJson;
-    std::string signingPublicKeyPem;  // checkpoints it signed verify with it
+    std::string signingPublicKeyPem;    // checkpoints it signed verify with it
+    bool interconnectDeclared = false;  // an operator declared its interconnect encrypted
 };
 
 // What a worker sends to enroll: its CSR (P-256 TLS key), its Ed25519 public key (checkpoints)
@@ -392,6 +393,9 @@ public:
                                                              const std::string& pool,
                                                              std::int64_t validSeconds);
     [[nodiscard]] Result<std::vector<WorkerSummary>> listWorkers();
+    // worker.enroll: declares the interconnect of the worker's nodes encrypted (or not).
+    [[nodiscard]] Result<WorkerSummary> declareInterconnect(const std::string& worker,
+                                                            bool encrypted);
     [[nodiscard]] Result<WorkerSummary> revokeWorker(const std::string& worker,
                                                      const std::string& reason);
     // The worker's own calls (sealtrain-worker): enrolment without a certificate, then every

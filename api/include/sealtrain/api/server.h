@@ -9,6 +9,7 @@
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/data_directory.h"
+#include "sealtrain/core/job_spec.h"
 
 #include <chrono>
 #include <filesystem>
@@ -50,6 +51,9 @@ struct ServerOptions {
     std::chrono::seconds uploadIdleTimeout{std::chrono::seconds(60)};
     // The most bytes one checkpoint upload (sealed file and envelope) may hold.
     std::uint64_t maxCheckpointBytes = std::uint64_t{64} << 30U;
+    // What a caller's job spec may cost to read (size, nesting, values), each within
+    // core::kJobSpecFloor and core::kJobSpecCeiling.
+    core::JobSpecLimits jobSpecLimits;
 };
 
 class ControlServer final {

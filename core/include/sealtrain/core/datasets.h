@@ -76,6 +76,11 @@ public:
     // held (issue #27): a refusal is audited (dataset.import) and nothing is received. The
     // import itself checks both again.
     [[nodiscard]] Result<void> admitUpload(const std::string& session, const std::string& name);
+    // An upload turned away before its header because every upload slot is taken: audited as a
+    // refused dataset.import with the caller as its actor and `reason` (issue #27: no refusal
+    // goes unaudited). Always an error: ResourceExhausted with `reason`, or the session's own.
+    [[nodiscard]] Result<void> refuseBusyUpload(const std::string& session,
+                                                const std::string& reason);
     // dataset.import. Checks the permission first (a refusal is audited and touches no file),
     // imports into request.datasetsRoot (dataset/import.h: a failed import leaves nothing),
     // signs the manifest with `platformKey` (manifest.sig beside it) and registers the dataset

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,10 +60,19 @@ struct JobPolicy {
 [[nodiscard]] std::vector<std::string> capsExceeded(const JobPolicy::Caps& caps,
                                                     const JobSpec& spec);
 
-// The sampler's arguments (as `sealtrain-train sample` takes them) within `limits`: a --length
-// from 0 to max_length (added, the sampler's default or the cap if lower, when absent) and a
-// --prompt of at most max_prompt_bytes; InvalidArgument naming the limit otherwise.
-[[nodiscard]] Result<std::vector<std::string>> samplerArguments(const JobPolicy::Sampling& limits,
-                                                                std::vector<std::string> arguments);
+// What the control plane hands `sealtrain-train sample`: its arguments, and the prompt apart,
+// for the sampler's standard input (--prompt-stdin), so that no prompt shows in the process list
+// (issue #27, item 4).
+struct SamplerCall {
+    std::vector<std::string> arguments;
+    std::optional<std::string> prompt;  // none: the sampler starts from end-of-text
+};
+
+// The sampler's call (as `sealtrain-train sample` takes it) within `limits`: a --length from 0 to
+// max_length (added, the sampler's default or the cap if lower, when absent) and at most one
+// --prompt of at most max_prompt_bytes, moved out of the arguments; InvalidArgument naming the
+// limit otherwise.
+[[nodiscard]] Result<SamplerCall> samplerArguments(const JobPolicy::Sampling& limits,
+                                                   std::vector<std::string> arguments);
 
 }  // namespace sealtrain::core

@@ -75,6 +75,13 @@ struct JobSpecLimits {
     std::size_t maxNodes = 1024;
 };
 
+// The range an operator may set each limit in (sealtrain-control --max-spec-bytes,
+// --max-spec-depth,
+// --max-spec-values): any real spec fits the floor, and the ceiling is what a stored spec,
+// accepted under whatever setting was in force, is read back with.
+inline constexpr JobSpecLimits kJobSpecFloor{std::size_t{4} * 1024, 4, 128};
+inline constexpr JobSpecLimits kJobSpecCeiling{std::size_t{1} << 20U, 32, std::size_t{1} << 16U};
+
 // Parses and checks a spec (JSON when it starts with '{', else YAML). YAML aliases, anchors
 // and explicit tags are refused, and `limits` bound its size, depth and value count; cheap enough
 // for any caller's thread, but the control plane parses a caller's spec only after the caller

@@ -2,8 +2,9 @@
 // from the descriptor named by --keys-fd (docs/formats/trainer-keys.md), never from argv, the
 // environment or a file, and the launcher wipes its copy once written. The trainer's output
 // (its JSON-lines metrics on --metrics-fd for `train`, its standard output for `sample`) comes
-// back line by line. What goes into the keys and the arguments is the caller's (the control
-// plane's release check comes first); this is only the process and the pipes.
+// back line by line; a sampler's prompt goes on its standard input. What goes into the keys and the
+// arguments is the caller's (the control plane's release check comes first); this is only the
+// process and the pipes.
 #pragma once
 
 #include "sealtrain/base/result.h"
@@ -28,6 +29,9 @@ struct TrainerLaunch {
     // is killed (SIGKILL) and runTrainer fails with ResourceExhausted and that reason (a
     // sampling call whose caller went away, or that ran past the policy's time). Empty: never.
     std::function<std::optional<std::string>()> stopReason;
+    // The trainer's standard input: these bytes on a pipe, closed after them (a sampler's
+    // prompt, which argv would show to every user of the host); none: /dev/null.
+    std::optional<std::string> input;
 };
 
 // Runs the trainer to its end, handing it `keys` (wiped once written) and passing its output to

@@ -55,6 +55,9 @@ struct WorkerInfo {
     std::int64_t enrolled = 0;
     std::int64_t lastSeen = 0;    // Unix seconds of its last heartbeat (0: never)
     std::int64_t currentJob = 0;  // the job it runs (0: none)
+    // An operator declared the interconnect of its nodes encrypted (Workers::declareInterconnect):
+    // only then does it get jobs on more than one node. The inventory's own claim does not count.
+    bool interconnectDeclared = false;
 };
 
 struct EnrollToken {
@@ -104,6 +107,12 @@ public:
     // goes into the CRL, by the caller). The caller re-queues its job (Scheduler::releaseWorker).
     [[nodiscard]] Result<WorkerInfo> revoke(const std::string& session, const std::string& name,
                                             const std::string& reason);
+    // worker.enroll (the operator role), audited as worker.interconnect: records whether the
+    // interconnect between the nodes this worker launches on is encrypted (IPsec, WireGuard,
+    // MACsec, or one fabric behind a locked door), as its operator has checked. Jobs on more than
+    // one node go only to workers declared encrypted (Scheduler::take).
+    [[nodiscard]] Result<WorkerInfo> declareInterconnect(const std::string& session,
+                                                         const std::string& name, bool encrypted);
     // Every revoked worker's serial (loaded into the handshake's revocation set at start).
     [[nodiscard]] Result<std::vector<std::string>> revokedSerials();
 

@@ -1,0 +1,251 @@
+// The database's migrations, one SQL script each (docs/formats/database.md lists them): applied
+// in order by Database::migrate (core/database.cpp), never edited once released.
+#include "sealtrain/core/database.h"
+
+#include <string_view>
+#include <vector>
+
+namespace sealtrain::core {
+namespace {
+
+// Version 1: identities, roles, grants, sessions and the audit log.
+constexpr std::string_view kSchemaV1 = R"sql(
+CREATE TABLE users (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    password_hash TEXT NOT NULL,
+    totp_secret BLOB NOT NULL,
+    totp_last_step INTEGER NOT NULL DEFAULT 0,
+    disabled INTEGER NOT NULL DEFAULT 0,
+    failed_attempts INTEGER NOT NULL DEFAULT 0,
+    locked_until INTEGER NOT NULL DEFAULT 0,
+    created INTEGER NOT NULL
+);
+CREATE TABLE roles (
+    name TEXT PRIMARY KEY,
+    builtin INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE role_permissions (
+    role TEXT NOT NULL REFERENCES roles(name) ON DELETE CASCADE,
+    permission TEXT NOT NULL,
+    PRIMARY KEY (role, permission)
+);
+CREATE TABLE grants (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    role TEXT NOT NULL REFERENCES roles(name),
+    project TEXT NOT NULL DEFAULT '',
+    expires INTEGER NOT NULL DEFAULT 0,
+    break_glass INTEGER NOT NULL DEFAULT 0,
+    reason TEXT NOT NULL DEFAULT '',
+    UNIQUE (user_id, role, project)
+);
+CREATE TABLE sessions (
+    id INTEGER PRIMARY KEY,
+    token_hash BLOB NOT NULL UNIQUE,
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    created INTEGER NOT NULL,
+    last_used INTEGER NOT NULL,
+    revoked INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE audit_entries (
+    sequence INTEGER PRIMARY KEY,
+    bytes BLOB NOT NULL,
+    leaf_hash BLOB NOT NULL
+);
+CREATE TABLE audit_heads (
+    id INTEGER PRIMARY KEY,
+    note TEXT NOT NULL
+);
+)sql";
+
+// Version 2: submissions that need a second person's approval, bound to a content hash.
+constexpr std::string_view kSchemaV2 = R"sql(
+CREATE TABLE submissions (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    project TEXT NOT NULL DEFAULT '',
+    submitter INTEGER NOT NULL REFERENCES users(id),
+    content_hash BLOB NOT NULL,
+    created INTEGER NOT NULL
+);
+CREATE TABLE approvals (
+    id INTEGER PRIMARY KEY,
+    submission_id INTEGER NOT NULL REFERENCES submissions(id),
+    approver INTEGER NOT NULL REFERENCES users(id),
+    content_hash BLOB NOT NULL,
+    created INTEGER NOT NULL
+);
+)sql";
+
+// Version 3 (issue #6): sealed datasets, their versions and lineage, and per-dataset read grants.
+// A dataset's files live in the data directory under datasets/<hex of its id>/.
+constexpr std::string_view kSchemaV3 = R"sql(
+CREATE TABLE datasets (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    parent TEXT REFERENCES datasets(id),
+    classification TEXT NOT NULL,
+    creator INTEGER NOT NULL REFERENCES users(id),
+    records INTEGER NOT NULL,
+    tokens INTEGER NOT NULL,
+    signer TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    UNIQUE (name, version)
+);
+CREATE TABLE dataset_grants (
+    dataset_id TEXT NOT NULL REFERENCES datasets(id),
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    granted_by INTEGER NOT NULL REFERENCES users(id),
+    created INTEGER NOT NULL,
+    PRIMARY KEY (dataset_id, user_id)
+);
+)sql";
+
+// Version 4 (issue #13): credential resets. A reset user has no password and no TOTP secret
+// until they set their own with a one-time reset code, of which only the SHA-256 is kept
+// (`reset_code_hash`, NULL when no reset is open). A reset of someone who administers identities
+// waits in `pending_resets` until a second admin approves it.
+constexpr std::string_view kSchemaV4 = R"sql(
+ALTER TABLE users ADD COLUMN reset_code_hash BLOB;
+CREATE TABLE pending_resets (
+    user_id INTEGER PRIMARY KEY REFERENCES users(id),
+    requested_by INTEGER NOT NULL REFERENCES users(id),
+    created INTEGER NOT NULL
+);
+)sql";
+
+// Version 5 (issue #16): training jobs, their canonical spec and its SHA-256, the vetting report,
+// who approved which spec (an edit clears it), restarts and GPU hours (in thousandths).
+constexpr std::string_view kSchemaV5 = R"sql(
+CREATE TABLE jobs (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    project TEXT NOT NULL,
+    state TEXT NOT NULL,
+    submitter INTEGER NOT NULL REFERENCES users(id),
+    approver INTEGER REFERENCES users(id),
+    spec TEXT NOT NULL,
+    spec_hash BLOB NOT NULL,
+    approved_hash BLOB,
+    dataset_id TEXT,
+    pool TEXT NOT NULL,
+    priority INTEGER NOT NULL DEFAULT 0,
+    vetting TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    restarts INTEGER NOT NULL DEFAULT 0,
+    max_restarts INTEGER NOT NULL,
+    gpu_millihours_limit INTEGER NOT NULL,
+    gpu_millihours_used INTEGER NOT NULL DEFAULT 0,
+    created INTEGER NOT NULL,
+    updated INTEGER NOT NULL
+);
+CREATE INDEX jobs_by_project ON jobs (project, state);
+)sql";
+
+// Version 6 (issue #16): enrolled workers and their one-time enrolment tokens (SHA-256 only), the
+// scheduler's columns on jobs (the worker and attempt that run it, the GPU hours of attempts before
+// the current one, when the attempt started and ended), verified checkpoints and metrics lines.
+// Two active workers never share a name; a revoked worker's name may be enrolled again. The
+// built-in operator role of a database made before gains the new permission worker.read.
+constexpr std::string_view kSchemaV6 = R"sql(
+CREATE TABLE workers (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    pool TEXT NOT NULL,
+    state TEXT NOT NULL,
+    serial TEXT NOT NULL UNIQUE,
+    certificate TEXT NOT NULL,
+    signing_key TEXT NOT NULL,
+    box_key BLOB NOT NULL,
+    inventory TEXT NOT NULL,
+    enrolled INTEGER NOT NULL,
+    last_seen INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX workers_active_name ON workers (name) WHERE state = 'active';
+CREATE TABLE worker_tokens (
+    id INTEGER PRIMARY KEY,
+    token_hash BLOB NOT NULL UNIQUE,
+    worker TEXT NOT NULL,
+    pool TEXT NOT NULL,
+    created_by INTEGER NOT NULL REFERENCES users(id),
+    created INTEGER NOT NULL,
+    expires INTEGER NOT NULL,
+    used INTEGER
+);
+ALTER TABLE jobs ADD COLUMN worker_id INTEGER REFERENCES workers(id);
+ALTER TABLE jobs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN gpu_millihours_earlier INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN started INTEGER;
+ALTER TABLE jobs ADD COLUMN finished INTEGER;
+CREATE INDEX jobs_queue ON jobs (state, pool, priority DESC, id);
+CREATE INDEX jobs_by_worker ON jobs (worker_id, state);
+CREATE TABLE job_checkpoints (
+    job_id INTEGER NOT NULL REFERENCES jobs(id),
+    step INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    worker_id INTEGER NOT NULL REFERENCES workers(id),
+    sealed_sha256 TEXT NOT NULL,
+    plaintext_sha256 TEXT NOT NULL,
+    file_base TEXT NOT NULL,
+    recorded INTEGER NOT NULL,
+    PRIMARY KEY (job_id, step)
+);
+CREATE TABLE job_metrics (
+    job_id INTEGER NOT NULL REFERENCES jobs(id),
+    kind TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    line TEXT NOT NULL,
+    PRIMARY KEY (job_id, kind, step)
+);
+INSERT OR IGNORE INTO role_permissions (role, permission)
+    SELECT name, 'worker.read' FROM roles WHERE name = 'operator' AND builtin = 1;
+)sql";
+
+// Migration 7 (issue #27): sign-in failures and lockouts counted per account and peer, so that
+// nobody can lock an account from where its user signs in. The users table's failed_attempts
+// and locked_until are no longer used.
+constexpr std::string_view kSchemaV7 = R"sql(
+CREATE TABLE sign_in_failures (
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    peer TEXT NOT NULL,
+    failed_attempts INTEGER NOT NULL,
+    locked_until INTEGER NOT NULL,
+    last_failed INTEGER NOT NULL,
+    PRIMARY KEY (user_id, peer)
+);
+UPDATE users SET failed_attempts = 0, locked_until = 0;
+)sql";
+
+// Migration 8 (issue #27): grants of separated-duty roles that wait for a second admin.
+constexpr std::string_view kSchemaV8 = R"sql(
+CREATE TABLE pending_grants (
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    role TEXT NOT NULL REFERENCES roles(name) ON DELETE CASCADE,
+    project TEXT NOT NULL,
+    requested_by INTEGER NOT NULL REFERENCES users(id),
+    created INTEGER NOT NULL,
+    PRIMARY KEY (user_id, role, project)
+);
+)sql";
+
+// Migration 9 (issue #27, item 19): whether an operator declared a worker's interconnect
+// encrypted (worker.interconnect); multi-node jobs are dispatched only to such workers, whatever
+// the worker's own inventory claims.
+constexpr std::string_view kSchemaV9 = R"sql(
+ALTER TABLE workers ADD COLUMN interconnect_declared INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& migrations()
+{
+    static const std::vector<Migration> kMigrations{{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3},
+                                                    {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6},
+                                                    {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}};
+    return kMigrations;
+}
+
+}  // namespace sealtrain::core
