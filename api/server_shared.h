@@ -355,7 +355,7 @@ Status statusOf(const Result<T>& result)
     return result ? Status::OK : Internal::toStatus(result.error());
 }
 
-// The job as the contract reports it (server.cpp).
+// The job as the contract reports it (jobs_service.cpp).
 void fillJob(const core::JobInfo& job, sealtrain::v1::Job* out);
 
 // The data keys of exactly the shards of dataset `datasetId`, unwrapped with the `datasets` KEK
@@ -371,7 +371,15 @@ datasetDataKeys(const core::DataDirectory& platform, const std::string& datasetI
 // platform's, so it can read back its job's checkpoints and no other (worker_service.cpp).
 [[nodiscard]] Result<crypto::Kek> jobKey(core::DataDirectory& platform, std::int64_t job);
 
-// The Workers service of the contract (worker_service.cpp).
+// The services of the contract, one file each (sessions_service.cpp, users_service.cpp, …,
+// worker_service.cpp).
+[[nodiscard]] std::unique_ptr<grpc::Service> makeSessionsService(Shared& shared);
+[[nodiscard]] std::unique_ptr<grpc::Service> makeUsersService(Shared& shared);
+[[nodiscard]] std::unique_ptr<grpc::Service> makeAccessService(Shared& shared);
+[[nodiscard]] std::unique_ptr<grpc::Service> makeDatasetsService(Shared& shared);
+[[nodiscard]] std::unique_ptr<grpc::Service> makeAuditService(Shared& shared);
+[[nodiscard]] std::unique_ptr<grpc::Service> makeTrainingService(Shared& shared);
+[[nodiscard]] std::unique_ptr<grpc::Service> makeJobsService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeWorkersService(Shared& shared);
 
 }  // namespace sealtrain::api::server_internal

@@ -85,7 +85,7 @@ inline constexpr JobSpecLimits kJobSpecCeiling{std::size_t{1} << 20U, 32, std::s
 // Parses and checks a spec (JSON when it starts with '{', else YAML). YAML aliases, anchors
 // and explicit tags are refused, and `limits` bound its size, depth and value count; cheap enough
 // for any caller's thread, but the control plane parses a caller's spec only after the caller
-// is known and never on the thread that commits (api/server.cpp). InvalidArgument with one
+// is known and never on the thread that commits (api/jobs_service.cpp). InvalidArgument with one
 // sentence naming the field ("The field 'schedule.steps' …") for anything malformed, missing,
 // out of range or unknown.
 [[nodiscard]] Result<JobSpec> parseJobSpec(std::string_view text, const JobSpecLimits& limits = {});

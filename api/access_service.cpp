@@ -1,0 +1,115 @@
+// The Access service (control.proto, "Access"): roles, grants (a second admin's for separated
+// duties), break-glass, each a core Access call.
+#include "server_shared.h"
+#include "status.h"
+
+#include "sealtrain/core/control_plane.h"
+
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace sealtrain::api::server_internal {
+namespace {
+
+namespace v1 = sealtrain::v1;
+using grpc::ServerContext;
+using grpc::Status;
+
+class AccessService final : public v1::Access::Service {
+public:
+    explicit AccessService(Shared& shared)
+        : shared_(shared)
+    {
+    }
+
+    Status GrantRole(ServerContext* context, const v1::GrantRequest* request,
+                     v1::GrantReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto granted = shared_.platform.controlPlane().access().grantRole(
+                callerOf(shared_, *context).token, request->user(), request->role(),
+                request->project());
+            if (!granted)
+                return Internal::toStatus(granted.error());
+            reply->set_pending(granted->pending);
+            return Status::OK;
+        });
+    }
+
+    Status RevokeRole(ServerContext* context, const v1::GrantRequest* request,
+                      v1::GrantReply* /*reply*/) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().access().revokeRole(
+                callerOf(shared_, *context).token, request->user(), request->role(),
+                request->project()));
+        });
+    }
+
+    Status GrantBreakGlass(ServerContext* context, const v1::BreakGlassRequest* request,
+                           v1::GrantReply* /*reply*/) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().access().grantBreakGlass(
+                callerOf(shared_, *context).token, request->user(), request->role(),
+                request->project(), request->reason(),
+                std::chrono::seconds{request->duration_seconds()}));
+        });
+    }
+
+    Status ListRoles(ServerContext* context, const v1::ListRolesRequest*,
+                     v1::ListRolesReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto roles = shared_.platform.controlPlane().access().listRoles(
+                callerOf(shared_, *context).token);
+            if (!roles)
+                return Internal::toStatus(roles.error());
+            for (const core::RoleInfo& role : *roles) {
+                v1::Role* out = reply->add_roles();
+                out->set_name(role.name);
+                out->set_builtin(role.builtin);
+                for (const std::string& permission : role.permissions)
+                    out->add_permissions(permission);
+            }
+            return Status::OK;
+        });
+    }
+
+    Status CreateRole(ServerContext* context, const v1::CreateRoleRequest* request,
+                      v1::RoleReply* /*reply*/) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().access().createRole(
+                callerOf(shared_, *context).token, request->name(),
+                {request->permissions().begin(), request->permissions().end()}));
+        });
+    }
+
+    Status DeleteRole(ServerContext* context, const v1::DeleteRoleRequest* request,
+                      v1::RoleReply* /*reply*/) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().access().deleteRole(
+                callerOf(shared_, *context).token, request->name()));
+        });
+    }
+
+private:
+    Shared& shared_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> makeAccessService(Shared& shared)
+{
+    return std::make_unique<AccessService>(shared);
+}
+
+}  // namespace sealtrain::api::server_internal

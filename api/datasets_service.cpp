@@ -1,0 +1,434 @@
+// The Datasets service (control.proto, "Datasets"): uploads held in memory (memfd) and sealed by
+// the import, the listing, manifests and read grants. The import permission is checked with the
+// upload's header, before any data is held (issue #27).
+#include "server_shared.h"
+#include "status.h"
+
+#include "sealtrain/core/control_plane.h"
+#include "sealtrain/dataset/import.h"
+#include "sealtrain/dataset/manifest.h"
+#include "sealtrain/dataset/tokenizer.h"
+
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace sealtrain::api::server_internal {
+namespace {
+
+namespace v1 = sealtrain::v1;
+using grpc::ServerContext;
+using grpc::Status;
+
+// An anonymous in-memory file (memfd): an upload's bytes, which the importer reads by the path
+// /proc/self/fd/N and which vanish with the descriptor. Never on disk (it may be swapped, like
+// any of the daemon's memory; production nodes run with encrypted swap or none).
+class MemoryFile {
+public:
+    [[nodiscard]] static Result<MemoryFile> create(std::string name)
+    {
+        const int fd = ::memfd_create("sealtrain-upload", MFD_CLOEXEC);
+        if (fd < 0)
+            return Error(ErrorCode::Io, "The control plane could not hold the upload in memory; "
+                                        "try again later or ask its operator.");
+        return MemoryFile(fd, std::move(name));
+    }
+
+    MemoryFile(MemoryFile&& other) noexcept
+        : fd_(std::exchange(other.fd_, -1))
+        , name_(std::move(other.name_))
+        , size_(other.size_)
+    {
+    }
+    MemoryFile& operator=(MemoryFile&&) = delete;
+    MemoryFile(const MemoryFile&) = delete;
+    MemoryFile& operator=(const MemoryFile&) = delete;
+    ~MemoryFile()
+    {
+        if (fd_ >= 0)
+            ::close(fd_);
+    }
+
+    [[nodiscard]] Result<void> append(const std::string& bytes)
+    {
+        std::size_t done = 0;
+        while (done < bytes.size()) {
+            const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                return Error(ErrorCode::Io, "The control plane ran out of memory for the upload; "
+                                            "import less at a time or ask its operator.");
+            done += static_cast<std::size_t>(n);
+        }
+        size_ += bytes.size();
+        return success();
+    }
+
+    [[nodiscard]] std::filesystem::path path() const
+    {
+        return "/proc/self/fd/" + std::to_string(fd_);
+    }
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+
+private:
+    MemoryFile(int fd, std::string name)
+        : fd_(fd)
+        , name_(std::move(name))
+    {
+    }
+
+    int fd_;
+    std::string name_;
+    std::uint64_t size_ = 0;
+};
+
+// An upload as the stream delivered it: the header, each file in memory, the tokenizer files.
+struct Upload {
+    v1::ImportHeader header;
+    std::vector<MemoryFile> files;
+    std::optional<MemoryFile> vocab;
+    std::optional<MemoryFile> merges;
+};
+
+Status invalidUpload(const std::string& sentence)
+{
+    return Internal::toStatus(Error(ErrorCode::InvalidArgument, sentence));
+}
+
+void fillDataset(const core::DatasetInfo& info, v1::Dataset& out)
+{
+    out.set_id(info.id);
+    out.set_name(info.name);
+    out.set_version(info.version);
+    out.set_classification(info.classification);
+    out.set_records(info.records);
+    out.set_tokens(info.tokens);
+}
+
+void fillSplit(const dataset::SplitEntry& split, v1::DatasetSplit& out)
+{
+    out.set_records(split.records);
+    out.set_tokens(split.tokens);
+    out.set_shards(split.shards.size());
+}
+
+// What `dataset show` tells of a manifest: no source names, only how many.
+void summarize(const dataset::Manifest& manifest, v1::ManifestSummary& out)
+{
+    out.set_tokenizer(manifest.tokenizer.id);
+    out.set_input_format(manifest.inputFormat);
+    fillSplit(manifest.train, *out.mutable_train());
+    fillSplit(manifest.validation, *out.mutable_validation());
+    for (const auto& [name, count] : manifest.counts)
+        (*out.mutable_counts())[name] = count;
+    out.set_sources(manifest.sources.size());
+}
+
+class DatasetsService final : public v1::Datasets::Service {
+public:
+    explicit DatasetsService(Shared& shared)
+        : shared_(shared)
+    {
+    }
+
+    Status ListDatasets(ServerContext* context, const v1::ListDatasetsRequest*,
+                        v1::ListDatasetsReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto datasets =
+                shared_.platform.controlPlane().datasets().list(callerOf(shared_, *context).token);
+            if (!datasets)
+                return Internal::toStatus(datasets.error());
+            for (const core::DatasetInfo& dataset : *datasets)
+                fillDataset(dataset, *reply->add_datasets());
+            return Status::OK;
+        });
+    }
+
+    Status ShowDataset(ServerContext* context, const v1::ShowDatasetRequest* request,
+                       v1::ShowDatasetReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto info = shared_.platform.controlPlane().datasets().show(
+                callerOf(shared_, *context).token, request->dataset());
+            if (!info)
+                return Internal::toStatus(info.error());
+            fillDataset(*info, *reply->mutable_dataset());
+            reply->set_parent(info->parent);
+            reply->set_creator(info->creator);
+            reply->set_signer(info->signer);
+            reply->set_created_unix(info->created);
+            for (const std::string& reader : info->readers)
+                reply->add_readers(reader);
+            const auto folder = core::datasetFolder(shared_.platform.datasetsRoot(), info->id);
+            if (auto manifest = dataset::loadManifest(folder, info->id); manifest)
+                summarize(*manifest, *reply->mutable_manifest());
+            return Status::OK;
+        });
+    }
+
+    Status GrantRead(ServerContext* context, const v1::ReadGrantRequest* request,
+                     v1::ReadGrantReply* /*reply*/) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().datasets().grantRead(
+                callerOf(shared_, *context).token, request->dataset(), request->user()));
+        });
+    }
+
+    Status RevokeRead(ServerContext* context, const v1::ReadGrantRequest* request,
+                      v1::ReadGrantReply* /*reply*/) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().datasets().revokeRead(
+                callerOf(shared_, *context).token, request->dataset(), request->user()));
+        });
+    }
+
+    Status ImportDataset(ServerContext* context, grpc::ServerReader<v1::ImportChunk>* reader,
+                         v1::ImportDatasetReply* reply) override
+    {
+        // Only a signed-in caller may upload at all; whether they may import is decided (and
+        // audited) by the import itself, before any file is written.
+        const Caller caller = [&] {
+            const std::lock_guard guard(shared_.lock);
+            return callerOf(shared_, *context);
+        }();
+        {
+            const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+            if (auto session = shared_.platform.controlPlane().identity().whoAmI(caller.token);
+                !session)
+                return Internal::toStatus(session.error());
+        }
+        const auto slot = shared_.uploadSlot();
+        if (!slot) {
+            const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+            return statusOf(shared_.platform.controlPlane().datasets().refuseBusyUpload(
+                caller.token, fmt::format("The control plane is receiving {} uploads already; "
+                                          "try again when one has finished.",
+                                          shared_.options.maxUploads)));
+        }
+        // An upload that sends nothing for uploadIdleTimeout is cancelled, so a stalled stream
+        // holds its thread, its slot and its memory no longer than that.
+        std::atomic<std::int64_t> lastProgress{steadySeconds()};
+        std::mutex idleLock;
+        std::condition_variable_any idle;
+        std::jthread watchdog([&](const std::stop_token& stop) {
+            std::unique_lock held(idleLock);
+            while (!stop.stop_requested()) {
+                (void)idle.wait_for(held, stop, std::chrono::seconds(1), [] { return false; });
+                if (!stop.stop_requested()
+                    && steadySeconds() - lastProgress.load()
+                           > shared_.options.uploadIdleTimeout.count()) {
+                    context->TryCancel();
+                    return;
+                }
+            }
+        });
+        Upload upload;
+        // The import's permission is checked with the header, before a byte of data is held.
+        const auto admit = [&](const v1::ImportHeader& header) -> Status {
+            const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+            return statusOf(shared_.platform.controlPlane().datasets().admitUpload(caller.token,
+                                                                                   header.name()));
+        };
+        auto received = receive(*reader, upload, admit, lastProgress);
+        watchdog.request_stop();
+        if (context->IsCancelled())
+            return Internal::toStatus(Error(ErrorCode::ResourceExhausted,
+                                            "The upload sent nothing for too long and was "
+                                            "cancelled; import again."));
+        if (!received.ok())
+            return received;
+
+        auto tokenizer = makeTokenizer(upload);
+        if (!tokenizer)
+            return Internal::toStatus(tokenizer.error());
+        core::DatasetImportRequest request;
+        request.name = upload.header.name();
+        request.datasetsRoot = shared_.platform.datasetsRoot();
+        if (auto options = importOptions(upload); options)
+            request.options = std::move(options).value();
+        else
+            return Internal::toStatus(options.error());
+
+        const std::lock_guard guard(shared_.lock);
+        const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+        auto kek = shared_.platform.datasetsKek();
+        if (!kek)
+            return Internal::toStatus(kek.error());
+        auto imported = shared_.platform.controlPlane().datasets().importDataset(
+            caller.token, request, **tokenizer, **kek, shared_.platform.manifestsKey());
+        if (!imported)
+            return Internal::toStatus(imported.error());
+        const core::DatasetInfo& info = imported->info;
+        fillDataset(info, *reply->mutable_dataset());
+        reply->set_parent(info.parent);
+        reply->set_signer(info.signer);
+        reply->set_report_json(imported->report.toJson());
+        return Status::OK;
+    }
+
+private:
+    static std::int64_t steadySeconds()
+    {
+        return std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    }
+
+    // Reads the stream into memory: a header first (which `admit` checks before anything else is
+    // read), then each file's name and its bytes; `lastProgress` is set at every message.
+    Status receive(grpc::ServerReader<v1::ImportChunk>& reader, Upload& upload,
+                   const std::function<Status(const v1::ImportHeader&)>& admit,
+                   std::atomic<std::int64_t>& lastProgress) const
+    {
+        v1::ImportChunk chunk;
+        if (!reader.Read(&chunk) || !chunk.has_header())
+            return invalidUpload("An import stream starts with its header; use a Sealtrain "
+                                 "client of the same version.");
+        lastProgress = steadySeconds();
+        upload.header = chunk.header();
+        if (Status admitted = admit(upload.header); !admitted.ok())
+            return admitted;
+        const std::uint64_t limit = shared_.options.maxImportBytes;
+        if (upload.header.total_bytes() > limit)
+            return Internal::toStatus(
+                Error(ErrorCode::ResourceExhausted,
+                      fmt::format("The upload ({} bytes) is over this control plane's limit of {} "
+                                  "bytes; import it in parts, as versions, or ask the operator to "
+                                  "raise --max-import-bytes.",
+                                  upload.header.total_bytes(), limit)));
+        std::uint64_t received = 0;
+        for (const auto* part :
+             {&upload.header.gpt2_vocab_json(), &upload.header.gpt2_merges_txt()}) {
+            if (part->empty())
+                continue;
+            auto file = MemoryFile::create(part == &upload.header.gpt2_vocab_json() ? "vocab.json"
+                                                                                    : "merges.txt");
+            if (!file)
+                return Internal::toStatus(file.error());
+            if (auto written = file->append(*part); !written)
+                return Internal::toStatus(written.error());
+            (part == &upload.header.gpt2_vocab_json() ? upload.vocab : upload.merges)
+                .emplace(std::move(file).value());
+        }
+        while (reader.Read(&chunk)) {
+            lastProgress = steadySeconds();
+            if (chunk.has_file()) {
+                if (!dataset::isPlainInputName(chunk.file().name()))
+                    return invalidUpload("An uploaded file's name must be a relative path of "
+                                         "plain parts (no '..', no leading '/', no control "
+                                         "characters); rename it and import again.");
+                auto file = MemoryFile::create(chunk.file().name());
+                if (!file)
+                    return Internal::toStatus(file.error());
+                upload.files.push_back(std::move(file).value());
+            } else if (chunk.part_case() == v1::ImportChunk::kData) {
+                if (upload.files.empty())
+                    return invalidUpload("The upload sent bytes before naming their file; use a "
+                                         "Sealtrain client of the same version.");
+                received += chunk.data().size();
+                if (received > limit)
+                    return Internal::toStatus(Error(
+                        ErrorCode::ResourceExhausted,
+                        fmt::format("The upload is over this control plane's limit of {} bytes; "
+                                    "import it in parts or ask the operator to raise "
+                                    "--max-import-bytes.",
+                                    limit)));
+                if (auto written = upload.files.back().append(chunk.data()); !written)
+                    return Internal::toStatus(written.error());
+            } else {
+                return invalidUpload("An import stream has one header; use a Sealtrain client "
+                                     "of the same version.");
+            }
+        }
+        if (upload.files.empty())
+            return invalidUpload("The upload holds no files; name a file or a folder with text "
+                                 "in it.");
+        return Status::OK;
+    }
+
+    static Result<std::unique_ptr<dataset::Tokenizer>> makeTokenizer(const Upload& upload)
+    {
+        if (upload.vocab.has_value() != upload.merges.has_value())
+            return Error(ErrorCode::InvalidArgument,
+                         "A GPT-2 tokenizer needs both vocab.json and merges.txt; send both or "
+                         "neither.");
+        if (!upload.vocab)
+            return std::unique_ptr<dataset::Tokenizer>(std::make_unique<dataset::ByteTokenizer>());
+        auto bpe = dataset::Gpt2BpeTokenizer::load(upload.vocab->path(), upload.merges->path());
+        if (!bpe)
+            return bpe.error();
+        return std::unique_ptr<dataset::Tokenizer>(std::move(bpe).value());
+    }
+
+    static Result<dataset::ImportOptions> importOptions(const Upload& upload)
+    {
+        const v1::ImportHeader& header = upload.header;
+        auto format = dataset::parseInputFormat(header.format());
+        if (!format)
+            return format.error();
+        dataset::ImportOptions options;
+        for (const MemoryFile& file : upload.files) {
+            options.inputs.push_back(file.path());
+            options.inputNames.push_back(file.name());
+        }
+        options.format = *format;
+        options.field = header.field();
+        if (!header.classification().empty())
+            options.classification = header.classification();
+        if (header.policy() == "reject")
+            options.policy = dataset::InvalidRecordPolicy::Reject;
+        else if (header.policy().empty() || header.policy() == "skip")
+            options.policy = dataset::InvalidRecordPolicy::Skip;
+        else
+            return Error(ErrorCode::InvalidArgument, "The record policy '" + header.policy()
+                                                         + "' is unknown; use skip or "
+                                                           "reject.");
+        options.redactPii = header.redact_pii();
+        if (header.max_record_bytes() != 0)
+            options.maxRecordBytes = header.max_record_bytes();
+        if (header.validation_basis_points() > 10000)
+            return Error(ErrorCode::InvalidArgument,
+                         "The validation share is out of 10000 basis points; give 0 to 10000.");
+        options.validationBasisPoints = header.validation_basis_points();
+        if (header.tokens_per_shard() != 0)
+            options.tokensPerShard = header.tokens_per_shard();
+        return options;
+    }
+
+    Shared& shared_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> makeDatasetsService(Shared& shared)
+{
+    return std::make_unique<DatasetsService>(shared);
+}
+
+}  // namespace sealtrain::api::server_internal

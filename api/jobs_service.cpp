@@ -1,0 +1,206 @@
+// The Jobs service (control.proto, "Jobs"): submission, vetting, approval by a second person,
+// the queue, and metrics; a caller's spec is read only once the caller is known.
+#include "server_shared.h"
+#include "status.h"
+
+#include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/job_spec.h"
+#include "sealtrain/core/scheduler.h"
+
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+
+namespace sealtrain::api::server_internal {
+namespace {
+
+namespace v1 = sealtrain::v1;
+using grpc::ServerContext;
+using grpc::Status;
+
+class JobsService final : public v1::Jobs::Service {
+public:
+    explicit JobsService(Shared& shared)
+        : shared_(shared)
+    {
+    }
+
+    Status SubmitJob(ServerContext* context, const v1::SubmitJobRequest* request,
+                     v1::JobReply* reply) override
+    {
+        const Result<core::JobSpec> spec = readSpec(*context, request->spec_text());
+        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
+            return jobs.submit(session, spec);
+        });
+    }
+
+    Status EditJob(ServerContext* context, const v1::EditJobRequest* request,
+                   v1::JobReply* reply) override
+    {
+        const Result<core::JobSpec> spec = readSpec(*context, request->spec_text());
+        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
+            return jobs.edit(session, request->id(), spec);
+        });
+    }
+
+    Status VetJob(ServerContext* context, const v1::JobIdRequest* request,
+                  v1::JobReply* reply) override
+    {
+        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
+            return jobs.vet(session, request->id());
+        });
+    }
+
+    Status ApproveJob(ServerContext* context, const v1::ApproveJobRequest* request,
+                      v1::JobReply* reply) override
+    {
+        // An approved job goes into the workers' queue at once, in the same transaction.
+        return answer(*context, reply,
+                      [&](core::Jobs& jobs, const std::string& session) -> Result<core::JobInfo> {
+                          auto approved =
+                              jobs.approve(session, request->id(), request->spec_sha256());
+                          if (!approved)
+                              return approved;
+                          return shared_.platform.controlPlane().scheduler().enqueue(approved->id);
+                      });
+    }
+
+    Status RejectJob(ServerContext* context, const v1::DecideJobRequest* request,
+                     v1::JobReply* reply) override
+    {
+        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
+            return jobs.reject(session, request->id(), request->reason());
+        });
+    }
+
+    Status CancelJob(ServerContext* context, const v1::DecideJobRequest* request,
+                     v1::JobReply* reply) override
+    {
+        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
+            return jobs.cancel(session, request->id(), request->reason());
+        });
+    }
+
+    Status ShowJob(ServerContext* context, const v1::JobIdRequest* request,
+                   v1::JobReply* reply) override
+    {
+        return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
+            return jobs.show(session, request->id());
+        });
+    }
+
+    Status ListJobs(ServerContext* context, const v1::ListJobsRequest* /*request*/,
+                    v1::ListJobsReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto jobs =
+                shared_.platform.controlPlane().jobs().list(callerOf(shared_, *context).token);
+            if (!jobs)
+                return Internal::toStatus(jobs.error());
+            for (const core::JobInfo& job : *jobs)
+                fillJob(job, reply->add_jobs());
+            return Status::OK;
+        });
+    }
+
+    Status JobMetrics(ServerContext* context, const v1::JobMetricsRequest* request,
+                      v1::JobMetricsReply* reply) override
+    {
+        // An anonymous caller is refused (and audited) by core before any field is looked at.
+        const bool logs = request->what() == "logs";
+        if (!logs && request->what() != "metrics" && !request->what().empty()
+            && shared_.isSignedIn(*context))
+            return Internal::toStatus(
+                Error(ErrorCode::InvalidArgument, "Ask for a job's 'metrics' or its 'logs'."));
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto lines = shared_.platform.controlPlane().scheduler().metrics(
+                callerOf(shared_, *context).token, request->id(), logs ? 0 : request->from_step());
+            if (!lines)
+                return Internal::toStatus(lines.error());
+            for (const core::MetricsLine& line : *lines) {
+                if ((line.kind == "log") != logs)
+                    continue;
+                if (!logs) {
+                    reply->add_lines(line.json);
+                    continue;
+                }
+                // A log line is kept as a JSON string.
+                const auto text = nlohmann::json::parse(line.json, nullptr, false);
+                reply->add_lines(text.is_string() ? text.get<std::string>() : line.json);
+            }
+            return Status::OK;
+        });
+    }
+
+private:
+    // The caller first (issue #27): an anonymous caller's spec is never read, and a signed-in
+    // caller's is parsed here, on this call's own thread, never on the thread that commits every
+    // call; parseJobSpec bounds what it may cost. Core refuses a bad session before the spec.
+    [[nodiscard]] Result<core::JobSpec> readSpec(const ServerContext& context,
+                                                 const std::string& text)
+    {
+        if (!shared_.isSignedIn(context))
+            return Error(ErrorCode::Unauthenticated, "Sign in first; the job spec was not read.");
+        return core::parseJobSpec(text, shared_.options.jobSpecLimits);
+    }
+
+    // One core call on the caller's session, in a group commit; the job it returns is the reply.
+    template <typename Call>
+    Status answer(const ServerContext& context, v1::JobReply* reply, const Call& call)
+    {
+        return shared_.inGroup(context, [&]() -> Status {
+            auto job =
+                call(shared_.platform.controlPlane().jobs(), callerOf(shared_, context).token);
+            if (!job)
+                return Internal::toStatus(job.error());
+            fillJob(*job, reply->mutable_job());
+            return Status::OK;
+        });
+    }
+
+    Shared& shared_;
+};
+
+}  // namespace
+
+void fillJob(const core::JobInfo& job, sealtrain::v1::Job* out)
+{
+    out->set_id(job.id);
+    out->set_name(job.name);
+    out->set_project(job.project);
+    out->set_state(core::jobStateName(job.state));
+    out->set_submitter(job.submitter);
+    out->set_approver(job.approver);
+    out->set_spec_json(job.specJson);
+    out->set_spec_sha256(job.specSha256);
+    out->set_dataset_id(job.datasetId);
+    out->set_pool(job.pool);
+    out->set_priority(job.priority);
+    for (const core::VettingCheck& check : job.vetting) {
+        v1::VettingCheck* vetting = out->add_vetting();
+        vetting->set_check(check.check);
+        vetting->set_ok(check.ok);
+        vetting->set_detail(check.detail);
+    }
+    out->set_reason(job.reason);
+    out->set_restarts(job.restarts);
+    out->set_max_restarts(job.maxRestarts);
+    out->set_gpu_hours_limit(job.gpuHoursLimit);
+    out->set_gpu_hours_used(job.gpuHoursUsed);
+    out->set_created_unix(job.created);
+    out->set_updated_unix(job.updated);
+    out->set_worker(job.worker);
+    out->set_attempt(job.attempt);
+}
+
+std::unique_ptr<grpc::Service> makeJobsService(Shared& shared)
+{
+    return std::make_unique<JobsService>(shared);
+}
+
+}  // namespace sealtrain::api::server_internal

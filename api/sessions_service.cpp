@@ -1,0 +1,186 @@
+// The Sessions service (control.proto, "Sessions"): sign-in with a password and a TOTP code on this
+// thread, outside every group, a client certificate bound to the session, sign-out, resets
+// completed by their user.
+#include "server_shared.h"
+#include "status.h"
+
+#include "sealtrain/base/logging.h"
+#include "sealtrain/core/control_plane.h"
+#include "sealtrain/crypto/certificate_authority.h"
+
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+
+namespace sealtrain::api::server_internal {
+namespace {
+
+namespace v1 = sealtrain::v1;
+using grpc::ServerContext;
+using grpc::Status;
+
+class SessionsService final : public v1::Sessions::Service {
+public:
+    explicit SessionsService(Shared& shared)
+        : shared_(shared)
+    {
+    }
+
+    Status SignIn(ServerContext* context, const v1::SignInRequest* request,
+                  v1::SignInReply* reply) override
+    {
+        core::ControlPlane& plane = shared_.platform.controlPlane();
+        auto password = server_internal::takeSecret(request->password());
+        if (!password)
+            return Internal::toStatus(password.error());
+        // The password's Argon2id runs on this thread, in no group, so that it delays no other
+        // call: the account is read between groups, the password checked here, and the sign-in
+        // (the account's state, the TOTP code, the session, the audit entry) commits in a group.
+        core::SignInAttempt attempt = [&] {
+            const std::lock_guard guard(shared_.lock);
+            return plane.identity().startSignIn(request->user(),
+                                                core::lockoutPeer(context->peer()));
+        }();
+        {
+            // Each check holds 64 MiB or more: at most maxPasswordChecks at once (issue #27).
+            auto slot = shared_.passwordCheck();
+            if (!slot) {
+                sealtrain::log::warn(
+                    "control",
+                    "A sign-in was turned away: every password check "
+                    "slot stayed busy",
+                    {{"slots", std::to_string(shared_.options.maxPasswordChecks)}});
+                const Error busy(ErrorCode::ResourceExhausted,
+                                 "The control plane is busy checking other sign-ins; try again in "
+                                 "a few seconds.");
+                // Audited too (issue #27, item 7), counted like other anonymous refusals.
+                Status audited = shared_.inGroup(*context, [&]() -> Status {
+                    return statusOf(plane.recordBusyRefusal("session.sign_in", "user", busy));
+                });
+                if (!audited.ok())
+                    return audited;
+                return Internal::toStatus(busy);
+            }
+            server_internal::atLowPriority([&] { attempt.checkPassword(*password); });
+        }
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto token = plane.identity().finishSignIn(attempt, *password, request->totp_code());
+            if (!token)
+                return Internal::toStatus(token.error());
+            auto session = plane.identity().whoAmI(*token);
+            if (!session)
+                return Internal::toStatus(session.error());
+            crypto::IssueRequest issue;
+            issue.csrPem = request->csr_pem();
+            issue.commonName = session->user;
+            issue.subjectAltNames.uri = {"urn:sealtrain:session:" + session->id};
+            issue.purpose = crypto::CertificatePurpose::Client;
+            issue.validFor = shared_.options.sessionCertificateLifetime;
+            auto certificate = shared_.platform.certificateAuthority().issue(issue);
+            if (!certificate) {
+                (void)plane.identity().signOut(*token);  // no certificate: no session either
+                return Internal::toStatus(certificate.error());
+            }
+            auto serial = crypto::revocationFor(*certificate, crypto::CertificateClock::now());
+            if (!serial) {
+                (void)plane.identity().signOut(*token);
+                return Internal::toStatus(serial.error());
+            }
+            const std::int64_t expires =
+                std::chrono::duration_cast<std::chrono::seconds>(
+                    (crypto::CertificateClock::now() + issue.validFor).time_since_epoch())
+                    .count();
+            shared_.bindings[serial->serialHex] = {*token, session->user, session->id, expires};
+            reply->set_certificate_pem(*certificate);
+            reply->set_session_id(session->id);
+            reply->set_expires_unix(expires);
+            return Status::OK;
+        });
+    }
+
+    // A read (the session's last use is written at most once a minute, in a transaction of its
+    // own): served between groups rather than taking a slot in one.
+    Status WhoAmI(ServerContext* context, const v1::WhoAmIRequest*, v1::WhoAmIReply* reply) override
+    {
+        (void)shared_.serialOf(peerCertificate(*context));  // parsed before the lock, when new
+        const std::lock_guard guard(shared_.lock);
+        const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+        const Caller caller = callerOf(shared_, *context);
+        auto session = shared_.platform.controlPlane().identity().whoAmI(caller.token);
+        if (!session)
+            return Internal::toStatus(session.error());
+        reply->set_user(session->user);
+        reply->set_session_id(session->id);
+        const auto binding = shared_.bindings.find(caller.serial);
+        reply->set_expires_unix(binding == shared_.bindings.end() ? 0 : binding->second.expires);
+        return Status::OK;
+    }
+
+    Status SignOut(ServerContext* context, const v1::SignOutRequest*, v1::SignOutReply*) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            const Caller caller = callerOf(shared_, *context);
+            auto ended = shared_.platform.controlPlane().identity().signOut(caller.token);
+            if (!ended)
+                return Internal::toStatus(ended.error());
+            shared_.bindings.erase(caller.serial);
+            if (auto revoked = shared_.revoke({caller.serial}); !revoked)
+                return Internal::toStatus(revoked.error());
+            return Status::OK;
+        });
+    }
+
+    Status ListSessions(ServerContext* context, const v1::ListSessionsRequest*,
+                        v1::ListSessionsReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto sessions = shared_.platform.controlPlane().identity().listSessions(
+                callerOf(shared_, *context).token);
+            if (!sessions)
+                return Internal::toStatus(sessions.error());
+            for (const core::SessionInfo& session : *sessions) {
+                v1::Session* out = reply->add_sessions();
+                out->set_id(session.id);
+                out->set_user(session.user);
+                out->set_created_unix(session.created);
+                out->set_last_used_unix(session.lastUsed);
+                out->set_revoked(session.revoked);
+                out->set_expired(session.expired);
+            }
+            return Status::OK;
+        });
+    }
+
+    Status RevokeSessions(ServerContext* context, const v1::RevokeSessionsRequest* request,
+                          v1::RevokeSessionsReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto ended = shared_.platform.controlPlane().identity().revokeSessions(
+                callerOf(shared_, *context).token, request->user());
+            if (!ended)
+                return Internal::toStatus(ended.error());
+            auto certificates = shared_.revokeCertificatesOf(request->user());
+            if (!certificates)
+                return Internal::toStatus(certificates.error());
+            reply->set_certificates_revoked(static_cast<std::uint32_t>(*certificates));
+            return Status::OK;
+        });
+    }
+
+private:
+    Shared& shared_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> makeSessionsService(Shared& shared)
+{
+    return std::make_unique<SessionsService>(shared);
+}
+
+}  // namespace sealtrain::api::server_internal

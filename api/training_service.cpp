@@ -1,0 +1,429 @@
+// The Training service (control.proto, "Training"): jobs run on the control plane's own trainer
+// with scoped keys, and sampling of a verified checkpoint within the job policy's caps.
+#include "server_shared.h"
+#include "status.h"
+
+#include "sealtrain/base/encoding.h"
+#include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/job_policy.h"
+#include "sealtrain/core/job_spec.h"
+#include "sealtrain/core/scheduler.h"
+#include "sealtrain/core/trainer_launcher.h"
+#include "sealtrain/core/workers.h"
+#include "sealtrain/crypto/random.h"
+#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/trainer/trainer_keys.h"
+
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sealtrain::api::server_internal {
+namespace {
+
+namespace v1 = sealtrain::v1;
+using grpc::ServerContext;
+using grpc::Status;
+
+// What a caller may pass to `sealtrain-train sample` (docs/api.md, "Training").
+constexpr std::string_view kSamplerOptions[] = {"--prompt", "--length", "--temperature", "--top-k",
+                                                "--seed"};
+
+// The caller's arguments when every option is one of `allowed` and has its value, as
+// "--name=value" or "--name value"; InvalidArgument naming the first that is not.
+Result<std::vector<std::string>>
+callerArguments(const google::protobuf::RepeatedPtrField<std::string>& given,
+                std::span<const std::string_view> allowed)
+{
+    std::vector<std::string> arguments;
+    std::string pending;  // an option still waiting for its value
+    for (const std::string& argument : given) {
+        if (!pending.empty()) {
+            arguments.push_back(argument);
+            pending.clear();
+            continue;
+        }
+        const std::string name = argument.substr(0, argument.find('='));
+        if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+            return Error(ErrorCode::InvalidArgument,
+                         fmt::format("'{}' is not an option a caller may give the trainer; "
+                                     "the control plane sets paths, keys and the dataset itself "
+                                     "(allowed: {}).",
+                                     name.substr(0, 64), fmt::join(allowed, " ")));
+        arguments.push_back(argument);
+        if (argument.find('=') == std::string::npos)
+            pending = name;
+    }
+    if (!pending.empty())
+        return Error(ErrorCode::InvalidArgument,
+                     fmt::format("The option '{}' needs a value.", pending));
+    return arguments;
+}
+
+// The keys of one training run, scoped to it: the data key of each shard of the dataset
+// (unwrapped here; the datasets KEK never leaves), the checkpoints KEKs that can still unwrap,
+// and the checkpoints signing key (docs/formats/trainer-keys.md).
+Result<crypto::SecretBytes> scopedTrainerKeys(const core::DataDirectory& platform,
+                                              const core::DatasetInfo& info)
+{
+    auto dataKeys = server_internal::datasetDataKeys(platform, info.id);
+    if (!dataKeys)
+        return dataKeys.error();
+    const auto keks = platform.usableKeks(trainer::kCheckpointsKekId);
+    if (keks.empty())
+        return Error(ErrorCode::NotFound,
+                     "The keyring has no usable 'checkpoints' KEK; its administrator adds one "
+                     "with 'sealtrainctl keyring rotate checkpoints'.");
+    return trainer::formatTrainerKeys(keks, &platform.checkpointsKey(), {}, *dataKeys);
+}
+
+class TrainingService final : public v1::Training::Service {
+public:
+    explicit TrainingService(Shared& shared)
+        : shared_(shared)
+    {
+    }
+
+    // Training runs only as an approved job (issue #16): the direct call is refused, audited.
+    Status Train(ServerContext* context, const v1::TrainRequest* request,
+                 grpc::ServerWriter<v1::TrainEvent>* /*writer*/) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().jobs().refuseDirectTraining(
+                callerOf(shared_, *context).token, request->dataset()));
+        });
+    }
+
+    Status RunJob(ServerContext* context, const v1::RunJobRequest* request,
+                  grpc::ServerWriter<v1::TrainEvent>* writer) override
+    {
+        if (auto trainer = configuredTrainer(); !trainer.ok())
+            return trainer;
+        core::JobInfo job;
+        Status admitted = shared_.inGroup(*context, [&]() -> Status {
+            auto found = shared_.platform.controlPlane().jobs().admitRun(
+                callerOf(shared_, *context).token, request->id());
+            if (!found)
+                return Internal::toStatus(found.error());
+            job = std::move(found).value();
+            return Status::OK;
+        });
+        if (!admitted.ok())
+            return admitted;
+        auto spec = core::parseJobSpec(job.specJson, core::kJobSpecCeiling);
+        if (!spec)
+            return Internal::toStatus(spec.error());
+        // The submitter's read grant is checked again now (it may have been revoked since the
+        // vetting), and the job starts only as approved.
+        auto info = authorizeRead(*context, job.datasetId, fmt::format("job {}", job.id));
+        if (!info)
+            return Internal::toStatus(info.error());
+        Status started = shared_.inGroup(*context, [&]() -> Status {
+            auto running = shared_.platform.controlPlane().jobs().start(job.id);
+            return running ? Status::OK : Internal::toStatus(running.error());
+        });
+        if (!started.ok())
+            return started;
+        std::vector<std::string> arguments = core::trainerArguments(*spec);
+        arguments.insert(arguments.end(), {"--job-id", std::to_string(job.id)});
+        const auto began = std::chrono::steady_clock::now();
+        int exitCode = -1;
+        Status ran = runAndStream(*info, arguments, writer, &exitCode);
+        const double hours = std::chrono::duration<double, std::ratio<3600>>(
+                                 std::chrono::steady_clock::now() - began)
+                                 .count();
+        const double gpuHours =
+            hours * static_cast<double>(spec->resources.nodes * spec->resources.gpusPerNode);
+        const bool succeeded = ran.ok() && exitCode == 0;
+        Status finished = shared_.inGroup(*context, [&]() -> Status {
+            auto ended = shared_.platform.controlPlane().jobs().finish(
+                job.id, succeeded, gpuHours,
+                succeeded ? std::string()
+                          : fmt::format("the trainer stopped with exit status {}", exitCode));
+            return ended ? Status::OK : Internal::toStatus(ended.error());
+        });
+        return ran.ok() ? finished : ran;
+    }
+
+private:
+    // Runs the trainer on `info`'s dataset with the run's scoped keys and `arguments` (the
+    // caller's hyper-parameters or a job's settings), streaming its metrics, then how it ended.
+    Status runAndStream(const core::DatasetInfo& info, const std::vector<std::string>& arguments,
+                        grpc::ServerWriter<v1::TrainEvent>* writer, int* exitCode = nullptr) const
+    {
+        auto keys = scopedTrainerKeys(shared_.platform, info);
+        if (!keys)
+            return Internal::toStatus(keys.error());
+        const std::string runId = "run-" + toHex(crypto::randomBytes(8));
+        const auto runFolder = shared_.platform.path() / "runs" / runId;
+        std::vector<std::string> trainerArguments{
+            "--dataset",
+            core::datasetFolder(shared_.platform.datasetsRoot(), info.id).string(),
+            "--dataset-id",
+            info.id,
+            "--dataset-signer",
+            (shared_.platform.path() / core::datadir::kManifestsPublicKey).string(),
+            "--out",
+            runFolder.string(),
+            "--run-id",
+            runId};
+        trainerArguments.insert(trainerArguments.end(), arguments.begin(), arguments.end());
+        v1::TrainEvent event;
+        auto status = core::runTrainer(
+            {shared_.options.trainer.string(), "train", std::move(trainerArguments), {}, {}, {}},
+            std::move(keys).value(), [&](std::string_view line) {
+                if (!line.empty() && line.back() == '\n')
+                    line.remove_suffix(1);
+                event.set_metrics_line(std::string(line));
+                (void)writer->Write(event);  // a client gone away does not stop the run
+            });
+        if (!status)
+            return Internal::toStatus(status.error());
+        if (exitCode != nullptr)
+            *exitCode = *status;
+        auto checkpoints = trainer::listCheckpoints(runFolder);
+        v1::TrainFinished* finished = event.mutable_finished();
+        finished->set_run_id(runId);
+        finished->set_exit_code(*status);
+        finished->set_checkpoints(checkpoints ? checkpoints->size() : 0);
+        (void)writer->Write(event);
+        return Status::OK;
+    }
+
+public:
+    Status Sample(ServerContext* context, const v1::SampleRequest* request,
+                  v1::SampleReply* reply) override
+    {
+        // The caller first (issue #27): an anonymous caller learns nothing of which runs or jobs
+        // have checkpoints; core refuses and audits the unknown session.
+        if (!shared_.isSignedIn(*context)) {
+            auto refused = authorizeRead(*context, "", "sample");
+            return Internal::toStatus(refused ? Error(ErrorCode::Unauthenticated, "Sign in first.")
+                                              : refused.error());
+        }
+        auto given = callerArguments(request->sampler_arguments(), kSamplerOptions);
+        if (!given)
+            return Internal::toStatus(given.error());
+        core::JobPolicy::Sampling limits;
+        Status read = shared_.inGroup(*context, [&]() -> Status {
+            limits = shared_.platform.controlPlane().jobs().policy().sampling;
+            return Status::OK;
+        });
+        if (!read.ok())
+            return read;
+        // Within the policy's length and prompt caps (issue #27, item 11).
+        auto call = core::samplerArguments(limits, std::move(given).value());
+        if (!call)
+            return Internal::toStatus(call.error());
+        if (auto trainer = configuredTrainer(); !trainer.ok())
+            return trainer;
+        if (request->job() != 0)
+            return sampleJob(*context, *request, *call, limits, *reply);
+        if (!trainer::isValidRunId(request->run_id()))
+            return Internal::toStatus(Error(ErrorCode::InvalidArgument,
+                                            "Name a run by the id training printed, e.g. "
+                                            "run-0123456789abcdef."));
+        auto files = checkpointOf(request->run_id(), request->step());
+        if (!files)
+            return Internal::toStatus(files.error());
+        // A model carries the classification of its data: sampling needs the same release as
+        // reading the dataset, and only a checkpoint this platform signed counts.
+        const crypto::PublicKey signer = shared_.platform.checkpointsKey().publicKey();
+        auto lineage = trainer::verifyCheckpointSignature(*files, std::span(&signer, 1));
+        if (!lineage)
+            return Internal::toStatus(lineage.error());
+        auto info = authorizeRead(*context, lineage->dataset, "sample");
+        if (!info)
+            return Internal::toStatus(info.error());
+        const auto keks = shared_.platform.usableKeks(trainer::kCheckpointsKekId);
+        auto keys = trainer::formatTrainerKeys(keks, nullptr, std::span(&signer, 1));
+        if (!keys)
+            return Internal::toStatus(keys.error());
+        return runSampler(*context, std::move(keys).value(), files->sealed, *lineage, info->id,
+                          *call, limits, files->step, *reply);
+    }
+
+private:
+    // Sample from a job's checkpoint: signed by the worker that trained it (its enrolled key),
+    // sealed under the job's own key; the same read release as the dataset's.
+    Status sampleJob(const ServerContext& context, const v1::SampleRequest& request,
+                     const core::SamplerCall& call, const core::JobPolicy::Sampling& limits,
+                     v1::SampleReply& reply)
+    {
+        std::vector<core::JobCheckpoint> recorded;
+        std::map<std::string, std::string> signerPems;
+        Status listed = shared_.inGroup(context, [&]() -> Status {
+            auto& plane = shared_.platform.controlPlane();
+            auto checkpoints = plane.scheduler().checkpoints(request.job());
+            if (!checkpoints)
+                return Internal::toStatus(checkpoints.error());
+            recorded = std::move(checkpoints).value();
+            for (const core::JobCheckpoint& checkpoint : recorded) {
+                if (signerPems.count(checkpoint.worker) > 0)
+                    continue;
+                auto worker = plane.workers().byName(checkpoint.worker);
+                if (!worker)
+                    return Internal::toStatus(worker.error());
+                signerPems[checkpoint.worker] = worker->signingKeyPem;
+            }
+            return Status::OK;
+        });
+        if (!listed.ok())
+            return listed;
+        const core::JobCheckpoint* chosen = nullptr;
+        for (const core::JobCheckpoint& checkpoint : recorded)
+            if (request.step() == 0 || checkpoint.step == static_cast<std::int64_t>(request.step()))
+                chosen = &checkpoint;
+        if (chosen == nullptr)
+            return Internal::toStatus(
+                Error(ErrorCode::NotFound,
+                      request.step() == 0
+                          ? fmt::format("Job {} has no checkpoint yet; wait for its worker.",
+                                        request.job())
+                          : fmt::format("Job {} has no checkpoint at step {}; leave --step out for "
+                                        "its newest.",
+                                        request.job(), request.step())));
+        auto signer = crypto::PublicKey::fromPem(signerPems[chosen->worker]);
+        if (!signer)
+            return Internal::toStatus(signer.error());
+        const trainer::CheckpointFiles files = trainer::checkpointFiles(
+            server_internal::jobFolder(shared_.platform, request.job()) / "checkpoints",
+            static_cast<std::uint64_t>(chosen->step));
+        auto lineage = trainer::verifyCheckpointSignature(files, std::span(&*signer, 1));
+        if (!lineage)
+            return Internal::toStatus(lineage.error());
+        if (lineage->subject.sha256 != chosen->plaintextSha256)
+            return Internal::toStatus(Error(
+                ErrorCode::Integrity,
+                fmt::format("The checkpoint of job {} at step {} is not the one the audit log "
+                            "records; restore it from a backup.",
+                            request.job(), chosen->step)));
+        auto info = authorizeRead(context, lineage->dataset, "sample");
+        if (!info)
+            return Internal::toStatus(info.error());
+        auto kek = server_internal::jobKey(shared_.platform, request.job());
+        if (!kek)
+            return Internal::toStatus(kek.error());
+        const crypto::Kek* keks[] = {&*kek};
+        auto keys = trainer::formatTrainerKeys(keks, nullptr, std::span(&*signer, 1));
+        if (!keys)
+            return Internal::toStatus(keys.error());
+        return runSampler(context, std::move(keys).value(), files.sealed, *lineage, info->id, call,
+                          limits, static_cast<std::uint64_t>(chosen->step), reply);
+    }
+
+    // Runs `sealtrain-train sample` on a checkpoint whose signature was verified (`lineage`) and
+    // whose dataset's release was authorised, checking that it reads exactly that file. The
+    // sampler is killed when the caller goes away or after the policy's max_seconds.
+    Status runSampler(const ServerContext& context, crypto::SecretBytes keys,
+                      const std::filesystem::path& sealed,
+                      const trainer::CheckpointLineage& lineage, const std::string& datasetId,
+                      const core::SamplerCall& call, const core::JobPolicy::Sampling& limits,
+                      std::uint64_t step, v1::SampleReply& reply) const
+    {
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::seconds(limits.maxSeconds);
+        const auto stopReason = [&]() -> std::optional<std::string> {
+            if (context.IsCancelled())
+                return std::string("The caller went away; the sampler was stopped.");
+            if (std::chrono::steady_clock::now() > deadline)
+                return fmt::format("The sampler ran past the job policy's sampling.max_seconds "
+                                   "({} s) and was stopped; ask for fewer tokens.",
+                                   limits.maxSeconds);
+            return std::nullopt;
+        };
+        std::vector<std::string> samplerArguments{
+            "--checkpoint",         sealed.string(),       "--expect-checkpoint-sha256",
+            lineage.subject.sha256, "--expect-dataset-id", datasetId};
+        samplerArguments.insert(samplerArguments.end(), call.arguments.begin(),
+                                call.arguments.end());
+        std::string text;
+        // The prompt goes on the sampler's standard input, never in its argv (issue #27, item 4).
+        auto status =
+            core::runTrainer({shared_.options.trainer.string(),
+                              "sample",
+                              std::move(samplerArguments),
+                              {},
+                              stopReason,
+                              call.prompt},
+                             std::move(keys), [&](std::string_view line) { text += line; });
+        if (!status)
+            return Internal::toStatus(status.error());
+        if (*status != 0)
+            return Internal::toStatus(Error(
+                ErrorCode::Internal,
+                fmt::format("The sampler stopped with exit status {}; the control plane's log "
+                            "says why.",
+                            *status)));
+        reply.set_text(text);
+        reply.set_step(step);
+        return Status::OK;
+    }
+
+    [[nodiscard]] Status configuredTrainer() const
+    {
+        if (shared_.options.trainer.empty())
+            return Internal::toStatus(Error(ErrorCode::NotFound,
+                                            "This control plane runs no trainer; its operator "
+                                            "gives sealtrain-control --trainer PATH."));
+        return Status::OK;
+    }
+
+    // The read-key release check of core (Datasets::authorizeRead), in a group commit.
+    [[nodiscard]] Result<core::DatasetInfo> authorizeRead(const ServerContext& context,
+                                                          const std::string& reference,
+                                                          const std::string& purpose)
+    {
+        Result<core::DatasetInfo> info = Error(ErrorCode::Internal, "No release check ran.");
+        const Status status = shared_.inGroup(context, [&]() -> Status {
+            info = shared_.platform.controlPlane().datasets().authorizeRead(
+                callerOf(shared_, context).token, reference, purpose);
+            return info ? Status::OK : Internal::toStatus(info.error());
+        });
+        if (!status.ok() && info)
+            return Internal::fromStatus(status, "the control plane");
+        return info;
+    }
+
+    // The checkpoint `step` of the run (0: its newest).
+    [[nodiscard]] Result<trainer::CheckpointFiles> checkpointOf(const std::string& runId,
+                                                                std::uint64_t step) const
+    {
+        auto checkpoints = trainer::listCheckpoints(shared_.platform.path() / "runs" / runId);
+        if (!checkpoints)
+            return checkpoints.error();
+        for (auto it = checkpoints->rbegin(); it != checkpoints->rend(); ++it) {
+            if (step == 0 || it->step == step)
+                return *it;
+        }
+        return Error(ErrorCode::NotFound,
+                     step == 0
+                         ? fmt::format("The run '{}' has no checkpoint; check the run id.", runId)
+                         : fmt::format("The run '{}' has no checkpoint at step {}; leave "
+                                       "out --step for its newest.",
+                                       runId, step));
+    }
+
+    Shared& shared_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> makeTrainingService(Shared& shared)
+{
+    return std::make_unique<TrainingService>(shared);
+}
+
+}  // namespace sealtrain::api::server_internal

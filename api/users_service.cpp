@@ -1,0 +1,147 @@
+// The Users service (control.proto, "Users"): accounts, enrolment codes and resets, each a core
+// Identity call audited there.
+#include "server_shared.h"
+#include "status.h"
+
+#include "sealtrain/core/control_plane.h"
+
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+namespace sealtrain::api::server_internal {
+namespace {
+
+namespace v1 = sealtrain::v1;
+using grpc::ServerContext;
+using grpc::Status;
+
+class UsersService final : public v1::Users::Service {
+public:
+    explicit UsersService(Shared& shared)
+        : shared_(shared)
+    {
+    }
+
+    Status ListUsers(ServerContext* context, const v1::ListUsersRequest*,
+                     v1::ListUsersReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto users = shared_.platform.controlPlane().identity().listUsers(
+                callerOf(shared_, *context).token);
+            if (!users)
+                return Internal::toStatus(users.error());
+            for (const core::UserInfo& user : *users) {
+                v1::User* out = reply->add_users();
+                out->set_name(user.name);
+                out->set_disabled(user.disabled);
+                for (const std::string& grant : user.grants)
+                    out->add_grants(grant);
+            }
+            return Status::OK;
+        });
+    }
+
+    Status CreateUser(ServerContext* context, const v1::CreateUserRequest* request,
+                      v1::NewUserReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto created = shared_.platform.controlPlane().identity().createUser(
+                callerOf(shared_, *context).token, request->name());
+            if (!created)
+                return Internal::toStatus(created.error());
+            reply->set_user(created->user);
+            reply->set_enrolment_code(created->enrolmentCode);
+            return Status::OK;
+        });
+    }
+
+    Status DisableUser(ServerContext* context, const v1::UserRequest* request,
+                       v1::UserReply* /*reply*/) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto disabled = shared_.platform.controlPlane().identity().disableUser(
+                callerOf(shared_, *context).token, request->name());
+            if (!disabled)
+                return Internal::toStatus(disabled.error());
+            return statusOf(shared_.revokeCertificatesOf(request->name()));
+        });
+    }
+
+    Status EnableUser(ServerContext* context, const v1::UserRequest* request,
+                      v1::UserReply* /*reply*/) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            return statusOf(shared_.platform.controlPlane().identity().enableUser(
+                callerOf(shared_, *context).token, request->name()));
+        });
+    }
+
+    Status ResetUser(ServerContext* context, const v1::UserRequest* request,
+                     v1::ResetReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            return answerReset(shared_.platform.controlPlane().identity().resetUser(
+                                   callerOf(shared_, *context).token, request->name()),
+                               *reply);
+        });
+    }
+
+    Status ApproveReset(ServerContext* context, const v1::UserRequest* request,
+                        v1::ResetReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            return answerReset(shared_.platform.controlPlane().identity().approveReset(
+                                   callerOf(shared_, *context).token, request->name()),
+                               *reply);
+        });
+    }
+
+    // Sessionless, like SignIn: the reset code is the credential.
+    Status CompleteReset(ServerContext* context, const v1::CompleteResetRequest* request,
+                         v1::CreateUserReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto password = server_internal::takeSecret(request->password());
+            if (!password)
+                return Internal::toStatus(password.error());
+            auto enrolled = shared_.platform.controlPlane().identity().completeReset(
+                request->user(), request->reset_code(), *password);
+            server_internal::wipeRequestField(request->reset_code());
+            if (!enrolled)
+                return Internal::toStatus(enrolled.error());
+            reply->set_otpauth_uri(enrolled->otpauthUri);
+            return Status::OK;
+        });
+    }
+
+private:
+    // The reply to a reset or its approval; once it took effect, the user's sessions are over
+    // and so are their client certificates.
+    [[nodiscard]] Status answerReset(const Result<core::ResetOutcome>& reset, v1::ResetReply& reply)
+    {
+        if (!reset)
+            return Internal::toStatus(reset.error());
+        reply.set_user(reset->user);
+        reply.set_pending(reset->pending());
+        reply.set_reset_code(reset->resetCode);
+        if (reset->pending())
+            return Status::OK;
+        return statusOf(shared_.revokeCertificatesOf(reset->user));
+    }
+
+    Shared& shared_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> makeUsersService(Shared& shared)
+{
+    return std::make_unique<UsersService>(shared);
+}
+
+}  // namespace sealtrain::api::server_internal
