@@ -1,0 +1,263 @@
+// The client library's dataset, audit and training calls (client.h; the rest in client.cpp and
+// client_jobs.cpp).
+#include "client_state.h"
+
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace sealtrain::api {
+
+namespace v1 = sealtrain::v1;
+using client_internal::attemptOf;
+using client_internal::kCallTimeout;
+using client_internal::kMaxFetchedFiles;
+using client_internal::kPiece;
+using client_internal::kStreamTimeout;
+using client_internal::setDeadline;
+using client_internal::splitOf;
+using client_internal::summaryOf;
+using client_internal::withoutReply;
+using client_internal::workerOf;
+
+Result<DatasetDetails> ControlClient::showDataset(const std::string& reference)
+{
+    v1::ShowDatasetRequest request;
+    request.set_dataset(reference);
+    auto reply = state_->call(*state_->datasets, &v1::Datasets::Stub::ShowDataset, request);
+    if (!reply)
+        return reply.error();
+    DatasetDetails details;
+    details.dataset = summaryOf(reply->dataset());
+    details.parent = reply->parent();
+    details.creator = reply->creator();
+    details.signer = reply->signer();
+    details.createdUnix = reply->created_unix();
+    details.readers.assign(reply->readers().begin(), reply->readers().end());
+    if (reply->has_manifest()) {
+        const v1::ManifestSummary& manifest = reply->manifest();
+        details.manifest = ManifestFacts{manifest.tokenizer(),
+                                         manifest.input_format(),
+                                         splitOf(manifest.train()),
+                                         splitOf(manifest.validation()),
+                                         {manifest.counts().begin(), manifest.counts().end()},
+                                         manifest.sources()};
+    }
+    return details;
+}
+
+Result<void> ControlClient::grantRead(const std::string& reference, const std::string& user)
+{
+    return changeReadGrant(reference, user, true);
+}
+
+Result<void> ControlClient::revokeRead(const std::string& reference, const std::string& user)
+{
+    return changeReadGrant(reference, user, false);
+}
+
+Result<void> ControlClient::changeReadGrant(const std::string& reference, const std::string& user,
+                                            bool grant)
+{
+    v1::ReadGrantRequest request;
+    request.set_dataset(reference);
+    request.set_user(user);
+    return withoutReply(state_->call(
+        *state_->datasets, grant ? &v1::Datasets::Stub::GrantRead : &v1::Datasets::Stub::RevokeRead,
+        request));
+}
+
+Result<std::vector<DatasetSummary>> ControlClient::listDatasets()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::ListDatasetsReply reply;
+    const grpc::Status status = state_->datasets->ListDatasets(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    std::vector<DatasetSummary> datasets;
+    for (const v1::Dataset& dataset : reply.datasets())
+        datasets.push_back(summaryOf(dataset));
+    return datasets;
+}
+
+Result<ImportedDataset> ControlClient::importDataset(const ImportSettings& settings,
+                                                     const std::vector<UploadFile>& files,
+                                                     const UploadProgress& progress)
+{
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
+    v1::ImportDatasetReply reply;
+    auto stream = state_->datasets->ImportDataset(&context, &reply);
+    std::uint64_t total = 0;
+    for (const UploadFile& file : files)
+        total += file.size;
+
+    v1::ImportChunk chunk;
+    v1::ImportHeader* header = chunk.mutable_header();
+    header->set_name(settings.name);
+    header->set_format(settings.format);
+    header->set_field(settings.field);
+    header->set_classification(settings.classification);
+    header->set_policy(settings.policy);
+    header->set_redact_pii(settings.redactPii);
+    header->set_max_record_bytes(settings.maxRecordBytes);
+    header->set_validation_basis_points(settings.validationBasisPoints);
+    header->set_tokens_per_shard(settings.tokensPerShard);
+    header->set_gpt2_vocab_json(settings.gpt2VocabJson);
+    header->set_gpt2_merges_txt(settings.gpt2MergesTxt);
+    header->set_total_bytes(total);
+    // A failed write means the server ended the call: its status (below) says why.
+    bool open = stream->Write(chunk);
+    std::uint64_t sent = 0;
+    std::string buffer(kPiece, '\0');
+    for (const UploadFile& file : files) {
+        if (!open)
+            break;
+        std::ifstream in(file.path, std::ios::binary);
+        if (!in) {
+            context.TryCancel();
+            (void)stream->Finish();
+            return Error(ErrorCode::NotFound,
+                         fmt::format("Cannot read '{}'; check the path and its permissions. "
+                                     "Nothing was imported.",
+                                     file.path.string()));
+        }
+        chunk.Clear();
+        chunk.mutable_file()->set_name(file.name);
+        chunk.mutable_file()->set_size(file.size);
+        open = stream->Write(chunk);
+        while (open && in) {
+            in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+            const auto got = static_cast<std::size_t>(in.gcount());
+            if (got == 0)
+                break;
+            chunk.set_data(buffer.data(), got);
+            open = stream->Write(chunk);
+            sent += got;
+            if (progress)
+                progress(sent, total);
+        }
+        if (in.bad()) {
+            context.TryCancel();
+            (void)stream->Finish();
+            return Error(ErrorCode::Io, fmt::format("Reading '{}' failed; nothing was imported.",
+                                                    file.path.string()));
+        }
+    }
+    if (open)
+        stream->WritesDone();
+    const grpc::Status status = stream->Finish();
+    if (!status.ok())
+        return state_->failure(status);
+    return ImportedDataset{summaryOf(reply.dataset()), reply.parent(), reply.signer(),
+                           reply.report_json()};
+}
+
+Result<std::string> ControlClient::exportAuditBundle(const AuditSelection& selection)
+{
+    v1::ExportBundleRequest request;
+    if (selection.fromTimeNs)
+        request.set_from_time_ns(*selection.fromTimeNs);
+    if (selection.toTimeNs)
+        request.set_to_time_ns(*selection.toTimeNs);
+    request.set_actor(selection.actor);
+    request.set_action(selection.action);
+    request.set_target_kind(selection.targetKind);
+    request.set_target_id(selection.targetId);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
+    auto stream = state_->audit->ExportBundle(&context, request);
+    std::string bundle;
+    v1::BundleChunk chunk;
+    while (stream->Read(&chunk))
+        bundle += chunk.data();
+    const grpc::Status status = stream->Finish();
+    if (!status.ok())
+        return state_->failure(status);
+    return bundle;
+}
+
+Result<SigningKeys> ControlClient::signingKeys()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::GetSigningKeysReply reply;
+    const grpc::Status status = state_->platform->GetSigningKeys(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return SigningKeys{reply.audit_public_key_pem(), reply.manifests_public_key_pem(),
+                       reply.checkpoints_public_key_pem()};
+}
+
+Result<TrainOutcome> ControlClient::train(const std::string& dataset,
+                                          const std::vector<std::string>& trainerArguments,
+                                          const std::function<void(const std::string&)>& onMetrics)
+{
+    v1::TrainRequest request;
+    request.set_dataset(dataset);
+    for (const std::string& argument : trainerArguments)
+        request.add_trainer_arguments(argument);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
+    return state_->trainingStream(*state_->training->Train(&context, request), onMetrics);
+}
+
+Result<TrainOutcome> ControlClient::runJob(std::int64_t id,
+                                           const std::function<void(const std::string&)>& onMetrics)
+{
+    v1::RunJobRequest request;
+    request.set_id(id);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
+    return state_->trainingStream(*state_->training->RunJob(&context, request), onMetrics);
+}
+
+Result<TrainOutcome>
+ControlClient::State::trainingStream(grpc::ClientReader<v1::TrainEvent>& stream,
+                                     const std::function<void(const std::string&)>& onMetrics) const
+{
+    TrainOutcome outcome;
+    bool finished = false;
+    v1::TrainEvent event;
+    while (stream.Read(&event)) {
+        if (event.has_finished()) {
+            outcome.runId = event.finished().run_id();
+            outcome.exitCode = event.finished().exit_code();
+            outcome.checkpoints = event.finished().checkpoints();
+            finished = true;
+        } else if (onMetrics) {
+            onMetrics(event.metrics_line());
+        }
+    }
+    const grpc::Status status = stream.Finish();
+    if (!status.ok())
+        return failure(status);
+    if (!finished)
+        return Error(ErrorCode::Io, "The control plane ended the training call without saying "
+                                    "how the run ended; check its log.");
+    return outcome;
+}
+
+Result<SampleOutcome> ControlClient::sample(const std::string& runId, std::uint64_t step,
+                                            const std::vector<std::string>& samplerArguments)
+{
+    v1::SampleRequest request;
+    request.set_run_id(runId);
+    return state_->sample(request, step, samplerArguments);
+}
+
+Result<SampleOutcome> ControlClient::sampleJob(std::int64_t job, std::uint64_t step,
+                                               const std::vector<std::string>& samplerArguments)
+{
+    v1::SampleRequest request;
+    request.set_job(job);
+    return state_->sample(request, step, samplerArguments);
+}
+
+}  // namespace sealtrain::api

@@ -1,0 +1,224 @@
+// What the files of the client library share (client.cpp, client_data.cpp, client_jobs.cpp):
+// the deadlines, the conversions from the contract's messages, and the client's state (its
+// channel, one stub per service, and the helpers its calls are made with). Private to api/.
+#pragma once
+
+#include "file_transfer.h"
+#include "sealtrain/api/client.h"
+#include "status.h"
+
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sealtrain::api {
+namespace client_internal {
+
+namespace v1 = sealtrain::v1;
+
+constexpr auto kCallTimeout = std::chrono::seconds(30);
+// An upload or a bundle may take long; a call that stops moving still ends on this.
+constexpr auto kStreamTimeout = std::chrono::hours(6);
+constexpr std::size_t kPiece = std::size_t{1} << 20U;
+// A dataset's manifest, signature and shards.
+constexpr std::size_t kMaxFetchedFiles = 100'000;
+
+inline void setDeadline(grpc::ClientContext& context)
+{
+    context.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
+}
+
+inline JobSummary summaryOf(const v1::Job& job)
+{
+    JobSummary summary;
+    summary.id = job.id();
+    summary.name = job.name();
+    summary.project = job.project();
+    summary.state = job.state();
+    summary.submitter = job.submitter();
+    summary.approver = job.approver();
+    summary.specJson = job.spec_json();
+    summary.specSha256 = job.spec_sha256();
+    summary.datasetId = job.dataset_id();
+    summary.pool = job.pool();
+    summary.priority = job.priority();
+    for (const v1::VettingCheck& check : job.vetting())
+        summary.vetting.push_back({check.check(), check.ok(), check.detail()});
+    summary.reason = job.reason();
+    summary.restarts = job.restarts();
+    summary.maxRestarts = job.max_restarts();
+    summary.gpuHoursLimit = job.gpu_hours_limit();
+    summary.gpuHoursUsed = job.gpu_hours_used();
+    summary.createdUnix = job.created_unix();
+    summary.updatedUnix = job.updated_unix();
+    summary.worker = job.worker();
+    summary.attempt = job.attempt();
+    return summary;
+}
+
+inline DatasetSummary summaryOf(const v1::Dataset& dataset)
+{
+    return {dataset.id(),      dataset.name(),  dataset.version(), dataset.classification(),
+            dataset.records(), dataset.tokens()};
+}
+
+// Success, or the error, of a call whose reply carries nothing.
+template <typename Reply>
+Result<void> withoutReply(const Result<Reply>& reply)
+{
+    if (!reply)
+        return reply.error();
+    return success();
+}
+
+inline WorkerSummary workerOf(const v1::Worker& worker)
+{
+    return {worker.name(),
+            worker.pool(),
+            worker.state(),
+            worker.serial(),
+            worker.enrolled_unix(),
+            worker.last_seen_unix(),
+            worker.current_job(),
+            worker.inventory_json(),
+            worker.signing_public_key_pem(),
+            worker.interconnect_declared()};
+}
+
+inline v1::JobAttempt attemptOf(std::int64_t job, std::int64_t attempt)
+{
+    v1::JobAttempt out;
+    out.set_job(job);
+    out.set_attempt(attempt);
+    return out;
+}
+
+inline SplitCounts splitOf(const v1::DatasetSplit& split)
+{
+    return {split.records(), split.tokens(), split.shards()};
+}
+
+// A channel to `address` whose server certificate must name `serverName` (also on a Unix
+// socket). `pings`: Endpoint::keepalive; false for a channel of one short call, which gains
+// nothing from pings, and whose ping timer would outlive it briefly: a process that exits right
+// after the call could end before gRPC has freed the connection (LeakSanitizer saw it).
+[[nodiscard]] std::shared_ptr<grpc::Channel>
+openChannel(const std::string& address, const std::string& serverName,
+            const std::shared_ptr<grpc::ChannelCredentials>& credentials, bool pings = false);
+
+}  // namespace client_internal
+
+struct ControlClient::State {
+    Endpoint endpoint;
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<client_internal::v1::Sessions::Stub> sessions;
+    std::unique_ptr<client_internal::v1::Users::Stub> users;
+    std::unique_ptr<client_internal::v1::Access::Stub> access;
+    std::unique_ptr<client_internal::v1::Datasets::Stub> datasets;
+    std::unique_ptr<client_internal::v1::Audit::Stub> audit;
+    std::unique_ptr<client_internal::v1::Platform::Stub> platform;
+    std::unique_ptr<client_internal::v1::Training::Stub> training;
+    std::unique_ptr<client_internal::v1::Jobs::Stub> jobs;
+    std::unique_ptr<client_internal::v1::Workers::Stub> workers;
+
+    [[nodiscard]] Error failure(const grpc::Status& status) const
+    {
+        return Internal::fromStatus(status, endpoint.address);
+    }
+
+    // Reads a Train or RunJob stream: each metrics line to `onMetrics`, then how the run ended.
+    [[nodiscard]] Result<TrainOutcome>
+    trainingStream(grpc::ClientReader<client_internal::v1::TrainEvent>& stream,
+                   const std::function<void(const std::string&)>& onMetrics) const;
+
+    // A stream of files (FetchDataset, FetchCheckpoint) received into `folder`.
+    template <typename Method>
+    [[nodiscard]] Result<std::vector<std::filesystem::path>>
+    fetchFiles(Method method, const client_internal::v1::JobAttempt& attempt,
+               const std::filesystem::path& folder, std::uint64_t maxBytes) const
+    {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + client_internal::kStreamTimeout);
+        auto stream = ((*workers).*method)(&context, attempt);
+        auto files = transfer::receiveFiles(
+            folder, client_internal::kMaxFetchedFiles, maxBytes,
+            [&](client_internal::v1::FileChunk& chunk) { return stream->Read(&chunk); },
+            [](const client_internal::v1::FileChunk&) { return success(); });
+        if (!files) {
+            context.TryCancel();
+            (void)stream->Finish();
+            return files.error();
+        }
+        const grpc::Status status = stream->Finish();
+        if (!status.ok())
+            return failure(status);
+        return files;
+    }
+
+    // Training.Sample of the checkpoint `request` names.
+    [[nodiscard]] Result<SampleOutcome> sample(client_internal::v1::SampleRequest& request,
+                                               std::uint64_t step,
+                                               const std::vector<std::string>& arguments) const
+    {
+        request.set_step(step);
+        for (const std::string& argument : arguments)
+            request.add_sampler_arguments(argument);
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + client_internal::kStreamTimeout);
+        client_internal::v1::SampleReply reply;
+        const grpc::Status status = training->Sample(&context, request, &reply);
+        if (!status.ok())
+            return failure(status);
+        return SampleOutcome{reply.text(), reply.step()};
+    }
+
+    // A unary Jobs call, whose reply is the job.
+    template <typename Request>
+    [[nodiscard]] Result<JobSummary>
+    job(grpc::Status (client_internal::v1::Jobs::Stub::*method)(grpc::ClientContext*,
+                                                                const Request&,
+                                                                client_internal::v1::JobReply*),
+        const Request& request) const
+    {
+        grpc::ClientContext context;
+        client_internal::setDeadline(context);
+        client_internal::v1::JobReply reply;
+        const grpc::Status status = (jobs.get()->*method)(&context, request, &reply);
+        if (!status.ok())
+            return failure(status);
+        return client_internal::summaryOf(reply.job());
+    }
+
+    [[nodiscard]] Result<void> result(const grpc::Status& status) const
+    {
+        if (!status.ok())
+            return failure(status);
+        return success();
+    }
+
+    // One unary call of `stub` with the usual deadline: its reply, or the server's sentence.
+    template <typename Stub, typename Request, typename Reply>
+    [[nodiscard]] Result<Reply>
+    call(Stub& stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Reply*),
+         const Request& request) const
+    {
+        grpc::ClientContext context;
+        client_internal::setDeadline(context);
+        Reply reply;
+        const grpc::Status status = (stub.*method)(&context, request, &reply);
+        if (!status.ok())
+            return failure(status);
+        return reply;
+    }
+};
+
+}  // namespace sealtrain::api
