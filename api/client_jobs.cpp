@@ -15,15 +15,10 @@ namespace sealtrain::api {
 
 namespace v1 = sealtrain::v1;
 using client_internal::attemptOf;
-using client_internal::kCallTimeout;
-using client_internal::kMaxFetchedFiles;
-using client_internal::kPiece;
 using client_internal::kStreamTimeout;
 using client_internal::openChannel;
 using client_internal::setDeadline;
-using client_internal::splitOf;
 using client_internal::summaryOf;
-using client_internal::withoutReply;
 using client_internal::workerOf;
 
 Result<JobSummary> ControlClient::submitJob(const std::string& specText)
