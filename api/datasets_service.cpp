@@ -232,21 +232,7 @@ public:
         }
         // An upload that sends nothing for uploadIdleTimeout is cancelled, so a stalled stream
         // holds its thread, its slot and its memory no longer than that.
-        std::atomic<std::int64_t> lastProgress{steadySeconds()};
-        std::mutex idleLock;
-        std::condition_variable_any idle;
-        std::jthread watchdog([&](const std::stop_token& stop) {
-            std::unique_lock held(idleLock);
-            while (!stop.stop_requested()) {
-                (void)idle.wait_for(held, stop, std::chrono::seconds(1), [] { return false; });
-                if (!stop.stop_requested()
-                    && steadySeconds() - lastProgress.load()
-                           > shared_.options.uploadIdleTimeout.count()) {
-                    context->TryCancel();
-                    return;
-                }
-            }
-        });
+        IdleWatchdog watchdog(*context, shared_.options.uploadIdleTimeout);
         Upload upload;
         // The import's permission is checked with the header, before a byte of data is held.
         const auto admit = [&](const v1::ImportHeader& header) -> Status {
@@ -255,9 +241,8 @@ public:
             return statusOf(shared_.platform.controlPlane().datasets().admitUpload(caller.token,
                                                                                    header.name()));
         };
-        auto received = receive(*reader, upload, admit, lastProgress);
-        watchdog.request_stop();
-        if (context->IsCancelled())
+        auto received = receive(*reader, upload, admit, watchdog);
+        if (watchdog.fired())
             return Internal::toStatus(Error(ErrorCode::ResourceExhausted,
                                             "The upload sent nothing for too long and was "
                                             "cancelled; import again."));
@@ -293,24 +278,17 @@ public:
     }
 
 private:
-    static std::int64_t steadySeconds()
-    {
-        return std::chrono::duration_cast<std::chrono::seconds>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
-    }
-
     // Reads the stream into memory: a header first (which `admit` checks before anything else is
-    // read), then each file's name and its bytes; `lastProgress` is set at every message.
+    // read), then each file's name and its bytes; the watchdog hears of every message.
     Status receive(grpc::ServerReader<v1::ImportChunk>& reader, Upload& upload,
                    const std::function<Status(const v1::ImportHeader&)>& admit,
-                   std::atomic<std::int64_t>& lastProgress) const
+                   IdleWatchdog& watchdog) const
     {
         v1::ImportChunk chunk;
         if (!reader.Read(&chunk) || !chunk.has_header())
             return invalidUpload("An import stream starts with its header; use a Sealtrain "
                                  "client of the same version.");
-        lastProgress = steadySeconds();
+        watchdog.progress();
         upload.header = chunk.header();
         if (Status admitted = admit(upload.header); !admitted.ok())
             return admitted;
@@ -337,7 +315,7 @@ private:
                 .emplace(std::move(file).value());
         }
         while (reader.Read(&chunk)) {
-            lastProgress = steadySeconds();
+            watchdog.progress();
             if (chunk.has_file()) {
                 if (!dataset::isPlainInputName(chunk.file().name()))
                     return invalidUpload("An uploaded file's name must be a relative path of "

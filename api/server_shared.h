@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -29,6 +31,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -328,6 +331,49 @@ inline Result<crypto::SecretBytes> secretOf(const std::string& text)
     return crypto::SecretBytes::fromBytes(
         {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
 }
+
+// Cancels a streaming call that receives nothing for `limit` (issue #27: stalled uploads held
+// their threads, slots and memory until the client's deadline). The receiving code calls
+// progress() at every message; the watch ends when the object goes. Checked every second.
+class IdleWatchdog {
+public:
+    IdleWatchdog(grpc::ServerContext& context, std::chrono::seconds limit)
+        : last_(now())
+        , thread_([this, &context, limit](const std::stop_token& stop) {
+            std::unique_lock held(lock_);
+            while (!stop.stop_requested()) {
+                (void)wake_.wait_for(held, stop, std::chrono::seconds(1), [] { return false; });
+                if (!stop.stop_requested() && now() - last_.load() > limit.count()) {
+                    fired_ = true;
+                    context.TryCancel();
+                    return;
+                }
+            }
+        })
+    {
+    }
+    IdleWatchdog(const IdleWatchdog&) = delete;
+    IdleWatchdog& operator=(const IdleWatchdog&) = delete;
+    ~IdleWatchdog() = default;  // the thread is asked to stop and joined
+
+    void progress() { last_ = now(); }
+    // Whether the call was cancelled for sending nothing.
+    [[nodiscard]] bool fired() const { return fired_.load(); }
+
+private:
+    static std::int64_t now()
+    {
+        return std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    }
+
+    std::atomic<std::int64_t> last_;
+    std::atomic<bool> fired_{false};
+    std::mutex lock_;
+    std::condition_variable_any wake_;
+    std::jthread thread_;  // last: it stops and joins before the members it uses go
+};
 
 // Overwrites a request's secret field (a password, a reset code, an enrolment token) with zeros
 // once it has been read, so that the message gRPC frees after the call no longer holds it (issue

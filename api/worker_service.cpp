@@ -363,6 +363,11 @@ public:
     Status UploadCheckpoint(ServerContext* context, grpc::ServerReader<v1::FileChunk>* reader,
                             v1::UploadCheckpointReply* reply) override
     {
+        // The worker first (issue #27): an anonymous caller gets no folder and no thread.
+        if (Status known = knownWorker(*context); !known.ok())
+            return known;
+        // An upload that sends nothing for uploadIdleTimeout is cancelled, like a dataset's.
+        IdleWatchdog watchdog(*context, shared_.options.uploadIdleTimeout);
         std::optional<core::Dispatch> dispatch;
         core::WorkerInfo worker;
         const auto incoming =
@@ -383,7 +388,11 @@ public:
         std::optional<v1::JobAttempt> notCurrent;
         auto files = transfer::receiveFiles(
             incoming, kCheckpointFiles, shared_.options.maxCheckpointBytes,
-            [&](v1::FileChunk& chunk) { return reader->Read(&chunk); },
+            [&](v1::FileChunk& chunk) {
+                const bool read = reader->Read(&chunk);
+                watchdog.progress();
+                return read;
+            },
             [&](const v1::FileChunk& first) -> Result<void> {
                 auto found = currentOf(*context, first.attempt().job(), first.attempt().attempt());
                 if (!found) {
@@ -394,6 +403,10 @@ public:
                 dispatch = std::move(found).value();
                 return success();
             });
+        if (watchdog.fired())
+            return refused(ErrorCode::ResourceExhausted,
+                           "The checkpoint upload sent nothing for too long and was cancelled; "
+                           "the worker sends it again.");
         if (!files && notCurrent)
             return refuseCheckpoint(*context, notCurrent->job(), notCurrent->attempt(),
                                     files.error());

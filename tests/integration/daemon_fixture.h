@@ -14,6 +14,8 @@
 #include "sealtrain/core/data_directory.h"
 #include "sealtrain/core/totp.h"
 
+#include <grpcpp/grpcpp.h>
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -270,6 +272,24 @@ public:
     [[nodiscard]] const std::filesystem::path& runDir() const { return runDir_; }
     [[nodiscard]] const std::filesystem::path& dataDir() const { return dataDir_; }
     [[nodiscard]] const std::string& caPem() const { return caPem_; }
+
+    // A channel of its own to the daemon's TCP port, for a test that writes a raw call as an
+    // attacker would: anonymous, or with the TLS key and certificate of `identity`.
+    [[nodiscard]] std::shared_ptr<grpc::Channel>
+    rawChannel(const api::ClientIdentity* identity = nullptr) const
+    {
+        grpc::SslCredentialsOptions ssl;
+        ssl.pem_root_certs = caPem_;
+        if (identity != nullptr) {
+            ssl.pem_private_key.assign(
+                reinterpret_cast<const char*>(identity->privateKeyPem.bytes().data()),
+                identity->privateKeyPem.size());
+            ssl.pem_cert_chain = identity->certificatePem;
+        }
+        grpc::ChannelArguments arguments;
+        arguments.SetSslTargetNameOverride("localhost");
+        return grpc::CreateCustomChannel(tcpAddress_, grpc::SslCredentials(ssl), arguments);
+    }
     [[nodiscard]] const std::string& tcpAddress() const { return tcpAddress_; }
     [[nodiscard]] const std::string& unixAddress() const { return unixAddress_; }
     [[nodiscard]] int tcpPort() const { return tcpPort_; }

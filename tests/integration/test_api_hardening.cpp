@@ -120,12 +120,7 @@ private slots:
         const auto* file = google::protobuf::DescriptorPool::generated_pool()->FindFileByName(
             "sealtrain/v1/control.proto");
         QVERIFY(file != nullptr);
-        grpc::SslCredentialsOptions ssl;
-        ssl.pem_root_certs = daemon_.caPem();
-        grpc::ChannelArguments arguments;
-        arguments.SetSslTargetNameOverride("localhost");
-        grpc::GenericStub stub(
-            grpc::CreateCustomChannel(daemon_.tcpAddress(), grpc::SslCredentials(ssl), arguments));
+        grpc::GenericStub stub(daemon_.rawChannel());
         const std::set<std::string> credentialInRequest{"SignIn", "CompleteReset", "Enroll"};
         const std::set<std::string> publicCalls{"GetCaCertificate", "GetSigningKeys"};
         int called = 0;
@@ -165,6 +160,20 @@ private slots:
         QVERIFY2(called >= 45, qPrintable(QString("only %1 calls made").arg(called)));
         auto whoami = daemon_.as("dave")->whoAmI();
         QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
+    }
+
+    // An anonymous checkpoint upload that sends nothing is refused at once, before the daemon
+    // makes it a folder or waits for a chunk (issue #27, items 1 and 10).
+    void anonymousCheckpointUploadIsRefusedAtOnce()
+    {
+        auto stub = sealtrain::v1::Workers::NewStub(daemon_.rawChannel());
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+        sealtrain::v1::UploadCheckpointReply reply;
+        auto stream = stub->UploadCheckpoint(&context, &reply);
+        const grpc::Status status = stream->Finish();
+        QVERIFY2(status.error_code() == grpc::StatusCode::UNAUTHENTICATED,
+                 status.error_message().c_str());
     }
 
     // An anonymous caller's spec is never read: the billion laughs is refused as an unknown
@@ -306,16 +315,7 @@ private slots:
     void stalledUploadIsCancelled()
     {
         const api::ClientIdentity& sam = daemon_.session("sam");
-        grpc::SslCredentialsOptions ssl;
-        ssl.pem_root_certs = daemon_.caPem();
-        ssl.pem_private_key =
-            std::string(reinterpret_cast<const char*>(sam.privateKeyPem.bytes().data()),
-                        sam.privateKeyPem.size());
-        ssl.pem_cert_chain = sam.certificatePem;
-        grpc::ChannelArguments arguments;
-        arguments.SetSslTargetNameOverride("localhost");
-        auto stub = sealtrain::v1::Datasets::NewStub(
-            grpc::CreateCustomChannel(daemon_.tcpAddress(), grpc::SslCredentials(ssl), arguments));
+        auto stub = sealtrain::v1::Datasets::NewStub(daemon_.rawChannel(&sam));
         grpc::ClientContext context;
         context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
         sealtrain::v1::ImportDatasetReply reply;

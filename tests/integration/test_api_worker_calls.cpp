@@ -16,9 +16,15 @@
 #include "sealtrain/trainer/counter_rng.h"
 #include "sealtrain/trainer/trainer_keys.h"
 
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <grpcpp/grpcpp.h>
+
 #include <QtTest/QtTest>
 
+#include <chrono>
 #include <fstream>
+#include <optional>
 
 using namespace sealtrain;
 
@@ -72,6 +78,7 @@ class TestApiWorkerCalls : public QObject {
     std::optional<crypto::SigningKey> signing_;
     std::optional<crypto::BoxKeyPair> box_;
     std::unique_ptr<api::ControlClient> worker_;
+    std::optional<api::ClientIdentity> workerIdentity_;  // for a raw stream of its own
     api::JobAssignment job_;
     std::string otherDataset_;
     std::optional<trainer::TrainerKeys> keys_;
@@ -118,7 +125,7 @@ private slots:
         daemon_.create(
             root, "alice",
             {{"sam", "steward"}, {"bob", "engineer"}, {"ann", "approver"}, {"otto", "operator"}});
-        daemon_.start();
+        daemon_.start({"--upload-idle-timeout", "1"});
 
         // Two datasets bob may read.
         auto sam = daemon_.as("sam");
@@ -157,6 +164,7 @@ private slots:
         identity.privateKeyPem = std::move(tls->privateKeyPem);
         identity.certificatePem = enrolled->certificatePem;
         worker_ = daemon_.as(identity);
+        workerIdentity_.emplace(std::move(identity));
 
         // bob's job, approved by ann, taken by the worker; its keys opened as the worker would.
         auto bob = daemon_.as("bob");
@@ -251,6 +259,40 @@ private slots:
         QVERIFY2(logs, logs ? "" : logs.error().message().c_str());
         QCOMPARE(logs->size(), std::size_t{1});
         QVERIFY2(logs->front().find("first line") != std::string::npos, logs->front().c_str());
+    }
+
+    // Issue #27, item 10: a checkpoint upload that stops sending is cancelled after
+    // --upload-idle-timeout (1 s here), like a dataset's, not held with its thread and its folder
+    // until the client's deadline. A raw stream, as a compromised worker would write it.
+    void stalledCheckpointUploadIsCancelled()
+    {
+        auto stub = sealtrain::v1::Workers::NewStub(daemon_.rawChannel(&*workerIdentity_));
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+        sealtrain::v1::UploadCheckpointReply reply;
+        const auto began = std::chrono::steady_clock::now();
+        auto stream = stub->UploadCheckpoint(&context, &reply);
+        sealtrain::v1::FileChunk chunk;
+        chunk.mutable_attempt()->set_job(job_.job);
+        chunk.mutable_attempt()->set_attempt(job_.attempt);
+        chunk.set_name("checkpoint-00000099.sealed");
+        chunk.set_size(1000);
+        chunk.set_data("a beginning");
+        QVERIFY(stream->Write(chunk));
+        // Nothing more is sent: the daemon ends the call long before the 30 s deadline.
+        const grpc::Status status = stream->Finish();
+        const auto took = std::chrono::steady_clock::now() - began;
+        QVERIFY2(status.error_code() == grpc::StatusCode::CANCELLED
+                     || status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED,
+                 status.error_message().c_str());
+        QVERIFY2(took < std::chrono::seconds(15),
+                 qPrintable(QString("the stalled upload was held %1 s")
+                                .arg(std::chrono::duration<double>(took).count())));
+        // What it had sent is gone with it.
+        const auto incoming = daemon_.dataDir() / "jobs" / "incoming";
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !std::filesystem::exists(incoming) || std::filesystem::is_empty(incoming), 5000);
+        QVERIFY(!std::filesystem::exists(kept(99)));
     }
 
     // Issue #27, item 13: a worker's certificate on a user's call is refused, and audited as
