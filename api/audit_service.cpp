@@ -2,6 +2,7 @@
 #include "server_shared.h"
 #include "status.h"
 
+#include "sealtrain/core/access.h"
 #include "sealtrain/core/control_plane.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
@@ -11,6 +12,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace sealtrain::api::server_internal {
@@ -48,12 +50,23 @@ public:
         }
         if (!bundle)
             return Internal::toStatus(bundle.error());
+        // Whoever reads the export learns how far four eyes held (issue #27, item 3).
+        std::optional<std::string> warning;
+        {
+            const std::lock_guard guard(shared_.lock);
+            auto admins = shared_.platform.controlPlane().access().adminNames();
+            if (!admins)
+                return Internal::toStatus(admins.error());
+            warning = core::fourEyesWarning(*admins);
+        }
         constexpr std::size_t kPiece = std::size_t{1} << 20U;
         v1::BundleChunk chunk;
+        chunk.set_warning(warning.value_or(""));
         for (std::size_t at = 0; at < bundle->size(); at += kPiece) {
             chunk.set_data(bundle->substr(at, kPiece));
             if (!writer->Write(chunk))
                 return {grpc::StatusCode::CANCELLED, "The client went away during the export."};
+            chunk.clear_warning();
         }
         return Status::OK;
     }

@@ -157,6 +157,14 @@ Result<ImportedDataset> ControlClient::importDataset(const ImportSettings& setti
 
 Result<std::string> ControlClient::exportAuditBundle(const AuditSelection& selection)
 {
+    auto exported = exportAudit(selection);
+    if (!exported)
+        return exported.error();
+    return std::move(exported->bundle);
+}
+
+Result<AuditExport> ControlClient::exportAudit(const AuditSelection& selection)
+{
     v1::ExportBundleRequest request;
     if (selection.fromTimeNs)
         request.set_from_time_ns(*selection.fromTimeNs);
@@ -169,14 +177,17 @@ Result<std::string> ControlClient::exportAuditBundle(const AuditSelection& selec
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
     auto stream = state_->audit->ExportBundle(&context, request);
-    std::string bundle;
+    AuditExport exported;
     v1::BundleChunk chunk;
-    while (stream->Read(&chunk))
-        bundle += chunk.data();
+    while (stream->Read(&chunk)) {
+        exported.bundle += chunk.data();
+        if (!chunk.warning().empty())
+            exported.warning = chunk.warning();
+    }
     const grpc::Status status = stream->Finish();
     if (!status.ok())
         return state_->failure(status);
-    return bundle;
+    return exported;
 }
 
 Result<SigningKeys> ControlClient::signingKeys()

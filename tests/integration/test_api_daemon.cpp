@@ -447,6 +447,10 @@ private slots:
         auto asRita = as(session("rita", tcpAddress_), tcpAddress_);
         auto bundle = asRita->exportAuditBundle({});
         QVERIFY2(bundle, bundle ? "" : bundle.error().message().c_str());
+        // Two admins (alice and carol): the export carries no four-eyes warning (issue #27).
+        auto exported = asRita->exportAudit({});
+        QVERIFY2(exported, exported ? "" : exported.error().message().c_str());
+        QVERIFY2(!exported->warning, exported->warning.value_or("").c_str());
         auto keys = asRita->signingKeys();
         QVERIFY(keys);
         audit::VerifyOptions options;

@@ -63,7 +63,10 @@ private slots:
         QVERIFY(tmp_.isValid());
         const std::filesystem::path root = tmp_.path().toStdString();
         daemon_.create(root, "alice",
-                       {{"bob", "engineer"}, {"dave", "engineer"}, {"sam", "steward"}});
+                       {{"bob", "engineer"},
+                        {"dave", "engineer"},
+                        {"sam", "steward"},
+                        {"rita", "auditor"}});
         // As an operator might start it: the passphrase in a file on standard input, and core
         // dumps allowed by the shell (the daemon must turn them off itself).
         const std::filesystem::path passphrase = root / "passphrase";
@@ -160,6 +163,20 @@ private slots:
         QVERIFY2(called >= 45, qPrintable(QString("only %1 calls made").arg(called)));
         auto whoami = daemon_.as("dave")->whoAmI();
         QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
+    }
+
+    // Issue #27, item 3: with a single admin, the control plane's export says plainly that four
+    // eyes is not guaranteed, and `remote audit export` passes it on (test_api_daemon, with two
+    // admins, sees no warning).
+    void singleAdminExportSaysFourEyesIsNotGuaranteed()
+    {
+        auto exported = daemon_.as("rita")->exportAudit({});
+        QVERIFY2(exported, exported ? "" : exported.error().message().c_str());
+        QVERIFY(!exported->bundle.empty());
+        QVERIFY(exported->warning.has_value());
+        QVERIFY2(exported->warning->find("Four eyes is not guaranteed") != std::string::npos,
+                 exported->warning->c_str());
+        QVERIFY2(exported->warning->find("alice") != std::string::npos, exported->warning->c_str());
     }
 
     // An anonymous checkpoint upload that sends nothing is refused at once, before the daemon

@@ -158,6 +158,13 @@ struct AuditSelection {
     std::string targetId;
 };
 
+// An audit export: the bundle, and what its reader must know of it (a single admin: "Four eyes is
+// not guaranteed: …").
+struct AuditExport {
+    std::string bundle;
+    std::optional<std::string> warning;
+};
+
 struct TrainOutcome {
     std::string runId;
     int exitCode = 0;  // the trainer's
@@ -367,6 +374,8 @@ public:
                                                         const UploadProgress& progress);
     // An audit bundle (docs/formats/audit.md) of the entries `selection` selects.
     [[nodiscard]] Result<std::string> exportAuditBundle(const AuditSelection& selection);
+    // The same, with the control plane's warning about it.
+    [[nodiscard]] Result<AuditExport> exportAudit(const AuditSelection& selection);
     [[nodiscard]] Result<SigningKeys> signingKeys();
     // Jobs: each returns the job as it is after the call.
     [[nodiscard]] Result<JobSummary> submitJob(const std::string& specText);
