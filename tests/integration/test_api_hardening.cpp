@@ -62,11 +62,9 @@ private slots:
     {
         QVERIFY(tmp_.isValid());
         const std::filesystem::path root = tmp_.path().toStdString();
-        daemon_.create(root, "alice",
-                       {{"bob", "engineer"},
-                        {"dave", "engineer"},
-                        {"sam", "steward"},
-                        {"rita", "auditor"}});
+        daemon_.create(
+            root, "alice",
+            {{"bob", "engineer"}, {"dave", "engineer"}, {"sam", "steward"}, {"rita", "auditor"}});
         // As an operator might start it: the passphrase in a file on standard input, and core
         // dumps allowed by the shell (the daemon must turn them off itself).
         const std::filesystem::path passphrase = root / "passphrase";
