@@ -28,6 +28,12 @@ struct ClientOptions {
 // Adds --client-dir and, when `withUser`, --as to `command`; `options` must outlive the parse.
 void addClientOptions(CLI::App* command, ClientOptions& options, bool withUser);
 
+// `text` written whole to `path` with `mode` (replacing what was there).
+[[nodiscard]] Result<void> writeText(const std::filesystem::path& path, const std::string& text,
+                                     unsigned mode);
+// `dir` and its parents, `dir` itself mode 0700.
+[[nodiscard]] Result<void> makePrivateDir(const std::filesystem::path& dir);
+
 // A client for `options`' user, authenticated by their session certificate.
 [[nodiscard]] Result<std::unique_ptr<api::ControlClient>>
 signedInClient(const ClientOptions& options);
@@ -48,6 +54,10 @@ void registerRemoteAccessCommands(CLI::App* remote, CLI::App* user, CLI::App* gr
 
 // `remote job …` (remote_job_command.cpp).
 void registerRemoteJobCommands(CLI::App* remote, CommandRegistry& registry);
+
+// `remote dataset …`, `remote audit export`, `remote sample`, `remote signing-keys`
+// (remote_data_command.cpp).
+void registerRemoteDataCommands(CLI::App* remote, CommandRegistry& registry);
 
 // `remote worker …` (remote_worker_command.cpp).
 void registerRemoteWorkerCommands(CLI::App* remote, CommandRegistry& registry);

@@ -4,7 +4,8 @@
 // signs in with password and TOTP and keeps the key (mode 0600) with the certificate the control
 // plane issued for the session (or, with --reset-code-file, completes a reset without one); the
 // other remote commands authenticate with that certificate. The access administration (roles,
-// sessions, resets, break-glass) is in remote_access_command.cpp.
+// sessions, resets, break-glass) is in remote_access_command.cpp, the datasets, exports and
+// sampling in remote_data_command.cpp.
 // The client folder holds no platform key: only this user's session credential.
 #include "access_output.h"
 #include "audit_filter.h"
@@ -48,27 +49,6 @@ std::filesystem::path defaultClientDir()
         return std::filesystem::path(config) / "sealtrain" / "client";
     const char* home = std::getenv("HOME");
     return std::filesystem::path(home != nullptr ? home : ".") / ".config" / "sealtrain" / "client";
-}
-
-Result<void> writeText(const std::filesystem::path& path, const std::string& text, unsigned mode)
-{
-    return writeFileAtomically(path,
-                               {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()},
-                               AtomicFileSink::Overwrite::Allow, mode);
-}
-
-Result<void> makePrivateDir(const std::filesystem::path& dir)
-{
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (!ec)
-        std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
-                                     std::filesystem::perm_options::replace, ec);
-    if (ec)
-        return Error(ErrorCode::Io, fmt::format("Cannot make the client folder '{}': {}; check "
-                                                "the path and its permissions.",
-                                                dir.string(), ec.message()));
-    return success();
 }
 
 // The endpoint `connect` stored.
@@ -122,6 +102,27 @@ Result<api::ClientIdentity> loadIdentity(const std::filesystem::path& dir, const
 }
 
 }  // namespace
+
+Result<void> writeText(const std::filesystem::path& path, const std::string& text, unsigned mode)
+{
+    return writeFileAtomically(path,
+                               {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()},
+                               AtomicFileSink::Overwrite::Allow, mode);
+}
+
+Result<void> makePrivateDir(const std::filesystem::path& dir)
+{
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (!ec)
+        std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
+                                     std::filesystem::perm_options::replace, ec);
+    if (ec)
+        return Error(ErrorCode::Io, fmt::format("Cannot make the folder '{}': {}; check "
+                                                "the path and its permissions.",
+                                                dir.string(), ec.message()));
+    return success();
+}
 
 std::filesystem::path ClientOptions::dir() const
 {
@@ -373,268 +374,6 @@ int remoteGrant(const CommandRegistry& registry, const RemoteGrantOptions& optio
     return kExitOk;
 }
 
-int remoteDatasetList(const CommandRegistry& registry, const ClientOptions& options)
-{
-    auto client = signedInClient(options);
-    if (!client)
-        return registry.fail(client.error());
-    auto datasets = (*client)->listDatasets();
-    if (!datasets)
-        return registry.fail(datasets.error());
-    for (const api::DatasetSummary& dataset : *datasets)
-        registry.out() << fmt::format("{} v{}\t{}\t{}\t{} records\t{} tokens\n", dataset.name,
-                                      dataset.version, dataset.id, dataset.classification,
-                                      dataset.records, dataset.tokens);
-    return kExitOk;
-}
-
-struct RemoteShowOptions {
-    ClientOptions client;
-    std::string reference;
-    bool json = false;
-};
-
-// What `dataset show` prints for a local data directory, but for the folder (the control
-// plane's own path).
-int remoteDatasetShow(const CommandRegistry& registry, const RemoteShowOptions& options)
-{
-    auto client = signedInClient(options.client);
-    if (!client)
-        return registry.fail(client.error());
-    auto details = (*client)->showDataset(options.reference);
-    if (!details)
-        return registry.fail(details.error());
-    const api::DatasetSummary& summary = details->dataset;
-    core::DatasetInfo info;
-    info.id = summary.id;
-    info.name = summary.name;
-    info.version = summary.version;
-    info.parent = details->parent;
-    info.classification = summary.classification;
-    info.creator = details->creator;
-    info.records = summary.records;
-    info.tokens = summary.tokens;
-    info.signer = details->signer;
-    info.created = details->createdUnix;
-    info.readers = details->readers;
-    printDescription(registry.out(), describeDataset(info, details->manifest), options.json);
-    return kExitOk;
-}
-
-struct RemoteReadGrantOptions {
-    ClientOptions client;
-    std::string reference;
-    std::string user;
-};
-
-// `remote dataset grant` when `grant`, else `remote dataset revoke`.
-int remoteReadGrant(const CommandRegistry& registry, const RemoteReadGrantOptions& options,
-                    bool grant)
-{
-    return runRemoteChange(
-        registry, options.client,
-        [&](api::ControlClient& client) {
-            return grant ? client.grantRead(options.reference, options.user)
-                         : client.revokeRead(options.reference, options.user);
-        },
-        "'" + options.user + (grant ? "' may now read '" : "' may no longer read '")
-            + options.reference + "'.\n");
-}
-
-struct RemoteImportOptions {
-    ClientOptions client;
-    ImportFlags flags;
-};
-
-// The import report's counts, as `dataset import` prints them (the report file has the rest).
-void printRemoteReport(std::ostream& out, const std::string& reportJson)
-{
-    const auto report = nlohmann::json::parse(reportJson, nullptr, false);
-    if (report.is_discarded() || !report.is_object())
-        return;
-    out << fmt::format("Read {} records from {} files ({}): kept {}, {} duplicates, {} skipped.\n",
-                       report.value("records_read", 0ULL), report.value("files_read", 0ULL),
-                       formatBytes(report.value("bytes_read", 0ULL)),
-                       report.value("records_kept", 0ULL), report.value("duplicates", 0ULL),
-                       report.value("skipped", 0ULL));
-    std::vector<std::string> found;
-    if (report.contains("pii") && report["pii"].is_object()) {
-        for (const auto& [kind, value] : report["pii"].items()) {
-            if (value.value("count", 0ULL) > 0)
-                found.push_back(fmt::format("{} {}", value.value("count", 0ULL), kind));
-        }
-    }
-    if (!found.empty())
-        out << fmt::format("Possible PII for review, {}: {}; the report lists the places.\n",
-                           report.value("pii_redacted", false) ? "redacted" : "kept as is",
-                           fmt::join(found, ", "));
-}
-
-Result<std::string> readOptionalFile(const std::string& path, const std::string& what)
-{
-    if (path.empty())
-        return std::string();
-    return readInputFile(path, what);
-}
-
-int remoteDatasetImport(const CommandRegistry& registry, const RemoteImportOptions& options)
-{
-    const ImportFlags& flags = options.flags;
-    auto format = dataset::parseInputFormat(flags.format);
-    if (!format)
-        return registry.fail(format.error());
-    std::vector<std::filesystem::path> inputs(flags.inputs.begin(), flags.inputs.end());
-    auto files = dataset::listInputFiles(inputs, *format);
-    if (!files)
-        return registry.fail(files.error());
-    api::ImportSettings settings;
-    settings.name = flags.name;
-    settings.format = flags.format;
-    settings.field = flags.field;
-    settings.classification = flags.classification;
-    settings.policy = flags.policy;
-    settings.redactPii = flags.redactPii;
-    settings.maxRecordBytes = flags.maxRecordBytes;
-    settings.validationBasisPoints = flags.validationBasisPoints;
-    settings.tokensPerShard = flags.tokensPerShard;
-    auto vocab = readOptionalFile(flags.vocab, "GPT-2 vocab.json");
-    auto merges = readOptionalFile(flags.merges, "GPT-2 merges.txt");
-    if (!vocab)
-        return registry.fail(vocab.error());
-    if (!merges)
-        return registry.fail(merges.error());
-    settings.gpt2VocabJson = std::move(vocab).value();
-    settings.gpt2MergesTxt = std::move(merges).value();
-    std::vector<api::UploadFile> uploads;
-    for (const dataset::InputFile& file : *files)
-        uploads.push_back({file.path, file.displayName, file.size});
-
-    auto client = signedInClient(options.client);
-    if (!client)
-        return registry.fail(client.error());
-    std::optional<ProgressReporter> progress;
-    if (flags.progress != "none")
-        progress.emplace(registry.err(),
-                         ProgressOptions{"upload", "files", progressAsBar(registry, flags),
-                                         std::chrono::milliseconds(100),
-                                         std::chrono::milliseconds(5000)});
-    auto imported =
-        (*client)->importDataset(settings, uploads, [&](std::uint64_t sent, std::uint64_t total) {
-            if (!progress)
-                return;
-            const ProgressSample sample{sent, total, uploads.size()};
-            if (sent == total)
-                progress->finish(sample);
-            else
-                progress->update(sample);
-        });
-    if (progress)
-        progress->abandon();
-    if (!imported)
-        return registry.fail(imported.error());
-    if (!flags.reportFile.empty()) {
-        if (auto written = writeImportReport(flags.reportFile, imported->reportJson); !written)
-            return registry.fail(written.error());
-    }
-    printRemoteReport(registry.err(), imported->reportJson);
-    const api::DatasetSummary& info = imported->dataset;
-    registry.out() << fmt::format(
-        "Imported '{}' version {}{}: {} ({} records, {} tokens, {}); signed by {}.\n", info.name,
-        info.version,
-        imported->parent.empty() ? std::string() : " (parent " + imported->parent + ")", info.id,
-        info.records, info.tokens, info.classification, imported->signer);
-    return kExitOk;
-}
-
-struct RemoteExportOptions {
-    ClientOptions client;
-    FilterOptions filters;
-    std::string out;
-};
-
-int remoteAuditExport(const CommandRegistry& registry, const RemoteExportOptions& options)
-{
-    auto filter = resolveFilter(options.filters);
-    if (!filter)
-        return registry.failUsage(filter.error().message());
-    api::AuditSelection selection;
-    selection.fromTimeNs = filter->fromTimeNs;
-    selection.toTimeNs = filter->toTimeNs;
-    selection.actor = filter->actor;
-    selection.action = filter->action;
-    selection.targetKind = filter->targetKind;
-    selection.targetId = filter->targetId;
-    auto client = signedInClient(options.client);
-    if (!client)
-        return registry.fail(client.error());
-    auto exported = (*client)->exportAudit(selection);
-    if (!exported)
-        return registry.fail(exported.error());
-    if (auto written = writeOutputFile(options.out, asBytes(exported->bundle), "bundle"); !written)
-        return registry.fail(written.error());
-    registry.out() << fmt::format("Wrote {}; check it with `sealtrainctl audit verify {} --key "
-                                  "signing.pub.pem`.\n",
-                                  options.out, options.out);
-    // Whoever reads the export learns how far four eyes held (issue #27, item 3).
-    if (exported->warning)
-        registry.err() << "sealtrainctl: warning: " << *exported->warning << "\n";
-    return kExitOk;
-}
-
-struct RemoteKeysOptions {
-    ClientOptions client;
-    std::filesystem::path outDir;
-};
-
-// The platform's public keys, for checking its signatures offline: written under the names a
-// data directory gives them.
-int remoteSigningKeys(const CommandRegistry& registry, const RemoteKeysOptions& options)
-{
-    auto client = signedInClient(options.client);
-    if (!client)
-        return registry.fail(client.error());
-    auto keys = (*client)->signingKeys();
-    if (!keys)
-        return registry.fail(keys.error());
-    if (auto made = makePrivateDir(options.outDir); !made)
-        return registry.fail(made.error());
-    for (const auto& [name, pem] : {std::pair{"signing.pub.pem", &keys->auditPem},
-                                    std::pair{"manifests.pub.pem", &keys->manifestsPem},
-                                    std::pair{"checkpoints.pub.pem", &keys->checkpointsPem}}) {
-        if (auto written = writeText(options.outDir / name, *pem, 0644U); !written)
-            return registry.fail(written.error());
-        registry.out() << fmt::format("{}\n", (options.outDir / name).string());
-    }
-    return kExitOk;
-}
-
-struct RemoteSampleOptions {
-    ClientOptions client;
-    std::string run;
-    std::uint64_t step = 0;
-    std::int64_t job = 0;
-};
-
-int remoteSample(const CommandRegistry& registry, const RemoteSampleOptions& options,
-                 const std::vector<std::string>& samplerArguments)
-{
-    auto client = signedInClient(options.client);
-    if (!client)
-        return registry.fail(client.error());
-    if (options.run.empty() == (options.job == 0))
-        return registry.fail(Error(ErrorCode::InvalidArgument,
-                                   "Name one checkpoint source: --run RUN or --job ID."));
-    auto sampled = options.job != 0
-                       ? (*client)->sampleJob(options.job, options.step, samplerArguments)
-                       : (*client)->sample(options.run, options.step, samplerArguments);
-    if (!sampled)
-        return registry.fail(sampled.error());
-    registry.out() << sampled->text;
-    if (!sampled->text.empty() && sampled->text.back() != '\n')
-        registry.out() << '\n';
-    return kExitOk;
-}
-
 }  // namespace
 
 void registerRemoteCommands(CLI::App& app, CommandRegistry& registry)
@@ -729,80 +468,7 @@ void registerRemoteCommands(CLI::App& app, CommandRegistry& registry)
     registerRemoteAccessCommands(remote, user, grant, registry);
     registerRemoteJobCommands(remote, registry);
     registerRemoteWorkerCommands(remote, registry);
-    auto* dataset = remote->add_subcommand("dataset", "Datasets");
-    dataset->require_subcommand(1);
-    leaf(dataset, "list", "List the datasets you may read", remoteDatasetList);
-    auto showOptions = std::make_shared<RemoteShowOptions>();
-    auto* show = dataset->add_subcommand("show", "Show one dataset: lineage, counts, readers");
-    show->add_option("DATASET", showOptions->reference, "NAME, NAME@VERSION or the id")->required();
-    show->add_flag("--json", showOptions->json, "JSON instead of text");
-    addClientOptions(show, showOptions->client, true);
-    registry.onRun(show,
-                   [&registry, showOptions] { return remoteDatasetShow(registry, *showOptions); });
-    for (const bool grantRead : {true, false}) {
-        auto readOptions = std::make_shared<RemoteReadGrantOptions>();
-        auto* command =
-            dataset->add_subcommand(grantRead ? "grant" : "revoke",
-                                    grantRead ? "Let a user read one dataset version (stewards)"
-                                              : "Take a user's read grant on a dataset away");
-        command
-            ->add_option("DATASET", readOptions->reference,
-                         "NAME (the latest version), NAME@VERSION or id")
-            ->required();
-        command->add_option("USER", readOptions->user, "The user")->required();
-        addClientOptions(command, readOptions->client, true);
-        registry.onRun(command, [&registry, readOptions, grantRead] {
-            return remoteReadGrant(registry, *readOptions, grantRead);
-        });
-    }
-    auto importOptions = std::make_shared<RemoteImportOptions>();
-    auto* importCommand = dataset->add_subcommand(
-        "import", "Upload text, JSONL, CSV or fortune files to the control plane, which screens, "
-                  "tokenizes, seals and signs them as a new dataset (or the next version)");
-    addImportFlags(importCommand, importOptions->flags);
-    addClientOptions(importCommand, importOptions->client, true);
-    registry.onRun(importCommand, [&registry, importOptions] {
-        return remoteDatasetImport(registry, *importOptions);
-    });
-
-    auto* audit = remote->add_subcommand("audit", "The audit log (auditors)");
-    audit->require_subcommand(1);
-    auto exportOptions = std::make_shared<RemoteExportOptions>();
-    auto* exportCommand = audit->add_subcommand(
-        "export", "Write an audit bundle of the entries selected, under a head signed for it");
-    exportCommand->add_option("--out", exportOptions->out, "The bundle file to write (0600)")
-        ->required();
-    addFilterOptions(exportCommand, exportOptions->filters);
-    addClientOptions(exportCommand, exportOptions->client, true);
-    registry.onRun(exportCommand, [&registry, exportOptions] {
-        return remoteAuditExport(registry, *exportOptions);
-    });
-
-    auto sampleOptions = std::make_shared<RemoteSampleOptions>();
-    auto* sampleCommand = remote->add_subcommand(
-        "sample", "Text from a run's checkpoint (--prompt, --length, --temperature, --top-k, "
-                  "--seed after these options)");
-    sampleCommand->add_option("--run", sampleOptions->run, "The run id training printed");
-    sampleCommand->add_option("--job", sampleOptions->job,
-                              "A job's checkpoint instead, as its worker trained it");
-    sampleCommand->add_option("--step", sampleOptions->step,
-                              "The checkpoint's step (default: the run's newest)");
-    addClientOptions(sampleCommand, sampleOptions->client, true);
-    sampleCommand->fallthrough(false);
-    sampleCommand->prefix_command();
-    registry.onRun(sampleCommand, [&registry, sampleOptions, sampleCommand] {
-        return remoteSample(registry, *sampleOptions, sampleCommand->remaining());
-    });
-
-    auto keysOptions = std::make_shared<RemoteKeysOptions>();
-    auto* keysCommand = remote->add_subcommand(
-        "signing-keys", "Save the platform's public keys (audit heads, manifests, checkpoints) "
-                        "for checking its signatures offline");
-    keysCommand->add_option("--out-dir", keysOptions->outDir, "Where to write the three .pem files")
-        ->required();
-    addClientOptions(keysCommand, keysOptions->client, true);
-    registry.onRun(keysCommand,
-                   [&registry, keysOptions] { return remoteSigningKeys(registry, *keysOptions); });
+    registerRemoteDataCommands(remote, registry);
 }
 
 }  // namespace sealtrain::ctl
