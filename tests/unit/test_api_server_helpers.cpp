@@ -1,0 +1,65 @@
+// The helpers of the control plane's services (api/server_shared.h), issue #27. A request's
+// secret fields are wiped once read (item 2): the password of a sign-in or a reset, a reset code,
+// an enrolment token; gRPC frees the message after the call, and what it frees must no longer
+// hold the secret, which lives on only in locked memory (crypto::SecretBytes). And a password
+// check runs on a thread of its own at nice 10 (item 8), so that a flood of anonymous sign-ins
+// yields the processor to signed-in users' calls.
+#include "server_shared.h"
+
+#include "sealtrain/v1/control.pb.h"
+
+#include <QtTest/QtTest>
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <string>
+
+using namespace sealtrain;
+
+class TestApiServerHelpers : public QObject {
+    Q_OBJECT
+
+private slots:
+    void secretIsTakenAndTheFieldWiped();
+    void passwordChecksRunAtLowPriority();
+};
+
+void TestApiServerHelpers::secretIsTakenAndTheFieldWiped()
+{
+    v1::SignInRequest request;
+    request.set_user("dana");
+    request.set_password("correct horse battery staple");
+    const v1::SignInRequest& asGiven = request;  // as a handler receives it
+    auto secret = api::server_internal::takeSecret(asGiven.password());
+    QVERIFY(secret);
+    QCOMPARE(std::string(reinterpret_cast<const char*>(secret->bytes().data()), secret->size()),
+             std::string("correct horse battery staple"));
+    QCOMPARE(request.password(), std::string(28, '\0'));
+    QCOMPARE(request.user(), std::string("dana"));
+
+    v1::CompleteResetRequest reset;
+    reset.set_reset_code("rc_0123456789");
+    api::server_internal::wipeRequestField(
+        static_cast<const v1::CompleteResetRequest&>(reset).reset_code());
+    QCOMPARE(reset.reset_code(), std::string(13, '\0'));
+}
+
+void TestApiServerHelpers::passwordChecksRunAtLowPriority()
+{
+    const pid_t caller = ::gettid();
+    const int before = ::getpriority(PRIO_PROCESS, static_cast<id_t>(caller));
+    pid_t ranOn = 0;
+    int niceThere = 0;
+    api::server_internal::atLowPriority([&] {
+        ranOn = ::gettid();
+        niceThere = ::getpriority(PRIO_PROCESS, static_cast<id_t>(ranOn));
+    });
+    QVERIFY(ranOn != 0);
+    QVERIFY(ranOn != caller);  // a thread of its own, so the caller's priority is untouched
+    QVERIFY2(niceThere >= 10, qPrintable(QString("the work ran at nice %1").arg(niceThere)));
+    QCOMPARE(::getpriority(PRIO_PROCESS, static_cast<id_t>(caller)), before);
+}
+
+QTEST_APPLESS_MAIN(TestApiServerHelpers)
+#include "test_api_server_helpers.moc"
