@@ -5,9 +5,7 @@
 #include "status.h"
 
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/dataset/import.h"
-#include "sealtrain/dataset/manifest.h"
-#include "sealtrain/dataset/tokenizer.h"
+#include "sealtrain/core/dataset_uploads.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 
@@ -125,23 +123,47 @@ void fillDataset(const core::DatasetInfo& info, v1::Dataset& out)
     out.set_tokens(info.tokens);
 }
 
-void fillSplit(const dataset::SplitEntry& split, v1::DatasetSplit& out)
+void fillSplit(const core::SplitSummary& split, v1::DatasetSplit& out)
 {
     out.set_records(split.records);
     out.set_tokens(split.tokens);
-    out.set_shards(split.shards.size());
+    out.set_shards(split.shards);
 }
 
-// What `dataset show` tells of a manifest: no source names, only how many.
-void summarize(const dataset::Manifest& manifest, v1::ManifestSummary& out)
+void fillSummary(const core::ManifestSummary& manifest, v1::ManifestSummary& out)
 {
-    out.set_tokenizer(manifest.tokenizer.id);
+    out.set_tokenizer(manifest.tokenizer);
     out.set_input_format(manifest.inputFormat);
     fillSplit(manifest.train, *out.mutable_train());
     fillSplit(manifest.validation, *out.mutable_validation());
     for (const auto& [name, count] : manifest.counts)
         (*out.mutable_counts())[name] = count;
-    out.set_sources(manifest.sources.size());
+    out.set_sources(manifest.sources);
+}
+
+// The upload's settings in core's terms (core::prepareImport judges them).
+core::DatasetUpload uploadOf(const Upload& upload)
+{
+    const v1::ImportHeader& header = upload.header;
+    core::DatasetUpload described;
+    described.name = header.name();
+    for (const MemoryFile& file : upload.files) {
+        described.inputs.push_back(file.path());
+        described.inputNames.push_back(file.name());
+    }
+    described.format = header.format();
+    described.field = header.field();
+    described.classification = header.classification();
+    described.policy = header.policy();
+    described.redactPii = header.redact_pii();
+    described.maxRecordBytes = header.max_record_bytes();
+    described.validationBasisPoints = header.validation_basis_points();
+    described.tokensPerShard = header.tokens_per_shard();
+    if (upload.vocab)
+        described.gpt2Vocab = upload.vocab->path();
+    if (upload.merges)
+        described.gpt2Merges = upload.merges->path();
+    return described;
 }
 
 class DatasetsService final : public v1::Datasets::Service {
@@ -180,9 +202,9 @@ public:
             reply->set_created_unix(info->created);
             for (const std::string& reader : info->readers)
                 reply->add_readers(reader);
-            const auto folder = core::datasetFolder(shared_.platform.datasetsRoot(), info->id);
-            if (auto manifest = dataset::loadManifest(folder, info->id); manifest)
-                summarize(*manifest, *reply->mutable_manifest());
+            if (auto manifest = core::manifestSummary(shared_.platform.datasetsRoot(), info->id);
+                manifest)
+                fillSummary(*manifest, *reply->mutable_manifest());
             return Status::OK;
         });
     }
@@ -249,16 +271,9 @@ public:
         if (!received.ok())
             return received;
 
-        auto tokenizer = makeTokenizer(upload);
-        if (!tokenizer)
-            return Internal::toStatus(tokenizer.error());
-        core::DatasetImportRequest request;
-        request.name = upload.header.name();
-        request.datasetsRoot = shared_.platform.datasetsRoot();
-        if (auto options = importOptions(upload); options)
-            request.options = std::move(options).value();
-        else
-            return Internal::toStatus(options.error());
+        auto prepared = core::prepareImport(uploadOf(upload), shared_.platform.datasetsRoot());
+        if (!prepared)
+            return Internal::toStatus(prepared.error());
 
         const std::lock_guard guard(shared_.lock);
         const Shared::OriginScope origin(shared_, shared_.originOf(*context));
@@ -266,7 +281,8 @@ public:
         if (!kek)
             return Internal::toStatus(kek.error());
         auto imported = shared_.platform.controlPlane().datasets().importDataset(
-            caller.token, request, **tokenizer, **kek, shared_.platform.manifestsKey());
+            caller.token, prepared->request, *prepared->tokenizer, **kek,
+            shared_.platform.manifestsKey());
         if (!imported)
             return Internal::toStatus(imported.error());
         const core::DatasetInfo& info = imported->info;
@@ -317,7 +333,7 @@ private:
         while (reader.Read(&chunk)) {
             watchdog.progress();
             if (chunk.has_file()) {
-                if (!dataset::isPlainInputName(chunk.file().name()))
+                if (!core::isPlainUploadName(chunk.file().name()))
                     return invalidUpload("An uploaded file's name must be a relative path of "
                                          "plain parts (no '..', no leading '/', no control "
                                          "characters); rename it and import again.");
@@ -348,55 +364,6 @@ private:
             return invalidUpload("The upload holds no files; name a file or a folder with text "
                                  "in it.");
         return Status::OK;
-    }
-
-    static Result<std::unique_ptr<dataset::Tokenizer>> makeTokenizer(const Upload& upload)
-    {
-        if (upload.vocab.has_value() != upload.merges.has_value())
-            return Error(ErrorCode::InvalidArgument,
-                         "A GPT-2 tokenizer needs both vocab.json and merges.txt; send both or "
-                         "neither.");
-        if (!upload.vocab)
-            return std::unique_ptr<dataset::Tokenizer>(std::make_unique<dataset::ByteTokenizer>());
-        auto bpe = dataset::Gpt2BpeTokenizer::load(upload.vocab->path(), upload.merges->path());
-        if (!bpe)
-            return bpe.error();
-        return std::unique_ptr<dataset::Tokenizer>(std::move(bpe).value());
-    }
-
-    static Result<dataset::ImportOptions> importOptions(const Upload& upload)
-    {
-        const v1::ImportHeader& header = upload.header;
-        auto format = dataset::parseInputFormat(header.format());
-        if (!format)
-            return format.error();
-        dataset::ImportOptions options;
-        for (const MemoryFile& file : upload.files) {
-            options.inputs.push_back(file.path());
-            options.inputNames.push_back(file.name());
-        }
-        options.format = *format;
-        options.field = header.field();
-        if (!header.classification().empty())
-            options.classification = header.classification();
-        if (header.policy() == "reject")
-            options.policy = dataset::InvalidRecordPolicy::Reject;
-        else if (header.policy().empty() || header.policy() == "skip")
-            options.policy = dataset::InvalidRecordPolicy::Skip;
-        else
-            return Error(ErrorCode::InvalidArgument, "The record policy '" + header.policy()
-                                                         + "' is unknown; use skip or "
-                                                           "reject.");
-        options.redactPii = header.redact_pii();
-        if (header.max_record_bytes() != 0)
-            options.maxRecordBytes = header.max_record_bytes();
-        if (header.validation_basis_points() > 10000)
-            return Error(ErrorCode::InvalidArgument,
-                         "The validation share is out of 10000 basis points; give 0 to 10000.");
-        options.validationBasisPoints = header.validation_basis_points();
-        if (header.tokens_per_shard() != 0)
-            options.tokensPerShard = header.tokens_per_shard();
-        return options;
     }
 
     Shared& shared_;

@@ -11,7 +11,6 @@
 #include "sealtrain/core/jobs.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/secret_bytes.h"
-#include "sealtrain/trainer/trainer_keys.h"
 #include "status.h"
 
 #include "sealtrain/v1/control.pb.h"
@@ -403,19 +402,6 @@ Status statusOf(const Result<T>& result)
 
 // The job as the contract reports it (jobs_service.cpp).
 void fillJob(const core::JobInfo& job, sealtrain::v1::Job* out);
-
-// The data keys of exactly the shards of dataset `datasetId`, unwrapped with the `datasets` KEK
-// (which never leaves): what a trainer is given in its place (worker_service.cpp).
-[[nodiscard]] Result<std::vector<trainer::DataKey>>
-datasetDataKeys(const core::DataDirectory& platform, const std::string& datasetId);
-
-// A job's folder in the data directory (jobs/<id>/: its key, its checkpoints/).
-[[nodiscard]] std::filesystem::path jobFolder(const core::DataDirectory& platform,
-                                              std::int64_t job);
-// The job's own checkpoint KEK ("job-<id>"): made at its first dispatch and kept sealed under the
-// platform's `checkpoints` KEK (jobs/<id>/job.key.sealed). A worker gets this key, never the
-// platform's, so it can read back its job's checkpoints and no other (worker_service.cpp).
-[[nodiscard]] Result<crypto::Kek> jobKey(core::DataDirectory& platform, std::int64_t job);
 
 // The services of the contract, one file each (sessions_service.cpp, users_service.cpp, …,
 // worker_service.cpp).

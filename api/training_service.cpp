@@ -7,12 +7,11 @@
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/job_policy.h"
 #include "sealtrain/core/job_spec.h"
+#include "sealtrain/core/key_release.h"
 #include "sealtrain/core/scheduler.h"
 #include "sealtrain/core/trainer_launcher.h"
 #include "sealtrain/core/workers.h"
 #include "sealtrain/crypto/random.h"
-#include "sealtrain/trainer/checkpoint.h"
-#include "sealtrain/trainer/trainer_keys.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 
@@ -70,23 +69,6 @@ callerArguments(const google::protobuf::RepeatedPtrField<std::string>& given,
         return Error(ErrorCode::InvalidArgument,
                      fmt::format("The option '{}' needs a value.", pending));
     return arguments;
-}
-
-// The keys of one training run, scoped to it: the data key of each shard of the dataset
-// (unwrapped here; the datasets KEK never leaves), the checkpoints KEKs that can still unwrap,
-// and the checkpoints signing key (docs/formats/trainer-keys.md).
-Result<crypto::SecretBytes> scopedTrainerKeys(const core::DataDirectory& platform,
-                                              const core::DatasetInfo& info)
-{
-    auto dataKeys = server_internal::datasetDataKeys(platform, info.id);
-    if (!dataKeys)
-        return dataKeys.error();
-    const auto keks = platform.usableKeks(trainer::kCheckpointsKekId);
-    if (keks.empty())
-        return Error(ErrorCode::NotFound,
-                     "The keyring has no usable 'checkpoints' KEK; its administrator adds one "
-                     "with 'sealtrainctl keyring rotate checkpoints'.");
-    return trainer::formatTrainerKeys(keks, &platform.checkpointsKey(), {}, *dataKeys);
 }
 
 class TrainingService final : public v1::Training::Service {
@@ -163,11 +145,12 @@ private:
     Status runAndStream(const core::DatasetInfo& info, const std::vector<std::string>& arguments,
                         grpc::ServerWriter<v1::TrainEvent>* writer, int* exitCode = nullptr) const
     {
-        auto keys = scopedTrainerKeys(shared_.platform, info);
+        const core::KeyRelease release(shared_.platform);
+        auto keys = release.forOwnRun(info.id);
         if (!keys)
             return Internal::toStatus(keys.error());
         const std::string runId = "run-" + toHex(crypto::randomBytes(8));
-        const auto runFolder = shared_.platform.path() / "runs" / runId;
+        const auto runFolder = release.runFolder(runId);
         std::vector<std::string> trainerArguments{
             "--dataset",
             core::datasetFolder(shared_.platform.datasetsRoot(), info.id).string(),
@@ -193,11 +176,10 @@ private:
             return Internal::toStatus(status.error());
         if (exitCode != nullptr)
             *exitCode = *status;
-        auto checkpoints = trainer::listCheckpoints(runFolder);
         v1::TrainFinished* finished = event.mutable_finished();
         finished->set_run_id(runId);
         finished->set_exit_code(*status);
-        finished->set_checkpoints(checkpoints ? checkpoints->size() : 0);
+        finished->set_checkpoints(release.runCheckpointCount(runId));
         (void)writer->Write(event);
         return Status::OK;
     }
@@ -231,28 +213,13 @@ public:
             return trainer;
         if (request->job() != 0)
             return sampleJob(*context, *request, *call, limits, *reply);
-        if (!trainer::isValidRunId(request->run_id()))
-            return Internal::toStatus(Error(ErrorCode::InvalidArgument,
-                                            "Name a run by the id training printed, e.g. "
-                                            "run-0123456789abcdef."));
-        auto files = checkpointOf(request->run_id(), request->step());
-        if (!files)
-            return Internal::toStatus(files.error());
         // A model carries the classification of its data: sampling needs the same release as
         // reading the dataset, and only a checkpoint this platform signed counts.
-        const crypto::PublicKey signer = shared_.platform.checkpointsKey().publicKey();
-        auto lineage = trainer::verifyCheckpointSignature(*files, std::span(&signer, 1));
-        if (!lineage)
-            return Internal::toStatus(lineage.error());
-        auto info = authorizeRead(*context, lineage->dataset, "sample");
-        if (!info)
-            return Internal::toStatus(info.error());
-        const auto keks = shared_.platform.usableKeks(trainer::kCheckpointsKekId);
-        auto keys = trainer::formatTrainerKeys(keks, nullptr, std::span(&signer, 1));
-        if (!keys)
-            return Internal::toStatus(keys.error());
-        return runSampler(*context, std::move(keys).value(), files->sealed, *lineage, info->id,
-                          *call, limits, files->step, *reply);
+        const core::KeyRelease release(shared_.platform);
+        auto checkpoint = release.runCheckpoint(request->run_id(), request->step());
+        if (!checkpoint)
+            return Internal::toStatus(checkpoint.error());
+        return sampleFrom(*context, *checkpoint, *call, limits, *reply);
     }
 
 private:
@@ -295,43 +262,36 @@ private:
                           : fmt::format("Job {} has no checkpoint at step {}; leave --step out for "
                                         "its newest.",
                                         request.job(), request.step())));
-        auto signer = crypto::PublicKey::fromPem(signerPems[chosen->worker]);
-        if (!signer)
-            return Internal::toStatus(signer.error());
-        const trainer::CheckpointFiles files = trainer::checkpointFiles(
-            server_internal::jobFolder(shared_.platform, request.job()) / "checkpoints",
-            static_cast<std::uint64_t>(chosen->step));
-        auto lineage = trainer::verifyCheckpointSignature(files, std::span(&*signer, 1));
-        if (!lineage)
-            return Internal::toStatus(lineage.error());
-        if (lineage->subject.sha256 != chosen->plaintextSha256)
-            return Internal::toStatus(Error(
-                ErrorCode::Integrity,
-                fmt::format("The checkpoint of job {} at step {} is not the one the audit log "
-                            "records; restore it from a backup.",
-                            request.job(), chosen->step)));
-        auto info = authorizeRead(context, lineage->dataset, "sample");
-        if (!info)
-            return Internal::toStatus(info.error());
-        auto kek = server_internal::jobKey(shared_.platform, request.job());
-        if (!kek)
-            return Internal::toStatus(kek.error());
-        const crypto::Kek* keks[] = {&*kek};
-        auto keys = trainer::formatTrainerKeys(keks, nullptr, std::span(&*signer, 1));
-        if (!keys)
-            return Internal::toStatus(keys.error());
-        return runSampler(context, std::move(keys).value(), files.sealed, *lineage, info->id, call,
-                          limits, static_cast<std::uint64_t>(chosen->step), reply);
+        auto checkpoint =
+            core::KeyRelease(shared_.platform).jobCheckpoint(*chosen, signerPems[chosen->worker]);
+        if (!checkpoint)
+            return Internal::toStatus(checkpoint.error());
+        return sampleFrom(context, *checkpoint, call, limits, reply);
     }
 
-    // Runs `sealtrain-train sample` on a checkpoint whose signature was verified (`lineage`) and
+    // Samples from a verified checkpoint once its dataset's read release is authorised, with
+    // the keys the key release gives a sampler for it.
+    Status sampleFrom(const ServerContext& context, const core::VerifiedCheckpoint& checkpoint,
+                      const core::SamplerCall& call, const core::JobPolicy::Sampling& limits,
+                      v1::SampleReply& reply)
+    {
+        auto info = authorizeRead(context, checkpoint.datasetId, "sample");
+        if (!info)
+            return Internal::toStatus(info.error());
+        auto keys = core::KeyRelease(shared_.platform).forSampler(checkpoint);
+        if (!keys)
+            return Internal::toStatus(keys.error());
+        return runSampler(context, std::move(keys).value(), checkpoint, info->id, call, limits,
+                          reply);
+    }
+
+    // Runs `sealtrain-train sample` on a checkpoint whose signature was verified (`checkpoint`) and
     // whose dataset's release was authorised, checking that it reads exactly that file. The
     // sampler is killed when the caller goes away or after the policy's max_seconds.
     Status runSampler(const ServerContext& context, crypto::SecretBytes keys,
-                      const std::filesystem::path& sealed,
-                      const trainer::CheckpointLineage& lineage, const std::string& datasetId,
+                      const core::VerifiedCheckpoint& checkpoint, const std::string& datasetId,
                       const core::SamplerCall& call, const core::JobPolicy::Sampling& limits,
-                      std::uint64_t step, v1::SampleReply& reply) const
+                      v1::SampleReply& reply) const
     {
         const auto deadline =
             std::chrono::steady_clock::now() + std::chrono::seconds(limits.maxSeconds);
@@ -344,9 +304,12 @@ private:
                                    limits.maxSeconds);
             return std::nullopt;
         };
-        std::vector<std::string> samplerArguments{
-            "--checkpoint",         sealed.string(),       "--expect-checkpoint-sha256",
-            lineage.subject.sha256, "--expect-dataset-id", datasetId};
+        std::vector<std::string> samplerArguments{"--checkpoint",
+                                                  checkpoint.files.sealed.string(),
+                                                  "--expect-checkpoint-sha256",
+                                                  checkpoint.plaintextSha256,
+                                                  "--expect-dataset-id",
+                                                  datasetId};
         samplerArguments.insert(samplerArguments.end(), call.arguments.begin(),
                                 call.arguments.end());
         std::string text;
@@ -368,7 +331,7 @@ private:
                             "says why.",
                             *status)));
         reply.set_text(text);
-        reply.set_step(step);
+        reply.set_step(checkpoint.files.step);
         return Status::OK;
     }
 
@@ -395,25 +358,6 @@ private:
         if (!status.ok() && info)
             return Internal::fromStatus(status, "the control plane");
         return info;
-    }
-
-    // The checkpoint `step` of the run (0: its newest).
-    [[nodiscard]] Result<trainer::CheckpointFiles> checkpointOf(const std::string& runId,
-                                                                std::uint64_t step) const
-    {
-        auto checkpoints = trainer::listCheckpoints(shared_.platform.path() / "runs" / runId);
-        if (!checkpoints)
-            return checkpoints.error();
-        for (auto it = checkpoints->rbegin(); it != checkpoints->rend(); ++it) {
-            if (step == 0 || it->step == step)
-                return *it;
-        }
-        return Error(ErrorCode::NotFound,
-                     step == 0
-                         ? fmt::format("The run '{}' has no checkpoint; check the run id.", runId)
-                         : fmt::format("The run '{}' has no checkpoint at step {}; leave "
-                                       "out --step for its newest.",
-                                       runId, step));
     }
 
     Shared& shared_;

@@ -9,6 +9,7 @@
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/datasets.h"
 #include "sealtrain/core/job_spec.h"
+#include "sealtrain/core/key_release.h"
 #include "sealtrain/core/scheduler.h"
 #include "sealtrain/core/workers.h"
 #include "sealtrain/crypto/hash.h"
@@ -16,9 +17,6 @@
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/sealed.h"
 #include "sealtrain/crypto/sealed_box.h"
-#include "sealtrain/dataset/manifest.h"
-#include "sealtrain/trainer/checkpoint.h"
-#include "sealtrain/trainer/trainer_keys.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 
@@ -307,9 +305,8 @@ public:
                            fmt::format("Job {} has no checkpoint yet; start it from the "
                                        "beginning.",
                                        request->job()));
-        const auto folder = jobFolder(shared_.platform, request->job()) / "checkpoints";
-        const trainer::CheckpointFiles files =
-            trainer::checkpointFiles(folder, static_cast<std::uint64_t>(newest->step));
+        const core::CheckpointPaths files =
+            core::KeyRelease(shared_.platform).jobCheckpointFiles(request->job(), newest->step);
         return statusOf(
             transfer::sendFiles({files.sealed, files.envelope}, {},
                                 [&](const v1::FileChunk& chunk) { return writer->Write(chunk); }));
@@ -416,15 +413,10 @@ public:
             return refused(ErrorCode::InvalidArgument,
                            "A checkpoint upload is its .sealed file and its .dsse.json envelope; "
                            "send both.");
-        auto named = trainer::checkpointFilesFor(files->front());
+        const core::KeyRelease release(shared_.platform);
+        auto named = release.uploadedCheckpoint(files->front());
         if (!named)
             return Internal::toStatus(named.error());
-        std::error_code missing;
-        if (!std::filesystem::exists(named->sealed, missing)
-            || !std::filesystem::exists(named->envelope, missing))
-            return refused(ErrorCode::InvalidArgument,
-                           "A checkpoint upload is its .sealed file and its .dsse.json envelope "
-                           "of the same step; send both.");
         Status identified = shared_.inGroup(*context, [&]() -> Status {
             auto found = workerOf(*context);
             if (!found)
@@ -436,26 +428,14 @@ public:
             return identified;
         // Verified before anything is recorded: signed by this worker's enrolled key, sealed
         // under the job's own key, its plaintext the statement's, of this job and run.
-        auto verified = verifyUpload(worker, *dispatch, *named);
+        auto verified =
+            release.verifyUpload(worker, *dispatch, *named, shared_.options.maxCheckpointBytes);
         if (!verified)
             return refuseCheckpoint(*context, dispatch->job.id, dispatch->attempt,
                                     verified.error());
         // Moved into place only once the record is accepted (scheduler.h): a refused upload
         // never replaces a recorded checkpoint's files.
-        const auto folder = jobFolder(shared_.platform, dispatch->job.id) / "checkpoints";
-        const auto keep = [&]() -> Result<void> {
-            std::error_code failed;
-            std::filesystem::create_directories(folder, failed);
-            const trainer::CheckpointFiles kept = trainer::checkpointFiles(folder, named->step);
-            if (!failed)
-                std::filesystem::rename(named->sealed, kept.sealed, failed);
-            if (!failed)
-                std::filesystem::rename(named->envelope, kept.envelope, failed);
-            if (failed)
-                return Error(ErrorCode::Io, "Cannot keep the uploaded checkpoint in the data "
-                                            "directory; check its free space and permissions.");
-            return syncFolder(folder);
-        };
+        const auto keep = [&]() { return release.keepUpload(dispatch->job.id, *named); };
         core::JobCheckpoint record = std::move(verified).value();
         Status recorded = shared_.inGroup(*context, [&]() -> Status {
             return statusOf(
@@ -548,7 +528,7 @@ private:
         return result;
     }
 
-    // The trainer arguments and the sealed keys of a dispatch.
+    // The trainer arguments and the sealed keys of a dispatch (core's key release decides).
     [[nodiscard]] Result<void> prepare(const core::WorkerInfo& worker,
                                        const core::Dispatch& dispatch,
                                        const std::optional<core::JobCheckpoint>& resumeFrom,
@@ -557,95 +537,26 @@ private:
         auto spec = core::parseJobSpec(dispatch.job.specJson, core::kJobSpecCeiling);
         if (!spec)
             return spec.error();
-        auto dataKeys = datasetDataKeys(shared_.platform, dispatch.datasetId);
-        if (!dataKeys)
-            return dataKeys.error();
-        auto kek = jobKey(shared_.platform, dispatch.job.id);
-        if (!kek)
-            return kek.error();
-        std::vector<crypto::PublicKey> trusted;
-        if (resumeFrom) {
-            auto signer = crypto::PublicKey::fromPem(signerPem);
-            if (!signer)
-                return signer.error();
-            trusted.push_back(*signer);
-        }
-        const crypto::Kek* keks[] = {&*kek};
-        auto text = trainer::formatTrainerKeys(keks, nullptr, trusted, *dataKeys);
-        if (!text)
-            return text.error();
-        auto sealed = crypto::sealToPublicKey(worker.boxKey, text->bytes());
-        if (!sealed)
-            return sealed.error();
+        auto release = core::KeyRelease(shared_.platform)
+                           .forWorker(worker, dispatch, *spec,
+                                      resumeFrom ? std::optional(signerPem) : std::nullopt);
+        if (!release)
+            return release.error();
         reply.set_has_job(true);
         reply.set_job(dispatch.job.id);
         reply.set_attempt(dispatch.attempt);
         reply.set_run_id(dispatch.runId);
         reply.set_dataset_id(dispatch.datasetId);
-        for (const std::string& argument : core::trainerArguments(*spec))
+        for (const std::string& argument : release->trainerArguments)
             reply.add_trainer_arguments(argument);
-        for (const std::string& argument :
-             {std::string("--job-id"), std::to_string(dispatch.job.id), std::string("--run-id"),
-              dispatch.runId, std::string("--dataset-id"), dispatch.datasetId,
-              std::string("--checkpoint-kek"), kek->id})
-            reply.add_trainer_arguments(argument);
-        reply.set_sealed_keys(sealed->data(), sealed->size());
+        reply.set_sealed_keys(release->sealedKeys.data(), release->sealedKeys.size());
         reply.set_manifests_public_key_pem(shared_.platform.manifestsKey().publicKey().toPem());
-        reply.set_resume(resumeFrom.has_value());
-        reply.set_gpus(spec->resources.gpusPerNode);
-        reply.set_checkpoint_kek(kek->id);
-        reply.set_nodes(spec->resources.nodes);
-        reply.set_ranks_per_node(spec->resources.gpusPerNode > 0 ? spec->resources.gpusPerNode
-                                                                 : spec->resources.cpuRanksPerNode);
+        reply.set_resume(release->resume);
+        reply.set_gpus(release->gpusPerNode);
+        reply.set_checkpoint_kek(release->checkpointKek);
+        reply.set_nodes(release->nodes);
+        reply.set_ranks_per_node(release->ranksPerNode);
         return success();
-    }
-
-    // What the control plane checks of an uploaded checkpoint before it records it.
-    [[nodiscard]] Result<core::JobCheckpoint> verifyUpload(const core::WorkerInfo& worker,
-                                                           const core::Dispatch& dispatch,
-                                                           const trainer::CheckpointFiles& files)
-    {
-        auto signer = crypto::PublicKey::fromPem(worker.signingKeyPem);
-        if (!signer)
-            return signer.error();
-        auto kek = jobKey(shared_.platform, dispatch.job.id);
-        if (!kek)
-            return kek.error();
-        const crypto::KekResolver resolver =
-            [&kek](const std::string& id, std::uint32_t version) -> Result<const crypto::Kek*> {
-            if (id == kek->id && version == kek->version)
-                return &*kek;
-            return Error(ErrorCode::Unauthenticated,
-                         "The checkpoint is not sealed under its job's key; it was not made by "
-                         "this job's trainer.");
-        };
-        const crypto::PublicKey trusted[] = {*signer};
-        auto loaded = trainer::loadCheckpoint(files, trusted, resolver);
-        if (!loaded)
-            return loaded.error().withContext("The uploaded checkpoint does not verify");
-        const trainer::CheckpointLineage& lineage = loaded->lineage;
-        if (lineage.job != std::to_string(dispatch.job.id) || lineage.run != dispatch.runId
-            || lineage.dataset != dispatch.datasetId)
-            return Error(ErrorCode::Integrity,
-                         fmt::format("The uploaded checkpoint is of job '{}', run '{}'; this "
-                                     "attempt is job {}, run {}.",
-                                     lineage.job, lineage.run, dispatch.job.id, dispatch.runId));
-        auto sealedBytes = readWholeFile(files.sealed, shared_.options.maxCheckpointBytes);
-        if (!sealedBytes)
-            return sealedBytes.error();
-        core::JobCheckpoint record;
-        record.jobId = dispatch.job.id;
-        record.step = static_cast<std::int64_t>(lineage.step);
-        record.attempt = dispatch.attempt;
-        record.worker = worker.name;
-        record.sealedSha256 = toHex(crypto::sha256(
-            {reinterpret_cast<const std::uint8_t*>(sealedBytes->data()), sealedBytes->size()}));
-        record.plaintextSha256 = lineage.subject.sha256;
-        record.fileBase = files.sealed.stem().string();
-        record.recorded = std::chrono::duration_cast<std::chrono::seconds>(
-                              shared_.platform.clock().now().time_since_epoch())
-                              .count();
-        return record;
     }
 
     Shared& shared_;

@@ -1,4 +1,4 @@
-# Compiler settings every Sealtrain target shares (STYLE.md): warnings, hardening, sanitizers.
+# Compiler settings every Sealtrain target shares (docs/development.md, "Conventions every layer reuses"): warnings, hardening, sanitizers.
 add_library(sealtrain_compile_options INTERFACE)
 
 target_compile_options(sealtrain_compile_options INTERFACE

@@ -1,6 +1,6 @@
 // Owning handles for OpenSSL objects, for crypto/'s .cpp files only: OpenSSL types never appear
-// in a public header (STYLE.md). Each handle frees its object with OpenSSL's own free function;
-// memory BIOs come with a reader and a writer's text.
+// in a public header (docs/development.md). Each handle frees its object with OpenSSL's own free
+// function; memory BIOs come with a reader and a writer's text.
 #pragma once
 
 #include <openssl/bio.h>

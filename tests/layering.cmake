@@ -1,6 +1,7 @@
 # Checks the dependency rule of docs/architecture.md on what the sources include (the configure
 # step checks what the targets link): base/, crypto/, audit/, dataset/ and trainer/ include no Qt
-# header; core/ and api/ no Widgets or GUI header; no layer includes a header of a layer above it.
+# header; core/ and api/ no Widgets or GUI header; no layer includes a header of a layer above it;
+# api/ includes no dataset/ or trainer/ header.
 #   cmake -DSOURCE_DIR=<tree> -P layering.cmake
 # tests/layering_selftest.cmake breaks each rule in a temporary tree and checks that it is caught.
 set(failures "")
@@ -37,6 +38,8 @@ check_folder(dataset "${include_prefix}sealtrain/(audit|trainer|core|api)/"
 check_folder(trainer "${include_prefix}sealtrain/(audit|core|api)/"
     "trainer/ knows nothing of the control plane")
 check_folder(core "${include_prefix}sealtrain/(api|ctl)/" "core/ is below api/ and app/")
+check_folder(api "${include_prefix}sealtrain/(dataset|trainer)/"
+    "api/ adapts core/ to the contract; the rules and formats are core's (issue #28)")
 
 if(failures)
     message(FATAL_ERROR "Layering rule broken (docs/architecture.md):${failures}")

@@ -15,7 +15,9 @@ set(cases
     "trainer/bad.cpp|  #  include <QtCore/QObject>"
     "core/bad.cpp|#include <QWidget>"
     "core/bad.cpp|#include \"sealtrain/api/client.h\""
-    "api/bad.cpp|#include <QtWidgets/QDialog>")
+    "api/bad.cpp|#include <QtWidgets/QDialog>"
+    "api/bad.cpp|#include \"sealtrain/trainer/checkpoint.h\""
+    "api/bad.h|#include <sealtrain/dataset/manifest.h>")
 
 set(tree "${WORK_DIR}/layering-selftest")
 foreach(case IN LISTS cases)

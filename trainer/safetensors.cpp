@@ -133,9 +133,4 @@ std::vector<SafetensorsEntry> gptExportEntries(const GptConfig& config, std::spa
     return entries;
 }
 
-std::vector<SafetensorsEntry> gptExportEntries(const Gpt<float>& model)
-{
-    return gptExportEntries(model.config(), model.parameters());
-}
-
 }  // namespace sealtrain::trainer

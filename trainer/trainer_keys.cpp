@@ -311,4 +311,36 @@ Result<crypto::SecretBytes> formatTrainerKeys(std::span<const crypto::Kek* const
     return crypto::SecretBytes::fromBytes(text.bytes);
 }
 
+Result<crypto::SecretBytes> addSigningKey(std::span<const std::uint8_t> keys,
+                                          std::span<const std::uint8_t> signingKeyPem)
+{
+    auto given = parseTrainerKeys(keys);
+    if (!given)
+        return given.error();
+    if (given->signingKey)
+        return Error(ErrorCode::InvalidArgument,
+                     "The trainer keys already hold a signing key; a trainer signs with one key "
+                     "only, so hand it the keys without one.");
+    const bool keysEnd = keys.empty() || keys.back() == '\n';
+    const bool pemEnds = !signingKeyPem.empty() && signingKeyPem.back() == '\n';
+    const std::size_t size =
+        keys.size() + (keysEnd ? 0 : 1) + signingKeyPem.size() + (pemEnds ? 0 : 1);
+    auto joined = crypto::SecretBytes::allocate(size);
+    if (!joined)
+        return joined.error();
+    auto out = joined->mutableBytes().begin();
+    out = std::copy(keys.begin(), keys.end(), out);
+    if (!keysEnd)
+        *out++ = '\n';
+    out = std::copy(signingKeyPem.begin(), signingKeyPem.end(), out);
+    if (!pemEnds)
+        *out = '\n';
+    auto joinedKeys = parseTrainerKeys(joined->bytes());
+    if (!joinedKeys || !joinedKeys->signingKey)
+        return Error(ErrorCode::InvalidArgument,
+                     "The signing key is not an Ed25519 private key in PEM; enroll the worker "
+                     "again to make a new one.");
+    return joined;
+}
+
 }  // namespace sealtrain::trainer

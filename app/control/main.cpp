@@ -1,4 +1,4 @@
-// sealtrain-control: the control plane as a daemon, the one trust boundary (ARCHITECTURE.md,
+// sealtrain-control: the control plane as a daemon, the one trust boundary (docs/architecture.md,
 // docs/api.md, docs/operations/control-daemon.md). It alone unlocks the keyring, opens the
 // database and appends to the audit log; clients reach it over gRPC with TLS 1.3 and the
 // platform CA's certificates. SIGTERM or SIGINT: it stops taking calls, lets the calls in flight

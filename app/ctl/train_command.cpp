@@ -9,9 +9,8 @@
 
 #include "sealtrain/base/paths.h"
 #include "sealtrain/core/datasets.h"
+#include "sealtrain/core/key_release.h"
 #include "sealtrain/core/trainer_launcher.h"
-#include "sealtrain/trainer/checkpoint.h"
-#include "sealtrain/trainer/trainer_keys.h"
 
 #include <unistd.h>
 
@@ -20,7 +19,6 @@
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -78,15 +76,6 @@ Result<int> runTrainer(const CommandRegistry& registry, const std::string& train
     return *status == 0 ? kExitOk : kExitFailure;
 }
 
-Result<std::vector<const crypto::Kek*>> checkpointKeks(const core::DataDirectory& platform)
-{
-    auto keks = platform.usableKeks(trainer::kCheckpointsKekId);
-    if (keks.empty())
-        return Error(ErrorCode::NotFound, "The keyring has no usable 'checkpoints' KEK; add one "
-                                          "with 'sealtrainctl keyring rotate checkpoints'.");
-    return keks;
-}
-
 Result<int> launchTraining(const CommandRegistry& registry, core::DataDirectory& platform,
                            const std::string& session, const TrainOptions& options,
                            const std::vector<std::string>& trainerArguments)
@@ -98,12 +87,8 @@ Result<int> launchTraining(const CommandRegistry& registry, core::DataDirectory&
     auto trainer = findTrainer(options.launcher.trainer);
     if (!trainer)
         return trainer.error();
-    auto keks = platform.usableKeks(core::datadir::kDatasetsKekId);
-    auto forCheckpoints = checkpointKeks(platform);
-    if (!forCheckpoints)
-        return forCheckpoints.error();
-    keks.insert(keks.end(), forCheckpoints->begin(), forCheckpoints->end());
-    auto keysText = trainer::formatTrainerKeys(keks, &platform.checkpointsKey(), {});
+    // The data keys of this dataset's shards only (core/key_release.h), as a daemon's run gets.
+    auto keysText = core::KeyRelease(platform).forOwnRun(info->id);
     if (!keysText)
         return keysText.error();
 
@@ -122,30 +107,24 @@ Result<int> launchSampling(const CommandRegistry& registry, core::DataDirectory&
                            const std::string& session, const SampleOptions& options,
                            const std::vector<std::string>& samplerArguments)
 {
-    auto files = trainer::checkpointFilesFor(options.checkpoint);
-    if (!files)
-        return files.error();
-    const crypto::PublicKey platformKey = platform.checkpointsKey().publicKey();
-    auto lineage = trainer::verifyCheckpointSignature(*files, std::span(&platformKey, 1));
-    if (!lineage)
-        return lineage.error();
+    const core::KeyRelease release(platform);
+    auto checkpoint = release.checkpointAt(options.checkpoint);
+    if (!checkpoint)
+        return checkpoint.error();
     auto info =
-        platform.controlPlane().datasets().authorizeRead(session, lineage->dataset, "sample");
+        platform.controlPlane().datasets().authorizeRead(session, checkpoint->datasetId, "sample");
     if (!info)
         return info.error();
     auto trainer = findTrainer(options.launcher.trainer);
     if (!trainer)
         return trainer.error();
-    auto keks = checkpointKeks(platform);
-    if (!keks)
-        return keks.error();
-    auto keysText = trainer::formatTrainerKeys(*keks, nullptr, std::span(&platformKey, 1));
+    auto keysText = release.forSampler(*checkpoint);
     if (!keysText)
         return keysText.error();
     // What was checked here is what the trainer must read (time of check, time of use): a
     // checkpoint swapped in meanwhile, even one signed by the platform, is refused there.
-    std::vector<std::string> arguments{"--checkpoint", files->sealed.string()};
-    arguments.insert(arguments.end(), {"--expect-checkpoint-sha256", lineage->subject.sha256});
+    std::vector<std::string> arguments{"--checkpoint", checkpoint->files.sealed.string()};
+    arguments.insert(arguments.end(), {"--expect-checkpoint-sha256", checkpoint->plaintextSha256});
     arguments.insert(arguments.end(), {"--expect-dataset-id", info->id});
     arguments.insert(arguments.end(), samplerArguments.begin(), samplerArguments.end());
     return runTrainer(registry, *trainer, "sample", arguments, std::move(keysText).value());

@@ -1,4 +1,4 @@
-// sealtrain-worker: the headless agent of a GPU node (ARCHITECTURE.md, worker.h,
+// sealtrain-worker: the headless agent of a GPU node (docs/architecture.md, worker.h,
 // docs/operations/workers.md). `enroll` once with a one-time token, then `run` (as a systemd
 // service): it takes vetted, approved jobs from the control plane and runs sealtrain-train.
 #include "node_commands.h"

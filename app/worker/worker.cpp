@@ -14,6 +14,7 @@
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/crypto/secret_bytes.h"
 #include "sealtrain/crypto/signing.h"
+#include "sealtrain/trainer/trainer_keys.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -598,15 +599,10 @@ private:
         auto opened = crypto::openSealedBox(*identity_.box, a.sealedKeys);
         if (!opened)
             return opened.error().withContext("Cannot open the job's keys");
-        auto keys =
-            crypto::SecretBytes::allocate(opened->size() + 1 + identity_.signingKeyPem.size());
-        if (!keys)
-            return keys.error();
-        std::copy(opened->bytes().begin(), opened->bytes().end(), keys->mutableBytes().begin());
-        keys->mutableBytes()[opened->size()] = '\n';
-        std::copy(identity_.signingKeyPem.bytes().begin(), identity_.signingKeyPem.bytes().end(),
-                  keys->mutableBytes().begin() + static_cast<std::ptrdiff_t>(opened->size() + 1));
+        auto keys = trainer::addSigningKey(opened->bytes(), identity_.signingKeyPem.bytes());
         opened->wipe();
+        if (!keys)
+            return keys.error().withContext("Cannot hand the trainer its keys");
 
         std::vector<std::string> arguments = a.trainerArguments;
         arguments.insert(arguments.end(), {"--dataset", dataset->string(), "--dataset-signer",

@@ -14,11 +14,13 @@
 //   - SIGTERM to a worker mid-run: it stops the trainer and gives the job back at once.
 // The audit log and the checkpoints are read in-process once the daemon has stopped.
 #include "daemon_fixture.h"
+#include "sealtrain/core/key_release.h"
+#include "sealtrain/core/scheduler.h"
 #include "sealtrain/core/workers.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/signing.h"
 #include "sealtrain/trainer/checkpoint.h"
-#include "server_shared.h"  // server_internal::jobKey, internal to api/
+#include "sealtrain/trainer/trainer_keys.h"
 
 #include <QtTest/QtTest>
 #include <fmt/format.h>
@@ -29,6 +31,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -972,20 +975,36 @@ private slots:
         // The last checkpoints of the resumed job and of the uninterrupted one.
         auto platform = core::DataDirectory::open(daemon_.dataDir(), testing::daemonUnlock());
         QVERIFY2(platform, platform ? "" : platform.error().message().c_str());
+        // Read back as a sampler would get them: the recorded checkpoint, verified by core's
+        // key release against its worker's key and the audit log's digest, opened with the keys
+        // the release hands a sampler (the job's own KEK).
         const auto finalCheckpoint = [&](std::int64_t job) -> Result<trainer::LoadedCheckpoint> {
-            auto kek = api::server_internal::jobKey(**platform, job);
-            if (!kek)
-                return kek.error();
-            const crypto::KekResolver resolver =
-                [&](const std::string& id, std::uint32_t version) -> Result<const crypto::Kek*> {
-                if (id == kek->id && version == kek->version)
-                    return &*kek;
-                return Error(ErrorCode::NotFound, "not this job's key");
-            };
+            auto& plane = (*platform)->controlPlane();
+            auto recorded = plane.scheduler().checkpoints(job);
+            if (!recorded)
+                return recorded.error();
+            const auto last =
+                std::find_if(recorded->begin(), recorded->end(),
+                             [](const core::JobCheckpoint& c) { return c.step == kSteps; });
+            if (last == recorded->end())
+                return Error(ErrorCode::NotFound, "no checkpoint at the last step");
+            auto worker = plane.workers().byName(last->worker);
+            if (!worker)
+                return worker.error();
+            const core::KeyRelease release(**platform);
+            auto verified = release.jobCheckpoint(*last, worker->signingKeyPem);
+            if (!verified)
+                return verified.error();
+            auto keys = release.forSampler(*verified);
+            if (!keys)
+                return keys.error();
+            auto opened = trainer::parseTrainerKeys(keys->bytes());
+            if (!opened)
+                return opened.error();
             return trainer::loadCheckpoint(
                 trainer::checkpointFiles(
                     daemon_.dataDir() / "jobs" / std::to_string(job) / "checkpoints", kSteps),
-                signers, resolver);
+                signers, opened->resolver());
         };
         auto resumed = finalCheckpoint(killedJob_);
         QVERIFY2(resumed, resumed ? "" : resumed.error().message().c_str());

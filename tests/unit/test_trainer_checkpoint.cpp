@@ -537,6 +537,46 @@ private slots:
         QCOMPARE(keys->resolver()("datasets", 2).error().code(), ErrorCode::NotFound);
     }
 
+    // A worker adds its own signing key to the keys it was handed (trainer_keys.h,
+    // addSigningKey): the result parses with that key; a second key, or a key that is not one,
+    // is refused without being quoted.
+    void aWorkerAddsItsSigningKey()
+    {
+        const crypto::Kek job = makeKek("job-7");
+        const crypto::Kek* keks[] = {&job};
+        const crypto::SigningKey worker = makeSigningKey();
+        auto handed = formatTrainerKeys(keks, nullptr, {});
+        QVERIFY(handed.ok());
+        const std::string pem = worker.toPrivatePem().value();
+        auto keys = addSigningKey(handed->bytes(), asBytes(pem));
+        QVERIFY2(keys.ok(), keys.ok() ? "" : keys.error().message().c_str());
+        auto parsed = parseTrainerKeys(keys->bytes());
+        QVERIFY(parsed.ok() && parsed->signingKey.has_value());
+        QVERIFY(parsed->signingKey->publicKey() == worker.publicKey());
+        QVERIFY(parsed->newest("job-7")->key.equals(job.key));
+        // The handed keys without their last newline, the PEM without its own: the same keys.
+        std::string trimmedPem = pem;
+        while (trimmedPem.ends_with('\n'))
+            trimmedPem.pop_back();
+        auto trimmed =
+            addSigningKey(handed->bytes().first(handed->size() - 1), asBytes(trimmedPem));
+        QVERIFY2(trimmed.ok(), trimmed.ok() ? "" : trimmed.error().message().c_str());
+        QVERIFY(trimmed->equals(*keys));
+
+        auto twice = addSigningKey(keys->bytes(), asBytes(pem));
+        QVERIFY(!twice.ok());
+        QCOMPARE(twice.error().code(), ErrorCode::InvalidArgument);
+        const std::string notAKey =
+            "-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n";
+        auto refused = addSigningKey(handed->bytes(), asBytes(notAKey));
+        QVERIFY(!refused.ok());
+        QVERIFY(refused.error().message().find("c2VjcmV0") == std::string::npos);
+        // A public key is no signing key, although the format takes it as a trusted one.
+        auto publicOnly = addSigningKey(handed->bytes(), asBytes(worker.publicKey().toPem()));
+        QVERIFY(!publicOnly.ok());
+        QCOMPARE(publicOnly.error().code(), ErrorCode::InvalidArgument);
+    }
+
     // Data keys (the shards of one dataset) travel as their own lines and come back by object.
     void dataKeysRoundTripThroughTheHandoffFormat()
     {

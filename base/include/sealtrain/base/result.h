@@ -1,4 +1,4 @@
-// Result<T>: the error type every library boundary returns (STYLE.md), until std::expected.
+// Result<T>: every library boundary's error type (docs/development.md), until std::expected.
 //
 // An Error carries a machine-readable code and one sentence for a person: what was wrong and
 // what to do about it. Messages never contain secrets; they may be shown, logged and audited.

@@ -1,4 +1,4 @@
-// Access: who may do what (ARCHITECTURE.md, "Who uses it"). Custom roles from the permission
+// Access: who may do what (docs/operations/access-control.md). Custom roles from the permission
 // catalogue (core/permissions.h), grants of a role to a user globally or for one project,
 // time-limited break-glass grants, and the separation-of-duties rules: one table of duties that
 // no role combines and no user holds together (identity administration apart from data, jobs,

@@ -1,4 +1,4 @@
-// Training jobs (issue #16; ARCHITECTURE.md "Jobs"): the state machine
+// Training jobs (issue #16; docs/operations/scheduling.md): the state machine
 //   submitted → vetted (automatic policy) → approved (a second person) → queued → running →
 //   succeeded | failed | cancelled, with rejected (by policy or by an approver),
 // the automatic vetting against the admin's policy file, and the four-eyes rule: an approval

@@ -1,4 +1,4 @@
-// Permissions and the default roles of ARCHITECTURE.md ("Who uses it"). A role is a set of
+// Permissions and the default roles of docs/operations/access-control.md. A role is a set of
 // permissions; a grant gives a user a role globally or for one project (core/access.h).
 #pragma once
 

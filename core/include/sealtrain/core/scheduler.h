@@ -1,4 +1,4 @@
-// The scheduler (issue #16; ARCHITECTURE.md "Jobs"): approved jobs wait in a queue (state
+// The scheduler (issue #16; docs/operations/scheduling.md): approved jobs wait in a queue (state
 // `queued`, highest priority first, then oldest), a worker of the job's pool takes the next one
 // (`running`, with a new attempt number), reports metrics and checkpoints for that attempt, and
 // finishes it. A worker that stops heartbeating, or is revoked, loses its job: the job is queued

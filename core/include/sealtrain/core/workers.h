@@ -1,4 +1,4 @@
-// Workers (issue #16; ARCHITECTURE.md "sealtrain-worker"): the registry of enrolled GPU nodes.
+// Workers (issue #16; docs/operations/workers.md): the registry of enrolled GPU nodes.
 // An admin makes a one-time enrolment token for a named worker in a pool; the worker presents it
 // once with a CSR and its two public keys (Ed25519, which signs its checkpoints; X25519, to which
 // job keys are sealed) and gets a client certificate from the platform CA. From then on the

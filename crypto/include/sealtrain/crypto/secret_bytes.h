@@ -1,4 +1,4 @@
-// SecretBytes: the one type that holds key material (STYLE.md, "Ours" and KeePassXC).
+// SecretBytes: the one type that holds key material (docs/development.md; the idea is KeePassXC's).
 //
 // Its bytes live in libsodium's guarded allocation: locked out of swap, surrounded by guard
 // pages, excluded from core dumps where the kernel allows, and zeroed when freed. It can be

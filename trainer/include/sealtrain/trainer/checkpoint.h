@@ -1,4 +1,4 @@
-// Training checkpoints (ARCHITECTURE.md "Checkpoints"; bytes in docs/formats/checkpoint.md):
+// Training checkpoints (docs/architecture.md, "The trainer"; bytes in docs/formats/checkpoint.md):
 //
 //   plaintext  a safetensors file: the model's tensors under GPT-2 names, AdamW's two moments
 //              under "optimizer.m." / "optimizer.v." + the same names, and in __metadata__ the

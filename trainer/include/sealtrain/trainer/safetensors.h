@@ -35,9 +35,14 @@ encodeSafetensors(std::span<const SafetensorsEntry> entries,
 // The model's parameters under GPT2Model's names and shapes (ParameterLayout), with wte cut to
 // vocabSize rows: what Hugging Face's GPT2Model.load_state_dict takes (after transposing
 // nothing: Conv1D stores (in, out) as we do). The spans point into `model`.
-[[nodiscard]] std::vector<SafetensorsEntry> gptExportEntries(const Gpt<float>& model);
 // The same for a span in the model's layout (its gradients, AdamW's moments).
 [[nodiscard]] std::vector<SafetensorsEntry> gptExportEntries(const GptConfig& config,
                                                              std::span<const float> flat);
+// Inline, so that the formats library (sealtrain_trainer_formats, which the control plane links)
+// needs none of the model's code: only a caller that holds a model instantiates it.
+[[nodiscard]] inline std::vector<SafetensorsEntry> gptExportEntries(const Gpt<float>& model)
+{
+    return gptExportEntries(model.config(), model.parameters());
+}
 
 }  // namespace sealtrain::trainer

@@ -59,4 +59,11 @@ formatTrainerKeys(std::span<const crypto::Kek* const> keks, const crypto::Signin
                   std::span<const crypto::PublicKey> trusted,
                   std::span<const DataKey> dataKeys = {});
 
+// `keys` (handoff text that holds no signing key) with `signingKeyPem` (an Ed25519 private key,
+// PKCS#8 PEM) added as its signing key: what a worker hands its trainer, so that its checkpoints
+// are signed with the worker's enrolled key. InvalidArgument, quoting neither, when `keys` is not
+// the format or already holds a signing key, or `signingKeyPem` is not such a key.
+[[nodiscard]] Result<crypto::SecretBytes>
+addSigningKey(std::span<const std::uint8_t> keys, std::span<const std::uint8_t> signingKeyPem);
+
 }  // namespace sealtrain::trainer

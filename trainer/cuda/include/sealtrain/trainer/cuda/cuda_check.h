@@ -1,5 +1,5 @@
-// Checking every CUDA runtime call (STYLE.md): the first error wins, with file and line, and is
-// never swallowed. Host code calls SEALTRAIN_CUDA_CHECK(expr); a failure throws CudaError,
+// Checking every CUDA runtime call (docs/development.md): the first error wins, with file and line,
+// and is never swallowed. Host code calls SEALTRAIN_CUDA_CHECK(expr); a failure throws CudaError,
 // which the backend turns into a Result at its boundary.
 #pragma once
 

@@ -1,0 +1,118 @@
+// The key release (issue #28): the one place that decides what any trainer receives and accepts
+// what comes back, for the control plane's own runs, for a worker's job and for sampling. Every
+// caller runs the audited check of core first (Datasets::authorizeRead, Jobs::start,
+// Scheduler::take) and asks here only once it passed; what is handed over is then exactly:
+//
+//   own run    the data keys of the dataset's shards (the datasets KEK never leaves), the
+//              usable `checkpoints` KEKs and the checkpoints signing key
+//   worker     the data keys of the job's dataset and the job's own KEK ("job-<id>"), sealed to
+//              the worker's X25519 key; when it resumes, the signer of the newest checkpoint
+//   sampler    the KEK that opens one verified checkpoint and its signer's public key; nothing
+//              of the dataset
+//
+// and a worker's upload is recorded only when it is signed by that worker's enrolled key, sealed
+// under its job's key, and of that job, run and dataset. The bytes are those of
+// docs/formats/trainer-keys.md and docs/formats/checkpoint.md; the types here are core's, so an
+// adapter (api/, app/) needs no trainer/ or dataset/ header.
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/crypto/secret_bytes.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sealtrain::core {
+
+class DataDirectory;
+struct Dispatch;
+struct JobCheckpoint;
+struct JobSpec;
+struct WorkerInfo;
+
+// A checkpoint's two files: the sealed plaintext and its DSSE envelope.
+struct CheckpointPaths {
+    std::filesystem::path sealed;
+    std::filesystem::path envelope;
+    std::uint64_t step = 0;
+};
+
+// A checkpoint whose signature verified, and what it says of itself.
+struct VerifiedCheckpoint {
+    CheckpointPaths files;
+    std::string plaintextSha256;  // hex, the signed statement's subject
+    std::string datasetId;        // the lineage's dataset: sampling needs its read release
+    std::int64_t job = 0;         // 0: a run of the control plane's own trainer
+    std::string signerPem;        // the worker's signing key, for a job's checkpoint
+};
+
+// What a worker is handed for one attempt (Workers.TakeJob).
+struct WorkerRelease {
+    std::vector<std::uint8_t> sealedKeys;       // the trainer-keys text sealed to the worker
+    std::string checkpointKek;                  // "job-<id>"
+    std::vector<std::string> trainerArguments;  // the spec's, then the job's, run's and dataset's
+    std::int64_t nodes = 1;
+    std::int64_t gpusPerNode = 0;
+    std::int64_t ranksPerNode = 1;
+    bool resume = false;
+};
+
+class KeyRelease final {
+public:
+    // `platform` must outlive this object.
+    explicit KeyRelease(DataDirectory& platform);
+
+    // The keys of a run of the control plane's own trainer on `datasetId` (its release already
+    // authorised): NotFound, saying what to do, when no `checkpoints` KEK is usable.
+    [[nodiscard]] Result<crypto::SecretBytes> forOwnRun(const std::string& datasetId) const;
+
+    // The keys of one dispatch, sealed to `worker`; `resumeSignerPem` is the signer of the
+    // checkpoint it resumes from (the worker that wrote it), or none for a fresh start.
+    [[nodiscard]] Result<WorkerRelease>
+    forWorker(const WorkerInfo& worker, const Dispatch& dispatch, const JobSpec& spec,
+              const std::optional<std::string>& resumeSignerPem) const;
+
+    // The checkpoint at `path` (either of its files), signed by the platform's checkpoints key.
+    [[nodiscard]] Result<VerifiedCheckpoint> checkpointAt(const std::filesystem::path& path) const;
+    // The checkpoint `step` of the control plane's own run `runId` (0: its newest), verified.
+    // InvalidArgument for a run id that is not one; NotFound, saying which, when there is none.
+    [[nodiscard]] Result<VerifiedCheckpoint> runCheckpoint(const std::string& runId,
+                                                           std::uint64_t step) const;
+    // A job's recorded checkpoint, signed by `signerPem` (the worker that uploaded it) and with
+    // the plaintext the audit log records; Integrity when the files are not that checkpoint.
+    [[nodiscard]] Result<VerifiedCheckpoint> jobCheckpoint(const JobCheckpoint& recorded,
+                                                           const std::string& signerPem) const;
+    // The keys a sampler gets for `checkpoint` (its dataset's release already authorised).
+    [[nodiscard]] Result<crypto::SecretBytes>
+    forSampler(const VerifiedCheckpoint& checkpoint) const;
+
+    // The files of job `job`'s checkpoint at `step` in the data directory.
+    [[nodiscard]] CheckpointPaths jobCheckpointFiles(std::int64_t job, std::int64_t step) const;
+    // How many checkpoints the run `runId` wrote (0 when it wrote none or its folder is gone).
+    [[nodiscard]] std::size_t runCheckpointCount(const std::string& runId) const;
+    // The folder a new run of the control plane's own trainer writes to.
+    [[nodiscard]] std::filesystem::path runFolder(const std::string& runId) const;
+
+    // An uploaded checkpoint: `received` names one of its two files (as the trainer named them);
+    // InvalidArgument unless both are there. Then verifyUpload decides whether it is accepted,
+    // and keepUpload moves it into its job's folder once the record is (Scheduler's `keep`).
+    [[nodiscard]] Result<CheckpointPaths>
+    uploadedCheckpoint(const std::filesystem::path& received) const;
+    [[nodiscard]] Result<JobCheckpoint> verifyUpload(const WorkerInfo& worker,
+                                                     const Dispatch& dispatch,
+                                                     const CheckpointPaths& upload,
+                                                     std::uint64_t maxBytes) const;
+    [[nodiscard]] Result<void> keepUpload(std::int64_t job, const CheckpointPaths& upload) const;
+
+private:
+    DataDirectory& platform_;
+};
+
+// Whether `id` is a run id the trainer writes ([A-Za-z0-9._-]{1,64}).
+[[nodiscard]] bool isValidRunId(std::string_view id);
+
+}  // namespace sealtrain::core
