@@ -1,6 +1,8 @@
 # sealtrain-control, the daemon that holds every key, loads no MPI, BLAS or OpenMP library
 # (issue #28): they are the trainer's, and the control plane links only the formats it shares
-# with it. Reads what the dynamic loader would load (ldd), so a link through any library counts.
+# with it. Reads what the dynamic loader would load (ldd): Debian's GCC links --as-needed, so this
+# catches a daemon that uses the trainer's code, however it came to link it; a link alone is the
+# configure step's to refuse (sealtrain_forbid_links_transitive).
 #   cmake -DCONTROL=<path to sealtrain-control> -P control_links.cmake
 execute_process(COMMAND ldd "${CONTROL}" RESULT_VARIABLE result OUTPUT_VARIABLE libraries
                 ERROR_VARIABLE error)
