@@ -47,7 +47,6 @@ struct JobRow {
 
 // Someone other than the submitter approved exactly the current spec.
 [[nodiscard]] bool approvedAsIs(const JobRow& job);
-[[nodiscard]] bool isEnded(JobState state);
 [[nodiscard]] Error wrongState(const JobInfo& job, const std::string& action);
 
 // Job `id` when `caller` may see it (job.submit or job.approve in its project), else denied.

@@ -7,6 +7,7 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/datasets.h"
+#include "sealtrain/core/job_states.h"
 #include "sealtrain/core/permissions.h"
 
 #include <fmt/format.h>
@@ -22,7 +23,6 @@ namespace {
 using Json = nlohmann::json;
 
 using internal::fromMilli;
-using internal::isEnded;
 using internal::jobRequest;
 using internal::JobRow;
 using internal::loadJob;
@@ -172,12 +172,6 @@ bool approvedAsIs(const JobRow& job)
 {
     return !job.info.approver.empty() && job.info.approver != job.info.submitter
            && job.approvedHash == job.specHash;
-}
-
-bool isEnded(JobState state)
-{
-    return state == JobState::Succeeded || state == JobState::Failed || state == JobState::Cancelled
-           || state == JobState::Rejected;
 }
 
 Error wrongState(const JobInfo& job, const std::string& action)
@@ -409,7 +403,7 @@ Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id, const Re
                     return denied(fmt::format("Only the submitter may edit job {}; submit your own "
                                               "instead.",
                                               id));
-                if (job->info.state == JobState::Running || isEnded(job->info.state))
+                if (!jobMayMove(job->info.state, JobState::Vetted, JobMover::Submitter, "job.edit"))
                     return wrongState(job->info, "edited");
                 if (!spec)
                     return spec.error();
@@ -461,8 +455,9 @@ Result<JobInfo> Jobs::vet(const std::string& session, std::int64_t id)
                 const bool rejectedByPolicy = job->info.state == JobState::Rejected
                                               && job->info.approver.empty()
                                               && job->info.reason == "rejected by policy";
-                if (job->info.state != JobState::Submitted && job->info.state != JobState::Vetted
-                    && !rejectedByPolicy)
+                if (!jobMayMove(job->info.state, JobState::Vetted, JobMover::SubmitterOrApprover,
+                                "job.vet")
+                    || (job->info.state == JobState::Rejected && !rejectedByPolicy))
                     return wrongState(job->info, "vetted again");
                 auto spec = parseJobSpec(job->info.specJson, kJobSpecCeiling);
                 if (!spec)
@@ -509,7 +504,8 @@ Result<JobInfo> Jobs::approve(const std::string& session, std::int64_t id,
                         "(SHA-256 "
                         "{}); review the current spec with 'job show {}' and approve that.",
                         id, job->info.specSha256, id));
-                if (job->info.state != JobState::Vetted)
+                if (!jobMayMove(job->info.state, JobState::Approved, JobMover::Approver,
+                                "job.approve"))
                     return wrongState(job->info, "approved (only a vetted job can be)");
                 return database_.run(
                     "UPDATE jobs SET state = ?, approver = ?, approved_hash = spec_hash, "
@@ -534,8 +530,8 @@ Result<JobInfo> Jobs::reject(const std::string& session, std::int64_t id, const 
                 if (job->submitterId == caller.userId)
                     return denied("Nobody may decide on their own job; ask another approver, or "
                                   "cancel it.");
-                if (job->info.state != JobState::Vetted && job->info.state != JobState::Approved
-                    && job->info.state != JobState::Queued)
+                if (!jobMayMove(job->info.state, JobState::Rejected, JobMover::Approver,
+                                "job.reject"))
                     return wrongState(job->info, "rejected");
                 return database_.run(
                     "UPDATE jobs SET state = ?, approver = ?, approved_hash = NULL, reason = ?, "
@@ -563,7 +559,8 @@ Result<JobInfo> Jobs::cancel(const std::string& session, std::int64_t id, const 
                     && !gate_.holds(caller, permission::kJobApprove, job->info.project))
                     return denied("Only the submitter or an approver may cancel job "
                                   + std::to_string(id) + ".");
-                if (isEnded(job->info.state))
+                if (!jobMayMove(job->info.state, JobState::Cancelled, JobMover::SubmitterOrApprover,
+                                "job.cancel"))
                     return wrongState(job->info, "cancelled");
                 return database_.run(
                     "UPDATE jobs SET state = ?, reason = ?, updated = ? WHERE id = ?",
@@ -628,8 +625,8 @@ Result<JobInfo> Jobs::start(std::int64_t id)
                 auto job = loadJob(database_, id);
                 if (!job)
                     return job.error();
-                const bool waiting =
-                    job->info.state == JobState::Approved || job->info.state == JobState::Queued;
+                const bool waiting = jobMayMove(job->info.state, JobState::Running,
+                                                JobMover::ControlPlane, "job.start");
                 if (!waiting || !internal::approvedAsIs(*job)) {
                     draft.outcome = audit::Outcome::Denied;
                     draft.reason = "not approved as it is";
@@ -664,7 +661,8 @@ Result<JobInfo> Jobs::finish(std::int64_t id, bool succeeded, double gpuHoursUse
                 auto job = loadJob(database_, id);
                 if (!job)
                     return job.error();
-                if (job->info.state != JobState::Running)
+                const JobState ended = succeeded ? JobState::Succeeded : JobState::Failed;
+                if (!jobMayMove(job->info.state, ended, JobMover::ControlPlane, "job.finish"))
                     return wrongState(job->info, "finished (it is not running)");
                 if (job->workerId != 0)
                     return wrongState(job->info, "finished here (it runs on worker '"
@@ -675,8 +673,8 @@ Result<JobInfo> Jobs::finish(std::int64_t id, bool succeeded, double gpuHoursUse
                 return database_.run(
                     "UPDATE jobs SET state = ?, gpu_millihours_used = gpu_millihours_earlier + ?, "
                     "reason = ?, finished = ?, updated = ? WHERE id = ?",
-                    {jobStateName(succeeded ? JobState::Succeeded : JobState::Failed),
-                     toMilli(gpuHoursUsed), reason, gate_.now(), gate_.now(), id});
+                    {jobStateName(ended), toMilli(gpuHoursUsed), reason, gate_.now(), gate_.now(),
+                     id});
             });
         !done)
         return done.error();

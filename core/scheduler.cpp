@@ -8,6 +8,7 @@
 #include "job_rows.h"
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/job_spec.h"
+#include "sealtrain/core/job_states.h"
 #include "sealtrain/core/permissions.h"
 
 #include <fmt/format.h>
@@ -127,6 +128,18 @@ constexpr std::string_view kCheckpointColumns =
     "c.job_id, c.step, c.attempt, w.name, c.sealed_sha256, c.plaintext_sha256, c.file_base, "
     "c.recorded FROM job_checkpoints c JOIN workers w ON w.id = c.worker_id";
 
+// A change the control plane makes with an UPDATE that names the state it moves from, checked
+// against the state machine (job_states.h) all the same.
+Result<void> movable(JobState from, JobState to, std::string_view action)
+{
+    if (jobMayMove(from, to, JobMover::ControlPlane, action))
+        return success();
+    return Error(ErrorCode::Internal,
+                 fmt::format("The job state machine does not let the control plane move a job "
+                             "from {} to {} ({}); report this as a bug.",
+                             jobStateName(from), jobStateName(to), action));
+}
+
 }  // namespace
 
 Scheduler::Scheduler(AuditedTransactions& gate, const JobPolicy& policy)
@@ -152,7 +165,8 @@ Result<JobInfo> Scheduler::enqueue(std::int64_t jobId)
                 auto job = loadJob(database_, jobId);
                 if (!job)
                     return job.error();
-                if (job->info.state != JobState::Approved)
+                if (!jobMayMove(job->info.state, JobState::Queued, JobMover::ControlPlane,
+                                "job.queue"))
                     return internal::wrongState(job->info, "queued (only an approved job can be)");
                 if (!internal::approvedAsIs(*job)) {
                     draft.outcome = audit::Outcome::Denied;
@@ -291,6 +305,7 @@ Result<void> Scheduler::failForBudget(std::int64_t jobId, std::int64_t usedMilli
             draft.details.push_back(
                 audit::textDetail("gpu_hours_budget", fmt::format("{:.3f}", budgetHours)));
             draft.details.push_back(audit::textDetail("state", jobStateName(JobState::Failed)));
+            SEALTRAIN_TRY(movable(JobState::Queued, JobState::Failed, "job.dispatch"));
             return database_.run(
                 "UPDATE jobs SET state = ?, reason = ?, updated = ? WHERE id = ? AND state = ?",
                 {jobStateName(JobState::Failed), "project budget exhausted", gate_.now(), jobId,
@@ -310,7 +325,9 @@ Result<std::optional<Dispatch>> Scheduler::dispatch(const WorkerInfo& worker, st
             if (!job)
                 return job.error();
             // Nothing runs without a second person's approval of the current spec.
-            if (job->info.state != JobState::Queued || !internal::approvedAsIs(*job)) {
+            if (!jobMayMove(job->info.state, JobState::Running, JobMover::ControlPlane,
+                            "job.dispatch")
+                || !internal::approvedAsIs(*job)) {
                 draft.outcome = audit::Outcome::Denied;
                 draft.reason = "not approved as it is";
                 return success();
@@ -443,6 +460,7 @@ Result<void> Scheduler::stopForLimit(std::int64_t jobId, std::int64_t attempt,
             draft.details.push_back(audit::textDetail("state", jobStateName(JobState::Failed)));
             // The attempt stays open (finished NULL): the worker's finish still accounts the
             // hours it used since its last report.
+            SEALTRAIN_TRY(movable(JobState::Running, JobState::Failed, "job.finish"));
             return database_.run(
                 "UPDATE jobs SET state = ?, reason = ?, updated = ? WHERE id = ? AND attempt = ? "
                 "AND state = ?",
@@ -570,6 +588,9 @@ Result<JobInfo> Scheduler::finish(const WorkerInfo& worker, std::int64_t jobId,
                 const JobState state = running
                                            ? (succeeded ? JobState::Succeeded : JobState::Failed)
                                            : job->info.state;
+                if (running
+                    && !jobMayMove(JobState::Running, state, JobMover::Worker, "job.finish"))
+                    return internal::wrongState(job->info, "finished by its worker");
                 draft.details.push_back(
                     audit::textDetail("gpu_hours", fmt::format("{:.3f}", fromMilli(used))));
                 draft.details.push_back(audit::textDetail("state", jobStateName(state)));
@@ -607,6 +628,7 @@ Result<std::vector<std::int64_t>> Scheduler::releaseWorker(std::int64_t workerId
                 const bool exhausted = restarts > job.info.maxRestarts;
                 draft.details.push_back(audit::textDetail("restarts", std::to_string(restarts)));
                 const JobState state = exhausted ? JobState::Failed : JobState::Queued;
+                SEALTRAIN_TRY(movable(JobState::Running, state, "job.requeue"));
                 draft.details.push_back(audit::textDetail("state", jobStateName(state)));
                 const std::int64_t now = gate_.now();
                 // The attempt number stays: the next dispatch makes the next one, and every

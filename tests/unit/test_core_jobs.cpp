@@ -5,6 +5,7 @@
 // unapproved job, running after an edit, a phi dataset on a pool that may not see it, a budget
 // exceeded.
 #include "core_fixture.h"
+#include "jobs_world.h"
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/job_spec.h"
@@ -42,74 +43,8 @@ using testing::secret;
 
 namespace {
 
-constexpr const char* kPassword = "a long enough passphrase";
-
-// A spec for dataset `dataset` on pool `pool`, with `extra` fields spliced in at the top level.
-std::string spec(const std::string& name, const std::string& dataset, const std::string& pool,
-                 const std::string& extra = "")
-{
-    return R"({"spec_version": 1, "name": ")" + name + R"(", "project": "demo", "dataset": ")"
-           + dataset + R"(", "model": {"layers": 2, "heads": 2, "width": 32, "context": 16},
-        "schedule": {"steps": 10, "batch": 2}, "resources": {"pool": ")"
-           + pool + R"("})" + extra + "}";
-}
-
-struct World {
-    testing::ControlPlaneFixture t;
-    std::map<std::string, std::string> uris;
-    std::map<std::string, std::string> sessions;
-    crypto::Kek kek{"datasets", 1, crypto::SecretBytes::random(32).value()};
-
-    World()
-    {
-        uris["alice"] = t.plane->identity().init("alice", secret(kPassword))->otpauthUri;
-        const std::string admin = session("alice");
-        for (const auto& [user, role] : std::map<std::string, std::string>{{"sam", "steward"},
-                                                                           {"eve", "engineer"},
-                                                                           {"ann", "approver"},
-                                                                           {"rita", "auditor"},
-                                                                           {"ivy", "engineer"}}) {
-            uris[user] =
-                testing::enrolUser(t.plane->identity(), admin, user, secret(kPassword))->otpauthUri;
-            if (!t.plane->access().grantRole(admin, user, role, "").ok())
-                qFatal("cannot grant %s", role.c_str());
-        }
-        // ivy both submits and approves: the four-eyes rule, not her roles, stops her approving
-        // her own job.
-        if (!t.plane->access().grantRole(admin, "ivy", "approver", "").ok())
-            qFatal("cannot grant approver to ivy");
-        // Two datasets eve may read: internal notes and phi records.
-        testing::importTextDataset(t, session("sam"), "notes", "internal",
-                                   "first note\n\nsecond note\n", kek);
-        testing::importTextDataset(t, session("sam"), "records", "phi",
-                                   "patient one\n\npatient two\n", kek);
-        for (const std::string name : {"notes", "records"}) {
-            for (const char* reader : {"eve", "ivy"}) {
-                if (!t.plane->datasets().grantRead(session("sam"), name, reader).ok())
-                    qFatal("cannot grant %s", name.c_str());
-            }
-        }
-    }
-
-    const std::string& session(const std::string& user)
-    {
-        if (sessions.count(user) == 0)
-            sessions[user] = t.signIn(user, kPassword, uris[user]);
-        return sessions[user];
-    }
-
-    [[nodiscard]] core::Jobs& jobs() const { return t.plane->jobs(); }
-
-    // A second version of `name` with other records, readable by eve.
-    bool importNewVersion(const std::string& name)
-    {
-        testing::importTextDataset(t, session("sam"), name, "internal",
-                                   "a third note\n\na fourth note\n", kek);
-        return t.plane->datasets().grantRead(session("sam"), name, "eve").ok();
-    }
-
-    [[nodiscard]] audit::Entry last() const { return t.lastEntry(); }
-};
+using testing::spec;
+using World = testing::JobsWorld;
 
 // `result` failed with one sentence, and the newest audit entry records the refusal.
 template <typename T>
