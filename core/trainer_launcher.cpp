@@ -1,15 +1,14 @@
-// The trainer's process: two pipes (keys in, output back) and a third for a prompt, posix_spawn
-// with exactly those descriptors inherited, the keys written with an EINTR-safe loop, the output
-// relayed by line.
+// The trainer's process: two pipes (keys in, output back) and a third for a prompt, started with
+// exactly those descriptors (base/child_process.h), the keys written with an EINTR-safe loop, the
+// output relayed by line.
 #include "sealtrain/core/trainer_launcher.h"
+
+#include "sealtrain/base/child_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -18,8 +17,6 @@
 #include <optional>
 #include <span>
 #include <thread>
-
-extern char** environ;
 
 namespace sealtrain::core {
 namespace {
@@ -98,28 +95,6 @@ std::thread writeInput(Descriptor& inputWrite, const std::optional<std::string>&
     });
 }
 
-// Reads `fd` to its end, passing on each complete line, then what is left.
-void relayLines(int fd, const std::function<void(std::string_view)>& onOutput)
-{
-    std::string pending;
-    std::array<char, 4096> buffer{};
-    for (;;) {
-        const ssize_t got = ::read(fd, buffer.data(), buffer.size());
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        pending.append(buffer.data(), static_cast<std::size_t>(got));
-        for (auto newline = pending.find('\n'); newline != std::string::npos;
-             newline = pending.find('\n')) {
-            onOutput(std::string_view(pending).substr(0, newline + 1));
-            pending.erase(0, newline + 1);
-        }
-    }
-    if (!pending.empty())
-        onOutput(pending);
-}
-
 }  // namespace
 
 Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
@@ -139,70 +114,29 @@ Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
     // In the child the keys are on descriptor 3 and the metrics on 4; nothing else above 2.
     constexpr int kChildKeys = 3;
     constexpr int kChildMetrics = 4;
-    std::vector<std::string> argvText{launch.executable, launch.subcommand, "--keys-fd",
-                                      std::to_string(kChildKeys)};
+    ChildLaunch child;
+    child.argv = {launch.executable, launch.subcommand, "--keys-fd", std::to_string(kChildKeys)};
     if (metrics) {
-        argvText.emplace_back("--metrics-fd");
-        argvText.push_back(std::to_string(kChildMetrics));
+        child.argv.emplace_back("--metrics-fd");
+        child.argv.push_back(std::to_string(kChildMetrics));
     }
-    argvText.insert(argvText.end(), launch.arguments.begin(), launch.arguments.end());
-    std::vector<char*> argv;
-    argv.reserve(argvText.size() + 1);
-    for (auto& argument : argvText)
-        argv.push_back(argument.data());
-    argv.push_back(nullptr);
-
-    // The child gets exactly its two ends and closes every other descriptor the launcher holds
-    // without close-on-exec (a daemon's sockets, a library's files); it reads /dev/null on
-    // standard input whatever the launcher's is (the daemon's was its passphrase file); and it
-    // starts with an empty signal mask and default handlers: the daemon blocks SIGTERM for its
-    // sigwait and gRPC ignores SIGPIPE, and neither may reach a trainer or a sampler that must
-    // stop when told. The output end is moved off descriptor 3 first, so that the first dup2
-    // can not overwrite the second's source.
-    if (outputWrite.fd == kChildKeys) {
-        const int moved = ::fcntl(outputWrite.fd, F_DUPFD_CLOEXEC, kChildMetrics + 1);
-        if (moved < 0)
-            return Error(ErrorCode::Io, "Cannot set up the trainer's descriptors; check the "
-                                        "process limits.");
-        outputWrite.reset();
-        outputWrite.fd = moved;
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    if (launch.input)
-        posix_spawn_file_actions_adddup2(&actions, inputRead.fd, STDIN_FILENO);
-    else
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, keysRead.fd, kChildKeys);
-    posix_spawn_file_actions_adddup2(&actions, outputWrite.fd,
-                                     metrics ? kChildMetrics : STDOUT_FILENO);
-    posix_spawn_file_actions_addclosefrom_np(&actions,
-                                             metrics ? kChildMetrics + 1 : kChildKeys + 1);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    sigset_t defaults;
-    sigemptyset(&defaults);
-    for (const int signal : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD})
-        sigaddset(&defaults, signal);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setflags(&attributes,
-                             static_cast<short>(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
-    pid_t child = 0;
-    const int spawned =
-        ::posix_spawn(&child, argvText[0].c_str(), &actions, &attributes, argv.data(), environ);
-    posix_spawnattr_destroy(&attributes);
-    posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0)
-        return Error(ErrorCode::Io, "Cannot start '" + argvText[0] + "': " + std::strerror(spawned)
-                                        + "; check the path.");
+    child.argv.insert(child.argv.end(), launch.arguments.begin(), launch.arguments.end());
+    // The child gets exactly its keys, its output end and, for a prompt, its standard input
+    // (base/child_process.h: nothing else, /dev/null otherwise, a clean signal state): the
+    // daemon's standard input was its passphrase file, it blocks SIGTERM for its sigwait and
+    // gRPC ignores SIGPIPE, and none of it may reach a trainer or a sampler.
+    child.standardInput = launch.input ? inputRead.fd : -1;
+    child.descriptors = {{keysRead.fd, kChildKeys},
+                         {outputWrite.fd, metrics ? kChildMetrics : STDOUT_FILENO}};
+    auto started = spawnChild(child);
+    if (!started)
+        return started.error();
+    const pid_t pid = *started;
     keysRead.reset();
     outputWrite.reset();
     inputRead.reset();
     if (launch.onStarted)
-        launch.onStarted(static_cast<int>(child));
+        launch.onStarted(static_cast<int>(pid));
 
     // The watcher may kill the child only while it is not yet reaped: `done` is set, under the
     // lock, before waitpid, so a reused process id is never signalled.
@@ -219,7 +153,7 @@ Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
                     break;
                 stopped = launch.stopReason();
                 if (stopped)
-                    ::kill(child, SIGKILL);
+                    ::kill(pid, SIGKILL);
             }
         });
     }
@@ -236,19 +170,13 @@ Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
         changed.notify_all();
         watcher.join();
     }
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+    auto status = waitChild(pid, "The trainer",
+                            "its checkpoints so far are intact, so resume with --resume latest.");
     if (stopped)
         return Error(ErrorCode::ResourceExhausted, *stopped);
-    if (!handed && !(WIFEXITED(status) && WEXITSTATUS(status) != 0))
+    if (!handed && !(status && *status != 0))
         return handed.error();
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    return Error(ErrorCode::Internal, "The trainer was killed by signal "
-                                          + std::to_string(WTERMSIG(status))
-                                          + "; its checkpoints so far are intact, so resume "
-                                            "with --resume latest.");
+    return status;
 }
 
 }  // namespace sealtrain::core

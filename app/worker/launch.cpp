@@ -1,6 +1,7 @@
 // The trainer launchers of a worker (launch.h).
 #include "launch.h"
 
+#include "sealtrain/base/child_process.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/trainer_launcher.h"
 
@@ -8,7 +9,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,8 +20,6 @@
 #include <fstream>
 #include <mutex>
 #include <thread>
-
-extern char** environ;
 
 namespace sealtrain::worker {
 namespace {
@@ -86,70 +84,37 @@ Result<std::filesystem::path> makeFifo(const std::filesystem::path& path)
     return path;
 }
 
-// Starts `argv` with its standard output on a pipe; returns the pid and the pipe's read end.
+// Starts `argv` (a name on PATH) with its standard output on a pipe and nothing else of ours
+// (base/child_process.h); returns the pid and the pipe's read end.
 Result<std::pair<pid_t, int>> spawnReading(const std::vector<std::string>& argv)
 {
     int fds[2] = {-1, -1};
     if (::pipe2(fds, O_CLOEXEC) != 0)
         return Error(ErrorCode::Io, "Cannot make a pipe for the launcher; check the process "
                                     "limits.");
-    std::vector<std::string> text = argv;
-    std::vector<char*> args;
-    args.reserve(text.size() + 1);
-    for (auto& word : text)
-        args.push_back(word.data());
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    pid_t child = 0;
-    const int spawned =
-        ::posix_spawnp(&child, text[0].c_str(), &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
+    ChildLaunch launch;
+    launch.argv = argv;
+    launch.searchPath = true;
+    launch.descriptors = {{fds[1], STDOUT_FILENO}};
+    auto started = spawnChild(launch);
     ::close(fds[1]);
-    if (spawned != 0) {
+    if (!started) {
         ::close(fds[0]);
-        return Error(ErrorCode::Io, fmt::format("Cannot start '{}': {}; check that it is "
-                                                "installed and on the PATH.",
-                                                text[0], std::strerror(spawned)));
+        return started.error();
     }
-    return std::pair{child, fds[0]};
+    return std::pair{*started, fds[0]};
 }
 
-// Passes each complete line read from `fd` to `onLine` (the rest at the end), then closes it.
+// Passes each line of `fd` to `onLine` (base/child_process.h), then closes it.
 void relay(int fd, const std::function<void(std::string_view)>& onLine)
 {
-    std::string pending;
-    std::array<char, 4096> buffer{};
-    for (;;) {
-        const ssize_t got = ::read(fd, buffer.data(), buffer.size());
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        pending.append(buffer.data(), static_cast<std::size_t>(got));
-        for (auto newline = pending.find('\n'); newline != std::string::npos;
-             newline = pending.find('\n')) {
-            onLine(std::string_view(pending).substr(0, newline + 1));
-            pending.erase(0, newline + 1);
-        }
-    }
-    if (!pending.empty())
-        onLine(pending);
+    relayLines(fd, onLine);
     ::close(fd);
 }
 
 Result<int> waitFor(pid_t child, const std::string& what)
 {
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    return Error(ErrorCode::Internal, fmt::format("{} was killed by signal {}; the job's "
-                                                  "verified checkpoints are kept.",
-                                                  what, WTERMSIG(status)));
+    return waitChild(child, what, "the job's verified checkpoints are kept.");
 }
 
 // mpirun -np R on this node: rank i reads its keys from keys.<i> (a FIFO), rank 0 writes the
