@@ -39,7 +39,6 @@ private slots:
 };
 
 using namespace sealtrain;
-using testing::secret;
 
 namespace {
 
