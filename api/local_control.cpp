@@ -1,0 +1,181 @@
+// Starting and stopping the workstation's sealtrain-control (local_control.h).
+#include "sealtrain/api/local_control.h"
+
+#include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/child_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <span>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+namespace sealtrain::api {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr auto kPoll = 100ms;
+
+// The run folder, made 0700 when missing; refused when it is not this user's alone.
+Result<void> privateFolder(const std::filesystem::path& folder)
+{
+    std::error_code ec;
+    if (std::filesystem::create_directories(folder, ec))
+        std::filesystem::permissions(folder, std::filesystem::perms::owner_all, ec);
+    struct stat info {};
+    if (ec || ::stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+        return Error(ErrorCode::Io, "Cannot make the folder '" + folder.string()
+                                        + "' for the control plane's socket; check its parent.");
+    if (info.st_uid != ::geteuid() || (info.st_mode & (S_IRWXG | S_IRWXO)) != 0)
+        return Error(ErrorCode::PermissionDenied,
+                     "The folder '" + folder.string()
+                         + "' for the control plane's socket is not yours alone; use a folder "
+                           "with mode 0700 that you own.");
+    return success();
+}
+
+// Whether `pid` has ended (reaped here), without waiting; its status in `status`.
+bool ended(pid_t pid, int& status)
+{
+    pid_t got = 0;
+    while ((got = ::waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR) {
+    }
+    return got == pid || got < 0;
+}
+
+}  // namespace
+
+LocalControlPlane::LocalControlPlane(pid_t pid, std::string endpoint)
+    : pid_(pid)
+    , endpoint_(std::move(endpoint))
+{
+}
+
+LocalControlPlane::LocalControlPlane(LocalControlPlane&& other) noexcept
+    : pid_(std::exchange(other.pid_, 0))
+    , endpoint_(std::move(other.endpoint_))
+{
+}
+
+LocalControlPlane::~LocalControlPlane()
+{
+    (void)stop();
+}
+
+Result<LocalControlPlane> LocalControlPlane::start(const LocalControlOptions& options,
+                                                   crypto::SecretBytes passphrase)
+{
+    SEALTRAIN_TRY(privateFolder(options.runFolder));
+    const auto socket = options.runFolder / "control.sock";
+    const auto ready = options.runFolder / "ready.json";
+    std::error_code ignored;
+    std::filesystem::remove(ready, ignored);  // a previous run's, which a crash left behind
+
+    int fds[2] = {-1, -1};
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        return Error(ErrorCode::Io, "Cannot make a pipe for the passphrase; check the process "
+                                    "limits.");
+    ChildLaunch launch;
+    launch.argv = {options.executable.string(),
+                   "--data-dir",
+                   options.dataDir.string(),
+                   "--listen",
+                   "unix:" + socket.string(),
+                   "--ready-file",
+                   ready.string()};
+    launch.argv.insert(launch.argv.end(), options.extraArguments.begin(),
+                       options.extraArguments.end());
+    launch.standardInput = fds[0];
+    auto started = spawnChild(launch);
+    ::close(fds[0]);
+    if (!started) {
+        ::close(fds[1]);
+        return started.error();
+    }
+    // The daemon reads one line and closes its standard input; the pipe holds far more than a
+    // passphrase, so this never waits for it.
+    auto line = crypto::SecretBytes::allocate(passphrase.size() + 1);
+    if (!line) {
+        ::close(fds[1]);
+        ::kill(*started, SIGKILL);
+        int status = 0;
+        while (::waitpid(*started, &status, 0) < 0 && errno == EINTR) {
+        }
+        return line.error();
+    }
+    std::copy(passphrase.bytes().begin(), passphrase.bytes().end(), line->mutableBytes().begin());
+    line->mutableBytes()[passphrase.size()] = '\n';
+    passphrase.wipe();
+    // A daemon that stopped before reading it makes this fail (the wait below says why), with
+    // SIGPIPE blocked on this thread and any it raised taken, so that it can not end the client.
+    sigset_t pipeSignal;
+    sigemptyset(&pipeSignal);
+    sigaddset(&pipeSignal, SIGPIPE);
+    sigset_t previous;
+    pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous);
+    const bool handed = writeAll(fds[1], line->bytes(), "the passphrase pipe").ok();
+    ::close(fds[1]);
+    line->wipe();
+    if (!handed) {
+        const timespec now{};
+        (void)::sigtimedwait(&pipeSignal, nullptr, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+
+    LocalControlPlane plane(*started, "unix:" + socket.string());
+    const auto deadline = std::chrono::steady_clock::now() + options.readyTimeout;
+    for (;;) {
+        int status = 0;
+        if (ended(plane.pid_, status)) {
+            plane.pid_ = 0;
+            return Error(ErrorCode::Io,
+                         "sealtrain-control stopped before it served (exit status "
+                             + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1)
+                             + "); its message above says why, such as a wrong passphrase or a "
+                               "data directory another control plane has open.");
+        }
+        if (std::filesystem::exists(ready, ignored))
+            return plane;
+        if (std::chrono::steady_clock::now() > deadline) {
+            (void)plane.stop(5s);
+            return Error(ErrorCode::Io, "sealtrain-control did not start serving in time and "
+                                        "was stopped; see its messages above.");
+        }
+        std::this_thread::sleep_for(kPoll);
+    }
+}
+
+Result<void> LocalControlPlane::stop(std::chrono::milliseconds grace)
+{
+    if (pid_ <= 0)
+        return success();
+    const pid_t pid = std::exchange(pid_, 0);
+    ::kill(pid, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    int status = 0;
+    while (!ended(pid, status)) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            ::kill(pid, SIGKILL);
+            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            return Error(ErrorCode::Internal, "sealtrain-control did not stop within the grace "
+                                              "period and was killed; its last calls may not "
+                                              "have finished.");
+        }
+        std::this_thread::sleep_for(kPoll);
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return Error(ErrorCode::Internal, "sealtrain-control did not stop cleanly; its messages "
+                                          "above say why.");
+    return success();
+}
+
+}  // namespace sealtrain::api
