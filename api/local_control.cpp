@@ -136,18 +136,20 @@ Result<LocalControlPlane> LocalControlPlane::start(const LocalControlOptions& op
         int status = 0;
         if (ended(plane.pid_, status)) {
             plane.pid_ = 0;
-            return Error(ErrorCode::Io,
-                         "sealtrain-control stopped before it served (exit status "
-                             + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1)
-                             + "); its message above says why, such as a wrong passphrase or a "
-                               "data directory another control plane has open.");
+            return Error(
+                ErrorCode::Io,
+                "The control plane (sealtrain-control) stopped before it served (exit status "
+                    + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1)
+                    + "); its message above says why, such as a wrong passphrase or a "
+                      "data directory another control plane has open.");
         }
         if (std::filesystem::exists(ready, ignored))
             return plane;
         if (std::chrono::steady_clock::now() > deadline) {
             (void)plane.stop(5s);
-            return Error(ErrorCode::Io, "sealtrain-control did not start serving in time and "
-                                        "was stopped; see its messages above.");
+            return Error(ErrorCode::Io,
+                         "The control plane (sealtrain-control) did not start serving in time and "
+                         "was stopped; see its messages above.");
         }
         std::this_thread::sleep_for(kPoll);
     }
@@ -166,15 +168,17 @@ Result<void> LocalControlPlane::stop(std::chrono::milliseconds grace)
             ::kill(pid, SIGKILL);
             while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
             }
-            return Error(ErrorCode::Internal, "sealtrain-control did not stop within the grace "
-                                              "period and was killed; its last calls may not "
-                                              "have finished.");
+            return Error(ErrorCode::Internal,
+                         "The control plane (sealtrain-control) did not stop within the grace "
+                         "period and was killed; its last calls may not "
+                         "have finished.");
         }
         std::this_thread::sleep_for(kPoll);
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return Error(ErrorCode::Internal, "sealtrain-control did not stop cleanly; its messages "
-                                          "above say why.");
+        return Error(ErrorCode::Internal,
+                     "The control plane (sealtrain-control) did not stop cleanly; its messages "
+                     "above say why.");
     return success();
 }
 

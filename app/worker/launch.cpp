@@ -151,7 +151,7 @@ Result<int> launchMpirun(const LaunchSettings& settings, const TrainerRun& run,
     for (const auto& fifo : fifos)
         feeders.emplace_back([&, fifo] { feedFifo(fifo, keys, done); });
     relay(started->second, onLine);
-    auto status = waitFor(started->first, "mpirun");
+    auto status = waitFor(started->first, "`mpirun`");
     control.setPid(0);
     done.store(true);
     return status;
@@ -285,7 +285,7 @@ void LaunchControl::stop()
     if (!scancel.empty()) {
         if (auto started = spawnReading(scancel)) {
             relay(started->second, [](std::string_view) {});
-            (void)waitFor(started->first, "scancel");
+            (void)waitFor(started->first, "`scancel`");
         }
         return;
     }

@@ -84,6 +84,7 @@ private slots:
                                                     testing::secret(testing::kDaemonPassphrase));
         QVERIFY(!second);
         QCOMPARE(second.error().code(), ErrorCode::Io);
+        QVERIFY2(isOneSentence(second.error().message()), second.error().message().c_str());
 
         QVERIFY2(plane->stop(), "the daemon did not stop cleanly");
         QVERIFY(!fs::exists(proc));
@@ -98,6 +99,7 @@ private slots:
         QCOMPARE(plane.error().code(), ErrorCode::Io);
         QVERIFY2(plane.error().message().find("passphrase") != std::string::npos,
                  plane.error().message().c_str());
+        QVERIFY2(isOneSentence(plane.error().message()), plane.error().message().c_str());
     }
 
     void aFolderOthersMayEnterIsRefused()
@@ -110,6 +112,7 @@ private slots:
                                                    testing::secret(testing::kDaemonPassphrase));
         QVERIFY(!plane);
         QCOMPARE(plane.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY2(isOneSentence(plane.error().message()), plane.error().message().c_str());
         QVERIFY(!fs::exists(shared / "control.sock"));
     }
 };

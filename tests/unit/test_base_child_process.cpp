@@ -160,6 +160,7 @@ private slots:
         auto refused = spawnChild(missing);
         QVERIFY(!refused);
         QVERIFY(refused.error().message().find("on the PATH") != std::string::npos);
+        QVERIFY(isOneSentence(refused.error().message()));
         ChildLaunch stderrTaken;
         stderrTaken.argv = {"/bin/true"};
         stderrTaken.descriptors = {{1, STDERR_FILENO}};
