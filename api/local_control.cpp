@@ -10,9 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <system_error>
 #include <thread>
@@ -94,8 +97,23 @@ Result<LocalControlPlane> LocalControlPlane::start(const LocalControlOptions& op
     launch.argv.insert(launch.argv.end(), options.extraArguments.begin(),
                        options.extraArguments.end());
     launch.standardInput = fds[0];
+    launch.newSession = options.ownSession;
+    int log = -1;
+    if (!options.logFile.empty()) {
+        log = ::open(options.logFile.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (log < 0) {
+            ::close(fds[0]);
+            ::close(fds[1]);
+            return Error(ErrorCode::Io, "Cannot open the control plane's log '"
+                                            + options.logFile.string()
+                                            + "': " + std::strerror(errno) + "; check its folder.");
+        }
+        launch.standardError = log;
+    }
     auto started = spawnChild(launch);
     ::close(fds[0]);
+    if (log >= 0)
+        ::close(log);
     if (!started) {
         ::close(fds[1]);
         return started.error();
@@ -136,12 +154,15 @@ Result<LocalControlPlane> LocalControlPlane::start(const LocalControlOptions& op
         int status = 0;
         if (ended(plane.pid_, status)) {
             plane.pid_ = 0;
+            const std::string where = options.logFile.empty()
+                                          ? std::string("its message above")
+                                          : "its message in '" + options.logFile.string() + "'";
             return Error(
                 ErrorCode::Io,
                 "The control plane (sealtrain-control) stopped before it served (exit status "
-                    + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1)
-                    + "); its message above says why, such as a wrong passphrase or a "
-                      "data directory another control plane has open.");
+                    + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "); " + where
+                    + " says why, such as a wrong passphrase or a data directory another "
+                      "control plane has open.");
         }
         if (std::filesystem::exists(ready, ignored))
             return plane;
@@ -180,6 +201,68 @@ Result<void> LocalControlPlane::stop(std::chrono::milliseconds grace)
                      "The control plane (sealtrain-control) did not stop cleanly; its messages "
                      "above say why.");
     return success();
+}
+
+pid_t LocalControlPlane::release() noexcept
+{
+    return std::exchange(pid_, 0);
+}
+
+std::optional<pid_t> LocalControlPlane::runningIn(const std::filesystem::path& runFolder)
+{
+    auto text = readWholeFile(runFolder / "ready.json", 4096);
+    if (!text)
+        return std::nullopt;
+    const auto ready = nlohmann::json::parse(*text, nullptr, false);
+    if (ready.is_discarded() || !ready.is_object() || !ready.contains("pid")
+        || !ready["pid"].is_number_integer())
+        return std::nullopt;
+    const auto pid = ready["pid"].get<std::int64_t>();
+    if (pid <= 1 || pid > std::numeric_limits<pid_t>::max())
+        return std::nullopt;
+    // The ready file outlives a daemon that was killed, and its pid may since be another
+    // program's: only a live sealtrain-control of this user's counts.
+    const std::filesystem::path process = "/proc/" + std::to_string(pid);
+    struct stat info {};
+    if (::stat(process.c_str(), &info) != 0 || info.st_uid != ::geteuid())
+        return std::nullopt;
+    std::error_code ec;
+    const auto executable = std::filesystem::read_symlink(process / "exe", ec);
+    if (ec || executable.filename().string().rfind("sealtrain-control", 0) != 0)
+        return std::nullopt;
+    auto status = readWholeFile(process / "status", 1U << 16U);
+    if (!status || status->find("\nState:\tZ") != std::string::npos)
+        return std::nullopt;  // ended, not yet reaped
+    return static_cast<pid_t>(pid);
+}
+
+Result<bool> LocalControlPlane::stopRunning(const std::filesystem::path& runFolder,
+                                            std::chrono::milliseconds grace)
+{
+    const auto pid = runningIn(runFolder);
+    if (!pid)
+        return false;
+    ::kill(*pid, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    const auto gone = [&] {
+        int status = 0;
+        // Our own child (started by this process and released) is reaped here.
+        if (::waitpid(*pid, &status, WNOHANG) == *pid)
+            return true;
+        return !runningIn(runFolder).has_value();
+    };
+    while (!gone()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            ::kill(*pid, SIGKILL);
+            return Error(ErrorCode::Internal,
+                         "The control plane (sealtrain-control) did not stop within the grace "
+                         "period and was killed; its last calls may not have finished.");
+        }
+        std::this_thread::sleep_for(kPoll);
+    }
+    std::error_code ignored;
+    std::filesystem::remove(runFolder / "ready.json", ignored);
+    return true;
 }
 
 }  // namespace sealtrain::api

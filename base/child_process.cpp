@@ -75,6 +75,12 @@ Result<pid_t> spawnChild(const ChildLaunch& launch)
     } else {
         posix_spawn_file_actions_addopen(&spawn.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     }
+    if (launch.standardError >= 0) {
+        auto error = source(launch.standardError);
+        if (!error)
+            return error.error();
+        posix_spawn_file_actions_adddup2(&spawn.actions, *error, STDERR_FILENO);
+    }
     for (const auto& [ours, theirs] : launch.descriptors) {
         auto from = source(ours);
         if (!from)
@@ -91,8 +97,10 @@ Result<pid_t> spawnChild(const ChildLaunch& launch)
     for (const int signal : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD})
         sigaddset(&defaults, signal);
     posix_spawnattr_setsigdefault(&spawn.attributes, &defaults);
-    posix_spawnattr_setflags(&spawn.attributes,
-                             static_cast<short>(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
+    int flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    if (launch.newSession)
+        flags |= POSIX_SPAWN_SETSID;
+    posix_spawnattr_setflags(&spawn.attributes, static_cast<short>(flags));
 
     std::vector<std::string> text = launch.argv;
     std::vector<char*> argv;

@@ -31,8 +31,10 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +43,15 @@ namespace sealtrain::testing {
 
 inline constexpr const char* kDaemonPassphrase = "a long test passphrase for the keyring";
 inline constexpr const char* kDaemonPassword = "a long test password for each of the users";
+
+// The whole of a file ("" when it can not be read): logs, /proc entries.
+inline std::string fileText(const std::filesystem::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
 
 inline core::KeyringUnlock daemonUnlock()
 {

@@ -24,14 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string fileText(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 }  // namespace
 
 class TestApiLocalControl : public QObject {
@@ -77,7 +69,8 @@ private slots:
         // The passphrase is in neither its arguments nor its environment.
         const fs::path proc = "/proc/" + std::to_string(plane->pid());
         for (const char* file : {"cmdline", "environ"})
-            QVERIFY(fileText(proc / file).find(testing::kDaemonPassphrase) == std::string::npos);
+            QVERIFY(testing::fileText(proc / file).find(testing::kDaemonPassphrase)
+                    == std::string::npos);
 
         // A second control plane on the same data directory is refused, and leaves none running.
         auto second = api::LocalControlPlane::start(options("run-2"),

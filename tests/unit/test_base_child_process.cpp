@@ -152,6 +152,33 @@ private slots:
         QCOMPARE(lines, (std::vector<std::string>{"from a\n", "from b\n", "from stdin\n"}));
     }
 
+    // A daemon left running gets its standard error where it is told and a session of its own:
+    // no controlling terminal, so a closed terminal or Ctrl-C there does not reach it.
+    void aDaemonLeadsItsOwnSession()
+    {
+        Pipe out;
+        Pipe errors;
+        ChildLaunch launch;
+        launch.argv = {"/bin/sh", "-c",
+                       "echo session $(cut -d' ' -f6 /proc/self/stat) pid $$; echo to-stderr >&2"};
+        launch.descriptors = {{out.write, STDOUT_FILENO}};
+        launch.standardError = errors.write;
+        launch.newSession = true;
+        auto pid = spawnChild(launch);
+        QVERIFY(pid);
+        out.closeWrite();
+        errors.closeWrite();
+        std::vector<std::string> lines;
+        relayLines(out.read, [&](std::string_view line) { lines.emplace_back(line); });
+        std::vector<std::string> errorLines;
+        relayLines(errors.read, [&](std::string_view line) { errorLines.emplace_back(line); });
+        QVERIFY(waitChild(*pid, "The shell", "try again."));
+        // /proc/self/stat's sixth field is the session id: the child's own pid when it leads one.
+        QCOMPARE(lines, (std::vector<std::string>{"session " + std::to_string(*pid) + " pid "
+                                                  + std::to_string(*pid) + "\n"}));
+        QCOMPARE(errorLines, (std::vector<std::string>{"to-stderr\n"}));
+    }
+
     void failuresSayWhatToDo()
     {
         ChildLaunch missing;

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ struct LocalControlOptions {
     std::filesystem::path runFolder;
     std::chrono::milliseconds readyTimeout{std::chrono::seconds(60)};
     std::vector<std::string> extraArguments;  // more sealtrain-control options
+    // Where the daemon writes its messages (appended, mode 0600); empty: our standard error.
+    std::filesystem::path logFile;
+    // The daemon leads a session of its own, so that it outlives the terminal that started it
+    // (for a daemon left running: release()).
+    bool ownSession = false;
 };
 
 class LocalControlPlane final {
@@ -52,6 +58,19 @@ public:
     // SIGTERM, then waits up to `grace` (SIGKILL after it). Internal, saying how, when the daemon
     // did not end cleanly; success once it has stopped (also when stopped before).
     [[nodiscard]] Result<void> stop(std::chrono::milliseconds grace = std::chrono::seconds(30));
+
+    // Leaves the daemon running when this object goes (`sealtrainctl start`); returns its pid.
+    // stopRunning stops it later, from any process of this user's.
+    pid_t release() noexcept;
+
+    // The pid of the sealtrain-control serving in `runFolder` (its ready file names it, and that
+    // process is alive, this user's, and runs sealtrain-control); nullopt otherwise.
+    [[nodiscard]] static std::optional<pid_t> runningIn(const std::filesystem::path& runFolder);
+    // Asks the daemon serving in `runFolder` to finish (SIGTERM) and waits up to `grace` for it
+    // to end; false when none was running there. Internal when it did not end in time.
+    [[nodiscard]] static Result<bool>
+    stopRunning(const std::filesystem::path& runFolder,
+                std::chrono::milliseconds grace = std::chrono::seconds(30));
 
 private:
     LocalControlPlane(pid_t pid, std::string endpoint);

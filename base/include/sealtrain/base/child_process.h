@@ -31,6 +31,11 @@ struct ChildLaunch {
     int standardInput = -1;
     // (our descriptor, the child's number), each the child's number 1 or from 3 up.
     std::vector<std::pair<int, int>> descriptors;
+    // A descriptor of ours the child writes as its standard error; -1: ours.
+    int standardError = -1;
+    // The child leads a new session (setsid): it has no controlling terminal, so closing the
+    // terminal or pressing Ctrl-C there does not reach it (a daemon left running).
+    bool newSession = false;
 };
 
 // Starts the child and returns its process id; Io, naming the program and saying what to check,
