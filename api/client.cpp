@@ -130,6 +130,7 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& en
     state->training = v1::Training::NewStub(state->channel);
     state->jobs = v1::Jobs::NewStub(state->channel);
     state->workers = v1::Workers::NewStub(state->channel);
+    state->keyring = v1::Keyring::NewStub(state->channel);
     return std::unique_ptr<ControlClient>(new ControlClient(std::move(state)));
 }
 
@@ -175,7 +176,10 @@ Result<WhoAmI> ControlClient::whoAmI()
     const grpc::Status status = state_->sessions->WhoAmI(&context, {}, &reply);
     if (!status.ok())
         return state_->failure(status);
-    return WhoAmI{reply.user(), reply.session_id(), reply.expires_unix()};
+    return WhoAmI{reply.user(),
+                  reply.session_id(),
+                  reply.expires_unix(),
+                  {reply.warnings().begin(), reply.warnings().end()}};
 }
 
 Result<void> ControlClient::signOut()

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -20,6 +21,19 @@ using client_internal::setDeadline;
 using client_internal::splitOf;
 using client_internal::summaryOf;
 using client_internal::withoutReply;
+
+Result<DatasetCheckResult> ControlClient::verifyDataset(const std::string& reference)
+{
+    v1::ShowDatasetRequest request;
+    request.set_dataset(reference);
+    // Every shard is read and decrypted: as long as a large dataset takes.
+    auto reply = state_->call(*state_->datasets, &v1::Datasets::Stub::VerifyDataset, request,
+                              std::chrono::seconds(3600));
+    if (!reply)
+        return reply.error();
+    return DatasetCheckResult{summaryOf(reply->dataset()), reply->shards(), reply->tokens(),
+                              reply->signer()};
+}
 
 Result<DatasetDetails> ControlClient::showDataset(const std::string& reference)
 {

@@ -129,6 +129,7 @@ struct ControlClient::State {
     std::unique_ptr<client_internal::v1::Training::Stub> training;
     std::unique_ptr<client_internal::v1::Jobs::Stub> jobs;
     std::unique_ptr<client_internal::v1::Workers::Stub> workers;
+    std::unique_ptr<client_internal::v1::Keyring::Stub> keyring;
 
     [[nodiscard]] Error failure(const grpc::Status& status) const
     {
@@ -205,14 +206,15 @@ struct ControlClient::State {
         return success();
     }
 
-    // One unary call of `stub` with the usual deadline: its reply, or the server's sentence.
+    // One unary call of `stub` with the usual deadline (or `within`): its reply, or the server's
+    // sentence.
     template <typename Stub, typename Request, typename Reply>
     [[nodiscard]] Result<Reply>
     call(Stub& stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Reply*),
-         const Request& request) const
+         const Request& request, std::chrono::seconds within = client_internal::kCallTimeout) const
     {
         grpc::ClientContext context;
-        client_internal::setDeadline(context);
+        context.set_deadline(std::chrono::system_clock::now() + within);
         Reply reply;
         const grpc::Status status = (stub.*method)(&context, request, &reply);
         if (!status.ok())

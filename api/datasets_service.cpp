@@ -6,6 +6,7 @@
 
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/dataset_uploads.h"
+#include "sealtrain/core/key_release.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 
@@ -207,6 +208,31 @@ public:
                 fillSummary(*manifest, *reply->mutable_manifest());
             return Status::OK;
         });
+    }
+
+    // The release check in a group; the check itself, which reads every shard, outside it.
+    Status VerifyDataset(ServerContext* context, const v1::ShowDatasetRequest* request,
+                         v1::VerifyDatasetReply* reply) override
+    {
+        core::DatasetInfo info;
+        Status authorised = shared_.inGroup(*context, [&]() -> Status {
+            auto found = shared_.platform.controlPlane().datasets().authorizeRead(
+                callerOf(shared_, *context).token, request->dataset(), "verify");
+            if (!found)
+                return Internal::toStatus(found.error());
+            info = std::move(found).value();
+            return Status::OK;
+        });
+        if (!authorised.ok())
+            return authorised;
+        auto checked = core::KeyRelease(shared_.platform).verifyDataset(info.id);
+        if (!checked)
+            return Internal::toStatus(checked.error());
+        fillDataset(info, *reply->mutable_dataset());
+        reply->set_shards(checked->shards);
+        reply->set_tokens(checked->tokens);
+        reply->set_signer(checked->signer);
+        return Status::OK;
     }
 
     Status GrantRead(ServerContext* context, const v1::ReadGrantRequest* request,

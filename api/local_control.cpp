@@ -108,7 +108,10 @@ Result<LocalControlPlane> LocalControlPlane::start(const LocalControlOptions& op
                                             + options.logFile.string()
                                             + "': " + std::strerror(errno) + "; check its folder.");
         }
+        // Its standard output too: a daemon left running must not hold the starter's (a pipe
+        // that whoever reads it waits on until the daemon ends).
         launch.standardError = log;
+        launch.descriptors.emplace_back(log, STDOUT_FILENO);
     }
     auto started = spawnChild(launch);
     ::close(fds[0]);

@@ -41,11 +41,10 @@ Result<void> writePublic(const std::filesystem::path& path, const std::string& t
 // (a-z 0-9 _ -, 1 to 64), so that no name reaches outside the folder.
 Result<void> requireUserName(const std::string& user)
 {
-    const bool valid = !user.empty() && user.size() <= 64
-                       && std::all_of(user.begin(), user.end(), [](char c) {
-                              return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'
-                                     || c == '-';
-                          });
+    const bool valid =
+        !user.empty() && user.size() <= 64 && std::all_of(user.begin(), user.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        });
     if (valid)
         return success();
     return Error(ErrorCode::InvalidArgument,
@@ -102,8 +101,7 @@ Result<void> Profile::storeEndpoint(const Endpoint& endpoint) const
     SEALTRAIN_TRY(privateFolder(folder_));
     SEALTRAIN_TRY(forgetSessions());
     SEALTRAIN_TRY(writePublic(folder_ / kCaFile, endpoint.caCertificatePem));
-    const nlohmann::json json{{"address", endpoint.address},
-                              {"server_name", endpoint.serverName}};
+    const nlohmann::json json{{"address", endpoint.address}, {"server_name", endpoint.serverName}};
     return writePublic(folder_ / kEndpointFile, json.dump(2) + "\n");
 }
 
@@ -144,7 +142,8 @@ Result<Endpoint> Profile::endpoint() const
 
 Result<void> Profile::useWorkstation(const Workstation& workstation)
 {
-    const Workstation resolved{absolutePath(workstation.dataDir), absolutePath(workstation.runFolder)};
+    const Workstation resolved{absolutePath(workstation.dataDir),
+                               absolutePath(workstation.runFolder)};
     auto ca = readWholeFile(resolved.dataDir / kDataDirCaCertificate, kMaxProfileFile);
     if (!ca)
         return Error(ErrorCode::NotFound,
@@ -175,8 +174,8 @@ Result<std::optional<Workstation>> Profile::workstation() const
                      fmt::format("'{}' is damaged; run `sealtrainctl init --use-existing` to name "
                                  "the data directory again.",
                                  file.string()));
-    return std::optional<Workstation>(Workstation{json["data_dir"].get<std::string>(),
-                                                  json["run_folder"].get<std::string>()});
+    return std::optional<Workstation>(
+        Workstation{json["data_dir"].get<std::string>(), json["run_folder"].get<std::string>()});
 }
 
 std::optional<pid_t> Profile::workstationPid() const
@@ -250,8 +249,8 @@ Result<StoredSession> Profile::signIn(const std::string& user, const crypto::Sec
     SEALTRAIN_TRY(writeFileAtomically(folder_ / (user + kKeySuffix),
                                       signedIn->identity.privateKeyPem.bytes(),
                                       AtomicFileSink::Overwrite::Allow));
-    SEALTRAIN_TRY(writePublic(folder_ / (user + kCertificateSuffix),
-                              signedIn->identity.certificatePem));
+    SEALTRAIN_TRY(
+        writePublic(folder_ / (user + kCertificateSuffix), signedIn->identity.certificatePem));
     return StoredSession{user, signedIn->expiresUnix};
 }
 

@@ -112,6 +112,7 @@ struct ControlServer::State {
         , trainingService(server_internal::makeTrainingService(shared))
         , jobsService(server_internal::makeJobsService(shared))
         , workersService(server_internal::makeWorkersService(shared))
+        , keyringService(server_internal::makeKeyringService(shared))
     {
     }
 
@@ -162,6 +163,7 @@ struct ControlServer::State {
     std::unique_ptr<grpc::Service> trainingService;
     std::unique_ptr<grpc::Service> jobsService;
     std::unique_ptr<grpc::Service> workersService;
+    std::unique_ptr<grpc::Service> keyringService;
     std::vector<int> ports;
     std::unique_ptr<grpc::Server> server;
     // Last, so that it stops first.
@@ -236,6 +238,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory&
     builder.RegisterService(state->trainingService.get());
     builder.RegisterService(state->jobsService.get());
     builder.RegisterService(state->workersService.get());
+    builder.RegisterService(state->keyringService.get());
     // Uploads and bundles travel in pieces of at most 1 MiB; a message may carry a GPT-2
     // tokenizer's files (about 1.5 MB) in an import's header.
     builder.SetMaxReceiveMessageSize(16 << 20);

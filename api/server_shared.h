@@ -413,5 +413,6 @@ void fillJob(const core::JobInfo& job, sealtrain::v1::Job* out);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeTrainingService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeJobsService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeWorkersService(Shared& shared);
+[[nodiscard]] std::unique_ptr<grpc::Service> makeKeyringService(Shared& shared);
 
 }  // namespace sealtrain::api::server_internal

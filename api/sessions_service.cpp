@@ -80,7 +80,12 @@ public:
             issue.commonName = session->user;
             issue.subjectAltNames.uri = {"urn:sealtrain:session:" + session->id};
             issue.purpose = crypto::CertificatePurpose::Client;
-            issue.validFor = shared_.options.sessionCertificateLifetime;
+            // Valid from a little before now (clock skew between machines) until exactly the
+            // expiry the reply reports, not earlier.
+            const auto now = crypto::CertificateClock::now();
+            constexpr auto kSkew = std::chrono::minutes(5);
+            issue.validFrom = now - kSkew;
+            issue.validFor = shared_.options.sessionCertificateLifetime + kSkew;
             auto certificate = shared_.platform.certificateAuthority().issue(issue);
             if (!certificate) {
                 (void)plane.identity().signOut(*token);  // no certificate: no session either
@@ -93,7 +98,7 @@ public:
             }
             const std::int64_t expires =
                 std::chrono::duration_cast<std::chrono::seconds>(
-                    (crypto::CertificateClock::now() + issue.validFor).time_since_epoch())
+                    (now + shared_.options.sessionCertificateLifetime).time_since_epoch())
                     .count();
             shared_.bindings[serial->serialHex] = {*token, session->user, session->id, expires};
             reply->set_certificate_pem(*certificate);
@@ -118,6 +123,12 @@ public:
         reply->set_session_id(session->id);
         const auto binding = shared_.bindings.find(caller.serial);
         reply->set_expires_unix(binding == shared_.bindings.end() ? 0 : binding->second.expires);
+        // Every user learns how far four eyes holds (issue #27, item 3).
+        auto admins = shared_.platform.controlPlane().access().adminNames();
+        if (!admins)
+            return Internal::toStatus(admins.error());
+        if (auto warning = core::fourEyesWarning(*admins))
+            reply->add_warnings(*warning);
         return Status::OK;
     }
 

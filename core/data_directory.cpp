@@ -242,8 +242,8 @@ public:
             return Error(ErrorCode::Io,
                          fmt::format("The data directory '{}' is open in another process "
                                      "(sealtrain-control serving it, or another command); while "
-                                     "the daemon runs use `sealtrainctl remote …`, or stop it "
-                                     "first.",
+                                     "it serves, use sealtrainctl as its client, or stop it "
+                                     "first (`sealtrainctl stop` on a workstation).",
                                      dataDir.string()));
         return lock;
     }

@@ -687,7 +687,7 @@ Result<void> Jobs::refuseDirectTraining(const std::string& session, const std::s
                          [](const Caller& /*caller*/, audit::EntryDraft& draft) -> Result<void> {
                              draft.reason = "training runs only as an approved job";
                              return denied("Training runs only as an approved job: submit a job "
-                                           "spec ('sealtrainctl remote job submit'), have a "
+                                           "spec ('sealtrainctl job submit'), have a "
                                            "second person approve it, and a worker runs it.");
                          });
 }

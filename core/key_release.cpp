@@ -15,6 +15,7 @@
 #include "sealtrain/crypto/sealed.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/dataset/manifest.h"
+#include "sealtrain/dataset/reader.h"
 #include "sealtrain/trainer/checkpoint.h"
 #include "sealtrain/trainer/trainer_keys.h"
 
@@ -172,6 +173,17 @@ Result<crypto::SecretBytes> KeyRelease::forOwnRun(const std::string& datasetId) 
     if (!keks)
         return keks.error();
     return trainer::formatTrainerKeys(*keks, &platform_.checkpointsKey(), {}, *dataKeys);
+}
+
+Result<DatasetCheck> KeyRelease::verifyDataset(const std::string& datasetId) const
+{
+    const auto resolver = platform_.datasetsResolver();
+    const auto& trusted = platform_.manifestsKey().publicKey();
+    auto report = dataset::verifyDataset(datasetFolder(platform_.datasetsRoot(), datasetId),
+                                         datasetId, &resolver, &trusted);
+    if (!report)
+        return report.error();
+    return DatasetCheck{report->shardsChecked, report->tokensChecked, trusted.keyId()};
 }
 
 Result<WorkerRelease> KeyRelease::forWorker(const WorkerInfo& worker, const Dispatch& dispatch,

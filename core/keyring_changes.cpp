@@ -13,12 +13,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <system_error>
 
 namespace sealtrain::core {
 namespace {
 
-constexpr std::string_view kCheckpointsKekId = "checkpoints";
 // A session sealed under a retired version ends (its user signs in again); it does not hold up
 // the retirement.
 constexpr std::string_view kSessionContentType = "application/vnd.sealtrain.session";
@@ -42,13 +42,15 @@ Error unsearchable(const std::filesystem::path& folder, const std::error_code& e
                              folder.string(), ec.message()));
 }
 
-// The sealed objects under `folders` (every level) whose key block names `id` `version`.
-// Files that are not sealed objects are passed over; a folder that can not be searched to the
-// end is an error, never a silent "nothing found".
-Result<std::vector<std::filesystem::path>> objectsSealedUnder(const KekRetirement& request)
+// The sealed objects under `folders` (every level) whose key block names KEK `id` at a version
+// `wanted` accepts. Files that are not sealed objects are passed over; a folder that can not be
+// searched to the end is an error, never a silent "nothing found".
+Result<std::vector<std::filesystem::path>>
+objectsSealedUnder(const std::vector<std::filesystem::path>& folders, const std::string& id,
+                   const std::function<bool(std::uint32_t)>& wanted)
 {
     std::vector<std::filesystem::path> found;
-    for (const auto& folder : request.folders) {
+    for (const auto& folder : folders) {
         std::error_code ec;
         std::filesystem::recursive_directory_iterator it(folder, ec);
         for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
@@ -56,7 +58,7 @@ Result<std::vector<std::filesystem::path>> objectsSealedUnder(const KekRetiremen
             if (!it->is_regular_file(notAFile))
                 continue;
             auto info = crypto::inspectSealedObject(it->path());
-            if (info && info->kekId == request.id && info->kekVersion == request.version
+            if (info && info->kekId == id && wanted(info->kekVersion)
                 && info->metadata.contentType != kSessionContentType)
                 found.push_back(it->path());
         }
@@ -69,13 +71,9 @@ Result<std::vector<std::filesystem::path>> objectsSealedUnder(const KekRetiremen
 
 Result<void> requireNothingWrapped(const KekRetirement& request)
 {
-    // The first folder is the data directory; checkpoints live elsewhere.
-    if (request.id == kCheckpointsKekId && request.folders.size() < 2)
-        return Error(ErrorCode::InvalidArgument,
-                     "Checkpoints are kept where 'train --out' wrote them, which the data "
-                     "directory does not record; name every checkpoint folder with --scan FOLDER "
-                     "to retire a 'checkpoints' version.");
-    const auto wrapped = objectsSealedUnder(request);
+    const auto wrapped =
+        objectsSealedUnder(request.folders, request.id,
+                           [&](std::uint32_t version) { return version == request.version; });
     if (!wrapped)
         return wrapped.error();
     if (wrapped->empty())
@@ -83,8 +81,9 @@ Result<void> requireNothingWrapped(const KekRetirement& request)
     return Error(
         ErrorCode::InvalidArgument,
         fmt::format("Key '{}' version {} still wraps {} sealed object(s), among them '{}'; "
-                    "re-wrap them with 'sealtrainctl keyring rewrap' before retiring it.",
-                    request.id, request.version, wrapped->size(), wrapped->front().string()));
+                    "re-wrap them with 'sealtrainctl keyring rewrap {}' before retiring it.",
+                    request.id, request.version, wrapped->size(), wrapped->front().string(),
+                    request.id));
 }
 
 std::optional<std::uint64_t> parseGeneration(const audit::Detail& detail)
@@ -137,6 +136,51 @@ Result<void> KeyringChanges::retire(const std::string& session, crypto::Keyring&
                          });
 }
 
+Result<std::vector<crypto::KekInfo>> KeyringChanges::list(const std::string& session,
+                                                          const crypto::Keyring& keyring)
+{
+    return gate_.performReturning(
+        session, {"keyring.list", permission::kKeyringManage, {}, {"keyring", "keyring"}},
+        [&](const Caller&, audit::EntryDraft&) -> Result<std::vector<crypto::KekInfo>> {
+            return keyring.list();
+        });
+}
+
+Result<RewrapSummary> KeyringChanges::rewrapAll(const std::string& session,
+                                                const crypto::Keyring& keyring,
+                                                const std::string& id,
+                                                const std::vector<std::filesystem::path>& folders)
+{
+    // The caller first: searching the data directory is work a caller without the permission
+    // must not cause.
+    auto active = gate_.performReturning(
+        session, kekRequest("keyring.rewrap", id),
+        [&](const Caller&, audit::EntryDraft& draft) -> Result<std::uint32_t> {
+            auto kek = keyring.activeKek(id);
+            if (!kek)
+                return kek.error();
+            draft.details.push_back(
+                audit::textDetail("to_version", std::to_string((*kek)->version)));
+            return (*kek)->version;
+        });
+    if (!active)
+        return active.error();
+    const auto older =
+        objectsSealedUnder(folders, id, [&](std::uint32_t version) { return version != *active; });
+    if (!older)
+        return older.error();
+    RewrapSummary summary;
+    for (const auto& file : *older) {
+        auto line = rewrap(session, keyring, file);
+        if (!line)
+            return line.error().withContext(fmt::format(
+                "Re-wrapped {} object(s) before '{}' failed", summary.rewrapped, file.string()));
+        summary.lines.push_back(std::move(line).value());
+        ++summary.rewrapped;
+    }
+    return summary;
+}
+
 Result<std::string> KeyringChanges::rewrap(const std::string& session,
                                            const crypto::Keyring& keyring,
                                            const std::filesystem::path& file)
@@ -166,6 +210,7 @@ Result<std::string> KeyringChanges::rewrap(const std::string& session,
 }
 
 Result<void> KeyringChanges::changePassphrase(const std::string& session, crypto::Keyring& keyring,
+                                              const crypto::SecretBytes& currentPassphrase,
                                               const crypto::SecretBytes& newPassphrase,
                                               crypto::Argon2Params params)
 {
@@ -174,6 +219,15 @@ Result<void> KeyringChanges::changePassphrase(const std::string& session, crypto
         {"keyring.change-passphrase", permission::kKeyringManage, {}, {"keyring", "keyring"}},
         [&](const Caller&, audit::EntryDraft& draft) -> Result<void> {
             SEALTRAIN_TRY(checkPassphrasePolicy(newPassphrase));
+            if (auto opened =
+                    crypto::Keyring::unlockWithPassphrase(keyring.path(), currentPassphrase);
+                !opened) {
+                if (opened.error().code() == ErrorCode::Unauthenticated)
+                    return Error(ErrorCode::Unauthenticated,
+                                 "The current passphrase does not open the keyring; nothing "
+                                 "changed.");
+                return opened.error();
+            }
             SEALTRAIN_TRY(keyring.changePassphrase(newPassphrase, params));
             recordGeneration(draft, keyring);
             return success();

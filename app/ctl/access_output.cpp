@@ -1,8 +1,8 @@
-// What the local and the remote access commands share (access_output.h).
+// Lines, JSON and options of the access commands (access_output.h).
 #include "access_output.h"
 
-#include "local_platform.h"
 #include "passphrase.h"
+#include "secret_output.h"
 
 #include "sealtrain/audit/tree_head.h"
 
@@ -18,12 +18,6 @@ namespace {
 
 constexpr std::string_view kRoleColumns = "{:<16} {:<8} {}\n";
 constexpr std::string_view kSessionColumns = "{:<8} {:<24} {:<21} {:<21} {}\n";
-
-// The prefix of the commands that advice names: "sealtrainctl " or "sealtrainctl remote ".
-std::string commandPrefix(CommandTree tree)
-{
-    return tree == CommandTree::Remote ? "sealtrainctl remote " : "sealtrainctl ";
-}
 
 }  // namespace
 
@@ -60,47 +54,42 @@ std::string sessionRow(const core::SessionInfo& session)
 }
 
 Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
-                       const std::string& codeFile, CommandTree tree)
+                       const std::string& codeFile)
 {
-    const std::string prefix = commandPrefix(tree);
     if (reset.pending()) {
         out << fmt::format("Requested a reset of '{}'; another admin must approve it with "
-                           "'{}user reset {} --approve' (whoever holds the code could become "
-                           "them).\n",
-                           reset.user, prefix, reset.user);
+                           "'sealtrainctl user reset {} --approve' (whoever holds the code could "
+                           "become them).\n",
+                           reset.user, reset.user);
         return success();
     }
     out << fmt::format("Reset '{}': their sessions are revoked and no password or TOTP code "
                        "works until they set new ones with the one-time reset code.\n",
                        reset.user);
-    const std::string signIn = tree == CommandTree::Remote ? "sign-in" : "session sign-in";
     return showSecret(out, reset.resetCode, codeFile, "reset code",
-                      fmt::format("Give {} this reset code out of band (they run '{}{} --user {} "
-                                  "--reset-code-file FILE'):",
-                                  reset.user, prefix, signIn, reset.user),
+                      fmt::format("Give {} this reset code out of band (they run 'sealtrainctl "
+                                  "sign-in --user {} --reset-code-file FILE'):",
+                                  reset.user, reset.user),
                       fmt::format("Wrote the reset code to {} (mode 0600); give it to {} out of "
                                   "band, then delete the file.",
                                   codeFile, reset.user));
 }
 
-Result<void> showNewUser(std::ostream& out, const core::NewUser& user, const std::string& codeFile,
-                         CommandTree tree)
+Result<void> showNewUser(std::ostream& out, const core::NewUser& user, const std::string& codeFile)
 {
     out << fmt::format("Created '{}', who has no password or TOTP secret yet: they set their own "
                        "with the one-time enrolment code.\n",
                        user.user);
-    const std::string signIn = tree == CommandTree::Remote ? "sign-in" : "session sign-in";
     return showSecret(out, user.enrolmentCode, codeFile, "enrolment code",
-                      fmt::format("Give {} this enrolment code out of band (they run '{}{} --user "
-                                  "{} --reset-code-file FILE'):",
-                                  user.user, commandPrefix(tree), signIn, user.user),
+                      fmt::format("Give {} this enrolment code out of band (they run "
+                                  "'sealtrainctl sign-in --user {} --reset-code-file FILE'):",
+                                  user.user, user.user),
                       fmt::format("Wrote the enrolment code to {} (mode 0600); give it to {} out "
                                   "of band, then delete the file.",
                                   codeFile, user.user));
 }
 
-void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::string& codeFile,
-                     CommandTree tree)
+void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::string& codeFile)
 {
     command->add_option("NAME", name, "The user name")->required();
     command->add_flag("--approve", approve,
@@ -108,10 +97,9 @@ void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::s
     command->add_option("--code-file", codeFile,
                         "Write the one-time reset code to this new file (mode 0600) instead of "
                         "printing it");
-    command->footer(fmt::format("While there are two or more admins, and always for someone who "
-                                "administers identities, a reset only requests it: it takes effect "
-                                "when a second admin runs '{}user reset NAME --approve'.",
-                                commandPrefix(tree)));
+    command->footer("While there are two or more admins, and always for someone who administers "
+                    "identities, a reset only requests it: it takes effect when a second admin "
+                    "runs 'sealtrainctl user reset NAME --approve'.");
 }
 
 void addResetCompletionOptions(CLI::App* command, CLI::Option* totpCode, std::string& resetCodeFile,
@@ -174,11 +162,10 @@ std::optional<std::chrono::seconds> parseDuration(const std::string& text)
     return std::chrono::seconds{value * factor};
 }
 
-std::string badDurationSentence(CommandTree tree)
+std::string badDurationSentence()
 {
-    return fmt::format("--duration takes a positive number of seconds, optionally ending in s, m "
-                       "or h (e.g. 2h). Run '{}grant break-glass --help' for the options.",
-                       commandPrefix(tree));
+    return "--duration takes a positive number of seconds, optionally ending in s, m or h (e.g. "
+           "2h). Run 'sealtrainctl grant break-glass --help' for the options.";
 }
 
 std::string breakGlassGranted(const std::string& role, const std::string& user,

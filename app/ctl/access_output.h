@@ -1,7 +1,5 @@
-// What the access commands of sealtrainctl share between a local data directory (`role list`,
-// `session list|sign-in`, `user reset`, `grant break-glass`) and sealtrain-control (`remote …`):
-// the same options for a reset and its completion, and the same lines (and JSON) for roles,
-// sessions, resets and break-glass grants.
+// What the access commands of sealtrainctl print and take: the options for a reset and its
+// completion, and the lines (and JSON) for roles, sessions, resets and break-glass grants.
 #pragma once
 
 #include "sealtrain/base/result.h"
@@ -19,9 +17,6 @@
 
 namespace sealtrain::ctl {
 
-// Which command tree a message points the reader to: the local commands or `remote …`.
-enum class CommandTree { Local, Remote };
-
 // `role list`: the header line, one line a role, and a role as JSON (--json).
 [[nodiscard]] std::string roleHeader();
 [[nodiscard]] std::string roleRow(const core::RoleInfo& role);
@@ -37,19 +32,17 @@ enum class CommandTree { Local, Remote };
 [[nodiscard]] std::string sessionRow(const core::SessionInfo& session);
 
 // What a reset did, and the one-time code when it took effect: written to `codeFile`, a new
-// file of mode 0600, when one is given, else printed. The advice names `tree`'s commands.
+// file of mode 0600, when one is given, else printed.
 [[nodiscard]] Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
-                                     const std::string& codeFile, CommandTree tree);
+                                     const std::string& codeFile);
 
 // A new user and their one-time enrolment code: written to `codeFile`, a new file of mode
-// 0600, when one is given, else printed, with how the user redeems it in `tree`'s commands.
+// 0600, when one is given, else printed, with how the user redeems it.
 [[nodiscard]] Result<void> showNewUser(std::ostream& out, const core::NewUser& user,
-                                       const std::string& codeFile, CommandTree tree);
+                                       const std::string& codeFile);
 
-// `user reset`'s options: NAME, --approve and --code-file, with the footer naming `tree`'s
-// approval command.
-void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::string& codeFile,
-                     CommandTree tree);
+// `user reset`'s options: NAME, --approve and --code-file, with a footer on approval.
+void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::string& codeFile);
 
 // What completing a reset takes, on the sign-in command: --reset-code-file (which excludes
 // `totpCode`, the ordinary sign-in's option) and --totp-uri-file.
@@ -75,7 +68,7 @@ struct ResetCompletion {
 [[nodiscard]] std::optional<std::chrono::seconds> parseDuration(const std::string& text);
 
 // The usage error for a --duration that parseDuration refused.
-[[nodiscard]] std::string badDurationSentence(CommandTree tree);
+[[nodiscard]] std::string badDurationSentence();
 
 // The line printed once a break-glass grant is made.
 [[nodiscard]] std::string breakGlassGranted(const std::string& role, const std::string& user,

@@ -2,10 +2,10 @@
 // (docs/formats/audit.md). Verification needs no database and no secret.
 #include "audit_filter.h"
 #include "audit_report.h"
+#include "client_options.h"
 #include "commands.h"
 #include "ctl.h"
 #include "input_file.h"
-#include "local_platform.h"
 
 #include "sealtrain/audit/bundle.h"
 #include "sealtrain/audit/memory_store.h"
@@ -210,33 +210,8 @@ struct ExportOptions {
     std::string witness;
     std::string key;
     FilterOptions filters;
-    SignedInOptions database;
+    ClientOptions client;
 };
-
-// As a signed-in auditor, the entries of the data directory's log that `filter` selects.
-int exportFromDatabase(const CommandRegistry& registry, const ExportOptions& options,
-                       const audit::ExportFilter& filter)
-{
-    return runSignedIn(
-        registry, options.database,
-        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-            auto exported = platform.controlPlane().auditQueries().exportBundle(session, filter);
-            if (!exported)
-                return exported.error();
-            SEALTRAIN_TRY(writeText(options.out, *exported, "bundle"));
-            if (!options.keyOut.empty())
-                SEALTRAIN_TRY(writeText(options.keyOut, platform.signingKey().publicKey().toPem(),
-                                        "public key"));
-            registry.out() << "Wrote " << options.out << "\n";
-            // Whoever reads the export learns how far four eyes held (issue #27).
-            auto admins = platform.controlPlane().access().adminNames();
-            if (!admins)
-                return admins.error();
-            if (auto warning = core::fourEyesWarning(*admins))
-                registry.err() << "sealtrainctl: warning: " << *warning << "\n";
-            return success();
-        });
-}
 
 // The entries of a bundle that `filter` selects, with their proofs; the bundle must verify.
 Result<std::string> subsetOfBundle(const ExportOptions& options, const audit::ExportFilter& filter)
@@ -261,23 +236,12 @@ int exportAuditBundle(const CommandRegistry& registry, const ExportOptions& opti
     auto filter = resolveFilter(options.filters);
     if (!filter)
         return registry.failUsage(filter.error().message());
-    const bool fromDatabase = !options.database.unlock.dataDir.empty();
-    if (fromDatabase && (options.demo > 0 || !options.fromBundle.empty())) {
-        return registry.failUsage("'audit export' takes one source: --data-dir, --from-bundle or "
-                                  "--demo. Run 'sealtrainctl audit export --help' for the "
-                                  "options.");
-    }
-    if (fromDatabase)
-        return exportFromDatabase(registry, options, *filter);
-    Result<std::string> bundle = Error(ErrorCode::InvalidArgument, "No source.");
-    if (options.demo > 0) {
-        bundle = demoBundle(options.demo, *filter, options.keyOut, options.witness);
-    } else if (!options.fromBundle.empty()) {
-        bundle = subsetOfBundle(options, *filter);
-    } else {
-        return registry.failUsage("'audit export' needs --data-dir, --from-bundle or --demo. Run "
-                                  "'sealtrainctl audit export --help' for the options.");
-    }
+    // Without an offline source, the control plane's log, as a signed-in auditor.
+    if (options.demo == 0 && options.fromBundle.empty())
+        return exportFromControlPlane(registry, options.client, *filter, options.out);
+    Result<std::string> bundle =
+        options.demo > 0 ? demoBundle(options.demo, *filter, options.keyOut, options.witness)
+                         : subsetOfBundle(options, *filter);
     if (!bundle)
         return registry.fail(bundle.error());
     if (auto written = writeText(options.out, *bundle, "bundle"); !written)
@@ -320,9 +284,9 @@ void registerExport(CLI::App* group, CommandRegistry& registry)
 {
     auto options = std::make_shared<ExportOptions>();
     auto* command = group->add_subcommand(
-        "export", "Write an audit bundle: from a data directory's database (as a signed-in "
-                  "auditor), a filtered subset of a bundle, or a demonstration log");
-    options->database.addTo(command);
+        "export", "Write an audit bundle: from the control plane's log (as a signed-in auditor), "
+                  "a filtered subset of a bundle, or a demonstration log");
+    addClientOptions(command, options->client, true);
     auto* source = command->add_option("--from-bundle", options->fromBundle,
                                        "Re-export the selected entries of this bundle (it is "
                                        "verified first; proofs are kept)");
@@ -335,13 +299,13 @@ void registerExport(CLI::App* group, CommandRegistry& registry)
     command->add_option("--key", options->key,
                         "With --from-bundle: the key you trust for the input bundle");
     command->add_option("--public-key-out", options->keyOut,
-                        "With --demo or --data-dir: write the log's public key (PEM) here");
+                        "With --demo: write the log's public key (PEM) here");
     command->add_option("--witness", options->witness,
                         "With --demo: append the log's signed heads to this witness file");
     addFilterOptions(command, options->filters);
-    command->footer("From a data directory: sealtrainctl audit export --data-dir DIR --out "
-                    "log.bundle --public-key-out log.pem\nthen: sealtrainctl audit verify "
-                    "log.bundle --key log.pem --witness DIR/audit.witness");
+    command->footer("From the control plane: sealtrainctl audit export --as AUDITOR --out "
+                    "log.bundle\nthen: sealtrainctl signing-keys --out-dir keys; sealtrainctl "
+                    "audit verify log.bundle --key keys/signing.pub.pem");
     registry.onRun(command, [options, &registry] { return exportAuditBundle(registry, *options); });
 }
 

@@ -1,5 +1,5 @@
-// The entry filters of `audit export`, local (`--data-dir`, `--from-bundle`) and remote
-// (`remote audit export`): the same flags and the same parsing of times.
+// The entry filters of `audit export`, from the control plane or from a bundle (`--from-bundle`):
+// the same flags and the same parsing of times.
 #pragma once
 
 #include "sealtrain/audit/bundle.h"

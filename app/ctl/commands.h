@@ -81,20 +81,36 @@ private:
     std::vector<std::pair<CLI::App*, std::function<int()>>> commands_;
 };
 
-// One register function per command group (each in its own .cpp).
-void registerDoctorCommand(CLI::App& app, CommandRegistry& registry);
+// The group `name` of `app` (a command that takes a subcommand), made with `help` when no
+// register function has made it yet: groups such as `dataset` and `audit` hold commands of the
+// control plane and offline ones, registered from different files.
+[[nodiscard]] inline CLI::App* commandGroup(CLI::App& app, const std::string& name,
+                                            const std::string& help)
+{
+    const auto found = app.get_subcommands(
+        [&name](const CLI::App* command) { return command->get_name() == name; });
+    if (!found.empty())
+        return found.front();
+    auto* group = app.add_subcommand(name, help);
+    group->require_subcommand(1);
+    return group;
+}
+
+// One register function per command group (each in its own .cpp). The workstation's and the
+// offline commands first, then those that the control plane serves.
+void registerWorkstationCommands(CLI::App& app,
+                                 CommandRegistry& registry);  // init start stop status
+void registerClientCommands(
+    CLI::App& app, CommandRegistry& registry);  // connect sign-in … user grant role session
+void registerDataCommands(CLI::App& app, CommandRegistry& registry);  // dataset sample signing-keys
+void registerJobCommands(CLI::App& app, CommandRegistry& registry);   // job
+void registerWorkerCommands(CLI::App& app, CommandRegistry& registry);   // worker
+void registerKeyringCommands(CLI::App& app, CommandRegistry& registry);  // keyring, keyfile
 void registerAuditCommands(CLI::App& app, CommandRegistry& registry);  // audit verify/export/report
-void registerKeyringCommands(CLI::App& app, CommandRegistry& registry);  // keyfile, keyring
-void registerKeysCommands(CLI::App& app, CommandRegistry& registry);     // key, signature, dsse
-void registerSealedCommands(CLI::App& app, CommandRegistry& registry);   // sealed
-void registerDatasetCommands(CLI::App& app, CommandRegistry& registry);  // dataset
-void registerInitCommand(CLI::App& app, CommandRegistry& registry);      // init
-void registerUserCommands(CLI::App& app, CommandRegistry& registry);     // user
-void registerRoleAndGrantCommands(CLI::App& app, CommandRegistry& registry);  // role, grant
-void registerSessionCommands(CLI::App& app, CommandRegistry& registry);       // session
-void registerCheckpointCommands(CLI::App& app, CommandRegistry& registry);    // checkpoint verify
-void registerTrainCommand(CLI::App& app, CommandRegistry& registry);          // train, sample
-void registerRemoteCommands(CLI::App& app, CommandRegistry& registry);        // connect, remote
-void registerJobCommands(CLI::App& app, CommandRegistry& registry);           // job
+void registerDatasetCommands(CLI::App& app, CommandRegistry& registry);  // dataset verify (offline)
+void registerCheckpointCommands(CLI::App& app, CommandRegistry& registry);  // checkpoint verify
+void registerKeysCommands(CLI::App& app, CommandRegistry& registry);        // key, signature, dsse
+void registerSealedCommands(CLI::App& app, CommandRegistry& registry);      // sealed
+void registerDoctorCommand(CLI::App& app, CommandRegistry& registry);       // doctor
 
 }  // namespace sealtrain::ctl

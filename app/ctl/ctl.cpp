@@ -16,8 +16,10 @@ namespace sealtrain::ctl {
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)
 {
     CLI::App app{"sealtrainctl: command line for the Sealtrain training platform.\n"
-                 "Manages a local control plane's data directory and verifies audit bundles "
-                 "and checkpoints offline.",
+                 "A client of the control plane (sealtrain-control) that its profile names: your "
+                 "own, on this machine (init, start, stop), or a shared one (connect). It holds "
+                 "no platform key; the offline checks (audit verify, checkpoint verify, dsse "
+                 "verify, sealed inspect, job validate) need none.",
                  "sealtrainctl"};
     app.set_version_flag("--version", fmt::format("sealtrainctl {}", kVersion),
                          "Print the version and exit");
@@ -37,20 +39,18 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         ->capture_default_str();
 
     CommandRegistry registry(out, err);
-    registerDoctorCommand(app, registry);
-    registerAuditCommands(app, registry);
+    registerWorkstationCommands(app, registry);
+    registerClientCommands(app, registry);
+    registerDataCommands(app, registry);
+    registerJobCommands(app, registry);
+    registerWorkerCommands(app, registry);
     registerKeyringCommands(app, registry);
+    registerAuditCommands(app, registry);
+    registerDatasetCommands(app, registry);
+    registerCheckpointCommands(app, registry);
     registerKeysCommands(app, registry);
     registerSealedCommands(app, registry);
-    registerDatasetCommands(app, registry);
-    registerInitCommand(app, registry);
-    registerUserCommands(app, registry);
-    registerRoleAndGrantCommands(app, registry);
-    registerSessionCommands(app, registry);
-    registerCheckpointCommands(app, registry);
-    registerTrainCommand(app, registry);
-    registerRemoteCommands(app, registry);
-    registerJobCommands(app, registry);
+    registerDoctorCommand(app, registry);
 
     // CLI11 wants the arguments last-first.
     std::vector<std::string> reversed(args.rbegin(), args.rend());

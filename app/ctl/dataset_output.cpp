@@ -15,11 +15,6 @@ nlohmann::json splitJson(const api::SplitCounts& split)
     return {{"records", split.records}, {"tokens", split.tokens}, {"shards", split.shards}};
 }
 
-api::SplitCounts splitCounts(const dataset::SplitEntry& split)
-{
-    return {split.records, split.tokens, split.shards.size()};
-}
-
 }  // namespace
 
 nlohmann::json datasetJson(const core::DatasetInfo& info)
@@ -34,16 +29,6 @@ nlohmann::json datasetJson(const core::DatasetInfo& info)
             {"tokens", info.tokens},
             {"signer", info.signer},
             {"created", toRfc3339(info.created)}};
-}
-
-api::ManifestFacts manifestFacts(const dataset::Manifest& manifest)
-{
-    return {manifest.tokenizer.id,
-            manifest.inputFormat,
-            splitCounts(manifest.train),
-            splitCounts(manifest.validation),
-            manifest.counts,
-            manifest.sources.size()};
 }
 
 nlohmann::json describeDataset(const core::DatasetInfo& info,

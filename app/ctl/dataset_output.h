@@ -1,11 +1,9 @@
-// How sealtrainctl shows one dataset (`dataset show`, `remote dataset show`): its record in the
-// control plane, its readers and what its signed manifest says, as JSON or as one "key: value"
-// line each, the same for a local data directory and through sealtrain-control.
+// How sealtrainctl shows one dataset (`dataset show`): its record in the control plane, its
+// readers and what its signed manifest says, as JSON or as one "key: value" line each.
 #pragma once
 
 #include "sealtrain/api/client.h"
 #include "sealtrain/core/datasets.h"
-#include "sealtrain/dataset/manifest.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,9 +14,6 @@ namespace sealtrain::ctl {
 
 // A dataset's record as `dataset list --json` prints it.
 [[nodiscard]] nlohmann::json datasetJson(const core::DatasetInfo& info);
-
-// What `dataset show` tells of a manifest (no source names, only how many).
-[[nodiscard]] api::ManifestFacts manifestFacts(const dataset::Manifest& manifest);
 
 // The record, its readers and, when given, the manifest's facts.
 [[nodiscard]] nlohmann::json describeDataset(const core::DatasetInfo& info,

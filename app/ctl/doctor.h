@@ -2,7 +2,7 @@
 // warning (works, with a limitation and what to do) or error (something will fail).
 #pragma once
 
-#include "sealtrain/core/data_directory.h"
+#include "sealtrain/base/result.h"
 #include "sealtrain/crypto/platform.h"
 #include "sealtrain/trainer/gpu_probe.h"
 
@@ -33,9 +33,10 @@ struct DoctorReport {
 struct DoctorOptions {
     std::filesystem::path dataDir;
     std::uintmax_t minimumFreeBytes = std::uintmax_t{10} << 30;  // 10 GiB
-    // When set (--passphrase-file, --master-key-file), the data directory is opened too and its
-    // admins counted: with one, four eyes is not guaranteed (issue #27).
-    std::optional<core::KeyringUnlock> unlock;
+    // When set (a user is signed in to a control plane), what its WhoAmI warned every user of,
+    // or why it could not be asked: with fewer than two admins, four eyes is not guaranteed
+    // (issue #27).
+    std::optional<Result<std::vector<std::string>>> controlPlaneWarnings;
 };
 
 [[nodiscard]] DoctorReport runDoctor(const DoctorOptions& options);
@@ -46,8 +47,9 @@ struct DoctorOptions {
 [[nodiscard]] Check assessDisk(const std::filesystem::path& dataDir, std::uintmax_t availableBytes,
                                std::uintmax_t minimumFreeBytes);
 [[nodiscard]] Check assessOpenSsl(const std::string& version);
-// The data directory's admins (core::Access::adminNames): a warning with fewer than two.
-[[nodiscard]] Check assessFourEyes(const std::vector<std::string>& admins);
+// The control plane's warnings to every user (WhoAmI): a warning when it says four eyes is not
+// guaranteed.
+[[nodiscard]] Check assessFourEyes(const std::vector<std::string>& warnings);
 
 void printReport(const DoctorReport& report, std::ostream& out);
 void printReportJson(const DoctorReport& report, std::ostream& out);

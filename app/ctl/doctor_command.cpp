@@ -1,8 +1,8 @@
 // `sealtrainctl doctor`: options and output of the machine check (the checks are doctor.cpp).
+#include "client_options.h"
 #include "commands.h"
 #include "ctl.h"
 #include "doctor.h"
-#include "local_platform.h"
 
 #include "sealtrain/base/paths.h"
 
@@ -13,25 +13,35 @@ namespace {
 
 struct DoctorCommandOptions {
     std::string dataDir;
-    std::string passphraseFile;
-    std::string masterKeyFile;
+    ClientOptions client;
     bool json = false;
 };
 
+// What the control plane warns every user of, asked as the signed-in user (not started for it).
+Result<std::vector<std::string>> controlPlaneWarnings(const api::Profile& profile,
+                                                      const std::string& user)
+{
+    auto client = profile.client(user);
+    if (!client)
+        return client.error();
+    auto who = (*client)->whoAmI();
+    if (!who)
+        return who.error();
+    return who->warnings;
+}
+
 int doctor(const CommandRegistry& registry, const DoctorCommandOptions& options)
 {
+    const api::Profile profile = options.client.profile();
     DoctorOptions doctorOptions;
-    doctorOptions.dataDir =
-        options.dataDir.empty() ? defaultDataDir() : std::filesystem::path(options.dataDir);
-    if (!options.passphraseFile.empty() || !options.masterKeyFile.empty()) {
-        UnlockOptions unlock;
-        unlock.dataDir = doctorOptions.dataDir;
-        if (!options.passphraseFile.empty())
-            unlock.passphraseFile = options.passphraseFile;
-        if (!options.masterKeyFile.empty())
-            unlock.masterKeyFile = options.masterKeyFile;
-        doctorOptions.unlock = unlock.keyringUnlock();
-    }
+    doctorOptions.dataDir = defaultDataDir();
+    if (!options.dataDir.empty())
+        doctorOptions.dataDir = options.dataDir;
+    else if (auto workstation = profile.workstation(); workstation && *workstation)
+        doctorOptions.dataDir = (*workstation)->dataDir;
+    // Only with a session to ask with: --as, SEALTRAIN_USER, or the one user signed in here.
+    if (auto user = profile.chooseUser(options.client.user); user && profile.endpoint())
+        doctorOptions.controlPlaneWarnings = controlPlaneWarnings(profile, *user);
     const auto report = runDoctor(doctorOptions);
     if (options.json)
         printReportJson(report, registry.out());
@@ -46,15 +56,13 @@ void registerDoctorCommand(CLI::App& app, CommandRegistry& registry)
 {
     auto options = std::make_shared<DoctorCommandOptions>();
     auto* command = app.add_subcommand(
-        "doctor", "Check this machine: libraries, GPU, CPU AES support and free disk space");
-    command->add_option(
-        "--data-dir", options->dataDir,
-        "Data directory to check for free space (default: " + defaultDataDir().string() + ")");
-    command->add_option("--passphrase-file", options->passphraseFile,
-                        "Also open the data directory (with its passphrase, from this file) and "
-                        "check that it has two admins, so that four eyes holds");
-    command->add_option("--master-key-file", options->masterKeyFile,
-                        "As --passphrase-file, with the keyring's master key file");
+        "doctor", "Check this machine (libraries, GPU, CPU AES support, free disk space) and, "
+                  "when you are signed in, whether the control plane guarantees four eyes");
+    command->add_option("--data-dir", options->dataDir,
+                        "Where to check for free space (default: this client's own data "
+                        "directory, else "
+                            + defaultDataDir().string() + ")");
+    addClientOptions(command, options->client, true);
     command->add_flag("--json", options->json, "Print the report as JSON for scripts");
 
     registry.onRun(command, [options, &registry] { return doctor(registry, *options); });

@@ -1,6 +1,5 @@
-// The options of a dataset import, shared by `sealtrainctl dataset import` (on a local data
-// directory) and `sealtrainctl remote dataset import` (an upload to sealtrain-control): the same
-// flags, the same defaults, the same report file.
+// The options of `sealtrainctl dataset import` (an upload to sealtrain-control): the files, their
+// format and screening, the classification, and the report file.
 #pragma once
 
 #include "commands.h"

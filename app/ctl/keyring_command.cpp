@@ -1,17 +1,13 @@
 // `sealtrainctl keyfile …` and `sealtrainctl keyring …`: key files for operators, and the data
-// directory's key hierarchy (docs/formats/keyring.md).
+// directory's key hierarchy (docs/formats/keyring.md), which the control plane changes while it
+// serves (Keyring API, keyring.manage): this client never unlocks the keyring.
+#include "client_options.h"
 #include "commands.h"
 #include "ctl.h"
 #include "list_output.h"
-#include "local_platform.h"
 #include "passphrase.h"
 
-#include "sealtrain/base/paths.h"
-#include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/database.h"
-#include "sealtrain/core/password.h"
 #include "sealtrain/crypto/key_file.h"
-#include "sealtrain/crypto/keyring.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -23,47 +19,6 @@
 
 namespace sealtrain::ctl {
 namespace {
-
-// Where the keyring is and how to unlock it: the keyring alone, for creating and listing
-// (changes open the whole data directory as a signed-in admin: local_platform.h).
-struct KeyringOptions {
-    std::string dataDir;
-    std::string passphraseFile;
-    std::string masterKeyFile;
-
-    void addTo(CLI::App* command)
-    {
-        command->add_option(
-            "--data-dir", dataDir,
-            "Data directory holding keyring.json (default: " + defaultDataDir().string() + ")");
-        auto* passphrase = command->add_option("--passphrase-file", passphraseFile,
-                                               "Read the passphrase from this file's first line "
-                                               "(mode 0600) instead of asking");
-        auto* master = command->add_option("--master-key-file", masterKeyFile,
-                                           "Unlock with a master key file (headless daemons)");
-        passphrase->excludes(master);
-    }
-
-    [[nodiscard]] std::filesystem::path keyringPath() const
-    {
-        return (dataDir.empty() ? defaultDataDir() : std::filesystem::path(dataDir))
-               / "keyring.json";
-    }
-
-    [[nodiscard]] Result<crypto::Keyring> unlock() const
-    {
-        if (!masterKeyFile.empty()) {
-            auto master = crypto::readKekFile(masterKeyFile);
-            if (!master)
-                return master.error();
-            return crypto::Keyring::unlockWithMasterKey(keyringPath(), *master);
-        }
-        auto passphrase = obtainPassphrase(passphraseFile, "Keyring passphrase", false);
-        if (!passphrase)
-            return passphrase.error();
-        return crypto::Keyring::unlockWithPassphrase(keyringPath(), *passphrase);
-    }
-};
 
 struct KeyfileOptions {
     std::string id;
@@ -84,50 +39,8 @@ int generateKeyFile(const CommandRegistry& registry, const KeyfileOptions& optio
     return kExitOk;
 }
 
-struct CreateOptions {
-    KeyringOptions unlock;
-    std::uint64_t argon2Ops = crypto::kArgon2Default.opsLimit;
-    std::uint64_t argon2MemMiB = crypto::kArgon2Default.memLimitBytes >> 20;
-};
-
-// A new keyring at `path`, under the master key file or else a new passphrase.
-Result<crypto::Keyring> newKeyring(const CreateOptions& options, const std::filesystem::path& path)
-{
-    if (!options.unlock.masterKeyFile.empty()) {
-        auto master = crypto::readKekFile(options.unlock.masterKeyFile);
-        if (!master)
-            return master.error();
-        return crypto::Keyring::createWithMasterKey(path, *master);
-    }
-    auto passphrase =
-        obtainPassphrase(options.unlock.passphraseFile, "New keyring passphrase", true);
-    if (!passphrase)
-        return passphrase.error();
-    SEALTRAIN_TRY(core::checkPassphrasePolicy(*passphrase));
-    return crypto::Keyring::createWithPassphrase(path, *passphrase,
-                                                 {options.argon2Ops, options.argon2MemMiB << 20});
-}
-
-int createKeyring(const CommandRegistry& registry, const CreateOptions& options)
-{
-    const auto path = options.unlock.keyringPath();
-    std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);
-    if (ec) {
-        return registry.fail(
-            Error(ErrorCode::Io, fmt::format("Cannot create the data directory '{}': {}.",
-                                             path.parent_path().string(), ec.message())));
-    }
-    auto keyring = newKeyring(options, path);
-    if (!keyring)
-        return registry.fail(keyring.error());
-    registry.out() << fmt::format("Created {} with {} keys.\n", path.string(),
-                                  keyring->list().size());
-    return kExitOk;
-}
-
 struct ListOptions {
-    KeyringOptions unlock;
+    ClientOptions client;
     bool json = false;
 };
 
@@ -135,130 +48,92 @@ constexpr std::string_view kKekColumns = "{:<16} {:>7}  {:<13} {}\n";
 
 int listKeks(const CommandRegistry& registry, const ListOptions& options)
 {
-    auto keyring = options.unlock.unlock();
-    if (!keyring)
-        return registry.fail(keyring.error());
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto keks = (*client)->listKeks();
+    if (!keks)
+        return registry.fail(keks.error());
     printList(
-        registry.out(), options.json, keyring->list(),
+        registry.out(), options.json, *keks,
         fmt::format(kKekColumns, "KEK", "VERSION", "STATE", "CREATED"),
-        [](const crypto::KekInfo& info) {
-            return nlohmann::json{{"id", info.id},
-                                  {"version", info.version},
-                                  {"state", crypto::kekStateName(info.state)},
-                                  {"created", info.created},
-                                  {"retired", info.retired}};
+        [](const api::KekSummary& kek) {
+            return nlohmann::json{{"id", kek.id},
+                                  {"version", kek.version},
+                                  {"state", kek.state},
+                                  {"created", kek.created},
+                                  {"retired", kek.retired}};
         },
-        [](const crypto::KekInfo& info) {
-            return fmt::format(kKekColumns, info.id, info.version, crypto::kekStateName(info.state),
-                               info.created);
+        [](const api::KekSummary& kek) {
+            return fmt::format(kKekColumns, kek.id, kek.version, kek.state, kek.created);
         });
     return kExitOk;
 }
 
-// The changes below act on the whole data directory as a signed-in holder of keyring.manage;
-// each is audited (core/keyring_changes.h).
-struct RotateOptions {
-    SignedInOptions signedIn;
-    std::string id;
-};
-
-// The control database, re-keyed to the active `database` KEK. When this stops half-way, the
-// next open finds the older version that still opens the database and re-keys it there
-// (core::Database::openWithKeyring).
-Result<void> rekeyDatabase(core::DataDirectory& platform)
-{
-    auto key = core::deriveDatabaseKey(platform.keyring());
-    if (!key)
-        return key.error();
-    return platform.database().rekey(*key);
-}
-
-int rotateKek(const CommandRegistry& registry, const RotateOptions& options)
-{
-    return runSignedIn(
-        registry, options.signedIn,
-        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-            auto rotated = platform.controlPlane().keyringChanges().rotate(
-                session, platform.keyring(), options.id);
-            if (!rotated)
-                return rotated.error();
-            if (options.id == "database") {
-                SEALTRAIN_TRY(rekeyDatabase(platform));
-                registry.out() << "The control database is re-keyed under the new version.\n";
-            }
-            registry.out() << fmt::format("'{}' is now at version {}; re-wrap objects sealed "
-                                          "under version {}, then retire it.\n",
-                                          rotated->id, rotated->version, rotated->version - 1);
-            return success();
-        });
-}
-
-struct RetireOptions {
-    SignedInOptions signedIn;
+struct KekOptions {
+    ClientOptions client;
     std::string id;
     std::uint32_t version = 0;
-    std::vector<std::filesystem::path> scan;
 };
 
-int retireKek(const CommandRegistry& registry, const RetireOptions& options)
+int rotateKek(const CommandRegistry& registry, const KekOptions& options)
 {
-    return runSignedIn(
-        registry, options.signedIn,
-        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-            core::KekRetirement request{options.id, options.version, {platform.path()}};
-            request.folders.insert(request.folders.end(), options.scan.begin(), options.scan.end());
-            SEALTRAIN_TRY(platform.controlPlane().keyringChanges().retire(
-                session, platform.keyring(), request));
-            registry.out() << fmt::format("Retired '{}' version {}.\n", options.id,
-                                          options.version);
-            return success();
-        });
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto version = (*client)->rotateKek(options.id);
+    if (!version)
+        return registry.fail(version.error());
+    if (options.id == "database")
+        registry.out() << "The control database is re-keyed under the new version.\n";
+    registry.out() << fmt::format("'{}' is now at version {}; run `sealtrainctl keyring rewrap "
+                                  "{}`, then retire version {}.\n",
+                                  options.id, *version, options.id, *version - 1);
+    return kExitOk;
 }
 
-struct RewrapOptions {
-    SignedInOptions signedIn;
-    std::vector<std::string> files;
-};
-
-// Every file is tried; a file that fails is named in its error line.
-int rewrapSealedObjects(const CommandRegistry& registry, const RewrapOptions& options)
+int rewrapObjects(const CommandRegistry& registry, const KekOptions& options)
 {
-    int code = kExitOk;
-    const int opened =
-        runSignedIn(registry, options.signedIn,
-                    [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-                        for (const auto& file : options.files) {
-                            auto done = platform.controlPlane().keyringChanges().rewrap(
-                                session, platform.keyring(), file);
-                            if (done)
-                                registry.out() << *done;
-                            else
-                                code = registry.failItem(file, done.error());
-                        }
-                        return success();
-                    });
-    return opened != kExitOk ? opened : code;
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto done = (*client)->rewrapObjects(options.id);
+    if (!done)
+        return registry.fail(done.error());
+    for (const std::string& line : done->lines)
+        registry.out() << line;
+    registry.out() << fmt::format("Re-wrapped {} object(s) under the active version of '{}'.\n",
+                                  done->rewrapped, options.id);
+    return kExitOk;
+}
+
+int retireKek(const CommandRegistry& registry, const KekOptions& options)
+{
+    return runClientChange(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.retireKek(options.id, options.version); },
+        fmt::format("Retired '{}' version {}.\n", options.id, options.version));
 }
 
 struct ChangePassphraseOptions {
-    SignedInOptions signedIn;
+    ClientOptions client;
+    std::string passphraseFile;
     std::string newPassphraseFile;
 };
 
 int changePassphrase(const CommandRegistry& registry, const ChangePassphraseOptions& options)
 {
-    return runSignedIn(
-        registry, options.signedIn,
-        [&](core::DataDirectory& platform, const std::string& session) -> Result<void> {
-            auto passphrase = obtainPassphrase(options.newPassphraseFile, "New passphrase", true,
-                                               "--new-passphrase-file FILE");
-            if (!passphrase)
-                return passphrase.error();
-            SEALTRAIN_TRY(platform.controlPlane().keyringChanges().changePassphrase(
-                session, platform.keyring(), *passphrase));
-            registry.out() << "Passphrase changed; every KEK is re-wrapped under it.\n";
-            return success();
-        });
+    auto current = obtainPassphrase(options.passphraseFile, "Current keyring passphrase", false);
+    if (!current)
+        return registry.fail(current.error());
+    auto next = obtainPassphrase(options.newPassphraseFile, "New keyring passphrase", true,
+                                 "--new-passphrase-file FILE");
+    if (!next)
+        return registry.fail(next.error());
+    return runClientChange(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.changePassphrase(*current, *next); },
+        "Passphrase changed; every KEK is re-wrapped under it.\n");
 }
 
 void registerKeyfile(CLI::App& app, CommandRegistry& registry)
@@ -276,64 +151,47 @@ void registerKeyfile(CLI::App& app, CommandRegistry& registry)
     registry.onRun(command, [options, &registry] { return generateKeyFile(registry, *options); });
 }
 
-void registerKeyringCreate(CLI::App* group, CommandRegistry& registry)
-{
-    auto options = std::make_shared<CreateOptions>();
-    auto* command = group->add_subcommand(
-        "create", "Create the data directory's keyring with one KEK per purpose");
-    options->unlock.addTo(command);
-    command->add_option("--argon2-ops", options->argon2Ops, "Argon2id passes (floor 2)")
-        ->capture_default_str();
-    command
-        ->add_option("--argon2-mem-mib", options->argon2MemMiB, "Argon2id memory in MiB (floor 64)")
-        ->capture_default_str();
-    registry.onRun(command, [options, &registry] { return createKeyring(registry, *options); });
-}
-
-void registerKeyringList(CLI::App* group, CommandRegistry& registry)
-{
-    auto options = std::make_shared<ListOptions>();
-    auto* command =
-        group->add_subcommand("list", "Unlock the keyring and list its KEKs and states");
-    options->unlock.addTo(command);
-    command->add_flag("--json", options->json, "Print JSON for scripts");
-    registry.onRun(command, [options, &registry] { return listKeks(registry, *options); });
-}
-
 void registerKeyringChanges(CLI::App* group, CommandRegistry& registry)
 {
-    auto rotate = std::make_shared<RotateOptions>();
+    auto list = std::make_shared<ListOptions>();
+    auto* listCommand = group->add_subcommand("list", "List the KEKs, their versions and states");
+    listCommand->add_flag("--json", list->json, "Print JSON for scripts");
+    addClientOptions(listCommand, list->client, true);
+    registry.onRun(listCommand, [list, &registry] { return listKeks(registry, *list); });
+
+    auto rotate = std::make_shared<KekOptions>();
     auto* rotateCommand = group->add_subcommand(
         "rotate", "Add a new version of a KEK; the old one stays decrypt-only until retired");
-    rotate->signedIn.addTo(rotateCommand);
     rotateCommand->add_option("ID", rotate->id, "The KEK to rotate, e.g. datasets")->required();
+    addClientOptions(rotateCommand, rotate->client, true);
     registry.onRun(rotateCommand, [rotate, &registry] { return rotateKek(registry, *rotate); });
 
-    auto retire = std::make_shared<RetireOptions>();
+    auto rewrap = std::make_shared<KekOptions>();
+    auto* rewrapCommand = group->add_subcommand(
+        "rewrap", "Re-wrap every object of the data directory sealed under an older version of a "
+                  "KEK under its active version (payloads untouched)");
+    rewrapCommand->add_option("ID", rewrap->id, "The KEK, e.g. datasets")->required();
+    addClientOptions(rewrapCommand, rewrap->client, true);
+    registry.onRun(rewrapCommand, [rewrap, &registry] { return rewrapObjects(registry, *rewrap); });
+
+    auto retire = std::make_shared<KekOptions>();
     auto* retireCommand = group->add_subcommand(
-        "retire", "Erase a decrypt-only KEK version for good: nothing sealed under it opens again");
-    retire->signedIn.addTo(retireCommand);
+        "retire", "Erase a decrypt-only KEK version for good: nothing sealed under it opens again "
+                  "(refused while an object is still wrapped under it)");
     retireCommand->add_option("ID", retire->id, "The KEK id")->required();
     retireCommand->add_option("VERSION", retire->version, "The version to retire")->required();
-    retireCommand->add_option("--scan", retire->scan,
-                              "Also search this folder for objects still sealed under the "
-                              "version (checkpoint folders; repeatable)");
+    addClientOptions(retireCommand, retire->client, true);
     registry.onRun(retireCommand, [retire, &registry] { return retireKek(registry, *retire); });
-
-    auto rewrap = std::make_shared<RewrapOptions>();
-    auto* rewrapCommand = group->add_subcommand(
-        "rewrap", "Re-wrap sealed objects' keys under the active KEK version (payloads untouched)");
-    rewrap->signedIn.addTo(rewrapCommand);
-    rewrapCommand->add_option("FILES", rewrap->files, "Sealed objects to re-wrap")->required();
-    registry.onRun(rewrapCommand,
-                   [rewrap, &registry] { return rewrapSealedObjects(registry, *rewrap); });
 
     auto change = std::make_shared<ChangePassphraseOptions>();
     auto* changeCommand = group->add_subcommand(
-        "change-passphrase", "Re-wrap the KEKs under a new passphrase (no data is re-encrypted)");
-    change->signedIn.addTo(changeCommand);
+        "change-passphrase", "Re-wrap the KEKs under a new passphrase (no data is re-encrypted); "
+                             "the current one is asked for too");
+    changeCommand->add_option("--passphrase-file", change->passphraseFile,
+                              "Read the current passphrase from this file instead of asking");
     changeCommand->add_option("--new-passphrase-file", change->newPassphraseFile,
                               "Read the new passphrase from this file instead of asking");
+    addClientOptions(changeCommand, change->client, true);
     registry.onRun(changeCommand,
                    [change, &registry] { return changePassphrase(registry, *change); });
 }
@@ -343,10 +201,9 @@ void registerKeyringChanges(CLI::App* group, CommandRegistry& registry)
 void registerKeyringCommands(CLI::App& app, CommandRegistry& registry)
 {
     registerKeyfile(app, registry);
-    auto* group = app.add_subcommand("keyring", "Manage the data directory's key hierarchy");
+    auto* group = app.add_subcommand(
+        "keyring", "The data directory's key hierarchy, changed by the control plane (admin)");
     group->require_subcommand(1);
-    registerKeyringCreate(group, registry);
-    registerKeyringList(group, registry);
     registerKeyringChanges(group, registry);
 }
 

@@ -3,7 +3,6 @@
 #pragma once
 
 #include "commands.h"
-#include "local_platform.h"
 
 #include <nlohmann/json.hpp>
 
@@ -30,29 +29,6 @@ void printList(std::ostream& out, bool json, const std::vector<Item>& items,
     out << header;
     for (const Item& item : items)
         out << row(item);
-}
-
-// Adds `list` to `group`: as the signed-in user, fetch(controlPlane, session) printed with
-// printList (--json for JSON).
-template <typename Fetch, typename ToJson, typename ToRow>
-CLI::App* addListCommand(CLI::App* group, CommandRegistry& registry, const std::string& description,
-                         Fetch fetch, std::string header, ToJson toJson, ToRow row)
-{
-    struct Options {
-        SignedInOptions signedIn;
-        bool json = false;
-    };
-    auto options = std::make_shared<Options>();
-    auto* command = group->add_subcommand("list", description);
-    options->signedIn.addTo(command);
-    command->add_flag("--json", options->json, "Print JSON for scripts");
-    registry.onRun(command, [options, fetch, header, toJson, row, &registry] {
-        return runSignedInQuery(registry, options->signedIn, fetch, [&](const auto& items) {
-            printList(registry.out(), options->json, items, header, toJson, row);
-            return success();
-        });
-    });
-    return command;
 }
 
 }  // namespace sealtrain::ctl

@@ -198,12 +198,17 @@ int main(int argc, char** argv)
     sampleCommand->add_option("--keys-fd", sampleKeysFd, "Descriptor the keys are read from")
         ->capture_default_str();
     trainer::AuthorisedCheckpoint authorised;
-    sampleCommand->add_option("--expect-checkpoint-sha256", authorised.sha256,
-                              "Refuse a checkpoint whose plaintext SHA-256 (hex) is not this one: "
-                              "what the launcher checked");
-    sampleCommand->add_option("--expect-dataset-id", authorised.datasetId,
-                              "Refuse a checkpoint trained on another dataset (sha256:...) than "
-                              "the one the launcher released");
+    // Required: the sampler runs only the checkpoint its launcher (the control plane) checked.
+    sampleCommand
+        ->add_option("--expect-checkpoint-sha256", authorised.sha256,
+                     "Refuse a checkpoint whose plaintext SHA-256 (hex) is not this one: what the "
+                     "launcher checked")
+        ->required();
+    sampleCommand
+        ->add_option("--expect-dataset-id", authorised.datasetId,
+                     "Refuse a checkpoint trained on another dataset (sha256:...) than the one "
+                     "the launcher released")
+        ->required();
     auto* promptOption = sampleCommand->add_option("--prompt", sampleOptions.prompt,
                                                    "Text to continue (shown in the process list: "
                                                    "launchers use --prompt-stdin)");

@@ -53,9 +53,9 @@ int main(int argc, char** argv)
     app.require_subcommand(1);
 
     sealtrain::worker::EnrollOptions enroll;
-    auto* enrollCommand = app.add_subcommand(
-        "enroll", "Enroll this node once with a token from 'sealtrainctl remote worker "
-                  "enroll-token'");
+    auto* enrollCommand =
+        app.add_subcommand("enroll", "Enroll this node once with a token from 'sealtrainctl worker "
+                                     "enroll-token'");
     enrollCommand
         ->add_option("--control", enroll.address, "The control plane: host:port or unix:/path")
         ->required();

@@ -638,7 +638,7 @@ private:
         if (*status != 0)
             return Error(ErrorCode::Internal,
                          fmt::format("The trainer stopped with exit status {}; its last lines "
-                                     "are in the job's logs (sealtrainctl remote job logs).",
+                                     "are in the job's logs (sealtrainctl job logs).",
                                      *status));
         return success();
     }

@@ -584,7 +584,7 @@ private slots:
         auto second = core::DataDirectory::open(dataDir_, unlock);
         QVERIFY(!second);
         QCOMPARE(second.error().code(), ErrorCode::Io);
-        QVERIFY2(second.error().message().find("sealtrainctl remote") != std::string::npos,
+        QVERIFY2(second.error().message().find("sealtrainctl stop") != std::string::npos,
                  second.error().message().c_str());
     }
 

@@ -28,7 +28,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 unsigned modeOf(const fs::path& path)
 {
     struct stat info {};
@@ -105,8 +104,8 @@ private slots:
         fs::create_directories(root_ / "outside");
         std::ofstream(root_ / "outside" / "x.key") << "not a key";
         std::ofstream(root_ / "outside" / "x.crt") << "not a certificate";
-        for (const std::string& name : std::vector<std::string>{"../outside/x", "Alice", "", "a/b",
-                                                                  std::string(65, 'a')}) {
+        for (const std::string& name :
+             std::vector<std::string>{"../outside/x", "Alice", "", "a/b", std::string(65, 'a')}) {
             auto client = profile.client(name);
             QVERIFY2(!client, name.c_str());
             QCOMPARE(client.error().code(), ErrorCode::InvalidArgument);
@@ -187,14 +186,18 @@ private slots:
         auto named = profile.workstation();
         QVERIFY(named && *named);
         QCOMPARE((*named)->dataDir, fs::path(daemon_.dataDir()));
-        QCOMPARE(profile.endpoint()->address,
-                 "unix:" + (root_ / "run" / "control.sock").string());
+        QCOMPARE(profile.endpoint()->address, "unix:" + (root_ / "run" / "control.sock").string());
 
         auto pid = profile.startWorkstation(SEALTRAIN_CONTROL_EXECUTABLE,
                                             testing::secret(testing::kDaemonPassphrase));
         QVERIFY2(pid, pid ? "" : pid.error().message().c_str());
         QCOMPARE(profile.workstationPid(), std::optional<pid_t>(*pid));
         QCOMPARE(sessionOf(*pid), static_cast<long>(*pid));  // its own session: no terminal
+        // Neither our standard output nor our standard error: its log (a pipe of ours held open
+        // would keep whoever reads it waiting until the daemon ends).
+        const fs::path fds = "/proc/" + std::to_string(*pid) + "/fd";
+        for (const char* fd : {"1", "2"})
+            QCOMPARE(fs::read_symlink(fds / fd), root_ / "run" / "control.log");
         auto second = profile.startWorkstation(SEALTRAIN_CONTROL_EXECUTABLE,
                                                testing::secret(testing::kDaemonPassphrase));
         QVERIFY(!second);
@@ -211,6 +214,11 @@ private slots:
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
         QVERIFY(sessions.front().expiresUnix > now);
+        // The certificate lasts exactly as long as sign-in said, not five minutes less.
+        QVERIFY2(std::abs(sessions.front().expiresUnix - signedIn->expiresUnix) <= 1,
+                 (std::to_string(sessions.front().expiresUnix) + " vs "
+                  + std::to_string(signedIn->expiresUnix))
+                     .c_str());
         QCOMPARE(profile.chooseUser("").value(), std::string("bob"));
         QCOMPARE(profile.chooseUser("alice").value(), std::string("alice"));
         auto client = profile.client("bob");
@@ -227,7 +235,8 @@ private slots:
         QVERIFY(*stopped);
         QVERIFY(!fs::exists("/proc/" + std::to_string(*pid)));
         QVERIFY(!profile.workstationPid());
-        QVERIFY(testing::fileText(root_ / "run" / "control.log").find("stopped") != std::string::npos);
+        QVERIFY(testing::fileText(root_ / "run" / "control.log").find("stopped")
+                != std::string::npos);
         QCOMPARE(modeOf(root_ / "run" / "control.log"), 0600U);
     }
 

@@ -1,12 +1,12 @@
 // Every access-control and separation-of-duties rule of core's and the CLI's tests
-// (test_core_access, test_core_identity, test_core_datasets, test_ctl_access), end to end through
-// sealtrain-control over mutual TLS (issue #15): a wrong role refused for each administrative
-// call, custom roles, no admin with data, job, approval or audit roles (nor the reverse), grant
-// or break-glass alike; break-glass time-limited and flagged; a disabled user's, a revoked
-// session's and a reset user's certificate refused at the handshake; a reset the user completes
-// without a session; an admin's reset approved only by a second admin; dataset reads only with a
-// steward's grant; the last admin stays; `sealtrainctl remote` for the same calls. After SIGTERM
-// the audit log holds every refusal.
+// (test_core_access, test_core_identity, test_core_datasets, test_ctl_workstation), end to end
+// through sealtrain-control over mutual TLS (issue #15): a wrong role refused for each
+// administrative call, custom roles, no admin with data, job, approval or audit roles (nor the
+// reverse), grant or break-glass alike; break-glass time-limited and flagged; a disabled user's, a
+// revoked session's and a reset user's certificate refused at the handshake; a reset the user
+// completes without a session; an admin's reset approved only by a second admin; dataset reads only
+// with a steward's grant; the last admin stays; `sealtrainctl` over TCP for the same calls. After
+// SIGTERM the audit log holds every refusal.
 #include "ctl_runner.h"
 #include "daemon_fixture.h"
 
@@ -93,7 +93,7 @@ class TestApiRbac : public QObject {
         QCOMPARE(who.error().code(), ErrorCode::Io);
     }
 
-    // A client folder for `user`'s kept session, as `sealtrainctl connect` and `remote sign-in`
+    // A client folder for `user`'s kept session, as `sealtrainctl connect` and `sign-in`
     // leave it.
     std::filesystem::path clientDir(const std::string& user)
     {
@@ -112,7 +112,6 @@ class TestApiRbac : public QObject {
 
     testing::CtlOutcome remote(const std::string& user, std::vector<std::string> args)
     {
-        args.insert(args.begin(), "remote");
         args.insert(args.end(), {"--client-dir", clientDir(user).string(), "--as", user});
         return testing::runCtl(args);
     }
@@ -472,7 +471,7 @@ private slots:
         QCOMPARE(sam->grantRead("nothing", "bob").error().code(), ErrorCode::NotFound);
     }
 
-    // The same calls from `sealtrainctl remote`, with the local commands' options and output.
+    // The same calls from sealtrainctl, a client of a control plane over TCP.
     void commandLineClient()
     {
         auto roles = remote("alice", {"role", "list", "--json"});
@@ -488,7 +487,7 @@ private slots:
         auto badDuration = remote("alice", {"grant", "break-glass", "dave", "auditor", "--reason",
                                             "incident 9", "--duration", "5y"});
         QCOMPARE(badDuration.code, 2);
-        QVERIFY2(badDuration.err.find("remote grant break-glass --help") != std::string::npos,
+        QVERIFY2(badDuration.err.find("sealtrainctl grant break-glass --help") != std::string::npos,
                  badDuration.err.c_str());
         auto refused = remote("bob", {"role", "create", "mine", "--permission", "dataset.read"});
         QCOMPARE(refused.code, 1);
@@ -506,9 +505,9 @@ private slots:
         QVERIFY2(reset.out.find("Wrote the reset code to") != std::string::npos, reset.out.c_str());
         writeFile(dir / "jack.password", std::string(kNewPassword) + "\n");
         auto completed = testing::runCtl(
-            {"remote", "sign-in", "--user", "jack", "--reset-code-file",
-             (dir / "jack.code").string(), "--password-file", (dir / "jack.password").string(),
-             "--totp-uri-file", (dir / "jack.uri").string(), "--client-dir", dir.string()});
+            {"sign-in", "--user", "jack", "--reset-code-file", (dir / "jack.code").string(),
+             "--password-file", (dir / "jack.password").string(), "--totp-uri-file",
+             (dir / "jack.uri").string(), "--client-dir", dir.string()});
         QVERIFY2(completed.code == 0, completed.err.c_str());
         const std::string uri = readFile(dir / "jack.uri");
         QVERIFY(uri.rfind("otpauth://totp/", 0) == 0);

@@ -6,7 +6,7 @@
    by `openssl req`, the CA pinned by its SHA-256 fingerprint. It signs in over TLS, lists
    datasets with the certificate it got, and is refused (PERMISSION_DENIED) what its role lacks.
 2. sealtrainctl run as another Unix user (nobody, when this runs as root) who can not read the
-   data directory: connect, remote sign-in, whoami and dataset list all work, so the client needs
+   data directory: connect, sign-in, whoami and dataset list all work, so the client needs
    no key of the control plane's.
 
     test_remote_clients.py SEALTRAINCTL SEALTRAIN_CONTROL PROTO_ROOT
@@ -57,32 +57,15 @@ def main():
 
     passphrase = secret_file("passphrase", "a long passphrase for this test's keyring")
     password = secret_file("password", "a long password that the three users share")
-    unlock = ["--data-dir", data, "--passphrase-file", passphrase]
-    init = run(CTL, "init", *unlock, "--admin", "alice", "--admin-password-file", password,
+    # The operator's own profile: init names the data directory in it (not used here: the
+    # daemon below is started by hand, as a service would be, and every client connects).
+    admin_env = dict(os.environ, SEALTRAIN_CLIENT_DIR=os.path.join(work, "admin-client"))
+    init = run(CTL, "init", "--data-dir", data, "--passphrase-file", passphrase, "--admin",
+               "alice", "--admin-password-file", password,
                "--totp-uri-file", os.path.join(secrets, "alice.uri"),
-               "--argon2-ops", "2", "--argon2-mem-mib", "64")
+               "--argon2-ops", "2", "--argon2-mem-mib", "64", env=admin_env)
     fingerprint = [line.split(": ")[1] for line in init.splitlines()
                    if line.startswith("Platform CA fingerprint: ")][0]
-
-    # Workstation mode, before the daemon owns the directory: two engineers.
-    admin = unlock + ["--session-file", os.path.join(secrets, "alice.session")]
-    run(CTL, "session", "sign-in", *admin, "--user", "alice", "--password-file", password,
-        "--totp-code", totp(os.path.join(secrets, "alice.uri"), "alice"))
-    # The admin gets a one-time enrolment code for each; each user sets their own password with
-    # it and receives their own TOTP secret.
-    def enrol(user):
-        code = os.path.join(secrets, f"{user}.code")
-        run(CTL, "user", "create", *admin, user, "--code-file", code)
-        run(CTL, "session", "sign-in", *unlock, "--user", user, "--reset-code-file", code,
-            "--password-file", password, "--totp-uri-file", os.path.join(secrets, f"{user}.uri"))
-
-    for user in ("erin", "frank"):
-        enrol(user)
-        run(CTL, "grant", "add", *admin, user, "engineer")
-    run(CTL, "grant", "add", *admin, "frank", "steward")
-    # gwen approves frank's job (nobody approves their own).
-    enrol("gwen")
-    run(CTL, "grant", "add", *admin, "gwen", "approver")
 
     ready = os.path.join(work, "ready.json")
     with open(passphrase) as handle:
@@ -99,6 +82,20 @@ def main():
         with open(ready) as handle:
             port = json.load(handle)["ports"][0]
         address = f"127.0.0.1:{port}"
+        # The admin, a client like any other: two engineers, one of them a steward, and gwen who
+        # approves frank's job (nobody approves their own). Each user sets their own password with
+        # a one-time enrolment code and receives their own TOTP secret.
+        run(CTL, "connect", address, "--ca-fingerprint", fingerprint, env=admin_env)
+        run(CTL, "sign-in", "--user", "alice", "--password-file", password,
+            "--totp-code", totp(os.path.join(secrets, "alice.uri"), "alice"), env=admin_env)
+        for user, roles in (("erin", ("engineer",)), ("frank", ("engineer", "steward")),
+                            ("gwen", ("approver",))):
+            code = os.path.join(secrets, f"{user}.code")
+            run(CTL, "user", "create", "--as", "alice", user, "--code-file", code, env=admin_env)
+            run(CTL, "sign-in", "--user", user, "--reset-code-file", code, "--password-file",
+                password, "--totp-uri-file", os.path.join(secrets, f"{user}.uri"), env=admin_env)
+            for role in roles:
+                run(CTL, "grant", "add", "--as", "alice", user, role, env=admin_env)
         independent_client(work, data, secrets, fingerprint, address, password)
         other_user_client(work, data, secrets, fingerprint, address, password)
     finally:
@@ -195,13 +192,13 @@ def other_user_client(work, data, secrets, fingerprint, address, password):
         return run(*prefix, CTL, *args, env=environment)
 
     ctl("connect", address, "--ca-fingerprint", fingerprint)
-    ctl("remote", "sign-in", "--user", "frank", "--password-file", os.path.join(shared, "password"),
+    ctl("sign-in", "--user", "frank", "--password-file", os.path.join(shared, "password"),
         "--totp-code", totp(os.path.join(shared, "frank.uri"), "frank"))
-    assert ctl("remote", "whoami").startswith("frank (session s"), "whoami"
-    ctl("remote", "dataset", "list")
+    assert ctl("whoami").startswith("frank (session s"), "whoami"
+    ctl("dataset", "list")
     # Upload, train through the daemon and sample, holding no key: the daemon seals the upload
     # and hands the trainer the run's keys.
-    imported = ctl("remote", "dataset", "import", "--name", "corpus", "--format", "text-records",
+    imported = ctl("dataset", "import", "--name", "corpus", "--format", "text-records",
                    "--progress", "none", os.path.join(shared, "corpus.txt"))
     assert "Imported 'corpus' version 1" in imported, imported
     # Training runs only as an approved job: the direct call is gone; frank submits a spec,
@@ -214,24 +211,24 @@ def other_user_client(work, data, secrets, fingerprint, address, password):
                      "resources: {pool: cpu, device: cpu, threads: 1}\n")
     if prefix:
         os.chown(spec, nobody.pw_uid, nobody.pw_gid)
-    submitted = ctl("remote", "job", "submit", spec, "--json")
+    submitted = ctl("job", "submit", spec, "--json")
     job = json.loads(submitted)
     assert job["state"] == "vetted", submitted
     gwen = {"PATH": os.environ["PATH"], "HOME": os.path.join(work, "gwen-home"),
             "SEALTRAIN_CLIENT_DIR": os.path.join(work, "gwen-client"), "SEALTRAIN_USER": "gwen"}
     run(CTL, "connect", address, "--ca-fingerprint", fingerprint, env=gwen)
-    run(CTL, "remote", "sign-in", "--user", "gwen", "--password-file", password,
+    run(CTL, "sign-in", "--user", "gwen", "--password-file", password,
         "--totp-code", totp(os.path.join(secrets, "gwen.uri"), "gwen"), env=gwen)
-    run(CTL, "remote", "job", "approve", str(job["id"]), "--sha256", job["spec_sha256"], env=gwen)
-    metrics = ctl("remote", "job", "run", str(job["id"]))
+    run(CTL, "job", "approve", str(job["id"]), "--sha256", job["spec_sha256"], env=gwen)
+    metrics = ctl("job", "run", str(job["id"]))
     assert '"kind":"checkpoint"' in metrics, metrics
     runs = os.listdir(os.path.join(data, "runs"))
     assert len(runs) == 1, runs
-    assert ctl("remote", "sample", "--run", runs[0], "--length", "8", "--prompt", "Record"), "sample"
-    refused = subprocess.run(prefix + [CTL, "remote", "user", "list"], capture_output=True,
+    assert ctl("sample", "--run", runs[0], "--length", "8", "--prompt", "Record"), "sample"
+    refused = subprocess.run(prefix + [CTL, "user", "list"], capture_output=True,
                              text=True, env=environment)
     assert refused.returncode != 0 and "user.manage" in refused.stderr, refused.stderr
-    ctl("remote", "sign-out")
+    ctl("sign-out")
     print(f"sealtrainctl as {'nobody' if prefix else 'this user'}: connect, sign-in, whoami, "
           "dataset list, an upload, training and a sample through the daemon, a refusal and "
           "sign-out over TLS")

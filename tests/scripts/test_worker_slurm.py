@@ -169,6 +169,7 @@ def main():
             handle.write("a long passphrase for the slurm test only\n")
         with open(password, "w") as handle:
             handle.write("correct horse battery staple 42\n")
+        os.environ["SEALTRAIN_CLIENT_DIR"] = os.path.join(work, "client")
         init = run(CTL, "init", "--data-dir", data, "--passphrase-file", passphrase,
                    "--admin", "alice", "--admin-password-file", password,
                    "--totp-uri-file", os.path.join(secrets, "alice.uri"),
@@ -185,25 +186,25 @@ def main():
 
         os.environ["SEALTRAIN_CLIENT_DIR"] = os.path.join(work, "client")
         run(CTL, "connect", socket_address, "--ca-fingerprint", fingerprint)
-        run(CTL, "remote", "sign-in", "--user", "alice", "--password-file", password,
+        run(CTL, "sign-in", "--user", "alice", "--password-file", password,
             "--totp-code", totp(os.path.join(secrets, "alice.uri"), "alice"))
         for user, roles in (("dana", ("steward", "engineer")), ("ann", ("approver",)),
                             ("otto", ("operator",))):
             code = os.path.join(secrets, f"{user}.code")
-            run(CTL, "remote", "user", "create", "--as", "alice", user, "--code-file", code)
-            run(CTL, "remote", "sign-in", "--user", user, "--reset-code-file", code,
+            run(CTL, "user", "create", "--as", "alice", user, "--code-file", code)
+            run(CTL, "sign-in", "--user", user, "--reset-code-file", code,
                 "--password-file", password, "--totp-uri-file",
                 os.path.join(secrets, f"{user}.uri"))
             for role in roles:
-                run(CTL, "remote", "grant", "add", "--as", "alice", user, role)
-            run(CTL, "remote", "sign-in", "--user", user, "--password-file", password,
+                run(CTL, "grant", "add", "--as", "alice", user, role)
+            run(CTL, "sign-in", "--user", user, "--password-file", password,
                 "--totp-code", totp(os.path.join(secrets, f"{user}.uri"), user))
 
         corpus = os.path.join(work, "corpus.txt")
         with open(corpus, "w") as handle:
             for i in range(600):
                 handle.write(f"Record {i} of the corpus two Slurm ranks train on.\n\n")
-        run(CTL, "remote", "dataset", "import", "--as", "dana", "--name", "corpus", "--format",
+        run(CTL, "dataset", "import", "--as", "dana", "--name", "corpus", "--format",
             "text-records", "--progress", "none", corpus)
         spec = os.path.join(work, "job.yaml")
         with open(spec, "w") as handle:
@@ -212,16 +213,16 @@ def main():
                          "schedule: {steps: 6, batch: 2}\ncheckpoints: {every: 3}\n"
                          "resources: {pool: cpu, device: cpu, nodes: 1, cpu_ranks_per_node: 2, "
                          "threads: 1}\n")
-        job = json.loads(run(CTL, "remote", "job", "submit", "--as", "dana", spec, "--json"))
+        job = json.loads(run(CTL, "job", "submit", "--as", "dana", spec, "--json"))
         assert job["state"] == "vetted", job
 
-        token = run(CTL, "remote", "worker", "enroll-token", "--as", "otto", "cluster-1",
+        token = run(CTL, "worker", "enroll-token", "--as", "otto", "cluster-1",
                     "--pool", "cpu").strip()
         worker_dir = os.path.join(work, "worker")
         run(WORKER, "enroll", "--control", socket_address, "--ca-fingerprint", fingerprint,
             "--dir", worker_dir, env=dict(os.environ, SEALTRAIN_ENROLL_TOKEN=token))
-        run(CTL, "remote", "worker", "interconnect", "--as", "otto", "cluster-1", "--encrypted")
-        listed = json.loads(run(CTL, "remote", "worker", "list", "--as", "otto", "--json"))
+        run(CTL, "worker", "interconnect", "--as", "otto", "cluster-1", "--encrypted")
+        listed = json.loads(run(CTL, "worker", "list", "--as", "otto", "--json"))
         assert [w["interconnect_declared"] for w in listed] == [True], listed
         worker_log = open(os.path.join(work, "worker.log"), "w")
         command = [WORKER, "run", "--dir", worker_dir, "--trainer", trainer_for_ranks(work),
@@ -245,11 +246,11 @@ def main():
         if LAUNCHER == "local":
             wait_for("the idle command runs", lambda: os.path.exists(idle_marker), 60)
             print("local: the idle command ran after 3 s without a job")
-        run(CTL, "remote", "job", "approve", "--as", "ann", str(job["id"]), "--sha256",
+        run(CTL, "job", "approve", "--as", "ann", str(job["id"]), "--sha256",
             job["spec_sha256"])
 
         def state():
-            shown = json.loads(run(CTL, "remote", "job", "show", "--as", "dana", str(job["id"]),
+            shown = json.loads(run(CTL, "job", "show", "--as", "dana", str(job["id"]),
                                    "--json"))
             return shown["state"]
         def ended():
@@ -259,7 +260,7 @@ def main():
                 sys.exit(f"FAIL: the job is {state()} after up to 240 s; the worker said:\n"
                          f"{handle.read()}")
         metrics = [json.loads(line) for line in
-                   run(CTL, "remote", "job", "metrics", "--as", "dana", str(job["id"])).splitlines()]
+                   run(CTL, "job", "metrics", "--as", "dana", str(job["id"])).splitlines()]
         start = [m for m in metrics if m.get("kind") == "start"]
         assert start and start[-1]["world_size"] == 2, start
         assert start[-1]["collective"] == "mpi", start

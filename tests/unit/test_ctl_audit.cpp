@@ -358,7 +358,13 @@ private slots:
 
     void usageErrors()
     {
-        QCOMPARE(ctl({"audit", "export", "--out", "x"}).code, kExitUsage);
+        // Without --demo or --from-bundle, the export is the control plane's: this client
+        // names none, and says how to name one.
+        QTemporaryDir client;
+        const auto unnamed = ctl({"audit", "export", "--out", "x", "--client-dir",
+                                  client.path().toStdString(), "--as", "carol"});
+        QCOMPARE(unnamed.code, kExitFailure);
+        QVERIFY2(unnamed.err.find("sealtrainctl init") != std::string::npos, unnamed.err.c_str());
         QCOMPARE(ctl({"audit", "verify"}).code, kExitUsage);
         const auto missing = ctl({"audit", "verify", "/nonexistent/bundle"});
         QCOMPARE(missing.code, kExitFailure);

@@ -121,16 +121,19 @@ private slots:
                            "KEY",  "--admin",    "alice"}
             << "--admin-password-file FILE";
         QTest::newRow("sign-in: password")
-            << QStringList{"session", "sign-in", "--user", "carol", "--data-dir", "DIR"}
+            << QStringList{"sign-in", "--user", "carol", "--client-dir", "DIR"}
             << "--password-file FILE";
         QTest::newRow("sign-in: TOTP code")
-            << QStringList{"session",    "sign-in", "--user",          "carol",
-                           "--data-dir", "DIR",     "--password-file", "PASSWORD"}
+            << QStringList{"sign-in", "--user",          "carol",   "--client-dir",
+                           "DIR",     "--password-file", "PASSWORD"}
             << "--totp-code CODE";
         QTest::newRow("sign-in: new password after a reset")
-            << QStringList{"session", "sign-in",           "--user",  "carol", "--data-dir",
-                           "DIR",     "--reset-code-file", "PASSWORD"}
+            << QStringList{"sign-in",           "--user",  "carol", "--client-dir", "DIR",
+                           "--reset-code-file", "PASSWORD"}
             << "--password-file FILE";
+        QTest::newRow("keyring change-passphrase: current passphrase")
+            << QStringList{"keyring", "change-passphrase", "--client-dir", "DIR", "--as", "alice"}
+            << "--passphrase-file FILE";
     }
 
     void promptsNameTheOptionThatAnswersThem()

@@ -1,6 +1,7 @@
 // sealtrainctl doctor: every library reported, a missing GPU is a warning with advice (not an
 // error), and the disk and AES assessments.
 #include "doctor.h"
+#include "sealtrain/core/access.h"
 
 #include "test_helpers.h"
 
@@ -104,35 +105,32 @@ private slots:
         QCOMPARE(assessOpenSsl("OpenSSL 1.1.1w 11 Sep 2023").status, CheckStatus::Error);
     }
 
-    // Issue #27, item 3: with the data directory's passphrase, doctor counts its admins and says
-    // plainly, with one, that four eyes is not guaranteed; with two it is fine.
+    // Issue #27, item 3: signed in, doctor asks the control plane what it warns every user of
+    // and says plainly, with one admin, that four eyes is not guaranteed; with two it is fine.
+    // (test_ctl_workstation runs it against a real control plane.)
     void singleAdminIsAWarning()
     {
         QTemporaryDir dir;
-        const std::filesystem::path data = dir.path().toStdString() + "/data";
-        sealtrain::core::NewDataDirectory request;
-        request.path = data;
-        request.passphrase = sealtrain::testing::secret("a long test passphrase for doctor");
-        request.argon2 = sealtrain::crypto::kArgon2Floor;
-        request.adminName = "alice";
-        request.adminPassword = sealtrain::testing::secret("a long test password for the admin");
-        auto created = sealtrain::core::DataDirectory::create(request);
-        QVERIFY2(created, created ? "" : created.error().message().c_str());
-        sealtrain::core::KeyringUnlock unlock;
-        unlock.passphrase = [] {
-            return sealtrain::crypto::SecretBytes::fromBytes(
-                sealtrain::testing::secret("a long test passphrase for doctor").bytes());
-        };
-        const auto report = runDoctor({data, 1, unlock});
+        const std::filesystem::path data = dir.path().toStdString();
+        const auto single = sealtrain::core::fourEyesWarning({"alice"});
+        QVERIFY(single.has_value());
+        const auto report = runDoctor(
+            {data, 1,
+             sealtrain::Result<std::vector<std::string>>(std::vector<std::string>{*single})});
         const Check* fourEyes = findCheck(report, "Four eyes");
         QVERIFY(fourEyes != nullptr);
         QCOMPARE(fourEyes->status, CheckStatus::Warning);
-        QCOMPARE(fourEyes->finding, std::string("1 admin"));
         QVERIFY2(fourEyes->advice.starts_with("Four eyes is not guaranteed"),
                  fourEyes->advice.c_str());
         QVERIFY(fourEyes->advice.find("alice") != std::string::npos);
-        QCOMPARE(assessFourEyes({"alice", "bob"}).status, CheckStatus::Ok);
-        // Without the passphrase nothing is opened, nothing said.
+        QCOMPARE(assessFourEyes({}).status, CheckStatus::Ok);
+        // The control plane could not be asked: said, as a warning with what to do.
+        const auto unasked =
+            runDoctor({data, 1,
+                       sealtrain::Result<std::vector<std::string>>(sealtrain::Error(
+                           sealtrain::ErrorCode::Io, "Cannot reach the control plane."))});
+        QCOMPARE(findCheck(unasked, "Four eyes")->status, CheckStatus::Warning);
+        // Nobody signed in: nothing asked, nothing said.
         QVERIFY(findCheck(runDoctor({data, 1, std::nullopt}), "Four eyes") == nullptr);
     }
 

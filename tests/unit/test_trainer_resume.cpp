@@ -452,9 +452,10 @@ private slots:
                          != std::string::npos,
                      sentence.c_str());
             const auto files = checkpointFiles(root / "device-cpu", 2);
-            const Outcome sampled =
-                run({"sample", "--checkpoint", QString::fromStdString(files.sealed.string()),
-                     "--keys-fd", "0", "--length", "4", "--device", "cuda"});
+            const Outcome sampled = run(
+                QStringList{"sample", "--checkpoint", QString::fromStdString(files.sealed.string()),
+                            "--keys-fd", "0", "--length", "4", "--device", "cuda"}
+                + authorised(files));
             QCOMPARE(sampled.exitCode, 1);
             QVERIFY(sampled.out.empty());
             QVERIFY2(sampled.err.find("--device cpu") != std::string::npos, sampled.err.c_str());
@@ -468,31 +469,34 @@ private slots:
     {
         const fs::path root(dir_.path().toStdString());
         const auto files = checkpointFiles(root / "straight", 2 * kHalf);
-        const QStringList arguments{"sample",
-                                    "--checkpoint",
-                                    QString::fromStdString(files.sealed.string()),
-                                    "--keys-fd",
-                                    "0",
-                                    "--prompt",
-                                    "the wise",
-                                    "--length",
-                                    "40",
-                                    "--seed",
-                                    "3",
-                                    "--top-k",
-                                    "8",
-                                    "--temperature",
-                                    "0.8"};
+        const QStringList unbound{"sample",
+                                  "--checkpoint",
+                                  QString::fromStdString(files.sealed.string()),
+                                  "--keys-fd",
+                                  "0",
+                                  "--prompt",
+                                  "the wise",
+                                  "--length",
+                                  "40",
+                                  "--seed",
+                                  "3",
+                                  "--top-k",
+                                  "8",
+                                  "--temperature",
+                                  "0.8"};
+        // Only the checkpoint a launcher checked: without its digest and dataset, nothing runs.
+        const Outcome refusedUnbound = run(unbound);
+        QCOMPARE(refusedUnbound.exitCode, 2);
+        QVERIFY(refusedUnbound.out.empty());
+        QVERIFY2(refusedUnbound.err.find("--expect-checkpoint-sha256") != std::string::npos,
+                 refusedUnbound.err.c_str());
+        const QStringList arguments = unbound + authorised(files);
         const Outcome first = run(arguments);
         QVERIFY2(first.exitCode == 0, first.err.c_str());
         QVERIFY(first.out.starts_with("the wise"));
         QVERIFY(first.out.size() > std::string("the wise").size());
         const Outcome second = run(arguments);
         QCOMPARE(second.out, first.out);  // a seed gives the same text
-        // What sealtrainctl sample passes: the digest and dataset it authorised, which match.
-        const Outcome expected = run(arguments + authorised(files));
-        QVERIFY2(expected.exitCode == 0, expected.err.c_str());
-        QCOMPARE(expected.out, first.out);
 
         // A tampered checkpoint is refused before any text is generated.
         const fs::path copy = root / "tampered";

@@ -50,6 +50,8 @@ struct WhoAmI {
     std::string user;
     std::string sessionId;
     std::int64_t expiresUnix = 0;
+    // One sentence each, for every user to see (four eyes not guaranteed).
+    std::vector<std::string> warnings;
 };
 
 struct UserSummary {
@@ -88,6 +90,13 @@ struct DatasetSummary {
     std::string classification;
     std::uint64_t records = 0;
     std::uint64_t tokens = 0;
+};
+
+struct DatasetCheckResult {
+    DatasetSummary dataset;
+    std::uint64_t shards = 0;
+    std::uint64_t tokens = 0;  // decrypted and authenticated
+    std::string signer;
 };
 
 struct SplitCounts {
@@ -281,6 +290,21 @@ struct UploadedCheckpoint {
     std::string sealedSha256;
 };
 
+// A KEK version of the data directory's keyring (docs/formats/keyring.md).
+struct KekSummary {
+    std::string id;
+    std::uint32_t version = 0;
+    std::string state;    // active, decrypt-only, retired
+    std::string created;  // RFC 3339 UTC
+    std::string retired;  // RFC 3339 UTC, when retired
+};
+
+// What a re-wrap did: a line per object re-wrapped.
+struct RewrapOutcome {
+    std::uint32_t rewrapped = 0;
+    std::vector<std::string> lines;
+};
+
 // The platform's public keys, one per purpose.
 struct SigningKeys {
     std::string auditPem;
@@ -365,6 +389,8 @@ public:
     [[nodiscard]] Result<std::vector<DatasetSummary>> listDatasets();
     // `reference`: the id, NAME (the latest version) or NAME@VERSION.
     [[nodiscard]] Result<DatasetDetails> showDataset(const std::string& reference);
+    // The control plane's check of a dataset the caller may read: every shard decrypted there.
+    [[nodiscard]] Result<DatasetCheckResult> verifyDataset(const std::string& reference);
     [[nodiscard]] Result<void> grantRead(const std::string& reference, const std::string& user);
     [[nodiscard]] Result<void> revokeRead(const std::string& reference, const std::string& user);
     // Streams `files` to the control plane, which screens, tokenizes, seals and signs them as a
@@ -377,6 +403,16 @@ public:
     // The same, with the control plane's warning about it.
     [[nodiscard]] Result<AuditExport> exportAudit(const AuditSelection& selection);
     [[nodiscard]] Result<SigningKeys> signingKeys();
+
+    // The data directory's keyring, changed by the control plane while it serves (keyring.manage;
+    // client_keyring.cpp). These calls may take minutes (a re-key, a re-wrap of every dataset).
+    [[nodiscard]] Result<std::vector<KekSummary>> listKeks();
+    // The new active version; rotating `database` also re-keys the database.
+    [[nodiscard]] Result<std::uint32_t> rotateKek(const std::string& id);
+    [[nodiscard]] Result<RewrapOutcome> rewrapObjects(const std::string& id);
+    [[nodiscard]] Result<void> retireKek(const std::string& id, std::uint32_t version);
+    [[nodiscard]] Result<void> changePassphrase(const crypto::SecretBytes& current,
+                                                const crypto::SecretBytes& next);
     // Jobs: each returns the job as it is after the call.
     [[nodiscard]] Result<JobSummary> submitJob(const std::string& specText);
     [[nodiscard]] Result<JobSummary> editJob(std::int64_t id, const std::string& specText);

@@ -28,7 +28,8 @@ struct LocalControlOptions {
     std::filesystem::path runFolder;
     std::chrono::milliseconds readyTimeout{std::chrono::seconds(60)};
     std::vector<std::string> extraArguments;  // more sealtrain-control options
-    // Where the daemon writes its messages (appended, mode 0600); empty: our standard error.
+    // Where the daemon writes its messages, standard output and error (appended, mode 0600);
+    // empty: ours.
     std::filesystem::path logFile;
     // The daemon leads a session of its own, so that it outlives the terminal that started it
     // (for a daemon left running: release()).

@@ -77,14 +77,13 @@ public:
     // Starts the workstation's control plane with `passphrase` and leaves it running after this
     // process ends; its messages go to control.log in the run folder. AlreadyExists when it is
     // running; NotFound when this profile names no workstation.
-    [[nodiscard]] Result<pid_t> startWorkstation(const std::filesystem::path& executable,
-                                                 crypto::SecretBytes passphrase,
-                                                 const std::vector<std::string>& extraArguments
-                                                 = {});
+    [[nodiscard]] Result<pid_t>
+    startWorkstation(const std::filesystem::path& executable, crypto::SecretBytes passphrase,
+                     const std::vector<std::string>& extraArguments = {});
     // Asks the workstation's control plane to finish (SIGTERM) and waits up to `grace` for it
     // to end. Returns false when it was not running.
-    [[nodiscard]] Result<bool> stopWorkstation(std::chrono::milliseconds grace
-                                               = std::chrono::seconds(30));
+    [[nodiscard]] Result<bool>
+    stopWorkstation(std::chrono::milliseconds grace = std::chrono::seconds(30));
 
     // Signs `user` in with password and TOTP code and stores the new key (mode 0600) and
     // certificate; replaces a session stored before for `user` (signing it out on the server

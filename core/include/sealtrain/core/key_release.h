@@ -50,6 +50,13 @@ struct VerifiedCheckpoint {
     std::string signerPem;        // the worker's signing key, for a job's checkpoint
 };
 
+// What checking a dataset inside the control plane found (KeyRelease::verifyDataset).
+struct DatasetCheck {
+    std::uint64_t shards = 0;
+    std::uint64_t tokens = 0;  // decrypted and authenticated
+    std::string signer;        // the key id of the manifest's signer, the platform's
+};
+
 // What a worker is handed for one attempt (Workers.TakeJob).
 struct WorkerRelease {
     std::vector<std::uint8_t> sealedKeys;       // the trainer-keys text sealed to the worker
@@ -69,6 +76,10 @@ public:
     // The keys of a run of the control plane's own trainer on `datasetId` (its release already
     // authorised): NotFound, saying what to do, when no `checkpoints` KEK is usable.
     [[nodiscard]] Result<crypto::SecretBytes> forOwnRun(const std::string& datasetId) const;
+    // A reader's check (after Datasets::authorizeRead with purpose "verify"): the manifest
+    // against the dataset id and the platform's manifest key, and every shard decrypted with the
+    // datasets key, which never leaves the control plane (`sealtrainctl dataset verify NAME`).
+    [[nodiscard]] Result<DatasetCheck> verifyDataset(const std::string& datasetId) const;
 
     // The keys of one dispatch, sealed to `worker`; `resumeSignerPem` is the signer of the
     // checkpoint it resumes from (the worker that wrote it), or none for a fresh start.

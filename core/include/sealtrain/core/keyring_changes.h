@@ -25,10 +25,15 @@ struct KekRetirement {
     std::string id;
     std::uint32_t version = 0;
     // Searched, with every folder under them, for sealed objects still wrapped under the
-    // version: the data directory, and the folders where checkpoints were written (which the
-    // data directory does not record, so retiring a `checkpoints` version needs at least one
-    // besides the data directory).
+    // version: the data directory, which holds every object the platform sealed (datasets, the
+    // runs' and the jobs' checkpoints, the platform keys).
     std::vector<std::filesystem::path> folders;
+};
+
+// What rewrapAll did: a line per object re-wrapped.
+struct RewrapSummary {
+    std::vector<std::string> lines;
+    std::uint32_t rewrapped = 0;
 };
 
 class KeyringChanges final {
@@ -43,15 +48,28 @@ public:
     // sealed object under request.folders is still wrapped under it (sessions aside: they end).
     [[nodiscard]] Result<void> retire(const std::string& session, crypto::Keyring& keyring,
                                       const KekRetirement& request);
+    // keyring.manage: the KEKs, their versions and states (keyring.list).
+    [[nodiscard]] Result<std::vector<crypto::KekInfo>> list(const std::string& session,
+                                                            const crypto::Keyring& keyring);
+    // keyring.manage: every sealed object under `folders` (every level) wrapped under an older
+    // version of `id`, re-wrapped under the active one, each audited as rewrap() audits it. The
+    // permission is checked (and a refusal audited once) before anything is searched.
+    [[nodiscard]] Result<RewrapSummary>
+    rewrapAll(const std::string& session, const crypto::Keyring& keyring, const std::string& id,
+              const std::vector<std::filesystem::path>& folders);
     // keyring.manage: re-wraps the sealed object `file`'s key under the active version of its
     // KEK (keyring.rewrap); the line that says what was done.
     [[nodiscard]] Result<std::string> rewrap(const std::string& session,
                                              const crypto::Keyring& keyring,
                                              const std::filesystem::path& file);
     // keyring.manage: re-wraps the KEKs under a new passphrase that meets the passphrase policy
-    // (keyring.change-passphrase).
+    // (keyring.change-passphrase), once `currentPassphrase` is shown to open the keyring file
+    // (Unauthenticated otherwise), so that a signed-in admin alone can not lock the operators
+    // who know the passphrase out. The check costs an Argon2id derivation, made only for a
+    // holder of the permission.
     [[nodiscard]] Result<void>
     changePassphrase(const std::string& session, crypto::Keyring& keyring,
+                     const crypto::SecretBytes& currentPassphrase,
                      const crypto::SecretBytes& newPassphrase,
                      crypto::Argon2Params params = crypto::kArgon2Default);
 

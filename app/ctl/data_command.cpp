@@ -1,14 +1,15 @@
-// `sealtrainctl remote dataset …`, `remote audit export`, `remote sample` and `remote
-// signing-keys`: the data a client of sealtrain-control reads and sends (docs/api.md). Datasets
-// are uploaded in memory and sealed by the control plane; exports come back signed; nothing here
-// holds a platform key.
+// `sealtrainctl dataset …`, `sample`, `signing-keys` and the control plane's `audit export`: the
+// data a client of sealtrain-control reads and sends (docs/api.md). Datasets are uploaded in
+// memory and sealed by the control plane; exports come back signed; nothing here holds a
+// platform key.
 #include "audit_filter.h"
+#include "client_options.h"
 #include "commands.h"
 #include "ctl.h"
 #include "dataset_output.h"
 #include "import_flags.h"
 #include "input_file.h"
-#include "remote_client.h"
+#include "list_output.h"
 
 #include "sealtrain/api/client.h"
 #include "sealtrain/base/byte_io.h"
@@ -29,22 +30,39 @@
 namespace sealtrain::ctl {
 namespace {
 
-int remoteDatasetList(const CommandRegistry& registry, const ClientOptions& options)
+struct ListOptions {
+    ClientOptions client;
+    bool json = false;
+};
+
+constexpr std::string_view kDatasetColumns = "{:<20} {:>7}  {:<14} {:>9} {:>11}  {}\n";
+
+int runDatasetList(const CommandRegistry& registry, const ListOptions& options)
 {
-    auto client = signedInClient(options);
+    auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
     auto datasets = (*client)->listDatasets();
     if (!datasets)
         return registry.fail(datasets.error());
-    for (const api::DatasetSummary& dataset : *datasets)
-        registry.out() << fmt::format("{} v{}\t{}\t{}\t{} records\t{} tokens\n", dataset.name,
-                                      dataset.version, dataset.id, dataset.classification,
-                                      dataset.records, dataset.tokens);
+    printList(
+        registry.out(), options.json, *datasets,
+        fmt::format(kDatasetColumns, "DATASET", "VERSION", "CLASSIFICATION", "RECORDS", "TOKENS",
+                    "ID"),
+        [](const api::DatasetSummary& dataset) {
+            return nlohmann::json{
+                {"id", dataset.id},           {"name", dataset.name},
+                {"version", dataset.version}, {"classification", dataset.classification},
+                {"records", dataset.records}, {"tokens", dataset.tokens}};
+        },
+        [](const api::DatasetSummary& dataset) {
+            return fmt::format(kDatasetColumns, dataset.name, dataset.version,
+                               dataset.classification, dataset.records, dataset.tokens, dataset.id);
+        });
     return kExitOk;
 }
 
-struct RemoteShowOptions {
+struct ShowOptions {
     ClientOptions client;
     std::string reference;
     bool json = false;
@@ -52,9 +70,9 @@ struct RemoteShowOptions {
 
 // What `dataset show` prints for a local data directory, but for the folder (the control
 // plane's own path).
-int remoteDatasetShow(const CommandRegistry& registry, const RemoteShowOptions& options)
+int runDatasetShow(const CommandRegistry& registry, const ShowOptions& options)
 {
-    auto client = signedInClient(options.client);
+    auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
     auto details = (*client)->showDataset(options.reference);
@@ -77,17 +95,16 @@ int remoteDatasetShow(const CommandRegistry& registry, const RemoteShowOptions& 
     return kExitOk;
 }
 
-struct RemoteReadGrantOptions {
+struct ReadGrantOptions {
     ClientOptions client;
     std::string reference;
     std::string user;
 };
 
-// `remote dataset grant` when `grant`, else `remote dataset revoke`.
-int remoteReadGrant(const CommandRegistry& registry, const RemoteReadGrantOptions& options,
-                    bool grant)
+// `dataset grant` when `grant`, else `dataset revoke`.
+int runReadGrant(const CommandRegistry& registry, const ReadGrantOptions& options, bool grant)
 {
-    return runRemoteChange(
+    return runClientChange(
         registry, options.client,
         [&](api::ControlClient& client) {
             return grant ? client.grantRead(options.reference, options.user)
@@ -97,7 +114,7 @@ int remoteReadGrant(const CommandRegistry& registry, const RemoteReadGrantOption
             + options.reference + "'.\n");
 }
 
-struct RemoteImportOptions {
+struct ImportOptions {
     ClientOptions client;
     ImportFlags flags;
 };
@@ -133,7 +150,7 @@ Result<std::string> readOptionalFile(const std::string& path, const std::string&
     return readInputFile(path, what);
 }
 
-int remoteDatasetImport(const CommandRegistry& registry, const RemoteImportOptions& options)
+int runDatasetImport(const CommandRegistry& registry, const ImportOptions& options)
 {
     const ImportFlags& flags = options.flags;
     auto format = dataset::parseInputFormat(flags.format);
@@ -165,7 +182,7 @@ int remoteDatasetImport(const CommandRegistry& registry, const RemoteImportOptio
     for (const dataset::InputFile& file : *files)
         uploads.push_back({file.path, file.displayName, file.size});
 
-    auto client = signedInClient(options.client);
+    auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
     std::optional<ProgressReporter> progress;
@@ -202,58 +219,60 @@ int remoteDatasetImport(const CommandRegistry& registry, const RemoteImportOptio
     return kExitOk;
 }
 
-struct RemoteExportOptions {
-    ClientOptions client;
-    FilterOptions filters;
-    std::string out;
-};
+}  // namespace
 
-int remoteAuditExport(const CommandRegistry& registry, const RemoteExportOptions& options)
+int exportFromControlPlane(const CommandRegistry& registry, const ClientOptions& options,
+                           const audit::ExportFilter& filter, const std::string& out)
 {
-    auto filter = resolveFilter(options.filters);
-    if (!filter)
-        return registry.failUsage(filter.error().message());
     api::AuditSelection selection;
-    selection.fromTimeNs = filter->fromTimeNs;
-    selection.toTimeNs = filter->toTimeNs;
-    selection.actor = filter->actor;
-    selection.action = filter->action;
-    selection.targetKind = filter->targetKind;
-    selection.targetId = filter->targetId;
-    auto client = signedInClient(options.client);
+    selection.fromTimeNs = filter.fromTimeNs;
+    selection.toTimeNs = filter.toTimeNs;
+    selection.actor = filter.actor;
+    selection.action = filter.action;
+    selection.targetKind = filter.targetKind;
+    selection.targetId = filter.targetId;
+    auto client = signedInClient(options, registry.err());
     if (!client)
         return registry.fail(client.error());
     auto exported = (*client)->exportAudit(selection);
     if (!exported)
         return registry.fail(exported.error());
-    if (auto written = writeOutputFile(options.out, asBytes(exported->bundle), "bundle"); !written)
+    if (auto written = writeOutputFile(out, asBytes(exported->bundle), "bundle"); !written)
         return registry.fail(written.error());
     registry.out() << fmt::format("Wrote {}; check it with `sealtrainctl audit verify {} --key "
-                                  "signing.pub.pem`.\n",
-                                  options.out, options.out);
+                                  "signing.pub.pem` (`sealtrainctl signing-keys` saves the key).\n",
+                                  out, out);
     // Whoever reads the export learns how far four eyes held (issue #27, item 3).
     if (exported->warning)
         registry.err() << "sealtrainctl: warning: " << *exported->warning << "\n";
     return kExitOk;
 }
 
-struct RemoteKeysOptions {
+namespace {
+
+struct KeysOptions {
     ClientOptions client;
     std::filesystem::path outDir;
 };
 
 // The platform's public keys, for checking its signatures offline: written under the names a
 // data directory gives them.
-int remoteSigningKeys(const CommandRegistry& registry, const RemoteKeysOptions& options)
+int runSigningKeys(const CommandRegistry& registry, const KeysOptions& options)
 {
-    auto client = signedInClient(options.client);
+    auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
     auto keys = (*client)->signingKeys();
     if (!keys)
         return registry.fail(keys.error());
-    if (auto made = makePrivateDir(options.outDir); !made)
-        return registry.fail(made.error());
+    std::error_code ec;
+    std::filesystem::create_directories(options.outDir, ec);
+    if (ec)
+        return registry.fail(
+            Error(ErrorCode::Io, fmt::format("Cannot make the folder '{}': {}; "
+                                             "check the path and its "
+                                             "permissions.",
+                                             options.outDir.string(), ec.message())));
     for (const auto& [name, pem] : {std::pair{"signing.pub.pem", &keys->auditPem},
                                     std::pair{"manifests.pub.pem", &keys->manifestsPem},
                                     std::pair{"checkpoints.pub.pem", &keys->checkpointsPem}}) {
@@ -264,17 +283,17 @@ int remoteSigningKeys(const CommandRegistry& registry, const RemoteKeysOptions& 
     return kExitOk;
 }
 
-struct RemoteSampleOptions {
+struct SampleOptions {
     ClientOptions client;
     std::string run;
     std::uint64_t step = 0;
     std::int64_t job = 0;
 };
 
-int remoteSample(const CommandRegistry& registry, const RemoteSampleOptions& options,
-                 const std::vector<std::string>& samplerArguments)
+int runSample(const CommandRegistry& registry, const SampleOptions& options,
+              const std::vector<std::string>& samplerArguments)
 {
-    auto client = signedInClient(options.client);
+    auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
     if (options.run.empty() == (options.job == 0))
@@ -293,24 +312,26 @@ int remoteSample(const CommandRegistry& registry, const RemoteSampleOptions& opt
 
 }  // namespace
 
-void registerRemoteDataCommands(CLI::App* remote, CommandRegistry& registry)
+void registerDataCommands(CLI::App& app, CommandRegistry& registry)
 {
-    auto* dataset = remote->add_subcommand("dataset", "Datasets");
-    dataset->require_subcommand(1);
-    auto listOptions = std::make_shared<ClientOptions>();
+    auto* dataset = commandGroup(app, "dataset",
+                                 "Datasets: import, list, show, share, verify a copy offline "
+                                 "(docs/operations/datasets.md)");
+    auto listOptions = std::make_shared<ListOptions>();
     auto* list = dataset->add_subcommand("list", "List the datasets you may read");
-    addClientOptions(list, *listOptions, true);
+    list->add_flag("--json", listOptions->json, "Print JSON for scripts");
+    addClientOptions(list, listOptions->client, true);
     registry.onRun(list,
-                   [&registry, listOptions] { return remoteDatasetList(registry, *listOptions); });
-    auto showOptions = std::make_shared<RemoteShowOptions>();
+                   [&registry, listOptions] { return runDatasetList(registry, *listOptions); });
+    auto showOptions = std::make_shared<ShowOptions>();
     auto* show = dataset->add_subcommand("show", "Show one dataset: lineage, counts, readers");
     show->add_option("DATASET", showOptions->reference, "NAME, NAME@VERSION or the id")->required();
     show->add_flag("--json", showOptions->json, "JSON instead of text");
     addClientOptions(show, showOptions->client, true);
     registry.onRun(show,
-                   [&registry, showOptions] { return remoteDatasetShow(registry, *showOptions); });
+                   [&registry, showOptions] { return runDatasetShow(registry, *showOptions); });
     for (const bool grantRead : {true, false}) {
-        auto readOptions = std::make_shared<RemoteReadGrantOptions>();
+        auto readOptions = std::make_shared<ReadGrantOptions>();
         auto* command =
             dataset->add_subcommand(grantRead ? "grant" : "revoke",
                                     grantRead ? "Let a user read one dataset version (stewards)"
@@ -322,34 +343,21 @@ void registerRemoteDataCommands(CLI::App* remote, CommandRegistry& registry)
         command->add_option("USER", readOptions->user, "The user")->required();
         addClientOptions(command, readOptions->client, true);
         registry.onRun(command, [&registry, readOptions, grantRead] {
-            return remoteReadGrant(registry, *readOptions, grantRead);
+            return runReadGrant(registry, *readOptions, grantRead);
         });
     }
-    auto importOptions = std::make_shared<RemoteImportOptions>();
+    auto importOptions = std::make_shared<ImportOptions>();
     auto* importCommand = dataset->add_subcommand(
         "import", "Upload text, JSONL, CSV or fortune files to the control plane, which screens, "
                   "tokenizes, seals and signs them as a new dataset (or the next version)");
     addImportFlags(importCommand, importOptions->flags);
     addClientOptions(importCommand, importOptions->client, true);
     registry.onRun(importCommand, [&registry, importOptions] {
-        return remoteDatasetImport(registry, *importOptions);
+        return runDatasetImport(registry, *importOptions);
     });
 
-    auto* audit = remote->add_subcommand("audit", "The audit log (auditors)");
-    audit->require_subcommand(1);
-    auto exportOptions = std::make_shared<RemoteExportOptions>();
-    auto* exportCommand = audit->add_subcommand(
-        "export", "Write an audit bundle of the entries selected, under a head signed for it");
-    exportCommand->add_option("--out", exportOptions->out, "The bundle file to write (0600)")
-        ->required();
-    addFilterOptions(exportCommand, exportOptions->filters);
-    addClientOptions(exportCommand, exportOptions->client, true);
-    registry.onRun(exportCommand, [&registry, exportOptions] {
-        return remoteAuditExport(registry, *exportOptions);
-    });
-
-    auto sampleOptions = std::make_shared<RemoteSampleOptions>();
-    auto* sampleCommand = remote->add_subcommand(
+    auto sampleOptions = std::make_shared<SampleOptions>();
+    auto* sampleCommand = app.add_subcommand(
         "sample", "Text from a run's checkpoint (--prompt, --length, --temperature, --top-k, "
                   "--seed after these options)");
     sampleCommand->add_option("--run", sampleOptions->run, "The run id training printed");
@@ -361,18 +369,18 @@ void registerRemoteDataCommands(CLI::App* remote, CommandRegistry& registry)
     sampleCommand->fallthrough(false);
     sampleCommand->prefix_command();
     registry.onRun(sampleCommand, [&registry, sampleOptions, sampleCommand] {
-        return remoteSample(registry, *sampleOptions, sampleCommand->remaining());
+        return runSample(registry, *sampleOptions, sampleCommand->remaining());
     });
 
-    auto keysOptions = std::make_shared<RemoteKeysOptions>();
-    auto* keysCommand = remote->add_subcommand(
+    auto keysOptions = std::make_shared<KeysOptions>();
+    auto* keysCommand = app.add_subcommand(
         "signing-keys", "Save the platform's public keys (audit heads, manifests, checkpoints) "
                         "for checking its signatures offline");
     keysCommand->add_option("--out-dir", keysOptions->outDir, "Where to write the three .pem files")
         ->required();
     addClientOptions(keysCommand, keysOptions->client, true);
     registry.onRun(keysCommand,
-                   [&registry, keysOptions] { return remoteSigningKeys(registry, *keysOptions); });
+                   [&registry, keysOptions] { return runSigningKeys(registry, *keysOptions); });
 }
 
 }  // namespace sealtrain::ctl

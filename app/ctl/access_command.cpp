@@ -1,10 +1,9 @@
-// `sealtrainctl remote role …`, `remote session list|revoke`, `remote user reset` and `remote
-// grant break-glass`: the access administration of role_command.cpp, session_command.cpp and
-// user_command.cpp, run by sealtrain-control on the caller's session certificate. Options and
-// output are the local commands' own (access_output.h); only the advice names `remote …`.
+// `sealtrainctl role …`, `session list|revoke`, `user reset` and `grant break-glass`: the access
+// administration, decided by sealtrain-control on the caller's session certificate (lines and
+// JSON: access_output.h).
 #include "access_output.h"
+#include "client_options.h"
 #include "list_output.h"
-#include "remote_client.h"
 
 #include <fmt/format.h>
 
@@ -16,14 +15,14 @@
 namespace sealtrain::ctl {
 namespace {
 
-struct RemoteListOptions {
+struct ListOptions {
     ClientOptions client;
     bool json = false;
 };
 
-int remoteRoleList(const CommandRegistry& registry, const RemoteListOptions& options)
+int runRoleList(const CommandRegistry& registry, const ListOptions& options)
 {
-    auto client = signedInClient(options.client);
+    auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
     auto roles = (*client)->listRoles();
@@ -36,15 +35,15 @@ int remoteRoleList(const CommandRegistry& registry, const RemoteListOptions& opt
     return kExitOk;
 }
 
-struct RemoteRoleOptions {
+struct RoleOptions {
     ClientOptions client;
     std::string name;
     std::vector<std::string> permissions;
 };
 
-int remoteRoleCreate(const CommandRegistry& registry, const RemoteRoleOptions& options)
+int runRoleCreate(const CommandRegistry& registry, const RoleOptions& options)
 {
-    return runRemoteChange(
+    return runClientChange(
         registry, options.client,
         [&](api::ControlClient& client) {
             return client.createRole(options.name, options.permissions);
@@ -52,17 +51,17 @@ int remoteRoleCreate(const CommandRegistry& registry, const RemoteRoleOptions& o
         fmt::format("Created the role '{}'.\n", options.name));
 }
 
-int remoteRoleDelete(const CommandRegistry& registry, const RemoteRoleOptions& options)
+int runRoleDelete(const CommandRegistry& registry, const RoleOptions& options)
 {
-    return runRemoteChange(
+    return runClientChange(
         registry, options.client,
         [&](api::ControlClient& client) { return client.deleteRole(options.name); },
         fmt::format("Deleted the role '{}'.\n", options.name));
 }
 
-int remoteSessionList(const CommandRegistry& registry, const ClientOptions& options)
+int runSessionList(const CommandRegistry& registry, const ClientOptions& options)
 {
-    auto client = signedInClient(options);
+    auto client = signedInClient(options, registry.err());
     if (!client)
         return registry.fail(client.error());
     auto sessions = (*client)->listSessions();
@@ -75,14 +74,14 @@ int remoteSessionList(const CommandRegistry& registry, const ClientOptions& opti
     return kExitOk;
 }
 
-struct RemoteRevokeOptions {
+struct RevokeOptions {
     ClientOptions client;
     std::string user;
 };
 
-int remoteSessionRevoke(const CommandRegistry& registry, const RemoteRevokeOptions& options)
+int runSessionRevoke(const CommandRegistry& registry, const RevokeOptions& options)
 {
-    auto client = signedInClient(options.client);
+    auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
     auto certificates = (*client)->revokeSessions(options.user);
@@ -94,30 +93,29 @@ int remoteSessionRevoke(const CommandRegistry& registry, const RemoteRevokeOptio
     return kExitOk;
 }
 
-struct RemoteResetOptions {
+struct ResetOptions {
     ClientOptions client;
     std::string name;
     bool approve = false;
     std::string codeFile;
 };
 
-int remoteUserReset(const CommandRegistry& registry, const RemoteResetOptions& options)
+int runUserReset(const CommandRegistry& registry, const ResetOptions& options)
 {
-    auto client = signedInClient(options.client);
+    auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
     auto reset = options.approve ? (*client)->approveReset(options.name)
                                  : (*client)->resetUser(options.name);
     if (!reset)
         return registry.fail(reset.error());
-    if (auto shown = showReset(registry.out(), {reset->user, reset->resetCode}, options.codeFile,
-                               CommandTree::Remote);
+    if (auto shown = showReset(registry.out(), {reset->user, reset->resetCode}, options.codeFile);
         !shown)
         return registry.fail(shown.error());
     return kExitOk;
 }
 
-struct RemoteBreakGlassOptions {
+struct BreakGlassOptions {
     ClientOptions client;
     std::string user;
     std::string role;
@@ -126,12 +124,12 @@ struct RemoteBreakGlassOptions {
     std::string duration;
 };
 
-int remoteBreakGlass(const CommandRegistry& registry, const RemoteBreakGlassOptions& options)
+int runBreakGlass(const CommandRegistry& registry, const BreakGlassOptions& options)
 {
     const auto duration = parseDuration(options.duration);
     if (!duration)
-        return registry.failUsage(badDurationSentence(CommandTree::Remote));
-    return runRemoteChange(
+        return registry.failUsage(badDurationSentence());
+    return runClientChange(
         registry, options.client,
         [&](api::ControlClient& client) {
             return client.grantBreakGlass(options.user, options.role, options.project,
@@ -140,78 +138,75 @@ int remoteBreakGlass(const CommandRegistry& registry, const RemoteBreakGlassOpti
         breakGlassGranted(options.role, options.user, *duration));
 }
 
-void registerRoles(CLI::App* remote, CommandRegistry& registry)
+void registerRoles(CLI::App& app, CommandRegistry& registry)
 {
-    auto* role = remote->add_subcommand("role", "Roles, sets of permissions (admin)");
+    auto* role = app.add_subcommand("role", "Roles, sets of permissions (admin)");
     role->require_subcommand(1);
-    auto listOptions = std::make_shared<RemoteListOptions>();
+    auto listOptions = std::make_shared<ListOptions>();
     auto* list = role->add_subcommand("list", "List roles and their permissions");
     list->add_flag("--json", listOptions->json, "Print JSON for scripts");
     addClientOptions(list, listOptions->client, true);
-    registry.onRun(list,
-                   [&registry, listOptions] { return remoteRoleList(registry, *listOptions); });
+    registry.onRun(list, [&registry, listOptions] { return runRoleList(registry, *listOptions); });
 
-    auto createOptions = std::make_shared<RemoteRoleOptions>();
+    auto createOptions = std::make_shared<RoleOptions>();
     auto* create = role->add_subcommand("create", "Create a custom role from known permissions");
     create->add_option("NAME", createOptions->name, "The role name (a-z 0-9 _ -)")->required();
     create
         ->add_option("--permission", createOptions->permissions,
-                     "A permission the role holds; repeat it (see 'sealtrainctl role permissions')")
+                     "A permission the role holds; repeat it (`sealtrainctl role list` shows them)")
         ->required();
     create->footer("A role may not mix identity administration (user., role., grant., session.) "
                    "with other permissions, nor worker. with dataset. or job.");
     addClientOptions(create, createOptions->client, true);
-    registry.onRun(
-        create, [&registry, createOptions] { return remoteRoleCreate(registry, *createOptions); });
+    registry.onRun(create,
+                   [&registry, createOptions] { return runRoleCreate(registry, *createOptions); });
 
-    auto deleteOptions = std::make_shared<RemoteRoleOptions>();
+    auto deleteOptions = std::make_shared<RoleOptions>();
     auto* remove = role->add_subcommand(
         "delete", "Delete a custom role that nobody holds (default roles stay)");
     remove->add_option("NAME", deleteOptions->name, "The role name")->required();
     addClientOptions(remove, deleteOptions->client, true);
-    registry.onRun(
-        remove, [&registry, deleteOptions] { return remoteRoleDelete(registry, *deleteOptions); });
+    registry.onRun(remove,
+                   [&registry, deleteOptions] { return runRoleDelete(registry, *deleteOptions); });
 }
 
-void registerSessions(CLI::App* remote, CommandRegistry& registry)
+void registerSessions(CLI::App& app, CommandRegistry& registry)
 {
-    auto* session = remote->add_subcommand("session", "Everyone's sessions (admin)");
+    auto* session = app.add_subcommand("session", "Everyone's sessions (admin)");
     session->require_subcommand(1);
     auto listOptions = std::make_shared<ClientOptions>();
     auto* list = session->add_subcommand("list", "List sessions, newest first");
     addClientOptions(list, *listOptions, true);
     registry.onRun(list,
-                   [&registry, listOptions] { return remoteSessionList(registry, *listOptions); });
+                   [&registry, listOptions] { return runSessionList(registry, *listOptions); });
 
-    auto revokeOptions = std::make_shared<RemoteRevokeOptions>();
+    auto revokeOptions = std::make_shared<RevokeOptions>();
     auto* revoke = session->add_subcommand(
         "revoke", "End every session of a user at once; their client certificates are refused");
     revoke->add_option("--user", revokeOptions->user, "Whose sessions to end")->required();
     addClientOptions(revoke, revokeOptions->client, true);
-    registry.onRun(revoke, [&registry, revokeOptions] {
-        return remoteSessionRevoke(registry, *revokeOptions);
-    });
+    registry.onRun(
+        revoke, [&registry, revokeOptions] { return runSessionRevoke(registry, *revokeOptions); });
 }
 
 }  // namespace
 
-void registerRemoteAccessCommands(CLI::App* remote, CLI::App* user, CLI::App* grant,
-                                  CommandRegistry& registry)
+void registerAccessCommands(CLI::App& app, CLI::App* user, CLI::App* grant,
+                            CommandRegistry& registry)
 {
-    registerRoles(remote, registry);
-    registerSessions(remote, registry);
+    registerRoles(app, registry);
+    registerSessions(app, registry);
 
-    auto resetOptions = std::make_shared<RemoteResetOptions>();
+    auto resetOptions = std::make_shared<ResetOptions>();
     auto* reset = user->add_subcommand(
         "reset", "Take away a user's password and TOTP secret and give a one-time code with which "
                  "they set new ones; ends their sessions and revokes their certificates");
-    addResetOptions(reset, resetOptions->name, resetOptions->approve, resetOptions->codeFile,
-                    CommandTree::Remote);
+    addResetOptions(reset, resetOptions->name, resetOptions->approve, resetOptions->codeFile);
     addClientOptions(reset, resetOptions->client, true);
     registry.onRun(reset,
-                   [&registry, resetOptions] { return remoteUserReset(registry, *resetOptions); });
+                   [&registry, resetOptions] { return runUserReset(registry, *resetOptions); });
 
-    auto breakGlassOptions = std::make_shared<RemoteBreakGlassOptions>();
+    auto breakGlassOptions = std::make_shared<BreakGlassOptions>();
     auto* breakGlass = grant->add_subcommand(
         "break-glass", "An emergency grant that expires by itself; every action under it is "
                        "flagged in the audit log");
@@ -227,7 +222,7 @@ void registerRemoteAccessCommands(CLI::App* remote, CLI::App* user, CLI::App* gr
         ->required();
     addClientOptions(breakGlass, breakGlassOptions->client, true);
     registry.onRun(breakGlass, [&registry, breakGlassOptions] {
-        return remoteBreakGlass(registry, *breakGlassOptions);
+        return runBreakGlass(registry, *breakGlassOptions);
     });
 }
 

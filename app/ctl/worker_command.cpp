@@ -1,9 +1,9 @@
-// `sealtrainctl remote worker enroll-token|list|interconnect|revoke`: the control plane's workers
+// `sealtrainctl worker enroll-token|list|interconnect|revoke`: the control plane's workers
 // (docs/operations/workers.md). A token is shown once and works once; hand it to the node's
 // operator out of band with the CA fingerprint.
+#include "client_options.h"
 #include "commands.h"
 #include "ctl.h"
-#include "remote_client.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -55,7 +55,7 @@ std::string inventoryText(const std::string& json, bool interconnectDeclared)
 
 int enrollToken(const CommandRegistry& registry, const WorkerOptions& options)
 {
-    auto client = signedInClient(options.client);
+    auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
     auto grant =
@@ -96,7 +96,7 @@ nlohmann::json toJson(const api::WorkerSummary& worker)
 
 int listWorkers(const CommandRegistry& registry, const WorkerOptions& options)
 {
-    auto client = signedInClient(options.client);
+    auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
     auto workers = (*client)->listWorkers();
@@ -122,10 +122,10 @@ int listWorkers(const CommandRegistry& registry, const WorkerOptions& options)
 
 }  // namespace
 
-void registerRemoteWorkerCommands(CLI::App* remote, CommandRegistry& registry)
+void registerWorkerCommands(CLI::App& app, CommandRegistry& registry)
 {
-    auto* group = remote->add_subcommand("worker", "GPU nodes: enrolment tokens, the list, "
-                                                   "the interconnect, revocation");
+    auto* group = app.add_subcommand("worker", "GPU nodes: enrolment tokens, the list, "
+                                               "the interconnect, revocation");
     group->require_subcommand(1);
 
     auto tokenOptions = std::make_shared<WorkerOptions>();
@@ -167,7 +167,7 @@ void registerRemoteWorkerCommands(CLI::App* remote, CommandRegistry& registry)
             return registry.fail(
                 Error(ErrorCode::InvalidArgument, "Say --encrypted or --not-encrypted."));
         const bool declared = interconnectOptions->encrypted;
-        return runRemoteChange(
+        return runClientChange(
             registry, interconnectOptions->client,
             [interconnectOptions, declared](api::ControlClient& client) -> Result<void> {
                 auto changed = client.declareInterconnect(interconnectOptions->worker, declared);
@@ -189,7 +189,7 @@ void registerRemoteWorkerCommands(CLI::App* remote, CommandRegistry& registry)
     revoke->add_option("--reason", revokeOptions->reason, "Why, for the audit log")->required();
     addClientOptions(revoke, revokeOptions->client, true);
     registry.onRun(revoke, [&registry, revokeOptions] {
-        return runRemoteChange(
+        return runClientChange(
             registry, revokeOptions->client,
             [revokeOptions](api::ControlClient& client) -> Result<void> {
                 auto revoked = client.revokeWorker(revokeOptions->worker, revokeOptions->reason);
