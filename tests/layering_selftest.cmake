@@ -17,7 +17,10 @@ set(cases
     "core/bad.cpp|#include \"sealtrain/api/client.h\""
     "api/bad.cpp|#include <QtWidgets/QDialog>"
     "api/bad.cpp|#include \"sealtrain/trainer/checkpoint.h\""
-    "api/bad.h|#include <sealtrain/dataset/manifest.h>")
+    "api/bad.h|#include <sealtrain/dataset/manifest.h>"
+    "worker/bad.cpp|#include <QtCore/QString>"
+    "worker/bad.cpp|#include \"sealtrain/api/server.h\""
+    "core/bad.cpp|#include \"sealtrain/worker/worker.h\"")
 
 set(tree "${WORK_DIR}/layering-selftest")
 foreach(case IN LISTS cases)

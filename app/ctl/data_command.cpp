@@ -315,7 +315,7 @@ int runSample(const CommandRegistry& registry, const SampleOptions& options,
 void registerDataCommands(CLI::App& app, CommandRegistry& registry)
 {
     auto* dataset = commandGroup(app, "dataset",
-                                 "Datasets: import, list, show, share, verify a copy offline "
+                                 "Datasets: import, list, show, share and verify "
                                  "(docs/operations/datasets.md)");
     auto listOptions = std::make_shared<ListOptions>();
     auto* list = dataset->add_subcommand("list", "List the datasets you may read");

@@ -83,7 +83,7 @@ int verifyDatasetCommand(const CommandRegistry& registry, const VerifyOptions& o
 void registerDatasetCommands(CLI::App& app, CommandRegistry& registry)
 {
     auto* group = commandGroup(app, "dataset",
-                               "Datasets: import, list, show, share, verify a copy offline "
+                               "Datasets: import, list, show, share and verify "
                                "(docs/operations/datasets.md)");
     auto options = std::make_shared<VerifyOptions>();
     auto* command = group->add_subcommand(

@@ -1,8 +1,8 @@
 // sealtrain-worker: the headless agent of a GPU node (docs/architecture.md, worker.h,
 // docs/operations/workers.md). `enroll` once with a one-time token, then `run` (as a systemd
 // service): it takes vetted, approved jobs from the control plane and runs sealtrain-train.
-#include "node_commands.h"
-#include "worker.h"
+#include "sealtrain/worker/node_commands.h"
+#include "sealtrain/worker/worker.h"
 
 #include "sealtrain/api/client.h"
 #include "sealtrain/base/byte_io.h"

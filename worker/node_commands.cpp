@@ -1,5 +1,5 @@
 // `sealtrain-worker node-key` and `open-keys` (node_commands.h).
-#include "node_commands.h"
+#include "sealtrain/worker/node_commands.h"
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"

@@ -1,5 +1,5 @@
 // The trainer launchers of a worker (launch.h).
-#include "launch.h"
+#include "sealtrain/worker/launch.h"
 
 #include "sealtrain/base/child_process.h"
 #include "sealtrain/base/encoding.h"

@@ -1,6 +1,6 @@
 // A worker's enrolled identity (identity.h) and its enrolment (worker.h).
-#include "identity.h"
-#include "worker.h"
+#include "sealtrain/worker/identity.h"
+#include "sealtrain/worker/worker.h"
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/crypto/certificate_authority.h"

@@ -15,7 +15,7 @@
 //   jobs/<id>/          the current attempt's sealed checkpoints
 #pragma once
 
-#include "launch.h"
+#include "sealtrain/worker/launch.h"
 #include "sealtrain/base/result.h"
 
 #include <chrono>

@@ -1,9 +1,9 @@
 // sealtrain-worker (worker.h): the run loop (enrolment and the identity it writes: identity.cpp).
-#include "worker.h"
+#include "sealtrain/worker/worker.h"
 
-#include "identity.h"
+#include "sealtrain/worker/identity.h"
 
-#include "launch.h"
+#include "sealtrain/worker/launch.h"
 
 #include "sealtrain/api/client.h"
 #include "sealtrain/base/byte_io.h"
