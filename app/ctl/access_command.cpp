@@ -59,18 +59,28 @@ int runRoleDelete(const CommandRegistry& registry, const RoleOptions& options)
         fmt::format("Deleted the role '{}'.\n", options.name));
 }
 
-int runSessionList(const CommandRegistry& registry, const ClientOptions& options)
+int runSessionList(const CommandRegistry& registry, const ListOptions& options)
 {
-    auto client = signedInClient(options, registry.err());
+    auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
     auto sessions = (*client)->listSessions();
     if (!sessions)
         return registry.fail(sessions.error());
-    registry.out() << sessionHeader();
-    for (const api::SessionSummary& session : *sessions)
-        registry.out() << sessionRow({session.id, session.user, session.createdUnix,
-                                      session.lastUsedUnix, session.revoked, session.expired});
+    printList(
+        registry.out(), options.json, *sessions, sessionHeader(),
+        [](const api::SessionSummary& session) {
+            return nlohmann::json{{"id", session.id},
+                                  {"user", session.user},
+                                  {"created_unix", session.createdUnix},
+                                  {"last_used_unix", session.lastUsedUnix},
+                                  {"revoked", session.revoked},
+                                  {"expired", session.expired}};
+        },
+        [](const api::SessionSummary& session) {
+            return sessionRow({session.id, session.user, session.createdUnix, session.lastUsedUnix,
+                               session.revoked, session.expired});
+        });
     return kExitOk;
 }
 
@@ -174,9 +184,10 @@ void registerSessions(CLI::App& app, CommandRegistry& registry)
 {
     auto* session = app.add_subcommand("session", "Everyone's sessions (admin)");
     session->require_subcommand(1);
-    auto listOptions = std::make_shared<ClientOptions>();
+    auto listOptions = std::make_shared<ListOptions>();
     auto* list = session->add_subcommand("list", "List sessions, newest first");
-    addClientOptions(list, *listOptions, true);
+    list->add_flag("--json", listOptions->json, "Print JSON for scripts");
+    addClientOptions(list, listOptions->client, true);
     registry.onRun(list,
                    [&registry, listOptions] { return runSessionList(registry, *listOptions); });
 

@@ -58,9 +58,9 @@ private slots:
             for (int line = 0; line < 400; ++line)
                 text << "line " << line << " of a small corpus for a workstation test.\n";
         }
-        const auto imported = site.ctl({"dataset", "import", "--name", "notes", "--format",
-                                        "text-files", corpus.string()},
-                                       "sam");
+        const auto imported = site.ctl(
+            {"dataset", "import", "--name", "notes", "--format", "text-files", corpus.string()},
+            "sam");
         QVERIFY2(imported.code == kExitOk, imported.err.c_str());
         QVERIFY(site.ctl({"dataset", "grant", "notes", "eve"}, "sam").code == kExitOk);
 
@@ -101,9 +101,8 @@ private slots:
                 && entry.path().extension() == ".sealed")
                 checkpoint = entry.path();
         QVERIFY(!checkpoint.empty());
-        const auto verifiedCheckpoint = runCtl(
-            {"checkpoint", "verify", checkpoint.string(), "--key",
-             (keys / "checkpoints.pub.pem").string()});
+        const auto verifiedCheckpoint = runCtl({"checkpoint", "verify", checkpoint.string(),
+                                                "--key", (keys / "checkpoints.pub.pem").string()});
         QVERIFY2(verifiedCheckpoint.code == kExitOk, verifiedCheckpoint.err.c_str());
 
         // The auditor's export verifies offline with the audit key and the witness file, and
@@ -229,6 +228,16 @@ private slots:
         QVERIFY2(sessions.code == kExitOk, sessions.err.c_str());
         QVERIFY(sessions.out.find("alice") != std::string::npos);
         QVERIFY(sessions.out.find("revoked") != std::string::npos);  // bob's, by the reset
+        // Tables for people, JSON for scripts.
+        const auto sessionsJson =
+            nlohmann::json::parse(site.ctl({"session", "list", "--json"}).out);
+        QVERIFY(std::any_of(sessionsJson.begin(), sessionsJson.end(), [](const auto& session) {
+            return session["user"] == "bob" && session["revoked"] == true;
+        }));
+        const auto usersJson = nlohmann::json::parse(site.ctl({"user", "list", "--json"}).out);
+        QVERIFY(std::any_of(usersJson.begin(), usersJson.end(), [](const auto& user) {
+            return user["name"] == "alice" && user["grants"] == nlohmann::json::array({"admin"});
+        }));
 
         // The last admin can not remove themselves.
         verifyOneSentenceError(site.ctl({"grant", "remove", "alice", "admin"}), "last admin");
@@ -301,8 +310,7 @@ private slots:
         const auto outcome = site.plain({"start", "--passphrase-file", wrong});
         verifyOneSentenceError(outcome, "passphrase");
         QVERIFY2(outcome.err.find("control.log") != std::string::npos, outcome.err.c_str());
-        QVERIFY(readFile(site.client + "/run/control.log").find("passphrase")
-                != std::string::npos);
+        QVERIFY(readFile(site.client + "/run/control.log").find("passphrase") != std::string::npos);
         QVERIFY(!api::Profile(site.client).workstationPid());
         // A passphrase file others, or its group alone, may read is refused before anything
         // starts.
@@ -363,8 +371,7 @@ private slots:
         const auto asAlice = site.ctl({"user", "list"}, "");
         ::unsetenv(api::kUserEnvironment);
         QVERIFY2(asAlice.code == kExitOk, asAlice.err.c_str());
-        verifyOneSentenceError(site.ctl({"user", "list"}, "carol"),
-                               "'carol' has not signed in");
+        verifyOneSentenceError(site.ctl({"user", "list"}, "carol"), "'carol' has not signed in");
         verifyOneSentenceError(site.ctl({"user", "list"}, "../bob"), "user name");
 
         // bob signs out; alice's session stays and is the default again.
@@ -505,8 +512,8 @@ private slots:
         QCOMPARE(site.ctl({"keyring", "retire", "database", "1"}).code, kExitOk);
         QCOMPARE(site.ctl({"user", "list"}).code, kExitOk);
         QCOMPARE(site.stop().code, kExitOk);
-        auto keyring = crypto::Keyring::unlockWithPassphrase(site.data + "/keyring.json",
-                                                             testing::secret(testing::kSitePassphrase));
+        auto keyring = crypto::Keyring::unlockWithPassphrase(
+            site.data + "/keyring.json", testing::secret(testing::kSitePassphrase));
         QVERIFY(keyring.ok());
         QVERIFY(!keyring->findKek("database", 1).ok());  // retired: erased
         auto active = keyring->activeKek("database");
