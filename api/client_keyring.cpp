@@ -19,7 +19,8 @@ constexpr std::chrono::seconds kKeyringCallTimeout = std::chrono::minutes(30);
 
 Result<std::vector<KekSummary>> ControlClient::listKeks()
 {
-    auto reply = state_->call(*state_->keyring, &v1::Keyring::Stub::ListKeks, v1::ListKeksRequest{}, kKeyringCallTimeout);
+    auto reply = state_->call(*state_->keyring, &v1::Keyring::Stub::ListKeks, v1::ListKeksRequest{},
+                              kKeyringCallTimeout);
     if (!reply)
         return reply.error();
     std::vector<KekSummary> keks;
@@ -32,7 +33,8 @@ Result<std::uint32_t> ControlClient::rotateKek(const std::string& id)
 {
     v1::KekRequest request;
     request.set_id(id);
-    auto reply = state_->call(*state_->keyring, &v1::Keyring::Stub::RotateKek, request, kKeyringCallTimeout);
+    auto reply =
+        state_->call(*state_->keyring, &v1::Keyring::Stub::RotateKek, request, kKeyringCallTimeout);
     if (!reply)
         return reply.error();
     return reply->version();
@@ -42,7 +44,8 @@ Result<RewrapOutcome> ControlClient::rewrapObjects(const std::string& id)
 {
     v1::KekRequest request;
     request.set_id(id);
-    auto reply = state_->call(*state_->keyring, &v1::Keyring::Stub::RewrapObjects, request, kKeyringCallTimeout);
+    auto reply = state_->call(*state_->keyring, &v1::Keyring::Stub::RewrapObjects, request,
+                              kKeyringCallTimeout);
     if (!reply)
         return reply.error();
     return RewrapOutcome{reply->rewrapped(), {reply->lines().begin(), reply->lines().end()}};
@@ -53,7 +56,8 @@ Result<void> ControlClient::retireKek(const std::string& id, std::uint32_t versi
     v1::RetireKekRequest request;
     request.set_id(id);
     request.set_version(version);
-    auto reply = state_->call(*state_->keyring, &v1::Keyring::Stub::RetireKek, request, kKeyringCallTimeout);
+    auto reply =
+        state_->call(*state_->keyring, &v1::Keyring::Stub::RetireKek, request, kKeyringCallTimeout);
     if (!reply)
         return reply.error();
     return success();
@@ -65,7 +69,8 @@ Result<void> ControlClient::changePassphrase(const crypto::SecretBytes& current,
     v1::ChangePassphraseRequest request;
     request.set_current_passphrase(current.bytes().data(), current.size());
     request.set_new_passphrase(next.bytes().data(), next.size());
-    auto reply = state_->call(*state_->keyring, &v1::Keyring::Stub::ChangePassphrase, request, kKeyringCallTimeout);
+    auto reply = state_->call(*state_->keyring, &v1::Keyring::Stub::ChangePassphrase, request,
+                              kKeyringCallTimeout);
     // The request held both passphrases: wiped before it is freed.
     for (std::string* field :
          {request.mutable_current_passphrase(), request.mutable_new_passphrase()})

@@ -62,13 +62,8 @@ public:
                 return Internal::toStatus(rotated.error());
             reply->set_version(rotated->version);
             if (request->id() == kDatabaseKek) {
-                // When this stops half-way, the next open finds the older version that still
-                // opens the database and re-keys it there (core::Database::openWithKeyring).
-                auto key = core::deriveDatabaseKey(platform.keyring());
-                if (!key)
-                    return Internal::toStatus(key.error());
-                if (auto rekeyed = platform.database().rekey(*key); !rekeyed)
-                    return Internal::toStatus(rekeyed.error());
+                if (Status rekeyed = rekeyDatabase(); !rekeyed.ok())
+                    return rekeyed;
                 reply->set_database_rekeyed(true);
             }
             return Status::OK;
@@ -94,6 +89,12 @@ public:
                      v1::RetireKekReply*) override
     {
         return alone(*context, [&](const std::string& session) -> Status {
+            // The database is no sealed file the retirement's search would find: a rotation
+            // whose re-key failed would leave it under the version about to be erased.
+            if (request->id() == kDatabaseKek) {
+                if (Status rekeyed = rekeyDatabase(); !rekeyed.ok())
+                    return rekeyed;
+            }
             const core::KekRetirement retirement{
                 request->id(), request->version(), {shared_.platform.path()}};
             return statusOf(changes().retire(session, shared_.platform.keyring(), retirement));
@@ -110,12 +111,23 @@ public:
                 return Internal::toStatus(current.error());
             if (!next)
                 return Internal::toStatus(next.error());
-            return statusOf(changes().changePassphrase(session, shared_.platform.keyring(),
-                                                       *current, *next));
+            return statusOf(
+                changes().changePassphrase(session, shared_.platform.keyring(), *current, *next));
         });
     }
 
 private:
+    // The database re-keyed to the active `database` version. When this stops half-way, the
+    // next open finds the older version that still opens it and re-keys it there
+    // (core::Database::openWithKeyring).
+    [[nodiscard]] Status rekeyDatabase()
+    {
+        auto key = core::deriveDatabaseKey(shared_.platform.keyring());
+        if (!key)
+            return Internal::toStatus(key.error());
+        return statusOf(shared_.platform.database().rekey(*key));
+    }
+
     [[nodiscard]] core::KeyringChanges& changes()
     {
         return shared_.platform.controlPlane().keyringChanges();

@@ -171,8 +171,8 @@ Result<std::optional<Workstation>> Profile::workstation() const
         || !json["data_dir"].is_string() || !json.contains("run_folder")
         || !json["run_folder"].is_string())
         return Error(ErrorCode::Integrity,
-                     fmt::format("'{}' is damaged; run `sealtrainctl init --use-existing` to name "
-                                 "the data directory again.",
+                     fmt::format("'{}' is damaged; run `sealtrainctl init --existing --data-dir "
+                                 "DIR` to name the data directory again.",
                                  file.string()));
     return std::optional<Workstation>(
         Workstation{json["data_dir"].get<std::string>(), json["run_folder"].get<std::string>()});

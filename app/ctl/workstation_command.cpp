@@ -54,6 +54,7 @@ struct InitOptions {
     std::string totpUriFile;
     std::uint64_t argon2Ops = crypto::kArgon2Default.opsLimit;
     std::uint64_t argon2MemMiB = crypto::kArgon2Default.memLimitBytes >> 20;
+    bool existing = false;
 
     [[nodiscard]] std::filesystem::path resolvedDataDir() const
     {
@@ -87,8 +88,39 @@ Result<core::NewDataDirectory> newDataDirectory(const InitOptions& options)
     return request;
 }
 
+// The platform CA's fingerprint, which clients of another machine pin (sealtrainctl connect
+// --ca-fingerprint), and `dataDir` named in this client's profile.
+int nameInProfile(const CommandRegistry& registry, const InitOptions& options,
+                  const std::filesystem::path& dataDir, const std::string& admin)
+{
+    auto caPem = readWholeFile(dataDir / core::datadir::kCaCertificate);
+    if (!caPem)
+        return registry.fail(Error(ErrorCode::NotFound,
+                                   fmt::format("'{}' is not a data directory (it has no platform "
+                                               "CA); check the path, or run `sealtrainctl init` "
+                                               "without --existing to make one.",
+                                               dataDir.string())));
+    auto fingerprint = crypto::certificateFingerprint(*caPem);
+    if (!fingerprint)
+        return registry.fail(fingerprint.error());
+    registry.out() << fmt::format("Platform CA fingerprint: {}\n", *fingerprint);
+    api::Profile profile = options.client.profile();
+    if (auto named = profile.useWorkstation({dataDir, profile.folder() / "run"}); !named)
+        return registry.fail(named.error());
+    registry.out() << fmt::format("This client ({}) now uses it. Next: sealtrainctl start, then "
+                                  "sealtrainctl sign-in --user {}\n",
+                                  profile.folder().string(), admin);
+    return kExitOk;
+}
+
 int initDataDirectory(const CommandRegistry& registry, const InitOptions& options)
 {
+    if (options.existing)
+        return nameInProfile(registry, options, options.resolvedDataDir(),
+                             options.admin.empty() ? std::string("NAME") : options.admin);
+    if (options.admin.empty())
+        return registry.failUsage("A new data directory needs its first admin: --admin NAME. Run "
+                                  "'sealtrainctl init --help' for the options.");
     auto request = newDataDirectory(options);
     if (!request)
         return registry.fail(request.error());
@@ -105,21 +137,7 @@ int initDataDirectory(const CommandRegistry& registry, const InitOptions& option
                                   enrollment->user);
     if (auto shown = showEnrollment(registry.out(), *enrollment, options.totpUriFile); !shown)
         return registry.fail(shown.error());
-    // What clients of another machine pin (sealtrainctl connect --ca-fingerprint).
-    auto caPem = readWholeFile(request->path / core::datadir::kCaCertificate);
-    if (!caPem)
-        return registry.fail(caPem.error());
-    auto fingerprint = crypto::certificateFingerprint(*caPem);
-    if (!fingerprint)
-        return registry.fail(fingerprint.error());
-    registry.out() << fmt::format("Platform CA fingerprint: {}\n", *fingerprint);
-    api::Profile profile = options.client.profile();
-    if (auto named = profile.useWorkstation({request->path, profile.folder() / "run"}); !named)
-        return registry.fail(named.error());
-    registry.out() << fmt::format("This client ({}) now uses it. Next: sealtrainctl start, then "
-                                  "sealtrainctl sign-in --user {}\n",
-                                  profile.folder().string(), enrollment->user);
-    return kExitOk;
+    return nameInProfile(registry, options, request->path, enrollment->user);
 }
 
 struct StartOptions {
@@ -254,8 +272,11 @@ void registerWorkstationCommands(CLI::App& app, CommandRegistry& registry)
                      "Where to create it (default: " + defaultDataDir().string() + ")");
     options->unlock.addTo(init, "Read the new keyring passphrase from this file's first line "
                                 "(mode 0600) instead of asking");
-    init->add_option("--admin", options->admin, "The first admin's user name (a-z 0-9 _ -)")
-        ->required();
+    init->add_option("--admin", options->admin,
+                     "The first admin's user name (a-z 0-9 _ -); required for a new directory");
+    init->add_flag("--existing", options->existing,
+                   "Create nothing: make an existing data directory (--data-dir) this client's "
+                   "own control plane, as after a restore or from a new profile");
     init->add_option("--admin-password-file", options->adminPasswordFile,
                      "Read the admin's password from this file's first line (mode 0600) instead "
                      "of asking");
@@ -270,7 +291,8 @@ void registerWorkstationCommands(CLI::App& app, CommandRegistry& registry)
         ->capture_default_str();
     addClientOptions(init, options->client, false);
     init->footer("Example: sealtrainctl init --admin alice\n"
-                 "Then: sealtrainctl start; sealtrainctl sign-in --user alice");
+                 "Then: sealtrainctl start; sealtrainctl sign-in --user alice\n"
+                 "An existing one: sealtrainctl init --existing --data-dir DIR");
     registry.onRun(init, [options, &registry] { return initDataDirectory(registry, *options); });
 
     auto startOptions = std::make_shared<StartOptions>();

@@ -64,8 +64,8 @@ private:
     [[nodiscard]] testing::CtlOutcome verifyOffline(const fs::path& folder,
                                                     const std::string& key = "manifests.pub.pem")
     {
-        return runCtl({"dataset", "verify", "--folder", folder.string(), "--key",
-                       (keys_ / key).string()});
+        return runCtl(
+            {"dataset", "verify", "--folder", folder.string(), "--key", (keys_ / key).string()});
     }
 
 private slots:
@@ -123,9 +123,8 @@ private slots:
         import("shared");
         const auto hidden = site_.ctl({"dataset", "show", "shared"}, "eve");
         QCOMPARE(hidden.code, 1);
-        QCOMPARE(
-            nlohmann::json::parse(site_.ctl({"dataset", "list", "--json"}, "eve").out).size(),
-            std::size_t{0});
+        QCOMPARE(nlohmann::json::parse(site_.ctl({"dataset", "list", "--json"}, "eve").out).size(),
+                 std::size_t{0});
         const auto selfGrant = site_.ctl({"dataset", "grant", "shared", "eve"}, "eve");
         QCOMPARE(selfGrant.code, 1);
         QVERIFY(selfGrant.err.find("lacks the permission 'dataset.grant'") != std::string::npos);
@@ -212,8 +211,8 @@ private slots:
             fs::path(site_.data) / "keyring.json", testing::secret(testing::kSitePassphrase));
         QVERIFY(keyring.ok());
         const crypto::Kek stranger{"datasets", 1, crypto::SecretBytes::random(32).value()};
-        QVERIFY(crypto::rewrapKeyBlock(folder / manifest->train.shards[0].file,
-                                       keyring->resolver(), stranger)
+        QVERIFY(crypto::rewrapKeyBlock(folder / manifest->train.shards[0].file, keyring->resolver(),
+                                       stranger)
                     .ok());
         QCOMPARE(verifyOffline(folder).code, 0);
         const auto refused = site_.ctl({"dataset", "verify", "rewrapped"}, "sam");
@@ -232,19 +231,17 @@ private slots:
         const fs::path source = site_.root / "src-report" / "fortunes";
         writeFortunes(source, "the report");
         const fs::path report = site_.root / "import-report.json";
-        const auto imported =
-            site_.ctl({"dataset", "import", "--name", "reported", "--format", "fortune",
-                       "--report", report.string(), source.string()},
-                      "sam");
+        const auto imported = site_.ctl({"dataset", "import", "--name", "reported", "--format",
+                                         "fortune", "--report", report.string(), source.string()},
+                                        "sam");
         QVERIFY2(imported.code == 0, imported.err.c_str());
         QCOMPARE(testing::modeOf(report), 0600U);
         QVERIFY(nlohmann::json::parse(readFile(report)).contains("issues"));
 
         const fs::path nowhere = site_.root / "no-such-folder" / "report.json";
-        const auto failed =
-            site_.ctl({"dataset", "import", "--name", "reported-again", "--format", "fortune",
-                       "--report", nowhere.string(), source.string()},
-                      "sam");
+        const auto failed = site_.ctl({"dataset", "import", "--name", "reported-again", "--format",
+                                       "fortune", "--report", nowhere.string(), source.string()},
+                                      "sam");
         QCOMPARE(failed.code, 1);
         QVERIFY2(failed.err.find("report") != std::string::npos, failed.err.c_str());
         QVERIFY(!fs::exists(nowhere.parent_path()));
@@ -256,10 +253,9 @@ private slots:
                                           fs::directory_iterator());
         const fs::path source = site_.root / "bad" / "corpus.jsonl";
         writeFile(source, "{\"text\":\"fine\"}\n{\"text\":\"bad \xff byte\"}\n");
-        const auto failed =
-            site_.ctl({"dataset", "import", "--name", "bad", "--format", "jsonl", "--field",
-                       "text", "--policy", "reject", source.string()},
-                      "sam");
+        const auto failed = site_.ctl({"dataset", "import", "--name", "bad", "--format", "jsonl",
+                                       "--field", "text", "--policy", "reject", source.string()},
+                                      "sam");
         QCOMPARE(failed.code, 1);
         QVERIFY2(failed.err.find(":2") != std::string::npos, failed.err.c_str());
         QCOMPARE(std::distance(fs::directory_iterator(fs::path(site_.data) / "datasets"),

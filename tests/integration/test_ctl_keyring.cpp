@@ -54,10 +54,8 @@ void openWithDataset(Site& site)
     site.addUser("carol", "auditor");
     const fs::path corpus = site.root / "corpus.txt";
     std::ofstream(corpus) << "a line of text for the keyring test\nand another one\n";
-    const auto imported =
-        site.ctl({"dataset", "import", "--name", "notes", "--format", "text-files",
-                  corpus.string()},
-                 "sam");
+    const auto imported = site.ctl(
+        {"dataset", "import", "--name", "notes", "--format", "text-files", corpus.string()}, "sam");
     QVERIFY2(imported.code == kExitOk, imported.err.c_str());
 }
 
@@ -239,8 +237,7 @@ private slots:
 
         std::ofstream(path, std::ios::trunc) << before;
         verifyOneSentenceError(site.start(), "control.log");
-        QVERIFY(readFile(site.client + "/run/control.log").find("older copy")
-                != std::string::npos);
+        QVERIFY(readFile(site.client + "/run/control.log").find("older copy") != std::string::npos);
 
         std::ofstream(path, std::ios::trunc) << after;
         QCOMPARE(site.start().code, kExitOk);

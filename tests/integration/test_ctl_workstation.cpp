@@ -169,6 +169,26 @@ private slots:
         verifyOneSentenceError(site.init("bob"), "already exists");
         QCOMPARE(site.start().code, kExitOk);
         QCOMPARE(site.signIn("alice").code, kExitOk);
+        QCOMPARE(site.stop().code, kExitOk);
+
+        // Another profile names the same data directory without creating anything (after a
+        // restore, or on a new account); a folder that is no data directory is refused.
+        const std::string other = (site.root / "other-client").string();
+        verifyOneSentenceError(runCtl({"init", "--existing", "--data-dir",
+                                       (site.root / "nowhere").string(), "--client-dir", other}),
+                               "not a data directory");
+        QCOMPARE(runCtl({"init", "--data-dir", site.data, "--client-dir", other}).code, kExitUsage);
+        const auto named =
+            runCtl({"init", "--existing", "--data-dir", site.data, "--client-dir", other});
+        QVERIFY2(named.code == kExitOk, named.err.c_str());
+        QVERIFY(named.out.find("Platform CA fingerprint: sha256:") != std::string::npos);
+        const auto started =
+            runCtl({"start", "--passphrase-file", site.passphraseFile, "--client-dir", other});
+        QVERIFY2(started.code == kExitOk, started.err.c_str());
+        const auto in = runCtl({"sign-in", "--user", "alice", "--password-file", site.passwordFile,
+                                "--totp-code", site.code("alice"), "--client-dir", other});
+        QVERIFY2(in.code == kExitOk, in.err.c_str());
+        QCOMPARE(runCtl({"stop", "--client-dir", other}).code, kExitOk);
     }
 
     void failedInitLeavesNothingBehind()

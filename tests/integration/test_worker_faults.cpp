@@ -57,7 +57,8 @@ QStringList daemonTimings()
 // What the worker logs when a report is not taken, and when what it kept is sent.
 constexpr const char* kMetricsKept = "they are kept and sent again";
 constexpr const char* kMetricsSent = "the metrics kept meanwhile are sent";
-// sealtrain-worker's exit status when the control plane refuses it (worker/include/sealtrain/worker/worker.h).
+// sealtrain-worker's exit status when the control plane refuses it
+// (worker/include/sealtrain/worker/worker.h).
 constexpr int kExitRefused = 3;
 
 // The same spec for every job but its name: the killed and the uninterrupted run differ in

@@ -1,7 +1,7 @@
-// Changes to the data directory's keyring (docs/operations/keys.md): rotating, retiring and
-// re-wrapping KEK versions and changing the passphrase, each by a signed-in holder of
-// keyring.manage and audited like every other change. Every entry of a change that saved the
-// keyring records the keyring's new generation (detail `keyring_generation`), so that a
+// Changes to the data directory's keyring (docs/operations/data-directory.md, "Key rotation"):
+// rotating, retiring and re-wrapping KEK versions and changing the passphrase, each by a signed-in
+// holder of keyring.manage and audited like every other change. Every entry of a change that saved
+// the keyring records the keyring's new generation (detail `keyring_generation`), so that a
 // keyring.json older than the log (a rolled-back copy) is refused when the data directory opens.
 #pragma once
 

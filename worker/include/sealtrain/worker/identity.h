@@ -1,6 +1,7 @@
 // A worker's enrolled identity (worker.h): the files `enroll` writes into the worker's folder
 // (its configuration, the pinned CA, its TLS key and certificate, its Ed25519 signing key and
-// X25519 box key, each private file mode 0600) and `run` reads back. Used within the worker library.
+// X25519 box key, each private file mode 0600) and `run` reads back. Used within the worker
+// library.
 #pragma once
 
 #include "sealtrain/api/client.h"

@@ -15,8 +15,8 @@
 //   jobs/<id>/          the current attempt's sealed checkpoints
 #pragma once
 
-#include "sealtrain/worker/launch.h"
 #include "sealtrain/base/result.h"
+#include "sealtrain/worker/launch.h"
 
 #include <chrono>
 #include <cstdint>
