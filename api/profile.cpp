@@ -106,7 +106,7 @@ Result<void> Profile::storeEndpoint(const Endpoint& endpoint) const
 }
 
 Result<void> Profile::connect(const std::string& address, const std::string& serverName,
-                              const std::string& fingerprint)
+                              const std::string& fingerprint) const
 {
     auto ca = fetchPinnedCaCertificate(address, serverName, fingerprint);
     if (!ca)
@@ -140,7 +140,7 @@ Result<Endpoint> Profile::endpoint() const
                     *ca};
 }
 
-Result<void> Profile::useWorkstation(const Workstation& workstation)
+Result<void> Profile::useWorkstation(const Workstation& workstation) const
 {
     const Workstation resolved{absolutePath(workstation.dataDir),
                                absolutePath(workstation.runFolder)};
@@ -188,7 +188,7 @@ std::optional<pid_t> Profile::workstationPid() const
 
 Result<pid_t> Profile::startWorkstation(const std::filesystem::path& executable,
                                         crypto::SecretBytes passphrase,
-                                        const std::vector<std::string>& extraArguments)
+                                        const std::vector<std::string>& extraArguments) const
 {
     auto named = workstation();
     if (!named)
@@ -214,7 +214,7 @@ Result<pid_t> Profile::startWorkstation(const std::filesystem::path& executable,
     return plane->release();
 }
 
-Result<bool> Profile::stopWorkstation(std::chrono::milliseconds grace)
+Result<bool> Profile::stopWorkstation(std::chrono::milliseconds grace) const
 {
     auto named = workstation();
     if (!named)
@@ -235,7 +235,7 @@ Result<std::unique_ptr<ControlClient>> Profile::anonymousClient() const
 }
 
 Result<StoredSession> Profile::signIn(const std::string& user, const crypto::SecretBytes& password,
-                                      const std::string& totpCode)
+                                      const std::string& totpCode) const
 {
     SEALTRAIN_TRY(requireUserName(user));
     auto client = anonymousClient();
@@ -255,7 +255,7 @@ Result<StoredSession> Profile::signIn(const std::string& user, const crypto::Sec
 }
 
 Result<std::string> Profile::completeReset(const std::string& user, const std::string& code,
-                                           const crypto::SecretBytes& password)
+                                           const crypto::SecretBytes& password) const
 {
     SEALTRAIN_TRY(requireUserName(user));
     auto client = anonymousClient();
@@ -270,7 +270,7 @@ std::vector<StoredSession> Profile::sessions() const
     std::error_code ec;
     auto ca = readWholeFile(folder_ / kCaFile, kMaxProfileFile);
     for (const auto& entry : std::filesystem::directory_iterator(folder_, ec)) {
-        const auto path = entry.path();
+        const auto& path = entry.path();
         if (path.extension() != kCertificateSuffix || path.filename() == kCaFile)
             continue;
         const std::string user = path.stem().string();
@@ -339,7 +339,7 @@ Result<std::unique_ptr<ControlClient>> Profile::client(const std::string& user) 
     return ControlClient::connect(*endpoint, &identity);
 }
 
-Result<void> Profile::signOut(const std::string& user)
+Result<void> Profile::signOut(const std::string& user) const
 {
     SEALTRAIN_TRY(requireUserName(user));
     auto client = this->client(user);

@@ -85,8 +85,7 @@ Result<void> ensureControlPlane(const api::Profile& profile, std::ostream& err)
     auto passphrase = promptPassphrase(fmt::format("Keyring passphrase for {}", dataDir), false);
     if (!passphrase)
         return passphrase.error();
-    api::Profile starter = profile;
-    auto started = starter.startWorkstation(*executable, std::move(*passphrase));
+    auto started = profile.startWorkstation(*executable, std::move(*passphrase));
     if (!started)
         return started.error();
     err << fmt::format("Started it (process {}); `sealtrainctl stop` stops it.\n", *started);
@@ -128,7 +127,7 @@ struct ConnectOptions {
 
 int connect(const CommandRegistry& registry, const ConnectOptions& options)
 {
-    api::Profile profile = options.client.profile();
+    const api::Profile profile = options.client.profile();
     if (auto connected = profile.connect(options.address, options.serverName, options.fingerprint);
         !connected)
         return registry.fail(connected.error());
@@ -151,7 +150,7 @@ struct SignInOptions {
 // new TOTP secret shown once. No session, and no certificate: the user signs in next with the
 // new password and a code.
 int runCompleteReset(const CommandRegistry& registry, const SignInOptions& options,
-                     api::Profile& profile)
+                     const api::Profile& profile)
 {
     auto completion =
         readResetCompletion(options.user, options.resetCodeFile, options.passwordFile);
@@ -168,7 +167,7 @@ int runCompleteReset(const CommandRegistry& registry, const SignInOptions& optio
 
 int runSignIn(const CommandRegistry& registry, const SignInOptions& options)
 {
-    api::Profile profile = options.client.profile();
+    const api::Profile profile = options.client.profile();
     if (auto running = ensureControlPlane(profile, registry.err()); !running)
         return registry.fail(running.error());
     if (!options.resetCodeFile.empty())
@@ -213,7 +212,7 @@ int runWhoAmI(const CommandRegistry& registry, const ClientOptions& options)
 
 int runSignOut(const CommandRegistry& registry, const ClientOptions& options)
 {
-    api::Profile profile = options.profile();
+    const api::Profile profile = options.profile();
     auto user = profile.chooseUser(options.user);
     if (!user)
         return registry.fail(user.error());

@@ -104,7 +104,7 @@ int nameInProfile(const CommandRegistry& registry, const InitOptions& options,
     if (!fingerprint)
         return registry.fail(fingerprint.error());
     registry.out() << fmt::format("Platform CA fingerprint: {}\n", *fingerprint);
-    api::Profile profile = options.client.profile();
+    const api::Profile profile = options.client.profile();
     if (auto named = profile.useWorkstation({dataDir, profile.folder() / "run"}); !named)
         return registry.fail(named.error());
     registry.out() << fmt::format("This client ({}) now uses it. Next: sealtrainctl start, then "
@@ -148,7 +148,7 @@ struct StartOptions {
 
 int start(const CommandRegistry& registry, const StartOptions& options)
 {
-    api::Profile profile = options.client.profile();
+    const api::Profile profile = options.client.profile();
     auto workstation = profile.workstation();
     if (!workstation)
         return registry.fail(workstation.error());
@@ -193,7 +193,7 @@ int start(const CommandRegistry& registry, const StartOptions& options)
 
 int stop(const CommandRegistry& registry, const ClientOptions& options)
 {
-    api::Profile profile = options.profile();
+    const api::Profile profile = options.profile();
     auto workstation = profile.workstation();
     if (!workstation)
         return registry.fail(workstation.error());

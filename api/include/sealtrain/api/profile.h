@@ -61,14 +61,14 @@ public:
     // when its fingerprint is `fingerprint`, and remembers both; the users signed in to another
     // endpoint before are forgotten (their certificates would not be accepted there).
     [[nodiscard]] Result<void> connect(const std::string& address, const std::string& serverName,
-                                       const std::string& fingerprint);
+                                       const std::string& fingerprint) const;
     // The endpoint `connect` or `useWorkstation` stored; NotFound, saying what to run, when none.
     [[nodiscard]] Result<Endpoint> endpoint() const;
 
     // Makes this profile the client of the data directory `workstation.dataDir`: its control
     // plane listens on a socket in `workstation.runFolder` and its CA (read from the data
     // directory, which keeps it in the clear) is pinned. Users signed in before are forgotten.
-    [[nodiscard]] Result<void> useWorkstation(const Workstation& workstation);
+    [[nodiscard]] Result<void> useWorkstation(const Workstation& workstation) const;
     // The workstation this profile names, if any.
     [[nodiscard]] Result<std::optional<Workstation>> workstation() const;
     // The process id of the workstation's control plane when it is running (its ready file names
@@ -79,24 +79,24 @@ public:
     // running; NotFound when this profile names no workstation.
     [[nodiscard]] Result<pid_t>
     startWorkstation(const std::filesystem::path& executable, crypto::SecretBytes passphrase,
-                     const std::vector<std::string>& extraArguments = {});
+                     const std::vector<std::string>& extraArguments = {}) const;
     // Asks the workstation's control plane to finish (SIGTERM) and waits up to `grace` for it
     // to end. Returns false when it was not running.
     [[nodiscard]] Result<bool>
-    stopWorkstation(std::chrono::milliseconds grace = std::chrono::seconds(30));
+    stopWorkstation(std::chrono::milliseconds grace = std::chrono::seconds(30)) const;
 
     // Signs `user` in with password and TOTP code and stores the new key (mode 0600) and
     // certificate; replaces a session stored before for `user` (signing it out on the server
     // is `signOut`'s).
     [[nodiscard]] Result<StoredSession> signIn(const std::string& user,
                                                const crypto::SecretBytes& password,
-                                               const std::string& totpCode);
+                                               const std::string& totpCode) const;
     // Completes a reset or an enrolment with the one-time code: sets `password` and returns the
     // otpauth:// URI of the user's new TOTP secret (shown once). Stores nothing: the user signs
     // in next.
     [[nodiscard]] Result<std::string> completeReset(const std::string& user,
                                                     const std::string& code,
-                                                    const crypto::SecretBytes& password);
+                                                    const crypto::SecretBytes& password) const;
 
     // Whose session a command uses: `named` when given, else $SEALTRAIN_USER, else the one user
     // signed in here. InvalidArgument, saying how to choose, otherwise.
@@ -111,7 +111,7 @@ public:
     // Ends `user`'s session on the control plane and forgets its key and certificate. The
     // stored files are removed even when the control plane can not be reached; the error says
     // so then.
-    [[nodiscard]] Result<void> signOut(const std::string& user);
+    [[nodiscard]] Result<void> signOut(const std::string& user) const;
 
 private:
     [[nodiscard]] Result<void> forgetSessions() const;
