@@ -16,7 +16,6 @@
 #include <fstream>
 
 using namespace sealtrain;
-using sealtrain::ctl::kExitFailure;
 using sealtrain::ctl::kExitOk;
 using sealtrain::testing::readFile;
 using sealtrain::testing::runCtl;
