@@ -60,7 +60,6 @@
 
 using namespace sealtrain;
 using bench::check;
-using bench::die;
 using bench::take;
 
 namespace {
