@@ -17,6 +17,7 @@
 #include <grpcpp/security/tls_certificate_verifier.h>
 #include <grpcpp/security/tls_credentials_options.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -119,6 +120,7 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& en
     }
     auto state = std::make_unique<State>();
     state->endpoint = endpoint;
+    state->presentsCertificate = identity != nullptr;
     state->channel = openChannel(endpoint.address, endpoint.serverName, grpc::SslCredentials(ssl),
                                  endpoint.keepalive);
     state->sessions = v1::Sessions::NewStub(state->channel);
@@ -176,10 +178,30 @@ Result<WhoAmI> ControlClient::whoAmI()
     const grpc::Status status = state_->sessions->WhoAmI(&context, {}, &reply);
     if (!status.ok())
         return state_->failure(status);
-    return WhoAmI{reply.user(),
-                  reply.session_id(),
-                  reply.expires_unix(),
-                  {reply.warnings().begin(), reply.warnings().end()}};
+    WhoAmI who;
+    who.user = reply.user();
+    who.sessionId = reply.session_id();
+    who.expiresUnix = reply.expires_unix();
+    who.warnings = {reply.warnings().begin(), reply.warnings().end()};
+    who.idleExpiresUnix = reply.idle_expires_unix();
+    who.absoluteExpiresUnix = reply.absolute_expires_unix();
+    who.idleTimeoutSeconds = reply.idle_timeout_seconds();
+    who.breakGlass = reply.break_glass();
+    for (const v1::ScopedPermissions& scoped : reply.permissions())
+        who.permissions[scoped.project()] = {scoped.permissions().begin(),
+                                             scoped.permissions().end()};
+    return who;
+}
+
+bool WhoAmI::holds(const std::string& permission, const std::string& project) const
+{
+    for (const auto& [scope, held] : permissions) {
+        if (!scope.empty() && !project.empty() && scope != project)
+            continue;
+        if (std::find(held.begin(), held.end(), permission) != held.end())
+            return true;
+    }
+    return false;
 }
 
 Result<void> ControlClient::signOut()

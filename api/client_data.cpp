@@ -179,15 +179,7 @@ Result<std::string> ControlClient::exportAuditBundle(const AuditSelection& selec
 
 Result<AuditExport> ControlClient::exportAudit(const AuditSelection& selection)
 {
-    v1::ExportBundleRequest request;
-    if (selection.fromTimeNs)
-        request.set_from_time_ns(*selection.fromTimeNs);
-    if (selection.toTimeNs)
-        request.set_to_time_ns(*selection.toTimeNs);
-    request.set_actor(selection.actor);
-    request.set_action(selection.action);
-    request.set_target_kind(selection.targetKind);
-    request.set_target_id(selection.targetId);
+    const v1::ExportBundleRequest request = client_internal::filterOf(selection);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
     auto stream = state_->audit->ExportBundle(&context, request);

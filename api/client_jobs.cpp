@@ -181,7 +181,61 @@ Result<WorkerEnrolled> ControlClient::enrollWorker(const WorkerEnrollment& enrol
     return WorkerEnrolled{reply.certificate_pem(), reply.worker(), reply.pool()};
 }
 
+Result<JobSummary>
+ControlClient::watchJob(std::int64_t id, const std::function<bool(const JobWatchEvent&)>& onEvent)
+{
+    v1::WatchJobRequest request;
+    request.set_id(id);
+    grpc::ClientContext context;
+    auto stream = state_->jobs->WatchJob(&context, request);
+    v1::JobEvent event;
+    JobWatchEvent out;
+    JobSummary last;
+    bool stopped = false;
+    while (!stopped && stream->Read(&event)) {
+        out = {};
+        switch (event.event_case()) {
+        case v1::JobEvent::kJob:
+            out.kind = JobWatchEvent::Kind::Job;
+            out.job = summaryOf(event.job());
+            last = out.job;
+            break;
+        case v1::JobEvent::kMetricsLine:
+            out.kind = JobWatchEvent::Kind::Metrics;
+            out.line = event.metrics_line();
+            break;
+        case v1::JobEvent::kLogLine:
+            out.kind = JobWatchEvent::Kind::Log;
+            out.line = event.log_line();
+            break;
+        case v1::JobEvent::kCheckpoint: {
+            const v1::JobCheckpoint& c = event.checkpoint();
+            out.kind = JobWatchEvent::Kind::Checkpoint;
+            out.checkpoint = {c.step(),          c.attempt(),          c.worker(),
+                              c.sealed_sha256(), c.plaintext_sha256(), c.recorded_unix()};
+            break;
+        }
+        case v1::JobEvent::EVENT_NOT_SET: continue;  // a newer server's event: skipped
+        }
+        stopped = !onEvent(out);
+    }
+    if (stopped) {
+        context.TryCancel();
+        (void)stream->Finish();
+        return last;
+    }
+    const grpc::Status status = stream->Finish();
+    if (!status.ok())
+        return state_->failure(status);
+    return last;
+}
+
 bool ControlClient::certificateRefused()
+{
+    return state_->refusesCertificate();
+}
+
+bool ControlClient::State::refusesCertificate() const
 {
     constexpr auto kProbeTimeout = std::chrono::seconds(5);
     const auto ask = [&](v1::Platform::Stub& stub) {
@@ -190,15 +244,15 @@ bool ControlClient::certificateRefused()
         v1::GetCaCertificateReply reply;
         return stub.GetCaCertificate(&context, {}, &reply).error_code();
     };
-    const Endpoint& anonymous = state_->endpoint;
+    const Endpoint& anonymous = endpoint;
     grpc::SslCredentialsOptions ssl;
     ssl.pem_root_certs = anonymous.caCertificatePem;
-    const auto channel =
+    const auto anonymousChannel =
         openChannel(anonymous.address, anonymous.serverName, grpc::SslCredentials(ssl));
-    if (ask(*v1::Platform::NewStub(channel)) != grpc::StatusCode::OK)
+    if (ask(*v1::Platform::NewStub(anonymousChannel)) != grpc::StatusCode::OK)
         return false;
     // UNAVAILABLE, not DEADLINE_EXCEEDED: the handshake failed; a slow answer says nothing.
-    return ask(*state_->platform) == grpc::StatusCode::UNAVAILABLE;
+    return ask(*platform) == grpc::StatusCode::UNAVAILABLE;
 }
 
 Result<HeartbeatAnswer> ControlClient::heartbeat(const std::string& inventoryJson, std::int64_t job,

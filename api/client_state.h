@@ -94,6 +94,20 @@ inline WorkerSummary workerOf(const v1::Worker& worker)
             worker.interconnect_declared()};
 }
 
+inline v1::ExportBundleRequest filterOf(const AuditSelection& selection)
+{
+    v1::ExportBundleRequest request;
+    if (selection.fromTimeNs)
+        request.set_from_time_ns(*selection.fromTimeNs);
+    if (selection.toTimeNs)
+        request.set_to_time_ns(*selection.toTimeNs);
+    request.set_actor(selection.actor);
+    request.set_action(selection.action);
+    request.set_target_kind(selection.targetKind);
+    request.set_target_id(selection.targetId);
+    return request;
+}
+
 inline v1::JobAttempt attemptOf(std::int64_t job, std::int64_t attempt)
 {
     v1::JobAttempt out;
@@ -130,11 +144,26 @@ struct ControlClient::State {
     std::unique_ptr<client_internal::v1::Jobs::Stub> jobs;
     std::unique_ptr<client_internal::v1::Workers::Stub> workers;
     std::unique_ptr<client_internal::v1::Keyring::Stub> keyring;
+    bool presentsCertificate = false;  // a signed-in client (connect with an identity)
 
+    // The call's error for the user. A call that failed at the transport, from a client that
+    // presents a certificate, asks whether the control plane refuses that certificate at the
+    // handshake (revoked: the session was signed out or revoked; or expired): then the user is
+    // told to sign in again (Unauthenticated), not that the control plane is unreachable
+    // (issue #29). The handshake carries no sentence, so this one is the client's.
     [[nodiscard]] Error failure(const grpc::Status& status) const
     {
+        if (status.error_code() == grpc::StatusCode::UNAVAILABLE && presentsCertificate
+            && refusesCertificate())
+            return {ErrorCode::Unauthenticated,
+                    "The control plane refused this client's certificate: the session was "
+                    "signed out, revoked or has expired; sign in again."};
         return Internal::fromStatus(status, endpoint.address);
     }
+
+    // Whether a call without a certificate is answered while the same call with this client's
+    // certificate fails at the handshake (client.cpp). False when that can not be told.
+    [[nodiscard]] bool refusesCertificate() const;
 
     // Reads a Train or RunJob stream: each metrics line to `onMetrics`, then how the run ended.
     [[nodiscard]] Result<TrainOutcome>

@@ -46,7 +46,7 @@ public:
     {
         const int fd = ::memfd_create("sealtrain-upload", MFD_CLOEXEC);
         if (fd < 0)
-            return Error(ErrorCode::Io, "The control plane could not hold the upload in memory; "
+            return Error(ErrorCode::ResourceExhausted, "The control plane could not hold the upload in memory; "
                                         "try again later or ask its operator.");
         return MemoryFile(fd, std::move(name));
     }
@@ -74,7 +74,7 @@ public:
             if (n < 0 && errno == EINTR)
                 continue;
             if (n <= 0)
-                return Error(ErrorCode::Io, "The control plane ran out of memory for the upload; "
+                return Error(ErrorCode::ResourceExhausted, "The control plane ran out of memory for the upload; "
                                             "import less at a time or ask its operator.");
             done += static_cast<std::size_t>(n);
         }

@@ -4,6 +4,7 @@
 #include "status.h"
 
 #include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/job_watch.h"
 #include "sealtrain/core/job_spec.h"
 #include "sealtrain/core/scheduler.h"
 
@@ -15,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 namespace sealtrain::api::server_internal {
 namespace {
@@ -22,6 +24,23 @@ namespace {
 namespace v1 = sealtrain::v1;
 using grpc::ServerContext;
 using grpc::Status;
+
+// A log line is kept as a JSON string; its text.
+std::string logText(const std::string& json)
+{
+    const auto text = nlohmann::json::parse(json, nullptr, false);
+    return text.is_string() ? text.get<std::string>() : json;
+}
+
+void fillCheckpoint(const core::JobCheckpoint& checkpoint, v1::JobCheckpoint* out)
+{
+    out->set_step(checkpoint.step);
+    out->set_attempt(checkpoint.attempt);
+    out->set_worker(checkpoint.worker);
+    out->set_sealed_sha256(checkpoint.sealedSha256);
+    out->set_plaintext_sha256(checkpoint.plaintextSha256);
+    out->set_recorded_unix(checkpoint.recorded);
+}
 
 class JobsService final : public v1::Jobs::Service {
 public:
@@ -129,12 +148,84 @@ public:
                     reply->add_lines(line.json);
                     continue;
                 }
-                // A log line is kept as a JSON string.
-                const auto text = nlohmann::json::parse(line.json, nullptr, false);
-                reply->add_lines(text.is_string() ? text.get<std::string>() : line.json);
+                reply->add_lines(logText(line.json));
             }
             return Status::OK;
         });
+    }
+
+    Status WatchJob(ServerContext* context, const v1::WatchJobRequest* request,
+                    grpc::ServerWriter<v1::JobEvent>* writer) override
+    {
+        core::ControlPlane& plane = shared_.platform.controlPlane();
+        // The caller first: an anonymous caller takes no slot; core refuses and audits it.
+        std::shared_ptr<void> slot;
+        if (shared_.isSignedIn(*context)) {
+            slot = shared_.watchSlot();
+            if (!slot) {
+                const std::lock_guard guard(shared_.lock);
+                const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+                return Internal::toStatus(plane.jobWatches().refuseBusy(
+                    callerOf(shared_, *context).token, request->id(),
+                    Error(ErrorCode::ResourceExhausted,
+                          fmt::format("The control plane is streaming {} job watches already; "
+                                      "try again when one has ended.",
+                                      shared_.options.maxWatches))));
+            }
+        }
+        core::JobWatchCursor cursor;
+        v1::JobEvent event;
+        const Status opened = shared_.inGroup(*context, [&]() -> Status {
+            auto job = plane.jobWatches().open(callerOf(shared_, *context).token, request->id());
+            if (!job)
+                return Internal::toStatus(job.error());
+            fillJob(*job, event.mutable_job());
+            cursor.state = core::jobStateName(job->state);
+            cursor.updated = job->updated;
+            return Status::OK;
+        });
+        if (!opened.ok())
+            return opened;
+        if (!writer->Write(event))
+            return {grpc::StatusCode::CANCELLED, "The client went away."};
+        while (!context->IsCancelled()) {
+            Result<core::JobWatchUpdate> update = Error(ErrorCode::Internal, "No look.");
+            {
+                // A read (it writes only a session's due use, or a refusal): between groups.
+                const std::lock_guard guard(shared_.lock);
+                const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+                update = plane.jobWatches().poll(callerOf(shared_, *context).token, request->id(),
+                                                 cursor);
+            }
+            if (!update)
+                return Internal::toStatus(update.error());
+            bool sent = true;
+            if (update->job) {
+                event.Clear();
+                fillJob(*update->job, event.mutable_job());
+                sent = sent && writer->Write(event);
+            }
+            for (const core::MetricsLine& line : update->lines) {
+                event.Clear();
+                if (line.kind == "log")
+                    event.set_log_line(logText(line.json));
+                else
+                    event.set_metrics_line(line.json);
+                sent = sent && writer->Write(event);
+            }
+            for (const core::JobCheckpoint& checkpoint : update->checkpoints) {
+                event.Clear();
+                fillCheckpoint(checkpoint, event.mutable_checkpoint());
+                sent = sent && writer->Write(event);
+            }
+            if (!sent)
+                return {grpc::StatusCode::CANCELLED, "The client went away."};
+            if (update->ended)
+                return Status::OK;
+            if (update->lines.empty())
+                std::this_thread::sleep_for(shared_.options.watchInterval);
+        }
+        return {grpc::StatusCode::CANCELLED, "The client went away."};
     }
 
 private:

@@ -74,6 +74,8 @@ struct Shared {
     // Dataset uploads being received now: at most options.maxUploads (uploadSlot()).
     std::mutex uploadsLock;
     unsigned uploads = 0;
+    // Job watches streaming now: at most options.maxWatches (watchSlot()).
+    unsigned watches = 0;
 
     // The serial of `pem` (a certificate the handshake verified), or empty when it has none.
     [[nodiscard]] std::string serialOf(const std::string& pem)
@@ -205,6 +207,20 @@ struct Shared {
         return {this, [](Shared* self) {
                     const std::lock_guard released(self->uploadsLock);
                     --self->uploads;
+                }};
+    }
+
+    // A slot for one job watch while the returned guard lives; nullptr when all
+    // options.maxWatches are taken.
+    [[nodiscard]] std::shared_ptr<void> watchSlot()
+    {
+        const std::lock_guard guard(uploadsLock);
+        if (watches >= std::max(1U, options.maxWatches))
+            return nullptr;
+        ++watches;
+        return {this, [](Shared* self) {
+                    const std::lock_guard released(self->uploadsLock);
+                    --self->watches;
                 }};
     }
 

@@ -116,11 +116,21 @@ public:
         const std::lock_guard guard(shared_.lock);
         const Shared::OriginScope origin(shared_, shared_.originOf(*context));
         const Caller caller = callerOf(shared_, *context);
-        auto session = shared_.platform.controlPlane().identity().whoAmI(caller.token);
-        if (!session)
-            return Internal::toStatus(session.error());
-        reply->set_user(session->user);
-        reply->set_session_id(session->id);
+        auto self = shared_.platform.controlPlane().identity().describeSelf(caller.token);
+        if (!self)
+            return Internal::toStatus(self.error());
+        reply->set_user(self->session.user);
+        reply->set_session_id(self->session.id);
+        reply->set_idle_expires_unix(self->idleExpires);
+        reply->set_absolute_expires_unix(self->absoluteExpires);
+        reply->set_idle_timeout_seconds(self->idleSeconds);
+        reply->set_break_glass(self->breakGlass);
+        for (const auto& [project, permissions] : self->permissions) {
+            v1::ScopedPermissions* scoped = reply->add_permissions();
+            scoped->set_project(project);
+            for (const std::string& permission : permissions)
+                scoped->add_permissions(permission);
+        }
         const auto binding = shared_.bindings.find(caller.serial);
         reply->set_expires_unix(binding == shared_.bindings.end() ? 0 : binding->second.expires);
         // Every user learns how far four eyes holds (issue #27, item 3).

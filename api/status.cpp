@@ -31,11 +31,14 @@ grpc::Status toStatus(const Error& error)
     case ErrorCode::NotFound: code = grpc::StatusCode::NOT_FOUND; break;
     case ErrorCode::AlreadyExists: code = grpc::StatusCode::ALREADY_EXISTS; break;
     case ErrorCode::PermissionDenied: code = grpc::StatusCode::PERMISSION_DENIED; break;
+    case ErrorCode::FailedPrecondition: code = grpc::StatusCode::FAILED_PRECONDITION; break;
     case ErrorCode::Unauthenticated: code = grpc::StatusCode::UNAUTHENTICATED; break;
     case ErrorCode::Integrity: code = grpc::StatusCode::DATA_LOSS; break;
     case ErrorCode::Unsupported: code = grpc::StatusCode::UNIMPLEMENTED; break;
     case ErrorCode::ResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
-    case ErrorCode::Io: code = grpc::StatusCode::UNAVAILABLE; break;
+    // The server's own disk or files: the caller can do nothing about it, and it must not read
+    // as the control plane being unreachable (UNAVAILABLE is the client's for that).
+    case ErrorCode::Io: code = grpc::StatusCode::INTERNAL; break;
     case ErrorCode::Internal: code = grpc::StatusCode::INTERNAL; break;
     }
     return {code, error.message()};
@@ -51,6 +54,8 @@ Error fromStatus(const grpc::Status& status, std::string_view address)
         return {ErrorCode::AlreadyExists, status.error_message()};
     case grpc::StatusCode::PERMISSION_DENIED:
         return {ErrorCode::PermissionDenied, status.error_message()};
+    case grpc::StatusCode::FAILED_PRECONDITION:
+        return {ErrorCode::FailedPrecondition, status.error_message()};
     case grpc::StatusCode::UNAUTHENTICATED:
         return {ErrorCode::Unauthenticated, status.error_message()};
     case grpc::StatusCode::DATA_LOSS: return {ErrorCode::Integrity, status.error_message()};

@@ -12,6 +12,7 @@ const char* errorCodeName(ErrorCode code) noexcept
     case ErrorCode::NotFound: return "not-found";
     case ErrorCode::AlreadyExists: return "already-exists";
     case ErrorCode::PermissionDenied: return "permission-denied";
+    case ErrorCode::FailedPrecondition: return "failed-precondition";
     case ErrorCode::Unauthenticated: return "unauthenticated";
     case ErrorCode::Integrity: return "integrity";
     case ErrorCode::Unsupported: return "unsupported";

@@ -3,7 +3,11 @@
 
 #include "audited_transaction.h"
 
+#include "sealtrain/audit/witness.h"
 #include "sealtrain/core/permissions.h"
+
+#include <algorithm>
+#include <filesystem>
 
 namespace sealtrain::core {
 namespace {
@@ -18,6 +22,50 @@ Result<void> recordLook(AuditedTransactions& gate, const std::string& session,
                             draft.details = details;
                             return success();
                         });
+}
+
+// The entries of `query` from the store, looking at no more than kMaxAuditScan of them.
+Result<AuditPage> readPage(const audit::AuditStore& store, const AuditQuery& query)
+{
+    AuditPage page;
+    auto size = store.entryCount();
+    if (!size)
+        return size.error();
+    page.logSize = *size;
+    constexpr std::uint64_t kRead = 1024;
+    std::uint64_t scanned = 0;
+    const auto wanted = [&](const audit::Entry& entry) {
+        return query.filter.matches(entry) && (!query.outcome || entry.outcome == *query.outcome);
+    };
+    // `at` is where the scan goes on: oldest first, the next sequence to look at; newest first,
+    // the one below which to look.
+    std::uint64_t at = query.oldestFirst ? query.cursor
+                                         : (query.cursor == 0 ? *size : std::min(query.cursor, *size));
+    const auto more = [&] { return query.oldestFirst ? at < *size : at > 0; };
+    while (more() && page.entries.size() < query.limit && scanned < kMaxAuditScan) {
+        const std::uint64_t room = query.oldestFirst ? *size - at : at;
+        const std::uint64_t count = std::min({kRead, room, kMaxAuditScan - scanned});
+        auto stored = store.readEntries(query.oldestFirst ? at : at - count, count);
+        if (!stored)
+            return stored.error();
+        if (stored->empty())
+            break;
+        if (!query.oldestFirst)
+            std::reverse(stored->begin(), stored->end());
+        for (const auto& s : *stored) {
+            at = query.oldestFirst ? s.sequence + 1 : s.sequence;
+            ++scanned;
+            auto entry = audit::decodeEntry(s.bytes);
+            if (!entry)
+                return entry.error();
+            if (wanted(*entry))
+                page.entries.push_back(std::move(*entry));
+            if (page.entries.size() == query.limit)
+                break;
+        }
+    }
+    page.nextCursor = more() ? at : 0;
+    return page;
 }
 
 }  // namespace
@@ -46,6 +94,46 @@ Result<std::vector<audit::Entry>> AuditQueries::read(const std::string& session,
         entries.push_back(std::move(*entry));
     }
     return entries;
+}
+
+Result<AuditPage> AuditQueries::query(const std::string& session, const AuditQuery& query)
+{
+    std::vector<audit::Detail> details{audit::textDetail("filter", query.filter.describe())};
+    if (query.outcome)
+        details.push_back(audit::textDetail("outcome", audit::outcomeName(*query.outcome)));
+    details.push_back(audit::textDetail("cursor", std::to_string(query.cursor)));
+    details.push_back(audit::textDetail("order", query.oldestFirst ? "oldest" : "newest"));
+    // The caller first; a malformed page is then a failure in the same entry.
+    if (auto looked = gate_.perform(
+            session, {"audit.read", permission::kAuditRead, {}, {"audit", "log"}},
+            [&](const Caller&, audit::EntryDraft& draft) -> Result<void> {
+                draft.details = details;
+                if (query.limit < 1 || query.limit > kMaxAuditPage)
+                    return Error(ErrorCode::InvalidArgument,
+                                 "A page holds 1 to 1000 audit entries; ask for fewer.");
+                return success();
+            });
+        !looked)
+        return looked.error();
+    return readPage(gate_.log().store(), query);
+}
+
+Result<audit::StoreVerification> AuditQueries::verifyLog(const std::string& session)
+{
+    if (auto looked = recordLook(gate_, session, "audit.verify", permission::kAuditRead, {});
+        !looked)
+        return looked.error();
+    std::vector<std::string> witness;
+    if (const auto& file = gate_.log().witnessFile(); file && std::filesystem::exists(*file)) {
+        auto heads = audit::readWitness(*file);
+        if (!heads) {
+            audit::StoreVerification failed;
+            failed.failure = heads.error();
+            return failed;
+        }
+        witness = std::move(*heads);
+    }
+    return audit::verifyStore(gate_.log().store(), gate_.log().verifier(), witness);
 }
 
 Result<std::string> AuditQueries::exportBundle(const std::string& session,

@@ -19,6 +19,7 @@ ControlPlane::ControlPlane(Database& database, const audit::AuditKey* auditKey,
     , jobs_(*gate_, parseJobPolicy(defaultJobPolicyText()).value())
     , workers_(*gate_)
     , scheduler_(*gate_, parseJobPolicy(defaultJobPolicyText()).value())
+    , jobWatches_(*gate_, scheduler_)
     , auditQueries_(*gate_)
     , keyringChanges_(*gate_)
 {

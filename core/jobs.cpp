@@ -176,7 +176,7 @@ bool approvedAsIs(const JobRow& job)
 
 Error wrongState(const JobInfo& job, const std::string& action)
 {
-    return Error(ErrorCode::InvalidArgument,
+    return Error(ErrorCode::FailedPrecondition,
                  fmt::format("Job {} is {}, so it can not be {}; see 'job show {}'.", job.id,
                              jobStateName(job.state), action, job.id));
 }
@@ -498,8 +498,10 @@ Result<JobInfo> Jobs::approve(const std::string& session, std::int64_t id,
                     return job.error();
                 if (job->submitterId == caller.userId)
                     return denied("Nobody may approve their own job; ask another approver.");
+                // Not a refusal of the approver: the spec moved on (FailedPrecondition), so that
+                // a client tells it from a missing role and shows the new spec (issue #29).
                 if (job->info.specSha256 != specSha256)
-                    return denied(fmt::format(
+                    return Error(ErrorCode::FailedPrecondition, fmt::format(
                         "The approval is for a spec that differs from job {}'s current one "
                         "(SHA-256 "
                         "{}); review the current spec with 'job show {}' and approve that.",

@@ -238,7 +238,10 @@ private:
                 if (reachable)
                     say(fmt::format("heartbeat failed: {} (retrying)", answer.error().message()));
                 reachable = false;
-                if (answer.error().code() == ErrorCode::Io) {
+                // Unauthenticated: the client library already found the certificate refused at
+                // the handshake (api/client_state.h); counted like the others all the same.
+                if (answer.error().code() == ErrorCode::Io
+                    || answer.error().code() == ErrorCode::Unauthenticated) {
                     reconnect();
                     // Revoked while its connection was down (or expired): each new handshake
                     // is refused. Told apart from a control plane that is away by asking

@@ -43,6 +43,7 @@ struct Options {
     std::uint64_t maxImportBytes = std::uint64_t{4} << 30U;
     unsigned maxPasswordChecks = 4;
     unsigned maxUploads = 4;
+    unsigned maxWatches = 32;
     int uploadIdleSeconds = 60;
     int anonymousRefusalWindow = 10;
     int passwordCheckWaitMs = 10000;
@@ -162,6 +163,7 @@ int run(const Options& options)
     serverOptions.maxImportBytes = options.maxImportBytes;
     serverOptions.maxPasswordChecks = options.maxPasswordChecks;
     serverOptions.maxUploads = options.maxUploads;
+    serverOptions.maxWatches = options.maxWatches;
     serverOptions.jobSpecLimits = options.jobSpecLimits;
     serverOptions.uploadIdleTimeout = std::chrono::seconds(options.uploadIdleSeconds);
     serverOptions.passwordCheckWait = std::chrono::milliseconds(options.passwordCheckWaitMs);
@@ -248,6 +250,11 @@ int main(int argc, char** argv)
                    "are told to try again")
         ->capture_default_str()
         ->check(CLI::Range(1, 256));
+    app.add_option("--max-watches", options.maxWatches,
+                   "Job watches (live metrics streams) open at once, each holding a thread; "
+                   "more are told to try again")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1024));
     app.add_option("--upload-idle-timeout", options.uploadIdleSeconds,
                    "Seconds an upload may send nothing before it is cancelled")
         ->capture_default_str()

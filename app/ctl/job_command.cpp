@@ -107,6 +107,7 @@ struct JobOptions {
     std::string reason;
     bool json = false;
     std::int64_t fromStep = 0;
+    bool follow = false;
 };
 
 using JobCall = std::function<Result<api::JobSummary>(api::ControlClient&, const JobOptions&)>;
@@ -177,12 +178,59 @@ int runJob(const CommandRegistry& registry, const JobOptions& options)
     return outcome->exitCode == 0 ? kExitOk : kExitFailure;
 }
 
+// The step a metrics line names (0 when it names none).
+std::int64_t stepOf(const std::string& line)
+{
+    const auto parsed = nlohmann::json::parse(line, nullptr, false);
+    if (!parsed.is_object() || !parsed.contains("step") || !parsed["step"].is_number_integer())
+        return 0;
+    return parsed["step"].get<std::int64_t>();
+}
+
+// `--follow`: the lines as the job's workers report them (Jobs.WatchJob, audited once), the
+// job's changes of state on standard error, until it ends; the exit code says whether it
+// succeeded.
+int followJobLines(const CommandRegistry& registry, api::ControlClient& client,
+                   const JobOptions& options, bool logs)
+{
+    std::string shownState;
+    auto last = client.watchJob(options.id, [&](const api::JobWatchEvent& event) {
+        using Kind = api::JobWatchEvent::Kind;
+        if (event.kind == Kind::Job && event.job.state != shownState) {
+            shownState = event.job.state;
+            registry.err() << fmt::format(
+                "Job {}: {}{}.\n", event.job.id, escapeControls(event.job.state),
+                event.job.worker.empty() ? std::string()
+                                         : fmt::format(" on {} (attempt {})",
+                                                       escapeControls(event.job.worker),
+                                                       event.job.attempt));
+        } else if ((event.kind == Kind::Log) == logs
+                   && (event.kind == Kind::Log || event.kind == Kind::Metrics)) {
+            if (logs || stepOf(event.line) >= options.fromStep)
+                registry.out() << escapeControls(event.line) << '\n' << std::flush;
+        }
+        return true;
+    });
+    if (!last)
+        return registry.fail(last.error());
+    if (last->state == "succeeded")
+        return kExitOk;
+    registry.err() << fmt::format("Job {} {}{}; see 'sealtrainctl job logs {}'.\n", last->id,
+                                  escapeControls(last->state),
+                                  last->reason.empty() ? std::string()
+                                                       : ": " + escapeControls(last->reason),
+                                  last->id);
+    return kExitFailure;
+}
+
 // The job's metrics (JSON lines, as the trainer wrote them) or its log lines, one per line.
 int printJobLines(const CommandRegistry& registry, const JobOptions& options, bool logs)
 {
     auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
+    if (options.follow)
+        return followJobLines(registry, **client, options, logs);
     auto lines = (*client)->jobMetrics(options.id, logs, options.fromStep);
     if (!lines)
         return registry.fail(lines.error());
@@ -317,6 +365,9 @@ void registerJobCommands(CLI::App& app, CommandRegistry& registry)
         lines->add_option("ID", linesOptions->id, "The job's number")->required();
         if (!logs)
             lines->add_option("--from-step", linesOptions->fromStep, "Only steps from this one");
+        lines->add_flag("--follow,-f", linesOptions->follow,
+                        "Keep printing as the workers report, until the job ends (its changes "
+                        "of state on standard error; the exit code says whether it succeeded)");
         addClientOptions(lines, linesOptions->client, true);
         registry.onRun(lines, [&registry, linesOptions, logs] {
             return printJobLines(registry, *linesOptions, logs);

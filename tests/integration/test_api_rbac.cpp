@@ -85,12 +85,17 @@ class TestApiRbac : public QObject {
         verifyRefused(result, ErrorCode::PermissionDenied, action, actor, says);
     }
 
-    // The certificate is refused at the handshake (the CRL check), not only call by call.
+    // The certificate is refused at the handshake (the CRL check), not only call by call, and
+    // the client tells its user to sign in again rather than that the control plane is out of
+    // reach (issue #29).
     void verifyRefusedAtHandshake(const api::ClientIdentity& identity)
     {
         auto who = daemon_.as(identity)->whoAmI();
         QVERIFY(!who);
-        QCOMPARE(who.error().code(), ErrorCode::Io);
+        QCOMPARE(who.error().code(), ErrorCode::Unauthenticated);
+        QVERIFY2(who.error().message().find("refused this client's certificate")
+                     != std::string::npos,
+                 who.error().message().c_str());
     }
 
     // A client folder for `user`'s kept session, as `sealtrainctl connect` and `sign-in`

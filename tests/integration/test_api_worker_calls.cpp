@@ -22,9 +22,13 @@
 
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <mutex>
 #include <optional>
+#include <set>
+#include <thread>
 
 using namespace sealtrain;
 
@@ -125,7 +129,7 @@ private slots:
         daemon_.create(
             root, "alice",
             {{"sam", "steward"}, {"bob", "engineer"}, {"ann", "approver"}, {"otto", "operator"}});
-        daemon_.start({"--upload-idle-timeout", "1"});
+        daemon_.start({"--upload-idle-timeout", "1", "--max-watches", "1"});
 
         // Two datasets bob may read.
         auto sam = daemon_.as("sam");
@@ -304,6 +308,90 @@ private slots:
         QCOMPARE(refused.error().code(), ErrorCode::Unauthenticated);
     }
 
+    // Issue #29: a watch streams the job, then what the worker reports as it reports it, to the
+    // job's end; one watch is one audit entry however long it lasts; --max-watches bounds how
+    // many threads watches hold (a refusal audited); who may not see the job may not watch it.
+    void watchFollowsTheJobToItsEnd()
+    {
+        std::mutex lock;
+        std::vector<api::JobWatchEvent> events;
+        Result<api::JobSummary> last = Error(ErrorCode::Internal, "Not yet.");
+        auto bob = daemon_.as("bob");
+        std::thread watcher([&] {
+            auto ended = bob->watchJob(job_.job, [&](const api::JobWatchEvent& event) {
+                const std::lock_guard guard(lock);
+                events.push_back(event);
+                return true;
+            });
+            const std::lock_guard guard(lock);
+            last = std::move(ended);
+        });
+        const auto count = [&](api::JobWatchEvent::Kind kind) {
+            const std::lock_guard guard(lock);
+            return std::count_if(events.begin(), events.end(),
+                                 [&](const api::JobWatchEvent& e) { return e.kind == kind; });
+        };
+        // What was recorded before the watch (step 1, the first log line, checkpoint 4) comes
+        // at once, after the job itself.
+        QTRY_VERIFY_WITH_TIMEOUT(count(api::JobWatchEvent::Kind::Checkpoint) == 1, 10000);
+        {
+            const std::lock_guard guard(lock);
+            QCOMPARE(events.front().kind, api::JobWatchEvent::Kind::Job);
+            QCOMPARE(events.front().job.state, std::string("running"));
+            QCOMPARE(events.front().job.worker, std::string("n1"));
+        }
+        // The one watch slot is bob's: ann's watch is turned away, not queued.
+        auto busy = daemon_.as("ann")->watchJob(job_.job, [](const api::JobWatchEvent&) {
+            return true;
+        });
+        QVERIFY(!busy);
+        QCOMPARE(busy.error().code(), ErrorCode::ResourceExhausted);
+        QVERIFY(isOneSentence(busy.error().message()));
+
+        api::MetricsReport report;
+        report.job = job_.job;
+        report.attempt = job_.attempt;
+        report.metricsLines = {R"({"kind":"step","step":2,"loss":2.25})"};
+        report.logLines = {"second line"};
+        report.firstLogLine = 1;
+        QVERIFY(worker_->reportMetrics(report));
+        QTRY_VERIFY_WITH_TIMEOUT(count(api::JobWatchEvent::Kind::Metrics) == 2, 10000);
+        const auto six = checkpoint(6, 3, std::to_string(job_.job), job_.runId, job_.datasetId);
+        QVERIFY(worker_->uploadCheckpoint(job_.job, job_.attempt, six.sealed, six.envelope));
+        QTRY_VERIFY_WITH_TIMEOUT(count(api::JobWatchEvent::Kind::Checkpoint) == 2, 10000);
+        auto finished = worker_->finishJob(job_.job, job_.attempt, true, 0.01, "");
+        QVERIFY2(finished, finished ? "" : finished.error().message().c_str());
+        watcher.join();
+
+        QVERIFY2(last, last ? "" : last.error().message().c_str());
+        QCOMPARE(last->state, std::string("succeeded"));
+        std::vector<std::string> metrics;
+        std::vector<std::string> logs;
+        std::vector<std::int64_t> checkpoints;
+        for (const api::JobWatchEvent& event : events) {
+            if (event.kind == api::JobWatchEvent::Kind::Metrics)
+                metrics.push_back(event.line);
+            else if (event.kind == api::JobWatchEvent::Kind::Log)
+                logs.push_back(event.line);
+            else if (event.kind == api::JobWatchEvent::Kind::Checkpoint)
+                checkpoints.push_back(event.checkpoint.step);
+        }
+        QCOMPARE(metrics.size(), std::size_t{2});
+        QVERIFY(metrics[0].find("\"step\":1") != std::string::npos);
+        QVERIFY(metrics[1].find("\"step\":2") != std::string::npos);
+        QCOMPARE(logs, (std::vector<std::string>{"first line", "second line"}));
+        QCOMPARE(checkpoints, (std::vector<std::int64_t>{4, 6}));
+        QCOMPARE(events.back().kind, api::JobWatchEvent::Kind::Job);
+        QCOMPARE(events.back().job.state, std::string("succeeded"));
+
+        // The slot is free again; someone who may not see the job is refused all the same.
+        auto outsider = daemon_.as("otto")->watchJob(job_.job, [](const api::JobWatchEvent&) {
+            return true;
+        });
+        QVERIFY(!outsider);
+        QCOMPARE(outsider.error().code(), ErrorCode::PermissionDenied);
+    }
+
     // Issue #27, item 7: every refused upload is in the log, with the worker as its actor; and
     // every entry of the worker's calls records its peer and certificate serial.
     void refusalsAreAuditedWithTheWorker()
@@ -340,6 +428,17 @@ private slots:
                 || (entry.action == "dataset.list" && entry.outcome == audit::Outcome::Denied);
         }
         QVERIFY(listing);
+
+        // Issue #29: bob's watch is one entry however many looks it took; ann's busy refusal and
+        // otto's are there with their callers.
+        std::multiset<std::pair<std::string, audit::Outcome>> watches;
+        for (const audit::Entry& entry : *entries)
+            if (entry.action == "job.watch")
+                watches.insert({entry.actor.id, entry.outcome});
+        QCOMPARE(watches.count({"bob", audit::Outcome::Ok}), std::size_t{1});
+        QCOMPARE(watches.count({"ann", audit::Outcome::Failed}), std::size_t{1});
+        QCOMPARE(watches.count({"otto", audit::Outcome::Denied}), std::size_t{1});
+        QCOMPARE(watches.size(), std::size_t{3});
     }
 
     void cleanupTestCase() { daemon_.kill(); }

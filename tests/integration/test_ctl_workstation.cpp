@@ -358,6 +358,9 @@ private slots:
         QCOMPARE(site.ctl({"session", "revoke", "--user", "bob"}).code, kExitOk);
         const auto revoked = site.ctl({"user", "list"}, "bob");
         QCOMPARE(revoked.code, kExitFailure);
+        // Told to sign in again, not that the control plane is out of reach (issue #29).
+        QVERIFY2(revoked.err.find("sign in again") != std::string::npos, revoked.err.c_str());
+        QVERIFY2(revoked.err.find("Cannot reach") == std::string::npos, revoked.err.c_str());
         QCOMPARE(site.ctl({"user", "disable", "carol"}).code, kExitOk);
         const std::string bundle = (site.root / "x.bundle").string();
         QCOMPARE(site.ctl({"audit", "export", "--out", bundle}, "carol").code, kExitFailure);

@@ -23,7 +23,33 @@ class TestApiServerHelpers : public QObject {
 private slots:
     void secretIsTakenAndTheFieldWiped();
     void passwordChecksRunAtLowPriority();
+    void errorsMapToCodesAClientCanActOn();
 };
+
+// Issue #29: a client acts on the code. A state the call needs is FAILED_PRECONDITION both ways;
+// the server's own I/O failure is INTERNAL (the client would read UNAVAILABLE as the control
+// plane out of reach), and keeps the server's sentence.
+void TestApiServerHelpers::errorsMapToCodesAClientCanActOn()
+{
+    using api::Internal::fromStatus;
+    using api::Internal::toStatus;
+    const Error stale(ErrorCode::FailedPrecondition, "The spec changed; review it again.");
+    const grpc::Status sent = toStatus(stale);
+    QCOMPARE(sent.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    const Error back = fromStatus(sent, "unix:/x");
+    QCOMPARE(back.code(), ErrorCode::FailedPrecondition);
+    QCOMPARE(back.message(), stale.message());
+
+    const Error disk(ErrorCode::Io, "Cannot write the run folder; check the disk.");
+    QCOMPARE(toStatus(disk).error_code(), grpc::StatusCode::INTERNAL);
+    QCOMPARE(fromStatus(toStatus(disk), "unix:/x").message(), disk.message());
+    QCOMPARE(toStatus(Error(ErrorCode::PermissionDenied, "No.")).error_code(),
+             grpc::StatusCode::PERMISSION_DENIED);
+    // What the transport itself says stays "cannot reach", with the address.
+    const Error away = fromStatus({grpc::StatusCode::UNAVAILABLE, "Connection refused"}, "h:1");
+    QCOMPARE(away.code(), ErrorCode::Io);
+    QVERIFY(away.message().find("'h:1'") != std::string::npos);
+}
 
 void TestApiServerHelpers::secretIsTakenAndTheFieldWiped()
 {

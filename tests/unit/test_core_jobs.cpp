@@ -232,8 +232,9 @@ void TestCoreJobs::fourEyesFromSubmissionToRun()
     QVERIFY2(own, own ? "" : own.error().message().c_str());
     verifyRefused(w, w.jobs().approve(w.session("ivy"), own->id, own->specSha256), "job.approve");
     QVERIFY2(w.last().reason.find("own job") != std::string::npos, w.last().reason.c_str());
+    // A hash that is not the current spec's: the spec's state, not a role (issue #29).
     verifyRefused(w, w.jobs().approve(w.session("ann"), job->id, std::string(64, '0')),
-                  "job.approve");
+                  "job.approve", audit::Outcome::Failed);
     verifyRefused(w, w.jobs().approve(w.session("rita"), job->id, job->specSha256), "job.approve");
 
     auto approved = w.jobs().approve(w.session("ann"), job->id, job->specSha256);
@@ -280,11 +281,16 @@ void TestCoreJobs::noRunWithoutApprovalOfTheCurrentSpec()
     QVERIFY(edited->approver.empty());
     QVERIFY(edited->specSha256 != oldHash);
     verifyRefused(w, w.jobs().start(job.id), "job.start");
-    verifyRefused(w, w.jobs().approve(w.session("ann"), job.id, oldHash), "job.approve");
+    // A stale approval is not a missing role: FailedPrecondition, audited as failed (issue #29),
+    // so that a client shows the new spec instead of "ask for a grant".
+    const auto stale = w.jobs().approve(w.session("ann"), job.id, oldHash);
+    verifyRefused(w, stale, "job.approve", audit::Outcome::Failed);
+    QCOMPARE(stale.error().code(), ErrorCode::FailedPrecondition);
     QVERIFY(w.jobs().approve(w.session("ann"), job.id, edited->specSha256));
     QVERIFY(w.jobs().start(job.id));
-    verifyRefused(w, w.jobs().edit(w.session("eve"), job.id, spec("second", "notes", "cpu")),
-                  "job.edit", audit::Outcome::Failed);
+    const auto late = w.jobs().edit(w.session("eve"), job.id, spec("second", "notes", "cpu"));
+    verifyRefused(w, late, "job.edit", audit::Outcome::Failed);
+    QCOMPARE(late.error().code(), ErrorCode::FailedPrecondition);  // a running job's spec stays
 }
 
 // Issue #27: an approval binds the data, not only a name for it. The stored spec names the dataset
@@ -315,7 +321,8 @@ void TestCoreJobs::approvalBindsTheResolvedDataset()
     auto later = w.jobs().submit(w.session("eve"), spec("pinned", "notes", "cpu")).value();
     QVERIFY(later.datasetId != job.datasetId);
     QVERIFY(later.specSha256 != job.specSha256);
-    verifyRefused(w, w.jobs().approve(w.session("ann"), later.id, job.specSha256), "job.approve");
+    verifyRefused(w, w.jobs().approve(w.session("ann"), later.id, job.specSha256), "job.approve",
+                  audit::Outcome::Failed);
 }
 
 // phi data on a pool the policy does not allow it on: rejected by vetting, with the

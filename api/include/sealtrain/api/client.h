@@ -3,6 +3,7 @@
 // sentence, or one of our own for a transport failure. No gRPC type crosses this header.
 #pragma once
 
+#include "sealtrain/api/client_views.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
@@ -52,6 +53,16 @@ struct WhoAmI {
     std::int64_t expiresUnix = 0;
     // One sentence each, for every user to see (four eyes not guaranteed).
     std::vector<std::string> warnings;
+    std::int64_t idleExpiresUnix = 0;  // if unused from now on (may be up to a minute early)
+    std::int64_t absoluteExpiresUnix = 0;
+    std::int64_t idleTimeoutSeconds = 0;
+    // Effective permissions by project ("" for global grants, which hold everywhere).
+    std::map<std::string, std::vector<std::string>> permissions;
+    bool breakGlass = false;
+
+    // Whether a grant gives `permission` globally, or in `project` when one is named; empty
+    // `project`: in any project. For showing screens; the server still decides every call.
+    [[nodiscard]] bool holds(const std::string& permission, const std::string& project = {}) const;
 };
 
 struct UserSummary {
@@ -157,16 +168,6 @@ struct ImportedDataset {
 // Bytes sent so far of the total; called as the upload goes and once at its end.
 using UploadProgress = std::function<void(std::uint64_t sent, std::uint64_t total)>;
 
-// The audit entries an export selects (audit/bundle.h's ExportFilter, without the audit layer).
-struct AuditSelection {
-    std::optional<std::uint64_t> fromTimeNs;
-    std::optional<std::uint64_t> toTimeNs;
-    std::string actor;
-    std::string action;
-    std::string targetKind;
-    std::string targetId;
-};
-
 // An audit export: the bundle, and what its reader must know of it (a single admin: "Four eyes is
 // not guaranteed: …").
 struct AuditExport {
@@ -214,6 +215,16 @@ struct JobSummary {
     std::int64_t updatedUnix = 0;
     std::string worker;  // the worker running it
     std::int64_t attempt = 0;
+};
+
+// One event of a job watch (Jobs.WatchJob): the job (first, and at each change), a metrics
+// line, a log line, or a checkpoint recorded.
+struct JobWatchEvent {
+    enum class Kind { Job, Metrics, Log, Checkpoint };
+    Kind kind = Kind::Job;
+    JobSummary job;            // Kind::Job
+    std::string line;          // Kind::Metrics (JSON) or Kind::Log (text)
+    JobCheckpointView checkpoint;  // Kind::Checkpoint
 };
 
 struct EnrollTokenGrant {
@@ -403,6 +414,10 @@ public:
     // The same, with the control plane's warning about it.
     [[nodiscard]] Result<AuditExport> exportAudit(const AuditSelection& selection);
     [[nodiscard]] Result<SigningKeys> signingKeys();
+    // One page of decoded audit entries (audit.read; client_audit.cpp).
+    [[nodiscard]] Result<AuditPageView> queryAudit(const AuditQueryOptions& options);
+    // The control plane's verification of its live log (audit.read).
+    [[nodiscard]] Result<LogVerificationView> verifyAuditLog();
 
     // The data directory's keyring, changed by the control plane while it serves (keyring.manage;
     // client_keyring.cpp). These calls may take minutes (a re-key, a re-wrap of every dataset).
@@ -433,6 +448,12 @@ public:
     // The job's metrics lines (`logs` false) or log lines, from `fromStep`.
     [[nodiscard]] Result<std::vector<std::string>> jobMetrics(std::int64_t id, bool logs,
                                                               std::int64_t fromStep);
+    // Follows the job (audited once): each event to `onEvent`, which returns false to stop
+    // watching. Returns the job as last seen: when it has ended and its last line was handed
+    // over, or when `onEvent` stopped. A watch has no deadline of its own (a job may run for
+    // days); it ends with the session.
+    [[nodiscard]] Result<JobSummary>
+    watchJob(std::int64_t id, const std::function<bool(const JobWatchEvent&)>& onEvent);
     // Workers, for administrators: a one-time enrolment token, the list, revocation.
     [[nodiscard]] Result<EnrollTokenGrant> createEnrollToken(const std::string& worker,
                                                              const std::string& pool,

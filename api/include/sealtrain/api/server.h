@@ -49,6 +49,10 @@ struct ServerOptions {
     // send nothing before it is cancelled (issue #27: stalled uploads held threads forever).
     unsigned maxUploads = 4;
     std::chrono::seconds uploadIdleTimeout{std::chrono::seconds(60)};
+    // Jobs.WatchJob streams open at once (each holds a thread of the server while it lasts),
+    // and how often each looks for news.
+    unsigned maxWatches = 32;
+    std::chrono::milliseconds watchInterval{500};
     // The most bytes one checkpoint upload (sealed file and envelope) may hold.
     std::uint64_t maxCheckpointBytes = std::uint64_t{64} << 30U;
     // What a caller's job spec may cost to read (size, nesting, values), each within

@@ -96,6 +96,10 @@ public:
     [[nodiscard]] NoteVerifier verifier() const;
     [[nodiscard]] const std::optional<TreeHead>& lastHead() const noexcept { return lastHead_; }
     [[nodiscard]] const std::string& origin() const noexcept { return options_.origin; }
+    [[nodiscard]] const std::optional<std::filesystem::path>& witnessFile() const noexcept
+    {
+        return options_.witnessFile;
+    }
 
 private:
     AuditLog(AuditStore& store, const crypto::SigningKey& signingKey, const AuditKey* auditKey,

@@ -17,6 +17,7 @@ enum class ErrorCode {
     NotFound,           // a file, object or record that does not exist
     AlreadyExists,      // would overwrite something that must not be overwritten
     PermissionDenied,   // the caller's identity or role does not allow it
+    FailedPrecondition, // the target is not in the state the call needs (a job already ended)
     Unauthenticated,    // wrong passphrase, key, password or signature
     Integrity,          // data was altered, truncated or is not what it claims to be
     Unsupported,        // a format version or suite this build does not know

@@ -5,15 +5,39 @@
 
 #include "sealtrain/audit/bundle.h"
 #include "sealtrain/audit/entry.h"
+#include "sealtrain/audit/store_verify.h"
 #include "sealtrain/base/result.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace sealtrain::core {
 
 class AuditedTransactions;
+
+// One page of the log as a browser asks for it (Audit.QueryEntries).
+struct AuditQuery {
+    audit::ExportFilter filter;
+    std::optional<audit::Outcome> outcome;
+    // Newest first: entries below this sequence number (0: from the newest). Oldest first:
+    // entries from this sequence number on.
+    std::uint64_t cursor = 0;
+    std::uint32_t limit = 200;  // 1 to kMaxAuditPage
+    bool oldestFirst = false;
+};
+
+inline constexpr std::uint32_t kMaxAuditPage = 1000;
+// A page looks at no more entries than this, matching or not, so that a filter that matches
+// nothing in a long log costs a bounded read per call; the next page goes on from there.
+inline constexpr std::uint64_t kMaxAuditScan = 20'000;
+
+struct AuditPage {
+    std::vector<audit::Entry> entries;
+    std::uint64_t nextCursor = 0;  // 0: nothing more in that direction
+    std::uint64_t logSize = 0;
+};
 
 class AuditQueries final {
 public:
@@ -28,6 +52,13 @@ public:
     // it (audit.export); the export itself is audited first, so the bundle shows it.
     [[nodiscard]] Result<std::string> exportBundle(const std::string& session,
                                                    const audit::ExportFilter& filter);
+
+    // One page of decoded entries `query` selects (audit.read), the look audited first.
+    [[nodiscard]] Result<AuditPage> query(const std::string& session, const AuditQuery& query);
+
+    // The live log verified where it is kept (audit.read; audited as audit.verify before it
+    // runs): audit/store_verify.h over the store and the witness file.
+    [[nodiscard]] Result<audit::StoreVerification> verifyLog(const std::string& session);
 
 private:
     AuditedTransactions& gate_;

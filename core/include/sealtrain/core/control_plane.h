@@ -18,6 +18,7 @@
 #include "sealtrain/core/identity.h"
 #include "sealtrain/core/jobs.h"
 #include "sealtrain/core/keyring_changes.h"
+#include "sealtrain/core/job_watch.h"
 #include "sealtrain/core/scheduler.h"
 #include "sealtrain/core/submissions.h"
 #include "sealtrain/core/workers.h"
@@ -57,6 +58,8 @@ public:
     [[nodiscard]] Workers& workers() noexcept { return workers_; }
     // The queue and the runs on workers: dispatch, fencing, metrics, checkpoints, restarts.
     [[nodiscard]] Scheduler& scheduler() noexcept { return scheduler_; }
+    // Following a job as it runs (one audited opening, then reads).
+    [[nodiscard]] JobWatches& jobWatches() noexcept { return jobWatches_; }
     // Reading and exporting the audit log.
     [[nodiscard]] AuditQueries& auditQueries() noexcept { return auditQueries_; }
     // Rotating, retiring and re-wrapping KEKs, the passphrase, the keyring's generation.
@@ -92,6 +95,7 @@ private:
     Jobs jobs_;
     Workers workers_;
     Scheduler scheduler_;
+    JobWatches jobWatches_;
     AuditQueries auditQueries_;
     KeyringChanges keyringChanges_;
 };

@@ -11,6 +11,7 @@
 #include "sealtrain/crypto/secret_bytes.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,22 @@ struct SessionInfo {
     std::int64_t lastUsed = 0;  // Unix seconds
     bool revoked = false;
     bool expired = false;  // idle or past its absolute limit
+};
+
+// What a signed-in user may know of themselves (WhoAmI): enough for a client to decide which
+// screens to show and when to ask for the password again. The server still decides every call.
+struct SelfInfo {
+    SessionInfo session;
+    // When the session expires if unused from now on: its last recorded use plus the idle
+    // limit (a use is recorded at most every sessionUseInterval, so this can be that much
+    // early, never late), and its absolute limit, in Unix seconds.
+    std::int64_t idleExpires = 0;
+    std::int64_t absoluteExpires = 0;
+    std::int64_t idleSeconds = 0;  // the idle limit itself
+    // The caller's permissions through unexpired grants, by project ("" for global grants,
+    // which hold in every project), each sorted.
+    std::map<std::string, std::vector<std::string>> permissions;
+    bool breakGlass = false;  // some of them come from a break-glass grant
 };
 
 struct UserInfo {
@@ -117,6 +134,9 @@ public:
     // appends nothing (it changes nothing), and within options.sessionUseInterval of the
     // session's last recorded use it writes nothing either; a refusal is audited like any other.
     [[nodiscard]] Result<SessionInfo> whoAmI(const std::string& session);
+    // whoAmI with the session's limits and the caller's effective permissions (SelfInfo); reads
+    // like whoAmI and appends nothing on success.
+    [[nodiscard]] Result<SelfInfo> describeSelf(const std::string& session);
 
     // A new account with no password and no TOTP secret, and its one-time enrolment code.
     [[nodiscard]] Result<NewUser> createUser(const std::string& session, const std::string& name);

@@ -1,0 +1,82 @@
+// The client library's audit browsing (client_views.h): pages of decoded entries and the
+// control plane's verification of its live log.
+#include "client_state.h"
+
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <grpcpp/grpcpp.h>
+
+namespace sealtrain::api {
+
+namespace v1 = sealtrain::v1;
+using client_internal::setDeadline;
+
+namespace {
+
+AuditEntryView viewOf(const v1::AuditEntry& entry)
+{
+    AuditEntryView view;
+    view.sequence = entry.sequence();
+    view.timeNs = entry.time_ns();
+    view.actorKind = entry.actor_kind();
+    view.actor = entry.actor();
+    view.actorSession = entry.actor_session();
+    view.authMethod = entry.auth_method();
+    view.action = entry.action();
+    view.targetKind = entry.target_kind();
+    view.targetId = entry.target_id();
+    view.outcome = entry.outcome();
+    view.reason = entry.reason();
+    view.requestId = entry.request_id();
+    view.approvalIds = {entry.approval_ids().begin(), entry.approval_ids().end()};
+    for (const v1::AuditDetail& detail : entry.details())
+        view.details.push_back({detail.name(), detail.text(), detail.keyed_hash()});
+    return view;
+}
+
+}  // namespace
+
+Result<AuditPageView> ControlClient::queryAudit(const AuditQueryOptions& options)
+{
+    v1::QueryEntriesRequest request;
+    *request.mutable_filter() = client_internal::filterOf(options.selection);
+    request.set_outcome(options.outcome);
+    request.set_cursor(options.cursor);
+    request.set_limit(options.limit);
+    request.set_oldest_first(options.oldestFirst);
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::QueryEntriesReply reply;
+    const grpc::Status status = state_->audit->QueryEntries(&context, request, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    AuditPageView page;
+    page.entries.reserve(static_cast<std::size_t>(reply.entries_size()));
+    for (const v1::AuditEntry& entry : reply.entries())
+        page.entries.push_back(viewOf(entry));
+    page.nextCursor = reply.next_cursor();
+    page.logSize = reply.log_size();
+    return page;
+}
+
+Result<LogVerificationView> ControlClient::verifyAuditLog()
+{
+    grpc::ClientContext context;
+    // A long log takes a while to re-read and hash: the export's deadline, not a call's.
+    context.set_deadline(std::chrono::system_clock::now() + client_internal::kStreamTimeout);
+    v1::VerifyLogReply reply;
+    const grpc::Status status = state_->audit->VerifyLog(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    return LogVerificationView{reply.ok(),
+                               reply.error(),
+                               reply.entries(),
+                               reply.heads(),
+                               reply.witness_heads(),
+                               reply.newest_head_size(),
+                               reply.newest_head_unix(),
+                               reply.newest_head_root(),
+                               reply.key_id()};
+}
+
+}  // namespace sealtrain::api

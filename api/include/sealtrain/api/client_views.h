@@ -1,0 +1,87 @@
+// What the client library hands back for the calls a desktop client needs beyond the CLI's
+// (issue #29): the audit log browsed page by page and verified where it is kept. Plain values,
+// no gRPC type; included by client.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sealtrain::api {
+
+// A detail of an audit entry: plain text, or a sensitive value's keyed hash (hex).
+struct AuditDetailView {
+    std::string name;
+    std::string text;
+    std::string keyedHash;
+};
+
+// An audit entry as the control plane decoded it (docs/formats/audit.md, "Entries").
+struct AuditEntryView {
+    std::uint64_t sequence = 0;
+    std::uint64_t timeNs = 0;
+    std::string actorKind;  // user, worker, system
+    std::string actor;
+    std::string actorSession;
+    std::string authMethod;
+    std::string action;
+    std::string targetKind;
+    std::string targetId;
+    std::string outcome;  // ok, denied, failed
+    std::string reason;
+    std::string requestId;
+    std::vector<std::string> approvalIds;
+    std::vector<AuditDetailView> details;
+};
+
+// The audit entries an export or a page selects (audit/bundle.h's ExportFilter, without the
+// audit layer).
+struct AuditSelection {
+    std::optional<std::uint64_t> fromTimeNs;  // inclusive, Unix nanoseconds
+    std::optional<std::uint64_t> toTimeNs;    // exclusive
+    std::string actor;
+    std::string action;  // an action or a namespace such as "job.*"
+    std::string targetKind;
+    std::string targetId;
+};
+
+// Which entries a page holds: the export's selection, an outcome, and where to go on from.
+struct AuditQueryOptions {
+    AuditSelection selection;
+    std::string outcome;       // "", ok, denied, failed
+    std::uint64_t cursor = 0;  // the previous page's nextCursor; 0: from the end
+    std::uint32_t limit = 200;
+    bool oldestFirst = false;
+};
+
+struct AuditPageView {
+    std::vector<AuditEntryView> entries;
+    std::uint64_t nextCursor = 0;  // 0: nothing more in that direction
+    std::uint64_t logSize = 0;
+};
+
+// A checkpoint the control plane recorded for a job (Jobs.WatchJob).
+struct JobCheckpointView {
+    std::int64_t step = 0;
+    std::int64_t attempt = 0;
+    std::string worker;  // whose key signed it
+    std::string sealedSha256;
+    std::string plaintextSha256;
+    std::int64_t recordedUnix = 0;
+};
+
+// The control plane's check of its live log (Audit.VerifyLog).
+struct LogVerificationView {
+    bool ok = false;
+    std::string error;  // the first failure; empty when ok
+    std::uint64_t entries = 0;
+    std::uint64_t heads = 0;
+    std::uint64_t witnessHeads = 0;
+    std::uint64_t newestHeadSize = 0;
+    std::int64_t newestHeadUnix = 0;
+    std::string newestHeadRoot;
+    std::string keyId;
+};
+
+}  // namespace sealtrain::api

@@ -1,0 +1,215 @@
+// The calls a desktop client needs (issue #29), against a running sealtrain-control: WhoAmI with
+// the caller's effective permissions and the session's limits, the audit log browsed page by page
+// with filters (every page audited, refused to those without audit.read, bounded), and the live
+// log verified in the control plane. After SIGTERM the log holds every look and refusal.
+#include "daemon_fixture.h"
+
+#include "sealtrain/api/client.h"
+
+#include <QtTest/QtTest>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <string>
+
+using namespace sealtrain;
+
+class TestApiDesktop : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir tmp_;
+    testing::DaemonFixture daemon_;
+
+    static std::int64_t now()
+    {
+        return std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(tmp_.isValid());
+        daemon_.create(tmp_.path().toStdString(), "alice",
+                       {{"carol", "admin"}, {"bob", "engineer"}, {"rita", "auditor"}});
+        daemon_.start();
+    }
+
+    // A client decides which screens to show from WhoAmI: the permissions each grant gives,
+    // global or per project, and when the session ends.
+    void whoAmIReportsPermissionsAndLimits()
+    {
+        auto alice = daemon_.as("alice")->whoAmI();
+        QVERIFY2(alice, alice ? "" : alice.error().message().c_str());
+        QVERIFY(alice->holds("user.manage"));
+        QVERIFY(alice->holds("keyring.manage"));
+        QVERIFY(!alice->holds("job.submit"));
+        QVERIFY(!alice->holds("audit.read"));
+        QVERIFY(alice->permissions.count("") == 1);
+        QVERIFY(!alice->breakGlass);
+
+        // bob: an engineer globally; a project grant shows under its project.
+        QVERIFY(daemon_.as("alice")->grantRole("bob", "engineer", "vision"));
+        auto bob = daemon_.as("bob")->whoAmI();
+        QVERIFY2(bob, bob ? "" : bob.error().message().c_str());
+        QVERIFY(bob->holds("job.submit"));
+        QVERIFY(bob->holds("job.submit", "vision"));
+        QVERIFY(!bob->holds("user.manage"));
+        QVERIFY(!bob->holds("audit.read"));
+        QVERIFY(bob->permissions.count("vision") == 1);
+        const auto& global = bob->permissions.at("");
+        QVERIFY(std::is_sorted(global.begin(), global.end()));
+
+        // The limits: the idle expiry ahead by about the idle limit, the absolute one later.
+        QVERIFY(bob->idleTimeoutSeconds > 0);
+        QVERIFY(bob->idleExpiresUnix > now());
+        QVERIFY(bob->idleExpiresUnix <= now() + bob->idleTimeoutSeconds + 5);
+        QVERIFY(bob->absoluteExpiresUnix >= bob->idleExpiresUnix);
+        // The certificate lasts exactly as long as the reply says (not 300 s less).
+        QVERIFY(bob->expiresUnix > 0 && bob->expiresUnix <= bob->absoluteExpiresUnix + 5);
+
+        auto rita = daemon_.as("rita")->whoAmI();
+        QVERIFY(rita && rita->holds("audit.read") && rita->holds("audit.export"));
+        QVERIFY(!rita->holds("job.submit"));
+    }
+
+    // Pages of decoded entries, newest first by default: each page continues where the last
+    // stopped, none overlap, and together they are the whole log; filters select by actor,
+    // action and outcome; oldest first starts at entry 0.
+    void auditPagesCoverTheLogWithoutOverlap()
+    {
+        auto bob = daemon_.as("bob");
+        for (int i = 0; i < 3; ++i)
+            QVERIFY(!bob->listUsers());  // three refusals to find later
+        auto rita = daemon_.as("rita");
+        std::set<std::uint64_t> seen;
+        std::uint64_t cursor = 0;
+        std::uint64_t previous = UINT64_MAX;
+        std::uint64_t size = 0;
+        int pages = 0;
+        do {
+            api::AuditQueryOptions options;
+            options.limit = 7;
+            options.cursor = cursor;
+            auto page = rita->queryAudit(options);
+            QVERIFY2(page, page ? "" : page.error().message().c_str());
+            QVERIFY(page->entries.size() <= 7);
+            if (pages == 0)
+                size = page->logSize;
+            for (const api::AuditEntryView& entry : page->entries) {
+                QVERIFY(entry.sequence < previous);  // newest first, no overlap
+                previous = entry.sequence;
+                QVERIFY(seen.insert(entry.sequence).second);
+                QVERIFY(!entry.action.empty() && !entry.outcome.empty());
+            }
+            cursor = page->nextCursor;
+            ++pages;
+        } while (cursor != 0 && pages < 1000);
+        QVERIFY(size > 10);
+        // Every entry up to the size the first page saw (the pages' own looks come after).
+        for (std::uint64_t s = 0; s < size; ++s)
+            QVERIFY2(seen.count(s) == 1, qPrintable(QString::number(s)));
+
+        api::AuditQueryOptions denied;
+        denied.selection.actor = "bob";
+        denied.selection.action = "user.list";
+        denied.outcome = "denied";
+        auto refusals = rita->queryAudit(denied);
+        QVERIFY2(refusals, refusals ? "" : refusals.error().message().c_str());
+        QCOMPARE(refusals->entries.size(), std::size_t{3});
+        for (const api::AuditEntryView& entry : refusals->entries) {
+            QCOMPARE(entry.actor, std::string("bob"));
+            QCOMPARE(entry.outcome, std::string("denied"));
+            QVERIFY(entry.reason.find("user.manage") != std::string::npos);
+            QVERIFY(std::any_of(entry.details.begin(), entry.details.end(),
+                                [](const api::AuditDetailView& d) { return d.name == "peer"; }));
+        }
+
+        api::AuditQueryOptions oldest;
+        oldest.oldestFirst = true;
+        oldest.limit = 3;
+        auto first = rita->queryAudit(oldest);
+        QVERIFY(first && first->entries.size() == 3);
+        QCOMPARE(first->entries[0].sequence, std::uint64_t{0});
+        QCOMPARE(first->entries[2].sequence, std::uint64_t{2});
+        QCOMPARE(first->nextCursor, std::uint64_t{3});
+    }
+
+    // Only audit.read browses; a page is bounded; every look is in the log with its filter.
+    void auditQueryIsGuardedAndBounded()
+    {
+        auto bob = daemon_.as("bob")->queryAudit({});
+        QVERIFY(!bob);
+        QCOMPARE(bob.error().code(), ErrorCode::PermissionDenied);
+        auto anonymous = daemon_.anonymous()->queryAudit({});
+        QVERIFY(!anonymous);
+        QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
+
+        api::AuditQueryOptions huge;
+        huge.limit = 5000;
+        auto tooMany = daemon_.as("rita")->queryAudit(huge);
+        QVERIFY(!tooMany);
+        QCOMPARE(tooMany.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY(isOneSentence(tooMany.error().message()));
+        api::AuditQueryOptions odd;
+        odd.outcome = "maybe";
+        auto badOutcome = daemon_.as("rita")->queryAudit(odd);
+        QVERIFY(!badOutcome);
+        QCOMPARE(badOutcome.error().code(), ErrorCode::InvalidArgument);
+
+        api::AuditQueryOptions looks;
+        looks.selection.action = "audit.read";
+        looks.selection.actor = "rita";
+        auto page = daemon_.as("rita")->queryAudit(looks);
+        QVERIFY(page && !page->entries.empty());
+        const auto& newest = page->entries.front();  // this very look, audited first
+        QVERIFY(std::any_of(newest.details.begin(), newest.details.end(),
+                            [](const api::AuditDetailView& d) {
+                                return d.name == "filter" && d.text.find("actor=rita")
+                                                                 != std::string::npos;
+                            }));
+        api::AuditQueryOptions bobsLooks;
+        bobsLooks.selection.action = "audit.read";
+        bobsLooks.selection.actor = "bob";
+        bobsLooks.outcome = "denied";
+        auto refused = daemon_.as("rita")->queryAudit(bobsLooks);
+        QVERIFY(refused && refused->entries.size() == 1);
+    }
+
+    // The live log verifies in the control plane, with the heads an export signed; only
+    // audit.read may ask, and the check is itself audited.
+    void liveLogVerifies()
+    {
+        auto rita = daemon_.as("rita");
+        QVERIFY(rita->exportAuditBundle({}));  // signs a head
+        auto checked = rita->verifyAuditLog();
+        QVERIFY2(checked, checked ? "" : checked.error().message().c_str());
+        QVERIFY2(checked->ok, checked->error.c_str());
+        QVERIFY(checked->error.empty());
+        QVERIFY(checked->entries > 10);
+        QVERIFY(checked->heads >= 1);
+        QVERIFY(checked->newestHeadSize > 0 && checked->newestHeadSize <= checked->entries);
+        QCOMPARE(checked->newestHeadRoot.size(), std::size_t{64});
+        QVERIFY(checked->keyId.rfind("sha256:", 0) == 0);
+
+        auto bob = daemon_.as("bob")->verifyAuditLog();
+        QVERIFY(!bob);
+        QCOMPARE(bob.error().code(), ErrorCode::PermissionDenied);
+        api::AuditQueryOptions verifies;
+        verifies.selection.action = "audit.verify";
+        auto page = rita->queryAudit(verifies);
+        QVERIFY(page);
+        std::set<std::pair<std::string, std::string>> seen;
+        for (const auto& entry : page->entries)
+            seen.insert({entry.actor, entry.outcome});
+        QVERIFY(seen.count({"rita", "ok"}) == 1);
+        QVERIFY(seen.count({"bob", "denied"}) == 1);
+    }
+
+    void cleanupTestCase() { QVERIFY(daemon_.stop()); }
+};
+
+QTEST_GUILESS_MAIN(TestApiDesktop)
+#include "test_api_desktop.moc"
