@@ -28,6 +28,26 @@ public:
     {
     }
 
+    // The catalogue is no secret, but only signed-in callers are answered (issue #27).
+    Status ListPermissions(ServerContext* context, const v1::ListPermissionsRequest*,
+                           v1::ListPermissionsReply* reply) override
+    {
+        {
+            const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+            auto caller = shared_.platform.controlPlane().identity().whoAmI(
+                callerOf(shared_, *context).token);
+            if (!caller)
+                return Internal::toStatus(caller.error());
+        }
+        for (const std::string_view permission : core::permission::all()) {
+            v1::PermissionInfo* out = reply->add_permissions();
+            out->set_name(std::string(permission));
+            out->set_description(std::string(core::permission::description(permission)));
+        }
+        return Status::OK;
+    }
+
     Status GrantRole(ServerContext* context, const v1::GrantRequest* request,
                      v1::GrantReply* reply) override
     {

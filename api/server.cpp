@@ -7,6 +7,7 @@
 
 #include "keepalive.h"
 #include "sealtrain/base/logging.h"
+#include "sealtrain/base/version.h"
 #include "sealtrain/core/commit_group.h"
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/scheduler.h"
@@ -91,6 +92,33 @@ public:
         reply->set_manifests_public_key_pem(shared_.platform.manifestsKey().publicKey().toPem());
         reply->set_checkpoints_public_key_pem(
             shared_.platform.checkpointsKey().publicKey().toPem());
+        return Status::OK;
+    }
+
+    // For signed-in callers only (issue #27): the version tells an attacker which flaws to try.
+    Status GetServerInfo(ServerContext* context, const v1::GetServerInfoRequest*,
+                         v1::GetServerInfoReply* reply) override
+    {
+        core::ControlPlane& plane = shared_.platform.controlPlane();
+        {
+            const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+            auto caller =
+                plane.identity().whoAmI(server_internal::callerOf(shared_, *context).token);
+            if (!caller)
+                return Internal::toStatus(caller.error());
+        }
+        const ServerOptions& options = shared_.options;
+        reply->set_version(kVersion);
+        reply->set_api_version(v1::GetServerInfoReply::descriptor()->file()->package());
+        reply->set_session_idle_seconds(plane.options().sessionIdle.count());
+        reply->set_session_max_seconds(plane.options().sessionMax.count());
+        reply->set_max_uploads(options.maxUploads);
+        reply->set_max_import_bytes(options.maxImportBytes);
+        reply->set_max_watches(options.maxWatches);
+        reply->set_max_audit_page(core::kMaxAuditPage);
+        reply->set_max_password_checks(options.maxPasswordChecks);
+        reply->set_max_spec_bytes(options.jobSpecLimits.maxBytes);
         return Status::OK;
     }
 

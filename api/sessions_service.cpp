@@ -38,6 +38,17 @@ public:
         auto password = server_internal::takeSecret(request->password());
         if (!password)
             return Internal::toStatus(password.error());
+        // A CSR the CA would refuse (not P-256, altered) is refused before the password and the
+        // TOTP code are spent on a sign-in that could never get a certificate (issue #29);
+        // audited, counted like the other anonymous refusals.
+        if (auto csr = crypto::checkCertificateRequest(request->csr_pem()); !csr) {
+            Status audited = shared_.inGroup(*context, [&]() -> Status {
+                return statusOf(plane.recordBusyRefusal("session.sign_in", "user", csr.error()));
+            });
+            if (!audited.ok())
+                return audited;
+            return Internal::toStatus(csr.error());
+        }
         // The password's Argon2id runs on this thread, in no group, so that it delays no other
         // call: the account is read between groups, the password checked here, and the sign-in
         // (the account's state, the TOTP code, the session, the audit entry) commits in a group.

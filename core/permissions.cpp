@@ -2,6 +2,7 @@
 #include "sealtrain/core/permissions.h"
 
 #include <algorithm>
+#include <map>
 
 namespace sealtrain::core {
 
@@ -20,6 +21,28 @@ bool isKnown(std::string_view permission)
 {
     const auto& known = all();
     return std::find(known.begin(), known.end(), permission) != known.end();
+}
+
+std::string_view description(std::string_view permission)
+{
+    static const std::map<std::string_view, std::string_view> kWhat{
+        {kUserManage, "create, disable, enable and reset users"},
+        {kRoleManage, "create and delete custom roles, list roles"},
+        {kGrantManage, "grant and revoke roles, break-glass grants"},
+        {kSessionManage, "list every session, revoke a user's sessions"},
+        {kKeyringManage, "rotate, re-wrap and retire KEKs, change the keyring passphrase"},
+        {kDatasetImport, "import datasets and their new versions"},
+        {kDatasetRead, "read datasets one has a read grant on, train and sample on them"},
+        {kDatasetGrant, "grant and revoke read access to datasets"},
+        {kJobSubmit, "submit, edit, run and follow one's own training jobs"},
+        {kJobApprove, "approve or reject other people's jobs"},
+        {kAuditRead, "browse the audit log and have it verified"},
+        {kAuditExport, "export signed audit bundles for a reviewer"},
+        {kWorkerEnroll, "make enrolment tokens, revoke workers, declare interconnects"},
+        {kWorkerManage, "manage enrolled GPU workers"},
+        {kWorkerRead, "list workers with their inventory and heartbeats"}};
+    const auto found = kWhat.find(permission);
+    return found == kWhat.end() ? std::string_view() : found->second;
 }
 
 }  // namespace permission

@@ -159,7 +159,11 @@ public:
             auto taken = client()->takeJob();
             if (!taken) {
                 currentJob_.store(0);
-                if (taken.error().code() == ErrorCode::Unauthenticated) {
+                // Refused at the handshake (revoked or expired): the heartbeat decides, after a
+                // few refusals in a row, that the worker is refused for good; until then this is
+                // retried like a control plane that is away.
+                if (taken.error().code() == ErrorCode::Unauthenticated
+                    && !client()->certificateRefused()) {
                     say(taken.error().message());
                     return 1;
                 }

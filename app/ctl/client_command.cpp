@@ -16,6 +16,7 @@
 #include "sealtrain/api/profile.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/paths.h"
+#include "sealtrain/base/utf8.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -205,6 +206,17 @@ int runWhoAmI(const CommandRegistry& registry, const ClientOptions& options)
         return registry.fail(who.error());
     registry.out() << fmt::format("{} (session {}, until {})\n", who->user, who->sessionId,
                                   utcText(who->expiresUnix));
+    registry.out() << fmt::format("  ends if unused until {} (idle limit {} min)\n",
+                                  utcText(who->idleExpiresUnix), who->idleTimeoutSeconds / 60);
+    for (const auto& [project, permissions] : who->permissions)
+        registry.out() << fmt::format("  {}: {}\n",
+                                      project.empty() ? std::string("everywhere")
+                                                      : "in project " + escapeControls(project),
+                                      fmt::join(permissions, " "));
+    if (who->permissions.empty())
+        registry.out() << "  no permissions: ask an admin for a grant\n";
+    if (who->breakGlass)
+        registry.out() << "  break-glass: every action is flagged in the audit log\n";
     for (const std::string& warning : who->warnings)
         registry.out() << "warning: " << warning << '\n';
     return kExitOk;

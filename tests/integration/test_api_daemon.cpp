@@ -619,7 +619,8 @@ private slots:
         QCOMPARE(shown->specSha256, job->specSha256);
         auto otherSpec = asAnn->approveJob(job->id, std::string(64, 'a'));
         QVERIFY(!otherSpec);
-        QCOMPARE(otherSpec.error().code(), ErrorCode::PermissionDenied);
+        // Not the approver's role but the spec's state (issue #29): FAILED_PRECONDITION.
+        QCOMPARE(otherSpec.error().code(), ErrorCode::FailedPrecondition);
         auto approved = asAnn->approveJob(job->id, shown->specSha256);
         QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
         QCOMPARE(approved->state, std::string("queued"));  // approval queues it for the workers

@@ -5,6 +5,12 @@
 #include "daemon_fixture.h"
 
 #include "sealtrain/api/client.h"
+#include "sealtrain/base/version.h"
+#include "sealtrain/core/permissions.h"
+
+#include "sealtrain/v1/control.grpc.pb.h"
+
+#include <grpcpp/grpcpp.h>
 
 #include <QtTest/QtTest>
 
@@ -206,6 +212,67 @@ private slots:
             seen.insert({entry.actor, entry.outcome});
         QVERIFY(seen.count({"rita", "ok"}) == 1);
         QVERIFY(seen.count({"bob", "denied"}) == 1);
+    }
+
+    // What a client may know of the control plane, and the permission catalogue for a role
+    // editor: for signed-in callers only.
+    void serverInfoAndPermissions()
+    {
+        auto info = daemon_.as("bob")->serverInfo();
+        QVERIFY2(info, info ? "" : info.error().message().c_str());
+        QCOMPARE(info->version, std::string(kVersion));
+        QCOMPARE(info->apiVersion, std::string("sealtrain.v1"));
+        QCOMPARE(info->sessionIdleSeconds, std::int64_t{900});
+        QCOMPARE(info->sessionMaxSeconds, std::int64_t{12 * 3600});
+        QCOMPARE(info->maxAuditPage, std::uint32_t{1000});
+        QVERIFY(info->maxUploads > 0 && info->maxWatches > 0 && info->maxImportBytes > 0);
+        auto anonymous = daemon_.anonymous()->serverInfo();
+        QVERIFY(!anonymous);
+        QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
+
+        auto permissions = daemon_.as("bob")->listPermissions();
+        QVERIFY2(permissions, permissions ? "" : permissions.error().message().c_str());
+        QCOMPARE(permissions->size(), core::permission::all().size());
+        for (const api::PermissionView& permission : *permissions)
+            QVERIFY2(!permission.description.empty(), permission.name.c_str());
+        QVERIFY(std::any_of(permissions->begin(), permissions->end(),
+                            [](const api::PermissionView& p) { return p.name == "audit.read"; }));
+        auto nobody = daemon_.anonymous()->listPermissions();
+        QVERIFY(!nobody);
+        QCOMPARE(nobody.error().code(), ErrorCode::Unauthenticated);
+    }
+
+    // A sign-in whose CSR the CA would refuse (an RSA key) is refused before the password and
+    // the TOTP code are checked: the same code then still signs in (a spent code would not).
+    void csrIsCheckedBeforeTheCredentials()
+    {
+        QProcess openssl;
+        const QString key = tmp_.filePath("rsa.key");
+        const QString csr = tmp_.filePath("rsa.csr");
+        openssl.start("openssl", {"req", "-new", "-newkey", "rsa:2048", "-nodes", "-subj",
+                                  "/CN=carol", "-keyout", key, "-out", csr});
+        QVERIFY(openssl.waitForFinished(60000) && openssl.exitCode() == 0);
+        QFile file(csr);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const std::string code = daemon_.code("carol");
+        sealtrain::v1::SignInRequest request;
+        request.set_user("carol");
+        request.set_password(testing::kDaemonPassword);
+        request.set_totp_code(code);
+        request.set_csr_pem(file.readAll().toStdString());
+        auto stub = sealtrain::v1::Sessions::NewStub(daemon_.rawChannel());
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+        sealtrain::v1::SignInReply reply;
+        const grpc::Status refused = stub->SignIn(&context, request, &reply);
+        QCOMPARE(refused.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+        QVERIFY2(refused.error_message().find("P-256") != std::string::npos,
+                 refused.error_message().c_str());
+        QVERIFY(reply.certificate_pem().empty());
+
+        auto signedIn = daemon_.anonymous()->signIn(
+            "carol", testing::secret(testing::kDaemonPassword), code);
+        QVERIFY2(signedIn, signedIn ? "" : signedIn.error().message().c_str());
     }
 
     void cleanupTestCase() { QVERIFY(daemon_.stop()); }

@@ -414,10 +414,14 @@ public:
     // The same, with the control plane's warning about it.
     [[nodiscard]] Result<AuditExport> exportAudit(const AuditSelection& selection);
     [[nodiscard]] Result<SigningKeys> signingKeys();
-    // One page of decoded audit entries (audit.read; client_audit.cpp).
+    // One page of decoded audit entries (audit.read; client_views.cpp).
     [[nodiscard]] Result<AuditPageView> queryAudit(const AuditQueryOptions& options);
     // The control plane's verification of its live log (audit.read).
     [[nodiscard]] Result<LogVerificationView> verifyAuditLog();
+    // The control plane's version, the contract's, its session lifetimes and limits.
+    [[nodiscard]] Result<ServerInfoView> serverInfo();
+    // Every permission the control plane knows, with what it lets one do.
+    [[nodiscard]] Result<std::vector<PermissionView>> listPermissions();
 
     // The data directory's keyring, changed by the control plane while it serves (keyring.manage;
     // client_keyring.cpp). These calls may take minutes (a re-key, a re-wrap of every dataset).

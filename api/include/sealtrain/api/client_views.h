@@ -71,6 +71,26 @@ struct JobCheckpointView {
     std::int64_t recordedUnix = 0;
 };
 
+// What a signed-in client may know of the control plane (Platform.GetServerInfo).
+struct ServerInfoView {
+    std::string version;
+    std::string apiVersion;  // "sealtrain.v1"
+    std::int64_t sessionIdleSeconds = 0;
+    std::int64_t sessionMaxSeconds = 0;
+    std::uint32_t maxUploads = 0;
+    std::uint64_t maxImportBytes = 0;
+    std::uint32_t maxWatches = 0;
+    std::uint32_t maxAuditPage = 0;
+    std::uint32_t maxPasswordChecks = 0;
+    std::uint64_t maxSpecBytes = 0;
+};
+
+// A permission of the catalogue (Access.ListPermissions).
+struct PermissionView {
+    std::string name;
+    std::string description;
+};
+
 // The control plane's check of its live log (Audit.VerifyLog).
 struct LogVerificationView {
     bool ok = false;

@@ -73,11 +73,13 @@ public:
     // has passed, or all (at shutdown). Same threading rule as setCallOrigin.
     [[nodiscard]] Result<void> flushAnonymousRefusals(bool all);
     // Audits `action` turned away before the caller could be known (the server too busy to
-    // check a password), counted like the other anonymous refusals.
+    // check a password, a sign-in's CSR the CA would refuse), counted like the other anonymous
+    // refusals.
     [[nodiscard]] Result<void> recordBusyRefusal(const std::string& action,
                                                  const std::string& targetKind, const Error& why);
 
     [[nodiscard]] const audit::AuditLog& auditLog() const noexcept { return *log_; }
+    [[nodiscard]] const ControlPlaneOptions& options() const noexcept { return options_; }
     // For signing heads (DataDirectory::signPendingEntries); appending goes through the services.
     [[nodiscard]] audit::AuditLog& auditLog() noexcept { return *log_; }
 

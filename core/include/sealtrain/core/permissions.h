@@ -33,6 +33,8 @@ inline constexpr std::string_view kWorkerRead = "worker.read";
 // Every permission this build knows; a custom role may only hold these.
 [[nodiscard]] const std::vector<std::string_view>& all();
 [[nodiscard]] bool isKnown(std::string_view permission);
+// What holding `permission` lets one do, in a few words, for a role editor; empty when unknown.
+[[nodiscard]] std::string_view description(std::string_view permission);
 
 }  // namespace sealtrain::core::permission
 

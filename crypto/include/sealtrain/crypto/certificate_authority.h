@@ -39,6 +39,11 @@ struct KeyAndCsr {
 };
 [[nodiscard]] Result<KeyAndCsr> makeKeyAndCsr(std::string_view commonName);
 
+// Whether `csrPem` is a CSR the CA would issue for: it parses, its signature verifies under its
+// own key, and that key is P-256 (Unsupported otherwise). For a sign-in, checked before the
+// password and the TOTP code are spent on a request that could never get a certificate.
+[[nodiscard]] Result<void> checkCertificateRequest(std::string_view csrPem);
+
 // What the CA puts in a certificate. Identity comes from here, never from the CSR: the CSR
 // contributes only its public key (and must prove possession of it with its signature).
 struct IssueRequest {

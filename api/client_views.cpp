@@ -1,5 +1,6 @@
-// The client library's audit browsing (client_views.h): pages of decoded entries and the
-// control plane's verification of its live log.
+// The client library's calls for a desktop client (client_views.h): pages of decoded audit
+// entries, the control plane's verification of its live log, the server's facts and the
+// permission catalogue.
 #include "client_state.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
@@ -77,6 +78,42 @@ Result<LogVerificationView> ControlClient::verifyAuditLog()
                                reply.newest_head_unix(),
                                reply.newest_head_root(),
                                reply.key_id()};
+}
+
+Result<ServerInfoView> ControlClient::serverInfo()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::GetServerInfoReply reply;
+    const grpc::Status status = state_->platform->GetServerInfo(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    ServerInfoView info;
+    info.version = reply.version();
+    info.apiVersion = reply.api_version();
+    info.sessionIdleSeconds = reply.session_idle_seconds();
+    info.sessionMaxSeconds = reply.session_max_seconds();
+    info.maxUploads = reply.max_uploads();
+    info.maxImportBytes = reply.max_import_bytes();
+    info.maxWatches = reply.max_watches();
+    info.maxAuditPage = reply.max_audit_page();
+    info.maxPasswordChecks = reply.max_password_checks();
+    info.maxSpecBytes = reply.max_spec_bytes();
+    return info;
+}
+
+Result<std::vector<PermissionView>> ControlClient::listPermissions()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::ListPermissionsReply reply;
+    const grpc::Status status = state_->access->ListPermissions(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    std::vector<PermissionView> permissions;
+    for (const v1::PermissionInfo& permission : reply.permissions())
+        permissions.push_back({permission.name(), permission.description()});
+    return permissions;
 }
 
 }  // namespace sealtrain::api
