@@ -181,13 +181,58 @@ Result<WorkerEnrolled> ControlClient::enrollWorker(const WorkerEnrollment& enrol
     return WorkerEnrolled{reply.certificate_pem(), reply.worker(), reply.pool()};
 }
 
-Result<JobSummary>
-ControlClient::watchJob(std::int64_t id, const std::function<bool(const JobWatchEvent&)>& onEvent)
+void CallCancel::cancel()
+{
+    const std::lock_guard guard(lock_);
+    cancelled_ = true;
+    if (context_ != nullptr)
+        static_cast<grpc::ClientContext*>(context_)->TryCancel();
+}
+
+bool CallCancel::cancelled() const
+{
+    const std::lock_guard guard(lock_);
+    return cancelled_;
+}
+
+void CallCancel::attach(void* context)
+{
+    const std::lock_guard guard(lock_);
+    context_ = context;
+    if (cancelled_)
+        static_cast<grpc::ClientContext*>(context_)->TryCancel();
+}
+
+void CallCancel::detach()
+{
+    const std::lock_guard guard(lock_);
+    context_ = nullptr;
+}
+
+Result<JobSummary> ControlClient::watchJob(std::int64_t id,
+                                           const std::function<bool(const JobWatchEvent&)>& onEvent,
+                                           CallCancel* cancel)
 {
     v1::WatchJobRequest request;
     request.set_id(id);
     grpc::ClientContext context;
     auto stream = state_->jobs->WatchJob(&context, request);
+    if (cancel != nullptr)
+        cancel->attach(&context);
+    struct Detach {
+        CallCancel* cancel;
+        explicit Detach(CallCancel* from)
+            : cancel(from)
+        {
+        }
+        Detach(const Detach&) = delete;
+        Detach& operator=(const Detach&) = delete;
+        ~Detach()
+        {
+            if (cancel != nullptr)
+                cancel->detach();
+        }
+    } detach{cancel};
     v1::JobEvent event;
     JobWatchEvent out;
     JobSummary last;
@@ -225,6 +270,8 @@ ControlClient::watchJob(std::int64_t id, const std::function<bool(const JobWatch
         return last;
     }
     const grpc::Status status = stream->Finish();
+    if (cancel != nullptr && cancel->cancelled())
+        return last;
     if (!status.ok())
         return state_->failure(status);
     return last;

@@ -16,11 +16,13 @@ function(sealtrain_test_pch_for_folder out)
     set(${out} ${target} PARENT_SCOPE)
 endfunction()
 
-# add_sealtrain_test(NAME SOURCES src... [LIBS lib...] [LABELS label...] [TIMEOUT s])
+# add_sealtrain_test(NAME SOURCES src... [LIBS lib...] [LABELS label...] [TIMEOUT s] [NO_PCH])
 # One Qt Test executable per unit, registered with CTest under its own name.
 # Labels: every test gets "unit" unless it names others (gui, cuda, mpi, integration, slow).
+# NO_PCH: a test whose Qt modules (Widgets, Charts) define macros the shared precompiled header
+# was not made with (the GUI's tests).
 function(add_sealtrain_test name)
-    cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+    cmake_parse_arguments(ARG "NO_PCH" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
     if(NOT ARG_SOURCES)
         message(FATAL_ERROR "add_sealtrain_test(${name}) needs SOURCES")
     endif()
@@ -36,8 +38,10 @@ function(add_sealtrain_test name)
     target_link_libraries(${name} PRIVATE Qt6::Test fmt::fmt sealtrain_test_support
         sealtrain_compile_options ${ARG_LIBS})
     target_compile_options(${name} PRIVATE -pthread)
-    sealtrain_test_pch_for_folder(pch)
-    target_precompile_headers(${name} REUSE_FROM ${pch})
+    if(NOT ARG_NO_PCH)
+        sealtrain_test_pch_for_folder(pch)
+        target_precompile_headers(${name} REUSE_FROM ${pch})
+    endif()
     set_target_properties(${name} PROPERTIES AUTOMOC ON)
     add_test(NAME ${name} COMMAND ${name})
     set_tests_properties(${name} PROPERTIES

@@ -43,6 +43,10 @@ check_folder(api "${include_prefix}sealtrain/(dataset|trainer|worker)/"
     "api/ adapts core/ to the contract; the rules and formats are core's (issue #28)")
 check_folder(worker "${include_prefix}sealtrain/api/server"
     "worker/ is a client of the control plane, never its server")
+check_folder(app/gui "${include_prefix}sealtrain/(core|dataset|trainer|worker)/"
+    "app/gui is a client: it never opens the database or a platform key (issue #29)")
+check_folder(app/gui "${include_prefix}sealtrain/api/server"
+    "app/gui is a client of the control plane, never its server")
 
 if(failures)
     message(FATAL_ERROR "Layering rule broken (docs/architecture.md):${failures}")

@@ -20,7 +20,10 @@ set(cases
     "api/bad.h|#include <sealtrain/dataset/manifest.h>"
     "worker/bad.cpp|#include <QtCore/QString>"
     "worker/bad.cpp|#include \"sealtrain/api/server.h\""
-    "core/bad.cpp|#include \"sealtrain/worker/worker.h\"")
+    "core/bad.cpp|#include \"sealtrain/worker/worker.h\""
+    "app/gui/bad.cpp|#include \"sealtrain/core/database.h\""
+    "app/gui/jobs/bad.h|#include <sealtrain/trainer/gpt.h>"
+    "app/gui/bad.cpp|#include \"sealtrain/api/server.h\"")
 
 set(tree "${WORK_DIR}/layering-selftest")
 foreach(case IN LISTS cases)

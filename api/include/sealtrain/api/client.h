@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -225,6 +226,25 @@ struct JobWatchEvent {
     JobSummary job;            // Kind::Job
     std::string line;          // Kind::Metrics (JSON) or Kind::Log (text)
     JobCheckpointView checkpoint;  // Kind::Checkpoint
+};
+
+// Lets another thread end a long call at once (a watch blocks reading while its job is quiet;
+// the GUI ends it when another job is chosen or the window closes). cancel() may come before,
+// during or after the call; the call then returns what it had.
+class CallCancel final {
+public:
+    void cancel();
+    [[nodiscard]] bool cancelled() const;
+
+private:
+    friend class ControlClient;
+    // The running call's grpc::ClientContext (no gRPC type crosses this header).
+    void attach(void* context);
+    void detach();
+
+    mutable std::mutex lock_;
+    void* context_ = nullptr;
+    bool cancelled_ = false;
 };
 
 struct EnrollTokenGrant {
@@ -457,7 +477,8 @@ public:
     // over, or when `onEvent` stopped. A watch has no deadline of its own (a job may run for
     // days); it ends with the session.
     [[nodiscard]] Result<JobSummary>
-    watchJob(std::int64_t id, const std::function<bool(const JobWatchEvent&)>& onEvent);
+    watchJob(std::int64_t id, const std::function<bool(const JobWatchEvent&)>& onEvent,
+             CallCancel* cancel = nullptr);
     // Workers, for administrators: a one-time enrolment token, the list, revocation.
     [[nodiscard]] Result<EnrollTokenGrant> createEnrollToken(const std::string& worker,
                                                              const std::string& pool,

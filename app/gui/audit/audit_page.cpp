@@ -1,0 +1,273 @@
+// The audit screen (audit_page.h).
+#include "audit_page.h"
+
+#include "../session/background.h"
+#include "../session/session.h"
+#include "audit_table_model.h"
+
+#include "sealtrain/audit/bundle.h"
+#include "sealtrain/base/byte_io.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollBar>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <filesystem>
+
+namespace sealtrain::gui {
+namespace {
+
+constexpr std::uint32_t kPage = 500;
+
+}  // namespace
+
+AuditPage::AuditPage(Session& session, QWidget* parent)
+    : QWidget(parent)
+    , session_(session)
+    , model_(new AuditTableModel(this))
+    , table_(new QTableView(this))
+    , actor_(new QLineEdit(this))
+    , action_(new QLineEdit(this))
+    , outcome_(new QComboBox(this))
+    , apply_(new QPushButton(tr("&Filter"), this))
+    , verify_(new QPushButton(tr("&Verify the live log"), this))
+    , verdict_(new QLabel(this))
+    , exportPath_(new QLineEdit(this))
+    , export_(new QPushButton(tr("&Export a bundle"), this))
+    , bundlePath_(new QLineEdit(this))
+    , openBundle_(new QPushButton(tr("Verify a &bundle"), this))
+    , status_(new QLabel(this))
+{
+    setObjectName("auditPage");
+    table_->setObjectName("auditTable");
+    table_->setAccessibleName(tr("Audit entries"));
+    table_->setModel(model_);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->verticalHeader()->hide();
+    // Fixed row heights: 10,000 entries scroll without measuring each row.
+    table_->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+    actor_->setObjectName("auditActor");
+    actor_->setAccessibleName(tr("Actor"));
+    actor_->setPlaceholderText(tr("any actor"));
+    action_->setObjectName("auditAction");
+    action_->setAccessibleName(tr("Action"));
+    action_->setPlaceholderText(tr("any action, or e.g. job.*"));
+    outcome_->setObjectName("auditOutcome");
+    outcome_->setAccessibleName(tr("Outcome"));
+    outcome_->addItem(tr("any outcome"), QString());
+    for (const char* outcome : {"ok", "denied", "failed"})
+        outcome_->addItem(outcome, QString(outcome));
+    apply_->setObjectName("auditApply");
+    verify_->setObjectName("auditVerifyLive");
+    verdict_->setObjectName("auditVerdict");
+    verdict_->setWordWrap(true);
+    verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    exportPath_->setObjectName("auditExportPath");
+    exportPath_->setAccessibleName(tr("Where to save the bundle"));
+    exportPath_->setPlaceholderText(tr("bundle file to write"));
+    export_->setObjectName("auditExport");
+    bundlePath_->setObjectName("auditBundlePath");
+    bundlePath_->setAccessibleName(tr("A bundle to verify"));
+    bundlePath_->setPlaceholderText(tr("bundle file someone sent"));
+    openBundle_->setObjectName("auditOpenBundle");
+    status_->setObjectName("auditStatus");
+
+    auto* filters = new QHBoxLayout;
+    filters->addWidget(new QLabel(tr("Actor"), this));
+    filters->addWidget(actor_);
+    filters->addWidget(new QLabel(tr("Action"), this));
+    filters->addWidget(action_);
+    filters->addWidget(outcome_);
+    filters->addWidget(apply_);
+    auto* files = new QHBoxLayout;
+    files->addWidget(exportPath_, 1);
+    files->addWidget(export_);
+    files->addWidget(bundlePath_, 1);
+    files->addWidget(openBundle_);
+    auto* live = new QHBoxLayout;
+    live->addWidget(verify_);
+    live->addWidget(verdict_, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(filters);
+    layout->addWidget(table_, 1);
+    layout->addWidget(status_);
+    layout->addLayout(live);
+    layout->addLayout(files);
+
+    connect(apply_, &QPushButton::clicked, this, &AuditPage::reload);
+    connect(actor_, &QLineEdit::returnPressed, this, &AuditPage::reload);
+    connect(action_, &QLineEdit::returnPressed, this, &AuditPage::reload);
+    connect(table_->verticalScrollBar(), &QScrollBar::valueChanged, this, [this](int value) {
+        if (value >= table_->verticalScrollBar()->maximum() - 20)
+            loadMore();
+    });
+    connect(verify_, &QPushButton::clicked, this, &AuditPage::verifyLive);
+    connect(export_, &QPushButton::clicked, this, &AuditPage::exportBundle);
+    connect(openBundle_, &QPushButton::clicked, this, [this] {
+        QString path = bundlePath_->text().trimmed();
+        if (path.isEmpty())
+            path = QFileDialog::getOpenFileName(this, tr("A bundle to verify"));
+        if (path.isEmpty())
+            return;
+        bundlePath_->setText(path);
+        auto client = session_.client();
+        if (!client) {
+            verdict_->setText(verifyBundleFile(path, {}));
+            return;
+        }
+        // The key the bundle must be signed with: the platform's, as this control plane says.
+        runInBackground(
+            this, [client] { return client->signingKeys(); },
+            [this, path](const Result<api::SigningKeys>& keys) {
+                verdict_->setText(verifyBundleFile(path, keys ? keys->auditPem : std::string()));
+            });
+    });
+}
+
+void AuditPage::reload()
+{
+    ++generation_;
+    model_->setRows({});
+    cursor_ = 0;
+    exhausted_ = false;
+    loading_ = false;
+    loadMore();
+}
+
+void AuditPage::loadMore()
+{
+    auto client = session_.client();
+    if (loading_ || exhausted_ || !client)
+        return;
+    loading_ = true;
+    api::AuditQueryOptions options;
+    options.selection.actor = actor_->text().trimmed().toStdString();
+    options.selection.action = action_->text().trimmed().toStdString();
+    options.outcome = outcome_->currentData().toString().toStdString();
+    options.cursor = cursor_;
+    options.limit = kPage;
+    const int generation = generation_;
+    status_->setText(tr("Loading…"));
+    runInBackground(
+        this, [client, options] { return client->queryAudit(options); },
+        [this, generation](Result<api::AuditPageView> page) {
+            if (generation != generation_)
+                return;  // the filter changed meanwhile
+            loading_ = false;
+            if (!page) {
+                status_->setText(sentence(page.error()));
+                if (page.error().code() == ErrorCode::Unauthenticated)
+                    session_.lose(sentence(page.error()));
+                return;
+            }
+            cursor_ = page->nextCursor;
+            exhausted_ = cursor_ == 0;
+            model_->appendRows(std::move(page->entries));
+            status_->setText(tr("%1 entries shown of %2 in the log%3")
+                                 .arg(model_->rowCount())
+                                 .arg(page->logSize)
+                                 .arg(exhausted_ ? QString() : tr("; scroll for more")));
+            // A short page with more to come (a filter that matches little): go on.
+            if (!exhausted_ && table_->verticalScrollBar()->maximum() == 0)
+                loadMore();
+        });
+}
+
+void AuditPage::verifyLive()
+{
+    auto client = session_.client();
+    if (!client)
+        return;
+    verdict_->setText(tr("Verifying…"));
+    verify_->setEnabled(false);
+    runInBackground(
+        this, [client] { return client->verifyAuditLog(); },
+        [this](const Result<api::LogVerificationView>& checked) {
+            verify_->setEnabled(true);
+            if (!checked) {
+                verdict_->setText(sentence(checked.error()));
+                return;
+            }
+            verdict_->setText(
+                checked->ok
+                    ? tr("VERIFIED: %1 entries and %2 signed heads; newest head at %3 entries, "
+                         "root %4; key %5")
+                          .arg(checked->entries)
+                          .arg(checked->heads)
+                          .arg(checked->newestHeadSize)
+                          .arg(QString::fromStdString(checked->newestHeadRoot.substr(0, 16)),
+                               QString::fromStdString(checked->keyId))
+                    : tr("FAILED: %1").arg(QString::fromStdString(checked->error)));
+        });
+}
+
+void AuditPage::exportBundle()
+{
+    auto client = session_.client();
+    QString path = exportPath_->text().trimmed();
+    if (path.isEmpty())
+        path = QFileDialog::getSaveFileName(this, tr("Save the audit bundle"), "audit.bundle");
+    if (path.isEmpty() || !client)
+        return;
+    exportPath_->setText(path);
+    api::AuditSelection selection;
+    selection.actor = actor_->text().trimmed().toStdString();
+    selection.action = action_->text().trimmed().toStdString();
+    status_->setText(tr("Exporting…"));
+    runInBackground(
+        this,
+        [client, selection, target = std::filesystem::path(path.toStdString())]() -> Result<
+                                                                                 std::string> {
+            auto exported = client->exportAudit(selection);
+            if (!exported)
+                return exported.error();
+            const std::string& bundle = exported->bundle;
+            SEALTRAIN_TRY(writeFileAtomically(
+                target, {reinterpret_cast<const std::uint8_t*>(bundle.data()), bundle.size()},
+                AtomicFileSink::Overwrite::Allow, 0644U));
+            return exported->warning.value_or("");
+        },
+        [this, path](const Result<std::string>& warning) {
+            if (!warning) {
+                status_->setText(sentence(warning.error()));
+                return;
+            }
+            status_->setText(tr("Bundle saved to %1.%2")
+                                 .arg(path, warning->empty()
+                                                ? QString()
+                                                : " " + QString::fromStdString(*warning)));
+        });
+}
+
+QString AuditPage::verifyBundleFile(const QString& path, const std::string& trustedKeyPem)
+{
+    auto text = readWholeFile(std::filesystem::path(path.toStdString()));
+    if (!text)
+        return sentence(text.error());
+    audit::VerifyOptions options;
+    options.trustedKey = trustedKeyPem;
+    options.keepEntries = false;
+    const audit::VerifyReport report = audit::verifyBundle(*text, options);
+    QString line = QString("%1: %2 of %3 entries verified; %4")
+                       .arg(audit::verdictName(report.verdict()))
+                       .arg(report.entriesVerified)
+                       .arg(report.entriesInBundle)
+                       .arg(QString::fromStdString(report.selectionText()));
+    if (!report.errors.empty())
+        line += " " + QString::fromStdString(report.errors.front());
+    for (const std::string& warning : report.warnings)
+        line += " " + QString::fromStdString(warning);
+    return line;
+}
+
+}  // namespace sealtrain::gui

@@ -1,0 +1,24 @@
+// The audit browser's table: decoded entries as Audit.QueryEntries returns them, page after page
+// (appendRows), newest first.
+#pragma once
+
+#include "../session/row_model.h"
+
+#include "sealtrain/api/client.h"
+
+namespace sealtrain::gui {
+
+class AuditTableModel final : public RowModel<api::AuditEntryView> {
+public:
+    enum Column { Sequence, Time, Actor, Action, Target, Outcome, Reason };
+    explicit AuditTableModel(QObject* parent = nullptr);
+
+protected:
+    [[nodiscard]] QVariant cell(const api::AuditEntryView& entry, int column,
+                                int role) const override;
+};
+
+// "key=value key=value" of an entry's details, keyed hashes shortened.
+[[nodiscard]] QString detailsText(const api::AuditEntryView& entry);
+
+}  // namespace sealtrain::gui

@@ -1,0 +1,68 @@
+// Jobs: the list of the caller's projects' jobs; for the selected one, exactly what an approval
+// approves (the canonical spec and its SHA-256) with the vetting report, approve and reject
+// (absent for one's own job; the server refuses it anyway), cancel, live charts and the log
+// from Jobs.WatchJob, and a new job's spec to submit.
+#pragma once
+
+#include "sealtrain/api/client.h"
+
+#include <QWidget>
+
+#include <cstdint>
+#include <memory>
+
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+class QTableView;
+class QListWidget;
+
+namespace sealtrain::gui {
+
+class JobTableModel;
+class MetricsChart;
+class Session;
+
+class JobsPage final : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit JobsPage(Session& session, QWidget* parent = nullptr);
+    ~JobsPage() override;
+
+    void reload();
+    [[nodiscard]] JobTableModel& model() const noexcept { return *model_; }
+    [[nodiscard]] MetricsChart& chart() const noexcept { return *chart_; }
+    // Selects job `id` in the table (and shows it); false when it is not listed.
+    bool select(std::int64_t id);
+
+private:
+    void show(const api::JobSummary& job);
+    void startWatch(std::int64_t id);
+    void stopWatch();
+    void decide(const QString& what);
+    void submit();
+    void showError(const QString& message);
+
+    Session& session_;
+    JobTableModel* model_;
+    QTableView* table_;
+    QLabel* title_;
+    QLabel* sha_;
+    QPlainTextEdit* spec_;
+    QListWidget* vetting_;
+    QLineEdit* reason_;
+    QPushButton* approve_;
+    QPushButton* reject_;
+    QPushButton* cancel_;
+    MetricsChart* chart_;
+    QPlainTextEdit* log_;
+    QPlainTextEdit* newSpec_;
+    QPushButton* submit_;
+    QLabel* error_;
+    std::int64_t shown_ = 0;
+    std::shared_ptr<api::CallCancel> watch_;
+};
+
+}  // namespace sealtrain::gui

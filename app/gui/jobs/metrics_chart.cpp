@@ -1,0 +1,150 @@
+// Live metrics charts (metrics_chart.h).
+#include "metrics_chart.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLineSeries>
+#include <QValueAxis>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace sealtrain::gui {
+namespace {
+
+QValueAxis* axis(const QString& title)
+{
+    auto* made = new QValueAxis;
+    made->setTitleText(title);
+    made->setLabelFormat("%g");
+    made->setRange(0, 1);
+    return made;
+}
+
+void grow(QValueAxis* axisToGrow, double value)
+{
+    if (value > axisToGrow->max())
+        axisToGrow->setMax(value * 1.1);
+    if (value < axisToGrow->min())
+        axisToGrow->setMin(value);
+}
+
+}  // namespace
+
+MetricsChart::MetricsChart(QWidget* parent)
+    : QWidget(parent)
+    , loss_(new QLineSeries)
+    , validation_(new QLineSeries)
+    , tokens_(new QLineSeries)
+    , mfu_(new QLineSeries)
+    , lossX_(axis(tr("step")))
+    , lossY_(axis(tr("loss")))
+    , speedX_(axis(tr("step")))
+    , tokensY_(axis(tr("tokens/s")))
+    , mfuY_(axis(tr("MFU")))
+{
+    setObjectName("metricsChart");
+    loss_->setName(tr("loss"));
+    validation_->setName(tr("validation loss"));
+    tokens_->setName(tr("tokens/s"));
+    mfu_->setName(tr("MFU"));
+
+    auto* losses = new QChart;
+    losses->setTitle(tr("Loss"));
+    losses->addSeries(loss_);
+    losses->addSeries(validation_);
+    losses->addAxis(lossX_, Qt::AlignBottom);
+    losses->addAxis(lossY_, Qt::AlignLeft);
+    for (QLineSeries* series : {loss_, validation_}) {
+        series->attachAxis(lossX_);
+        series->attachAxis(lossY_);
+    }
+    auto* speed = new QChart;
+    speed->setTitle(tr("Throughput"));
+    speed->addSeries(tokens_);
+    speed->addSeries(mfu_);
+    speed->addAxis(speedX_, Qt::AlignBottom);
+    speed->addAxis(tokensY_, Qt::AlignLeft);
+    speed->addAxis(mfuY_, Qt::AlignRight);
+    tokens_->attachAxis(speedX_);
+    tokens_->attachAxis(tokensY_);
+    mfu_->attachAxis(speedX_);
+    mfu_->attachAxis(mfuY_);
+
+    auto* lossView = new QChartView(losses, this);
+    lossView->setObjectName("lossChartView");
+    lossView->setAccessibleName(tr("Loss and validation loss by step"));
+    lossView->setRenderHint(QPainter::Antialiasing);
+    auto* speedView = new QChartView(speed, this);
+    speedView->setObjectName("throughputChartView");
+    speedView->setAccessibleName(tr("Tokens per second and MFU by step"));
+    speedView->setRenderHint(QPainter::Antialiasing);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(lossView);
+    layout->addWidget(speedView);
+}
+
+void MetricsChart::clear()
+{
+    for (QLineSeries* series : {loss_, validation_, tokens_, mfu_})
+        series->clear();
+    for (QValueAxis* each : {lossX_, lossY_, speedX_, tokensY_, mfuY_})
+        each->setRange(0, 1);
+}
+
+bool MetricsChart::addLine(const std::string& json)
+{
+    const QJsonDocument document = QJsonDocument::fromJson(QByteArray::fromStdString(json));
+    if (!document.isObject())
+        return false;
+    const QJsonObject line = document.object();
+    if (line.value("kind").toString() != "step" || !line.contains("step"))
+        return false;
+    const double step = line.value("step").toDouble();
+    bool added = false;
+    if (line.contains("loss")) {
+        loss_->append(step, line.value("loss").toDouble());
+        grow(lossY_, line.value("loss").toDouble());
+        added = true;
+    }
+    if (line.contains("val_loss")) {
+        validation_->append(step, line.value("val_loss").toDouble());
+        grow(lossY_, line.value("val_loss").toDouble());
+        added = true;
+    }
+    if (line.contains("tok_per_s")) {
+        tokens_->append(step, line.value("tok_per_s").toDouble());
+        grow(tokensY_, line.value("tok_per_s").toDouble());
+        added = true;
+    }
+    if (line.contains("mfu")) {
+        mfu_->append(step, line.value("mfu").toDouble());
+        grow(mfuY_, line.value("mfu").toDouble());
+        added = true;
+    }
+    if (added) {
+        grow(lossX_, step);
+        grow(speedX_, step);
+    }
+    return added;
+}
+
+int MetricsChart::lossPoints() const
+{
+    return static_cast<int>(loss_->count());
+}
+
+int MetricsChart::validationPoints() const
+{
+    return static_cast<int>(validation_->count());
+}
+
+int MetricsChart::throughputPoints() const
+{
+    return static_cast<int>(tokens_->count());
+}
+
+}  // namespace sealtrain::gui

@@ -1,0 +1,66 @@
+// The window: the sign-in page, or the workspace with one screen per concept, each listed only
+// when WhoAmI's permissions allow it (the server still decides every call). The window locks
+// itself after the idle time (the lesser of the session's idle limit and --lock-after): the
+// session is signed out, its key forgotten, the content hidden behind the sign-in page until the
+// user signs in again. A session the server ended (revoked, expired) brings the sign-in page
+// back with the sentence saying so.
+#pragma once
+
+#include <QMainWindow>
+
+#include <chrono>
+
+class QListWidget;
+class QStackedWidget;
+class QTimer;
+
+namespace sealtrain::gui {
+
+class AuditPage;
+class JobsPage;
+class OverviewPage;
+class Session;
+class SignInPage;
+
+struct WindowOptions {
+    std::chrono::seconds lockAfter{300};  // at most; the session's idle limit when shorter
+    std::chrono::seconds refreshEvery{30};  // WhoAmI again: a revoked session shows soon
+};
+
+class MainWindow final : public QMainWindow {
+    Q_OBJECT
+
+public:
+    MainWindow(Session& session, WindowOptions options, QWidget* parent = nullptr);
+
+    [[nodiscard]] bool locked() const noexcept { return locked_; }
+    // The screens listed now, by object name ("overviewPage", "jobsPage", …).
+    [[nodiscard]] QStringList screens() const;
+    // Shows the screen named `objectName`; false when it is not listed.
+    bool showScreen(const QString& objectName);
+    // Locks at once, as the idle timer does.
+    void lock();
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void enterWorkspace();
+    void leaveWorkspace();
+
+    Session& session_;
+    WindowOptions options_;
+    QStackedWidget* pages_;
+    SignInPage* signIn_;
+    QWidget* workspace_;
+    QListWidget* navigation_;
+    QStackedWidget* screens_;
+    OverviewPage* overview_;
+    JobsPage* jobs_;
+    AuditPage* audit_;
+    QTimer* idle_;
+    QTimer* refresh_;
+    bool locked_ = false;
+};
+
+}  // namespace sealtrain::gui

@@ -1,0 +1,145 @@
+// The overview screen (overview_page.h).
+#include "overview_page.h"
+
+#include "background.h"
+#include "row_model.h"
+#include "session.h"
+
+#include <QGroupBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include <map>
+
+namespace sealtrain::gui {
+namespace {
+
+QLabel* panel(QWidget* parent, QVBoxLayout* layout, const QString& title, const char* name)
+{
+    auto* box = new QGroupBox(title, parent);
+    auto* label = new QLabel(box);
+    label->setObjectName(name);
+    label->setWordWrap(true);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label->setAccessibleName(title);
+    auto* inner = new QVBoxLayout(box);
+    inner->addWidget(label);
+    layout->addWidget(box);
+    return label;
+}
+
+}  // namespace
+
+OverviewPage::OverviewPage(Session& session, QWidget* parent)
+    : QWidget(parent)
+    , session_(session)
+{
+    setObjectName("overviewPage");
+    auto* layout = new QVBoxLayout(this);
+    who_ = panel(this, layout, tr("Signed in"), "overviewWho");
+    warnings_ = new QLabel(this);
+    warnings_->setObjectName("overviewWarnings");
+    warnings_->setWordWrap(true);
+    warnings_->setStyleSheet(
+        "QLabel { background: #fff3cd; color: #5c4400; border: 1px solid #e0c060; padding: 8px; }");
+    warnings_->setAccessibleName(tr("Warnings"));
+    layout->addWidget(warnings_);
+    permissions_ = panel(this, layout, tr("What you may do"), "overviewPermissions");
+    workers_ = panel(this, layout, tr("Workers"), "overviewWorkers");
+    jobs_ = panel(this, layout, tr("Jobs"), "overviewJobs");
+    server_ = panel(this, layout, tr("Control plane"), "overviewServer");
+    layout->addStretch();
+}
+
+void OverviewPage::reload()
+{
+    const auto& who = session_.who();
+    if (!who)
+        return;
+    who_->setText(tr("%1, session %2, until %3; it ends after %4 minutes without use.")
+                      .arg(QString::fromStdString(who->user), QString::fromStdString(who->sessionId),
+                           utcText(who->expiresUnix))
+                      .arg(who->idleTimeoutSeconds / 60));
+    QStringList warnings;
+    for (const std::string& warning : who->warnings)
+        warnings << QString::fromStdString(warning);
+    if (who->breakGlass)
+        warnings << tr("You act under a break-glass grant: every action is flagged in the audit "
+                       "log.");
+    warnings_->setText(warnings.join("\n"));
+    warnings_->setVisible(!warnings.isEmpty());
+    QStringList scopes;
+    for (const auto& [project, permissions] : who->permissions) {
+        QStringList names;
+        for (const std::string& permission : permissions)
+            names << QString::fromStdString(permission);
+        scopes << (project.empty() ? tr("Everywhere: %1").arg(names.join(", "))
+                                   : tr("In project %1: %2")
+                                         .arg(QString::fromStdString(project), names.join(", ")));
+    }
+    permissions_->setText(scopes.isEmpty() ? tr("Nothing yet: ask an admin for a grant.")
+                                           : scopes.join("\n"));
+
+    auto client = session_.client();
+    if (!client)
+        return;
+    runInBackground(
+        this, [client] { return client->serverInfo(); },
+        [this](const Result<api::ServerInfoView>& info) {
+            server_->setText(info ? tr("sealtrain-control %1 (%2) at %3")
+                                        .arg(QString::fromStdString(info->version),
+                                             QString::fromStdString(info->apiVersion),
+                                             session_.endpointText())
+                                  : sentence(info.error()));
+        });
+    workers_->parentWidget()->setVisible(session_.holds("worker.read"));
+    if (session_.holds("worker.read"))
+        runInBackground(
+            this, [client] { return client->listWorkers(); },
+            [this](const Result<std::vector<api::WorkerSummary>>& workers) {
+                if (!workers) {
+                    workers_->setText(sentence(workers.error()));
+                    return;
+                }
+                int active = 0;
+                int gpus = 0;
+                for (const api::WorkerSummary& worker : *workers) {
+                    if (worker.state != "active")
+                        continue;
+                    ++active;
+                    const QJsonObject inventory =
+                        QJsonDocument::fromJson(QByteArray::fromStdString(worker.inventoryJson))
+                            .object();
+                    gpus += static_cast<int>(inventory.value("gpus").toArray().size());
+                }
+                workers_->setText(tr("%1 active workers with %2 GPUs (%3 enrolled in all)")
+                                      .arg(active)
+                                      .arg(gpus)
+                                      .arg(workers->size()));
+            });
+    const bool jobs = session_.holds("job.submit") || session_.holds("job.approve");
+    jobs_->parentWidget()->setVisible(jobs);
+    if (jobs)
+        runInBackground(
+            this, [client] { return client->listJobs(); },
+            [this](const Result<std::vector<api::JobSummary>>& listed) {
+                if (!listed) {
+                    jobs_->setText(sentence(listed.error()));
+                    return;
+                }
+                std::map<std::string, int> byState;
+                for (const api::JobSummary& job : *listed)
+                    ++byState[job.state];
+                jobs_->setText(tr("%1 running, %2 waiting for a worker, %3 waiting for an "
+                                  "approval; %4 in all")
+                                   .arg(byState["running"])
+                                   .arg(byState["queued"])
+                                   .arg(byState["vetted"])
+                                   .arg(listed->size()));
+            });
+}
+
+}  // namespace sealtrain::gui
