@@ -7,21 +7,20 @@
 // verified offline; the idle lock hiding the content; a revoked session back at sign-in with the
 // sentence saying why.
 #include "../integration/daemon_fixture.h"
+#include "../integration/test_worker.h"
 
 #include "audit/audit_page.h"
 #include "audit/audit_table_model.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
+
+#include <algorithm>
 #include "main_window.h"
 #include "session/background.h"
 #include "session/session.h"
 
 #include "sealtrain/base/version.h"
-#include "sealtrain/core/workers.h"
-#include "sealtrain/crypto/certificate_authority.h"
-#include "sealtrain/crypto/sealed_box.h"
-#include "sealtrain/crypto/signing.h"
 
 #include <QGroupBox>
 #include <QLabel>
@@ -39,6 +38,11 @@ using namespace sealtrain;
 using namespace std::chrono_literals;
 
 namespace {
+
+constexpr const char* kSpec = "spec_version: 1\nname: %1\nproject: demo\ndataset: notes\n"
+                              "model: {layers: 1, heads: 1, width: 8, context: 8}\n"
+                              "schedule: {steps: 10, batch: 2}\n"
+                              "resources: {pool: cpu, device: cpu, threads: 1}\n";
 
 // One person's desktop: their own profile folder, session and window.
 struct Desk {
@@ -104,10 +108,23 @@ private slots:
                         {"ivy", "engineer"},
                         {"ann", "approver"},
                         {"rita", "auditor"},
-                        {"sam", "steward"}});
+                        {"sam", "steward"},
+                        {"otto", "operator"}});
         daemon_.start();
         fingerprint_ = crypto::certificateFingerprint(daemon_.caPem()).value();
         QVERIFY(daemon_.as("alice")->grantRole("ivy", "approver", ""));
+        // A dataset bob and ivy may train on.
+        const std::filesystem::path text = tmp_.filePath("notes.txt").toStdString();
+        std::ofstream(text) << "first record\n\nsecond record\n";
+        api::ImportSettings settings;
+        settings.name = "notes";
+        settings.format = "text-records";
+        auto sam = daemon_.as("sam");
+        auto imported =
+            sam->importDataset(settings, {{text, "notes.txt", std::filesystem::file_size(text)}}, {});
+        QVERIFY2(imported, imported ? "" : imported.error().message().c_str());
+        QVERIFY(sam->grantRead("notes", "bob"));
+        QVERIFY(sam->grantRead("notes", "ivy"));
     }
 
     // Connect and sign in through the forms; the screens follow WhoAmI's permissions.
@@ -140,6 +157,176 @@ private slots:
             10000);
         QTRY_VERIFY_WITH_TIMEOUT(
             rita.find<QLabel>("overviewServer")->text().contains(kVersion), 10000);
+    }
+
+    // bob submits through the spec editor; ann, another person, approves exactly the spec and
+    // hash she sees; then a worker's reports reach bob's live chart and log.
+    void submitApproveAndWatch()
+    {
+        Desk bob = open("bob");
+        signIn(bob, "bob");
+        QVERIFY(bob.window->showScreen("jobsPage"));
+        auto* jobs = bob.find<gui::JobsPage>("jobsPage");
+        bob.find<QPlainTextEdit>("newJobSpec")->setPlainText(QString(kSpec).arg("watched"));
+        QTest::mouseClick(bob.find<QPushButton>("submitButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(jobs->model().rowCount() == 1, 15000);
+        const api::JobSummary submitted = *jobs->model().rowAt(0);
+        QCOMPARE(submitted.state, std::string("vetted"));
+        QVERIFY(jobs->select(submitted.id));
+        QVERIFY(!bob.find<QPushButton>("approveButton")->isVisible());  // bob approves nothing
+        QVERIFY(bob.find<QLabel>("jobSha256")->text().contains(
+            QString::fromStdString(submitted.specSha256)));
+
+        Desk ann = open("ann");
+        signIn(ann, "ann");
+        QVERIFY(ann.window->showScreen("jobsPage"));
+        auto* annJobs = ann.find<gui::JobsPage>("jobsPage");
+        QTRY_VERIFY_WITH_TIMEOUT(annJobs->select(submitted.id), 15000);
+        QVERIFY(ann.find<QPlainTextEdit>("jobSpec")->toPlainText().contains("\"watched\""));
+        auto* approve = ann.find<QPushButton>("approveButton");
+        QVERIFY(approve->isVisible());
+        QTest::mouseClick(approve, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(annJobs->model().rowCount() == 1
+                                     && annJobs->model().rowAt(0)->state == "queued",
+                                 15000);
+        QCOMPARE(annJobs->model().rowAt(0)->approver, std::string("ann"));
+
+        // A worker takes it and reports; bob's open job shows it as it comes.
+        testing::TestWorker worker = testing::enrollTestWorker(daemon_, "otto", "n1", "cpu");
+        auto taken = worker.client->takeJob();
+        QVERIFY2(taken && taken->has_value(), taken ? "no job" : taken.error().message().c_str());
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            jobs->model().rowAt(0)->state == "running",
+            qPrintable(QString::fromStdString(jobs->model().rowAt(0)->state) + " / "
+                       + bob.find<QLabel>("jobsError")->text()),
+            15000);
+        api::MetricsReport report;
+        report.job = (*taken)->job;
+        report.attempt = (*taken)->attempt;
+        report.metricsLines = {R"({"kind":"step","step":1,"loss":5.5,"tok_per_s":900,"mfu":0.01})",
+                               R"({"kind":"step","step":2,"loss":5.1,"val_loss":5.3})"};
+        report.logLines = {"training on n1"};
+        report.firstLogLine = 0;
+        QVERIFY(worker.client->reportMetrics(report));
+        QTRY_COMPARE_WITH_TIMEOUT(jobs->chart().lossPoints(), 2, 15000);
+        QCOMPARE(jobs->chart().validationPoints(), 1);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            bob.find<QPlainTextEdit>("jobLog")->toPlainText().contains("training on n1"), 15000);
+        QVERIFY(worker.client->finishJob(report.job, report.attempt, true, 0.01, ""));
+        QTRY_VERIFY_WITH_TIMEOUT(jobs->model().rowAt(0)->state == "succeeded", 15000);
+    }
+
+    // ivy holds both roles: her own job shows no approve button, and a forced click gets the
+    // server's refusal, shown where she clicked.
+    void ownJobCannotBeApproved()
+    {
+        Desk ivy = open("ivy");
+        signIn(ivy, "ivy");
+        QVERIFY(ivy.window->showScreen("jobsPage"));
+        auto* jobs = ivy.find<gui::JobsPage>("jobsPage");
+        ivy.find<QPlainTextEdit>("newJobSpec")->setPlainText(QString(kSpec).arg("mine"));
+        QTest::mouseClick(ivy.find<QPushButton>("submitButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            std::any_of(jobs->model().rows().begin(), jobs->model().rows().end(),
+                        [](const api::JobSummary& job) { return job.name == "mine"; }),
+            15000);
+        std::int64_t id = 0;
+        for (const api::JobSummary& job : jobs->model().rows())
+            if (job.name == "mine")
+                id = job.id;
+        QVERIFY(jobs->select(id));
+        auto* approve = ivy.find<QPushButton>("approveButton");
+        QVERIFY(!approve->isVisible());
+        QVERIFY(ivy.find<QPushButton>("cancelButton")->isVisible());
+        approve->setVisible(true);  // forced
+        QTest::mouseClick(approve, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!ivy.find<QLabel>("jobsError")->text().isEmpty(), 15000);
+        QVERIFY2(ivy.find<QLabel>("jobsError")->text().contains("own job"),
+                 qPrintable(ivy.find<QLabel>("jobsError")->text()));
+        QTRY_VERIFY_WITH_TIMEOUT(jobs->model().rowCount() > 0, 5000);
+    }
+
+    // rita browses the log, filters it, has the live log verified, exports a bundle and
+    // verifies the file offline.
+    void auditBrowseVerifyExport()
+    {
+        Desk rita = open("rita");
+        signIn(rita, "rita");
+        QVERIFY(rita.window->showScreen("auditPage"));
+        auto* audit = rita.find<gui::AuditPage>("auditPage");
+        QTRY_VERIFY_WITH_TIMEOUT(audit->model().rowCount() > 20, 15000);
+        rita.find<QLineEdit>("auditActor")->setText("ann");
+        QTest::mouseClick(rita.find<QPushButton>("auditApply"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!audit->loading() && audit->model().rowCount() > 0, 15000);
+        for (const api::AuditEntryView& entry : audit->model().rows())
+            QCOMPARE(entry.actor, std::string("ann"));
+        QVERIFY(std::any_of(audit->model().rows().begin(), audit->model().rows().end(),
+                            [](const api::AuditEntryView& e) { return e.action == "job.approve"; }));
+
+        QTest::mouseClick(rita.find<QPushButton>("auditVerifyLive"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            rita.find<QLabel>("auditVerdict")->text().startsWith("VERIFIED"), 30000);
+
+        rita.find<QLineEdit>("auditActor")->clear();
+        const QString path = tmp_.filePath("rita.bundle");
+        rita.find<QLineEdit>("auditExportPath")->setText(path);
+        QTest::mouseClick(rita.find<QPushButton>("auditExport"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(rita.find<QLabel>("auditStatus")->text().startsWith("Bundle saved"),
+                                 30000);
+        QVERIFY(QFile::exists(path));
+        rita.find<QLineEdit>("auditBundlePath")->setText(path);
+        QTest::mouseClick(rita.find<QPushButton>("auditOpenBundle"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            rita.find<QLabel>("auditVerdict")->text().startsWith("VERIFIED"), 30000);
+        // One byte changed in the file: the offline check says so.
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadWrite));
+        QByteArray bytes = file.readAll();
+        // A character of entry 5's bytes (base64, the line's fourth field) changed.
+        const qsizetype line = bytes.indexOf("\nentry 5 ");
+        QVERIFY(line > 0);
+        const qsizetype blob = bytes.indexOf(' ', bytes.indexOf(' ', line + 8) + 1) + 1;
+        QVERIFY(blob > line);
+        bytes[blob + 8] = bytes[blob + 8] == 'A' ? 'B' : 'A';
+        file.seek(0);
+        file.write(bytes);
+        file.close();
+        QTest::mouseClick(rita.find<QPushButton>("auditOpenBundle"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            rita.find<QLabel>("auditVerdict")->text().startsWith("FAILED"), 30000);
+    }
+
+    // Left alone, the window locks: the content hidden, the session signed out; a new sign-in
+    // opens it.
+    void idleWindowLocks()
+    {
+        gui::WindowOptions quick;
+        quick.lockAfter = 2s;
+        Desk bob = open("bob", quick);
+        signIn(bob, "bob");
+        QVERIFY(bob.window->showScreen("jobsPage"));
+        QTRY_VERIFY_WITH_TIMEOUT(bob.window->locked(), 10000);
+        QVERIFY(!bob.find<QWidget>("workspace")->isVisible());
+        QVERIFY(bob.find<QWidget>("signInPage")->isVisible());
+        QVERIFY(bob.find<QLabel>("signInTitle")->text().startsWith("Locked"));
+        QCOMPARE(bob.find<QLineEdit>("signInUser")->text(), QString("bob"));
+        QCOMPARE(bob.find<gui::JobsPage>("jobsPage")->model().rowCount(), 0);
+        QVERIFY(!bob.session->signedIn());
+        signIn(bob, "bob");
+        QVERIFY(!bob.window->locked());
+    }
+
+    // A session revoked by an admin takes the window back to sign-in, saying why.
+    void revokedSessionReturnsToSignIn()
+    {
+        gui::WindowOptions often;
+        often.refreshEvery = 1s;
+        Desk ann = open("ann", often);
+        signIn(ann, "ann");
+        QVERIFY(daemon_.as("alice")->revokeSessions("ann"));
+        QTRY_VERIFY_WITH_TIMEOUT(!ann.session->signedIn(), 20000);
+        QVERIFY(ann.find<QWidget>("signInPage")->isVisible());
+        QVERIFY2(ann.signInError().contains("sign in again"), qPrintable(ann.signInError()));
     }
 
     void cleanupTestCase()

@@ -4,6 +4,7 @@
 // a recorded checkpoint with another of the same step; rewrite metrics or log lines an earlier
 // report (or attempt) recorded. Each refusal is in the audit log with the worker as its actor.
 #include "daemon_fixture.h"
+#include "test_worker.h"
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
@@ -148,27 +149,11 @@ private slots:
         }
 
         // The worker enrols as sealtrain-worker does: its own TLS, signing and box keys.
-        auto token = daemon_.as("otto")->createEnrollToken("n1", "cpu", 600);
-        QVERIFY2(token, token ? "" : token.error().message().c_str());
-        auto tls = crypto::makeKeyAndCsr("sealtrain-worker");
-        QVERIFY(tls);
-        signing_.emplace(crypto::SigningKey::generate().value());
-        box_.emplace(crypto::BoxKeyPair::generate().value());
-        api::WorkerEnrollment enrollment;
-        enrollment.token = token->token;
-        enrollment.csrPem = tls->csrPem;
-        enrollment.signingPublicKeyPem = signing_->publicKey().toPem();
-        enrollment.boxPublicKey.assign(box_->publicKey().begin(), box_->publicKey().end());
-        core::WorkerInventory inventory;
-        inventory.cpuCores = 2;
-        enrollment.inventoryJson = core::workerInventoryJson(inventory);
-        auto enrolled = daemon_.anonymous()->enrollWorker(enrollment);
-        QVERIFY2(enrolled, enrolled ? "" : enrolled.error().message().c_str());
-        api::ClientIdentity identity;
-        identity.privateKeyPem = std::move(tls->privateKeyPem);
-        identity.certificatePem = enrolled->certificatePem;
-        worker_ = daemon_.as(identity);
-        workerIdentity_.emplace(std::move(identity));
+        testing::TestWorker enrolled = testing::enrollTestWorker(daemon_, "otto", "n1", "cpu");
+        signing_.emplace(std::move(*enrolled.signing));
+        box_.emplace(std::move(*enrolled.box));
+        worker_ = std::move(enrolled.client);
+        workerIdentity_.emplace(std::move(*enrolled.identity));
 
         // bob's job, approved by ann, taken by the worker; its keys opened as the worker would.
         auto bob = daemon_.as("bob");
@@ -317,15 +302,38 @@ private slots:
         std::vector<api::JobWatchEvent> events;
         Result<api::JobSummary> last = Error(ErrorCode::Internal, "Not yet.");
         auto bob = daemon_.as("bob");
+        api::CallCancel cancel;
         std::thread watcher([&] {
-            auto ended = bob->watchJob(job_.job, [&](const api::JobWatchEvent& event) {
-                const std::lock_guard guard(lock);
-                events.push_back(event);
-                return true;
-            });
+            auto ended = bob->watchJob(
+                job_.job,
+                [&](const api::JobWatchEvent& event) {
+                    const std::lock_guard guard(lock);
+                    events.push_back(event);
+                    return true;
+                },
+                &cancel);
             const std::lock_guard guard(lock);
             last = std::move(ended);
         });
+        // A check that fails below leaves the function: the watch is ended and joined first.
+        struct Joined {
+            api::CallCancel& cancel;
+            std::thread& thread;
+            Joined(api::CallCancel& c, std::thread& t)
+                : cancel(c)
+                , thread(t)
+            {
+            }
+            Joined(const Joined&) = delete;
+            Joined& operator=(const Joined&) = delete;
+            ~Joined()
+            {
+                if (!thread.joinable())
+                    return;
+                cancel.cancel();
+                thread.join();
+            }
+        } joined{cancel, watcher};
         const auto count = [&](api::JobWatchEvent::Kind kind) {
             const std::lock_guard guard(lock);
             return std::count_if(events.begin(), events.end(),

@@ -141,7 +141,8 @@ void JobsPage::reload()
                 showError(sentence(jobs.error()));
                 return;
             }
-            const std::int64_t keep = shown_;
+            const std::int64_t keep = wanted_ != 0 ? wanted_ : shown_;
+            wanted_ = 0;
             model_->setRows(std::move(*jobs));
             if (keep != 0)
                 select(keep);
@@ -187,7 +188,7 @@ void JobsPage::show(const api::JobSummary& job)
     const bool ended = job.state == "succeeded" || job.state == "failed"
                        || job.state == "cancelled" || job.state == "rejected";
     cancel_->setVisible((mine || approver) && !ended);
-    if (other) {
+    if (other || !watch_) {
         error_->clear();
         chart_->clear();
         log_->clear();
@@ -314,7 +315,7 @@ void JobsPage::submit()
                 return;
             }
             newSpec_->clear();
-            shown_ = submitted->id;
+            wanted_ = submitted->id;  // shown once the list has it
             reload();
         });
 }

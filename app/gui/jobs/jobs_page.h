@@ -62,6 +62,7 @@ private:
     QPushButton* submit_;
     QLabel* error_;
     std::int64_t shown_ = 0;
+    std::int64_t wanted_ = 0;  // a job just submitted, to show when the list comes
     std::shared_ptr<api::CallCancel> watch_;
 };
 
