@@ -15,6 +15,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QStackedWidget>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -96,6 +97,12 @@ bool MainWindow::showScreen(const QString& objectName)
         if (screen->objectName() != objectName || !screens().contains(objectName))
             continue;
         screens_->setCurrentWidget(screen);
+        for (int row = 0; row < navigation_->count(); ++row) {
+            if (navigation_->item(row)->data(Qt::UserRole).toString() != objectName)
+                continue;
+            const QSignalBlocker quiet(navigation_);
+            navigation_->setCurrentRow(row);
+        }
         if (screen == overview_)
             overview_->reload();
         else if (screen == jobs_)

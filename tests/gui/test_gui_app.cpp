@@ -6,7 +6,7 @@
 // chart fed by a worker's reports; the audit log browsed, verified live, exported and the export
 // verified offline; the idle lock hiding the content; a revoked session back at sign-in with the
 // sentence saying why.
-#include "../integration/daemon_fixture.h"
+#include "gui_site.h"
 #include "../integration/test_worker.h"
 
 #include "audit/audit_page.h"
@@ -37,106 +37,31 @@
 using namespace sealtrain;
 using namespace std::chrono_literals;
 
-namespace {
-
-constexpr const char* kSpec = "spec_version: 1\nname: %1\nproject: demo\ndataset: notes\n"
-                              "model: {layers: 1, heads: 1, width: 8, context: 8}\n"
-                              "schedule: {steps: 10, batch: 2}\n"
-                              "resources: {pool: cpu, device: cpu, threads: 1}\n";
-
-// One person's desktop: their own profile folder, session and window.
-struct Desk {
-    std::unique_ptr<gui::Session> session;
-    std::unique_ptr<gui::MainWindow> window;
-
-    template <typename T>
-    T* find(const char* name) const
-    {
-        auto* found = window->findChild<T*>(name);
-        if (found == nullptr)
-            qFatal("no widget named %s", name);
-        return found;
-    }
-    [[nodiscard]] QString signInError() const { return find<QLabel>("signInError")->text(); }
-};
-
-}  // namespace
+using testing::Desk;
+using testing::kGuiSpec;
 
 class TestGuiApp : public QObject {
     Q_OBJECT
 
-    QTemporaryDir tmp_;
-    testing::DaemonFixture daemon_;
-    std::string fingerprint_;
-
-    Desk open(const std::string& user, gui::WindowOptions options = {})
-    {
-        Desk desk;
-        desk.session = std::make_unique<gui::Session>(
-            std::filesystem::path(tmp_.path().toStdString()) / ("profile-" + user),
-            std::filesystem::path());
-        desk.window = std::make_unique<gui::MainWindow>(*desk.session, options);
-        desk.window->show();
-        return desk;
-    }
-
-    // Connects `desk` through the form, then signs `user` in with the next TOTP code.
-    void signIn(Desk& desk, const std::string& user)
-    {
-        if (desk.find<QGroupBox>("connectBox")->isVisible()) {
-            desk.find<QLineEdit>("connectAddress")
-                ->setText(QString::fromStdString(daemon_.tcpAddress()));
-            desk.find<QLineEdit>("connectFingerprint")->setText(QString::fromStdString(fingerprint_));
-            QTest::mouseClick(desk.find<QPushButton>("connectButton"), Qt::LeftButton);
-            QTRY_VERIFY_WITH_TIMEOUT(!desk.find<QGroupBox>("connectBox")->isVisible(), 15000);
-        }
-        desk.find<QLineEdit>("signInUser")->setText(QString::fromStdString(user));
-        QTest::keyClicks(desk.find<QLineEdit>("signInPassword"), testing::kDaemonPassword);
-        QTest::keyClicks(desk.find<QLineEdit>("signInTotp"),
-                         QString::fromStdString(daemon_.code(user)));
-        QTest::mouseClick(desk.find<QPushButton>("signInButton"), Qt::LeftButton);
-        QTRY_VERIFY2_WITH_TIMEOUT(desk.session->signedIn(), qPrintable(desk.signInError()), 20000);
-        QVERIFY(desk.find<QWidget>("workspace")->isVisible());
-    }
+    testing::GuiSite site_;
 
 private slots:
-    void initTestCase()
-    {
-        QVERIFY(tmp_.isValid());
-        daemon_.create(tmp_.path().toStdString(), "alice",
-                       {{"bob", "engineer"},
-                        {"ivy", "engineer"},
-                        {"ann", "approver"},
-                        {"rita", "auditor"},
-                        {"sam", "steward"},
-                        {"otto", "operator"}});
-        daemon_.start();
-        fingerprint_ = crypto::certificateFingerprint(daemon_.caPem()).value();
-        QVERIFY(daemon_.as("alice")->grantRole("ivy", "approver", ""));
-        // A dataset bob and ivy may train on.
-        const std::filesystem::path text = tmp_.filePath("notes.txt").toStdString();
-        std::ofstream(text) << "first record\n\nsecond record\n";
-        api::ImportSettings settings;
-        settings.name = "notes";
-        settings.format = "text-records";
-        auto sam = daemon_.as("sam");
-        auto imported =
-            sam->importDataset(settings, {{text, "notes.txt", std::filesystem::file_size(text)}}, {});
-        QVERIFY2(imported, imported ? "" : imported.error().message().c_str());
-        QVERIFY(sam->grantRead("notes", "bob"));
-        QVERIFY(sam->grantRead("notes", "ivy"));
-    }
+    void initTestCase() { site_.start(); }
 
     // Connect and sign in through the forms; the screens follow WhoAmI's permissions.
     void signInWithTotp()
     {
-        Desk bob = open("bob");
+        Desk bob = site_.open("bob");
         QVERIFY(bob.find<QGroupBox>("connectBox")->isVisible());
-        // A wrong code: the server's sentence under the form, still signed out.
-        bob.find<QLineEdit>("connectAddress")->setText(QString::fromStdString(daemon_.tcpAddress()));
-        bob.find<QLineEdit>("connectFingerprint")->setText(QString::fromStdString(fingerprint_));
+        // A wrong fingerprint: nothing is pinned, and the form says why.
+        bob.find<QLineEdit>("connectAddress")
+            ->setText(QString::fromStdString(site_.daemon.tcpAddress()));
+        bob.find<QLineEdit>("connectFingerprint")->setText("sha256:" + QString(64, 'a'));
         QTest::mouseClick(bob.find<QPushButton>("connectButton"), Qt::LeftButton);
-        QTRY_VERIFY_WITH_TIMEOUT(!bob.find<QGroupBox>("connectBox")->isVisible(), 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(!bob.signInError().isEmpty(), 15000);
+        QVERIFY(bob.find<QGroupBox>("connectBox")->isVisible());
+        site_.connect(bob);
+        // A wrong code: the server's sentence under the form, still signed out.
         bob.find<QLineEdit>("signInUser")->setText("bob");
         QTest::keyClicks(bob.find<QLineEdit>("signInPassword"), testing::kDaemonPassword);
         QTest::keyClicks(bob.find<QLineEdit>("signInTotp"), "000000");
@@ -146,10 +71,10 @@ private slots:
         QVERIFY(!bob.session->signedIn());
         QVERIFY(bob.find<QLineEdit>("signInPassword")->text().isEmpty());  // not kept
 
-        signIn(bob, "bob");
+        site_.signIn(bob, "bob");
         QCOMPARE(bob.window->screens(), (QStringList{"overviewPage", "jobsPage"}));
-        auto rita = open("rita");
-        signIn(rita, "rita");
+        auto rita = site_.open("rita");
+        site_.signIn(rita, "rita");
         QCOMPARE(rita.window->screens(), (QStringList{"overviewPage", "auditPage"}));
         // The single admin's warning is on everyone's overview.
         QTRY_VERIFY_WITH_TIMEOUT(
@@ -163,11 +88,11 @@ private slots:
     // hash she sees; then a worker's reports reach bob's live chart and log.
     void submitApproveAndWatch()
     {
-        Desk bob = open("bob");
-        signIn(bob, "bob");
+        Desk bob = site_.open("bob");
+        site_.signIn(bob, "bob");
         QVERIFY(bob.window->showScreen("jobsPage"));
         auto* jobs = bob.find<gui::JobsPage>("jobsPage");
-        bob.find<QPlainTextEdit>("newJobSpec")->setPlainText(QString(kSpec).arg("watched"));
+        bob.find<QPlainTextEdit>("newJobSpec")->setPlainText(QString(kGuiSpec).arg("watched"));
         QTest::mouseClick(bob.find<QPushButton>("submitButton"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(jobs->model().rowCount() == 1, 15000);
         const api::JobSummary submitted = *jobs->model().rowAt(0);
@@ -177,8 +102,8 @@ private slots:
         QVERIFY(bob.find<QLabel>("jobSha256")->text().contains(
             QString::fromStdString(submitted.specSha256)));
 
-        Desk ann = open("ann");
-        signIn(ann, "ann");
+        Desk ann = site_.open("ann");
+        site_.signIn(ann, "ann");
         QVERIFY(ann.window->showScreen("jobsPage"));
         auto* annJobs = ann.find<gui::JobsPage>("jobsPage");
         QTRY_VERIFY_WITH_TIMEOUT(annJobs->select(submitted.id), 15000);
@@ -192,7 +117,7 @@ private slots:
         QCOMPARE(annJobs->model().rowAt(0)->approver, std::string("ann"));
 
         // A worker takes it and reports; bob's open job shows it as it comes.
-        testing::TestWorker worker = testing::enrollTestWorker(daemon_, "otto", "n1", "cpu");
+        testing::TestWorker worker = testing::enrollTestWorker(site_.daemon, "otto", "n1", "cpu");
         auto taken = worker.client->takeJob();
         QVERIFY2(taken && taken->has_value(), taken ? "no job" : taken.error().message().c_str());
         QTRY_VERIFY2_WITH_TIMEOUT(
@@ -220,11 +145,11 @@ private slots:
     // server's refusal, shown where she clicked.
     void ownJobCannotBeApproved()
     {
-        Desk ivy = open("ivy");
-        signIn(ivy, "ivy");
+        Desk ivy = site_.open("ivy");
+        site_.signIn(ivy, "ivy");
         QVERIFY(ivy.window->showScreen("jobsPage"));
         auto* jobs = ivy.find<gui::JobsPage>("jobsPage");
-        ivy.find<QPlainTextEdit>("newJobSpec")->setPlainText(QString(kSpec).arg("mine"));
+        ivy.find<QPlainTextEdit>("newJobSpec")->setPlainText(QString(kGuiSpec).arg("mine"));
         QTest::mouseClick(ivy.find<QPushButton>("submitButton"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(
             std::any_of(jobs->model().rows().begin(), jobs->model().rows().end(),
@@ -250,8 +175,8 @@ private slots:
     // verifies the file offline.
     void auditBrowseVerifyExport()
     {
-        Desk rita = open("rita");
-        signIn(rita, "rita");
+        Desk rita = site_.open("rita");
+        site_.signIn(rita, "rita");
         QVERIFY(rita.window->showScreen("auditPage"));
         auto* audit = rita.find<gui::AuditPage>("auditPage");
         QTRY_VERIFY_WITH_TIMEOUT(audit->model().rowCount() > 20, 15000);
@@ -268,7 +193,7 @@ private slots:
             rita.find<QLabel>("auditVerdict")->text().startsWith("VERIFIED"), 30000);
 
         rita.find<QLineEdit>("auditActor")->clear();
-        const QString path = tmp_.filePath("rita.bundle");
+        const QString path = site_.path("rita.bundle");
         rita.find<QLineEdit>("auditExportPath")->setText(path);
         QTest::mouseClick(rita.find<QPushButton>("auditExport"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(rita.find<QLabel>("auditStatus")->text().startsWith("Bundle saved"),
@@ -302,8 +227,8 @@ private slots:
     {
         gui::WindowOptions quick;
         quick.lockAfter = 2s;
-        Desk bob = open("bob", quick);
-        signIn(bob, "bob");
+        Desk bob = site_.open("bob", quick);
+        site_.signIn(bob, "bob");
         QVERIFY(bob.window->showScreen("jobsPage"));
         QTRY_VERIFY_WITH_TIMEOUT(bob.window->locked(), 10000);
         QVERIFY(!bob.find<QWidget>("workspace")->isVisible());
@@ -312,7 +237,7 @@ private slots:
         QCOMPARE(bob.find<QLineEdit>("signInUser")->text(), QString("bob"));
         QCOMPARE(bob.find<gui::JobsPage>("jobsPage")->model().rowCount(), 0);
         QVERIFY(!bob.session->signedIn());
-        signIn(bob, "bob");
+        site_.signIn(bob, "bob");
         QVERIFY(!bob.window->locked());
     }
 
@@ -321,9 +246,9 @@ private slots:
     {
         gui::WindowOptions often;
         often.refreshEvery = 1s;
-        Desk ann = open("ann", often);
-        signIn(ann, "ann");
-        QVERIFY(daemon_.as("alice")->revokeSessions("ann"));
+        Desk ann = site_.open("ann", often);
+        site_.signIn(ann, "ann");
+        QVERIFY(site_.daemon.as("alice")->revokeSessions("ann"));
         QTRY_VERIFY_WITH_TIMEOUT(!ann.session->signedIn(), 20000);
         QVERIFY(ann.find<QWidget>("signInPage")->isVisible());
         QVERIFY2(ann.signInError().contains("sign in again"), qPrintable(ann.signInError()));
@@ -332,7 +257,7 @@ private slots:
     void cleanupTestCase()
     {
         gui::callPool().waitForDone(30000);
-        QVERIFY(daemon_.stop());
+        QVERIFY(site_.daemon.stop());
     }
 };
 

@@ -172,7 +172,10 @@ void AuditPage::loadMore()
             }
             cursor_ = page->nextCursor;
             exhausted_ = cursor_ == 0;
+            const bool first = model_->rowCount() == 0;
             model_->appendRows(std::move(page->entries));
+            if (first)
+                table_->resizeColumnsToContents();  // once: measuring every row would stall
             status_->setText(tr("%1 entries shown of %2 in the log%3")
                                  .arg(model_->rowCount())
                                  .arg(page->logSize)

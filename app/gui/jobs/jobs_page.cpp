@@ -8,6 +8,7 @@
 
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -58,6 +59,7 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     spec_->setAccessibleName(tr("The canonical spec"));
     vetting_->setObjectName("jobVetting");
     vetting_->setAccessibleName(tr("Vetting report"));
+    vetting_->setWordWrap(true);
     reason_->setObjectName("jobReason");
     reason_->setPlaceholderText(tr("Reason (for a rejection or a cancellation)"));
     reason_->setAccessibleName(tr("Reason"));
@@ -108,6 +110,7 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     split->addWidget(details);
     split->setStretchFactor(0, 2);
     split->setStretchFactor(1, 3);
+    split->setSizes({460, 700});
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(split);
 
@@ -144,6 +147,7 @@ void JobsPage::reload()
             const std::int64_t keep = wanted_ != 0 ? wanted_ : shown_;
             wanted_ = 0;
             model_->setRows(std::move(*jobs));
+            table_->resizeColumnsToContents();
             if (keep != 0)
                 select(keep);
         });
@@ -172,7 +176,10 @@ void JobsPage::show(const api::JobSummary& job)
                              QString::fromStdString(job.state),
                              QString::fromStdString(job.submitter)));
     sha_->setText(tr("SHA-256 %1").arg(QString::fromStdString(job.specSha256)));
-    spec_->setPlainText(QString::fromStdString(job.specJson));
+    // The canonical spec, indented for reading; the SHA-256 above is of the canonical bytes.
+    const QJsonDocument spec = QJsonDocument::fromJson(QByteArray::fromStdString(job.specJson));
+    spec_->setPlainText(spec.isNull() ? QString::fromStdString(job.specJson)
+                                      : QString::fromUtf8(spec.toJson(QJsonDocument::Indented)));
     vetting_->clear();
     for (const api::VettingCheck& check : job.vetting)
         vetting_->addItem(QString("%1 %2: %3")
@@ -227,6 +234,7 @@ void JobsPage::startWatch(std::int64_t id)
                                             row = event.job;
                                     return rows;
                                 }());
+                                self->table_->resizeColumnsToContents();
                                 self->select(id);
                                 break;
                             case api::JobWatchEvent::Kind::Metrics:

@@ -25,10 +25,13 @@ QValueAxis* axis(const QString& title)
 
 void grow(QValueAxis* axisToGrow, double value)
 {
+    if (value <= axisToGrow->max() && value >= axisToGrow->min())
+        return;
     if (value > axisToGrow->max())
         axisToGrow->setMax(value * 1.1);
     if (value < axisToGrow->min())
         axisToGrow->setMin(value);
+    axisToGrow->applyNiceNumbers();  // ticks at round values
 }
 
 }  // namespace

@@ -89,10 +89,14 @@ SignInPage::SignInPage(Session& session, QWidget* parent)
     column->addLayout(form);
     column->addWidget(error_);
     column->addStretch();
+    // A column of a readable width in the middle, however wide the window.
+    auto* holder = new QWidget(this);
+    holder->setLayout(column);
+    holder->setMaximumWidth(fontMetrics().horizontalAdvance('M') * 48);
     auto* centre = new QHBoxLayout(this);
-    centre->addStretch();
-    centre->addLayout(column, 3);
-    centre->addStretch();
+    centre->addStretch(1);
+    centre->addWidget(holder, 4);
+    centre->addStretch(1);
     setTabOrder(user_, password_);
     setTabOrder(password_, totp_);
     setTabOrder(totp_, signIn_);

@@ -1,0 +1,124 @@
+// What the GUI's tests and its screenshot tour share (issue #29): a real sealtrain-control with
+// the users of every role and a dataset, and a desk per person (their own profile folder,
+// session and window) signed in through the real forms, widgets found by objectName.
+#pragma once
+
+#include "../integration/daemon_fixture.h"
+
+#include "main_window.h"
+#include "session/session.h"
+
+#include "sealtrain/crypto/certificate_authority.h"
+
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QtTest/QtTest>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+namespace sealtrain::testing {
+
+// A job spec on the site's dataset, named %1.
+inline constexpr const char* kGuiSpec = "spec_version: 1\nname: %1\nproject: demo\n"
+                                        "dataset: notes\n"
+                                        "model: {layers: 1, heads: 1, width: 8, context: 8}\n"
+                                        "schedule: {steps: 10, batch: 2}\n"
+                                        "resources: {pool: cpu, device: cpu, threads: 1}\n";
+
+// One person's desktop: their own profile folder, session and window.
+struct Desk {
+    std::unique_ptr<gui::Session> session;
+    std::unique_ptr<gui::MainWindow> window;
+
+    template <typename T>
+    T* find(const char* name) const
+    {
+        auto* found = window->findChild<T*>(name);
+        if (found == nullptr)
+            qFatal("no widget named %s", name);
+        return found;
+    }
+    [[nodiscard]] QString signInError() const { return find<QLabel>("signInError")->text(); }
+};
+
+class GuiSite {
+public:
+    // alice the admin; bob and ivy engineers (ivy an approver too), ann an approver, rita an
+    // auditor, sam a steward, otto an operator; the dataset notes, readable by bob and ivy.
+    void start()
+    {
+        if (!tmp_.isValid())
+            qFatal("no temporary folder");
+        daemon.create(tmp_.path().toStdString(), "alice",
+                      {{"bob", "engineer"},
+                       {"ivy", "engineer"},
+                       {"ann", "approver"},
+                       {"rita", "auditor"},
+                       {"sam", "steward"},
+                       {"otto", "operator"}});
+        daemon.start();
+        fingerprint = crypto::certificateFingerprint(daemon.caPem()).value();
+        if (!daemon.as("alice")->grantRole("ivy", "approver", ""))
+            qFatal("ivy's approver grant");
+        const std::filesystem::path text = tmp_.filePath("notes.txt").toStdString();
+        std::ofstream(text) << "first record\n\nsecond record\n";
+        api::ImportSettings settings;
+        settings.name = "notes";
+        settings.format = "text-records";
+        auto sam = daemon.as("sam");
+        auto imported =
+            sam->importDataset(settings, {{text, "notes.txt", std::filesystem::file_size(text)}}, {});
+        if (!imported)
+            qFatal("import: %s", imported.error().message().c_str());
+        if (!sam->grantRead("notes", "bob") || !sam->grantRead("notes", "ivy"))
+            qFatal("read grants");
+    }
+
+    [[nodiscard]] QString path(const QString& name) const { return tmp_.filePath(name); }
+
+    Desk open(const std::string& user, gui::WindowOptions options = {})
+    {
+        Desk desk;
+        desk.session = std::make_unique<gui::Session>(
+            std::filesystem::path(tmp_.path().toStdString()) / ("profile-" + user),
+            std::filesystem::path());
+        desk.window = std::make_unique<gui::MainWindow>(*desk.session, options);
+        desk.window->show();
+        return desk;
+    }
+
+    // Connects `desk` through the form when it has no control plane yet.
+    void connect(Desk& desk)
+    {
+        if (!desk.find<QGroupBox>("connectBox")->isVisible())
+            return;
+        desk.find<QLineEdit>("connectAddress")->setText(QString::fromStdString(daemon.tcpAddress()));
+        desk.find<QLineEdit>("connectFingerprint")->setText(QString::fromStdString(fingerprint));
+        QTest::mouseClick(desk.find<QPushButton>("connectButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!desk.find<QGroupBox>("connectBox")->isVisible(), 15000);
+    }
+
+    // Connects `desk`, then signs `user` in with the next TOTP code.
+    void signIn(Desk& desk, const std::string& user)
+    {
+        connect(desk);
+        desk.find<QLineEdit>("signInUser")->setText(QString::fromStdString(user));
+        QTest::keyClicks(desk.find<QLineEdit>("signInPassword"), kDaemonPassword);
+        QTest::keyClicks(desk.find<QLineEdit>("signInTotp"), QString::fromStdString(daemon.code(user)));
+        QTest::mouseClick(desk.find<QPushButton>("signInButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(desk.session->signedIn(), qPrintable(desk.signInError()), 20000);
+        QVERIFY(desk.find<QWidget>("workspace")->isVisible());
+    }
+
+    DaemonFixture daemon;
+    std::string fingerprint;
+
+private:
+    QTemporaryDir tmp_;
+};
+
+}  // namespace sealtrain::testing

@@ -1,0 +1,139 @@
+// The screenshot tour of docs/gui.md (issue #29): every screen of the desktop against a real
+// sealtrain-control, saved as PNG. Run by scripts/screenshots under Xvfb at 1x and 2x
+// (QT_SCALE_FACTOR); not a test (nothing is asserted beyond getting there), so not in CTest.
+//   SEALTRAIN_SCREENSHOTS=DIR SEALTRAIN_SCREENSHOT_SUFFIX=@2x gui_tour
+#include "gui_site.h"
+#include "../integration/test_worker.h"
+
+#include "audit/audit_page.h"
+#include "audit/audit_table_model.h"
+#include "jobs/job_table_model.h"
+#include "jobs/jobs_page.h"
+#include "jobs/metrics_chart.h"
+#include "session/background.h"
+
+#include <QPlainTextEdit>
+#include <QTabWidget>
+
+#include <cmath>
+
+using namespace sealtrain;
+using testing::Desk;
+
+class GuiTour : public QObject {
+    Q_OBJECT
+
+    testing::GuiSite site_;
+    QString folder_;
+    QString suffix_;
+
+    void save(const Desk& desk, const QString& name)
+    {
+        QTest::qWait(400);  // layouts and charts settle
+        const QPixmap shot = desk.window->grab();
+        const QString file = folder_ + "/" + name + suffix_ + ".png";
+        QVERIFY2(shot.save(file), qPrintable(file));
+        qInfo("saved %s (%dx%d)", qPrintable(file), shot.width(), shot.height());
+    }
+
+private slots:
+    void initTestCase()
+    {
+        folder_ = qEnvironmentVariable("SEALTRAIN_SCREENSHOTS", "screenshots");
+        suffix_ = qEnvironmentVariable("SEALTRAIN_SCREENSHOT_SUFFIX");
+        QVERIFY(QDir().mkpath(folder_));
+        site_.start();
+    }
+
+    void tour()
+    {
+        Desk first = site_.open("newcomer");
+        save(first, "sign-in-connect");
+        site_.connect(first);
+        first.find<QLineEdit>("signInUser")->setText("bob");
+        QTest::keyClicks(first.find<QLineEdit>("signInPassword"), "not the password");
+        QTest::keyClicks(first.find<QLineEdit>("signInTotp"), "123456");
+        QTest::mouseClick(first.find<QPushButton>("signInButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!first.signInError().isEmpty(), 20000);
+        save(first, "sign-in-refused");
+
+        Desk alice = site_.open("alice");
+        site_.signIn(alice, "alice");
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !alice.find<QLabel>("overviewServer")->text().isEmpty(), 10000);
+        save(alice, "overview-admin");
+
+        // bob's job, submitted through the editor; ann reviews it.
+        Desk bob = site_.open("bob");
+        site_.signIn(bob, "bob");
+        QVERIFY(bob.window->showScreen("jobsPage"));
+        auto* jobs = bob.find<gui::JobsPage>("jobsPage");
+        bob.find<QPlainTextEdit>("newJobSpec")
+            ->setPlainText(QString(testing::kGuiSpec).arg("fortunes-small"));
+        QTest::mouseClick(bob.find<QPushButton>("submitButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(jobs->model().rowCount() == 1, 15000);
+        const std::int64_t id = jobs->model().rowAt(0)->id;
+        Desk ann = site_.open("ann");
+        site_.signIn(ann, "ann");
+        QVERIFY(ann.window->showScreen("jobsPage"));
+        auto* annJobs = ann.find<gui::JobsPage>("jobsPage");
+        QTRY_VERIFY_WITH_TIMEOUT(annJobs->select(id), 15000);
+        save(ann, "jobs-review");
+        QTest::mouseClick(ann.find<QPushButton>("approveButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(annJobs->model().rowAt(0)->state == "queued", 15000);
+
+        // A worker trains it: a falling loss, validations, throughput, log lines.
+        testing::TestWorker worker = testing::enrollTestWorker(site_.daemon, "otto", "n1", "cpu");
+        auto taken = worker.client->takeJob();
+        QVERIFY(taken && taken->has_value());
+        api::MetricsReport report;
+        report.job = (*taken)->job;
+        report.attempt = (*taken)->attempt;
+        for (int step = 1; step <= 120; ++step) {
+            const double loss = 2.0 + 3.5 * std::exp(-step / 30.0);
+            std::string line = "{\"kind\":\"step\",\"step\":" + std::to_string(step)
+                               + ",\"loss\":" + std::to_string(loss)
+                               + ",\"tok_per_s\":" + std::to_string(5200 + 40 * (step % 7))
+                               + ",\"mfu\":" + std::to_string(0.21 + 0.002 * (step % 5));
+            if (step % 20 == 0)
+                line += ",\"val_loss\":" + std::to_string(loss + 0.12);
+            report.metricsLines.push_back(line + "}");
+        }
+        report.logLines = {"attempt 1 on n1: 1 rank, cpu", "dataset fetched and verified",
+                           "trainer started", "step 120 of 10000"};
+        report.firstLogLine = 0;
+        QVERIFY(worker.client->reportMetrics(report));
+        QTRY_COMPARE_WITH_TIMEOUT(jobs->chart().lossPoints(), 120, 20000);
+        bob.find<QTabWidget>("jobTabs")->setCurrentIndex(1);
+        save(bob, "jobs-metrics");
+        bob.find<QTabWidget>("jobTabs")->setCurrentIndex(2);
+        save(bob, "jobs-log");
+        bob.find<QTabWidget>("jobTabs")->setCurrentIndex(3);
+        bob.find<QPlainTextEdit>("newJobSpec")
+            ->setPlainText(QString(testing::kGuiSpec).arg("next-one"));
+        save(bob, "jobs-new");
+
+        Desk rita = site_.open("rita");
+        site_.signIn(rita, "rita");
+        QVERIFY(rita.window->showScreen("auditPage"));
+        auto* audit = rita.find<gui::AuditPage>("auditPage");
+        QTRY_VERIFY_WITH_TIMEOUT(audit->model().rowCount() > 20, 15000);
+        QTest::mouseClick(rita.find<QPushButton>("auditVerifyLive"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            rita.find<QLabel>("auditVerdict")->text().startsWith("VERIFIED"), 30000);
+        save(rita, "audit");
+
+        rita.window->lock();
+        QTRY_VERIFY_WITH_TIMEOUT(rita.window->locked(), 10000);
+        save(rita, "locked");
+    }
+
+    void cleanupTestCase()
+    {
+        gui::callPool().waitForDone(30000);
+        QVERIFY(site_.daemon.stop());
+    }
+};
+
+QTEST_MAIN(GuiTour)
+#include "gui_tour.moc"
