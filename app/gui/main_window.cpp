@@ -3,8 +3,10 @@
 
 #include "audit/audit_page.h"
 #include "audit/audit_table_model.h"
+#include "datasets/datasets_page.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
+#include "workers/workers_page.h"
 #include "session/overview_page.h"
 #include "session/session.h"
 #include "session/sign_in_page.h"
@@ -34,7 +36,9 @@ MainWindow::MainWindow(Session& session, WindowOptions options, QWidget* parent)
     , navigation_(new QListWidget(workspace_))
     , screens_(new QStackedWidget(workspace_))
     , overview_(new OverviewPage(session, screens_))
+    , datasets_(new DatasetsPage(session, screens_))
     , jobs_(new JobsPage(session, screens_))
+    , workers_(new WorkersPage(session, screens_))
     , audit_(new AuditPage(session, screens_))
     , idle_(new QTimer(this))
     , refresh_(new QTimer(this))
@@ -56,7 +60,8 @@ MainWindow::MainWindow(Session& session, WindowOptions options, QWidget* parent)
     auto* columns = new QHBoxLayout(workspace_);
     columns->addLayout(side);
     columns->addWidget(screens_, 1);
-    for (QWidget* screen : std::initializer_list<QWidget*>{overview_, jobs_, audit_})
+    for (QWidget* screen :
+         std::initializer_list<QWidget*>{overview_, datasets_, jobs_, workers_, audit_})
         screens_->addWidget(screen);
     pages_->addWidget(signIn_);
     pages_->addWidget(workspace_);
@@ -105,8 +110,12 @@ bool MainWindow::showScreen(const QString& objectName)
         }
         if (screen == overview_)
             overview_->reload();
+        else if (screen == datasets_)
+            datasets_->reload();
         else if (screen == jobs_)
             jobs_->reload();
+        else if (screen == workers_)
+            workers_->reload();
         else if (screen == audit_ && audit_->model().rowCount() == 0)
             audit_->reload();
         return true;
@@ -125,7 +134,9 @@ void MainWindow::enterWorkspace()
         item->setData(Qt::UserRole, screen->objectName());
     };
     add(tr("Overview"), overview_, true);
+    add(tr("Datasets"), datasets_, session_.holds("dataset.read"));
     add(tr("Jobs"), jobs_, session_.holds("job.submit") || session_.holds("job.approve"));
+    add(tr("Workers"), workers_, session_.holds("worker.read"));
     add(tr("Audit"), audit_, session_.holds("audit.read"));
     pages_->setCurrentWidget(workspace_);
     navigation_->setCurrentRow(0);
@@ -143,7 +154,9 @@ void MainWindow::leaveWorkspace()
     refresh_->stop();
     navigation_->clear();
     // Nothing of the last user's stays on screen behind the sign-in page.
+    datasets_->model().setRows({});
     jobs_->model().setRows({});
+    workers_->model().setRows({});
     audit_->model().setRows({});
     pages_->setCurrentWidget(signIn_);
     signIn_->setLocked(locked_, {});

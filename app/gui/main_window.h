@@ -17,7 +17,9 @@ class QTimer;
 namespace sealtrain::gui {
 
 class AuditPage;
+class DatasetsPage;
 class JobsPage;
+class WorkersPage;
 class OverviewPage;
 class Session;
 class SignInPage;
@@ -56,7 +58,9 @@ private:
     QListWidget* navigation_;
     QStackedWidget* screens_;
     OverviewPage* overview_;
+    DatasetsPage* datasets_;
     JobsPage* jobs_;
+    WorkersPage* workers_;
     AuditPage* audit_;
     QTimer* idle_;
     QTimer* refresh_;

@@ -10,10 +10,13 @@
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
+#include "datasets/datasets_page.h"
+#include "workers/workers_page.h"
 #include "session/background.h"
 
 #include <QPlainTextEdit>
 #include <QTabWidget>
+#include <QTableView>
 
 #include <cmath>
 
@@ -112,6 +115,27 @@ private slots:
         bob.find<QPlainTextEdit>("newJobSpec")
             ->setPlainText(QString(testing::kGuiSpec).arg("next-one"));
         save(bob, "jobs-new");
+
+        Desk sam = site_.open("sam");
+        site_.signIn(sam, "sam");
+        QVERIFY(sam.window->showScreen("datasetsPage"));
+        auto* datasets = sam.find<gui::DatasetsPage>("datasetsPage");
+        QTRY_COMPARE_WITH_TIMEOUT(datasets->model().rowCount(), 1, 15000);
+        sam.find<QTableView>("datasetsTable")->selectRow(0);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            sam.find<QLabel>("datasetDetails")->text().contains("Readers"), 15000);
+        save(sam, "datasets");
+
+        Desk otto = site_.open("otto");
+        site_.signIn(otto, "otto");
+        QVERIFY(otto.window->showScreen("workersPage"));
+        auto* workers = otto.find<gui::WorkersPage>("workersPage");
+        QTRY_VERIFY_WITH_TIMEOUT(workers->model().rowCount() == 1, 15000);
+        otto.find<QLineEdit>("workerName")->setText("node-2");
+        otto.find<QLineEdit>("workerPool")->setText("h200");
+        QTest::mouseClick(otto.find<QPushButton>("enrollTokenButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!otto.find<QLineEdit>("enrollToken")->text().isEmpty(), 15000);
+        save(otto, "workers");
 
         Desk rita = site_.open("rita");
         site_.signIn(rita, "rita");

@@ -14,6 +14,10 @@
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
+#include "datasets/datasets_page.h"
+#include "workers/workers_page.h"
+
+#include <QTableView>
 
 #include <algorithm>
 #include "main_window.h"
@@ -72,7 +76,7 @@ private slots:
         QVERIFY(bob.find<QLineEdit>("signInPassword")->text().isEmpty());  // not kept
 
         site_.signIn(bob, "bob");
-        QCOMPARE(bob.window->screens(), (QStringList{"overviewPage", "jobsPage"}));
+        QCOMPARE(bob.window->screens(), (QStringList{"overviewPage", "datasetsPage", "jobsPage"}));
         auto rita = site_.open("rita");
         site_.signIn(rita, "rita");
         QCOMPARE(rita.window->screens(), (QStringList{"overviewPage", "auditPage"}));
@@ -252,6 +256,45 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!ann.session->signedIn(), 20000);
         QVERIFY(ann.find<QWidget>("signInPage")->isVisible());
         QVERIFY2(ann.signInError().contains("sign in again"), qPrintable(ann.signInError()));
+    }
+
+    // sam, a steward, sees every dataset with what its manifest says, and grants a read; otto,
+    // an operator, makes a one-time enrolment token and revokes a worker, with a reason.
+    void datasetsAndWorkers()
+    {
+        Desk sam = site_.open("sam");
+        site_.signIn(sam, "sam");
+        QVERIFY(sam.window->showScreen("datasetsPage"));
+        auto* datasets = sam.find<gui::DatasetsPage>("datasetsPage");
+        QTRY_COMPARE_WITH_TIMEOUT(datasets->model().rowCount(), 1, 15000);
+        QCOMPARE(datasets->model().rowAt(0)->name, std::string("notes"));
+        sam.find<QTableView>("datasetsTable")->selectRow(0);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            sam.find<QLabel>("datasetDetails")->text().contains("Readers: bob, ivy"), 15000);
+        sam.find<QLineEdit>("datasetReader")->setText("ann");
+        QTest::mouseClick(sam.find<QPushButton>("grantReadButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            sam.find<QLabel>("datasetDetails")->text().contains("ann"),
+            qPrintable(sam.find<QLabel>("datasetsStatus")->text()), 15000);
+
+        const testing::TestWorker node = testing::enrollTestWorker(site_.daemon, "otto", "n3", "cpu");
+        Desk otto = site_.open("otto");
+        site_.signIn(otto, "otto");
+        QCOMPARE(otto.window->screens(), (QStringList{"overviewPage", "workersPage"}));
+        QVERIFY(otto.window->showScreen("workersPage"));
+        auto* workers = otto.find<gui::WorkersPage>("workersPage");
+        QTRY_VERIFY_WITH_TIMEOUT(workers->model().rowCount() >= 1, 15000);
+        otto.find<QLineEdit>("workerName")->setText("n2");
+        otto.find<QLineEdit>("workerPool")->setText("cpu");
+        QTest::mouseClick(otto.find<QPushButton>("enrollTokenButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!otto.find<QLineEdit>("enrollToken")->text().isEmpty(), 15000);
+        QVERIFY(otto.find<QLineEdit>("enrollToken")->isReadOnly());
+        otto.find<QTableView>("workersTable")->selectRow(0);
+        otto.find<QLineEdit>("revokeReason")->setText("decommissioned");
+        QTest::mouseClick(otto.find<QPushButton>("revokeWorkerButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(workers->model().rowCount() >= 1
+                                     && workers->model().rowAt(0)->state == "revoked",
+                                 15000);
     }
 
     void cleanupTestCase()

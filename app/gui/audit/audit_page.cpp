@@ -2,6 +2,7 @@
 #include "audit_page.h"
 
 #include "../session/background.h"
+#include "../session/row_model.h"
 #include "../session/session.h"
 #include "audit_table_model.h"
 
@@ -47,12 +48,8 @@ AuditPage::AuditPage(Session& session, QWidget* parent)
     , status_(new QLabel(this))
 {
     setObjectName("auditPage");
-    table_->setObjectName("auditTable");
-    table_->setAccessibleName(tr("Audit entries"));
-    table_->setModel(model_);
-    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table_->horizontalHeader()->setStretchLastSection(true);
-    table_->verticalHeader()->hide();
+    setUpTable(*table_, *model_, "auditTable", tr("Audit entries"));
+    table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
     // Fixed row heights: 10,000 entries scroll without measuring each row.
     table_->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);

@@ -2,6 +2,7 @@
 #include "jobs_page.h"
 
 #include "../session/background.h"
+#include "../session/row_model.h"
 #include "../session/session.h"
 #include "job_table_model.h"
 #include "metrics_chart.h"
@@ -42,13 +43,7 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     , error_(new QLabel(this))
 {
     setObjectName("jobsPage");
-    table_->setObjectName("jobsTable");
-    table_->setAccessibleName(tr("Jobs"));
-    table_->setModel(model_);
-    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table_->setSelectionMode(QAbstractItemView::SingleSelection);
-    table_->horizontalHeader()->setStretchLastSection(true);
-    table_->verticalHeader()->hide();
+    setUpTable(*table_, *model_, "jobsTable", tr("Jobs"));
     title_->setObjectName("jobTitle");
     title_->setWordWrap(true);
     sha_->setObjectName("jobSha256");

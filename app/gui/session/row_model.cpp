@@ -2,6 +2,7 @@
 #include "row_model.h"
 
 #include <QDateTime>
+#include <QHeaderView>
 
 namespace sealtrain::gui {
 
@@ -11,6 +12,18 @@ QString utcText(std::int64_t unixSeconds)
         return {};
     return QDateTime::fromSecsSinceEpoch(unixSeconds, Qt::UTC).toString("yyyy-MM-dd HH:mm:ss")
            + " UTC";
+}
+
+void setUpTable(QTableView& table, QAbstractItemModel& model, const char* objectName,
+                const QString& accessibleName)
+{
+    table.setObjectName(objectName);
+    table.setAccessibleName(accessibleName);
+    table.setModel(&model);
+    table.setSelectionBehavior(QAbstractItemView::SelectRows);
+    table.setSelectionMode(QAbstractItemView::SingleSelection);
+    table.horizontalHeader()->setStretchLastSection(true);
+    table.verticalHeader()->hide();
 }
 
 }  // namespace sealtrain::gui

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QAbstractTableModel>
+#include <QTableView>
 #include <QStringList>
 
 #include <utility>
@@ -81,5 +82,10 @@ private:
 
 // "2026-12-03 09:00:00 UTC" for Unix seconds (empty for 0).
 [[nodiscard]] QString utcText(std::int64_t unixSeconds);
+
+// A screen's table as every screen has it: named (tests find it), with an accessible name, whole
+// rows selected one at a time, the last column stretched, no row numbers.
+void setUpTable(QTableView& table, QAbstractItemModel& model, const char* objectName,
+                const QString& accessibleName);
 
 }  // namespace sealtrain::gui

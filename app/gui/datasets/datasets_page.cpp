@@ -1,0 +1,183 @@
+// The datasets screen (datasets_page.h).
+#include "datasets_page.h"
+
+#include "../session/background.h"
+#include "../session/row_model.h"
+#include "../session/session.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace sealtrain::gui {
+
+DatasetTableModel::DatasetTableModel(QObject* parent)
+    : RowModel({tr("Dataset"), tr("Version"), tr("Classification"), tr("Records"), tr("Tokens"),
+                tr("Id")},
+               parent)
+{
+}
+
+QVariant DatasetTableModel::cell(const api::DatasetSummary& dataset, int column, int role) const
+{
+    if (role == Qt::TextAlignmentRole && (column == Records || column == Tokens || column == Version))
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+    if (role != Qt::DisplayRole)
+        return {};
+    const QLocale locale;
+    switch (column) {
+    case Name: return QString::fromStdString(dataset.name);
+    case Version: return QVariant::fromValue<qlonglong>(dataset.version);
+    case Classification: return QString::fromStdString(dataset.classification);
+    case Records: return locale.toString(static_cast<qulonglong>(dataset.records));
+    case Tokens: return locale.toString(static_cast<qulonglong>(dataset.tokens));
+    case Id: return QString::fromStdString(dataset.id);
+    default: return {};
+    }
+}
+
+DatasetsPage::DatasetsPage(Session& session, QWidget* parent)
+    : QWidget(parent)
+    , session_(session)
+    , model_(new DatasetTableModel(this))
+    , table_(new QTableView(this))
+    , details_(new QLabel(this))
+    , reader_(new QLineEdit(this))
+    , grant_(new QPushButton(tr("&Grant read"), this))
+    , revoke_(new QPushButton(tr("Re&voke read"), this))
+    , status_(new QLabel(this))
+{
+    setObjectName("datasetsPage");
+    setUpTable(*table_, *model_, "datasetsTable", tr("Datasets"));
+    details_->setObjectName("datasetDetails");
+    details_->setWordWrap(true);
+    details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    details_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    details_->setAccessibleName(tr("The dataset's manifest and readers"));
+    reader_->setObjectName("datasetReader");
+    reader_->setPlaceholderText(tr("user"));
+    reader_->setAccessibleName(tr("User to grant or revoke read access"));
+    grant_->setObjectName("grantReadButton");
+    revoke_->setObjectName("revokeReadButton");
+    status_->setObjectName("datasetsStatus");
+    status_->setWordWrap(true);
+    status_->setStyleSheet("color: #b00020;");
+
+    auto* grants = new QHBoxLayout;
+    grants->addWidget(reader_, 1);
+    grants->addWidget(grant_);
+    grants->addWidget(revoke_);
+    auto* side = new QWidget(this);
+    auto* sideLayout = new QVBoxLayout(side);
+    sideLayout->addWidget(details_, 1);
+    sideLayout->addLayout(grants);
+    sideLayout->addWidget(status_);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(table_);
+    split->addWidget(side);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(split);
+
+    connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (const api::DatasetSummary* dataset = model_->rowAt(current.row()))
+                    show(*dataset);
+            });
+    connect(grant_, &QPushButton::clicked, this, [this] { grant(true); });
+    connect(revoke_, &QPushButton::clicked, this, [this] { grant(false); });
+}
+
+void DatasetsPage::reload()
+{
+    const bool steward = session_.holds("dataset.grant");
+    for (QWidget* widget : std::initializer_list<QWidget*>{reader_, grant_, revoke_})
+        widget->setVisible(steward);
+    auto client = session_.client();
+    if (!client)
+        return;
+    runInBackground(
+        this, [client] { return client->listDatasets(); },
+        [this](Result<std::vector<api::DatasetSummary>> datasets) {
+            if (!datasets) {
+                status_->setText(sentence(datasets.error()));
+                return;
+            }
+            model_->setRows(std::move(*datasets));
+            table_->resizeColumnsToContents();
+        });
+}
+
+void DatasetsPage::show(const api::DatasetSummary& dataset)
+{
+    auto client = session_.client();
+    if (!client)
+        return;
+    shown_ = dataset.id;
+    status_->clear();
+    runInBackground(
+        this, [client, id = dataset.id] { return client->showDataset(id); },
+        [this](const Result<api::DatasetDetails>& details) {
+            if (!details) {
+                details_->setText(sentence(details.error()));
+                return;
+            }
+            QStringList lines;
+            lines << tr("<b>%1</b> version %2, %3")
+                         .arg(QString::fromStdString(details->dataset.name).toHtmlEscaped())
+                         .arg(details->dataset.version)
+                         .arg(QString::fromStdString(details->dataset.classification));
+            lines << tr("Made by %1 on %2; manifest signed by %3")
+                         .arg(QString::fromStdString(details->creator).toHtmlEscaped(),
+                              utcText(details->createdUnix),
+                              QString::fromStdString(details->signer).toHtmlEscaped());
+            if (!details->parent.empty())
+                lines << tr("Parent version %1")
+                             .arg(QString::fromStdString(details->parent).toHtmlEscaped());
+            if (details->manifest) {
+                const api::ManifestFacts& m = *details->manifest;
+                lines << tr("Tokenizer %1, from %2 sources (%3); train %4 records in %5 shards, "
+                            "validation %6 records")
+                             .arg(QString::fromStdString(m.tokenizer),
+                                  QString::number(m.sources),
+                                  QString::fromStdString(m.inputFormat))
+                             .arg(m.train.records)
+                             .arg(m.train.shards)
+                             .arg(m.validation.records);
+            }
+            QStringList readers;
+            for (const std::string& reader : details->readers)
+                readers << QString::fromStdString(reader).toHtmlEscaped();
+            lines << tr("Readers: %1").arg(readers.isEmpty() ? tr("nobody yet") : readers.join(", "));
+            details_->setText(lines.join("<br>"));
+        });
+}
+
+void DatasetsPage::grant(bool add)
+{
+    auto client = session_.client();
+    if (!client || shown_.empty())
+        return;
+    runInBackground(
+        this,
+        [client, add, id = shown_, user = reader_->text().trimmed().toStdString()] {
+            return add ? client->grantRead(id, user) : client->revokeRead(id, user);
+        },
+        [this](const Result<void>& done) {
+            if (!done) {
+                status_->setText(sentence(done.error()));
+                return;
+            }
+            reader_->clear();
+            for (const auto& row : model_->rows())
+                if (row.id == shown_)
+                    show(row);
+        });
+}
+
+}  // namespace sealtrain::gui

@@ -1,0 +1,55 @@
+// Datasets (dataset.read to see them): the list of the datasets one may read (a steward sees
+// all), and for the selected one what its signed manifest says, its parent version, who made
+// and signed it and who may read it; read grants for stewards (dataset.grant).
+#pragma once
+
+#include "../session/row_model.h"
+
+#include "sealtrain/api/client.h"
+
+#include <QWidget>
+
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTableView;
+
+namespace sealtrain::gui {
+
+class Session;
+
+class DatasetTableModel final : public RowModel<api::DatasetSummary> {
+public:
+    enum Column { Name, Version, Classification, Records, Tokens, Id };
+    explicit DatasetTableModel(QObject* parent = nullptr);
+
+protected:
+    [[nodiscard]] QVariant cell(const api::DatasetSummary& dataset, int column,
+                                int role) const override;
+};
+
+class DatasetsPage final : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit DatasetsPage(Session& session, QWidget* parent = nullptr);
+
+    void reload();
+    [[nodiscard]] DatasetTableModel& model() const noexcept { return *model_; }
+
+private:
+    void show(const api::DatasetSummary& dataset);
+    void grant(bool add);
+
+    Session& session_;
+    DatasetTableModel* model_;
+    QTableView* table_;
+    QLabel* details_;
+    QLineEdit* reader_;
+    QPushButton* grant_;
+    QPushButton* revoke_;
+    QLabel* status_;
+    std::string shown_;
+};
+
+}  // namespace sealtrain::gui

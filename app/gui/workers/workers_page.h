@@ -1,0 +1,56 @@
+// Workers, for operators (worker.read to see them, worker.enroll to change them): the enrolled
+// workers with their pool, state, last heartbeat, current job and inventory; a one-time
+// enrolment token for a new node (shown once, selectable to copy); revocation with a reason.
+#pragma once
+
+#include "../session/row_model.h"
+
+#include "sealtrain/api/client.h"
+
+#include <QWidget>
+
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTableView;
+
+namespace sealtrain::gui {
+
+class Session;
+
+class WorkerTableModel final : public RowModel<api::WorkerSummary> {
+public:
+    enum Column { Name, Pool, State, LastSeen, Job, Gpus, Interconnect };
+    explicit WorkerTableModel(QObject* parent = nullptr);
+
+protected:
+    [[nodiscard]] QVariant cell(const api::WorkerSummary& worker, int column,
+                                int role) const override;
+};
+
+class WorkersPage final : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit WorkersPage(Session& session, QWidget* parent = nullptr);
+
+    void reload();
+    [[nodiscard]] WorkerTableModel& model() const noexcept { return *model_; }
+
+private:
+    void makeToken();
+    void revoke();
+
+    Session& session_;
+    WorkerTableModel* model_;
+    QTableView* table_;
+    QLineEdit* name_;
+    QLineEdit* pool_;
+    QPushButton* token_;
+    QLineEdit* tokenShown_;
+    QLineEdit* reason_;
+    QPushButton* revoke_;
+    QLabel* status_;
+};
+
+}  // namespace sealtrain::gui
