@@ -116,4 +116,18 @@ Result<std::vector<PermissionView>> ControlClient::listPermissions()
     return permissions;
 }
 
+Result<std::vector<PendingResetView>> ControlClient::listPendingResets()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::ListPendingResetsReply reply;
+    const grpc::Status status = state_->users->ListPendingResets(&context, {}, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    std::vector<PendingResetView> resets;
+    for (const v1::PendingReset& reset : reply.resets())
+        resets.push_back({reset.user(), reset.requested_by(), reset.requested_unix()});
+    return resets;
+}
+
 }  // namespace sealtrain::api

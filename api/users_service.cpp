@@ -27,6 +27,24 @@ public:
     {
     }
 
+    Status ListPendingResets(ServerContext* context, const v1::ListPendingResetsRequest*,
+                             v1::ListPendingResetsReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto resets = shared_.platform.controlPlane().identity().listPendingResets(
+                callerOf(shared_, *context).token);
+            if (!resets)
+                return Internal::toStatus(resets.error());
+            for (const core::PendingReset& reset : *resets) {
+                v1::PendingReset* out = reply->add_resets();
+                out->set_user(reset.user);
+                out->set_requested_by(reset.requestedBy);
+                out->set_requested_unix(reset.requested);
+            }
+            return Status::OK;
+        });
+    }
+
     Status ListUsers(ServerContext* context, const v1::ListUsersRequest*,
                      v1::ListUsersReply* reply) override
     {

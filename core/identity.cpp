@@ -614,6 +614,17 @@ Result<std::vector<SessionInfo>> Identity::listSessions(const std::string& sessi
         });
 }
 
+Result<std::vector<PendingReset>> Identity::listPendingResets(const std::string& session)
+{
+    return gate_.performListing<PendingReset>(
+        session, {"user.list_resets", permission::kUserManage, {}, {"user", "*"}},
+        "SELECT u.name, r.name, p.created FROM pending_resets p JOIN users u ON u.id = p.user_id "
+        "JOIN users r ON r.id = p.requested_by ORDER BY p.created, u.name",
+        [](std::vector<PendingReset>& resets, const Statement& row) {
+            resets.push_back({row.text(0), row.text(1), row.integer(2)});
+        });
+}
+
 Result<std::vector<UserInfo>> Identity::listUsers(const std::string& session)
 {
     return gate_.performGroupedListing<UserInfo>(

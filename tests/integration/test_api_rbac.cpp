@@ -362,9 +362,19 @@ private slots:
         QVERIFY(daemon_.as(ivy)->whoAmI());  // nothing changed yet
         verifyDenied(daemon_.as("alice")->approveReset("ivy"), "user.reset_approve", "alice",
                      "another admin");
+        // The second admin finds what waits for them (issue #29); nobody else may look.
+        auto waiting = daemon_.as("carol")->listPendingResets();
+        QVERIFY2(waiting, waiting ? "" : waiting.error().message().c_str());
+        QCOMPARE(waiting->size(), std::size_t{1});
+        QCOMPARE(waiting->front().user, std::string("ivy"));
+        QCOMPARE(waiting->front().requestedBy, std::string("alice"));
+        QVERIFY(waiting->front().requestedUnix > 0);
+        verifyDenied(daemon_.as("bob")->listPendingResets(), "user.list_resets", "bob",
+                     "user.manage");
         auto reset = daemon_.as("carol")->approveReset("ivy");
         QVERIFY2(reset, reset ? "" : reset.error().message().c_str());
         QVERIFY(!reset->pending);
+        QVERIFY(daemon_.as("carol")->listPendingResets()->empty());
         QVERIFY(reset->resetCode.rfind("rc_", 0) == 0);
         expected_.insert({"user.reset", "alice", audit::Outcome::Ok});
         expected_.insert({"user.reset_approve", "carol", audit::Outcome::Ok});

@@ -442,6 +442,8 @@ public:
     [[nodiscard]] Result<ServerInfoView> serverInfo();
     // Every permission the control plane knows, with what it lets one do.
     [[nodiscard]] Result<std::vector<PermissionView>> listPermissions();
+    // The resets waiting for a second admin, oldest first (user.manage).
+    [[nodiscard]] Result<std::vector<PendingResetView>> listPendingResets();
 
     // The data directory's keyring, changed by the control plane while it serves (keyring.manage;
     // client_keyring.cpp). These calls may take minutes (a re-key, a re-wrap of every dataset).

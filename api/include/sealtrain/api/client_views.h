@@ -71,6 +71,13 @@ struct JobCheckpointView {
     std::int64_t recordedUnix = 0;
 };
 
+// A reset waiting for a second admin (Users.ListPendingResets).
+struct PendingResetView {
+    std::string user;
+    std::string requestedBy;
+    std::int64_t requestedUnix = 0;
+};
+
 // What a signed-in client may know of the control plane (Platform.GetServerInfo).
 struct ServerInfoView {
     std::string version;

@@ -70,6 +70,13 @@ struct SelfInfo {
     bool breakGlass = false;  // some of them come from a break-glass grant
 };
 
+// A reset that waits for a second admin (Identity::resetUser).
+struct PendingReset {
+    std::string user;
+    std::string requestedBy;
+    std::int64_t requested = 0;  // Unix seconds
+};
+
 struct UserInfo {
     std::string name;
     bool disabled = false;
@@ -164,6 +171,9 @@ public:
     // Every session, newest first (session.manage).
     [[nodiscard]] Result<std::vector<SessionInfo>> listSessions(const std::string& session);
     [[nodiscard]] Result<std::vector<UserInfo>> listUsers(const std::string& session);
+    // The resets waiting for a second admin, oldest first (user.manage; audited as
+    // user.list_resets): what another admin approves with approveReset.
+    [[nodiscard]] Result<std::vector<PendingReset>> listPendingResets(const std::string& session);
 
 private:
     // A new password hash and TOTP secret for the user `userId`; clears the lockout.
