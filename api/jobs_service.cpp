@@ -175,7 +175,7 @@ public:
         }
         core::JobWatchCursor cursor;
         v1::JobEvent event;
-        const Status opened = shared_.inGroup(*context, [&]() -> Status {
+        Status opened = shared_.inGroup(*context, [&]() -> Status {
             auto job = plane.jobWatches().open(callerOf(shared_, *context).token, request->id());
             if (!job)
                 return Internal::toStatus(job.error());

@@ -36,9 +36,10 @@ grpc::Status toStatus(const Error& error)
     case ErrorCode::Integrity: code = grpc::StatusCode::DATA_LOSS; break;
     case ErrorCode::Unsupported: code = grpc::StatusCode::UNIMPLEMENTED; break;
     case ErrorCode::ResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
-    // The server's own disk or files: the caller can do nothing about it, and it must not read
-    // as the control plane being unreachable (UNAVAILABLE is the client's for that).
-    case ErrorCode::Io: code = grpc::StatusCode::INTERNAL; break;
+    // The server's own disk or files (Io) are INTERNAL like its bugs: the caller can do nothing
+    // about either, and Io must not read as the control plane being unreachable (UNAVAILABLE is
+    // the client's for that).
+    case ErrorCode::Io:
     case ErrorCode::Internal: code = grpc::StatusCode::INTERNAL; break;
     }
     return {code, error.message()};

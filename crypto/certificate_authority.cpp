@@ -365,6 +365,32 @@ Result<CaMaterial> loadCaMaterial(std::string_view certificatePem, const SecretB
     return CaMaterial{std::move(*certificate), std::move(*key)};
 }
 
+// The CSR parsed, its signature verified under its own key, and that key P-256.
+Result<ReqPtr> checkedRequest(std::string_view csrPem)
+{
+    auto csrBio = pem::singleBlock(csrPem, "certificate request");
+    if (!csrBio)
+        return csrBio.error();
+    ReqPtr csr(PEM_read_bio_X509_REQ(csrBio->get(), nullptr, pem::refusePassword, nullptr));
+    if (!csr) {
+        return Error(ErrorCode::InvalidArgument,
+                     "The certificate request is not a PEM CSR; give a 'BEGIN CERTIFICATE "
+                     "REQUEST' block.");
+    }
+    EVP_PKEY* subjectKey = X509_REQ_get0_pubkey(csr.get());
+    if (subjectKey == nullptr || X509_REQ_verify(csr.get(), subjectKey) != 1) {
+        return Error(ErrorCode::InvalidArgument,
+                     "The certificate request's signature does not verify; the request was "
+                     "altered, so make a new one.");
+    }
+    if (!isP256(subjectKey)) {
+        return Error(ErrorCode::Unsupported,
+                     "The certificate request's key is not ECDSA P-256; generate the key with "
+                     "'sealtrainctl' or 'openssl ecparam -name prime256v1'.");
+    }
+    return csr;
+}
+
 }  // namespace
 
 Result<KeyAndCsr> makeKeyAndCsr(std::string_view commonName)
@@ -429,42 +455,10 @@ Result<CertificateAuthority> CertificateAuthority::load(std::string_view certifi
     return CertificateAuthority(std::string(certificatePem), std::move(*keyCopy));
 }
 
-namespace {
-
-// The CSR parsed, its signature verified under its own key, and that key P-256.
-Result<ReqPtr> checkedRequest(std::string_view csrPem)
-{
-    auto csrBio = pem::singleBlock(csrPem, "certificate request");
-    if (!csrBio)
-        return csrBio.error();
-    ReqPtr csr(PEM_read_bio_X509_REQ(csrBio->get(), nullptr, pem::refusePassword, nullptr));
-    if (!csr) {
-        return Error(ErrorCode::InvalidArgument,
-                     "The certificate request is not a PEM CSR; give a 'BEGIN CERTIFICATE "
-                     "REQUEST' block.");
-    }
-    EVP_PKEY* subjectKey = X509_REQ_get0_pubkey(csr.get());
-    if (subjectKey == nullptr || X509_REQ_verify(csr.get(), subjectKey) != 1) {
-        return Error(ErrorCode::InvalidArgument,
-                     "The certificate request's signature does not verify; the request was "
-                     "altered, so make a new one.");
-    }
-    if (!isP256(subjectKey)) {
-        return Error(ErrorCode::Unsupported,
-                     "The certificate request's key is not ECDSA P-256; generate the key with "
-                     "'sealtrainctl' or 'openssl ecparam -name prime256v1'.");
-    }
-    return csr;
-}
-
-}  // namespace
-
 Result<void> checkCertificateRequest(std::string_view csrPem)
 {
     auto csr = checkedRequest(csrPem);
-    if (!csr)
-        return csr.error();
-    return success();
+    return csr ? success() : Result<void>(csr.error());
 }
 
 Result<std::string> CertificateAuthority::issue(const IssueRequest& request) const

@@ -619,8 +619,7 @@ private slots:
         QCOMPARE(shown->specSha256, job->specSha256);
         auto otherSpec = asAnn->approveJob(job->id, std::string(64, 'a'));
         QVERIFY(!otherSpec);
-        // Not the approver's role but the spec's state (issue #29): FAILED_PRECONDITION.
-        QCOMPARE(otherSpec.error().code(), ErrorCode::FailedPrecondition);
+        QCOMPARE(otherSpec.error().code(), ErrorCode::FailedPrecondition);  // the spec's state
         auto approved = asAnn->approveJob(job->id, shown->specSha256);
         QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
         QCOMPARE(approved->state, std::string("queued"));  // approval queues it for the workers

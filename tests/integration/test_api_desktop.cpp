@@ -223,7 +223,7 @@ private slots:
         QCOMPARE(info->version, std::string(kVersion));
         QCOMPARE(info->apiVersion, std::string("sealtrain.v1"));
         QCOMPARE(info->sessionIdleSeconds, std::int64_t{900});
-        QCOMPARE(info->sessionMaxSeconds, std::int64_t{12 * 3600});
+        QCOMPARE(info->sessionMaxSeconds, std::int64_t{12} * 3600);
         QCOMPARE(info->maxAuditPage, std::uint32_t{1000});
         QVERIFY(info->maxUploads > 0 && info->maxWatches > 0 && info->maxImportBytes > 0);
         auto anonymous = daemon_.anonymous()->serverInfo();

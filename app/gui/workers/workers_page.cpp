@@ -45,7 +45,7 @@ QVariant WorkerTableModel::cell(const api::WorkerSummary& worker, int column, in
         const QJsonObject inventory =
             QJsonDocument::fromJson(QByteArray::fromStdString(worker.inventoryJson)).object();
         QStringList names;
-        for (const QJsonValue& gpu : inventory.value("gpus").toArray())
+        for (const auto& gpu : inventory.value("gpus").toArray())
             names << gpu.toObject().value("name").toString();
         return names.isEmpty() ? tr("none (CPU)") : QString("%1 × %2").arg(names.size()).arg(names.front());
     }
@@ -136,7 +136,8 @@ void WorkersPage::makeToken()
         this,
         [client, name = name_->text().trimmed().toStdString(),
          pool = pool_->text().trimmed().toStdString()] {
-            return client->createEnrollToken(name, pool, 24 * 3600);
+            constexpr std::int64_t kOneDay = std::int64_t{24} * 3600;
+            return client->createEnrollToken(name, pool, kOneDay);
         },
         [this](const Result<api::EnrollTokenGrant>& grant) {
             if (!grant) {
