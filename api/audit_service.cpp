@@ -33,7 +33,9 @@ public:
     Status ExportBundle(ServerContext* context, const v1::ExportBundleRequest* request,
                         grpc::ServerWriter<v1::BundleChunk>* writer) override
     {
-        const audit::ExportFilter filter = filterOf(*request);
+        // The caller first (issue #27): an anonymous caller's filter is never read.
+        const audit::ExportFilter filter =
+            shared_.isSignedIn(*context) ? filterOf(*request) : audit::ExportFilter{};
         Result<std::string> bundle = Error(ErrorCode::Internal, "No bundle.");
         {
             const std::lock_guard guard(shared_.lock);
@@ -67,12 +69,17 @@ public:
     Status QueryEntries(ServerContext* context, const v1::QueryEntriesRequest* request,
                         v1::QueryEntriesReply* reply) override
     {
+        // The caller first (issue #27): an anonymous caller's fields are never read; core
+        // refuses the empty query below, and audits it.
         core::AuditQuery query;
-        query.filter = filterOf(request->filter());
-        query.cursor = request->cursor();
-        query.limit = request->limit() == 0 ? 200U : request->limit();
-        query.oldestFirst = request->oldest_first();
-        const std::string& outcome = request->outcome();
+        const bool signedIn = shared_.isSignedIn(*context);
+        if (signedIn) {
+            query.filter = filterOf(request->filter());
+            query.cursor = request->cursor();
+            query.limit = request->limit() == 0 ? 200U : request->limit();
+            query.oldestFirst = request->oldest_first();
+        }
+        const std::string& outcome = signedIn ? request->outcome() : std::string();
         if (outcome == "ok")
             query.outcome = audit::Outcome::Ok;
         else if (outcome == "denied")
@@ -80,7 +87,7 @@ public:
         else if (outcome == "failed")
             query.outcome = audit::Outcome::Failed;
         // An anonymous caller's request is refused, and audited, by core (issue #27).
-        else if (!outcome.empty() && shared_.isSignedIn(*context))
+        else if (!outcome.empty())
             return Internal::toStatus(Error(ErrorCode::InvalidArgument,
                                             "An outcome filter is ok, denied or failed; leave it "
                                             "empty for all."));
