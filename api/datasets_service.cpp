@@ -46,8 +46,9 @@ public:
     {
         const int fd = ::memfd_create("sealtrain-upload", MFD_CLOEXEC);
         if (fd < 0)
-            return Error(ErrorCode::ResourceExhausted, "The control plane could not hold the upload in memory; "
-                                        "try again later or ask its operator.");
+            return Error(ErrorCode::ResourceExhausted,
+                         "The control plane could not hold the upload in memory; "
+                         "try again later or ask its operator.");
         return MemoryFile(fd, std::move(name));
     }
 
@@ -74,8 +75,9 @@ public:
             if (n < 0 && errno == EINTR)
                 continue;
             if (n <= 0)
-                return Error(ErrorCode::ResourceExhausted, "The control plane ran out of memory for the upload; "
-                                            "import less at a time or ask its operator.");
+                return Error(ErrorCode::ResourceExhausted,
+                             "The control plane ran out of memory for the upload; "
+                             "import less at a time or ask its operator.");
             done += static_cast<std::size_t>(n);
         }
         size_ += bytes.size();

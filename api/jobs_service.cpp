@@ -4,8 +4,8 @@
 #include "status.h"
 
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/job_watch.h"
 #include "sealtrain/core/job_spec.h"
+#include "sealtrain/core/job_watch.h"
 #include "sealtrain/core/scheduler.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"

@@ -52,7 +52,8 @@ StoreVerification verifyStore(const AuditStore& store, const NoteVerifier& key,
             return out;
         }
         previousSize = head->size;
-        claims.emplace(head->size, std::make_pair(head->root, "Signed head " + std::to_string(i + 1)));
+        claims.emplace(head->size,
+                       std::make_pair(head->root, "Signed head " + std::to_string(i + 1)));
         out.newestHead = *head;
         ++out.heads;
     }

@@ -39,8 +39,9 @@ Result<AuditPage> readPage(const audit::AuditStore& store, const AuditQuery& que
     };
     // `at` is where the scan goes on: oldest first, the next sequence to look at; newest first,
     // the one below which to look.
-    std::uint64_t at = query.oldestFirst ? query.cursor
-                                         : (query.cursor == 0 ? *size : std::min(query.cursor, *size));
+    std::uint64_t at = query.oldestFirst
+                           ? query.cursor
+                           : (query.cursor == 0 ? *size : std::min(query.cursor, *size));
     const auto more = [&] { return query.oldestFirst ? at < *size : at > 0; };
     while (more() && page.entries.size() < query.limit && scanned < kMaxAuditScan) {
         const std::uint64_t room = query.oldestFirst ? *size - at : at;

@@ -447,26 +447,26 @@ Result<SelfInfo> Identity::describeSelf(const std::string& session)
     self.session.user = caller->name;
     self.breakGlass = caller->breakGlass;
     self.idleSeconds = options_.sessionIdle.count();
-    auto found = database_.queryOne(
-        "SELECT created, last_used FROM sessions WHERE id = ?",
-        {static_cast<std::int64_t>(std::stoll(caller->sessionId.substr(1)))},
-        [&](const Statement& row) {
-            self.session.created = row.integer(0);
-            self.session.lastUsed = row.integer(1);
-        });
+    auto found =
+        database_.queryOne("SELECT created, last_used FROM sessions WHERE id = ?",
+                           {static_cast<std::int64_t>(std::stoll(caller->sessionId.substr(1)))},
+                           [&](const Statement& row) {
+                               self.session.created = row.integer(0);
+                               self.session.lastUsed = row.integer(1);
+                           });
     if (!found)
         return found.error();
     self.idleExpires = self.session.lastUsed + options_.sessionIdle.count();
     self.absoluteExpires = self.session.created + options_.sessionMax.count();
     // The one permission check's join (AuditedTransactions::authorize), listed instead of
     // counted.
-    auto listed = database_.query(
-        "SELECT DISTINCT g.project, p.permission FROM grants g "
-        "JOIN role_permissions p ON p.role = g.role "
-        "WHERE g.user_id = ? AND (g.expires = 0 OR g.expires > ?) ORDER BY 1, 2",
-        {caller->userId, gate_.now()}, [&](const Statement& row) {
-            self.permissions[row.text(0)].push_back(row.text(1));
-        });
+    auto listed =
+        database_.query("SELECT DISTINCT g.project, p.permission FROM grants g "
+                        "JOIN role_permissions p ON p.role = g.role "
+                        "WHERE g.user_id = ? AND (g.expires = 0 OR g.expires > ?) ORDER BY 1, 2",
+                        {caller->userId, gate_.now()}, [&](const Statement& row) {
+                            self.permissions[row.text(0)].push_back(row.text(1));
+                        });
     if (!listed)
         return listed.error();
     return self;

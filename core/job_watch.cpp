@@ -8,8 +8,8 @@ namespace sealtrain::core {
 
 bool jobHasEnded(JobState state) noexcept
 {
-    return state == JobState::Succeeded || state == JobState::Failed
-           || state == JobState::Cancelled || state == JobState::Rejected;
+    return state == JobState::Succeeded || state == JobState::Failed || state == JobState::Cancelled
+           || state == JobState::Rejected;
 }
 
 JobWatches::JobWatches(AuditedTransactions& gate, Scheduler& scheduler)
@@ -21,14 +21,13 @@ JobWatches::JobWatches(AuditedTransactions& gate, Scheduler& scheduler)
 Result<JobInfo> JobWatches::open(const std::string& session, std::int64_t jobId)
 {
     Database& database = gate_.database();
-    return gate_.performReturning(
-        session, internal::jobRequest(database, jobId, "watch", ""),
-        [&](const Caller& caller, audit::EntryDraft&) -> Result<JobInfo> {
-            auto job = internal::visibleJob(gate_, caller, jobId);
-            if (!job)
-                return job.error();
-            return job->info;
-        });
+    return gate_.performReturning(session, internal::jobRequest(database, jobId, "watch", ""),
+                                  [&](const Caller& caller, audit::EntryDraft&) -> Result<JobInfo> {
+                                      auto job = internal::visibleJob(gate_, caller, jobId);
+                                      if (!job)
+                                          return job.error();
+                                      return job->info;
+                                  });
 }
 
 Result<JobWatchUpdate> JobWatches::poll(const std::string& session, std::int64_t jobId,
@@ -75,10 +74,9 @@ Result<JobWatchUpdate> JobWatches::poll(const std::string& session, std::int64_t
 
 Error JobWatches::refuseBusy(const std::string& session, std::int64_t jobId, const Error& why)
 {
-    auto admitted = gate_.admit(session, internal::jobRequest(gate_.database(), jobId, "watch", ""),
-                                [&](const Caller&, audit::EntryDraft&) -> Result<void> {
-                                    return why;
-                                });
+    auto admitted =
+        gate_.admit(session, internal::jobRequest(gate_.database(), jobId, "watch", ""),
+                    [&](const Caller&, audit::EntryDraft&) -> Result<void> { return why; });
     if (!admitted)
         return admitted.error();
     return Error(ErrorCode::Internal, "A watch refused as busy was let through; report it.");

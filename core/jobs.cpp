@@ -501,11 +501,13 @@ Result<JobInfo> Jobs::approve(const std::string& session, std::int64_t id,
                 // Not a refusal of the approver: the spec moved on (FailedPrecondition), so that
                 // a client tells it from a missing role and shows the new spec (issue #29).
                 if (job->info.specSha256 != specSha256)
-                    return Error(ErrorCode::FailedPrecondition, fmt::format(
-                        "The approval is for a spec that differs from job {}'s current one "
-                        "(SHA-256 "
-                        "{}); review the current spec with 'job show {}' and approve that.",
-                        id, job->info.specSha256, id));
+                    return Error(
+                        ErrorCode::FailedPrecondition,
+                        fmt::format(
+                            "The approval is for a spec that differs from job {}'s current one "
+                            "(SHA-256 "
+                            "{}); review the current spec with 'job show {}' and approve that.",
+                            id, job->info.specSha256, id));
                 if (!jobMayMove(job->info.state, JobState::Approved, JobMover::Approver,
                                 "job.approve"))
                     return wrongState(job->info, "approved (only a vetted job can be)");

@@ -200,10 +200,10 @@ int followJobLines(const CommandRegistry& registry, api::ControlClient& client,
             shownState = event.job.state;
             registry.err() << fmt::format(
                 "Job {}: {}{}.\n", event.job.id, escapeControls(event.job.state),
-                event.job.worker.empty() ? std::string()
-                                         : fmt::format(" on {} (attempt {})",
-                                                       escapeControls(event.job.worker),
-                                                       event.job.attempt));
+                event.job.worker.empty()
+                    ? std::string()
+                    : fmt::format(" on {} (attempt {})", escapeControls(event.job.worker),
+                                  event.job.attempt));
         } else if ((event.kind == Kind::Log) == logs
                    && (event.kind == Kind::Log || event.kind == Kind::Metrics)) {
             if (logs || stepOf(event.line) >= options.fromStep)
@@ -215,11 +215,9 @@ int followJobLines(const CommandRegistry& registry, api::ControlClient& client,
         return registry.fail(last.error());
     if (last->state == "succeeded")
         return kExitOk;
-    registry.err() << fmt::format("Job {} {}{}; see 'sealtrainctl job logs {}'.\n", last->id,
-                                  escapeControls(last->state),
-                                  last->reason.empty() ? std::string()
-                                                       : ": " + escapeControls(last->reason),
-                                  last->id);
+    registry.err() << fmt::format(
+        "Job {} {}{}; see 'sealtrainctl job logs {}'.\n", last->id, escapeControls(last->state),
+        last->reason.empty() ? std::string() : ": " + escapeControls(last->reason), last->id);
     return kExitFailure;
 }
 

@@ -27,27 +27,31 @@ int main(int argc, char** argv)
     parser.addHelpOption();
     parser.addVersionOption();
     const QCommandLineOption profile(
-        "profile", "The client profile folder (default $SEALTRAIN_CLIENT_DIR, else "
-                   "~/.config/sealtrain/client), as sealtrainctl uses it.", "DIR");
+        "profile",
+        "The client profile folder (default $SEALTRAIN_CLIENT_DIR, else "
+        "~/.config/sealtrain/client), as sealtrainctl uses it.",
+        "DIR");
     const QCommandLineOption lockAfter(
-        "lock-after", "Lock the window after this many idle seconds (default 300, never longer "
-                      "than the session's own idle limit).", "SECONDS", "300");
+        "lock-after",
+        "Lock the window after this many idle seconds (default 300, never longer "
+        "than the session's own idle limit).",
+        "SECONDS", "300");
     parser.addOption(profile);
     parser.addOption(lockAfter);
     parser.process(app);
 
     const char* control = std::getenv("SEALTRAIN_CONTROL");
-    const QString sibling = QDir(QApplication::applicationDirPath())
-                                .filePath("../control/sealtrain-control");
-    const QString installed = QDir(QApplication::applicationDirPath()).filePath("sealtrain-control");
-    const QString executable = control != nullptr          ? QString(control)
+    const QString sibling =
+        QDir(QApplication::applicationDirPath()).filePath("../control/sealtrain-control");
+    const QString installed =
+        QDir(QApplication::applicationDirPath()).filePath("sealtrain-control");
+    const QString executable = control != nullptr         ? QString(control)
                                : QFile::exists(installed) ? installed
                                                           : sibling;
-    sealtrain::gui::Session session(parser.isSet(profile)
-                                        ? std::filesystem::path(parser.value(profile).toStdString())
-                                        : sealtrain::api::Profile::defaultFolder(),
-                                    QFile::exists(executable) ? executable.toStdString()
-                                                              : std::string());
+    sealtrain::gui::Session session(
+        parser.isSet(profile) ? std::filesystem::path(parser.value(profile).toStdString())
+                              : sealtrain::api::Profile::defaultFolder(),
+        QFile::exists(executable) ? executable.toStdString() : std::string());
     sealtrain::gui::WindowOptions options;
     options.lockAfter = std::chrono::seconds(std::max(10, parser.value(lockAfter).toInt()));
     sealtrain::gui::MainWindow window(session, options);

@@ -6,10 +6,10 @@
 #include "datasets/datasets_page.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
-#include "workers/workers_page.h"
 #include "session/overview_page.h"
 #include "session/session.h"
 #include "session/sign_in_page.h"
+#include "workers/workers_page.h"
 
 #include <QApplication>
 #include <QEvent>

@@ -25,7 +25,7 @@ class Session;
 class SignInPage;
 
 struct WindowOptions {
-    std::chrono::seconds lockAfter{300};  // at most; the session's idle limit when shorter
+    std::chrono::seconds lockAfter{300};    // at most; the session's idle limit when shorter
     std::chrono::seconds refreshEvery{30};  // WhoAmI again: a revoked session shows soon
 };
 

@@ -70,8 +70,8 @@ public:
         settings.name = "notes";
         settings.format = "text-records";
         auto sam = daemon.as("sam");
-        auto imported =
-            sam->importDataset(settings, {{text, "notes.txt", std::filesystem::file_size(text)}}, {});
+        auto imported = sam->importDataset(
+            settings, {{text, "notes.txt", std::filesystem::file_size(text)}}, {});
         if (!imported)
             qFatal("import: %s", imported.error().message().c_str());
         if (!sam->grantRead("notes", "bob") || !sam->grantRead("notes", "ivy"))
@@ -96,7 +96,8 @@ public:
     {
         if (!desk.find<QGroupBox>("connectBox")->isVisible())
             return;
-        desk.find<QLineEdit>("connectAddress")->setText(QString::fromStdString(daemon.tcpAddress()));
+        desk.find<QLineEdit>("connectAddress")
+            ->setText(QString::fromStdString(daemon.tcpAddress()));
         desk.find<QLineEdit>("connectFingerprint")->setText(QString::fromStdString(fingerprint));
         QTest::mouseClick(desk.find<QPushButton>("connectButton"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(!desk.find<QGroupBox>("connectBox")->isVisible(), 15000);
@@ -108,7 +109,8 @@ public:
         connect(desk);
         desk.find<QLineEdit>("signInUser")->setText(QString::fromStdString(user));
         QTest::keyClicks(desk.find<QLineEdit>("signInPassword"), kDaemonPassword);
-        QTest::keyClicks(desk.find<QLineEdit>("signInTotp"), QString::fromStdString(daemon.code(user)));
+        QTest::keyClicks(desk.find<QLineEdit>("signInTotp"),
+                         QString::fromStdString(daemon.code(user)));
         QTest::mouseClick(desk.find<QPushButton>("signInButton"), Qt::LeftButton);
         QTRY_VERIFY2_WITH_TIMEOUT(desk.session->signedIn(), qPrintable(desk.signInError()), 20000);
         QVERIFY(desk.find<QWidget>("workspace")->isVisible());

@@ -2,17 +2,17 @@
 // sealtrain-control, saved as PNG. Run by scripts/screenshots under Xvfb at 1x and 2x
 // (QT_SCALE_FACTOR); not a test (nothing is asserted beyond getting there), so not in CTest.
 //   SEALTRAIN_SCREENSHOTS=DIR SEALTRAIN_SCREENSHOT_SUFFIX=@2x gui_tour
-#include "gui_site.h"
 #include "../integration/test_worker.h"
+#include "gui_site.h"
 
 #include "audit/audit_page.h"
 #include "audit/audit_table_model.h"
+#include "datasets/datasets_page.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
-#include "datasets/datasets_page.h"
-#include "workers/workers_page.h"
 #include "session/background.h"
+#include "workers/workers_page.h"
 
 #include <QPlainTextEdit>
 #include <QTabWidget>
@@ -62,8 +62,7 @@ private slots:
 
         Desk alice = site_.open("alice");
         site_.signIn(alice, "alice");
-        QTRY_VERIFY_WITH_TIMEOUT(
-            !alice.find<QLabel>("overviewServer")->text().isEmpty(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(!alice.find<QLabel>("overviewServer")->text().isEmpty(), 10000);
         save(alice, "overview-admin");
 
         // bob's job, submitted through the editor; ann reviews it.
@@ -122,8 +121,8 @@ private slots:
         auto* datasets = sam.find<gui::DatasetsPage>("datasetsPage");
         QTRY_COMPARE_WITH_TIMEOUT(datasets->model().rowCount(), 1, 15000);
         sam.find<QTableView>("datasetsTable")->selectRow(0);
-        QTRY_VERIFY_WITH_TIMEOUT(
-            sam.find<QLabel>("datasetDetails")->text().contains("Readers"), 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(sam.find<QLabel>("datasetDetails")->text().contains("Readers"),
+                                 15000);
         save(sam, "datasets");
 
         Desk otto = site_.open("otto");
@@ -143,8 +142,8 @@ private slots:
         auto* audit = rita.find<gui::AuditPage>("auditPage");
         QTRY_VERIFY_WITH_TIMEOUT(audit->model().rowCount() > 20, 15000);
         QTest::mouseClick(rita.find<QPushButton>("auditVerifyLive"), Qt::LeftButton);
-        QTRY_VERIFY_WITH_TIMEOUT(
-            rita.find<QLabel>("auditVerdict")->text().startsWith("VERIFIED"), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(rita.find<QLabel>("auditVerdict")->text().startsWith("VERIFIED"),
+                                 30000);
         save(rita, "audit");
 
         rita.window->lock();

@@ -6,23 +6,23 @@
 // chart fed by a worker's reports; the audit log browsed, verified live, exported and the export
 // verified offline; the idle lock hiding the content; a revoked session back at sign-in with the
 // sentence saying why.
-#include "gui_site.h"
 #include "../integration/test_worker.h"
+#include "gui_site.h"
 
 #include "audit/audit_page.h"
 #include "audit/audit_table_model.h"
+#include "datasets/datasets_page.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
-#include "datasets/datasets_page.h"
 #include "workers/workers_page.h"
 
 #include <QTableView>
 
-#include <algorithm>
 #include "main_window.h"
 #include "session/background.h"
 #include "session/session.h"
+#include <algorithm>
 
 #include "sealtrain/base/version.h"
 
@@ -84,8 +84,8 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(
             rita.find<QLabel>("overviewWarnings")->text().contains("Four eyes is not guaranteed"),
             10000);
-        QTRY_VERIFY_WITH_TIMEOUT(
-            rita.find<QLabel>("overviewServer")->text().contains(kVersion), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(rita.find<QLabel>("overviewServer")->text().contains(kVersion),
+                                 10000);
     }
 
     // bob submits through the spec editor; ann, another person, approves exactly the spec and
@@ -103,8 +103,9 @@ private slots:
         QCOMPARE(submitted.state, std::string("vetted"));
         QVERIFY(jobs->select(submitted.id));
         QVERIFY(!bob.find<QPushButton>("approveButton")->isVisible());  // bob approves nothing
-        QVERIFY(bob.find<QLabel>("jobSha256")->text().contains(
-            QString::fromStdString(submitted.specSha256)));
+        QVERIFY(bob.find<QLabel>("jobSha256")
+                    ->text()
+                    .contains(QString::fromStdString(submitted.specSha256)));
 
         Desk ann = site_.open("ann");
         site_.signIn(ann, "ann");
@@ -124,11 +125,10 @@ private slots:
         testing::TestWorker worker = testing::enrollTestWorker(site_.daemon, "otto", "n1", "cpu");
         auto taken = worker.client->takeJob();
         QVERIFY2(taken && taken->has_value(), taken ? "no job" : taken.error().message().c_str());
-        QTRY_VERIFY2_WITH_TIMEOUT(
-            jobs->model().rowAt(0)->state == "running",
-            qPrintable(QString::fromStdString(jobs->model().rowAt(0)->state) + " / "
-                       + bob.find<QLabel>("jobsError")->text()),
-            15000);
+        QTRY_VERIFY2_WITH_TIMEOUT(jobs->model().rowAt(0)->state == "running",
+                                  qPrintable(QString::fromStdString(jobs->model().rowAt(0)->state)
+                                             + " / " + bob.find<QLabel>("jobsError")->text()),
+                                  15000);
         api::MetricsReport report;
         report.job = (*taken)->job;
         report.attempt = (*taken)->attempt;
@@ -189,24 +189,25 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!audit->loading() && audit->model().rowCount() > 0, 15000);
         for (const api::AuditEntryView& entry : audit->model().rows())
             QCOMPARE(entry.actor, std::string("ann"));
-        QVERIFY(std::any_of(audit->model().rows().begin(), audit->model().rows().end(),
-                            [](const api::AuditEntryView& e) { return e.action == "job.approve"; }));
+        QVERIFY(
+            std::any_of(audit->model().rows().begin(), audit->model().rows().end(),
+                        [](const api::AuditEntryView& e) { return e.action == "job.approve"; }));
 
         QTest::mouseClick(rita.find<QPushButton>("auditVerifyLive"), Qt::LeftButton);
-        QTRY_VERIFY_WITH_TIMEOUT(
-            rita.find<QLabel>("auditVerdict")->text().startsWith("VERIFIED"), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(rita.find<QLabel>("auditVerdict")->text().startsWith("VERIFIED"),
+                                 30000);
 
         rita.find<QLineEdit>("auditActor")->clear();
         const QString path = site_.path("rita.bundle");
         rita.find<QLineEdit>("auditExportPath")->setText(path);
         QTest::mouseClick(rita.find<QPushButton>("auditExport"), Qt::LeftButton);
-        QTRY_VERIFY_WITH_TIMEOUT(rita.find<QLabel>("auditStatus")->text().startsWith("Bundle saved"),
-                                 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            rita.find<QLabel>("auditStatus")->text().startsWith("Bundle saved"), 30000);
         QVERIFY(QFile::exists(path));
         rita.find<QLineEdit>("auditBundlePath")->setText(path);
         QTest::mouseClick(rita.find<QPushButton>("auditOpenBundle"), Qt::LeftButton);
-        QTRY_VERIFY_WITH_TIMEOUT(
-            rita.find<QLabel>("auditVerdict")->text().startsWith("VERIFIED"), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(rita.find<QLabel>("auditVerdict")->text().startsWith("VERIFIED"),
+                                 30000);
         // One byte changed in the file: the offline check says so.
         QFile file(path);
         QVERIFY(file.open(QIODevice::ReadWrite));
@@ -221,8 +222,8 @@ private slots:
         file.write(bytes);
         file.close();
         QTest::mouseClick(rita.find<QPushButton>("auditOpenBundle"), Qt::LeftButton);
-        QTRY_VERIFY_WITH_TIMEOUT(
-            rita.find<QLabel>("auditVerdict")->text().startsWith("FAILED"), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(rita.find<QLabel>("auditVerdict")->text().startsWith("FAILED"),
+                                 30000);
     }
 
     // Left alone, the window locks: the content hidden, the session signed out; a new sign-in
@@ -273,11 +274,11 @@ private slots:
             sam.find<QLabel>("datasetDetails")->text().contains("Readers: bob, ivy"), 15000);
         sam.find<QLineEdit>("datasetReader")->setText("ann");
         QTest::mouseClick(sam.find<QPushButton>("grantReadButton"), Qt::LeftButton);
-        QTRY_VERIFY2_WITH_TIMEOUT(
-            sam.find<QLabel>("datasetDetails")->text().contains("ann"),
-            qPrintable(sam.find<QLabel>("datasetsStatus")->text()), 15000);
+        QTRY_VERIFY2_WITH_TIMEOUT(sam.find<QLabel>("datasetDetails")->text().contains("ann"),
+                                  qPrintable(sam.find<QLabel>("datasetsStatus")->text()), 15000);
 
-        const testing::TestWorker node = testing::enrollTestWorker(site_.daemon, "otto", "n3", "cpu");
+        const testing::TestWorker node =
+            testing::enrollTestWorker(site_.daemon, "otto", "n3", "cpu");
         Desk otto = site_.open("otto");
         site_.signIn(otto, "otto");
         QCOMPARE(otto.window->screens(), (QStringList{"overviewPage", "workersPage"}));

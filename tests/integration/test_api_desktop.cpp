@@ -171,11 +171,10 @@ private slots:
         auto page = daemon_.as("rita")->queryAudit(looks);
         QVERIFY(page && !page->entries.empty());
         const auto& newest = page->entries.front();  // this very look, audited first
-        QVERIFY(std::any_of(newest.details.begin(), newest.details.end(),
-                            [](const api::AuditDetailView& d) {
-                                return d.name == "filter" && d.text.find("actor=rita")
-                                                                 != std::string::npos;
-                            }));
+        QVERIFY(std::any_of(
+            newest.details.begin(), newest.details.end(), [](const api::AuditDetailView& d) {
+                return d.name == "filter" && d.text.find("actor=rita") != std::string::npos;
+            }));
         api::AuditQueryOptions bobsLooks;
         bobsLooks.selection.action = "audit.read";
         bobsLooks.selection.actor = "bob";
@@ -270,8 +269,8 @@ private slots:
                  refused.error_message().c_str());
         QVERIFY(reply.certificate_pem().empty());
 
-        auto signedIn = daemon_.anonymous()->signIn(
-            "carol", testing::secret(testing::kDaemonPassword), code);
+        auto signedIn =
+            daemon_.anonymous()->signIn("carol", testing::secret(testing::kDaemonPassword), code);
         QVERIFY2(signedIn, signedIn ? "" : signedIn.error().message().c_str());
     }
 

@@ -350,9 +350,8 @@ private slots:
         }
         // The one watch slot is bob's: ann's watch is turned away, not queued (were it let in,
         // its first event would end it at once).
-        auto busy = daemon_.as("ann")->watchJob(job_.job, [](const api::JobWatchEvent&) {
-            return false;
-        });
+        auto busy =
+            daemon_.as("ann")->watchJob(job_.job, [](const api::JobWatchEvent&) { return false; });
         QVERIFY(!busy);
         QCOMPARE(busy.error().code(), ErrorCode::ResourceExhausted);
         QVERIFY(isOneSentence(busy.error().message()));
@@ -394,9 +393,8 @@ private slots:
         QCOMPARE(events.back().job.state, std::string("succeeded"));
 
         // The slot is free again; someone who may not see the job is refused all the same.
-        auto outsider = daemon_.as("otto")->watchJob(job_.job, [](const api::JobWatchEvent&) {
-            return true;
-        });
+        auto outsider =
+            daemon_.as("otto")->watchJob(job_.job, [](const api::JobWatchEvent&) { return true; });
         QVERIFY(!outsider);
         QCOMPARE(outsider.error().code(), ErrorCode::PermissionDenied);
     }

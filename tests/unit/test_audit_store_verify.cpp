@@ -150,8 +150,8 @@ private slots:
             store.count = 11;
         } else if (attack == "foreign head") {
             TreeHead head = *t.log->lastHead();
-            store.heads = std::vector<std::string>{
-                signTreeHead(head, testing::signingKeyFromByte(9))};
+            store.heads =
+                std::vector<std::string>{signTreeHead(head, testing::signingKeyFromByte(9))};
         } else if (attack == "reorder") {
             auto heads = *t.store.readHeads();
             std::reverse(heads.begin(), heads.end());

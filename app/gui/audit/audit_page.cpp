@@ -226,8 +226,8 @@ void AuditPage::exportBundle()
     status_->setText(tr("Exporting…"));
     runInBackground(
         this,
-        [client, selection, target = std::filesystem::path(path.toStdString())]() -> Result<
-                                                                                 std::string> {
+        [client, selection,
+         target = std::filesystem::path(path.toStdString())]() -> Result<std::string> {
             auto exported = client->exportAudit(selection);
             if (!exported)
                 return exported.error();

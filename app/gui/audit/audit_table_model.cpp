@@ -8,8 +8,8 @@
 namespace sealtrain::gui {
 
 AuditTableModel::AuditTableModel(QObject* parent)
-    : RowModel({tr("#"), tr("Time (UTC)"), tr("Actor"), tr("Action"), tr("Target"),
-                tr("Outcome"), tr("Reason")},
+    : RowModel({tr("#"), tr("Time (UTC)"), tr("Actor"), tr("Action"), tr("Target"), tr("Outcome"),
+                tr("Reason")},
                parent)
 {
 }

@@ -18,15 +18,16 @@
 namespace sealtrain::gui {
 
 DatasetTableModel::DatasetTableModel(QObject* parent)
-    : RowModel({tr("Dataset"), tr("Version"), tr("Classification"), tr("Records"), tr("Tokens"),
-                tr("Id")},
-               parent)
+    : RowModel(
+        {tr("Dataset"), tr("Version"), tr("Classification"), tr("Records"), tr("Tokens"), tr("Id")},
+        parent)
 {
 }
 
 QVariant DatasetTableModel::cell(const api::DatasetSummary& dataset, int column, int role) const
 {
-    if (role == Qt::TextAlignmentRole && (column == Records || column == Tokens || column == Version))
+    if (role == Qt::TextAlignmentRole
+        && (column == Records || column == Tokens || column == Version))
         return int(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole)
         return {};
@@ -143,8 +144,7 @@ void DatasetsPage::show(const api::DatasetSummary& dataset)
                 const api::ManifestFacts& m = *details->manifest;
                 lines << tr("Tokenizer %1, from %2 sources (%3); train %4 records in %5 shards, "
                             "validation %6 records")
-                             .arg(QString::fromStdString(m.tokenizer),
-                                  QString::number(m.sources),
+                             .arg(QString::fromStdString(m.tokenizer), QString::number(m.sources),
                                   QString::fromStdString(m.inputFormat))
                              .arg(m.train.records)
                              .arg(m.train.shards)
@@ -153,7 +153,8 @@ void DatasetsPage::show(const api::DatasetSummary& dataset)
             QStringList readers;
             for (const std::string& reader : details->readers)
                 readers << QString::fromStdString(reader).toHtmlEscaped();
-            lines << tr("Readers: %1").arg(readers.isEmpty() ? tr("nobody yet") : readers.join(", "));
+            lines
+                << tr("Readers: %1").arg(readers.isEmpty() ? tr("nobody yet") : readers.join(", "));
             details_->setText(lines.join("<br>"));
         });
 }

@@ -7,8 +7,8 @@
 namespace sealtrain::gui {
 
 JobTableModel::JobTableModel(QObject* parent)
-    : RowModel({tr("Job"), tr("Name"), tr("Project"), tr("State"), tr("Submitter"),
-                tr("Approver"), tr("Worker"), tr("Updated")},
+    : RowModel({tr("Job"), tr("Name"), tr("Project"), tr("State"), tr("Submitter"), tr("Approver"),
+                tr("Worker"), tr("Updated")},
                parent)
 {
 }

@@ -187,8 +187,8 @@ void JobsPage::show(const api::JobSummary& job)
     // The button is absent for one's own job; the server refuses a forced click anyway.
     approve_->setVisible(approver && !mine && job.state == "vetted");
     reject_->setVisible(approver && !mine && (job.state == "vetted" || job.state == "submitted"));
-    const bool ended = job.state == "succeeded" || job.state == "failed"
-                       || job.state == "cancelled" || job.state == "rejected";
+    const bool ended = job.state == "succeeded" || job.state == "failed" || job.state == "cancelled"
+                       || job.state == "rejected";
     cancel_->setVisible((mine || approver) && !ended);
     if (other || !watch_) {
         error_->clear();
@@ -309,9 +309,8 @@ void JobsPage::submit()
         return;
     error_->clear();
     runInBackground(
-        this, [client, text = newSpec_->toPlainText().toStdString()] {
-            return client->submitJob(text);
-        },
+        this,
+        [client, text = newSpec_->toPlainText().toStdString()] { return client->submitJob(text); },
         [this](const Result<api::JobSummary>& submitted) {
             if (!submitted) {
                 showError(sentence(submitted.error()));

@@ -60,8 +60,8 @@ void OverviewPage::reload()
     if (!who)
         return;
     who_->setText(tr("%1, session %2, until %3; it ends after %4 minutes without use.")
-                      .arg(QString::fromStdString(who->user), QString::fromStdString(who->sessionId),
-                           utcText(who->expiresUnix))
+                      .arg(QString::fromStdString(who->user),
+                           QString::fromStdString(who->sessionId), utcText(who->expiresUnix))
                       .arg(who->idleTimeoutSeconds / 60));
     QStringList warnings;
     for (const std::string& warning : who->warnings)

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <QAbstractTableModel>
-#include <QTableView>
 #include <QStringList>
+#include <QTableView>
 
 #include <utility>
 #include <vector>

@@ -86,9 +86,9 @@ void Session::startWorkstation(const QString& passphrase)
 void Session::signIn(const QString& user, const QString& password, const QString& totpCode)
 {
     const QByteArray utf8 = password.toUtf8();
-    auto secret = crypto::SecretBytes::fromBytes(
-        {reinterpret_cast<const std::uint8_t*>(utf8.constData()),
-         static_cast<std::size_t>(utf8.size())});
+    auto secret =
+        crypto::SecretBytes::fromBytes({reinterpret_cast<const std::uint8_t*>(utf8.constData()),
+                                        static_cast<std::size_t>(utf8.size())});
     if (!secret) {
         emit failed(sentence(secret.error()));
         return;

@@ -21,8 +21,8 @@
 namespace sealtrain::gui {
 
 WorkerTableModel::WorkerTableModel(QObject* parent)
-    : RowModel({tr("Worker"), tr("Pool"), tr("State"), tr("Last heartbeat"), tr("Job"),
-                tr("GPUs"), tr("Interconnect")},
+    : RowModel({tr("Worker"), tr("Pool"), tr("State"), tr("Last heartbeat"), tr("Job"), tr("GPUs"),
+                tr("Interconnect")},
                parent)
 {
 }
@@ -47,7 +47,8 @@ QVariant WorkerTableModel::cell(const api::WorkerSummary& worker, int column, in
         QStringList names;
         for (const auto& gpu : inventory.value("gpus").toArray())
             names << gpu.toObject().value("name").toString();
-        return names.isEmpty() ? tr("none (CPU)") : QString("%1 × %2").arg(names.size()).arg(names.front());
+        return names.isEmpty() ? tr("none (CPU)")
+                               : QString("%1 × %2").arg(names.size()).arg(names.front());
     }
     case Interconnect: return worker.interconnectDeclared ? tr("declared encrypted") : QString();
     default: return {};
@@ -79,7 +80,8 @@ WorkersPage::WorkersPage(Session& session, QWidget* parent)
     tokenShown_->setObjectName("enrollToken");
     tokenShown_->setReadOnly(true);
     tokenShown_->setAccessibleName(tr("The one-time enrolment token"));
-    tokenShown_->setPlaceholderText(tr("the token appears here once; copy it to the node's operator"));
+    tokenShown_->setPlaceholderText(
+        tr("the token appears here once; copy it to the node's operator"));
     reason_->setObjectName("revokeReason");
     reason_->setPlaceholderText(tr("why (kept in the audit log)"));
     reason_->setAccessibleName(tr("Reason for the revocation"));
@@ -108,8 +110,8 @@ WorkersPage::WorkersPage(Session& session, QWidget* parent)
 void WorkersPage::reload()
 {
     const bool manages = session_.holds("worker.enroll");
-    for (QWidget* widget : std::initializer_list<QWidget*>{name_, pool_, token_, tokenShown_,
-                                                           reason_, revoke_})
+    for (QWidget* widget :
+         std::initializer_list<QWidget*>{name_, pool_, token_, tokenShown_, reason_, revoke_})
         widget->setVisible(manages);
     auto client = session_.client();
     if (!client)

@@ -223,8 +223,8 @@ struct JobSummary {
 struct JobWatchEvent {
     enum class Kind { Job, Metrics, Log, Checkpoint };
     Kind kind = Kind::Job;
-    JobSummary job;            // Kind::Job
-    std::string line;          // Kind::Metrics (JSON) or Kind::Log (text)
+    JobSummary job;                // Kind::Job
+    std::string line;              // Kind::Metrics (JSON) or Kind::Log (text)
     JobCheckpointView checkpoint;  // Kind::Checkpoint
 };
 

@@ -13,17 +13,17 @@
 namespace sealtrain {
 
 enum class ErrorCode {
-    InvalidArgument,    // the caller asked for something malformed
-    NotFound,           // a file, object or record that does not exist
-    AlreadyExists,      // would overwrite something that must not be overwritten
-    PermissionDenied,   // the caller's identity or role does not allow it
-    FailedPrecondition, // the target is not in the state the call needs (a job already ended)
-    Unauthenticated,    // wrong passphrase, key, password or signature
-    Integrity,          // data was altered, truncated or is not what it claims to be
-    Unsupported,        // a format version or suite this build does not know
-    ResourceExhausted,  // disk, memory or a quota ran out
-    Io,                 // the operating system refused a read or write
-    Internal,           // a bug: an invariant of ours did not hold
+    InvalidArgument,     // the caller asked for something malformed
+    NotFound,            // a file, object or record that does not exist
+    AlreadyExists,       // would overwrite something that must not be overwritten
+    PermissionDenied,    // the caller's identity or role does not allow it
+    FailedPrecondition,  // the target is not in the state the call needs (a job already ended)
+    Unauthenticated,     // wrong passphrase, key, password or signature
+    Integrity,           // data was altered, truncated or is not what it claims to be
+    Unsupported,         // a format version or suite this build does not know
+    ResourceExhausted,   // disk, memory or a quota ran out
+    Io,                  // the operating system refused a read or write
+    Internal,            // a bug: an invariant of ours did not hold
 };
 
 [[nodiscard]] const char* errorCodeName(ErrorCode code) noexcept;

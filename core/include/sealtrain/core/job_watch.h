@@ -28,10 +28,10 @@ struct JobWatchCursor {
 };
 
 struct JobWatchUpdate {
-    std::optional<JobInfo> job;        // the job, when it changed since the cursor
-    std::vector<MetricsLine> lines;    // metrics and log lines (kind "log"), as stored
+    std::optional<JobInfo> job;      // the job, when it changed since the cursor
+    std::vector<MetricsLine> lines;  // metrics and log lines (kind "log"), as stored
     std::vector<JobCheckpoint> checkpoints;
-    bool ended = false;                // the job has ended and every line was reported
+    bool ended = false;  // the job has ended and every line was reported
 };
 
 // A look reports at most this many lines; the next look goes on from there.
