@@ -55,20 +55,35 @@ void Session::connectTo(const QString& address, const QString& fingerprint)
         });
 }
 
+namespace {
+
+// A typed secret in locked memory that is wiped when freed. The form's own copy (a QString) is
+// cleared by the form once sent; Qt does not wipe what it frees.
+Result<std::shared_ptr<crypto::SecretBytes>> secretOf(const QString& typed)
+{
+    QByteArray utf8 = typed.toUtf8();
+    auto secret =
+        crypto::SecretBytes::fromBytes({reinterpret_cast<const std::uint8_t*>(utf8.constData()),
+                                        static_cast<std::size_t>(utf8.size())});
+    utf8.fill('\0');
+    if (!secret)
+        return secret.error();
+    return std::make_shared<crypto::SecretBytes>(std::move(*secret));
+}
+
+}  // namespace
+
 void Session::startWorkstation(const QString& passphrase)
 {
-    auto secret = crypto::SecretBytes::fromBytes(
-        {reinterpret_cast<const std::uint8_t*>(passphrase.toUtf8().constData()),
-         static_cast<std::size_t>(passphrase.toUtf8().size())});
-    if (!secret) {
-        emit failed(sentence(secret.error()));
+    auto shared = secretOf(passphrase);
+    if (!shared) {
+        emit failed(sentence(shared.error()));
         return;
     }
     const api::Profile profile = profile_;
-    auto shared = std::make_shared<crypto::SecretBytes>(std::move(*secret));
     runInBackground(
         this,
-        [profile, executable = controlExecutable_, shared] {
+        [profile, executable = controlExecutable_, shared = std::move(*shared)] {
             auto copy = shared->copy();
             if (!copy)
                 return Result<pid_t>(copy.error());
@@ -85,16 +100,13 @@ void Session::startWorkstation(const QString& passphrase)
 
 void Session::signIn(const QString& user, const QString& password, const QString& totpCode)
 {
-    const QByteArray utf8 = password.toUtf8();
-    auto secret =
-        crypto::SecretBytes::fromBytes({reinterpret_cast<const std::uint8_t*>(utf8.constData()),
-                                        static_cast<std::size_t>(utf8.size())});
-    if (!secret) {
-        emit failed(sentence(secret.error()));
+    auto typed = secretOf(password);
+    if (!typed) {
+        emit failed(sentence(typed.error()));
         return;
     }
     const api::Profile profile = profile_;
-    auto shared = std::make_shared<crypto::SecretBytes>(std::move(*secret));
+    std::shared_ptr<crypto::SecretBytes> shared = std::move(*typed);
     struct Outcome {
         std::shared_ptr<api::ControlClient> client;
         std::optional<api::WhoAmI> who;
@@ -157,6 +169,20 @@ void Session::signOut()
 {
     if (user_.empty())
         return;
+    forget(true);
+}
+
+void Session::lose(const QString& reason)
+{
+    if (!client_)
+        return;
+    // The server ended the session; the stored key and certificate are worth nothing now.
+    forget(false);
+    emit failed(reason);
+}
+
+void Session::forget(bool reportFailure)
+{
     const api::Profile profile = profile_;
     const std::string user = user_;
     client_.reset();
@@ -165,26 +191,10 @@ void Session::signOut()
     emit signedInChanged();
     runInBackground(
         this, [profile, user] { return profile.signOut(user); },
-        [this](const Result<void>& done) {
-            if (!done)
+        [this, reportFailure](const Result<void>& done) {
+            if (!done && reportFailure)
                 emit failed(sentence(done.error()));
         });
-}
-
-void Session::lose(const QString& reason)
-{
-    if (!client_)
-        return;
-    const api::Profile profile = profile_;
-    const std::string user = user_;
-    client_.reset();
-    who_.reset();
-    user_.clear();
-    // The server ended the session; the stored key and certificate are worth nothing now.
-    runInBackground(
-        this, [profile, user] { return profile.signOut(user); }, [](const Result<void>&) {});
-    emit signedInChanged();
-    emit failed(reason);
 }
 
 }  // namespace sealtrain::gui

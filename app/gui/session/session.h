@@ -62,6 +62,11 @@ signals:
     void whoChanged();
 
 private:
+    // Drops the client and WhoAmI, says so (signedInChanged), then ends the session on the
+    // server and removes its key and certificate from the profile; a failure of that is
+    // reported only when `reportFailure` (after a revocation the server has ended it already).
+    void forget(bool reportFailure);
+
     api::Profile profile_;
     std::filesystem::path controlExecutable_;
     std::shared_ptr<api::ControlClient> client_;
