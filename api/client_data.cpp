@@ -98,12 +98,14 @@ Result<std::vector<DatasetSummary>> ControlClient::listDatasets()
 
 Result<ImportedDataset> ControlClient::importDataset(const ImportSettings& settings,
                                                      const std::vector<UploadFile>& files,
-                                                     const UploadProgress& progress)
+                                                     const UploadProgress& progress,
+                                                     CallCancel* cancel)
 {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
     v1::ImportDatasetReply reply;
     auto stream = state_->datasets->ImportDataset(&context, &reply);
+    const client_internal::CancelScope scope(cancel, context);
     std::uint64_t total = 0;
     for (const UploadFile& file : files)
         total += file.size;
@@ -163,6 +165,9 @@ Result<ImportedDataset> ControlClient::importDataset(const ImportSettings& setti
     if (open)
         stream->WritesDone();
     const grpc::Status status = stream->Finish();
+    if (!status.ok() && cancel != nullptr && cancel->cancelled())
+        return Error(ErrorCode::FailedPrecondition,
+                     "The import was cancelled; nothing was imported.");
     if (!status.ok())
         return state_->failure(status);
     return ImportedDataset{summaryOf(reply.dataset()), reply.parent(), reply.signer(),

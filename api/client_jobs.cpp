@@ -217,22 +217,7 @@ Result<JobSummary> ControlClient::watchJob(std::int64_t id,
     request.set_id(id);
     grpc::ClientContext context;
     auto stream = state_->jobs->WatchJob(&context, request);
-    if (cancel != nullptr)
-        cancel->attach(&context);
-    struct Detach {
-        CallCancel* cancel;
-        explicit Detach(CallCancel* from)
-            : cancel(from)
-        {
-        }
-        Detach(const Detach&) = delete;
-        Detach& operator=(const Detach&) = delete;
-        ~Detach()
-        {
-            if (cancel != nullptr)
-                cancel->detach();
-        }
-    } detach{cancel};
+    const client_internal::CancelScope scope(cancel, context);
     v1::JobEvent event;
     JobWatchEvent out;
     JobSummary last;

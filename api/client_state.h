@@ -129,6 +129,27 @@ inline SplitCounts splitOf(const v1::DatasetSplit& split)
 openChannel(const std::string& address, const std::string& serverName,
             const std::shared_ptr<grpc::ChannelCredentials>& credentials, bool pings = false);
 
+// Ties a CallCancel (or none) to one call's context for the call's lifetime.
+class CancelScope final {
+public:
+    CancelScope(CallCancel* cancel, grpc::ClientContext& context)
+        : cancel_(cancel)
+    {
+        if (cancel_ != nullptr)
+            cancel_->attach(&context);
+    }
+    CancelScope(const CancelScope&) = delete;
+    CancelScope& operator=(const CancelScope&) = delete;
+    ~CancelScope()
+    {
+        if (cancel_ != nullptr)
+            cancel_->detach();
+    }
+
+private:
+    CallCancel* cancel_;
+};
+
 }  // namespace client_internal
 
 struct ControlClient::State {

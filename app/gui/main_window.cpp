@@ -1,6 +1,7 @@
 // The window (main_window.h).
 #include "main_window.h"
 
+#include "access/access_page.h"
 #include "audit/audit_page.h"
 #include "audit/audit_table_model.h"
 #include "datasets/datasets_page.h"
@@ -40,6 +41,7 @@ MainWindow::MainWindow(Session& session, WindowOptions options, QWidget* parent)
     , jobs_(new JobsPage(session, screens_))
     , workers_(new WorkersPage(session, screens_))
     , audit_(new AuditPage(session, screens_))
+    , access_(new AccessPage(session, screens_))
     , idle_(new QTimer(this))
     , refresh_(new QTimer(this))
 {
@@ -61,7 +63,7 @@ MainWindow::MainWindow(Session& session, WindowOptions options, QWidget* parent)
     columns->addLayout(side);
     columns->addWidget(screens_, 1);
     for (QWidget* screen :
-         std::initializer_list<QWidget*>{overview_, datasets_, jobs_, workers_, audit_})
+         std::initializer_list<QWidget*>{overview_, datasets_, jobs_, workers_, audit_, access_})
         screens_->addWidget(screen);
     pages_->addWidget(signIn_);
     pages_->addWidget(workspace_);
@@ -118,6 +120,8 @@ bool MainWindow::showScreen(const QString& objectName)
             workers_->reload();
         else if (screen == audit_ && audit_->model().rowCount() == 0)
             audit_->reload();
+        else if (screen == access_)
+            access_->reload();
         return true;
     }
     return false;
@@ -138,6 +142,7 @@ void MainWindow::enterWorkspace()
     add(tr("Jobs"), jobs_, session_.holds("job.submit") || session_.holds("job.approve"));
     add(tr("Workers"), workers_, session_.holds("worker.read"));
     add(tr("Audit"), audit_, session_.holds("audit.read"));
+    add(tr("Users and roles"), access_, AccessPage::allowedFor(session_));
     pages_->setCurrentWidget(workspace_);
     navigation_->setCurrentRow(0);
     const auto& who = session_.who();
@@ -158,6 +163,7 @@ void MainWindow::leaveWorkspace()
     jobs_->model().setRows({});
     workers_->model().setRows({});
     audit_->model().setRows({});
+    access_->clear();
     pages_->setCurrentWidget(signIn_);
     signIn_->setLocked(locked_, {});
 }

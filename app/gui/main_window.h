@@ -16,6 +16,7 @@ class QTimer;
 
 namespace sealtrain::gui {
 
+class AccessPage;
 class AuditPage;
 class DatasetsPage;
 class JobsPage;
@@ -62,6 +63,7 @@ private:
     JobsPage* jobs_;
     WorkersPage* workers_;
     AuditPage* audit_;
+    AccessPage* access_;
     QTimer* idle_;
     QTimer* refresh_;
     bool locked_ = false;

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace sealtrain::testing {
 
@@ -47,19 +48,18 @@ struct Desk {
 
 class GuiSite {
 public:
-    // alice the admin; bob and ivy engineers (ivy an approver too), ann an approver, rita an
-    // auditor, sam a steward, otto an operator; the dataset notes, readable by bob and ivy.
-    void start()
+    // alice the admin; bob and ivy engineers (ivy an approver too, unless a second admin is
+    // among `more`: then her grant waits for them), ann an approver, rita an auditor, sam a
+    // steward, otto an operator, and `more`; the dataset notes, readable by bob and ivy.
+    void start(const std::vector<DaemonUser>& more = {})
     {
         if (!tmp_.isValid())
             qFatal("no temporary folder");
-        daemon.create(tmp_.path().toStdString(), "alice",
-                      {{"bob", "engineer"},
-                       {"ivy", "engineer"},
-                       {"ann", "approver"},
-                       {"rita", "auditor"},
-                       {"sam", "steward"},
-                       {"otto", "operator"}});
+        std::vector<DaemonUser> users{{"bob", "engineer"}, {"ivy", "engineer"},
+                                      {"ann", "approver"}, {"rita", "auditor"},
+                                      {"sam", "steward"},  {"otto", "operator"}};
+        users.insert(users.end(), more.begin(), more.end());
+        daemon.create(tmp_.path().toStdString(), "alice", users);
         daemon.start();
         fingerprint = crypto::certificateFingerprint(daemon.caPem()).value();
         if (!daemon.as("alice")->grantRole("ivy", "approver", ""))

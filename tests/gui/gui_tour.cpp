@@ -5,20 +5,26 @@
 #include "../integration/test_worker.h"
 #include "gui_site.h"
 
+#include "access/access_page.h"
 #include "audit/audit_page.h"
 #include "audit/audit_table_model.h"
 #include "datasets/datasets_page.h"
+#include "datasets/import_wizard.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
 #include "session/background.h"
 #include "workers/workers_page.h"
 
+#include <QCheckBox>
+#include <QComboBox>
+#include <QListWidget>
 #include <QPlainTextEdit>
 #include <QTabWidget>
 #include <QTableView>
 
 #include <cmath>
+#include <fstream>
 
 using namespace sealtrain;
 using testing::Desk;
@@ -37,6 +43,15 @@ class GuiTour : public QObject {
         const QString file = folder_ + "/" + name + suffix_ + ".png";
         QVERIFY2(shot.save(file), qPrintable(file));
         qInfo("saved %s (%dx%d)", qPrintable(file), shot.width(), shot.height());
+    }
+    void save(const Desk& desk, QWidget& dialog, const QString& name)
+    {
+        QTest::qWait(400);
+        const QPixmap shot = dialog.grab();
+        const QString file = folder_ + "/" + name + suffix_ + ".png";
+        QVERIFY2(shot.save(file), qPrintable(file));
+        qInfo("saved %s (%dx%d) over %s", qPrintable(file), shot.width(), shot.height(),
+              qPrintable(desk.window->objectName()));
     }
 
 private slots:
@@ -64,6 +79,21 @@ private slots:
         site_.signIn(alice, "alice");
         QTRY_VERIFY_WITH_TIMEOUT(!alice.find<QLabel>("overviewServer")->text().isEmpty(), 10000);
         save(alice, "overview-admin");
+        QVERIFY(alice.window->showScreen("accessPage"));
+        auto* access = alice.find<gui::AccessPage>("accessPage");
+        QTRY_VERIFY_WITH_TIMEOUT(access->selectUser("bob"), 15000);
+        alice.find<QLineEdit>("newUserName")->setText("zoe");
+        QTest::mouseClick(alice.find<QPushButton>("createUserButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!alice.find<QLineEdit>("accessCode")->text().isEmpty(), 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(access->selectUser("zoe"), 15000);
+        alice.find<QComboBox>("grantRole")->setCurrentText("engineer");
+        alice.find<QLineEdit>("grantProject")->setText("demo");
+        save(alice, "access-users");
+        alice.find<QTabWidget>("accessTabs")->setCurrentIndex(2);
+        QTRY_VERIFY_WITH_TIMEOUT(alice.find<QListWidget>("rolePermissions")->count() > 10, 15000);
+        save(alice, "access-roles");
+        alice.find<QTabWidget>("accessTabs")->setCurrentIndex(3);
+        save(alice, "access-sessions");
 
         // bob's job, submitted through the editor; ann reviews it.
         Desk bob = site_.open("bob");
@@ -120,6 +150,28 @@ private slots:
         QVERIFY(sam.window->showScreen("datasetsPage"));
         auto* datasets = sam.find<gui::DatasetsPage>("datasetsPage");
         QTRY_COMPARE_WITH_TIMEOUT(datasets->model().rowCount(), 1, 15000);
+        {
+            const QString corpus = site_.path("clinic-letters.txt");
+            std::ofstream(corpus.toStdString())
+                << "Dear patient, your appointment moved to May.\n\nCall 555-0100 or write to "
+                   "desk@example.org.\n\nDear patient, your appointment moved to May.\n";
+            QTest::mouseClick(sam.find<QPushButton>("importDatasetButton"), Qt::LeftButton);
+            auto* wizard = sam.find<gui::ImportWizard>("importWizard");
+            QVERIFY(wizard->addFile(corpus));
+            save(sam, *wizard, "datasets-import-files");
+            QTest::mouseClick(wizard->button(QWizard::NextButton), Qt::LeftButton);
+            auto* format = sam.find<QComboBox>("importFormat");
+            format->setCurrentIndex(format->findData("text-records"));
+            sam.find<QComboBox>("importClassification")->setCurrentText("phi");
+            sam.find<QCheckBox>("importRedactPii")->setChecked(true);
+            save(sam, *wizard, "datasets-import-settings");
+            QTest::mouseClick(wizard->button(QWizard::NextButton), Qt::LeftButton);
+            QTRY_VERIFY_WITH_TIMEOUT(sam.find<QLabel>("importResult")->text().contains("Imported"),
+                                     30000);
+            save(sam, *wizard, "datasets-import-report");
+            QTest::mouseClick(wizard->button(QWizard::FinishButton), Qt::LeftButton);
+            QTRY_COMPARE_WITH_TIMEOUT(datasets->model().rowCount(), 2, 15000);
+        }
         sam.find<QTableView>("datasetsTable")->selectRow(0);
         QTRY_VERIFY_WITH_TIMEOUT(sam.find<QLabel>("datasetDetails")->text().contains("Readers"),
                                  15000);

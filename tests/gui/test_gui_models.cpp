@@ -1,9 +1,14 @@
 // The GUI's table models and charts fed plain rows, as the client library returns them, with no
 // server (issue #29): what each column shows, paging appends without losing rows, the charts
-// take the trainer's step and validation lines and ignore the rest.
+// take the trainer's step and validation lines and ignore the rest; the import wizard's summary
+// of a screening report; the enrolment QR code (the standard's finder patterns and quiet zone,
+// each module drawn where the encoder put it) and the key read from an otpauth:// URI.
 #include "audit/audit_table_model.h"
+#include "datasets/import_wizard.h"
 #include "jobs/job_table_model.h"
 #include "jobs/metrics_chart.h"
+#include "session/enrol_dialog.h"
+#include "session/qr_code.h"
 
 #include <QtTest/QtTest>
 
@@ -75,6 +80,56 @@ private slots:
         const QString details = detailsText(page.front());
         QCOMPARE(details, QString("peer=ipv4:127.0.0.1:5000 file=hmac:aaaaaaaaaaaaaaaa"));
         QCOMPARE(model.index(0, 0).data(Qt::ToolTipRole).toString(), details);
+    }
+
+    void screeningReportInSentences()
+    {
+        QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+        const QString text = importReportText(
+            R"({"records_read":1200,"files_read":3,"bytes_read":2048,"records_kept":1180,)"
+            R"("duplicates":15,"skipped":5,"pii_redacted":true,)"
+            R"("pii":{"email":{"count":4},"ipv4":{"count":0},"phone":{"count":2}}})");
+        QVERIFY2(text.startsWith("Read 1,200 records from 3 files (2.00 KiB): kept 1,180, 15 "
+                                 "duplicates, 5 skipped."),
+                 qPrintable(text));
+        QVERIFY2(text.endsWith("Possible PII for review, redacted: 4 email, 2 phone."),
+                 qPrintable(text));
+        QVERIFY(importReportText(R"({"records_read":1,"pii":{}})")
+                    .endsWith("No possible PII was found."));
+        QVERIFY(importReportText("not json").isEmpty());
+        QLocale::setDefault(QLocale::system());
+    }
+
+    void enrolmentQrCode()
+    {
+        const QByteArray uri =
+            "otpauth://totp/Sealtrain:zoe?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+            "&issuer=Sealtrain&algorithm=SHA1&digits=6&period=30";
+        QCOMPARE(otpauthSecret(uri), QString("JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"));
+        QVERIFY(otpauthSecret("https://example.org/?secret=ABC").isEmpty());
+        const QrMatrix matrix = encodeQr(uri);
+        // 21 + 4 (version - 1) modules; 110 bytes at level M need version 6 or more.
+        QVERIFY(matrix.width >= 41);
+        QCOMPARE((matrix.width - 21) % 4, 0);
+        // A finder pattern in three corners: a dark 7x7 ring, a light ring, a dark 3x3 centre.
+        for (const auto& [ox, oy] : {std::pair{0, 0}, {matrix.width - 7, 0}, {0, matrix.width - 7}})
+            for (int y = 0; y < 7; ++y)
+                for (int x = 0; x < 7; ++x) {
+                    const bool ring = x == 0 || y == 0 || x == 6 || y == 6;
+                    const bool centre = x >= 2 && x <= 4 && y >= 2 && y <= 4;
+                    QCOMPARE(matrix.at(ox + x, oy + y), ring || centre);
+                }
+        const int scale = 5;
+        const QImage image = drawQr(matrix, scale);
+        QCOMPARE(image.width(), (matrix.width + 2 * kQrQuietZone) * scale);
+        QCOMPARE(image.pixel(1, 1), qRgb(255, 255, 255));  // the quiet zone
+        for (int y = 0; y < matrix.width; ++y)
+            for (int x = 0; x < matrix.width; ++x) {
+                const QRgb centre = image.pixel((x + kQrQuietZone) * scale + scale / 2,
+                                                (y + kQrQuietZone) * scale + scale / 2);
+                QCOMPARE(centre, matrix.at(x, y) ? qRgb(0, 0, 0) : qRgb(255, 255, 255));
+            }
+        QVERIFY(drawQr(QrMatrix{}, scale).isNull());
     }
 
     void chartsTakeStepsAndValidations()

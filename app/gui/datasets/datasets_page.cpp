@@ -1,6 +1,8 @@
 // The datasets screen (datasets_page.h).
 #include "datasets_page.h"
 
+#include "import_wizard.h"
+
 #include "../session/background.h"
 #include "../session/row_model.h"
 #include "../session/session.h"
@@ -52,6 +54,7 @@ DatasetsPage::DatasetsPage(Session& session, QWidget* parent)
     , reader_(new QLineEdit(this))
     , grant_(new QPushButton(tr("&Grant read"), this))
     , revoke_(new QPushButton(tr("Re&voke read"), this))
+    , import_(new QPushButton(tr("&Import a dataset…"), this))
     , status_(new QLabel(this))
 {
     setObjectName("datasetsPage");
@@ -66,6 +69,7 @@ DatasetsPage::DatasetsPage(Session& session, QWidget* parent)
     reader_->setAccessibleName(tr("User to grant or revoke read access"));
     grant_->setObjectName("grantReadButton");
     revoke_->setObjectName("revokeReadButton");
+    import_->setObjectName("importDatasetButton");
     status_->setObjectName("datasetsStatus");
     status_->setWordWrap(true);
     status_->setStyleSheet("color: #b00020;");
@@ -83,6 +87,7 @@ DatasetsPage::DatasetsPage(Session& session, QWidget* parent)
     split->addWidget(table_);
     split->addWidget(side);
     auto* layout = new QVBoxLayout(this);
+    layout->addWidget(import_, 0, Qt::AlignLeft);
     layout->addWidget(split);
 
     connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
@@ -92,6 +97,15 @@ DatasetsPage::DatasetsPage(Session& session, QWidget* parent)
             });
     connect(grant_, &QPushButton::clicked, this, [this] { grant(true); });
     connect(revoke_, &QPushButton::clicked, this, [this] { grant(false); });
+    connect(import_, &QPushButton::clicked, this, &DatasetsPage::openImport);
+}
+
+void DatasetsPage::openImport()
+{
+    auto* wizard = new ImportWizard(session_, this);
+    wizard->setAttribute(Qt::WA_DeleteOnClose);
+    connect(wizard, &ImportWizard::imported, this, &DatasetsPage::reload);
+    wizard->open();
 }
 
 void DatasetsPage::reload()
@@ -99,6 +113,7 @@ void DatasetsPage::reload()
     const bool steward = session_.holds("dataset.grant");
     for (QWidget* widget : std::initializer_list<QWidget*>{reader_, grant_, revoke_})
         widget->setVisible(steward);
+    import_->setVisible(session_.holds("dataset.import"));
     auto client = session_.client();
     if (!client)
         return;

@@ -1,6 +1,7 @@
 // Datasets (dataset.read to see them): the list of the datasets one may read (a steward sees
 // all), and for the selected one what its signed manifest says, its parent version, who made
-// and signed it and who may read it; read grants for stewards (dataset.grant).
+// and signed it and who may read it; read grants for stewards (dataset.grant), and the import
+// wizard for those who may import (dataset.import).
 #pragma once
 
 #include "../session/row_model.h"
@@ -40,6 +41,7 @@ public:
 private:
     void show(const api::DatasetSummary& dataset);
     void grant(bool add);
+    void openImport();
 
     Session& session_;
     DatasetTableModel* model_;
@@ -48,6 +50,7 @@ private:
     QLineEdit* reader_;
     QPushButton* grant_;
     QPushButton* revoke_;
+    QPushButton* import_;
     QLabel* status_;
     std::string shown_;
 };

@@ -26,4 +26,14 @@ void setUpTable(QTableView& table, QAbstractItemModel& model, const char* object
     table.verticalHeader()->hide();
 }
 
+QLineEdit* namedField(QWidget* parent, const char* objectName, const QString& accessibleName,
+                      const QString& placeholder)
+{
+    auto* edit = new QLineEdit(parent);
+    edit->setObjectName(objectName);
+    edit->setAccessibleName(accessibleName);
+    edit->setPlaceholderText(placeholder);
+    return edit;
+}
+
 }  // namespace sealtrain::gui

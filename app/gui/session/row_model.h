@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QAbstractTableModel>
+#include <QLineEdit>
 #include <QStringList>
 #include <QTableView>
 
@@ -87,5 +88,9 @@ private:
 // rows selected one at a time, the last column stretched, no row numbers.
 void setUpTable(QTableView& table, QAbstractItemModel& model, const char* objectName,
                 const QString& accessibleName);
+
+// A text field as every form has it: named (tests find it), with an accessible name and a hint.
+[[nodiscard]] QLineEdit* namedField(QWidget* parent, const char* objectName,
+                                    const QString& accessibleName, const QString& placeholder = {});
 
 }  // namespace sealtrain::gui

@@ -55,10 +55,6 @@ void Session::connectTo(const QString& address, const QString& fingerprint)
         });
 }
 
-namespace {
-
-// A typed secret in locked memory that is wiped when freed. The form's own copy (a QString) is
-// cleared by the form once sent; Qt does not wipe what it frees.
 Result<std::shared_ptr<crypto::SecretBytes>> secretOf(const QString& typed)
 {
     QByteArray utf8 = typed.toUtf8();
@@ -70,8 +66,6 @@ Result<std::shared_ptr<crypto::SecretBytes>> secretOf(const QString& typed)
         return secret.error();
     return std::make_shared<crypto::SecretBytes>(std::move(*secret));
 }
-
-}  // namespace
 
 void Session::startWorkstation(const QString& passphrase)
 {

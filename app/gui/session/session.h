@@ -77,4 +77,9 @@ private:
 // The one sentence of an error for a person, as the server or the client library wrote it.
 [[nodiscard]] QString sentence(const Error& error);
 
+// A typed secret (a password, a passphrase) in locked memory that is wiped when freed; the
+// UTF-8 copy made on the way is wiped too. The form's own copy (a QString) is cleared by the form
+// once sent; Qt does not wipe what it frees.
+[[nodiscard]] Result<std::shared_ptr<crypto::SecretBytes>> secretOf(const QString& typed);
+
 }  // namespace sealtrain::gui

@@ -1,6 +1,8 @@
 // The sign-in screen (sign_in_page.h).
 #include "sign_in_page.h"
 
+#include "enrol_dialog.h"
+#include "row_model.h"
 #include "session.h"
 
 #include <QFormLayout>
@@ -11,36 +13,23 @@
 #include <QVBoxLayout>
 
 namespace sealtrain::gui {
-namespace {
-
-QLineEdit* field(QWidget* parent, const char* name, const QString& accessible,
-                 const QString& placeholder = {})
-{
-    auto* edit = new QLineEdit(parent);
-    edit->setObjectName(name);
-    edit->setAccessibleName(accessible);
-    edit->setPlaceholderText(placeholder);
-    return edit;
-}
-
-}  // namespace
-
 SignInPage::SignInPage(Session& session, QWidget* parent)
     : QWidget(parent)
     , session_(session)
     , title_(new QLabel(this))
     , endpoint_(new QLabel(this))
     , connectBox_(new QGroupBox(tr("Connect to a control plane"), this))
-    , address_(field(connectBox_, "connectAddress", tr("Address"), "host:port"))
-    , fingerprint_(field(connectBox_, "connectFingerprint", tr("CA fingerprint"), "sha256:…"))
+    , address_(namedField(connectBox_, "connectAddress", tr("Address"), "host:port"))
+    , fingerprint_(namedField(connectBox_, "connectFingerprint", tr("CA fingerprint"), "sha256:…"))
     , connect_(new QPushButton(tr("&Connect"), connectBox_))
     , startBox_(new QGroupBox(tr("This workstation's control plane is not running"), this))
-    , passphrase_(field(startBox_, "startPassphrase", tr("Keyring passphrase")))
+    , passphrase_(namedField(startBox_, "startPassphrase", tr("Keyring passphrase")))
     , start_(new QPushButton(tr("S&tart it"), startBox_))
-    , user_(field(this, "signInUser", tr("User")))
-    , password_(field(this, "signInPassword", tr("Password")))
-    , totp_(field(this, "signInTotp", tr("TOTP code"), tr("6 digits from your authenticator")))
+    , user_(namedField(this, "signInUser", tr("User")))
+    , password_(namedField(this, "signInPassword", tr("Password")))
+    , totp_(namedField(this, "signInTotp", tr("TOTP code"), tr("6 digits from your authenticator")))
     , signIn_(new QPushButton(tr("&Sign in"), this))
+    , enrol_(new QPushButton(tr("I have a &one-time code…"), this))
     , error_(new QLabel(this))
 {
     setObjectName("signInPage");
@@ -58,6 +47,8 @@ SignInPage::SignInPage(Session& session, QWidget* parent)
     start_->setObjectName("startButton");
     signIn_->setObjectName("signInButton");
     signIn_->setDefault(true);
+    enrol_->setObjectName("oneTimeCodeButton");
+    enrol_->setFlat(true);
     error_->setObjectName("signInError");
     error_->setWordWrap(true);
     error_->setStyleSheet("color: #b00020;");
@@ -80,6 +71,7 @@ SignInPage::SignInPage(Session& session, QWidget* parent)
     form->addRow(tr("Pass&word"), password_);
     form->addRow(tr("T&OTP code"), totp_);
     form->addRow(signIn_);
+    form->addRow(enrol_);
 
     auto* column = new QVBoxLayout;
     column->addWidget(title_);
@@ -100,6 +92,8 @@ SignInPage::SignInPage(Session& session, QWidget* parent)
     setTabOrder(user_, password_);
     setTabOrder(password_, totp_);
     setTabOrder(totp_, signIn_);
+    setTabOrder(signIn_, enrol_);
+    connect(enrol_, &QPushButton::clicked, this, &SignInPage::openEnrolment);
 
     connect(connect_, &QPushButton::clicked, this, [this] {
         setBusy(true);
@@ -166,9 +160,25 @@ void SignInPage::showError(const QString& message)
     error_->setText(message);
 }
 
+void SignInPage::openEnrolment()
+{
+    if (!session_.profile().endpoint()) {
+        showError(tr("Connect to the control plane first; your admin gave you its address and "
+                     "CA fingerprint."));
+        return;
+    }
+    auto* dialog = new EnrolDialog(session_, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        user_->setText(dialog->user());
+        password_->setFocus();
+    });
+    dialog->open();
+}
+
 void SignInPage::setBusy(bool busy)
 {
-    for (QWidget* widget : std::initializer_list<QWidget*>{connect_, start_, signIn_})
+    for (QWidget* widget : std::initializer_list<QWidget*>{connect_, start_, signIn_, enrol_})
         widget->setEnabled(!busy);
     if (busy)
         error_->clear();

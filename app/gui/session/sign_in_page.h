@@ -1,7 +1,8 @@
 // The first screen: which control plane (pin one by address and CA fingerprint, or start this
 // workstation's own), then sign-in with password and TOTP code. The server's sentence is shown
 // under the form when a step fails. Also the lock screen: after the idle time the window shows
-// this page again, its content hidden, and only a new sign-in opens it.
+// this page again, its content hidden, and only a new sign-in opens it. "I have a one-time code"
+// opens the enrolment (a new user, or the first sign-in after a reset: enrol_dialog.h).
 #pragma once
 
 #include <QWidget>
@@ -29,6 +30,7 @@ public:
 
 private:
     void setBusy(bool busy);
+    void openEnrolment();
 
     Session& session_;
     QLabel* title_;
@@ -44,6 +46,7 @@ private:
     QLineEdit* password_;
     QLineEdit* totp_;
     QPushButton* signIn_;
+    QPushButton* enrol_;
     QLabel* error_;
 };
 

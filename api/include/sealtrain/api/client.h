@@ -231,13 +231,17 @@ struct JobWatchEvent {
 // Lets another thread end a long call at once (a watch blocks reading while its job is quiet;
 // the GUI ends it when another job is chosen or the window closes). cancel() may come before,
 // during or after the call; the call then returns what it had.
+namespace client_internal {
+class CancelScope;
+}
+
 class CallCancel final {
 public:
     void cancel();
     [[nodiscard]] bool cancelled() const;
 
 private:
-    friend class ControlClient;
+    friend class client_internal::CancelScope;
     // The running call's grpc::ClientContext (no gRPC type crosses this header).
     void attach(void* context);
     void detach();
@@ -425,10 +429,12 @@ public:
     [[nodiscard]] Result<void> grantRead(const std::string& reference, const std::string& user);
     [[nodiscard]] Result<void> revokeRead(const std::string& reference, const std::string& user);
     // Streams `files` to the control plane, which screens, tokenizes, seals and signs them as a
-    // new dataset (or the next version of one); the client never holds a key.
+    // new dataset (or the next version of one); the client never holds a key. `cancel` ends the
+    // upload at once; the control plane then keeps nothing of it.
     [[nodiscard]] Result<ImportedDataset> importDataset(const ImportSettings& settings,
                                                         const std::vector<UploadFile>& files,
-                                                        const UploadProgress& progress);
+                                                        const UploadProgress& progress,
+                                                        CallCancel* cancel = nullptr);
     // An audit bundle (docs/formats/audit.md) of the entries `selection` selects.
     [[nodiscard]] Result<std::string> exportAuditBundle(const AuditSelection& selection);
     // The same, with the control plane's warning about it.

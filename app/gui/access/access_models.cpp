@@ -1,0 +1,101 @@
+// The users-and-roles tables (access_models.h).
+#include "access_models.h"
+
+#include <QBrush>
+#include <QColor>
+
+namespace sealtrain::gui {
+
+namespace {
+
+QString joined(const std::vector<std::string>& items)
+{
+    QStringList list;
+    for (const std::string& item : items)
+        list << QString::fromStdString(item);
+    return list.join(", ");
+}
+
+// Something no longer in force (a disabled user, a revoked or expired session) is greyed.
+QVariant greyWhen(bool inactive, int role)
+{
+    if (role == Qt::ForegroundRole && inactive)
+        return QBrush(QColor(0x75, 0x75, 0x75));
+    return {};
+}
+
+}  // namespace
+
+UserTableModel::UserTableModel(QObject* parent)
+    : RowModel({tr("User"), tr("State"), tr("Roles")}, parent)
+{
+}
+
+QVariant UserTableModel::cell(const api::UserSummary& user, int column, int role) const
+{
+    if (role != Qt::DisplayRole)
+        return greyWhen(user.disabled, role);
+    switch (column) {
+    case Name: return QString::fromStdString(user.name);
+    case State: return user.disabled ? tr("disabled") : tr("active");
+    case Grants: return user.grants.empty() ? tr("none") : joined(user.grants);
+    default: return {};
+    }
+}
+
+PendingResetTableModel::PendingResetTableModel(QObject* parent)
+    : RowModel({tr("User"), tr("Asked by"), tr("Asked at")}, parent)
+{
+}
+
+QVariant PendingResetTableModel::cell(const api::PendingResetView& reset, int column,
+                                      int role) const
+{
+    if (role != Qt::DisplayRole)
+        return {};
+    switch (column) {
+    case User: return QString::fromStdString(reset.user);
+    case RequestedBy: return QString::fromStdString(reset.requestedBy);
+    case Requested: return utcText(reset.requestedUnix);
+    default: return {};
+    }
+}
+
+RoleTableModel::RoleTableModel(QObject* parent)
+    : RowModel({tr("Role"), tr("Kind"), tr("Permissions")}, parent)
+{
+}
+
+QVariant RoleTableModel::cell(const api::RoleSummary& role, int column, int itemRole) const
+{
+    if (itemRole != Qt::DisplayRole)
+        return {};
+    switch (column) {
+    case Name: return QString::fromStdString(role.name);
+    case Kind: return role.builtin ? tr("built in") : tr("custom");
+    case Permissions: return joined(role.permissions);
+    default: return {};
+    }
+}
+
+SessionTableModel::SessionTableModel(QObject* parent)
+    : RowModel({tr("Session"), tr("User"), tr("Signed in"), tr("Last used"), tr("State")}, parent)
+{
+}
+
+QVariant SessionTableModel::cell(const api::SessionSummary& session, int column, int role) const
+{
+    if (role != Qt::DisplayRole)
+        return greyWhen(session.revoked || session.expired, role);
+    switch (column) {
+    case Id: return QString::fromStdString(session.id);
+    case User: return QString::fromStdString(session.user);
+    case Created: return utcText(session.createdUnix);
+    case LastUsed: return utcText(session.lastUsedUnix);
+    case State:
+        return session.revoked ? tr("revoked") : session.expired ? tr("expired") : tr("live");
+    default: return {};
+    }
+}
+
+}  // namespace sealtrain::gui

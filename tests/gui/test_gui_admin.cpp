@@ -1,0 +1,370 @@
+// The desktop application's administrative screens driven as a person uses them (issue #29),
+// against a real sealtrain-control: a steward imports a dataset through the wizard (files,
+// format, classification; the progress bar and the screening report), a refused import shows the
+// server's sentence and leaves the list as it was, and a cancelled upload leaves nothing behind;
+// an admin creates a user (the one-time code shown once), grants and revokes roles, makes an
+// emergency grant (refused without a reason), asks for a reset that a second admin approves on
+// their own desk, makes and deletes a role, and ends a user's sessions; the new user enrols with
+// the one-time code (the TOTP secret shown once as a QR code) and signs in.
+#include "../unit/core_fixture.h"
+#include "gui_site.h"
+
+#include "access/access_page.h"
+#include "datasets/datasets_page.h"
+#include "datasets/import_wizard.h"
+#include "session/enrol_dialog.h"
+#include "session/qr_code.h"
+#include "session/background.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTableView>
+#include <QtTest/QtTest>
+
+#include "sealtrain/core/totp.h"
+
+#include <fstream>
+#include <string>
+
+using namespace sealtrain;
+using testing::Desk;
+
+class TestGuiAdmin : public QObject {
+    Q_OBJECT
+
+    testing::GuiSite site_;
+    QString zoeCode_;  // alice's enrolment code for zoe (usersAndGrants)
+
+    // The datasets the control plane lists for sam, by name.
+    QStringList datasetNames()
+    {
+        QStringList names;
+        auto listed = site_.daemon.as("sam")->listDatasets();
+        if (listed)
+            for (const auto& dataset : *listed)
+                names << QString::fromStdString(dataset.name);
+        names.sort();
+        return names;
+    }
+
+    static gui::ImportWizard* openWizard(Desk& desk)
+    {
+        if (!desk.window->showScreen("datasetsPage"))
+            return nullptr;
+        auto* button = desk.find<QPushButton>("importDatasetButton");
+        if (!button->isVisible())
+            return nullptr;
+        QTest::mouseClick(button, Qt::LeftButton);
+        return desk.find<gui::ImportWizard>("importWizard");
+    }
+
+    [[nodiscard]] static bool next(gui::ImportWizard& wizard)
+    {
+        QAbstractButton* next = wizard.button(QWizard::NextButton);
+        if (!next->isEnabled())
+            return false;
+        QTest::mouseClick(next, Qt::LeftButton);
+        return true;
+    }
+
+private slots:
+    // carol is a second admin: resets and separated duties need two.
+    void initTestCase() { site_.start({{"carol", "admin"}}); }
+
+    void importThroughTheWizard()
+    {
+        const QString corpus = site_.path("letters.txt");
+        std::ofstream(corpus.toStdString())
+            << "Dear team, the trial ends in May.\n\nWrite to ops@example.org with questions.\n\n"
+               "Dear team, the trial ends in May.\n";
+        Desk sam = site_.open("sam");
+        site_.signIn(sam, "sam");
+        gui::ImportWizard* wizard = openWizard(sam);
+        QVERIFY(wizard != nullptr);
+        QVERIFY(!wizard->button(QWizard::NextButton)->isEnabled());  // nothing chosen yet
+
+        // A path that is not a file is refused where it was typed.
+        QTest::keyClicks(sam.find<QLineEdit>("importPath"), site_.path("missing.txt"));
+        QTest::mouseClick(sam.find<QPushButton>("importAddButton"), Qt::LeftButton);
+        QVERIFY(sam.find<QLabel>("importFilesError")->text().contains("not a file"));
+        sam.find<QLineEdit>("importPath")->clear();
+        QTest::keyClicks(sam.find<QLineEdit>("importPath"), corpus);
+        QTest::keyClick(sam.find<QLineEdit>("importPath"), Qt::Key_Return);
+        QCOMPARE(sam.find<QListWidget>("importFiles")->count(), 1);
+        QCOMPARE(sam.find<QLineEdit>("importName")->text(), QString("letters"));
+        QVERIFY(next(*wizard));
+
+        auto* format = sam.find<QComboBox>("importFormat");
+        format->setCurrentIndex(format->findData("text-records"));
+        QVERIFY(!sam.find<QLineEdit>("importField")->isEnabled());
+        sam.find<QComboBox>("importClassification")->setCurrentText("confidential");
+        QTest::mouseClick(sam.find<QCheckBox>("importRedactPii"), Qt::LeftButton);
+        QCOMPARE(wizard->settings().format, std::string("text-records"));
+        QVERIFY(wizard->settings().redactPii);
+        QVERIFY(next(*wizard));
+
+        auto* result = sam.find<QLabel>("importResult");
+        QTRY_VERIFY2_WITH_TIMEOUT(result->text().contains("Imported 'letters' version 1"),
+                                  qPrintable(sam.find<QLabel>("importError")->text()), 30000);
+        QCOMPARE(sam.find<QProgressBar>("importProgress")->value(), 1000);
+        // The screening report: three records read, one a duplicate, the address redacted.
+        QVERIFY2(result->text().contains("Read 3 records from 1 files"), qPrintable(result->text()));
+        QVERIFY2(result->text().contains("1 duplicates"), qPrintable(result->text()));
+        QVERIFY2(result->text().contains("redacted"), qPrintable(result->text()));
+        QVERIFY(result->text().contains("confidential"));
+        QVERIFY(wizard->button(QWizard::FinishButton)->isEnabled());
+        QVERIFY(!wizard->button(QWizard::BackButton)->isEnabled());  // no second import
+        QTest::mouseClick(wizard->button(QWizard::FinishButton), Qt::LeftButton);
+        auto* datasets = sam.find<gui::DatasetsPage>("datasetsPage");
+        QTRY_COMPARE_WITH_TIMEOUT(datasets->model().rowCount(), 2, 15000);
+        QCOMPARE(datasetNames(), (QStringList{"letters", "notes"}));
+    }
+
+    // A name the control plane refuses: its sentence on the upload page, nothing imported, and
+    // Back leads to the settings to try again.
+    void refusedImportKeepsTheList()
+    {
+        Desk sam = site_.open("sam");
+        site_.signIn(sam, "sam");
+        gui::ImportWizard* wizard = openWizard(sam);
+        QVERIFY(wizard != nullptr);
+        QVERIFY(wizard->addFile(site_.path("letters.txt")));
+        sam.find<QLineEdit>("importName")->setText("Not A Name");
+        QVERIFY(next(*wizard));
+        QVERIFY(next(*wizard));
+        auto* error = sam.find<QLabel>("importError");
+        QTRY_VERIFY_WITH_TIMEOUT(!error->text().isEmpty(), 30000);
+        QVERIFY2(error->text().contains("name"), qPrintable(error->text()));
+        QVERIFY(!wizard->button(QWizard::FinishButton)->isEnabled());
+        QVERIFY(wizard->button(QWizard::BackButton)->isEnabled());
+        QCOMPARE(datasetNames(), (QStringList{"letters", "notes"}));
+        wizard->reject();
+    }
+
+    // Stopping a large upload: the sentence says nothing was imported, and nothing was.
+    void cancelledUploadLeavesNothing()
+    {
+        const QString big = site_.path("big.txt");
+        {
+            std::ofstream out(big.toStdString());
+            const std::string record(4000, 'a');
+            for (int i = 0; i < 12000; ++i)
+                out << record << i << "\n\n";
+        }
+        Desk sam = site_.open("sam");
+        site_.signIn(sam, "sam");
+        gui::ImportWizard* wizard = openWizard(sam);
+        QVERIFY(wizard != nullptr);
+        QVERIFY(wizard->addFile(big));
+        sam.find<QLineEdit>("importName")->setText("big");
+        QVERIFY(next(*wizard));
+        QVERIFY(next(*wizard));
+        QVERIFY(wizard->uploading());
+        QTest::mouseClick(sam.find<QPushButton>("importCancelButton"), Qt::LeftButton);
+        auto* error = sam.find<QLabel>("importError");
+        QTRY_VERIFY_WITH_TIMEOUT(!error->text().isEmpty(), 30000);
+        QVERIFY2(error->text().contains("cancelled; nothing was imported"),
+                 qPrintable(error->text()));
+        QVERIFY(!wizard->uploading());
+        QCOMPARE(datasetNames(), (QStringList{"letters", "notes"}));
+        wizard->reject();
+    }
+
+    void usersAndGrants()
+    {
+        Desk alice = site_.open("alice");
+        site_.signIn(alice, "alice");
+        QVERIFY(alice.window->screens().contains("accessPage"));
+        QVERIFY(alice.window->showScreen("accessPage"));
+        auto* access = alice.find<gui::AccessPage>("accessPage");
+        auto* status = alice.find<QLabel>("accessStatus");
+        QTRY_VERIFY_WITH_TIMEOUT(access->selectUser("bob"), 15000);
+
+        QTest::keyClicks(alice.find<QLineEdit>("newUserName"), "zoe");
+        QTest::mouseClick(alice.find<QPushButton>("createUserButton"), Qt::LeftButton);
+        auto* code = alice.find<QLineEdit>("accessCode");
+        QTRY_VERIFY2_WITH_TIMEOUT(code->text().startsWith("rc_"), qPrintable(status->text()),
+                                  15000);
+        QVERIFY(code->isReadOnly());
+        QTRY_VERIFY_WITH_TIMEOUT(access->selectUser("zoe"), 15000);
+        zoeCode_ = code->text();
+
+        const auto grantsOf = [access](const std::string& user) {
+            for (const auto& row : access->users().rows())
+                if (row.name == user)
+                    return row.grants;
+            return std::vector<std::string>{};
+        };
+        alice.find<QComboBox>("grantRole")->setCurrentText("engineer");
+        alice.find<QLineEdit>("grantProject")->setText("demo");
+        QTest::mouseClick(alice.find<QPushButton>("grantRoleButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(grantsOf("zoe") == std::vector<std::string>{"engineer@demo"},
+                                  qPrintable(status->text()), 15000);
+        QVERIFY(access->selectUser("zoe"));
+        QTest::mouseClick(alice.find<QPushButton>("revokeRoleButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(grantsOf("zoe").empty(), qPrintable(status->text()), 15000);
+
+        // An emergency grant without a reason: the server's sentence; with one, a flagged grant.
+        QVERIFY(access->selectUser("zoe"));
+        alice.find<QLineEdit>("grantProject")->clear();
+        QTest::mouseClick(alice.find<QPushButton>("breakGlassButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(status->text().contains("needs a reason"), 15000);
+        alice.find<QLineEdit>("breakGlassReason")->setText("INC-7 night on-call");
+        alice.find<QSpinBox>("breakGlassHours")->setValue(2);
+        QTest::mouseClick(alice.find<QPushButton>("breakGlassButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(grantsOf("zoe") == std::vector<std::string>{"engineer!"},
+                                  qPrintable(status->text()), 15000);
+        QVERIFY(status->text().contains("for 2 hours"));
+
+        // A separated duty with two admins: the grant waits for the second one.
+        QVERIFY(access->selectUser("ann"));
+        alice.find<QComboBox>("grantRole")->setCurrentText("auditor");
+        QTest::mouseClick(alice.find<QPushButton>("grantRoleButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(status->text().contains("waits for a second admin"),
+                                  qPrintable(status->text()), 15000);
+        QCOMPARE(grantsOf("ann"), std::vector<std::string>{"approver"});
+    }
+
+    // zoe enrols with the code alice handed her: a wrong code and two different passwords are
+    // refused where she typed them; the right one shows her new TOTP secret once, as a QR code
+    // of its otpauth:// URI and as the key; the app's code then signs her in.
+    void enrolWithTheOneTimeCode()
+    {
+        QVERIFY(zoeCode_.startsWith("rc_"));
+        Desk zoe = site_.open("zoe");
+        site_.connect(zoe);
+        QTest::mouseClick(zoe.find<QPushButton>("oneTimeCodeButton"), Qt::LeftButton);
+        auto* dialog = zoe.find<gui::EnrolDialog>("enrolDialog");
+        QTRY_VERIFY(dialog->isVisible());
+        const QString password = "a long passphrase of her own, 42";
+        const auto fill = [&](const QString& code, const QString& again) {
+            zoe.find<QLineEdit>("enrolUser")->setText("zoe");
+            zoe.find<QLineEdit>("enrolCode")->setText(code);
+            zoe.find<QLineEdit>("enrolPassword")->setText(password);
+            zoe.find<QLineEdit>("enrolRepeat")->setText(again);
+            QTest::mouseClick(zoe.find<QPushButton>("enrolSubmit"), Qt::LeftButton);
+        };
+        auto* error = zoe.find<QLabel>("enrolError");
+        fill(zoeCode_, password + "!");
+        QVERIFY(error->text().contains("differ"));
+        fill("rc_not-the-code", password);
+        QTRY_VERIFY_WITH_TIMEOUT(!error->text().isEmpty(), 15000);
+        QVERIFY(!dialog->enrolled());
+        fill(zoeCode_, password);
+        QTRY_VERIFY2_WITH_TIMEOUT(dialog->enrolled(), qPrintable(error->text()), 15000);
+        const QString secret = zoe.find<QLineEdit>("enrolSecret")->text();
+        QVERIFY(secret.size() >= 32);  // 160 bits in base32
+        const std::string uri =
+            core::otpauthUri("Sealtrain", "zoe", testing::totpSecretFromUri(
+                                                     "otpauth://totp/x?secret=" + secret.toStdString()));
+        const QImage shown = zoe.find<QLabel>("enrolQr")->pixmap().toImage();
+        const gui::QrMatrix expected = gui::encodeQr(QByteArray::fromStdString(uri));
+        QVERIFY(expected.width > 0);
+        QCOMPARE(shown.convertToFormat(QImage::Format_RGB32),
+                 gui::drawQr(expected, shown.width() / (expected.width + 2 * gui::kQrQuietZone)));
+        site_.daemon.reenrolled("zoe", uri);
+        QTest::mouseClick(zoe.find<QPushButton>("enrolDone"), Qt::LeftButton);
+        QCOMPARE(zoe.find<QLineEdit>("signInUser")->text(), QString("zoe"));
+        QTest::keyClicks(zoe.find<QLineEdit>("signInPassword"), password);
+        QTest::keyClicks(zoe.find<QLineEdit>("signInTotp"),
+                         QString::fromStdString(site_.daemon.code("zoe")));
+        QTest::mouseClick(zoe.find<QPushButton>("signInButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(zoe.session->signedIn(), qPrintable(zoe.signInError()), 20000);
+    }
+
+    // alice asks to reset bob; carol finds it under Pending resets on her desk and approves it,
+    // and the one-time code is shown to her once.
+    void resetApprovedBySecondAdmin()
+    {
+        Desk alice = site_.open("alice");
+        site_.signIn(alice, "alice");
+        QVERIFY(alice.window->showScreen("accessPage"));
+        auto* access = alice.find<gui::AccessPage>("accessPage");
+        QTRY_VERIFY_WITH_TIMEOUT(access->selectUser("bob"), 15000);
+        QTest::mouseClick(alice.find<QPushButton>("resetUserButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            alice.find<QLabel>("accessStatus")->text().contains("waits for a second admin"),
+            15000);
+        QVERIFY(alice.find<QLineEdit>("accessCode")->text().isEmpty());
+
+        Desk carol = site_.open("carol");
+        site_.signIn(carol, "carol");
+        QVERIFY(carol.window->showScreen("accessPage"));
+        auto* carolAccess = carol.find<gui::AccessPage>("accessPage");
+        QTRY_COMPARE_WITH_TIMEOUT(carolAccess->resets().rowCount(), 1, 15000);
+        QCOMPARE(carolAccess->resets().rowAt(0)->user, std::string("bob"));
+        QCOMPARE(carolAccess->resets().rowAt(0)->requestedBy, std::string("alice"));
+        carol.find<QTabWidget>("accessTabs")->setCurrentIndex(1);
+        carol.find<QTableView>("pendingResetsTable")->selectRow(0);
+        QTest::mouseClick(carol.find<QPushButton>("approveResetButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(carol.find<QLineEdit>("accessCode")->text().startsWith("rc_"),
+                                  qPrintable(carol.find<QLabel>("accessStatus")->text()), 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(carolAccess->resets().rowCount(), 0, 15000);
+        // Signing out forgets the code on screen.
+        carol.session->signOut();
+        QTRY_VERIFY_WITH_TIMEOUT(carol.find<QLineEdit>("accessCode")->text().isEmpty(), 10000);
+    }
+
+    void rolesAndSessions()
+    {
+        auto otto = site_.daemon.as("otto");  // a live session to end
+        Desk alice = site_.open("alice");
+        site_.signIn(alice, "alice");
+        QVERIFY(alice.window->showScreen("accessPage"));
+        auto* access = alice.find<gui::AccessPage>("accessPage");
+        auto* status = alice.find<QLabel>("accessStatus");
+        auto* permissions = alice.find<QListWidget>("rolePermissions");
+        QTRY_VERIFY_WITH_TIMEOUT(permissions->count() > 10, 15000);
+        for (int row = 0; row < permissions->count(); ++row)
+            if (permissions->item(row)->data(Qt::UserRole).toString() == "dataset.read")
+                permissions->item(row)->setCheckState(Qt::Checked);
+        alice.find<QLineEdit>("newRoleName")->setText("labeler");
+        QTest::mouseClick(alice.find<QPushButton>("createRoleButton"), Qt::LeftButton);
+        const auto roleRow = [access](const std::string& name) {
+            for (int row = 0; row < access->roles().rowCount(); ++row)
+                if (access->roles().rowAt(row)->name == name)
+                    return row;
+            return -1;
+        };
+        QTRY_VERIFY2_WITH_TIMEOUT(roleRow("labeler") >= 0, qPrintable(status->text()), 15000);
+        QCOMPARE(access->roles().rowAt(roleRow("labeler"))->permissions,
+                 std::vector<std::string>{"dataset.read"});
+        alice.find<QTabWidget>("accessTabs")->setCurrentIndex(2);
+        alice.find<QTableView>("rolesTable")->selectRow(roleRow("labeler"));
+        QTest::mouseClick(alice.find<QPushButton>("deleteRoleButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(roleRow("labeler") < 0, qPrintable(status->text()), 15000);
+
+        const auto ottoRow = [access] {
+            for (int row = 0; row < access->sessions().rowCount(); ++row) {
+                const auto* session = access->sessions().rowAt(row);
+                if (session->user == "otto" && !session->revoked)
+                    return row;
+            }
+            return -1;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(ottoRow() >= 0, 15000);
+        alice.find<QTabWidget>("accessTabs")->setCurrentIndex(3);
+        alice.find<QTableView>("sessionsTable")->selectRow(ottoRow());
+        QTest::mouseClick(alice.find<QPushButton>("endSessionsButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(status->text().contains("certificates of otto are revoked"),
+                                  qPrintable(status->text()), 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(ottoRow(), -1, 15000);
+        QVERIFY(!otto->whoAmI());
+    }
+
+    void cleanupTestCase()
+    {
+        gui::callPool().waitForDone(30000);
+        QVERIFY(site_.daemon.stop());
+    }
+};
+
+QTEST_MAIN(TestGuiAdmin)
+#include "test_gui_admin.moc"
