@@ -239,10 +239,8 @@ Result<JobSummary> ControlClient::watchJob(std::int64_t id,
             out.line = event.log_line();
             break;
         case v1::JobEvent::kCheckpoint: {
-            const v1::JobCheckpoint& c = event.checkpoint();
             out.kind = JobWatchEvent::Kind::Checkpoint;
-            out.checkpoint = {c.step(),          c.attempt(),          c.worker(),
-                              c.sealed_sha256(), c.plaintext_sha256(), c.recorded_unix()};
+            out.checkpoint = client_internal::checkpointViewOf(event.checkpoint());
             break;
         }
         case v1::JobEvent::EVENT_NOT_SET: continue;  // a newer server's event: skipped

@@ -129,6 +129,13 @@ inline SplitCounts splitOf(const v1::DatasetSplit& split)
 openChannel(const std::string& address, const std::string& serverName,
             const std::shared_ptr<grpc::ChannelCredentials>& credentials, bool pings = false);
 
+// A recorded checkpoint as the client library reports it.
+[[nodiscard]] inline JobCheckpointView checkpointViewOf(const v1::JobCheckpoint& c)
+{
+    return {c.step(),          c.attempt(),          c.worker(),
+            c.sealed_sha256(), c.plaintext_sha256(), c.recorded_unix()};
+}
+
 // Ties a CallCancel (or none) to one call's context for the call's lifetime.
 class CancelScope final {
 public:
@@ -197,9 +204,20 @@ struct ControlClient::State {
     fetchFiles(Method method, const client_internal::v1::JobAttempt& attempt,
                const std::filesystem::path& folder, std::uint64_t maxBytes) const
     {
+        return receiveFiles(
+            [&](grpc::ClientContext& context) { return ((*workers).*method)(&context, attempt); },
+            folder, maxBytes);
+    }
+
+    // The files of the FileChunk stream `open(context)` starts, into `folder`.
+    template <typename Open>
+    [[nodiscard]] Result<std::vector<std::filesystem::path>>
+    receiveFiles(const Open& open, const std::filesystem::path& folder,
+                 std::uint64_t maxBytes) const
+    {
         grpc::ClientContext context;
         context.set_deadline(std::chrono::system_clock::now() + client_internal::kStreamTimeout);
-        auto stream = ((*workers).*method)(&context, attempt);
+        auto stream = open(context);
         auto files = transfer::receiveFiles(
             folder, client_internal::kMaxFetchedFiles, maxBytes,
             [&](client_internal::v1::FileChunk& chunk) { return stream->Read(&chunk); },

@@ -130,4 +130,34 @@ Result<std::vector<PendingResetView>> ControlClient::listPendingResets()
     return resets;
 }
 
+Result<std::vector<JobCheckpointView>> ControlClient::listCheckpoints(std::int64_t id)
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::JobIdRequest request;
+    request.set_id(id);
+    v1::ListCheckpointsReply reply;
+    const grpc::Status status = state_->jobs->ListCheckpoints(&context, request, &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    std::vector<JobCheckpointView> checkpoints;
+    for (const v1::JobCheckpoint& checkpoint : reply.checkpoints())
+        checkpoints.push_back(client_internal::checkpointViewOf(checkpoint));
+    return checkpoints;
+}
+
+Result<std::vector<std::filesystem::path>>
+ControlClient::downloadCheckpoint(std::int64_t id, std::int64_t step,
+                                  const std::filesystem::path& folder)
+{
+    v1::DownloadCheckpointRequest request;
+    request.set_id(id);
+    request.set_step(step);
+    return state_->receiveFiles(
+        [&](grpc::ClientContext& context) {
+            return state_->jobs->DownloadCheckpoint(&context, request);
+        },
+        folder, std::uint64_t{1} << 40U);
+}
+
 }  // namespace sealtrain::api

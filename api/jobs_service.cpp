@@ -1,11 +1,13 @@
 // The Jobs service (control.proto, "Jobs"): submission, vetting, approval by a second person,
 // the queue, and metrics; a caller's spec is read only once the caller is known.
+#include "file_transfer.h"
 #include "server_shared.h"
 #include "status.h"
 
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/job_spec.h"
 #include "sealtrain/core/job_watch.h"
+#include "sealtrain/core/key_release.h"
 #include "sealtrain/core/scheduler.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
@@ -15,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -226,6 +229,42 @@ public:
                 std::this_thread::sleep_for(shared_.options.watchInterval);
         }
         return {grpc::StatusCode::CANCELLED, "The client went away."};
+    }
+
+    Status ListCheckpoints(ServerContext* context, const v1::JobIdRequest* request,
+                           v1::ListCheckpointsReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto checkpoints = shared_.platform.controlPlane().jobCheckpoints().list(
+                callerOf(shared_, *context).token, request->id());
+            if (!checkpoints)
+                return Internal::toStatus(checkpoints.error());
+            for (const core::JobCheckpoint& checkpoint : *checkpoints)
+                fillCheckpoint(checkpoint, reply->add_checkpoints());
+            return Status::OK;
+        });
+    }
+
+    Status DownloadCheckpoint(ServerContext* context, const v1::DownloadCheckpointRequest* request,
+                              grpc::ServerWriter<v1::FileChunk>* writer) override
+    {
+        std::optional<core::JobCheckpoint> chosen;
+        Status allowed = shared_.inGroup(*context, [&]() -> Status {
+            auto checkpoint = shared_.platform.controlPlane().jobCheckpoints().download(
+                callerOf(shared_, *context).token, request->id(), request->step());
+            if (!checkpoint)
+                return Internal::toStatus(checkpoint.error());
+            chosen = std::move(checkpoint).value();
+            return Status::OK;
+        });
+        if (!allowed.ok())
+            return allowed;
+        // Read outside the group: a large checkpoint holds up nobody's commit.
+        const core::CheckpointPaths files =
+            core::KeyRelease(shared_.platform).jobCheckpointFiles(request->id(), chosen->step);
+        return statusOf(
+            transfer::sendFiles({files.sealed, files.envelope}, {},
+                                [&](const v1::FileChunk& chunk) { return writer->Write(chunk); }));
     }
 
 private:

@@ -20,6 +20,7 @@ ControlPlane::ControlPlane(Database& database, const audit::AuditKey* auditKey,
     , workers_(*gate_)
     , scheduler_(*gate_, parseJobPolicy(defaultJobPolicyText()).value())
     , jobWatches_(*gate_, scheduler_)
+    , jobCheckpoints_(*gate_, scheduler_)
     , auditQueries_(*gate_)
     , keyringChanges_(*gate_)
 {

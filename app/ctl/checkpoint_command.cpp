@@ -1,13 +1,21 @@
 // `sealtrainctl checkpoint verify`: a reviewer's offline check of a training checkpoint
 // (docs/formats/checkpoint.md): the DSSE signature under a public key they trust and the
 // in-toto lineage statement; with the checkpoints KEK also the decrypted content's SHA-256.
+// `checkpoint list|download JOB`: a job's recorded checkpoints, and one of them, sealed with its
+// envelope, from the control plane (Jobs.ListCheckpoints / DownloadCheckpoint, audited).
+#include "client_options.h"
 #include "commands.h"
 #include "ctl.h"
 
+#include "sealtrain/base/utf8.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/signing.h"
 #include "sealtrain/trainer/checkpoint.h"
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -83,12 +91,79 @@ int verifyCheckpoint(const CommandRegistry& registry, const VerifyOptions& optio
     return kExitOk;
 }
 
+struct JobCheckpointOptions {
+    ClientOptions client;
+    std::int64_t job = 0;
+    std::int64_t step = 0;
+    std::string out;
+    bool json = false;
+};
+
+int listJobCheckpoints(const CommandRegistry& registry, const JobCheckpointOptions& options)
+{
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto checkpoints = (*client)->listCheckpoints(options.job);
+    if (!checkpoints)
+        return registry.fail(checkpoints.error());
+    if (options.json) {
+        nlohmann::json array = nlohmann::json::array();
+        for (const api::JobCheckpointView& c : *checkpoints)
+            array.push_back({{"step", c.step},
+                             {"attempt", c.attempt},
+                             {"worker", c.worker},
+                             {"sealed_sha256", c.sealedSha256},
+                             {"plaintext_sha256", c.plaintextSha256},
+                             {"recorded_unix", c.recordedUnix}});
+        registry.out() << array.dump(2) << '\n';
+        return kExitOk;
+    }
+    if (checkpoints->empty()) {
+        registry.out() << fmt::format("Job {} has no checkpoint yet.\n", options.job);
+        return kExitOk;
+    }
+    registry.out() << fmt::format("{:>8}  {:>7}  {:<16} {}\n", "step", "attempt", "worker",
+                                  "sealed sha256");
+    for (const api::JobCheckpointView& c : *checkpoints)
+        registry.out() << fmt::format("{:>8}  {:>7}  {:<16} {}\n", c.step, c.attempt,
+                                      escapeControls(c.worker), escapeControls(c.sealedSha256));
+    return kExitOk;
+}
+
+int downloadJobCheckpoint(const CommandRegistry& registry, const JobCheckpointOptions& options)
+{
+    const std::filesystem::path folder(options.out);
+    std::error_code error;
+    if (std::filesystem::exists(folder, error) && !std::filesystem::is_empty(folder, error))
+        return registry.fail(
+            Error(ErrorCode::AlreadyExists,
+                  fmt::format("'{}' is not empty; name a new or empty folder.", options.out)));
+    std::filesystem::create_directories(folder, error);
+    if (error)
+        return registry.fail(Error(
+            ErrorCode::Io, fmt::format("Cannot create '{}': {}.", options.out, error.message())));
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto files = (*client)->downloadCheckpoint(options.job, options.step, folder);
+    if (!files)
+        return registry.fail(files.error());
+    for (const std::filesystem::path& file : *files)
+        registry.out() << file.string() << '\n';
+    registry.out() << "Still sealed under the job's key. Check its signed lineage with "
+                      "`sealtrainctl checkpoint verify FILE.sealed --key WORKER.pub.pem` (the "
+                      "worker's signing key: `sealtrainctl worker list --json`).\n";
+    return kExitOk;
+}
+
 }  // namespace
 
 void registerCheckpointCommands(CLI::App& app, CommandRegistry& registry)
 {
     auto options = std::make_shared<VerifyOptions>();
-    auto* group = app.add_subcommand("checkpoint", "Check training checkpoints offline");
+    auto* group = app.add_subcommand(
+        "checkpoint", "Training checkpoints: a job's list and download, and the offline check");
     group->require_subcommand(1);
     auto* command = group->add_subcommand(
         "verify", "Verify a checkpoint's signed lineage statement; with --key-file also its "
@@ -106,6 +181,29 @@ void registerCheckpointCommands(CLI::App& app, CommandRegistry& registry)
                      "The checkpoints KEK as a key file, to decrypt and hash the content")
         ->check(CLI::ExistingFile);
     registry.onRun(command, [options, &registry] { return verifyCheckpoint(registry, *options); });
+
+    auto listOptions = std::make_shared<JobCheckpointOptions>();
+    auto* list = group->add_subcommand(
+        "list", "The checkpoints the control plane recorded for a job (audited)");
+    list->add_option("JOB", listOptions->job, "The job's number")->required();
+    list->add_flag("--json", listOptions->json, "Print JSON");
+    addClientOptions(list, listOptions->client, true);
+    registry.onRun(list,
+                   [listOptions, &registry] { return listJobCheckpoints(registry, *listOptions); });
+
+    auto downloadOptions = std::make_shared<JobCheckpointOptions>();
+    auto* download = group->add_subcommand(
+        "download", "Download one of a job's checkpoints, sealed, with its signed envelope "
+                    "(audited)");
+    download->add_option("JOB", downloadOptions->job, "The job's number")->required();
+    download->add_option("--step", downloadOptions->step, "Its step (default: the newest)");
+    download->add_option("--out", downloadOptions->out, "A new or empty folder to write to")
+        ->required();
+    addClientOptions(download, downloadOptions->client, true);
+    download->footer("Example: sealtrainctl checkpoint download 7 --out job7-checkpoint");
+    registry.onRun(download, [downloadOptions, &registry] {
+        return downloadJobCheckpoint(registry, *downloadOptions);
+    });
 }
 
 }  // namespace sealtrain::ctl

@@ -5,6 +5,7 @@
 
 #include "sealtrain/api/client.h"
 #include "sealtrain/api/profile.h"
+#include "sealtrain/base/paths.h"
 #include "sealtrain/base/version.h"
 
 #include <QApplication>
@@ -13,6 +14,21 @@
 #include <QIcon>
 
 #include <cstdlib>
+#include <filesystem>
+#include <string_view>
+
+namespace {
+
+// Another of our programs: named by `variable`, else beside this one (installed) or in the build
+// tree; empty when neither.
+std::filesystem::path sibling(const char* variable, std::string_view name, std::string_view folder)
+{
+    if (const char* named = std::getenv(variable); named != nullptr && *named != '\0')
+        return named;
+    return sealtrain::siblingExecutable(name, folder).value_or(std::filesystem::path());
+}
+
+}  // namespace
 
 int main(int argc, char** argv)
 {
@@ -40,18 +56,12 @@ int main(int argc, char** argv)
     parser.addOption(lockAfter);
     parser.process(app);
 
-    const char* control = std::getenv("SEALTRAIN_CONTROL");
-    const QString sibling =
-        QDir(QApplication::applicationDirPath()).filePath("../control/sealtrain-control");
-    const QString installed =
-        QDir(QApplication::applicationDirPath()).filePath("sealtrain-control");
-    const QString executable = control != nullptr         ? QString(control)
-                               : QFile::exists(installed) ? installed
-                                                          : sibling;
-    sealtrain::gui::Session session(
-        parser.isSet(profile) ? std::filesystem::path(parser.value(profile).toStdString())
-                              : sealtrain::api::Profile::defaultFolder(),
-        QFile::exists(executable) ? executable.toStdString() : std::string());
+    sealtrain::gui::Session session(parser.isSet(profile)
+                                        ? std::filesystem::path(parser.value(profile).toStdString())
+                                        : sealtrain::api::Profile::defaultFolder(),
+                                    sibling("SEALTRAIN_CONTROL", "sealtrain-control", "control"));
+    // sealtrainctl makes a workstation's data directory on the first run.
+    session.setInitExecutable(sibling("SEALTRAIN_CTL", "sealtrainctl", "ctl"));
     sealtrain::gui::WindowOptions options;
     options.lockAfter = std::chrono::seconds(std::max(10, parser.value(lockAfter).toInt()));
     sealtrain::gui::MainWindow window(session, options);

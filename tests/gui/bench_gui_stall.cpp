@@ -14,8 +14,8 @@
 #include "jobs/metrics_chart.h"
 #include "session/background.h"
 
-#include <QElapsedTimer>
 #include <QComboBox>
+#include <QElapsedTimer>
 #include <QTimer>
 
 #include <atomic>
@@ -54,7 +54,10 @@ public:
     void stop() { timer_.stop(); }
     [[nodiscard]] double longestMs() const { return static_cast<double>(longest_) / 1e6; }
     [[nodiscard]] long ticks() const { return ticks_; }
-    [[nodiscard]] double elapsedS() const { return static_cast<double>(clock_.nsecsElapsed()) / 1e9; }
+    [[nodiscard]] double elapsedS() const
+    {
+        return static_cast<double>(clock_.nsecsElapsed()) / 1e9;
+    }
 
 private:
     QTimer timer_;
@@ -88,7 +91,8 @@ private slots:
 
         // bob follows a job that a worker is training.
         auto bobClient = site_.daemon.as("bob");
-        auto submitted = bobClient->submitJob(QString(testing::kGuiSpec).arg("streamed").toStdString());
+        auto submitted =
+            bobClient->submitJob(QString(testing::kGuiSpec).arg("streamed").toStdString());
         QVERIFY(submitted);
         QVERIFY(site_.daemon.as("ann")->approveJob(submitted->id, submitted->specSha256));
         testing::TestWorker worker = testing::enrollTestWorker(site_.daemon, "otto", "n1", "cpu");
@@ -145,14 +149,16 @@ private slots:
         std::printf("\nbench_gui_stall: %d MB import through the wizard while a job streams "
                     "metrics\n",
                     megabytes);
-        std::printf("  %-44s %10.1f ms\n", "longest event-loop stall (5 ms timer)", meter.longestMs());
+        std::printf("  %-44s %10.1f ms\n", "longest event-loop stall (5 ms timer)",
+                    meter.longestMs());
         std::printf("  %-44s %10.1f ms\n", "ceiling (issue #29)", 100.0);
         std::printf("  %-44s %10.2f\n", "stall / ceiling", meter.longestMs() / 100.0);
         std::printf("  %-44s %10ld in %.1f s (%.0f/s; 200/s asked)\n", "timer ticks", meter.ticks(),
                     meter.elapsedS(), static_cast<double>(meter.ticks()) / meter.elapsedS());
         std::printf("  %-44s %10ld sent, %d drawn\n", "metrics steps streamed", steps.load(),
                     points);
-        std::printf("  %-44s %s\n", "import", qPrintable(error->text().isEmpty() ? QString("done") : error->text()));
+        std::printf("  %-44s %s\n", "import",
+                    qPrintable(error->text().isEmpty() ? QString("done") : error->text()));
         QVERIFY2(error->text().isEmpty(), qPrintable(error->text()));
         QVERIFY(worker.client->finishJob((*taken)->job, (*taken)->attempt, true, 0.01, ""));
     }

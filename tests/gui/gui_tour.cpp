@@ -2,6 +2,7 @@
 // sealtrain-control, saved as PNG. Run by scripts/screenshots under Xvfb at 1x and 2x
 // (QT_SCALE_FACTOR); not a test (nothing is asserted beyond getting there), so not in CTest.
 //   SEALTRAIN_SCREENSHOTS=DIR SEALTRAIN_SCREENSHOT_SUFFIX=@2x gui_tour
+#include "../integration/test_checkpoint.h"
 #include "../integration/test_worker.h"
 #include "gui_site.h"
 
@@ -10,14 +11,19 @@
 #include "audit/audit_table_model.h"
 #include "datasets/datasets_page.h"
 #include "datasets/import_wizard.h"
+#include "jobs/checkpoints_panel.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
 #include "session/background.h"
+#include "session/enrol_dialog.h"
+#include "session/first_run_dialog.h"
+#include "session/sign_in_page.h"
 #include "workers/workers_page.h"
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QGroupBox>
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QTabWidget>
@@ -63,6 +69,36 @@ private slots:
         site_.start();
     }
 
+    // The first run on a workstation: the dialog once the data directory is made.
+    void firstRun()
+    {
+        const std::filesystem::path folder = site_.path("first-run").toStdString();
+        Desk desk;
+        desk.session =
+            std::make_unique<gui::Session>(folder / "profile", SEALTRAIN_CONTROL_EXECUTABLE);
+        desk.session->setInitExecutable(SEALTRAIN_CTL_EXECUTABLE);
+        desk.window = std::make_unique<gui::MainWindow>(*desk.session, gui::WindowOptions{});
+        desk.window->show();
+        desk.find<gui::SignInPage>("signInPage")
+            ->setFirstRunArguments({"--argon2-ops", "2", "--argon2-mem-mib", "64"});
+        save(desk, "first-run-offered");
+        QTest::mouseClick(desk.find<QPushButton>("firstRunButton"), Qt::LeftButton);
+        auto* dialog = desk.find<gui::FirstRunDialog>("firstRunDialog");
+        desk.find<QLineEdit>("firstRunDataDir")
+            ->setText(QString::fromStdString((folder / "data").string()));
+        desk.find<QLineEdit>("firstRunAdmin")->setText("ada");
+        for (const char* name : {"firstRunPassphrase", "firstRunPassphraseAgain"})
+            desk.find<QLineEdit>(name)->setText("a keyring passphrase for the tour");
+        for (const char* name : {"firstRunPassword", "firstRunPasswordAgain"})
+            desk.find<QLineEdit>(name)->setText("the admin's password for the tour");
+        QTest::mouseClick(desk.find<QPushButton>("firstRunCreate"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(dialog->created(), 120000);
+        save(desk, *dialog, "first-run-created");
+        QTest::mouseClick(desk.find<QPushButton>("firstRunDone"), Qt::LeftButton);
+        QTRY_VERIFY(desk.find<QGroupBox>("startBox")->isVisible());
+        save(desk, "first-run-start");
+    }
+
     void tour()
     {
         Desk first = site_.open("newcomer");
@@ -89,6 +125,21 @@ private slots:
         alice.find<QComboBox>("grantRole")->setCurrentText("engineer");
         alice.find<QLineEdit>("grantProject")->setText("demo");
         save(alice, "access-users");
+        {
+            // zoe enrols with the code alice just made.
+            const QString code = alice.find<QLineEdit>("accessCode")->text();
+            Desk zoe = site_.open("zoe");
+            site_.connect(zoe);
+            QTest::mouseClick(zoe.find<QPushButton>("oneTimeCodeButton"), Qt::LeftButton);
+            auto* enrol = zoe.find<gui::EnrolDialog>("enrolDialog");
+            zoe.find<QLineEdit>("enrolUser")->setText("zoe");
+            zoe.find<QLineEdit>("enrolCode")->setText(code);
+            zoe.find<QLineEdit>("enrolPassword")->setText("a passphrase she chose herself");
+            zoe.find<QLineEdit>("enrolRepeat")->setText("a passphrase she chose herself");
+            QTest::mouseClick(zoe.find<QPushButton>("enrolSubmit"), Qt::LeftButton);
+            QTRY_VERIFY_WITH_TIMEOUT(enrol->enrolled(), 15000);
+            save(zoe, *enrol, "enrol-qr");
+        }
         alice.find<QTabWidget>("accessTabs")->setCurrentIndex(2);
         QTRY_VERIFY_WITH_TIMEOUT(alice.find<QListWidget>("rolePermissions")->count() > 10, 15000);
         save(alice, "access-roles");
@@ -140,7 +191,27 @@ private slots:
         save(bob, "jobs-metrics");
         bob.find<QTabWidget>("jobTabs")->setCurrentIndex(2);
         save(bob, "jobs-log");
-        bob.find<QTabWidget>("jobTabs")->setCurrentIndex(3);
+        {
+            const trainer::TrainerKeys keys = testing::openJobKeys(*worker.box, **taken);
+            for (const std::uint64_t step : {std::uint64_t{60}, std::uint64_t{120}}) {
+                const trainer::CheckpointFiles files = testing::writeTestCheckpoint(
+                    site_.path("written-" + QString::number(step)).toStdString(), keys, **taken,
+                    *worker.signing, step, step, std::to_string(report.job), (*taken)->runId,
+                    (*taken)->datasetId);
+                QVERIFY(worker.client->uploadCheckpoint(report.job, report.attempt, files.sealed,
+                                                        files.envelope));
+            }
+            QTRY_COMPARE_WITH_TIMEOUT(jobs->checkpoints().model().rowCount(), 2, 15000);
+            bob.find<QTabWidget>("jobTabs")->setCurrentIndex(3);
+            bob.find<QTableView>("checkpointsTable")->selectRow(1);
+            bob.find<QLineEdit>("checkpointFolder")->setText(site_.path("job-checkpoint"));
+            QTest::mouseClick(bob.find<QPushButton>("checkpointDownload"), Qt::LeftButton);
+            QTRY_VERIFY2_WITH_TIMEOUT(
+                bob.find<QLabel>("checkpointStatus")->text().contains("downloaded"),
+                qPrintable(bob.find<QLabel>("checkpointStatus")->text()), 15000);
+            save(bob, "jobs-checkpoints");
+        }
+        bob.find<QTabWidget>("jobTabs")->setCurrentIndex(4);
         bob.find<QPlainTextEdit>("newJobSpec")
             ->setPlainText(QString(testing::kGuiSpec).arg("next-one"));
         save(bob, "jobs-new");

@@ -5,30 +5,38 @@
 // an admin creates a user (the one-time code shown once), grants and revokes roles, makes an
 // emergency grant (refused without a reason), asks for a reset that a second admin approves on
 // their own desk, makes and deletes a role, and ends a user's sessions; the new user enrols with
-// the one-time code (the TOTP secret shown once as a QR code) and signs in.
+// the one-time code (the TOTP secret shown once as a QR code) and signs in; the first run on a
+// workstation makes a data directory, starts its control plane and signs its admin in.
 #include "../unit/core_fixture.h"
 #include "gui_site.h"
 
 #include "access/access_page.h"
 #include "datasets/datasets_page.h"
 #include "datasets/import_wizard.h"
-#include "session/enrol_dialog.h"
-#include "session/qr_code.h"
 #include "session/background.h"
+#include "session/enrol_dialog.h"
+#include "session/first_run_dialog.h"
+#include "session/qr_code.h"
+#include "session/sign_in_page.h"
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTableView>
 #include <QtTest/QtTest>
 
+#include "sealtrain/base/byte_io.h"
+#include "sealtrain/core/data_directory.h"
 #include "sealtrain/core/totp.h"
+#include "sealtrain/crypto/certificate_authority.h"
 
 #include <fstream>
 #include <string>
@@ -115,7 +123,8 @@ private slots:
                                   qPrintable(sam.find<QLabel>("importError")->text()), 30000);
         QCOMPARE(sam.find<QProgressBar>("importProgress")->value(), 1000);
         // The screening report: three records read, one a duplicate, the address redacted.
-        QVERIFY2(result->text().contains("Read 3 records from 1 files"), qPrintable(result->text()));
+        QVERIFY2(result->text().contains("Read 3 records from 1 files"),
+                 qPrintable(result->text()));
         QVERIFY2(result->text().contains("1 duplicates"), qPrintable(result->text()));
         QVERIFY2(result->text().contains("redacted"), qPrintable(result->text()));
         QVERIFY(result->text().contains("confidential"));
@@ -261,9 +270,9 @@ private slots:
         QTRY_VERIFY2_WITH_TIMEOUT(dialog->enrolled(), qPrintable(error->text()), 15000);
         const QString secret = zoe.find<QLineEdit>("enrolSecret")->text();
         QVERIFY(secret.size() >= 32);  // 160 bits in base32
-        const std::string uri =
-            core::otpauthUri("Sealtrain", "zoe", testing::totpSecretFromUri(
-                                                     "otpauth://totp/x?secret=" + secret.toStdString()));
+        const std::string uri = core::otpauthUri(
+            "Sealtrain", "zoe",
+            testing::totpSecretFromUri("otpauth://totp/x?secret=" + secret.toStdString()));
         const QImage shown = zoe.find<QLabel>("enrolQr")->pixmap().toImage();
         const gui::QrMatrix expected = gui::encodeQr(QByteArray::fromStdString(uri));
         QVERIFY(expected.width > 0);
@@ -290,8 +299,7 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(access->selectUser("bob"), 15000);
         QTest::mouseClick(alice.find<QPushButton>("resetUserButton"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(
-            alice.find<QLabel>("accessStatus")->text().contains("waits for a second admin"),
-            15000);
+            alice.find<QLabel>("accessStatus")->text().contains("waits for a second admin"), 15000);
         QVERIFY(alice.find<QLineEdit>("accessCode")->text().isEmpty());
 
         Desk carol = site_.open("carol");
@@ -357,6 +365,79 @@ private slots:
                                   qPrintable(status->text()), 15000);
         QTRY_COMPARE_WITH_TIMEOUT(ottoRow(), -1, 15000);
         QVERIFY(!otto->whoAmI());
+    }
+
+    // The first run on a workstation: a data directory made through the dialog (sealtrainctl
+    // init; two different passphrases refused first), its admin's TOTP shown once with the CA's
+    // fingerprint, the control plane started from the sign-in page with the passphrase, and the
+    // admin signed in with the password and a code from the key shown.
+    void firstRunOnAWorkstation()
+    {
+        const std::filesystem::path folder = site_.path("first-run").toStdString();
+        Desk desk;
+        desk.session =
+            std::make_unique<gui::Session>(folder / "profile", SEALTRAIN_CONTROL_EXECUTABLE);
+        desk.session->setInitExecutable(SEALTRAIN_CTL_EXECUTABLE);
+        desk.window = std::make_unique<gui::MainWindow>(*desk.session, gui::WindowOptions{});
+        desk.window->show();
+        const auto stopAtEnd =
+            qScopeGuard([&] { (void)desk.session->profile().stopWorkstation(); });
+        desk.find<gui::SignInPage>("signInPage")
+            ->setFirstRunArguments({"--argon2-ops", "2", "--argon2-mem-mib", "64"});
+        auto* open = desk.find<QPushButton>("firstRunButton");
+        QVERIFY(open->isVisible());
+        QVERIFY(!desk.find<QGroupBox>("startBox")->isVisible());
+        QTest::mouseClick(open, Qt::LeftButton);
+        auto* dialog = desk.find<gui::FirstRunDialog>("firstRunDialog");
+        const QString passphrase = "keyring passphrase for the first run";
+        const QString password = "the first admin's own password 7";
+        desk.find<QLineEdit>("firstRunDataDir")
+            ->setText(QString::fromStdString((folder / "data").string()));
+        desk.find<QLineEdit>("firstRunAdmin")->setText("ada");
+        desk.find<QLineEdit>("firstRunPassphrase")->setText(passphrase);
+        desk.find<QLineEdit>("firstRunPassphraseAgain")->setText(passphrase + "x");
+        desk.find<QLineEdit>("firstRunPassword")->setText(password);
+        desk.find<QLineEdit>("firstRunPasswordAgain")->setText(password);
+        QTest::mouseClick(desk.find<QPushButton>("firstRunCreate"), Qt::LeftButton);
+        QVERIFY(desk.find<QLabel>("firstRunError")->text().contains("differs"));
+        QVERIFY(!std::filesystem::exists(folder / "data"));
+        for (const char* name : {"firstRunPassphrase", "firstRunPassphraseAgain"})
+            desk.find<QLineEdit>(name)->setText(passphrase);
+        desk.find<QLineEdit>("firstRunPassword")->setText(password);
+        desk.find<QLineEdit>("firstRunPasswordAgain")->setText(password);
+        QTest::mouseClick(desk.find<QPushButton>("firstRunCreate"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(dialog->created(),
+                                  qPrintable(desk.find<QLabel>("firstRunError")->text()), 120000);
+        auto caPem = readWholeFile(folder / "data" / std::string(core::datadir::kCaCertificate));
+        QVERIFY(caPem);
+        const QString fingerprint =
+            QString::fromStdString(crypto::certificateFingerprint(*caPem).value());
+        QCOMPARE(desk.find<QLineEdit>("firstRunFingerprint")->text(), fingerprint);
+        QVERIFY(desk.find<QLineEdit>("firstRunFingerprint")->isReadOnly());
+        const QString key = desk.find<QLineEdit>("firstRunSecret")->text();
+        QVERIFY(key.size() >= 32);
+        QVERIFY(!desk.find<QLabel>("firstRunQr")->pixmap().isNull());
+        const crypto::SecretBytes totp =
+            testing::totpSecretFromUri("otpauth://totp/x?secret=" + key.toStdString());
+        QTest::mouseClick(desk.find<QPushButton>("firstRunDone"), Qt::LeftButton);
+
+        // The sign-in page now offers to start it.
+        QTRY_VERIFY(desk.find<QGroupBox>("startBox")->isVisible());
+        QVERIFY(!open->isVisible());
+        QCOMPARE(desk.find<QLineEdit>("signInUser")->text(), QString("ada"));
+        QTest::keyClicks(desk.find<QLineEdit>("startPassphrase"), passphrase);
+        QTest::mouseClick(desk.find<QPushButton>("startButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(!desk.find<QGroupBox>("startBox")->isVisible(),
+                                  qPrintable(desk.signInError()), 60000);
+        QTest::keyClicks(desk.find<QLineEdit>("signInPassword"), password);
+        QTest::keyClicks(desk.find<QLineEdit>("signInTotp"),
+                         QString::fromStdString(core::totpCode(
+                             totp, core::totpStep(std::chrono::system_clock::now()))));
+        QTest::mouseClick(desk.find<QPushButton>("signInButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(desk.session->signedIn(), qPrintable(desk.signInError()), 30000);
+        QVERIFY(desk.window->screens().contains("accessPage"));
+        desk.session->signOut();
+        gui::callPool().waitForDone(30000);
     }
 
     void cleanupTestCase()

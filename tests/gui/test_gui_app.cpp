@@ -3,15 +3,17 @@
 // fingerprint; sign in with TOTP (a wrong code shows the server's sentence); screens follow the
 // permissions WhoAmI reports; submit a job as one user and approve it as another, the approve
 // button absent for one's own job and the server's refusal shown when it is forced; the live
-// chart fed by a worker's reports; the audit log browsed, verified live, exported and the export
-// verified offline; the idle lock hiding the content; a revoked session back at sign-in with the
-// sentence saying why.
+// chart fed by a worker's reports and its checkpoint listed and downloaded; the audit log browsed,
+// verified live, exported and the export verified offline; the idle lock hiding the content; a
+// revoked session back at sign-in with the sentence saying why.
+#include "../integration/test_checkpoint.h"
 #include "../integration/test_worker.h"
 #include "gui_site.h"
 
 #include "audit/audit_page.h"
 #include "audit/audit_table_model.h"
 #include "datasets/datasets_page.h"
+#include "jobs/checkpoints_panel.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
@@ -24,6 +26,7 @@
 #include "session/session.h"
 #include <algorithm>
 
+#include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/version.h"
 
 #include <QGroupBox>
@@ -33,6 +36,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QStackedWidget>
+#include <QTabWidget>
 #include <QtTest/QtTest>
 
 #include <fstream>
@@ -141,6 +145,35 @@ private slots:
         QCOMPARE(jobs->chart().validationPoints(), 1);
         QTRY_VERIFY_WITH_TIMEOUT(
             bob.find<QPlainTextEdit>("jobLog")->toPlainText().contains("training on n1"), 15000);
+
+        // The worker's checkpoint reaches bob's Checkpoints tab; he downloads it, sealed, with its
+        // envelope, byte for byte as the control plane recorded it, into an empty folder only.
+        const trainer::TrainerKeys keys = testing::openJobKeys(*worker.box, **taken);
+        const trainer::CheckpointFiles written = testing::writeTestCheckpoint(
+            site_.path("written").toStdString(), keys, **taken, *worker.signing, 2, 1,
+            std::to_string(report.job), (*taken)->runId, (*taken)->datasetId);
+        QVERIFY(worker.client->uploadCheckpoint(report.job, report.attempt, written.sealed,
+                                                written.envelope));
+        auto& checkpoints = jobs->checkpoints().model();
+        QTRY_COMPARE_WITH_TIMEOUT(checkpoints.rowCount(), 1, 15000);
+        QCOMPARE(checkpoints.rowAt(0)->step, std::int64_t{2});
+        QCOMPARE(checkpoints.rowAt(0)->worker, std::string("n1"));
+        bob.find<QTabWidget>("jobTabs")->setCurrentIndex(3);
+        bob.find<QTableView>("checkpointsTable")->selectRow(0);
+        const QString folder = site_.path("downloaded");
+        bob.find<QLineEdit>("checkpointFolder")->setText(folder);
+        QTest::mouseClick(bob.find<QPushButton>("checkpointDownload"), Qt::LeftButton);
+        auto* status = bob.find<QLabel>("checkpointStatus");
+        QTRY_VERIFY2_WITH_TIMEOUT(status->text().contains("Step 2 downloaded"),
+                                  qPrintable(status->text()), 15000);
+        const std::filesystem::path got =
+            std::filesystem::path(folder.toStdString()) / written.sealed.filename();
+        QCOMPARE(readWholeFile(got).value(), readWholeFile(written.sealed).value());
+        QVERIFY(std::filesystem::exists(std::filesystem::path(folder.toStdString())
+                                        / written.envelope.filename()));
+        QTest::mouseClick(bob.find<QPushButton>("checkpointDownload"), Qt::LeftButton);
+        QVERIFY(status->text().contains("not empty"));
+
         QVERIFY(worker.client->finishJob(report.job, report.attempt, true, 0.01, ""));
         QTRY_VERIFY_WITH_TIMEOUT(jobs->model().rowAt(0)->state == "succeeded", 15000);
     }

@@ -4,6 +4,7 @@
 // a recorded checkpoint with another of the same step; rewrite metrics or log lines an earlier
 // report (or attempt) recorded. Each refusal is in the audit log with the worker as its actor.
 #include "daemon_fixture.h"
+#include "test_checkpoint.h"
 #include "test_worker.h"
 
 #include "sealtrain/base/byte_io.h"
@@ -30,42 +31,11 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <tuple>
 
 using namespace sealtrain;
 
 namespace {
-
-trainer::TrainingConfig tinyConfig()
-{
-    trainer::TrainingConfig config;
-    config.model.vocabSize = 11;
-    config.model.paddedVocabSize = 16;
-    config.model.contextLength = 8;
-    config.model.layers = 1;
-    config.model.heads = 1;
-    config.model.width = 8;
-    config.batch = 2;
-    config.seed = 7;
-    return config;
-}
-
-// Parameters and moments drawn from `seed`: two seeds, two different checkpoints of one step.
-struct Tensors {
-    std::vector<float> parameters, m, v;
-    explicit Tensors(std::uint64_t seed)
-    {
-        const trainer::ParameterLayout layout(tinyConfig().model);
-        const trainer::CounterRng rng(seed);
-        for (auto* flat : {&parameters, &m, &v}) {
-            flat->resize(layout.totalSize());
-            for (std::size_t i = 0; i < flat->size(); ++i)
-                (*flat)[i] = static_cast<float>(rng.normal(0, i));
-        }
-        for (auto& value : v)
-            value = value * value;
-    }
-    [[nodiscard]] trainer::CheckpointTensors view() const { return {parameters, m, v}; }
-};
 
 std::string sha256OfFile(const std::filesystem::path& path)
 {
@@ -95,24 +65,9 @@ class TestApiWorkerCalls : public QObject {
                                         const std::string& job, const std::string& run,
                                         const std::string& dataset)
     {
-        trainer::CheckpointState state;
-        state.config = tinyConfig();
-        state.step = step;
-        state.optimizerStep = step;
-        state.runId = run;
-        state.jobId = job;
-        state.datasetId = dataset;
-        state.tokenizer = "byte";
-        const Tensors tensors(seed);
-        const crypto::Kek* kek = keys_->newest(job_.checkpointKek);
-        if (kek == nullptr)
-            qFatal("the job's keys hold no KEK '%s'", job_.checkpointKek.c_str());
-        const auto folder = daemon_.runDir() / ("written-" + std::to_string(++written_));
-        auto written = trainer::writeCheckpoint(folder, state, tensors.view(), std::nullopt, *kek,
-                                                *signing_, 0);
-        if (!written)
-            qFatal("writeCheckpoint: %s", written.error().message().c_str());
-        return written->files;
+        return testing::writeTestCheckpoint(daemon_.runDir()
+                                                / ("written-" + std::to_string(++written_)),
+                                            *keys_, job_, *signing_, step, seed, job, run, dataset);
     }
 
     [[nodiscard]] std::filesystem::path kept(std::uint64_t step) const
@@ -168,11 +123,7 @@ private slots:
         QVERIFY2(taken, taken ? "" : taken.error().message().c_str());
         QVERIFY(taken->has_value());
         job_ = **taken;
-        auto opened = crypto::openSealedBox(*box_, job_.sealedKeys);
-        QVERIFY(opened);
-        auto keys = trainer::parseTrainerKeys(opened->bytes());
-        QVERIFY2(keys, keys ? "" : keys.error().message().c_str());
-        keys_.emplace(std::move(keys).value());
+        keys_.emplace(testing::openJobKeys(*box_, job_));
     }
 
     // Issue #27, item 22: a checkpoint signed by the worker and sealed under the job's own key,
@@ -399,6 +350,61 @@ private slots:
         QCOMPARE(outsider.error().code(), ErrorCode::PermissionDenied);
     }
 
+    // Issue #29: the people who may see the job list its checkpoints and download one, sealed,
+    // with its envelope, byte for byte as recorded; its signature verifies under the worker's
+    // key. A step that was never recorded is NOT_FOUND; someone outside the project, or without
+    // a session, is refused.
+    void checkpointsListedAndDownloaded()
+    {
+        auto bob = daemon_.as("bob");
+        auto listed = bob->listCheckpoints(job_.job);
+        QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
+        QCOMPARE(listed->size(), std::size_t{2});
+        QCOMPARE(listed->at(0).step, std::int64_t{4});
+        QCOMPARE(listed->at(1).step, std::int64_t{6});
+        QCOMPARE(listed->at(0).sealedSha256, sha256OfFile(kept(4)));
+        QCOMPARE(listed->at(1).worker, std::string("n1"));
+        QVERIFY(listed->at(1).recordedUnix > 0);
+
+        for (const std::int64_t step : {std::int64_t{0}, std::int64_t{4}}) {
+            const std::int64_t expected = step == 0 ? 6 : step;
+            const auto folder = daemon_.runDir() / ("download-" + std::to_string(step));
+            std::filesystem::create_directories(folder);
+            auto files = daemon_.as("ann")->downloadCheckpoint(job_.job, step, folder);
+            QVERIFY2(files, files ? "" : files.error().message().c_str());
+            QCOMPARE(files->size(), std::size_t{2});
+            const auto recorded = trainer::checkpointFiles(
+                daemon_.dataDir() / "jobs" / std::to_string(job_.job) / "checkpoints",
+                static_cast<std::uint64_t>(expected));
+            auto got = trainer::checkpointFilesFor(folder / recorded.sealed.filename());
+            QVERIFY2(got, got ? "" : got.error().message().c_str());
+            QCOMPARE(readWholeFile(got->sealed).value(), readWholeFile(recorded.sealed).value());
+            QCOMPARE(readWholeFile(got->envelope).value(),
+                     readWholeFile(recorded.envelope).value());
+            const std::vector<crypto::PublicKey> trusted{signing_->publicKey()};
+            auto lineage = trainer::verifyCheckpointSignature(*got, trusted);
+            QVERIFY2(lineage, lineage ? "" : lineage.error().message().c_str());
+            QCOMPARE(lineage->step, static_cast<std::uint64_t>(expected));
+            QCOMPARE(lineage->job, std::to_string(job_.job));
+        }
+        const auto empty = daemon_.runDir() / "download-none";
+        std::filesystem::create_directories(empty);
+        auto missing = bob->downloadCheckpoint(job_.job, 5, empty);
+        QVERIFY(!missing);
+        QCOMPARE(missing.error().code(), ErrorCode::NotFound);
+        QVERIFY(std::filesystem::is_empty(empty));
+        auto outsider = daemon_.as("otto")->listCheckpoints(job_.job);
+        QVERIFY(!outsider);
+        QCOMPARE(outsider.error().code(), ErrorCode::PermissionDenied);
+        auto outsiderDownload = daemon_.as("otto")->downloadCheckpoint(job_.job, 0, empty);
+        QVERIFY(!outsiderDownload);
+        QCOMPARE(outsiderDownload.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY(std::filesystem::is_empty(empty));
+        auto anonymous = daemon_.anonymous()->listCheckpoints(job_.job);
+        QVERIFY(!anonymous);
+        QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
+    }
+
     // Issue #27, item 7: every refused upload is in the log, with the worker as its actor; and
     // every entry of the worker's calls records its peer and certificate serial.
     void refusalsAreAuditedWithTheWorker()
@@ -446,6 +452,26 @@ private slots:
         QCOMPARE(watches.count({"ann", audit::Outcome::Failed}), std::size_t{1});
         QCOMPARE(watches.count({"otto", audit::Outcome::Denied}), std::size_t{1});
         QCOMPARE(watches.size(), std::size_t{3});
+
+        // The checkpoints' list and downloads, each an entry with its caller; a download names
+        // what it sent.
+        std::multiset<std::tuple<std::string, std::string, audit::Outcome>> reads;
+        for (const audit::Entry& entry : *entries) {
+            if (entry.action != "job.checkpoints" && entry.action != "job.checkpoint_download")
+                continue;
+            reads.insert({entry.action, entry.actor.id, entry.outcome});
+            if (entry.action == "job.checkpoint_download" && entry.outcome == audit::Outcome::Ok)
+                QCOMPARE(testing::detailOf(entry, "sealed_sha256").size(), std::size_t{64});
+        }
+        using R = std::tuple<std::string, std::string, audit::Outcome>;
+        QCOMPARE(reads.count(R{"job.checkpoints", "bob", audit::Outcome::Ok}), std::size_t{1});
+        QCOMPARE(reads.count(R{"job.checkpoint_download", "ann", audit::Outcome::Ok}),
+                 std::size_t{2});
+        QCOMPARE(reads.count(R{"job.checkpoint_download", "bob", audit::Outcome::Failed}),
+                 std::size_t{1});
+        QCOMPARE(reads.count(R{"job.checkpoints", "otto", audit::Outcome::Denied}), std::size_t{1});
+        QCOMPARE(reads.count(R{"job.checkpoint_download", "otto", audit::Outcome::Denied}),
+                 std::size_t{1});
     }
 
     void cleanupTestCase() { daemon_.kill(); }

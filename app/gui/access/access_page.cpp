@@ -36,7 +36,6 @@ QPushButton* button(const QString& text, const char* name, QWidget* parent)
     return made;
 }
 
-
 }  // namespace
 
 AccessPage::AccessPage(Session& session, QWidget* parent)
@@ -65,8 +64,8 @@ AccessPage::AccessPage(Session& session, QWidget* parent)
 
 bool AccessPage::allowedFor(const Session& session)
 {
-    return session.holds(kUserManage) || session.holds(kRoleManage)
-           || session.holds(kGrantManage) || session.holds(kSessionManage);
+    return session.holds(kUserManage) || session.holds(kRoleManage) || session.holds(kGrantManage)
+           || session.holds(kSessionManage);
 }
 
 template <typename Work, typename Ok>
@@ -102,7 +101,8 @@ QWidget* AccessPage::makeUsersTab()
     auto* enable = button(tr("&Enable"), "enableUserButton", tab);
     auto* reset = button(tr("Reset password and &TOTP"), "resetUserButton", tab);
     auto* endSessions = button(tr("End their &sessions"), "revokeUserSessionsButton", tab);
-    code_ = namedField(tab, "accessCode", tr("The one-time code to hand over"), tr("a one-time code appears here once; hand it over in person"));
+    code_ = namedField(tab, "accessCode", tr("The one-time code to hand over"),
+                       tr("a one-time code appears here once; hand it over in person"));
     code_->setReadOnly(true);
 
     grantBox_ = new QGroupBox(tr("Roles of the selected user"), tab);
@@ -110,10 +110,12 @@ QWidget* AccessPage::makeUsersTab()
     grantRole_->setObjectName("grantRole");
     grantRole_->setEditable(true);
     grantRole_->setAccessibleName(tr("Role to grant or revoke"));
-    grantProject_ = namedField(grantBox_, "grantProject", tr("Project of the grant"), tr("every project"));
+    grantProject_ =
+        namedField(grantBox_, "grantProject", tr("Project of the grant"), tr("every project"));
     auto* grant = button(tr("&Grant"), "grantRoleButton", grantBox_);
     auto* revoke = button(tr("Re&voke"), "revokeRoleButton", grantBox_);
-    glassReason_ = namedField(grantBox_, "breakGlassReason", tr("Reason for the emergency grant"), tr("why, e.g. the incident number (audited)"));
+    glassReason_ = namedField(grantBox_, "breakGlassReason", tr("Reason for the emergency grant"),
+                              tr("why, e.g. the incident number (audited)"));
     glassHours_ = new QSpinBox(grantBox_);
     glassHours_->setObjectName("breakGlassHours");
     glassHours_->setAccessibleName(tr("Hours the emergency grant lasts"));
@@ -179,8 +181,7 @@ QWidget* AccessPage::makeUsersTab()
             onUser([](api::ControlClient& c, const std::string& u) { return c.enableUser(u); },
                    tr("%1 may sign in again.")));
     connect(endSessions, &QPushButton::clicked, this,
-            onUser([](api::ControlClient& c,
-                      const std::string& u) { return c.revokeSessions(u); },
+            onUser([](api::ControlClient& c, const std::string& u) { return c.revokeSessions(u); },
                    tr("Every session of %1 has ended; their certificates are refused.")));
     connect(reset, &QPushButton::clicked, this, [this] {
         const std::string user = selectedUser();
@@ -229,8 +230,8 @@ QWidget* AccessPage::makeResetsTab()
             status_->setText(tr("Choose the reset to approve in the table first."));
             return;
         }
-        call([user = pending->user](
-                 api::ControlClient& client) { return client.approveReset(user); },
+        call([user =
+                  pending->user](api::ControlClient& client) { return client.approveReset(user); },
              [this](Result<api::ResetResult> result) {
                  tabs_->setCurrentIndex(0);
                  showCode(QString::fromStdString(result->resetCode),
@@ -422,8 +423,8 @@ void AccessPage::grant(bool add)
              });
         return;
     }
-    call([user, role, project](
-             api::ControlClient& client) { return client.revokeRole(user, role, project); },
+    call([user, role,
+          project](api::ControlClient& client) { return client.revokeRole(user, role, project); },
          [this, user, role](auto) {
              status_->setText(tr("%2 no longer holds %1.")
                                   .arg(QString::fromStdString(role), QString::fromStdString(user)));
@@ -459,17 +460,15 @@ void AccessPage::createRole()
         if (item->checkState() == Qt::Checked)
             chosen.push_back(item->data(Qt::UserRole).toString().toStdString());
     }
-    call(
-        [name = newRole_->text().trimmed().toStdString(), chosen](api::ControlClient& client) {
-            return client.createRole(name, chosen);
-        },
-        [this](auto) {
-            status_->setText(tr("The role %1 is made; grant it on the Users tab.")
-                                 .arg(newRole_->text().trimmed()));
-            newRole_->clear();
-            for (int row = 0; row < permissions_->count(); ++row)
-                permissions_->item(row)->setCheckState(Qt::Unchecked);
-        });
+    call([name = newRole_->text().trimmed().toStdString(),
+          chosen](api::ControlClient& client) { return client.createRole(name, chosen); },
+         [this](auto) {
+             status_->setText(tr("The role %1 is made; grant it on the Users tab.")
+                                  .arg(newRole_->text().trimmed()));
+             newRole_->clear();
+             for (int row = 0; row < permissions_->count(); ++row)
+                 permissions_->item(row)->setCheckState(Qt::Unchecked);
+         });
 }
 
 }  // namespace sealtrain::gui

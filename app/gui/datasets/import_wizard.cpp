@@ -115,10 +115,12 @@ ImportWizard::~ImportWizard()
 
 QWizardPage* ImportWizard::makeFilesPage()
 {
-    auto* page = new CheckedPage([this] { return !name_->text().trimmed().isEmpty() && files_->count() > 0; });
+    auto* page = new CheckedPage(
+        [this] { return !name_->text().trimmed().isEmpty() && files_->count() > 0; });
     page->setObjectName("importFilesPage");
     page->setTitle(tr("Name and files"));
-    page->setSubTitle(tr("A new name makes a new dataset; an existing one makes its next version."));
+    page->setSubTitle(
+        tr("A new name makes a new dataset; an existing one makes its next version."));
     name_ = new QLineEdit(page);
     name_->setObjectName("importName");
     name_->setPlaceholderText(tr("1-64 of a-z 0-9 _ -"));
@@ -200,14 +202,17 @@ bool ImportWizard::addFile(const QString& path)
             return false;
         }
     }
-    auto* item = new QListWidgetItem(
-        tr("%1 (%2)").arg(absolute, QLocale().formattedDataSize(info.size())));
+    auto* item =
+        new QListWidgetItem(tr("%1 (%2)").arg(absolute, QLocale().formattedDataSize(info.size())));
     item->setData(kPathRole, absolute);
     item->setData(kSizeRole, static_cast<qulonglong>(info.size()));
     files_->addItem(item);
     filesError_->clear();
     if (name_->text().isEmpty())
-        name_->setText(info.completeBaseName().toLower().replace(QRegularExpression("[^a-z0-9_-]"), "-").left(64));
+        name_->setText(info.completeBaseName()
+                           .toLower()
+                           .replace(QRegularExpression("[^a-z0-9_-]"), "-")
+                           .left(64));
     return true;
 }
 
@@ -354,7 +359,7 @@ void ImportWizard::startUpload()
 
     QPointer<ImportWizard> self(this);
     auto report = [self, shown = std::make_shared<std::atomic<int>>(-1)](std::uint64_t sent,
-                                                                        std::uint64_t all) {
+                                                                         std::uint64_t all) {
         // At most a thousand updates for any size: the GUI thread stays free.
         const int permille = all == 0 ? 1000 : static_cast<int>(sent * 1000 / all);
         if (shown->exchange(permille) == permille || !self)

@@ -4,6 +4,7 @@
 #include "../session/background.h"
 #include "../session/row_model.h"
 #include "../session/session.h"
+#include "checkpoints_panel.h"
 #include "job_table_model.h"
 #include "metrics_chart.h"
 
@@ -38,6 +39,7 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     , cancel_(new QPushButton(tr("&Cancel job"), this))
     , chart_(new MetricsChart(this))
     , log_(new QPlainTextEdit(this))
+    , checkpoints_(new CheckpointsPanel(session, this))
     , newSpec_(new QPlainTextEdit(this))
     , submit_(new QPushButton(tr("&Submit job"), this))
     , error_(new QLabel(this))
@@ -92,6 +94,7 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     tabs->addTab(review, tr("Spec and vetting"));
     tabs->addTab(chart_, tr("Metrics"));
     tabs->addTab(log_, tr("Log"));
+    tabs->addTab(checkpoints_, tr("Checkpoints"));
     tabs->addTab(submitTab, tr("New job"));
 
     auto* details = new QWidget(this);
@@ -194,6 +197,7 @@ void JobsPage::show(const api::JobSummary& job)
         error_->clear();
         chart_->clear();
         log_->clear();
+        checkpoints_->showJob(job.id);
         startWatch(job.id);
     }
 }
@@ -239,6 +243,7 @@ void JobsPage::startWatch(std::int64_t id)
                                 self->log_->appendPlainText(QString::fromStdString(event.line));
                                 break;
                             case api::JobWatchEvent::Kind::Checkpoint:
+                                self->checkpoints_->add(event.checkpoint);
                                 self->log_->appendPlainText(
                                     tr("checkpoint of step %1 recorded (signed by %2)")
                                         .arg(event.checkpoint.step)

@@ -1,7 +1,8 @@
 // Jobs: the list of the caller's projects' jobs; for the selected one, exactly what an approval
 // approves (the canonical spec and its SHA-256) with the vetting report, approve and reject
 // (absent for one's own job; the server refuses it anyway), cancel, live charts and the log
-// from Jobs.WatchJob, and a new job's spec to submit.
+// from Jobs.WatchJob, its checkpoints (listed from the same watch, downloaded sealed), and a new
+// job's spec to submit.
 #pragma once
 
 #include "sealtrain/api/client.h"
@@ -20,6 +21,7 @@ class QListWidget;
 
 namespace sealtrain::gui {
 
+class CheckpointsPanel;
 class JobTableModel;
 class MetricsChart;
 class Session;
@@ -34,6 +36,7 @@ public:
     void reload();
     [[nodiscard]] JobTableModel& model() const noexcept { return *model_; }
     [[nodiscard]] MetricsChart& chart() const noexcept { return *chart_; }
+    [[nodiscard]] CheckpointsPanel& checkpoints() const noexcept { return *checkpoints_; }
     // Selects job `id` in the table (and shows it); false when it is not listed.
     bool select(std::int64_t id);
 
@@ -58,6 +61,7 @@ private:
     QPushButton* cancel_;
     MetricsChart* chart_;
     QPlainTextEdit* log_;
+    CheckpointsPanel* checkpoints_;
     QPlainTextEdit* newSpec_;
     QPushButton* submit_;
     QLabel* error_;

@@ -41,6 +41,7 @@ EnrolDialog::EnrolDialog(Session& session, QWidget* parent)
 {
     setObjectName("enrolDialog");
     setWindowTitle(tr("Enrol with a one-time code"));
+    setMinimumWidth(fontMetrics().horizontalAdvance('M') * 36);
     const auto name = [](QWidget* widget, const char* object, const QString& accessible) {
         widget->setObjectName(object);
         widget->setAccessibleName(accessible);
@@ -121,9 +122,7 @@ void EnrolDialog::submit()
         this,
         [profile = session_.profile(), user = user().toStdString(),
          code = code_->text().trimmed().toStdString(),
-         secret = std::move(*password)] {
-            return profile.completeReset(user, code, *secret);
-        },
+         secret = std::move(*password)] { return profile.completeReset(user, code, *secret); },
         [this](Result<std::string> uri) {
             submit_->setEnabled(true);
             if (!uri) {
@@ -139,11 +138,7 @@ void EnrolDialog::submit()
 
 void EnrolDialog::showSecret(QByteArray uri)
 {
-    const QrMatrix matrix = encodeQr(uri);
-    // About 4 mm a module on a 96 dpi screen: scans from a phone held at arm's length.
-    const int scale = std::max(4, 240 / std::max(1, matrix.width + 2 * kQrQuietZone));
-    QPixmap pixmap = QPixmap::fromImage(drawQr(matrix, scale));
-    qr_->setPixmap(pixmap);
+    showQr(*qr_, uri);
     secret_->setText(otpauthSecret(uri));
     uri.fill('\0');
     for (QWidget* widget : std::initializer_list<QWidget*>{code_, password_, repeat_, submit_})
@@ -152,6 +147,7 @@ void EnrolDialog::showSecret(QByteArray uri)
         widget->show();
     enrolled_ = true;
     done_->setFocus();
+    adjustSize();
 }
 
 void EnrolDialog::forget()

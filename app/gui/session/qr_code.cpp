@@ -3,8 +3,11 @@
 
 #include <qrencode.h>
 
+#include <QLabel>
 #include <QPainter>
+#include <QPixmap>
 
+#include <algorithm>
 #include <memory>
 
 namespace sealtrain::gui {
@@ -18,7 +21,8 @@ QrMatrix encodeQr(const QByteArray& text)
     if (!code || code->width <= 0)
         return matrix;
     matrix.width = code->width;
-    const auto cells = static_cast<std::size_t>(code->width) * static_cast<std::size_t>(code->width);
+    const auto cells =
+        static_cast<std::size_t>(code->width) * static_cast<std::size_t>(code->width);
     matrix.dark.resize(cells);
     for (std::size_t i = 0; i < cells; ++i)
         matrix.dark[i] = (code->data[i] & 1U) != 0;  // bit 0: a dark module
@@ -39,6 +43,20 @@ QImage drawQr(const QrMatrix& matrix, int scale)
                 painter.fillRect((x + kQrQuietZone) * scale, (y + kQrQuietZone) * scale, scale,
                                  scale, Qt::black);
     return image;
+}
+
+QImage qrForScreen(const QByteArray& text)
+{
+    const QrMatrix matrix = encodeQr(text);
+    const int scale = std::max(4, 240 / std::max(1, matrix.width + 2 * kQrQuietZone));
+    return drawQr(matrix, scale);
+}
+
+void showQr(QLabel& label, const QByteArray& text)
+{
+    const QPixmap pixmap = QPixmap::fromImage(qrForScreen(text));
+    label.setPixmap(pixmap);
+    label.setMinimumSize(pixmap.size());
 }
 
 }  // namespace sealtrain::gui

@@ -38,6 +38,12 @@ bool Session::canStartWorkstation() const
            && !profile_.workstationPid();
 }
 
+bool Session::canCreateWorkstation() const
+{
+    auto workstation = profile_.workstation();
+    return !initExecutable_.empty() && !profile_.endpoint() && workstation && !*workstation;
+}
+
 void Session::connectTo(const QString& address, const QString& fingerprint)
 {
     const api::Profile profile = profile_;

@@ -39,6 +39,17 @@ public:
     [[nodiscard]] QString endpointText() const;
     // A workstation's control plane that is not running and that this GUI could start.
     [[nodiscard]] bool canStartWorkstation() const;
+    // sealtrainctl, which makes a workstation's data directory on the first run (empty: none).
+    void setInitExecutable(std::filesystem::path executable)
+    {
+        initExecutable_ = std::move(executable);
+    }
+    [[nodiscard]] const std::filesystem::path& initExecutable() const noexcept
+    {
+        return initExecutable_;
+    }
+    // A profile that names no control plane yet, and a sealtrainctl to make one with.
+    [[nodiscard]] bool canCreateWorkstation() const;
 
     // Pins the CA of the control plane at `address` by its fingerprint (sealtrainctl connect).
     void connectTo(const QString& address, const QString& fingerprint);
@@ -69,6 +80,7 @@ private:
 
     api::Profile profile_;
     std::filesystem::path controlExecutable_;
+    std::filesystem::path initExecutable_;
     std::shared_ptr<api::ControlClient> client_;
     std::optional<api::WhoAmI> who_;
     std::string user_;

@@ -2,6 +2,7 @@
 #include "sign_in_page.h"
 
 #include "enrol_dialog.h"
+#include "first_run_dialog.h"
 #include "row_model.h"
 #include "session.h"
 
@@ -30,6 +31,7 @@ SignInPage::SignInPage(Session& session, QWidget* parent)
     , totp_(namedField(this, "signInTotp", tr("TOTP code"), tr("6 digits from your authenticator")))
     , signIn_(new QPushButton(tr("&Sign in"), this))
     , enrol_(new QPushButton(tr("I have a &one-time code…"), this))
+    , firstRun_(new QPushButton(tr("&Make a control plane on this workstation…"), this))
     , error_(new QLabel(this))
 {
     setObjectName("signInPage");
@@ -49,6 +51,7 @@ SignInPage::SignInPage(Session& session, QWidget* parent)
     signIn_->setDefault(true);
     enrol_->setObjectName("oneTimeCodeButton");
     enrol_->setFlat(true);
+    firstRun_->setObjectName("firstRunButton");
     error_->setObjectName("signInError");
     error_->setWordWrap(true);
     error_->setStyleSheet("color: #b00020;");
@@ -77,6 +80,7 @@ SignInPage::SignInPage(Session& session, QWidget* parent)
     column->addWidget(title_);
     column->addWidget(endpoint_);
     column->addWidget(connectBox_);
+    column->addWidget(firstRun_);
     column->addWidget(startBox_);
     column->addLayout(form);
     column->addWidget(error_);
@@ -94,6 +98,7 @@ SignInPage::SignInPage(Session& session, QWidget* parent)
     setTabOrder(totp_, signIn_);
     setTabOrder(signIn_, enrol_);
     connect(enrol_, &QPushButton::clicked, this, &SignInPage::openEnrolment);
+    connect(firstRun_, &QPushButton::clicked, this, &SignInPage::openFirstRun);
 
     connect(connect_, &QPushButton::clicked, this, [this] {
         setBusy(true);
@@ -136,6 +141,7 @@ void SignInPage::reset()
 {
     const auto endpoint = session_.profile().endpoint();
     connectBox_->setVisible(!endpoint);
+    firstRun_->setVisible(session_.canCreateWorkstation());
     startBox_->setVisible(session_.canStartWorkstation());
     endpoint_->setText(endpoint ? tr("Control plane: %1").arg(session_.endpointText())
                                 : tr("No control plane yet: connect to one with its address and "
@@ -172,6 +178,19 @@ void SignInPage::openEnrolment()
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         user_->setText(dialog->user());
         password_->setFocus();
+    });
+    dialog->open();
+}
+
+void SignInPage::openFirstRun()
+{
+    auto* dialog = new FirstRunDialog(session_.initExecutable(), session_.profile().folder(),
+                                      firstRunArguments_, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::finished, this, [this, dialog] {
+        if (dialog->created())
+            user_->setText(dialog->admin());
+        reset();  // the profile names the new control plane: "Start it" shows
     });
     dialog->open();
 }

@@ -487,6 +487,12 @@ public:
     [[nodiscard]] Result<JobSummary>
     watchJob(std::int64_t id, const std::function<bool(const JobWatchEvent&)>& onEvent,
              CallCancel* cancel = nullptr);
+    // The checkpoints recorded for job `id`, oldest first (client_views.cpp).
+    [[nodiscard]] Result<std::vector<JobCheckpointView>> listCheckpoints(std::int64_t id);
+    // Job `id`'s checkpoint at `step` (0: the newest), sealed, with its DSSE envelope, into
+    // `folder` (which must exist and be empty); the two files' paths.
+    [[nodiscard]] Result<std::vector<std::filesystem::path>>
+    downloadCheckpoint(std::int64_t id, std::int64_t step, const std::filesystem::path& folder);
     // Workers, for administrators: a one-time enrolment token, the list, revocation.
     [[nodiscard]] Result<EnrollTokenGrant> createEnrollToken(const std::string& worker,
                                                              const std::string& pool,

@@ -16,6 +16,7 @@
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/datasets.h"
 #include "sealtrain/core/identity.h"
+#include "sealtrain/core/job_checkpoints.h"
 #include "sealtrain/core/job_watch.h"
 #include "sealtrain/core/jobs.h"
 #include "sealtrain/core/keyring_changes.h"
@@ -60,6 +61,8 @@ public:
     [[nodiscard]] Scheduler& scheduler() noexcept { return scheduler_; }
     // Following a job as it runs (one audited opening, then reads).
     [[nodiscard]] JobWatches& jobWatches() noexcept { return jobWatches_; }
+    // A job's checkpoints: the list, and one chosen to download (each audited).
+    [[nodiscard]] JobCheckpointReads& jobCheckpoints() noexcept { return jobCheckpoints_; }
     // Reading and exporting the audit log.
     [[nodiscard]] AuditQueries& auditQueries() noexcept { return auditQueries_; }
     // Rotating, retiring and re-wrapping KEKs, the passphrase, the keyring's generation.
@@ -98,6 +101,7 @@ private:
     Workers workers_;
     Scheduler scheduler_;
     JobWatches jobWatches_;
+    JobCheckpointReads jobCheckpoints_;
     AuditQueries auditQueries_;
     KeyringChanges keyringChanges_;
 };
