@@ -25,8 +25,8 @@ Result<std::vector<JobCheckpoint>> JobCheckpointReads::list(const std::string& s
         });
 }
 
-Result<JobCheckpoint> JobCheckpointReads::download(const std::string& session,
-                                                   std::int64_t jobId, std::int64_t step)
+Result<JobCheckpoint> JobCheckpointReads::download(const std::string& session, std::int64_t jobId,
+                                                   std::int64_t step)
 {
     return gate_.performReturning(
         session, internal::jobRequest(gate_.database(), jobId, "checkpoint_download", ""),

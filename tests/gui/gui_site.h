@@ -7,6 +7,7 @@
 
 #include "main_window.h"
 #include "session/session.h"
+#include "session/sign_in_page.h"
 
 #include "sealtrain/crypto/certificate_authority.h"
 
@@ -114,6 +115,23 @@ public:
         QTest::mouseClick(desk.find<QPushButton>("signInButton"), Qt::LeftButton);
         QTRY_VERIFY2_WITH_TIMEOUT(desk.session->signedIn(), qPrintable(desk.signInError()), 20000);
         QVERIFY(desk.find<QWidget>("workspace")->isVisible());
+    }
+
+    // A desk on a new profile under `folder` that names no control plane: it may make one on
+    // this workstation (`initExecutable`, sealtrainctl, with a cheap Argon2id for tests) and start
+    // it (`controlExecutable`).
+    static Desk openWorkstation(const std::filesystem::path& folder,
+                                const std::filesystem::path& controlExecutable,
+                                const std::filesystem::path& initExecutable)
+    {
+        Desk desk;
+        desk.session = std::make_unique<gui::Session>(folder / "profile", controlExecutable);
+        desk.session->setInitExecutable(initExecutable);
+        desk.window = std::make_unique<gui::MainWindow>(*desk.session, gui::WindowOptions{});
+        desk.window->show();
+        desk.find<gui::SignInPage>("signInPage")
+            ->setFirstRunArguments({"--argon2-ops", "2", "--argon2-mem-mib", "64"});
+        return desk;
     }
 
     DaemonFixture daemon;

@@ -73,14 +73,8 @@ private slots:
     void firstRun()
     {
         const std::filesystem::path folder = site_.path("first-run").toStdString();
-        Desk desk;
-        desk.session =
-            std::make_unique<gui::Session>(folder / "profile", SEALTRAIN_CONTROL_EXECUTABLE);
-        desk.session->setInitExecutable(SEALTRAIN_CTL_EXECUTABLE);
-        desk.window = std::make_unique<gui::MainWindow>(*desk.session, gui::WindowOptions{});
-        desk.window->show();
-        desk.find<gui::SignInPage>("signInPage")
-            ->setFirstRunArguments({"--argon2-ops", "2", "--argon2-mem-mib", "64"});
+        Desk desk = testing::GuiSite::openWorkstation(folder, SEALTRAIN_CONTROL_EXECUTABLE,
+                                                      SEALTRAIN_CTL_EXECUTABLE);
         save(desk, "first-run-offered");
         QTest::mouseClick(desk.find<QPushButton>("firstRunButton"), Qt::LeftButton);
         auto* dialog = desk.find<gui::FirstRunDialog>("firstRunDialog");

@@ -374,16 +374,10 @@ private slots:
     void firstRunOnAWorkstation()
     {
         const std::filesystem::path folder = site_.path("first-run").toStdString();
-        Desk desk;
-        desk.session =
-            std::make_unique<gui::Session>(folder / "profile", SEALTRAIN_CONTROL_EXECUTABLE);
-        desk.session->setInitExecutable(SEALTRAIN_CTL_EXECUTABLE);
-        desk.window = std::make_unique<gui::MainWindow>(*desk.session, gui::WindowOptions{});
-        desk.window->show();
+        Desk desk = testing::GuiSite::openWorkstation(folder, SEALTRAIN_CONTROL_EXECUTABLE,
+                                                      SEALTRAIN_CTL_EXECUTABLE);
         const auto stopAtEnd =
             qScopeGuard([&] { (void)desk.session->profile().stopWorkstation(); });
-        desk.find<gui::SignInPage>("signInPage")
-            ->setFirstRunArguments({"--argon2-ops", "2", "--argon2-mem-mib", "64"});
         auto* open = desk.find<QPushButton>("firstRunButton");
         QVERIFY(open->isVisible());
         QVERIFY(!desk.find<QGroupBox>("startBox")->isVisible());

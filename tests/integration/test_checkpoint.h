@@ -67,13 +67,11 @@ inline trainer::TrainerKeys openJobKeys(const crypto::BoxKeyPair& box,
 }
 
 // A checkpoint of `step` in `folder`, with the lineage fields given; its files.
-inline trainer::CheckpointFiles writeTestCheckpoint(const std::filesystem::path& folder,
-                                                    const trainer::TrainerKeys& keys,
-                                                    const api::JobAssignment& assignment,
-                                                    const crypto::SigningKey& signing,
-                                                    std::uint64_t step, std::uint64_t seed,
-                                                    const std::string& job, const std::string& run,
-                                                    const std::string& dataset)
+inline trainer::CheckpointFiles
+writeTestCheckpoint(const std::filesystem::path& folder, const trainer::TrainerKeys& keys,
+                    const api::JobAssignment& assignment, const crypto::SigningKey& signing,
+                    std::uint64_t step, std::uint64_t seed, const std::string& job,
+                    const std::string& run, const std::string& dataset)
 {
     trainer::CheckpointState state;
     state.config = tinyCheckpointConfig();

@@ -146,8 +146,8 @@ void FirstRunDialog::create()
     error_->clear();
     // Both secrets on standard input, one a line, in the order sealtrainctl reads them.
     QByteArray input = passphrase_->text().toUtf8() + '\n' + password_->text().toUtf8() + '\n';
-    for (QLineEdit* field :
-         std::initializer_list<QLineEdit*>{passphrase_, passphraseAgain_, password_, passwordAgain_})
+    for (QLineEdit* field : std::initializer_list<QLineEdit*>{passphrase_, passphraseAgain_,
+                                                              password_, passwordAgain_})
         field->clear();
     process_ = new QProcess(this);
     process_->setProgram(QString::fromStdString(initExecutable_.string()));
@@ -215,7 +215,8 @@ void FirstRunDialog::finished(int exitCode)
            "Other machines connect by pinning the platform CA's fingerprint:")
             .arg(dataDir_->text().trimmed().toHtmlEscaped(), admin().toHtmlEscaped()));
     form_->hide();
-    for (QWidget* widget : std::initializer_list<QWidget*>{qr_, secret_, facts_, fingerprint_, done_})
+    for (QWidget* widget :
+         std::initializer_list<QWidget*>{qr_, secret_, facts_, fingerprint_, done_})
         widget->show();
     created_ = true;
     done_->setFocus();
@@ -226,8 +227,8 @@ void FirstRunDialog::forget()
 {
     qr_->clear();
     secret_->clear();
-    for (QLineEdit* field :
-         std::initializer_list<QLineEdit*>{passphrase_, passphraseAgain_, password_, passwordAgain_})
+    for (QLineEdit* field : std::initializer_list<QLineEdit*>{passphrase_, passphraseAgain_,
+                                                              password_, passwordAgain_})
         field->clear();
 }
 
