@@ -308,6 +308,22 @@ Result<ResetResult> ControlClient::changeReset(const std::string& name, bool app
     return ResetResult{reply->user(), reply->pending(), reply->reset_code()};
 }
 
+Result<std::uint32_t> ControlClient::changePassword(const crypto::SecretBytes& current,
+                                                    const crypto::SecretBytes& next)
+{
+    v1::ChangePasswordRequest request;
+    request.set_current_password(
+        std::string(reinterpret_cast<const char*>(current.bytes().data()), current.size()));
+    request.set_new_password(
+        std::string(reinterpret_cast<const char*>(next.bytes().data()), next.size()));
+    auto reply = state_->call(*state_->sessions, &v1::Sessions::Stub::ChangePassword, request);
+    request.mutable_current_password()->assign(request.current_password().size(), '\0');
+    request.mutable_new_password()->assign(request.new_password().size(), '\0');
+    if (!reply)
+        return reply.error();
+    return reply->sessions_ended();
+}
+
 Result<std::string> ControlClient::completeReset(const std::string& user,
                                                  const std::string& resetCode,
                                                  const crypto::SecretBytes& password)

@@ -246,11 +246,13 @@ struct Shared {
     // After core ended every session of `user` (session revocation, disabling, a reset that took
     // effect): the client certificates bound to them are revoked too, so that they are refused
     // at the handshake and listed in the CRL, not only refused call by call. Returns how many.
-    [[nodiscard]] Result<std::size_t> revokeCertificatesOf(const std::string& user)
+    // Revokes every certificate bound to a session of `user` but the one with serial `keep`.
+    [[nodiscard]] Result<std::size_t> revokeCertificatesOf(const std::string& user,
+                                                           const std::string& keep = {})
     {
         std::vector<std::string> serials;
         for (auto binding = bindings.begin(); binding != bindings.end();) {
-            if (binding->second.user == user) {
+            if (binding->second.user == user && binding->first != keep) {
                 serials.push_back(binding->first);
                 binding = bindings.erase(binding);
             } else {

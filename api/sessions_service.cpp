@@ -204,6 +204,59 @@ public:
         });
     }
 
+    Status ChangePassword(ServerContext* context, const v1::ChangePasswordRequest* request,
+                          v1::ChangePasswordReply* reply) override
+    {
+        core::ControlPlane& plane = shared_.platform.controlPlane();
+        // The caller first (issue #27): an anonymous caller's passwords are never read or
+        // checked; core refuses and audits the session.
+        if (!shared_.isSignedIn(*context))
+            return shared_.inGroup(*context, [&]() -> Status {
+                return statusOf(plane.identity().finishPasswordChange(
+                    plane.identity().startPasswordChange(callerOf(shared_, *context).token)));
+            });
+        auto current = server_internal::takeSecret(request->current_password());
+        auto next = server_internal::takeSecret(request->new_password());
+        if (!current)
+            return Internal::toStatus(current.error());
+        if (!next)
+            return Internal::toStatus(next.error());
+        const Caller caller = callerOf(shared_, *context);
+        core::PasswordChange change = [&] {
+            const std::lock_guard guard(shared_.lock);
+            return plane.identity().startPasswordChange(caller.token);
+        }();
+        {
+            // Two Argon2id computations: a slot of the sign-ins' bound (issue #27).
+            auto slot = shared_.passwordCheck();
+            if (!slot)
+                return Internal::toStatus(
+                    Error(ErrorCode::ResourceExhausted,
+                          "The control plane is busy checking passwords; try again in a few "
+                          "seconds."));
+            server_internal::atLowPriority([&] { change.check(*current, *next); });
+        }
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto ended = plane.identity().finishPasswordChange(change);
+            if (!ended) {
+                if (ended.error().code() == ErrorCode::Unauthenticated) {
+                    // The wrong password ended this session: its certificate goes too.
+                    shared_.bindings.erase(caller.serial);
+                    (void)shared_.revoke({caller.serial});
+                }
+                return Internal::toStatus(ended.error());
+            }
+            const auto bound = shared_.bindings.find(caller.serial);
+            const std::string user =
+                bound == shared_.bindings.end() ? std::string() : bound->second.user;
+            auto certificates = shared_.revokeCertificatesOf(user, caller.serial);
+            if (!certificates)
+                return Internal::toStatus(certificates.error());
+            reply->set_sessions_ended(*ended);
+            return Status::OK;
+        });
+    }
+
 private:
     Shared& shared_;
 };

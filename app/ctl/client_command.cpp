@@ -234,6 +234,32 @@ int runSignOut(const CommandRegistry& registry, const ClientOptions& options)
     return kExitOk;
 }
 
+struct PasswordChangeOptions {
+    ClientOptions client;
+    std::string currentFile;
+    std::string newFile;
+};
+
+int runChangePassword(const CommandRegistry& registry, const PasswordChangeOptions& options)
+{
+    auto current = obtainPassphrase(options.currentFile, "Current password", false,
+                                    "--current-password-file FILE");
+    if (!current)
+        return registry.fail(current.error());
+    auto next = obtainPassphrase(options.newFile, "New password", true, "--new-password-file FILE");
+    if (!next)
+        return registry.fail(next.error());
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto ended = (*client)->changePassword(*current, *next);
+    if (!ended)
+        return registry.fail(ended.error());
+    registry.out() << fmt::format("Password changed; {} other session{} of yours ended.\n", *ended,
+                                  *ended == 1 ? "" : "s");
+    return kExitOk;
+}
+
 struct ListOptions {
     ClientOptions client;
     bool json = false;
@@ -374,6 +400,18 @@ void registerClientCommands(CLI::App& app, CommandRegistry& registry)
     leaf(&app, "whoami", "Show the signed-in user, the session and what every user should know",
          runWhoAmI);
     leaf(&app, "sign-out", "End the session; its certificate is revoked", runSignOut);
+    auto passwordOptions = std::make_shared<PasswordChangeOptions>();
+    auto* password = app.add_subcommand(
+        "change-password", "Change your own password; your other sessions end (a wrong current "
+                           "password ends this one too)");
+    password->add_option("--current-password-file", passwordOptions->currentFile,
+                         "Read the current password from this file instead of asking");
+    password->add_option("--new-password-file", passwordOptions->newFile,
+                         "Read the new password from this file instead of asking");
+    addClientOptions(password, passwordOptions->client, true);
+    registry.onRun(password, [&registry, passwordOptions] {
+        return runChangePassword(registry, *passwordOptions);
+    });
     auto* user = app.add_subcommand("user", "Users (admin)");
     user->require_subcommand(1);
     auto listOptions = std::make_shared<ListOptions>();

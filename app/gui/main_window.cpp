@@ -8,6 +8,7 @@
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "session/overview_page.h"
+#include "session/password_dialog.h"
 #include "session/session.h"
 #include "session/sign_in_page.h"
 #include "workers/workers_page.h"
@@ -53,10 +54,13 @@ MainWindow::MainWindow(Session& session, WindowOptions options, QWidget* parent)
     navigation_->setMaximumWidth(navigation_->fontMetrics().horizontalAdvance("M") * 16);
     auto* signOut = new QPushButton(tr("Sign &out"), workspace_);
     signOut->setObjectName("signOutButton");
+    auto* password = new QPushButton(tr("Change &password…"), workspace_);
+    password->setObjectName("changePasswordButton");
     auto* lockNow = new QPushButton(tr("&Lock"), workspace_);
     lockNow->setObjectName("lockButton");
     auto* side = new QVBoxLayout;
     side->addWidget(navigation_, 1);
+    side->addWidget(password);
     side->addWidget(lockNow);
     side->addWidget(signOut);
     auto* columns = new QHBoxLayout(workspace_);
@@ -76,6 +80,11 @@ MainWindow::MainWindow(Session& session, WindowOptions options, QWidget* parent)
         showScreen(navigation_->item(row)->data(Qt::UserRole).toString());
     });
     connect(signOut, &QPushButton::clicked, &session_, &Session::signOut);
+    connect(password, &QPushButton::clicked, this, [this] {
+        auto* dialog = new PasswordDialog(session_, this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->open();
+    });
     connect(lockNow, &QPushButton::clicked, this, &MainWindow::lock);
     connect(&session_, &Session::signedInChanged, this, [this] {
         if (session_.signedIn())

@@ -6,7 +6,8 @@
 // emergency grant (refused without a reason), asks for a reset that a second admin approves on
 // their own desk, makes and deletes a role, and ends a user's sessions; the new user enrols with
 // the one-time code (the TOTP secret shown once as a QR code) and signs in; the first run on a
-// workstation makes a data directory, starts its control plane and signs its admin in.
+// workstation makes a data directory, starts its control plane and signs its admin in; a user
+// changes their own password (a wrong current one ends the session).
 #include "../unit/core_fixture.h"
 #include "gui_site.h"
 
@@ -21,6 +22,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDialog>
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -432,6 +434,51 @@ private slots:
         QVERIFY(desk.window->screens().contains("accessPage"));
         desk.session->signOut();
         gui::callPool().waitForDone(30000);
+    }
+
+    // rita changes her own password from the sidebar: two different new ones are refused in the
+    // dialog; a wrong current one ends her session, back at sign-in with the server's sentence;
+    // the right one changes it, and the window stays signed in.
+    void changeOwnPassword()
+    {
+        Desk rita = site_.open("rita");
+        site_.signIn(rita, "rita");
+        const auto open = [&] {
+            QTest::mouseClick(rita.find<QPushButton>("changePasswordButton"), Qt::LeftButton);
+            return rita.find<QDialog>("passwordDialog");
+        };
+        const QString next = "an auditor's long new passphrase";
+        QDialog* dialog = open();
+        QTest::keyClicks(rita.find<QLineEdit>("currentPassword"), "wrong password, surely 1");
+        QTest::keyClicks(rita.find<QLineEdit>("newPassword"), next);
+        QTest::keyClicks(rita.find<QLineEdit>("newPasswordAgain"), next + "!");
+        QTest::mouseClick(rita.find<QPushButton>("changePasswordSubmit"), Qt::LeftButton);
+        QVERIFY(rita.find<QLabel>("passwordMessage")->text().contains("differ"));
+        QVERIFY(rita.find<QLineEdit>("newPassword")->text().isEmpty());
+        rita.find<QLineEdit>("currentPassword")->clear();
+        QTest::keyClicks(rita.find<QLineEdit>("currentPassword"), "wrong password, surely 1");
+        QTest::keyClicks(rita.find<QLineEdit>("newPassword"), next);
+        QTest::keyClicks(rita.find<QLineEdit>("newPasswordAgain"), next);
+        QTest::mouseClick(rita.find<QPushButton>("changePasswordSubmit"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!rita.session->signedIn(), 20000);
+        QVERIFY2(rita.signInError().contains("current password is wrong"),
+                 qPrintable(rita.signInError()));
+        QTRY_VERIFY(rita.window->findChild<QDialog*>("passwordDialog") == nullptr);
+        (void)dialog;  // closed and deleted with the session
+
+        site_.signIn(rita, "rita");
+        open();
+        QTest::keyClicks(rita.find<QLineEdit>("currentPassword"), testing::kDaemonPassword);
+        QTest::keyClicks(rita.find<QLineEdit>("newPassword"), next);
+        QTest::keyClicks(rita.find<QLineEdit>("newPasswordAgain"), next);
+        QTest::mouseClick(rita.find<QPushButton>("changePasswordSubmit"), Qt::LeftButton);
+        auto* message = rita.find<QLabel>("passwordMessage");
+        QTRY_VERIFY2_WITH_TIMEOUT(message->text().contains("is changed"),
+                                  qPrintable(message->text()), 20000);
+        QVERIFY(rita.session->signedIn());
+        auto old = site_.daemon.anonymous()->signIn(
+            "rita", testing::secret(testing::kDaemonPassword), site_.daemon.code("rita"));
+        QVERIFY(!old);
     }
 
     void cleanupTestCase()

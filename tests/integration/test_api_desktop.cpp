@@ -38,8 +38,9 @@ private slots:
     void initTestCase()
     {
         QVERIFY(tmp_.isValid());
-        daemon_.create(tmp_.path().toStdString(), "alice",
-                       {{"carol", "admin"}, {"bob", "engineer"}, {"rita", "auditor"}});
+        daemon_.create(
+            tmp_.path().toStdString(), "alice",
+            {{"carol", "admin"}, {"bob", "engineer"}, {"rita", "auditor"}, {"dora", "engineer"}});
         daemon_.start();
     }
 
@@ -274,7 +275,75 @@ private slots:
         QVERIFY2(signedIn, signedIn ? "" : signedIn.error().message().c_str());
     }
 
-    void cleanupTestCase() { QVERIFY(daemon_.stop()); }
+    // A signed-in user changes their own password: a new one the policy refuses changes nothing;
+    // the right current password stores the new one and ends the user's other sessions (their
+    // certificates refused), this one kept; a wrong current password changes nothing and ends
+    // the session that tried it. The old password no longer signs in, the new one does; without
+    // a session nothing is read.
+    void changeOwnPassword()
+    {
+        const std::string next = "a long fresh passphrase, 2026";
+        const api::ClientIdentity first = daemon_.signIn("dora").identity;
+        const api::ClientIdentity second = daemon_.signIn("dora").identity;
+        auto dora = daemon_.as(first);
+        auto unfit = dora->changePassword(testing::secret(testing::kDaemonPassword),
+                                          testing::secret("dora is my password 2026"));
+        QVERIFY(!unfit);
+        QCOMPARE(unfit.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY(dora->whoAmI());
+        QVERIFY(daemon_.as(second)->whoAmI());
+
+        auto changed =
+            dora->changePassword(testing::secret(testing::kDaemonPassword), testing::secret(next));
+        QVERIFY2(changed, changed ? "" : changed.error().message().c_str());
+        QVERIFY(*changed >= 1);  // `second`, and the fixture's kept session
+        QVERIFY(dora->whoAmI());
+        auto ended = daemon_.as(second)->whoAmI();
+        QVERIFY(!ended);
+        QCOMPARE(ended.error().code(), ErrorCode::Unauthenticated);
+
+        auto wrong = dora->changePassword(testing::secret("not the password at all 1"),
+                                          testing::secret("yet another passphrase 77"));
+        QVERIFY(!wrong);
+        QCOMPARE(wrong.error().code(), ErrorCode::Unauthenticated);
+        QVERIFY(wrong.error().message().find("sign in again") != std::string::npos);
+        QVERIFY(!dora->whoAmI());
+
+        auto old = daemon_.anonymous()->signIn("dora", testing::secret(testing::kDaemonPassword),
+                                               daemon_.code("dora"));
+        QVERIFY(!old);
+        auto fresh =
+            daemon_.anonymous()->signIn("dora", testing::secret(next), daemon_.code("dora"));
+        QVERIFY2(fresh, fresh ? "" : fresh.error().message().c_str());
+
+        auto anonymous = daemon_.anonymous()->changePassword(testing::secret(next),
+                                                             testing::secret("whatever it is 12"));
+        QVERIFY(!anonymous);
+        QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
+    }
+
+    // After the control plane stopped: the password changes are in its log, each with its actor
+    // and outcome.
+    void passwordChangesAreAudited()
+    {
+        QVERIFY(daemon_.stop());
+        auto entries = daemon_.auditEntries();
+        QVERIFY2(entries, entries ? "" : entries.error().message().c_str());
+        std::multiset<std::pair<std::string, audit::Outcome>> changes;
+        for (const audit::Entry& entry : *entries) {
+            if (entry.action != "user.change_password")
+                continue;
+            changes.insert({entry.actor.id, entry.outcome});
+            if (entry.outcome == audit::Outcome::Ok)
+                QVERIFY(!testing::detailOf(entry, "sessions_ended").empty());
+        }
+        QCOMPARE(changes.count({"dora", audit::Outcome::Ok}), std::size_t{1});
+        QCOMPARE(changes.count({"dora", audit::Outcome::Denied}), std::size_t{1});
+        QCOMPARE(changes.count({"dora", audit::Outcome::Failed}), std::size_t{1});
+        QVERIFY(changes.size() >= 3);  // and the anonymous refusal, counted
+    }
+
+    void cleanupTestCase() { daemon_.kill(); }
 };
 
 QTEST_GUILESS_MAIN(TestApiDesktop)

@@ -401,6 +401,10 @@ public:
     // or says that the reset waits for a second admin (approveReset).
     [[nodiscard]] Result<ResetResult> resetUser(const std::string& name);
     [[nodiscard]] Result<ResetResult> approveReset(const std::string& name);
+    // The caller's own new password; returns how many of their other sessions ended. A wrong
+    // current password ends this session too (Unauthenticated): sign in again to retry.
+    [[nodiscard]] Result<std::uint32_t> changePassword(const crypto::SecretBytes& current,
+                                                       const crypto::SecretBytes& next);
     // Needs no session: the reset user sets their new password with the one-time code and gets
     // their new TOTP secret as an otpauth:// URI.
     [[nodiscard]] Result<std::string> completeReset(const std::string& user,

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,30 @@ private:
     bool matched_ = false;          // the password matches passwordHash_, when checked and open
 };
 
+// A signed-in user's change of their own password, between Identity::startPasswordChange and
+// finishPasswordChange: whose it is and the hash read, and what checking found. Like sign-in, its
+// two Argon2id computations (the current password's check, the new one's hash) run in check(),
+// which reads and writes no database and holds no transaction.
+class PasswordChange final {
+public:
+    // Checks `current` against the hash read, `next` against the password policy, and hashes
+    // `next`. Reads and writes no database.
+    void check(const crypto::SecretBytes& current, const crypto::SecretBytes& next);
+
+private:
+    friend class Identity;
+    std::string session_;
+    std::int64_t userId_ = 0;
+    std::string name_;
+    std::string storedHash_;
+    crypto::Argon2Params hashing_;
+    bool read_ = false;           // the session and its account were read
+    bool checked_ = false;        // check() ran
+    bool matched_ = false;        // the current password matched storedHash_
+    std::optional<Error> unfit_;  // the new password's policy refusal
+    std::string newHash_;
+};
+
 class Identity final {
 public:
     // `gate`, `access` and `options` must outlive this object.
@@ -174,6 +199,14 @@ public:
     // The resets waiting for a second admin, oldest first (user.manage; audited as
     // user.list_resets): what another admin approves with approveReset.
     [[nodiscard]] Result<std::vector<PendingReset>> listPendingResets(const std::string& session);
+
+    // A signed-in user's new password, in three steps (identity_password.cpp): read the caller's
+    // account (no transaction), PasswordChange::check (no database), then finish: the audited
+    // transaction (user.change_password) that stores the new hash and ends the user's other
+    // sessions, returning how many. A wrong current password changes nothing and ends this
+    // session too, audited as denied: each guess costs a sign-in, which has its own lockout.
+    [[nodiscard]] PasswordChange startPasswordChange(const std::string& session);
+    [[nodiscard]] Result<std::uint32_t> finishPasswordChange(const PasswordChange& change);
 
 private:
     // A new password hash and TOTP secret for the user `userId`; clears the lockout.

@@ -1,0 +1,109 @@
+// A signed-in user's change of their own password (identity.h, Identity::startPasswordChange).
+#include "sealtrain/core/identity.h"
+
+#include "audited_transaction.h"
+
+#include "sealtrain/core/database.h"
+#include "sealtrain/core/password.h"
+
+namespace sealtrain::core {
+
+namespace {
+
+constexpr const char* kAction = "user.change_password";
+
+}  // namespace
+
+void PasswordChange::check(const crypto::SecretBytes& current, const crypto::SecretBytes& next)
+{
+    if (!read_)
+        return;
+    checked_ = true;
+    matched_ = verifyPassword(storedHash_, current);
+    if (!matched_)
+        return;  // the new one is neither judged nor hashed: nothing will change
+    if (auto fit = checkPasswordPolicy(name_, next); !fit) {
+        unfit_ = fit.error();
+        return;
+    }
+    auto hash = hashPassword(next, hashing_);
+    if (!hash) {
+        unfit_ = hash.error();
+        return;
+    }
+    newHash_ = std::move(*hash);
+}
+
+PasswordChange Identity::startPasswordChange(const std::string& session)
+{
+    PasswordChange change;
+    change.session_ = session;
+    change.hashing_ = options_.passwordHashing;
+    // An invalid session reads nothing here; finishPasswordChange refuses and audits it.
+    auto caller = gate_.identify(session, {kAction, {}, {}, {"user", ""}});
+    if (!caller)
+        return change;
+    std::optional<std::string> hash;
+    if (!database_.queryOne("SELECT password_hash FROM users WHERE id = ?", {caller->userId},
+                            [&](const Statement& row) { hash = row.text(0); }))
+        return change;
+    if (!hash || hash->empty())
+        return change;
+    change.userId_ = caller->userId;
+    change.name_ = caller->name;
+    change.storedHash_ = std::move(*hash);
+    change.read_ = true;
+    return change;
+}
+
+Result<std::uint32_t> Identity::finishPasswordChange(const PasswordChange& change)
+{
+    bool wrongPassword = false;
+    std::uint32_t ended = 0;
+    auto performed = gate_.perform(
+        change.session_, {kAction, {}, {}, {"user", change.name_}},
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+            draft.target.id = caller.name;
+            std::optional<std::string> stored;
+            SEALTRAIN_TRY(database_.queryOne("SELECT password_hash FROM users WHERE id = ?",
+                                             {caller.userId},
+                                             [&](const Statement& row) { stored = row.text(0); }));
+            // Read for another session's user, or changed since (a reset, another change): the
+            // check proved nothing about the password now stored.
+            if (!change.read_ || !change.checked_ || caller.userId != change.userId_
+                || stored != change.storedHash_)
+                return Error(ErrorCode::FailedPrecondition,
+                             "Your password changed while this was checked; nothing changed, try "
+                             "again.");
+            if (!change.matched_) {
+                // Committed with the denied entry: this session ends, so a guess costs a
+                // sign-in (which counts failures and locks out).
+                wrongPassword = true;
+                draft.outcome = audit::Outcome::Denied;
+                draft.reason = "wrong current password; the session was ended";
+                return database_.run("UPDATE sessions SET revoked = 1 WHERE token_hash = ?",
+                                     {SqlValue::blob(sessionTokenHash(change.session_))});
+            }
+            if (change.unfit_)
+                return *change.unfit_;
+            SEALTRAIN_TRY(database_.run("UPDATE users SET password_hash = ? WHERE id = ?",
+                                        {change.newHash_, caller.userId}));
+            // Whoever may have learnt the old password loses the sessions it opened.
+            SEALTRAIN_TRY(database_.run(
+                "UPDATE sessions SET revoked = 1 WHERE user_id = ? AND revoked = 0 AND "
+                "token_hash != ?",
+                {caller.userId, SqlValue::blob(sessionTokenHash(change.session_))}));
+            ended = static_cast<std::uint32_t>(database_.changes());
+            draft.details.push_back(audit::textDetail("sessions_ended", std::to_string(ended)));
+            return success();
+        });
+    if (!performed)
+        return performed.error();
+    if (wrongPassword)
+        return Error(ErrorCode::Unauthenticated,
+                     "The current password is wrong; nothing changed and this session has "
+                     "ended, so sign in again to try once more.");
+    return ended;
+}
+
+}  // namespace sealtrain::core
