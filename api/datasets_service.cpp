@@ -107,6 +107,7 @@ private:
 struct Upload {
     v1::ImportHeader header;
     std::vector<MemoryFile> files;
+    std::vector<std::uint64_t> declared;  // each file's size as its first chunk named it
     std::optional<MemoryFile> vocab;
     std::optional<MemoryFile> merges;
 };
@@ -296,12 +297,19 @@ public:
             return Internal::toStatus(Error(ErrorCode::ResourceExhausted,
                                             "The upload sent nothing for too long and was "
                                             "cancelled; import again."));
+        // A client that went away (cancelled, cut off) imports nothing, however much it sent.
+        const Status gone{grpc::StatusCode::CANCELLED,
+                          "The client went away during the upload; nothing was imported."};
+        if (context->IsCancelled())
+            return gone;
         if (!received.ok())
             return received;
 
         auto prepared = core::prepareImport(uploadOf(upload), shared_.platform.datasetsRoot());
         if (!prepared)
             return Internal::toStatus(prepared.error());
+        if (context->IsCancelled())
+            return gone;
 
         const std::lock_guard guard(shared_.lock);
         const Shared::OriginScope origin(shared_, shared_.originOf(*context));
@@ -369,6 +377,7 @@ private:
                 if (!file)
                     return Internal::toStatus(file.error());
                 upload.files.push_back(std::move(file).value());
+                upload.declared.push_back(chunk.file().size());
             } else if (chunk.part_case() == v1::ImportChunk::kData) {
                 if (upload.files.empty())
                     return invalidUpload("The upload sent bytes before naming their file; use a "
@@ -391,6 +400,15 @@ private:
         if (upload.files.empty())
             return invalidUpload("The upload holds no files; name a file or a folder with text "
                                  "in it.");
+        // A stream that ends early (a client cut off, a reader that stopped) is not a dataset:
+        // every file must have arrived whole, as its first chunk declared.
+        for (std::size_t i = 0; i < upload.files.size(); ++i) {
+            if (upload.files[i].size() != upload.declared[i])
+                return invalidUpload(fmt::format(
+                    "The upload of '{}' ended after {} of its {} bytes; nothing was imported, "
+                    "import it again.",
+                    upload.files[i].name(), upload.files[i].size(), upload.declared[i]));
+        }
         return Status::OK;
     }
 

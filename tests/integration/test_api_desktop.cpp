@@ -308,6 +308,13 @@ private slots:
         QCOMPARE(wrong.error().code(), ErrorCode::Unauthenticated);
         QVERIFY(wrong.error().message().find("sign in again") != std::string::npos);
         QVERIFY(!dora->whoAmI());
+        // Ended in the control plane itself, not only its certificate refused: no live session
+        // of dora's is left.
+        auto sessions = daemon_.as("alice")->listSessions();
+        QVERIFY2(sessions, sessions ? "" : sessions.error().message().c_str());
+        for (const api::SessionSummary& session : *sessions)
+            if (session.user == "dora")
+                QVERIFY2(session.revoked, session.id.c_str());
 
         auto old = daemon_.anonymous()->signIn("dora", testing::secret(testing::kDaemonPassword),
                                                daemon_.code("dora"));

@@ -324,6 +324,28 @@ private slots:
                              [](const auto& d) { return d.name == "climbing"; }));
     }
 
+    // A stream that ends before a file's declared size (a client cut off, or one that stopped
+    // reading its file) imports nothing: the file did not arrive whole (issue #29).
+    void truncatedUploadImportsNothing()
+    {
+        const std::filesystem::path file = tmp_.filePath("short.txt").toStdString();
+        std::ofstream(file) << "first record\n\nsecond record\n";
+        api::ImportSettings settings;
+        settings.name = "truncated";
+        settings.format = "text-records";
+        const std::vector<api::UploadFile> files{{file, "short.txt", 1000}};
+        auto refused = daemon_.as("sam")->importDataset(settings, files, {});
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY2(refused.error().message().find("ended after 28 of its 1000 bytes")
+                     != std::string::npos,
+                 refused.error().message().c_str());
+        auto listed = daemon_.as("sam")->listDatasets();
+        QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
+        QVERIFY(std::none_of(listed->begin(), listed->end(),
+                             [](const auto& d) { return d.name == "truncated"; }));
+    }
+
     // Issue #27, item 10: an upload that stops sending is cancelled after --upload-idle-timeout
     // (1 s here), not held with its thread, slot and memory until the client's deadline. A raw
     // stream, as an attacker would write it: the header and a file's name, then nothing.
