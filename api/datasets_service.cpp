@@ -298,10 +298,12 @@ public:
                                             "The upload sent nothing for too long and was "
                                             "cancelled; import again."));
         // A client that went away (cancelled, cut off) imports nothing, however much it sent.
-        const Status gone{grpc::StatusCode::CANCELLED,
+        const auto gone = [] {
+            return Status{grpc::StatusCode::CANCELLED,
                           "The client went away during the upload; nothing was imported."};
+        };
         if (context->IsCancelled())
-            return gone;
+            return gone();
         if (!received.ok())
             return received;
 
@@ -309,7 +311,7 @@ public:
         if (!prepared)
             return Internal::toStatus(prepared.error());
         if (context->IsCancelled())
-            return gone;
+            return gone();
 
         const std::lock_guard guard(shared_.lock);
         const Shared::OriginScope origin(shared_, shared_.originOf(*context));

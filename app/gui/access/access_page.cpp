@@ -163,7 +163,7 @@ QWidget* AccessPage::makeUsersTab()
                  newUser_->clear();
              });
     });
-    const auto onUser = [this](auto action, QString done) {
+    const auto onUser = [this](auto action, const QString& done) {
         return [this, action, done] {
             const std::string user = selectedUser();
             if (user.empty())
