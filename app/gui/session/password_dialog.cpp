@@ -100,8 +100,12 @@ void PasswordDialog::submit()
                 return;
             }
             message_->setStyleSheet({});
-            message_->setText(tr("Your password is changed; %n other session(s) of yours ended.",
-                                 nullptr, static_cast<int>(*ended)));
+            message_->setText(*ended == 1
+                                  ? tr("Your password is changed; 1 other session of yours "
+                                       "ended.")
+                                  : tr("Your password is changed; %1 other sessions of yours "
+                                       "ended.")
+                                        .arg(*ended));
         });
 }
 
