@@ -22,13 +22,6 @@ namespace sealtrain::gui {
 
 namespace {
 
-QLineEdit* secretField(QWidget* parent, const char* name, const QString& accessible)
-{
-    QLineEdit* field = namedField(parent, name, accessible);
-    field->setEchoMode(QLineEdit::Password);
-    return field;
-}
-
 // The last line sealtrainctl wrote to standard error: its one sentence.
 QString lastLine(const QByteArray& text)
 {
@@ -49,10 +42,11 @@ FirstRunDialog::FirstRunDialog(std::filesystem::path initExecutable,
     , extraArguments_(std::move(extraArguments))
     , dataDir_(namedField(this, "firstRunDataDir", tr("Data directory")))
     , admin_(namedField(this, "firstRunAdmin", tr("First admin's user name"), "a-z 0-9 _ -"))
-    , passphrase_(secretField(this, "firstRunPassphrase", tr("New keyring passphrase")))
-    , passphraseAgain_(secretField(this, "firstRunPassphraseAgain", tr("Keyring passphrase again")))
-    , password_(secretField(this, "firstRunPassword", tr("Admin's password")))
-    , passwordAgain_(secretField(this, "firstRunPasswordAgain", tr("Admin's password again")))
+    , passphrase_(namedSecretField(this, "firstRunPassphrase", tr("New keyring passphrase")))
+    , passphraseAgain_(
+          namedSecretField(this, "firstRunPassphraseAgain", tr("Keyring passphrase again")))
+    , password_(namedSecretField(this, "firstRunPassword", tr("Admin's password")))
+    , passwordAgain_(namedSecretField(this, "firstRunPasswordAgain", tr("Admin's password again")))
     , create_(new QPushButton(tr("&Create"), this))
     , busy_(new QProgressBar(this))
     , error_(new QLabel(this))

@@ -13,23 +13,12 @@
 
 namespace sealtrain::gui {
 
-namespace {
-
-QLineEdit* hiddenField(QWidget* parent, const char* name, const QString& accessible)
-{
-    QLineEdit* field = namedField(parent, name, accessible);
-    field->setEchoMode(QLineEdit::Password);
-    return field;
-}
-
-}  // namespace
-
 PasswordDialog::PasswordDialog(Session& session, QWidget* parent)
     : QDialog(parent)
     , session_(session)
-    , current_(hiddenField(this, "currentPassword", tr("Current password")))
-    , next_(hiddenField(this, "newPassword", tr("New password")))
-    , again_(hiddenField(this, "newPasswordAgain", tr("New password again")))
+    , current_(namedSecretField(this, "currentPassword", tr("Current password")))
+    , next_(namedSecretField(this, "newPassword", tr("New password")))
+    , again_(namedSecretField(this, "newPasswordAgain", tr("New password again")))
     , change_(new QPushButton(tr("&Change it"), this))
     , message_(new QLabel(this))
 {

@@ -36,4 +36,11 @@ QLineEdit* namedField(QWidget* parent, const char* objectName, const QString& ac
     return edit;
 }
 
+QLineEdit* namedSecretField(QWidget* parent, const char* objectName, const QString& accessibleName)
+{
+    QLineEdit* edit = namedField(parent, objectName, accessibleName);
+    edit->setEchoMode(QLineEdit::Password);
+    return edit;
+}
+
 }  // namespace sealtrain::gui

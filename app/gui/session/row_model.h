@@ -92,5 +92,8 @@ void setUpTable(QTableView& table, QAbstractItemModel& model, const char* object
 // A text field as every form has it: named (tests find it), with an accessible name and a hint.
 [[nodiscard]] QLineEdit* namedField(QWidget* parent, const char* objectName,
                                     const QString& accessibleName, const QString& placeholder = {});
+// namedField for a secret (a password, a passphrase): what is typed is not shown.
+[[nodiscard]] QLineEdit* namedSecretField(QWidget* parent, const char* objectName,
+                                          const QString& accessibleName);
 
 }  // namespace sealtrain::gui
