@@ -1,6 +1,7 @@
 // sealtrain: the desktop control plane (issue #29), a client of sealtrain-control like any other.
 #include "main_window.h"
 #include "session/background.h"
+#include "session/resources.h"
 #include "session/session.h"
 
 #include "sealtrain/api/client.h"
@@ -36,6 +37,7 @@ int main(int argc, char** argv)
     QApplication app(argc, argv);
     QApplication::setApplicationName("sealtrain");
     QApplication::setApplicationVersion(sealtrain::kVersion);
+    sealtrain::gui::ensureResources();
     QApplication::setWindowIcon(QIcon(":/sealtrain/sealtrain.svg"));
     QCommandLineParser parser;
     parser.setApplicationDescription(

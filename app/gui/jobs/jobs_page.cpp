@@ -7,6 +7,7 @@
 #include "checkpoints_panel.h"
 #include "job_table_model.h"
 #include "metrics_chart.h"
+#include "new_job_panel.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -40,8 +41,7 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     , chart_(new MetricsChart(this))
     , log_(new QPlainTextEdit(this))
     , checkpoints_(new CheckpointsPanel(session, this))
-    , newSpec_(new QPlainTextEdit(this))
-    , submit_(new QPushButton(tr("&Submit job"), this))
+    , newJob_(new NewJobPanel(session, this))
     , error_(new QLabel(this))
 {
     setObjectName("jobsPage");
@@ -67,10 +67,6 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     log_->setReadOnly(true);
     log_->setAccessibleName(tr("The job's log"));
     log_->setMaximumBlockCount(10000);
-    newSpec_->setObjectName("newJobSpec");
-    newSpec_->setAccessibleName(tr("A new job's spec, YAML or JSON"));
-    newSpec_->setPlaceholderText(tr("spec_version: 1\nname: …\nproject: …\ndataset: …"));
-    submit_->setObjectName("submitButton");
     error_->setObjectName("jobsError");
     error_->setWordWrap(true);
     error_->setStyleSheet("color: #b00020;");
@@ -85,17 +81,13 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     reviewLayout->addWidget(sha_);
     reviewLayout->addWidget(spec_, 2);
     reviewLayout->addWidget(vetting_, 1);
-    auto* submitTab = new QWidget(this);
-    auto* submitLayout = new QVBoxLayout(submitTab);
-    submitLayout->addWidget(newSpec_);
-    submitLayout->addWidget(submit_, 0, Qt::AlignRight);
     auto* tabs = new QTabWidget(this);
     tabs->setObjectName("jobTabs");
     tabs->addTab(review, tr("Spec and vetting"));
     tabs->addTab(chart_, tr("Metrics"));
     tabs->addTab(log_, tr("Log"));
     tabs->addTab(checkpoints_, tr("Checkpoints"));
-    tabs->addTab(submitTab, tr("New job"));
+    tabs->addTab(newJob_, tr("New job"));
 
     auto* details = new QWidget(this);
     auto* detailsLayout = new QVBoxLayout(details);
@@ -122,7 +114,12 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     connect(approve_, &QPushButton::clicked, this, [this] { decide("approve"); });
     connect(reject_, &QPushButton::clicked, this, [this] { decide("reject"); });
     connect(cancel_, &QPushButton::clicked, this, [this] { decide("cancel"); });
-    connect(submit_, &QPushButton::clicked, this, &JobsPage::submit);
+    connect(newJob_, &NewJobPanel::submitted, this, [this](std::int64_t id) {
+        error_->clear();
+        wanted_ = id;  // shown once the list has it
+        reload();
+    });
+    connect(newJob_, &NewJobPanel::failed, this, &JobsPage::showError);
 }
 
 JobsPage::~JobsPage()
@@ -303,26 +300,6 @@ void JobsPage::decide(const QString& what)
                 return;
             }
             reason_->clear();
-            reload();
-        });
-}
-
-void JobsPage::submit()
-{
-    auto client = session_.client();
-    if (!client)
-        return;
-    error_->clear();
-    runInBackground(
-        this,
-        [client, text = newSpec_->toPlainText().toStdString()] { return client->submitJob(text); },
-        [this](const Result<api::JobSummary>& submitted) {
-            if (!submitted) {
-                showError(sentence(submitted.error()));
-                return;
-            }
-            newSpec_->clear();
-            wanted_ = submitted->id;  // shown once the list has it
             reload();
         });
 }

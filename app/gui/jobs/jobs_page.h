@@ -24,6 +24,7 @@ namespace sealtrain::gui {
 class CheckpointsPanel;
 class JobTableModel;
 class MetricsChart;
+class NewJobPanel;
 class Session;
 
 class JobsPage final : public QWidget {
@@ -45,7 +46,6 @@ private:
     void startWatch(std::int64_t id);
     void stopWatch();
     void decide(const QString& what);
-    void submit();
     void showError(const QString& message);
 
     Session& session_;
@@ -62,8 +62,7 @@ private:
     MetricsChart* chart_;
     QPlainTextEdit* log_;
     CheckpointsPanel* checkpoints_;
-    QPlainTextEdit* newSpec_;
-    QPushButton* submit_;
+    NewJobPanel* newJob_;
     QLabel* error_;
     std::int64_t shown_ = 0;
     std::int64_t wanted_ = 0;  // a job just submitted, to show when the list comes
