@@ -263,19 +263,21 @@ ControlClient::State::trainingStream(grpc::ClientReader<v1::TrainEvent>& stream,
 }
 
 Result<SampleOutcome> ControlClient::sample(const std::string& runId, std::uint64_t step,
-                                            const std::vector<std::string>& samplerArguments)
+                                            const std::vector<std::string>& samplerArguments,
+                                            CallCancel* cancel)
 {
     v1::SampleRequest request;
     request.set_run_id(runId);
-    return state_->sample(request, step, samplerArguments);
+    return state_->sample(request, step, samplerArguments, cancel);
 }
 
 Result<SampleOutcome> ControlClient::sampleJob(std::int64_t job, std::uint64_t step,
-                                               const std::vector<std::string>& samplerArguments)
+                                               const std::vector<std::string>& samplerArguments,
+                                               CallCancel* cancel)
 {
     v1::SampleRequest request;
     request.set_job(job);
-    return state_->sample(request, step, samplerArguments);
+    return state_->sample(request, step, samplerArguments, cancel);
 }
 
 }  // namespace sealtrain::api

@@ -236,13 +236,15 @@ struct ControlClient::State {
     // Training.Sample of the checkpoint `request` names.
     [[nodiscard]] Result<SampleOutcome> sample(client_internal::v1::SampleRequest& request,
                                                std::uint64_t step,
-                                               const std::vector<std::string>& arguments) const
+                                               const std::vector<std::string>& arguments,
+                                               CallCancel* cancel) const
     {
         request.set_step(step);
         for (const std::string& argument : arguments)
             request.add_sampler_arguments(argument);
         grpc::ClientContext context;
         context.set_deadline(std::chrono::system_clock::now() + client_internal::kStreamTimeout);
+        const client_internal::CancelScope scope(cancel, context);
         client_internal::v1::SampleReply reply;
         const grpc::Status status = training->Sample(&context, request, &reply);
         if (!status.ok())

@@ -19,9 +19,8 @@ using Json = nlohmann::json;
 
 Error fieldError(const StructuredTextRules& rules, const std::string& path, const std::string& what)
 {
-    return Error(ErrorCode::InvalidArgument,
-                 fmt::format("The field '{}' {}; fix the {} ({}).", path, what, rules.noun,
-                             rules.format));
+    return Error(ErrorCode::InvalidArgument, fmt::format("The field '{}' {}; fix the {} ({}).",
+                                                         path, what, rules.noun, rules.format));
 }
 
 // A YAML scalar as JSON: an integer, a number, true/false, null, or else a string. Quoted
@@ -61,7 +60,8 @@ Result<Json> yamlToJson(const YAML::Node& node, const std::string& path,
         Json object = Json::object();
         for (const auto& item : node) {
             if (!item.first.IsScalar())
-                return fieldError(rules, path.empty() ? "(top)" : path, "has a key that is not a name");
+                return fieldError(rules, path.empty() ? "(top)" : path,
+                                  "has a key that is not a name");
             const std::string key = item.first.Scalar();
             std::string inner = path;
             if (!inner.empty())
@@ -122,7 +122,8 @@ Result<void> checkJsonShape(std::string_view text, const StructuredTextRules& li
         case '{':
         case '[':
             if (++depth > limits.maxDepth)
-                return shapeError(limits, fmt::format("nests deeper than {} levels", limits.maxDepth));
+                return shapeError(limits,
+                                  fmt::format("nests deeper than {} levels", limits.maxDepth));
             ++nodes;
             break;
         case '}':
@@ -261,6 +262,5 @@ Result<nlohmann::json> parseStructuredText(std::string_view text, const Structur
                                  limits.noun, error.mark.line + 1, error.mark.column + 1));
     }
 }
-
 
 }  // namespace sealtrain

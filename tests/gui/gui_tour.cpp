@@ -205,7 +205,7 @@ private slots:
                 qPrintable(bob.find<QLabel>("checkpointStatus")->text()), 15000);
             save(bob, "jobs-checkpoints");
         }
-        bob.find<QTabWidget>("jobTabs")->setCurrentIndex(4);
+        bob.find<QTabWidget>("jobTabs")->setCurrentIndex(5);
         bob.find<QPlainTextEdit>("newJobSpec")
             ->setPlainText(QString(testing::kGuiSpec).arg("next-one"));
         save(bob, "jobs-new");

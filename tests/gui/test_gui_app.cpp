@@ -35,6 +35,7 @@
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QStackedWidget>
 #include <QTabWidget>
 #include <QtTest/QtTest>
@@ -173,6 +174,27 @@ private slots:
                                         / written.envelope.filename()));
         QTest::mouseClick(bob.find<QPushButton>("checkpointDownload"), Qt::LeftButton);
         QVERIFY(status->text().contains("not empty"));
+
+        // bob samples from that checkpoint: the control plane runs the sampler on it. (The test
+        // checkpoint's model knows 11 tokens, fewer than the dataset's tokenizer: a prompt it
+        // cannot read is refused, so the text starts from nothing.)
+        bob.find<QTabWidget>("jobTabs")->setCurrentIndex(4);
+        bob.find<QLineEdit>("samplePrompt")->setText("ab");
+        QTest::mouseClick(bob.find<QPushButton>("sampleButton"), Qt::LeftButton);
+        auto* sampled = bob.find<QLabel>("sampleStatus");
+        QTRY_VERIFY2_WITH_TIMEOUT(sampled->text().contains("exit status"),
+                                  qPrintable(sampled->text()), 30000);
+        bob.find<QLineEdit>("samplePrompt")->clear();
+        bob.find<QSpinBox>("sampleLength")->setValue(6);
+        QTest::mouseClick(bob.find<QPushButton>("sampleButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(sampled->text().contains("at step 2"),
+                                  qPrintable(sampled->text()), 30000);
+        QVERIFY(!bob.find<QPlainTextEdit>("sampleOutput")->toPlainText().isEmpty());
+        // A step with no checkpoint: the server's sentence, where bob asked.
+        bob.find<QSpinBox>("sampleStep")->setValue(7);
+        QTest::mouseClick(bob.find<QPushButton>("sampleButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(sampled->text().contains("no checkpoint at step 7"),
+                                  qPrintable(sampled->text()), 15000);
 
         QVERIFY(worker.client->finishJob(report.job, report.attempt, true, 0.01, ""));
         QTRY_VERIFY_WITH_TIMEOUT(jobs->model().rowAt(0)->state == "succeeded", 15000);

@@ -69,18 +69,28 @@ private slots:
             QTest::newRow(tag) << QString::fromStdString(spec.dump(2)) << QString(expected);
         };
         // The same cases as tests/scripts/test_job_schema.py.
-        broken("schedule.steps", [](Json& s) { s["schedule"].erase("steps"); },
-               "schedule.steps is required");
-        broken("model.layerz", [](Json& s) { s["model"]["layerz"] = 2; },
-               "model.layerz is not a field of a version 1 job spec");
-        broken("resources.device", [](Json& s) { s["resources"]["device"] = "tpu"; },
-               "resources.device must be one of: cpu, cuda, auto");
-        broken("name", [](Json& s) { s["name"] = "Not A Name"; },
-               "name must match ^[a-z0-9_-]{1,64}$");
-        broken("priority", [](Json& s) { s["priority"] = 1000; }, "priority must be at most 100");
-        broken("limits.max_restarts", [](Json& s) { s["limits"] = {{"max_restarts", -1}}; },
-               "limits.max_restarts must be at least 0");
-        broken("spec_version", [](Json& s) { s["spec_version"] = 2; }, "spec_version must be 1");
+        broken(
+            "schedule.steps", [](Json& s) { s["schedule"].erase("steps"); },
+            "schedule.steps is required");
+        broken(
+            "model.layerz", [](Json& s) { s["model"]["layerz"] = 2; },
+            "model.layerz is not a field of a version 1 job spec");
+        broken(
+            "resources.device", [](Json& s) { s["resources"]["device"] = "tpu"; },
+            "resources.device must be one of: cpu, cuda, auto");
+        broken(
+            "name", [](Json& s) { s["name"] = "Not A Name"; },
+            "name must match ^[a-z0-9_-]{1,64}$");
+        broken(
+            "priority", [](Json& s) { s["priority"] = 1000; }, "priority must be at most 100");
+        broken(
+            "limits.max_restarts",
+            [](Json& s) {
+                s["limits"] = {{"max_restarts", -1}};
+            },
+            "limits.max_restarts must be at least 0");
+        broken(
+            "spec_version", [](Json& s) { s["spec_version"] = 2; }, "spec_version must be 1");
         broken(
             "resources.gpus_per_node",
             [](Json& s) {
@@ -88,9 +98,11 @@ private slots:
                 s["resources"]["gpus_per_node"] = 0;
             },
             "resources.gpus_per_node must be at least 1");
-        broken("schedule.steps type", [](Json& s) { s["schedule"]["steps"] = "many"; },
-               "schedule.steps must be an integer");
-        broken("project missing", [](Json& s) { s.erase("project"); }, "project is required");
+        broken(
+            "schedule.steps type", [](Json& s) { s["schedule"]["steps"] = "many"; },
+            "schedule.steps must be an integer");
+        broken(
+            "project missing", [](Json& s) { s.erase("project"); }, "project is required");
     }
 
     void brokenSpecsNameTheField()

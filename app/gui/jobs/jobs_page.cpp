@@ -8,6 +8,7 @@
 #include "job_table_model.h"
 #include "metrics_chart.h"
 #include "new_job_panel.h"
+#include "sample_panel.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -41,6 +42,7 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     , chart_(new MetricsChart(this))
     , log_(new QPlainTextEdit(this))
     , checkpoints_(new CheckpointsPanel(session, this))
+    , sample_(new SamplePanel(session, this))
     , newJob_(new NewJobPanel(session, this))
     , error_(new QLabel(this))
 {
@@ -87,6 +89,7 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     tabs->addTab(chart_, tr("Metrics"));
     tabs->addTab(log_, tr("Log"));
     tabs->addTab(checkpoints_, tr("Checkpoints"));
+    tabs->addTab(sample_, tr("Sample"));
     tabs->addTab(newJob_, tr("New job"));
 
     auto* details = new QWidget(this);
@@ -195,6 +198,7 @@ void JobsPage::show(const api::JobSummary& job)
         chart_->clear();
         log_->clear();
         checkpoints_->showJob(job.id);
+        sample_->showJob(job.id);
         startWatch(job.id);
     }
 }

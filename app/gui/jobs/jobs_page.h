@@ -1,8 +1,8 @@
 // Jobs: the list of the caller's projects' jobs; for the selected one, exactly what an approval
 // approves (the canonical spec and its SHA-256) with the vetting report, approve and reject
 // (absent for one's own job; the server refuses it anyway), cancel, live charts and the log
-// from Jobs.WatchJob, its checkpoints (listed from the same watch, downloaded sealed), and a new
-// job's spec to submit.
+// from Jobs.WatchJob, its checkpoints (listed from the same watch, downloaded sealed), text sampled
+// from them, and a new job's spec, checked against the schema as it is typed, to submit.
 #pragma once
 
 #include "sealtrain/api/client.h"
@@ -25,6 +25,7 @@ class CheckpointsPanel;
 class JobTableModel;
 class MetricsChart;
 class NewJobPanel;
+class SamplePanel;
 class Session;
 
 class JobsPage final : public QWidget {
@@ -62,6 +63,7 @@ private:
     MetricsChart* chart_;
     QPlainTextEdit* log_;
     CheckpointsPanel* checkpoints_;
+    SamplePanel* sample_;
     NewJobPanel* newJob_;
     QLabel* error_;
     std::int64_t shown_ = 0;

@@ -29,7 +29,8 @@ public:
     explicit NewJobPanel(Session& session, QWidget* parent = nullptr);
     ~NewJobPanel() override;
 
-    // Checks the text now (what the timer does after typing stops); true when the schema accepts it.
+    // Checks the text now (what the timer does after typing stops); true when the schema accepts
+    // it.
     bool checkNow();
 
 signals:

@@ -91,7 +91,8 @@ QString number(const QString& text)
 SpecProblem describe(const Json& schema, const std::vector<std::string>& path,
                      const std::string& description)
 {
-    static const QRegularExpression missing(QStringLiteral("^Missing required property '(.+)'\\.$"));
+    static const QRegularExpression missing(
+        QStringLiteral("^Missing required property '(.+)'\\.$"));
     static const QRegularExpression unknown(QStringLiteral(
         "^Object contains a property that could not be validated using 'properties' or "
         "'additionalProperties' constraints: '(.+)'\\.$"));
@@ -123,10 +124,12 @@ SpecProblem describe(const Json& schema, const std::vector<std::string>& path,
         }
         if (said.startsWith("Failed to match expected value set by 'const'")
             && at->contains("const"))
-            return {field, QStringLiteral("must be ") + QString::fromStdString(at->at("const").dump())};
+            return {field,
+                    QStringLiteral("must be ") + QString::fromStdString(at->at("const").dump())};
         if (said.startsWith("Value type not permitted") && at->contains("type")
             && at->at("type").is_string())
-            return {field, QStringLiteral("must be ") + typeName(at->at("type").get<std::string>())};
+            return {field,
+                    QStringLiteral("must be ") + typeName(at->at("type").get<std::string>())};
         if (said.startsWith("Failed to match regex") && at->contains("pattern"))
             return {field, QStringLiteral("must match ")
                                + QString::fromStdString(at->at("pattern").get<std::string>())};
@@ -167,8 +170,9 @@ QList<SpecProblem> SpecCheck::check(const QString& text) const
 {
     const QByteArray bytes = text.toUtf8();
     if (bytes.size() > kMaxSpecBytes)
-        return {{{}, QObject::tr("The spec is larger than %1 bytes; a spec holds settings, not data.")
-                         .arg(kMaxSpecBytes)}};
+        return {{{},
+                 QObject::tr("The spec is larger than %1 bytes; a spec holds settings, not data.")
+                     .arg(kMaxSpecBytes)}};
     auto json = parseStructuredText(std::string_view(bytes.constData(), std::size_t(bytes.size())),
                                     StructuredTextRules{});
     if (!json)
@@ -185,8 +189,8 @@ QList<SpecProblem> SpecCheck::check(const QString& text) const
         // repeat a failure reported at the field itself.
         if (error.description.rfind("Failed to validate against", 0) == 0)
             continue;
-        const SpecProblem problem = describe(state_->document, fieldPath(error.context),
-                                             error.description);
+        const SpecProblem problem =
+            describe(state_->document, fieldPath(error.context), error.description);
         const bool seen = std::any_of(problems.begin(), problems.end(), [&](const SpecProblem& p) {
             return p.field == problem.field && p.text == problem.text;
         });

@@ -538,12 +538,15 @@ public:
                                                bool succeeded, double gpuHours,
                                                const std::string& reason);
 
-    // Text from a run's checkpoint (`step` 0: its newest).
+    // Text from a run's checkpoint (`step` 0: its newest). `cancel`, when given, abandons the
+    // call from another thread (the control plane then stops the sampler).
     [[nodiscard]] Result<SampleOutcome> sample(const std::string& runId, std::uint64_t step,
-                                               const std::vector<std::string>& samplerArguments);
+                                               const std::vector<std::string>& samplerArguments,
+                                               CallCancel* cancel = nullptr);
     // Text from a job's checkpoint, as a worker trained it (`step` 0: its newest).
     [[nodiscard]] Result<SampleOutcome> sampleJob(std::int64_t job, std::uint64_t step,
-                                                  const std::vector<std::string>& samplerArguments);
+                                                  const std::vector<std::string>& samplerArguments,
+                                                  CallCancel* cancel = nullptr);
 
 private:
     struct State;
