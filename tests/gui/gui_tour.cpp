@@ -15,6 +15,7 @@
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
+#include "jobs/new_job_panel.h"
 #include "session/background.h"
 #include "session/enrol_dialog.h"
 #include "session/first_run_dialog.h"
@@ -26,6 +27,7 @@
 #include <QGroupBox>
 #include <QListWidget>
 #include <QPlainTextEdit>
+#include <QSpinBox>
 #include <QTabWidget>
 #include <QTableView>
 
@@ -205,9 +207,24 @@ private slots:
                 qPrintable(bob.find<QLabel>("checkpointStatus")->text()), 15000);
             save(bob, "jobs-checkpoints");
         }
+        // Text from the newest checkpoint (the tour's checkpoints hold random weights).
+        bob.find<QTabWidget>("jobTabs")->setCurrentIndex(4);
+        bob.find<QSpinBox>("sampleLength")->setValue(48);
+        QTest::mouseClick(bob.find<QPushButton>("sampleButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(bob.find<QLabel>("sampleStatus")->text().contains("at step"),
+                                  qPrintable(bob.find<QLabel>("sampleStatus")->text()), 30000);
+        save(bob, "jobs-sample");
         bob.find<QTabWidget>("jobTabs")->setCurrentIndex(5);
+        auto* newJob = bob.find<gui::NewJobPanel>("newJobPanel");
+        bob.find<QPlainTextEdit>("newJobSpec")
+            ->setPlainText(
+                QString(testing::kGuiSpec).arg("next-one").replace("device: cpu", "device: tpu")
+                + "priority: 500\n");
+        QVERIFY(!newJob->checkNow());
+        save(bob, "jobs-new-problems");
         bob.find<QPlainTextEdit>("newJobSpec")
             ->setPlainText(QString(testing::kGuiSpec).arg("next-one"));
+        QVERIFY(newJob->checkNow());
         save(bob, "jobs-new");
 
         Desk sam = site_.open("sam");
@@ -262,6 +279,16 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(rita.find<QLabel>("auditVerdict")->text().startsWith("VERIFIED"),
                                  30000);
         save(rita, "audit");
+
+        // Her own password, from the sidebar: two different new ones refused in the dialog.
+        QTest::mouseClick(rita.find<QPushButton>("changePasswordButton"), Qt::LeftButton);
+        auto* password = rita.find<QDialog>("passwordDialog");
+        QTest::keyClicks(rita.find<QLineEdit>("currentPassword"), "the current one");
+        QTest::keyClicks(rita.find<QLineEdit>("newPassword"), "a long new passphrase");
+        QTest::keyClicks(rita.find<QLineEdit>("newPasswordAgain"), "a long new passphrase!");
+        QTest::mouseClick(rita.find<QPushButton>("changePasswordSubmit"), Qt::LeftButton);
+        save(rita, *password, "password");
+        password->reject();
 
         rita.window->lock();
         QTRY_VERIFY_WITH_TIMEOUT(rita.window->locked(), 10000);

@@ -8,7 +8,7 @@
 #include "sealtrain/api/client.h"
 
 #include <QDoubleSpinBox>
-#include <QFormLayout>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -35,6 +35,22 @@ QSpinBox* namedSpin(QWidget* parent, const char* objectName, const QString& acce
     return spin;
 }
 
+// The sampled text with each control character other than a newline or a tab written as \xNN,
+// so that what a model produced is seen, not swallowed or drawn as an empty box.
+QString visibleText(const std::string& text)
+{
+    const QString given = QString::fromStdString(text);
+    QString shown;
+    shown.reserve(given.size());
+    for (const QChar c : given) {
+        if (c != '\n' && c != '\t' && c.category() == QChar::Other_Control)
+            shown += QStringLiteral("\\x%1").arg(c.unicode(), 2, 16, QChar('0'));
+        else
+            shown += c;
+    }
+    return shown;
+}
+
 }  // namespace
 
 SamplePanel::SamplePanel(Session& session, QWidget* parent)
@@ -47,8 +63,8 @@ SamplePanel::SamplePanel(Session& session, QWidget* parent)
     , length_(namedSpin(this, "sampleLength", tr("Tokens to generate"), 1, 100000, 64))
     , temperature_(new QDoubleSpinBox(this))
     , topK_(namedSpin(this, "sampleTopK", tr("Top-k (0: the whole vocabulary)"), 0, 1000000, 0))
-    , seed_(namedSpin(this, "sampleSeed", tr("Sampling seed"), 0, std::numeric_limits<int>::max(),
-                      0))
+    , seed_(
+          namedSpin(this, "sampleSeed", tr("Sampling seed"), 0, std::numeric_limits<int>::max(), 0))
     , sample_(new QPushButton(tr("S&ample"), this))
     , stop_(new QPushButton(tr("Sto&p"), this))
     , status_(new QLabel(this))
@@ -70,26 +86,32 @@ SamplePanel::SamplePanel(Session& session, QWidget* parent)
     output_->setAccessibleName(tr("The sampled text"));
     output_->setReadOnly(true);
 
-    auto* form = new QFormLayout;
-    form->addRow(tr("&Prompt:"), prompt_);
-    auto* numbers = new QHBoxLayout;
-    const auto labelled = [&](const QString& text, QWidget* field) {
+    // Two fields a row, so the tab stays narrow enough for the jobs table beside it.
+    auto* grid = new QGridLayout;
+    const auto place = [&](int row, int column, const QString& text, QWidget* field) {
         auto* label = new QLabel(text, this);
         label->setBuddy(field);
-        numbers->addWidget(label);
-        numbers->addWidget(field);
+        grid->addWidget(label, row, column * 2);
+        grid->addWidget(field, row, column * 2 + 1);
     };
-    labelled(tr("&Checkpoint step:"), step_);
-    labelled(tr("&Length:"), length_);
-    labelled(tr("&Temperature:"), temperature_);
-    labelled(tr("Top-&k:"), topK_);
-    labelled(tr("S&eed:"), seed_);
-    numbers->addStretch(1);
-    numbers->addWidget(sample_);
-    numbers->addWidget(stop_);
+    auto* promptLabel = new QLabel(tr("&Prompt:"), this);
+    promptLabel->setBuddy(prompt_);
+    grid->addWidget(promptLabel, 0, 0);
+    grid->addWidget(prompt_, 0, 1, 1, 3);
+    place(1, 0, tr("&Checkpoint step:"), step_);
+    place(1, 1, tr("&Length:"), length_);
+    place(2, 0, tr("&Temperature:"), temperature_);
+    place(2, 1, tr("Top-&k:"), topK_);
+    place(3, 0, tr("S&eed:"), seed_);
+    auto* buttons = new QHBoxLayout;
+    buttons->addStretch(1);
+    buttons->addWidget(sample_);
+    buttons->addWidget(stop_);
+    grid->addLayout(buttons, 3, 2, 1, 2);
+    grid->setColumnStretch(1, 1);
+    grid->setColumnStretch(3, 1);
     auto* layout = new QVBoxLayout(this);
-    layout->addLayout(form);
-    layout->addLayout(numbers);
+    layout->addLayout(grid);
     layout->addWidget(status_);
     layout->addWidget(output_, 1);
     connect(sample_, &QPushButton::clicked, this, &SamplePanel::sample);
@@ -153,7 +175,7 @@ void SamplePanel::sample()
                 status_->setText(sentence(outcome.error()));
                 return;
             }
-            output_->setPlainText(QString::fromStdString(outcome->text));
+            output_->setPlainText(visibleText(outcome->text));
             status_->setText(
                 tr("Sampled from job %1's checkpoint at step %2.").arg(job).arg(outcome->step));
         });
