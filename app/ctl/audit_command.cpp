@@ -79,10 +79,7 @@ std::string repeatCommand(const VerifyOptions& options, const audit::VerifyRepor
     const std::string key = !options.key.empty()   ? options.key
                             : report.keyId.empty() ? std::string("<fingerprint>")
                                                    : report.keyId;
-    std::string command = "sealtrainctl audit verify " + options.bundle + " --key " + key;
-    if (!options.witness.empty())
-        command += " --witness " + options.witness;
-    return command;
+    return report::repeatVerifyCommand(options.bundle, key, options.witness);
 }
 
 void printReport(const audit::VerifyReport& report, const VerifyOptions& options, std::ostream& out)
@@ -193,9 +190,18 @@ int writeAuditReport(const CommandRegistry& registry, const ReportOptions& optio
     auto verified = verifyBundleFile(options.verify);
     if (!verified)
         return registry.fail(verified.error());
-    const ReportSource source{options.verify.bundle, toHex(crypto::sha256(asBytes(verified->text))),
-                              repeatCommand(options.verify, verified->report)};
-    if (auto written = writePdfReport(verified->report, source, options.out); !written)
+    report::ReportSource source;
+    source.bundle = options.verify.bundle;
+    source.bundleSha256 = toHex(crypto::sha256(asBytes(verified->text)));
+    source.repeatCommand = repeatCommand(options.verify, verified->report);
+    auto pdf = report::renderPdfReport(verified->report, source);
+    if (!pdf)
+        return registry.fail(pdf.error());
+    if (auto written = writeOutputFile(options.out,
+                                       {reinterpret_cast<const std::uint8_t*>(pdf->constData()),
+                                        static_cast<std::size_t>(pdf->size())},
+                                       "PDF report");
+        !written)
         return registry.fail(written.error());
     printReport(verified->report, options.verify, registry.out());
     registry.out() << "Report:          " << options.out << "\n";

@@ -29,11 +29,13 @@
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/version.h"
 
+#include <QCheckBox>
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
+#include <QProcess>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStackedWidget>
@@ -255,10 +257,30 @@ private slots:
         rita.find<QLineEdit>("auditActor")->clear();
         const QString path = site_.path("rita.bundle");
         rita.find<QLineEdit>("auditExportPath")->setText(path);
+        rita.find<QCheckBox>("auditExportReport")->setChecked(true);
         QTest::mouseClick(rita.find<QPushButton>("auditExport"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(
             rita.find<QLabel>("auditStatus")->text().startsWith("Bundle saved"), 30000);
         QVERIFY(QFile::exists(path));
+        // The PDF report beside it, private, saying what a reviewer's check says and how to
+        // repeat it (read back with pdftotext from poppler-utils).
+        const QString pdf = site_.path("rita.pdf");
+        QVERIFY2(rita.find<QLabel>("auditStatus")->text().contains("report (VERIFIED)"),
+                 qPrintable(rita.find<QLabel>("auditStatus")->text()));
+        QCOMPARE(QFile::permissions(pdf) & (QFile::ReadGroup | QFile::ReadOther),
+                 QFile::Permissions());
+        QProcess pdftotext;
+        pdftotext.start("pdftotext", {"-layout", pdf, "-"});
+        QVERIFY2(pdftotext.waitForFinished(30000), "pdftotext (poppler-utils) did not run");
+        // The typesetter's ligatures (ﬁ, ﬀ) read back as letters.
+        const QString reportText = QString::fromUtf8(pdftotext.readAllStandardOutput())
+                                       .replace(QChar(0xFB01), "fi")
+                                       .replace(QChar(0xFB00), "ff")
+                                       .simplified();
+        QVERIFY2(reportText.contains("Verification result: VERIFIED"), qPrintable(reportText));
+        QVERIFY2(reportText.contains("sealtrainctl audit verify rita.bundle --key sha256:"),
+                 qPrintable(reportText));
+        QVERIFY(reportText.contains("job.approve"));
         rita.find<QLineEdit>("auditBundlePath")->setText(path);
         QTest::mouseClick(rita.find<QPushButton>("auditOpenBundle"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(rita.find<QLabel>("auditVerdict")->text().startsWith("VERIFIED"),

@@ -6,9 +6,14 @@
 #include "../session/session.h"
 #include "audit_table_model.h"
 
+#include "audit_report.h"
+
 #include "sealtrain/audit/bundle.h"
 #include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/encoding.h"
+#include "sealtrain/crypto/hash.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -28,6 +33,12 @@ namespace {
 
 constexpr std::uint32_t kPage = 500;
 
+struct ExportedAudit {
+    std::string warning;           // the four-eyes warning, when the control plane gave one
+    std::filesystem::path report;  // empty: no report asked for
+    std::string verdict;           // the report's
+};
+
 }  // namespace
 
 AuditPage::AuditPage(Session& session, QWidget* parent)
@@ -43,6 +54,7 @@ AuditPage::AuditPage(Session& session, QWidget* parent)
     , verdict_(new QLabel(this))
     , exportPath_(new QLineEdit(this))
     , export_(new QPushButton(tr("&Export a bundle"), this))
+    , withReport_(new QCheckBox(tr("with a PDF &report"), this))
     , bundlePath_(new QLineEdit(this))
     , openBundle_(new QPushButton(tr("Verify a &bundle"), this))
     , status_(new QLabel(this))
@@ -73,6 +85,9 @@ AuditPage::AuditPage(Session& session, QWidget* parent)
     exportPath_->setAccessibleName(tr("Where to save the bundle"));
     exportPath_->setPlaceholderText(tr("bundle file to write"));
     export_->setObjectName("auditExport");
+    withReport_->setObjectName("auditExportReport");
+    withReport_->setToolTip(tr("Also write the report for a reviewer beside the bundle (the same "
+                               "name, .pdf), verified against the control plane's audit key."));
     bundlePath_->setObjectName("auditBundlePath");
     bundlePath_->setAccessibleName(tr("A bundle to verify"));
     bundlePath_->setPlaceholderText(tr("bundle file someone sent"));
@@ -88,6 +103,7 @@ AuditPage::AuditPage(Session& session, QWidget* parent)
     filters->addWidget(apply_);
     auto* files = new QHBoxLayout;
     files->addWidget(exportPath_, 1);
+    files->addWidget(withReport_);
     files->addWidget(export_);
     files->addWidget(bundlePath_, 1);
     files->addWidget(openBundle_);
@@ -224,10 +240,11 @@ void AuditPage::exportBundle()
     selection.actor = actor_->text().trimmed().toStdString();
     selection.action = action_->text().trimmed().toStdString();
     status_->setText(tr("Exporting…"));
+    export_->setEnabled(false);
     runInBackground(
         this,
-        [client, selection,
-         target = std::filesystem::path(path.toStdString())]() -> Result<std::string> {
+        [client, selection, target = std::filesystem::path(path.toStdString()),
+         withReport = withReport_->isChecked()]() -> Result<ExportedAudit> {
             auto exported = client->exportAudit(selection);
             if (!exported)
                 return exported.error();
@@ -235,17 +252,52 @@ void AuditPage::exportBundle()
             SEALTRAIN_TRY(writeFileAtomically(
                 target, {reinterpret_cast<const std::uint8_t*>(bundle.data()), bundle.size()},
                 AtomicFileSink::Overwrite::Allow, 0644U));
-            return exported->warning.value_or("");
+            ExportedAudit done{exported->warning.value_or(""), {}, {}};
+            if (!withReport)
+                return done;
+            // The report says what a reviewer's own check of the bundle says: verified against
+            // the key the control plane publishes, every entry kept for the table.
+            auto keys = client->signingKeys();
+            if (!keys)
+                return keys.error();
+            audit::VerifyOptions options;
+            options.trustedKey = keys->auditPem;
+            options.keepEntries = true;
+            const audit::VerifyReport verified = audit::verifyBundle(bundle, options);
+            report::ReportSource source;
+            source.bundle = target;
+            source.bundleSha256 = toHex(crypto::sha256(
+                {reinterpret_cast<const std::uint8_t*>(bundle.data()), bundle.size()}));
+            source.repeatCommand =
+                report::repeatVerifyCommand(target.filename().string(), verified.keyId, "");
+            source.creator = "sealtrain";
+            auto pdf = report::renderPdfReport(verified, source);
+            if (!pdf)
+                return pdf.error();
+            done.report = std::filesystem::path(target).replace_extension(".pdf");
+            // Private: it names users and data.
+            SEALTRAIN_TRY(writeFileAtomically(
+                done.report,
+                {reinterpret_cast<const std::uint8_t*>(pdf->constData()), std::size_t(pdf->size())},
+                AtomicFileSink::Overwrite::Allow, 0600U));
+            done.verdict = audit::verdictName(verified.verdict());
+            return done;
         },
-        [this, path](const Result<std::string>& warning) {
-            if (!warning) {
-                status_->setText(sentence(warning.error()));
+        [this, path](const Result<ExportedAudit>& exported) {
+            export_->setEnabled(true);
+            if (!exported) {
+                status_->setText(sentence(exported.error()));
                 return;
             }
-            status_->setText(tr("Bundle saved to %1.%2")
-                                 .arg(path, warning->empty()
-                                                ? QString()
-                                                : " " + QString::fromStdString(*warning)));
+            QString text = tr("Bundle saved to %1.").arg(path);
+            if (!exported->report.empty())
+                text += " "
+                        + tr("Its report (%1) saved to %2.")
+                              .arg(QString::fromStdString(exported->verdict),
+                                   QString::fromStdString(exported->report.string()));
+            if (!exported->warning.empty())
+                text += " " + QString::fromStdString(exported->warning);
+            status_->setText(text);
         });
 }
 

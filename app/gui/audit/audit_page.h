@@ -1,6 +1,7 @@
 // Audit: the log browsed page by page with filters (Audit.QueryEntries; the next page loads as
 // the table scrolls to its end), the live log verified in the control plane (Audit.VerifyLog),
-// a signed bundle exported for a reviewer, and a bundle someone sent verified here, offline, with
+// a signed bundle exported for a reviewer (with the PDF report of `sealtrainctl audit report`
+// beside it when asked, app/report), and a bundle someone sent verified here, offline, with
 // the verdicts of `sealtrainctl audit verify` (audit::verifyBundle; no key needed).
 #pragma once
 
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -50,6 +52,7 @@ private:
     QLabel* verdict_;
     QLineEdit* exportPath_;
     QPushButton* export_;
+    QCheckBox* withReport_;
     QLineEdit* bundlePath_;
     QPushButton* openBundle_;
     QLabel* status_;

@@ -1,8 +1,6 @@
 // The PDF audit report: HTML laid out by QTextDocument and printed through QPdfWriter.
 #include "audit_report.h"
 
-#include "input_file.h"
-
 #include <QBuffer>
 #include <QCoreApplication>
 #include <QGuiApplication>
@@ -14,7 +12,7 @@
 #include <chrono>
 #include <memory>
 
-namespace sealtrain::ctl {
+namespace sealtrain::report {
 namespace {
 
 QString escaped(const std::string& text)
@@ -113,8 +111,7 @@ QString reportHtml(const audit::VerifyReport& report, const ReportSource& source
 
 }  // namespace
 
-Result<void> writePdfReport(const audit::VerifyReport& report, const ReportSource& source,
-                            const std::filesystem::path& out)
+Result<QByteArray> renderPdfReport(const audit::VerifyReport& report, const ReportSource& source)
 {
     // QTextDocument needs fonts, which need a QGuiApplication; a command-line run has none, so
     // it gets an offscreen one for the length of the call.
@@ -131,7 +128,7 @@ Result<void> writePdfReport(const audit::VerifyReport& report, const ReportSourc
                      "The PDF report needs a QGuiApplication; run it from sealtrainctl.");
     }
 
-    // Laid out in memory, then written whole and private (it names users and data).
+    // Laid out in memory; the caller writes it whole and private (it names users and data).
     QBuffer pdf;
     pdf.open(QIODevice::WriteOnly);
     {
@@ -139,18 +136,23 @@ Result<void> writePdfReport(const audit::VerifyReport& report, const ReportSourc
         writer.setPageSize(QPageSize(QPageSize::A4));
         writer.setResolution(300);
         writer.setTitle("Sealtrain audit report");
-        writer.setCreator("sealtrainctl");
+        writer.setCreator(QString::fromStdString(source.creator));
         QTextDocument document;
         document.setHtml(reportHtml(report, source));
         document.print(&writer);
     }
-    const QByteArray& bytes = pdf.data();
-    if (bytes.isEmpty())
+    if (pdf.data().isEmpty())
         return Error(ErrorCode::Internal, "The PDF report came out empty; this is a bug.");
-    return writeOutputFile(out.string(),
-                           {reinterpret_cast<const std::uint8_t*>(bytes.constData()),
-                            static_cast<std::size_t>(bytes.size())},
-                           "PDF report");
+    return pdf.data();
 }
 
-}  // namespace sealtrain::ctl
+std::string repeatVerifyCommand(const std::string& bundle, const std::string& key,
+                                const std::string& witness)
+{
+    std::string command = "sealtrainctl audit verify " + bundle + " --key " + key;
+    if (!witness.empty())
+        command += " --witness " + witness;
+    return command;
+}
+
+}  // namespace sealtrain::report
