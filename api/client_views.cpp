@@ -130,6 +130,29 @@ Result<std::vector<PendingResetView>> ControlClient::listPendingResets()
     return resets;
 }
 
+Result<PolicySummary> ControlClient::showPolicy()
+{
+    grpc::ClientContext context;
+    setDeadline(context);
+    v1::ShowPolicyReply reply;
+    const grpc::Status status = state_->jobs->ShowPolicy(&context, v1::ShowPolicyRequest(), &reply);
+    if (!status.ok())
+        return state_->failure(status);
+    PolicySummary policy;
+    for (const v1::PolicyPool& pool : reply.pools())
+        policy.pools.push_back(
+            {pool.name(), {pool.classifications().begin(), pool.classifications().end()}});
+    for (const v1::PolicyCap& cap : reply.caps())
+        policy.caps.emplace_back(cap.name(), cap.value());
+    policy.sampleMaxLength = reply.sample_max_length();
+    policy.sampleMaxPromptBytes = reply.sample_max_prompt_bytes();
+    policy.sampleMaxSeconds = reply.sample_max_seconds();
+    for (const v1::BudgetUse& budget : reply.budgets())
+        policy.budgets.push_back({budget.project(), budget.gpu_hours(), budget.alert_at(),
+                                  budget.used_hours(), budget.held_hours()});
+    return policy;
+}
+
 Result<std::vector<JobCheckpointView>> ControlClient::listCheckpoints(std::int64_t id)
 {
     grpc::ClientContext context;

@@ -245,6 +245,40 @@ public:
         });
     }
 
+    Status ShowPolicy(ServerContext* context, const v1::ShowPolicyRequest* /*request*/,
+                      v1::ShowPolicyReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto view = shared_.platform.controlPlane().policyReads().show(
+                callerOf(shared_, *context).token);
+            if (!view)
+                return Internal::toStatus(view.error());
+            for (const auto& [pool, classifications] : view->policy.poolClassifications) {
+                v1::PolicyPool* out = reply->add_pools();
+                out->set_name(pool);
+                for (const std::string& classification : classifications)
+                    out->add_classifications(classification);
+            }
+            for (const auto& [name, value] : core::namedCaps(view->policy.caps)) {
+                v1::PolicyCap* out = reply->add_caps();
+                out->set_name(name);
+                out->set_value(value);
+            }
+            reply->set_sample_max_length(view->policy.sampling.maxLength);
+            reply->set_sample_max_prompt_bytes(view->policy.sampling.maxPromptBytes);
+            reply->set_sample_max_seconds(view->policy.sampling.maxSeconds);
+            for (const core::BudgetUse& budget : view->budgets) {
+                v1::BudgetUse* out = reply->add_budgets();
+                out->set_project(budget.project);
+                out->set_gpu_hours(budget.gpuHours);
+                out->set_alert_at(budget.alertAt);
+                out->set_used_hours(budget.usedHours);
+                out->set_held_hours(budget.heldHours);
+            }
+            return Status::OK;
+        });
+    }
+
     Status DownloadCheckpoint(ServerContext* context, const v1::DownloadCheckpointRequest* request,
                               grpc::ServerWriter<v1::FileChunk>* writer) override
     {

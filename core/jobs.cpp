@@ -2,6 +2,8 @@
 // state machine in one audited transaction (migration 5, docs/formats/database.md).
 #include "sealtrain/core/jobs.h"
 
+#include "sealtrain/core/job_budgets.h"
+
 #include "audited_transaction.h"
 #include "job_rows.h"
 #include "sealtrain/base/encoding.h"
@@ -284,12 +286,7 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
     // The budget: what the project's other jobs hold (their limit while they may still run,
     // what they used once ended) plus this job's limit.
     const auto budget = policy.budgets.find(spec.project);
-    auto committed = database.queryInteger(
-        "SELECT COALESCE(SUM(CASE WHEN state IN ('succeeded', 'failed', 'cancelled') "
-        "THEN gpu_millihours_used WHEN state = 'rejected' THEN 0 "
-        "ELSE MAX(gpu_millihours_limit, gpu_millihours_used) END), 0) "
-        "FROM jobs WHERE project = ? AND id != ?",
-        {spec.project, excludeJob});
+    auto committed = projectHeldMilli(database, spec.project, excludeJob);
     const double held = committed ? fromMilli(*committed) : 0.0;
     const double wanted = held + spec.limits.gpuHours;
     if (budget == policy.budgets.end()) {

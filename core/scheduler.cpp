@@ -4,6 +4,8 @@
 // the rules in docs/operations/scheduling.md).
 #include "sealtrain/core/scheduler.h"
 
+#include "sealtrain/core/job_budgets.h"
+
 #include "audited_transaction.h"
 #include "job_rows.h"
 #include "sealtrain/core/database.h"
@@ -85,12 +87,6 @@ Result<std::string> classificationOf(const Database& database, const std::string
     SEALTRAIN_TRY(database.queryOne("SELECT classification FROM datasets WHERE id = ?", {datasetId},
                                     [&](const Statement& row) { classification = row.text(0); }));
     return classification;
-}
-
-Result<std::int64_t> projectUsedMilli(const Database& database, const std::string& project)
-{
-    return database.queryInteger(
-        "SELECT COALESCE(SUM(gpu_millihours_used), 0) FROM jobs WHERE project = ?", {project});
 }
 
 bool isHex64(const std::string& text)

@@ -104,6 +104,7 @@ void registerClientCommands(
     CLI::App& app, CommandRegistry& registry);  // connect sign-in … user grant role session
 void registerDataCommands(CLI::App& app, CommandRegistry& registry);  // dataset sample signing-keys
 void registerJobCommands(CLI::App& app, CommandRegistry& registry);   // job
+void registerPolicyCommands(CLI::App& app, CommandRegistry& registry);   // policy
 void registerWorkerCommands(CLI::App& app, CommandRegistry& registry);   // worker
 void registerKeyringCommands(CLI::App& app, CommandRegistry& registry);  // keyring, keyfile
 void registerAuditCommands(CLI::App& app, CommandRegistry& registry);  // audit verify/export/report

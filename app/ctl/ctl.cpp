@@ -43,6 +43,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     registerClientCommands(app, registry);
     registerDataCommands(app, registry);
     registerJobCommands(app, registry);
+    registerPolicyCommands(app, registry);
     registerWorkerCommands(app, registry);
     registerKeyringCommands(app, registry);
     registerAuditCommands(app, registry);

@@ -227,6 +227,18 @@ private slots:
         QVERIFY(newJob->checkNow());
         save(bob, "jobs-new");
 
+        // A GPU job waiting for approval holds most of the demo budget: bob's overview says so.
+        QVERIFY(site_.daemon.as("bob")->submitJob(
+            "spec_version: 1\nname: gpu-run\nproject: demo\ndataset: notes\n"
+            "model: {layers: 1, heads: 1, width: 8, context: 8}\nschedule: {steps: 10}\n"
+            "resources: {pool: gpu, device: cuda, gpus_per_node: 1}\nlimits: {gpu_hours: 8.5}\n"));
+        QVERIFY(bob.window->showScreen("overviewPage"));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            bob.window->findChild<QLabel*>("budgetText_demo") != nullptr
+                && bob.find<QLabel>("budgetText_demo")->text().contains("8.50"),
+            15000);
+        save(bob, "overview-engineer");
+
         Desk sam = site_.open("sam");
         site_.signIn(sam, "sam");
         QVERIFY(sam.window->showScreen("datasetsPage"));

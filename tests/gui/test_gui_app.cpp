@@ -36,6 +36,7 @@
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QProcess>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStackedWidget>
@@ -87,6 +88,7 @@ private slots:
         auto rita = site_.open("rita");
         site_.signIn(rita, "rita");
         QCOMPARE(rita.window->screens(), (QStringList{"overviewPage", "auditPage"}));
+        QVERIFY(rita.find<QGroupBox>("overviewBudgets")->isHidden());  // no job permission
         // The single admin's warning is on everyone's overview.
         QTRY_VERIFY_WITH_TIMEOUT(
             rita.find<QLabel>("overviewWarnings")->text().contains("Four eyes is not guaranteed"),
@@ -200,6 +202,16 @@ private slots:
 
         QVERIFY(worker.client->finishJob(report.job, report.attempt, true, 0.01, ""));
         QTRY_VERIFY_WITH_TIMEOUT(jobs->model().rowAt(0)->state == "succeeded", 15000);
+
+        // bob's overview: the demo project's budget, with the 0.01 GPU hours the job used.
+        QVERIFY(bob.window->showScreen("overviewPage"));
+        const auto budgetText = [&] {
+            auto* label = bob.window->findChild<QLabel*>("budgetText_demo");
+            return label == nullptr ? QString() : label->text();
+        };
+        QTRY_VERIFY2_WITH_TIMEOUT(budgetText().contains("0.01 of 10.00 GPU hours held, 0.01 used"),
+                                  qPrintable(budgetText()), 15000);
+        QCOMPARE(bob.find<QProgressBar>("budget_demo")->value(), 1);  // 0.1 % in thousandths
     }
 
     // ivy holds both roles: her own job shows no approve button, and a forced click gets the

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -407,6 +408,61 @@ private slots:
 
     // Issue #27, item 7: every refused upload is in the log, with the worker as its actor; and
     // every entry of the worker's calls records its peer and certificate serial.
+    // Jobs.ShowPolicy: the pools, caps and sampling limits for anyone signed in; each project's
+    // budget only to those who work in it, with what its jobs used and what they hold (a vetted
+    // job its limit until it ends, a cancelled one nothing).
+    void policyShowsBudgetUse()
+    {
+        const auto demoOf = [](const api::PolicySummary& policy) {
+            const auto found = std::find_if(policy.budgets.begin(), policy.budgets.end(),
+                                            [](const auto& b) { return b.project == "demo"; });
+            return found == policy.budgets.end() ? std::optional<api::PolicySummary::Budget>()
+                                                 : std::optional(*found);
+        };
+        auto bob = daemon_.as("bob");
+        auto policy = bob->showPolicy();
+        QVERIFY2(policy, policy ? "" : policy.error().message().c_str());
+        const auto cpu = std::find_if(policy->pools.begin(), policy->pools.end(),
+                                      [](const auto& pool) { return pool.name == "cpu"; });
+        QVERIFY(cpu != policy->pools.end());
+        QCOMPARE(cpu->classifications, (std::vector<std::string>{"public", "internal"}));
+        QCOMPARE(policy->caps.size(), std::size_t{14});
+        QCOMPARE(policy->caps.front(), (std::pair<std::string, double>{"nodes", 4.0}));
+        QCOMPARE(policy->sampleMaxLength, std::int64_t{1024});
+        const auto before = demoOf(*policy);
+        QVERIFY(before.has_value());
+        QCOMPARE(before->gpuHours, 10.0);
+        // The job the worker finished reported 0.01 GPU hours.
+        QVERIFY(std::abs(before->usedHours - 0.01) < 1e-9);
+        QVERIFY(std::abs(before->heldHours - before->usedHours) < 1e-9);
+
+        // A vetted GPU job holds its limit; cancelled, it holds nothing.
+        auto gpu = bob->submitJob("spec_version: 1\nname: held\nproject: demo\ndataset: notes\n"
+                                  "model: {layers: 1, heads: 1, width: 8, context: 8}\n"
+                                  "schedule: {steps: 10, batch: 2}\n"
+                                  "resources: {pool: gpu, device: cuda, gpus_per_node: 1}\n"
+                                  "limits: {gpu_hours: 2}\n");
+        QVERIFY2(gpu, gpu ? "" : gpu.error().message().c_str());
+        QCOMPARE(gpu->state, std::string("vetted"));
+        auto holding = bob->showPolicy();
+        QVERIFY(holding);
+        QVERIFY(std::abs(demoOf(*holding)->heldHours - (before->heldHours + 2.0)) < 1e-9);
+        QVERIFY(std::abs(demoOf(*holding)->usedHours - before->usedHours) < 1e-9);
+        QVERIFY(bob->cancelJob(gpu->id, "the budget test is done"));
+        auto released = bob->showPolicy();
+        QVERIFY(released);
+        QVERIFY(std::abs(demoOf(*released)->heldHours - before->heldHours) < 1e-9);
+
+        // sam (a steward) reads the pools and caps but no project's budget; nobody anonymous.
+        auto sam = daemon_.as("sam")->showPolicy();
+        QVERIFY2(sam, sam ? "" : sam.error().message().c_str());
+        QVERIFY(!sam->pools.empty());
+        QVERIFY(sam->budgets.empty());
+        auto anonymous = daemon_.anonymous()->showPolicy();
+        QVERIFY(!anonymous);
+        QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
+    }
+
     void refusalsAreAuditedWithTheWorker()
     {
         QVERIFY(daemon_.stop());
@@ -424,6 +480,14 @@ private slots:
         }
         QCOMPARE(denied, 3);  // the three foreign lineages
         QCOMPARE(failed, 1);  // the second checkpoint of step 4
+        // Each policy read is audited with its reader (bob three times, sam once).
+        int policyReads = 0;
+        for (const audit::Entry& entry : *entries)
+            if (entry.action == "policy.show" && entry.outcome == audit::Outcome::Ok) {
+                QVERIFY(entry.actor.id == "bob" || entry.actor.id == "sam");
+                ++policyReads;
+            }
+        QCOMPARE(policyReads, 4);
         std::string serial;
         bool listing = false;
         for (const audit::Entry& entry : *entries) {

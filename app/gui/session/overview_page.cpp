@@ -5,13 +5,16 @@
 #include "row_model.h"
 #include "session.h"
 
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QProgressBar>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <map>
 
 namespace sealtrain::gui {
@@ -50,6 +53,10 @@ OverviewPage::OverviewPage(Session& session, QWidget* parent)
     permissions_ = panel(this, layout, tr("What you may do"), "overviewPermissions");
     workers_ = panel(this, layout, tr("Workers"), "overviewWorkers");
     jobs_ = panel(this, layout, tr("Jobs"), "overviewJobs");
+    budgets_ = new QGroupBox(tr("GPU-hour budgets"), this);
+    budgets_->setObjectName("overviewBudgets");
+    budgetRows_ = new QGridLayout(budgets_);
+    layout->addWidget(budgets_);
     server_ = panel(this, layout, tr("Control plane"), "overviewServer");
     layout->addStretch();
 }
@@ -140,6 +147,73 @@ void OverviewPage::reload()
                                    .arg(byState["vetted"])
                                    .arg(listed->size()));
             });
+    budgets_->setVisible(jobs);
+    if (jobs)
+        runInBackground(
+            this, [client] { return client->showPolicy(); },
+            [this](const Result<api::PolicySummary>& policy) {
+                if (!policy) {
+                    clearBudgets();
+                    auto* error = new QLabel(sentence(policy.error()), budgets_);
+                    error->setObjectName("budgetError");
+                    error->setWordWrap(true);
+                    budgetRows_->addWidget(error, 0, 0, 1, 3);
+                    return;
+                }
+                showBudgets(*policy);
+            });
+}
+
+void OverviewPage::clearBudgets()
+{
+    while (QLayoutItem* item = budgetRows_->takeAt(0)) {
+        delete item->widget();
+        delete item;
+    }
+}
+
+void OverviewPage::showBudgets(const api::PolicySummary& policy)
+{
+    clearBudgets();
+    if (policy.budgets.empty()) {
+        auto* none = new QLabel(tr("No budget in the projects you work in."), budgets_);
+        none->setObjectName("budgetNone");
+        budgetRows_->addWidget(none, 0, 0, 1, 3);
+        return;
+    }
+    int row = 0;
+    for (const api::PolicySummary::Budget& budget : policy.budgets) {
+        const QString project = QString::fromStdString(budget.project);
+        // The bar shows what is held (what vetting counts against the budget); the text adds
+        // what has been used.
+        auto* bar = new QProgressBar(budgets_);
+        bar->setObjectName("budget_" + project);
+        bar->setAccessibleName(tr("GPU hours held in project %1").arg(project));
+        bar->setRange(0, 1000);
+        const double share = budget.gpuHours > 0 ? budget.heldHours / budget.gpuHours : 0.0;
+        bar->setValue(static_cast<int>(std::min(share, 1.0) * 1000));
+        bar->setTextVisible(false);  // the label beside it says the figures
+        const bool alert = budget.gpuHours > 0 && share >= budget.alertAt;
+        bar->setStyleSheet(QStringLiteral("QProgressBar { border: 1px solid #8a8a8a; background: "
+                                          "white; min-height: 12px; } QProgressBar::chunk { "
+                                          "background: %1; }")
+                               .arg(alert ? "#b00020" : "#2f7fc1"));
+        auto* text = new QLabel(
+            tr("%1 of %2 GPU hours held, %3 used%4")
+                .arg(budget.heldHours, 0, 'f', 2)
+                .arg(budget.gpuHours, 0, 'f', 2)
+                .arg(budget.usedHours, 0, 'f', 2)
+                .arg(alert
+                         ? tr(" (at or above the %1 % alert)").arg(budget.alertAt * 100, 0, 'f', 0)
+                         : QString()),
+            budgets_);
+        text->setObjectName("budgetText_" + project);
+        budgetRows_->addWidget(new QLabel(project, budgets_), row, 0);
+        budgetRows_->addWidget(bar, row, 1);
+        budgetRows_->addWidget(text, row, 2);
+        ++row;
+    }
+    budgetRows_->setColumnStretch(1, 1);
 }
 
 }  // namespace sealtrain::gui

@@ -1,10 +1,15 @@
 // The overview: who is signed in, until when, what they may do, and what every user must know
 // (the four-eyes warning with a single admin); the control plane's version; the workers and
-// their GPUs, and the running and waiting jobs, for whoever may see them.
+// their GPUs, the running and waiting jobs, and each project's GPU-hour budget (held and used,
+// Jobs.ShowPolicy), for whoever may see them.
 #pragma once
+
+#include "sealtrain/api/client.h"
 
 #include <QWidget>
 
+class QGridLayout;
+class QGroupBox;
 class QLabel;
 
 namespace sealtrain::gui {
@@ -27,6 +32,11 @@ private:
     QLabel* server_;
     QLabel* workers_;
     QLabel* jobs_;
+    QGroupBox* budgets_;
+    QGridLayout* budgetRows_;
+
+    void clearBudgets();
+    void showBudgets(const api::PolicySummary& policy);
 };
 
 }  // namespace sealtrain::gui

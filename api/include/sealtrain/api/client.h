@@ -491,6 +491,8 @@ public:
     [[nodiscard]] Result<JobSummary>
     watchJob(std::int64_t id, const std::function<bool(const JobWatchEvent&)>& onEvent,
              CallCancel* cancel = nullptr);
+    // The job policy and the caller's projects' budget use (client_views.cpp).
+    [[nodiscard]] Result<PolicySummary> showPolicy();
     // The checkpoints recorded for job `id`, oldest first (client_views.cpp).
     [[nodiscard]] Result<std::vector<JobCheckpointView>> listCheckpoints(std::int64_t id);
     // Job `id`'s checkpoint at `step` (0: the newest), sealed, with its DSSE envelope, into

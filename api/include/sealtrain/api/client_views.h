@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sealtrain::api {
@@ -69,6 +70,27 @@ struct JobCheckpointView {
     std::string sealedSha256;
     std::string plaintextSha256;
     std::int64_t recordedUnix = 0;
+};
+
+// The job policy and the caller's projects' GPU-hour budget use (Jobs.ShowPolicy).
+struct PolicySummary {
+    struct Pool {
+        std::string name;
+        std::vector<std::string> classifications;  // what data its workers may see
+    };
+    struct Budget {
+        std::string project;
+        double gpuHours = 0.0;   // the budget
+        double alertAt = 0.8;    // share at which vetting warns
+        double usedHours = 0.0;  // used by the project's jobs
+        double heldHours = 0.0;  // used, plus the limits of the jobs that may still run
+    };
+    std::vector<Pool> pools;
+    std::vector<std::pair<std::string, double>> caps;  // policy-file names, in its order
+    std::int64_t sampleMaxLength = 0;
+    std::int64_t sampleMaxPromptBytes = 0;
+    std::int64_t sampleMaxSeconds = 0;
+    std::vector<Budget> budgets;  // only the caller's projects
 };
 
 // A reset waiting for a second admin (Users.ListPendingResets).

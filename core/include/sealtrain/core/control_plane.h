@@ -16,6 +16,7 @@
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/datasets.h"
 #include "sealtrain/core/identity.h"
+#include "sealtrain/core/job_budgets.h"
 #include "sealtrain/core/job_checkpoints.h"
 #include "sealtrain/core/job_watch.h"
 #include "sealtrain/core/jobs.h"
@@ -63,6 +64,8 @@ public:
     [[nodiscard]] JobWatches& jobWatches() noexcept { return jobWatches_; }
     // A job's checkpoints: the list, and one chosen to download (each audited).
     [[nodiscard]] JobCheckpointReads& jobCheckpoints() noexcept { return jobCheckpoints_; }
+    // The job policy and the callers' projects' budget use (each call audited).
+    [[nodiscard]] PolicyReads& policyReads() noexcept { return policyReads_; }
     // Reading and exporting the audit log.
     [[nodiscard]] AuditQueries& auditQueries() noexcept { return auditQueries_; }
     // Rotating, retiring and re-wrapping KEKs, the passphrase, the keyring's generation.
@@ -102,6 +105,7 @@ private:
     Scheduler scheduler_;
     JobWatches jobWatches_;
     JobCheckpointReads jobCheckpoints_;
+    PolicyReads policyReads_;
     AuditQueries auditQueries_;
     KeyringChanges keyringChanges_;
 };

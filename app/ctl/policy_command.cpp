@@ -1,0 +1,105 @@
+// `sealtrainctl policy`: the job policy as the control plane applies it (worker pools and the
+// data classifications each may see, caps, sampling limits) and the GPU-hour budget use of each
+// project the caller works in (Jobs.ShowPolicy, audited as policy.show).
+#include "client_options.h"
+#include "commands.h"
+#include "ctl.h"
+
+#include "sealtrain/base/utf8.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+namespace sealtrain::ctl {
+namespace {
+
+struct PolicyOptions {
+    bool json = false;
+    ClientOptions client;
+};
+
+nlohmann::json toJson(const api::PolicySummary& policy)
+{
+    nlohmann::json pools = nlohmann::json::object();
+    for (const auto& pool : policy.pools)
+        pools[pool.name] = pool.classifications;
+    nlohmann::json caps = nlohmann::json::object();
+    for (const auto& [name, value] : policy.caps)
+        caps[name] = value;
+    nlohmann::json budgets = nlohmann::json::array();
+    for (const auto& budget : policy.budgets)
+        budgets.push_back({{"project", budget.project},
+                           {"gpu_hours", budget.gpuHours},
+                           {"alert_at", budget.alertAt},
+                           {"used_hours", budget.usedHours},
+                           {"held_hours", budget.heldHours}});
+    return {{"pools", pools},
+            {"caps", caps},
+            {"sampling",
+             {{"max_length", policy.sampleMaxLength},
+              {"max_prompt_bytes", policy.sampleMaxPromptBytes},
+              {"max_seconds", policy.sampleMaxSeconds}}},
+            {"budgets", budgets}};
+}
+
+int showPolicy(const CommandRegistry& registry, const PolicyOptions& options)
+{
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto policy = (*client)->showPolicy();
+    if (!policy)
+        return registry.fail(policy.error());
+    if (options.json) {
+        registry.out() << toJson(*policy).dump(2) << '\n';
+        return kExitOk;
+    }
+    std::ostream& out = registry.out();
+    out << "Pools (the data classifications their workers may see):\n";
+    for (const auto& pool : policy->pools) {
+        std::string classes;
+        for (const std::string& classification : pool.classifications)
+            classes += (classes.empty() ? "" : ", ") + escapeControls(classification);
+        out << fmt::format("  {:<16} {}\n", escapeControls(pool.name), classes);
+    }
+    out << "Caps:\n";
+    for (const auto& [name, value] : policy->caps)
+        out << fmt::format("  {:<20} {:g}\n", name, value);
+    out << fmt::format("Sampling: at most {} tokens, a {}-byte prompt, {} s\n",
+                       policy->sampleMaxLength, policy->sampleMaxPromptBytes,
+                       policy->sampleMaxSeconds);
+    if (policy->budgets.empty()) {
+        out << "Budgets: none in the projects you work in.\n";
+        return kExitOk;
+    }
+    out << fmt::format("Budgets (GPU hours):\n  {:<16} {:>10} {:>10} {:>10}  {}\n", "project",
+                       "budget", "used", "held", "alert at");
+    for (const auto& budget : policy->budgets)
+        out << fmt::format("  {:<16} {:>10.3f} {:>10.3f} {:>10.3f}  {:.0f} %{}\n",
+                           escapeControls(budget.project), budget.gpuHours, budget.usedHours,
+                           budget.heldHours, budget.alertAt * 100,
+                           budget.heldHours >= budget.alertAt * budget.gpuHours
+                                   && budget.gpuHours > 0
+                               ? "  (alert)"
+                               : "");
+    return kExitOk;
+}
+
+}  // namespace
+
+void registerPolicyCommands(CLI::App& app, CommandRegistry& registry)
+{
+    auto options = std::make_shared<PolicyOptions>();
+    auto* command = app.add_subcommand(
+        "policy", "The job policy (pools, caps, sampling limits) and your projects' GPU-hour "
+                  "budget use (audited)");
+    command->add_flag("--json", options->json, "Print JSON");
+    addClientOptions(command, options->client, true);
+    registry.onRun(command, [options, &registry] { return showPolicy(registry, *options); });
+}
+
+}  // namespace sealtrain::ctl

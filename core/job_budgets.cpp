@@ -1,0 +1,77 @@
+// The job policy and each project's budget use, for the people who work in it (job_budgets.h).
+#include "sealtrain/core/job_budgets.h"
+
+#include "audited_transaction.h"
+#include "job_rows.h"
+#include "sealtrain/core/database.h"
+#include "sealtrain/core/jobs.h"
+#include "sealtrain/core/permissions.h"
+
+namespace sealtrain::core {
+
+Result<std::int64_t> projectUsedMilli(const Database& database, const std::string& project)
+{
+    return database.queryInteger(
+        "SELECT COALESCE(SUM(gpu_millihours_used), 0) FROM jobs WHERE project = ?", {project});
+}
+
+Result<std::int64_t> projectHeldMilli(const Database& database, const std::string& project,
+                                      std::int64_t exceptJob)
+{
+    return database.queryInteger(
+        "SELECT COALESCE(SUM(CASE WHEN state IN ('succeeded', 'failed', 'cancelled') "
+        "THEN gpu_millihours_used WHEN state = 'rejected' THEN 0 "
+        "ELSE MAX(gpu_millihours_limit, gpu_millihours_used) END), 0) "
+        "FROM jobs WHERE project = ? AND id != ?",
+        {project, exceptJob});
+}
+
+std::vector<std::pair<std::string, double>> namedCaps(const JobPolicy::Caps& caps)
+{
+    const auto whole = [](std::int64_t value) { return static_cast<double>(value); };
+    return {{"nodes", whole(caps.nodes)},
+            {"gpus_per_node", whole(caps.gpusPerNode)},
+            {"steps", whole(caps.steps)},
+            {"layers", whole(caps.layers)},
+            {"width", whole(caps.width)},
+            {"context", whole(caps.context)},
+            {"batch", whole(caps.batch)},
+            {"lr", caps.lr},
+            {"max_restarts", whole(caps.maxRestarts)},
+            {"gpu_hours", caps.gpuHours},
+            {"grad_accum", whole(caps.gradAccum)},
+            {"threads", whole(caps.threads)},
+            {"cpu_ranks_per_node", whole(caps.cpuRanksPerNode)},
+            {"cpu_steps", whole(caps.cpuSteps)}};
+}
+
+PolicyReads::PolicyReads(AuditedTransactions& gate, const Jobs& jobs)
+    : gate_(gate)
+    , jobs_(jobs)
+{
+}
+
+Result<PolicyView> PolicyReads::show(const std::string& session)
+{
+    return gate_.performReturning(
+        session, {"policy.show", "", "", {"policy", "jobs"}},
+        [&](const Caller& caller, audit::EntryDraft&) -> Result<PolicyView> {
+            PolicyView view;
+            view.policy = jobs_.policy();
+            view.policy.budgets.clear();
+            for (const auto& [project, budget] : jobs_.policy().budgets) {
+                if (!gate_.holds(caller, permission::kJobSubmit, project)
+                    && !gate_.holds(caller, permission::kJobApprove, project))
+                    continue;
+                std::int64_t used = 0;
+                std::int64_t held = 0;
+                SEALTRAIN_ASSIGN(used, projectUsedMilli(gate_.database(), project));
+                SEALTRAIN_ASSIGN(held, projectHeldMilli(gate_.database(), project, 0));
+                view.budgets.push_back({project, budget.gpuHours, budget.alertAt,
+                                        internal::fromMilli(used), internal::fromMilli(held)});
+            }
+            return view;
+        });
+}
+
+}  // namespace sealtrain::core
