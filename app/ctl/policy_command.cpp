@@ -79,13 +79,12 @@ int showPolicy(const CommandRegistry& registry, const PolicyOptions& options)
     out << fmt::format("Budgets (GPU hours):\n  {:<16} {:>10} {:>10} {:>10}  {}\n", "project",
                        "budget", "used", "held", "alert at");
     for (const auto& budget : policy->budgets)
-        out << fmt::format("  {:<16} {:>10.3f} {:>10.3f} {:>10.3f}  {:.0f} %{}\n",
-                           escapeControls(budget.project), budget.gpuHours, budget.usedHours,
-                           budget.heldHours, budget.alertAt * 100,
-                           budget.heldHours >= budget.alertAt * budget.gpuHours
-                                   && budget.gpuHours > 0
-                               ? "  (alert)"
-                               : "");
+        out << fmt::format(
+            "  {:<16} {:>10.3f} {:>10.3f} {:>10.3f}  {:.0f} %{}\n", escapeControls(budget.project),
+            budget.gpuHours, budget.usedHours, budget.heldHours, budget.alertAt * 100,
+            budget.heldHours >= budget.alertAt * budget.gpuHours && budget.gpuHours > 0
+                ? "  (alert)"
+                : "");
     return kExitOk;
 }
 

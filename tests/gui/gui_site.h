@@ -11,10 +11,17 @@
 
 #include "sealtrain/crypto/certificate_authority.h"
 
+#include <QAbstractButton>
+#include <QAbstractItemView>
+#include <QAbstractSpinBox>
+#include <QComboBox>
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSet>
+#include <QTabBar>
 #include <QtTest/QtTest>
 
 #include <fstream>
@@ -46,6 +53,48 @@ struct Desk {
     }
     [[nodiscard]] QString signInError() const { return find<QLabel>("signInError")->text(); }
 };
+
+// The controls under `root` that a keyboard or a screen reader can not use (docs/gui.md,
+// "Keyboard and screen readers"): each visible control that takes input must be reachable with
+// Tab and must have a name a screen reader reads (its accessible name, a label whose buddy it
+// is, or a button's own text, mnemonic stripped); each as "objectName (class): what is wrong".
+inline QStringList unusableControls(const QWidget& root)
+{
+    QSet<const QWidget*> labelled;
+    for (const QLabel* label : root.findChildren<QLabel*>())
+        if (label->buddy() != nullptr && !label->text().isEmpty())
+            labelled.insert(label->buddy());
+    QStringList problems;
+    for (const QWidget* widget : root.findChildren<QWidget*>()) {
+        const bool control = qobject_cast<const QAbstractButton*>(widget) != nullptr
+                             || qobject_cast<const QLineEdit*>(widget) != nullptr
+                             || qobject_cast<const QComboBox*>(widget) != nullptr
+                             || qobject_cast<const QAbstractSpinBox*>(widget) != nullptr
+                             || qobject_cast<const QPlainTextEdit*>(widget) != nullptr
+                             || qobject_cast<const QAbstractItemView*>(widget) != nullptr;
+        // Parts of a composite (a spin box's line edit, a combo box's view, a table's corner
+        // button or scroll bars, a tab bar's scroll arrows) are reached through their owner.
+        if (!control || !widget->isVisibleTo(&root) || widget->objectName().startsWith("qt_")
+            || qobject_cast<const QAbstractSpinBox*>(widget->parentWidget()) != nullptr
+            || qobject_cast<const QComboBox*>(widget->parentWidget()) != nullptr
+            || qobject_cast<const QAbstractItemView*>(widget->parentWidget()) != nullptr
+            || qobject_cast<const QTabBar*>(widget->parentWidget()) != nullptr)
+            continue;
+        const QString who = QStringLiteral("%1 (%2)").arg(
+            widget->objectName().isEmpty() ? QStringLiteral("unnamed") : widget->objectName(),
+            widget->metaObject()->className());
+        if ((widget->focusPolicy() & Qt::TabFocus) == 0)
+            problems << who + ": not reachable with Tab";
+        QString text;
+        if (const auto* button = qobject_cast<const QAbstractButton*>(widget))
+            text = button->text();
+        text.remove('&');
+        if (widget->accessibleName().trimmed().isEmpty() && text.trimmed().isEmpty()
+            && !labelled.contains(widget))
+            problems << who + ": no name for a screen reader";
+    }
+    return problems;
+}
 
 class GuiSite {
 public:

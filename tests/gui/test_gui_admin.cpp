@@ -109,6 +109,8 @@ private slots:
         QTest::keyClick(sam.find<QLineEdit>("importPath"), Qt::Key_Return);
         QCOMPARE(sam.find<QListWidget>("importFiles")->count(), 1);
         QCOMPARE(sam.find<QLineEdit>("importName")->text(), QString("letters"));
+        QVERIFY2(testing::unusableControls(*wizard).isEmpty(),
+                 qPrintable(testing::unusableControls(*wizard).join("; ")));
         QVERIFY(next(*wizard));
 
         auto* format = sam.find<QComboBox>("importFormat");
@@ -118,6 +120,8 @@ private slots:
         QTest::mouseClick(sam.find<QCheckBox>("importRedactPii"), Qt::LeftButton);
         QCOMPARE(wizard->settings().format, std::string("text-records"));
         QVERIFY(wizard->settings().redactPii);
+        QVERIFY2(testing::unusableControls(*wizard).isEmpty(),
+                 qPrintable(testing::unusableControls(*wizard).join("; ")));
         QVERIFY(next(*wizard));
 
         auto* result = sam.find<QLabel>("importResult");
@@ -200,6 +204,14 @@ private slots:
         auto* access = alice.find<gui::AccessPage>("accessPage");
         auto* status = alice.find<QLabel>("accessStatus");
         QTRY_VERIFY_WITH_TIMEOUT(access->selectUser("bob"), 15000);
+        // Every tab of the admin's screen is usable by keyboard and screen reader.
+        auto* tabs = alice.find<QTabWidget>("accessTabs");
+        for (int index = 0; index < tabs->count(); ++index) {
+            tabs->setCurrentIndex(index);
+            const QStringList problems = testing::unusableControls(*alice.window);
+            QVERIFY2(problems.isEmpty(), qPrintable(problems.join("; ")));
+        }
+        tabs->setCurrentIndex(0);
 
         QTest::keyClicks(alice.find<QLineEdit>("newUserName"), "zoe");
         QTest::mouseClick(alice.find<QPushButton>("createUserButton"), Qt::LeftButton);
@@ -256,6 +268,8 @@ private slots:
         site_.connect(zoe);
         QTest::mouseClick(zoe.find<QPushButton>("oneTimeCodeButton"), Qt::LeftButton);
         auto* dialog = zoe.find<gui::EnrolDialog>("enrolDialog");
+        QVERIFY2(testing::unusableControls(*dialog).isEmpty(),
+                 qPrintable(testing::unusableControls(*dialog).join("; ")));
         QTRY_VERIFY(dialog->isVisible());
         const QString password = "a long passphrase of her own, 42";
         const auto fill = [&](const QString& code, const QString& again) {
@@ -388,6 +402,8 @@ private slots:
         QVERIFY(!desk.find<QGroupBox>("startBox")->isVisible());
         QTest::mouseClick(open, Qt::LeftButton);
         auto* dialog = desk.find<gui::FirstRunDialog>("firstRunDialog");
+        QVERIFY2(testing::unusableControls(*dialog).isEmpty(),
+                 qPrintable(testing::unusableControls(*dialog).join("; ")));
         const QString passphrase = "keyring passphrase for the first run";
         const QString password = "the first admin's own password 7";
         desk.find<QLineEdit>("firstRunDataDir")
@@ -452,6 +468,8 @@ private slots:
         };
         const QString next = "an auditor's long new passphrase";
         QDialog* dialog = open();
+        QVERIFY2(testing::unusableControls(*dialog).isEmpty(),
+                 qPrintable(testing::unusableControls(*dialog).join("; ")));
         QTest::keyClicks(rita.find<QLineEdit>("currentPassword"), "wrong password, surely 1");
         QTest::keyClicks(rita.find<QLineEdit>("newPassword"), next);
         QTest::keyClicks(rita.find<QLineEdit>("newPasswordAgain"), next + "!");

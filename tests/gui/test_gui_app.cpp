@@ -348,6 +348,39 @@ private slots:
         QVERIFY2(ann.signInError().contains("sign in again"), qPrintable(ann.signInError()));
     }
 
+    // Keyboard and screen readers: on the sign-in page and on every screen (each tab of it) of
+    // each role, every control is reachable with Tab and has a name a screen reader reads.
+    void everyControlUsableByKeyboard()
+    {
+        QStringList problems;
+        const auto check = [&](const Desk& desk, const QString& where) {
+            for (QTabWidget* tabs : desk.window->findChildren<QTabWidget*>()) {
+                if (!tabs->isVisible())
+                    continue;
+                for (int index = 0; index < tabs->count(); ++index) {
+                    tabs->setCurrentIndex(index);
+                    for (const QString& problem : testing::unusableControls(*desk.window))
+                        problems << where + ": " + problem;
+                }
+                tabs->setCurrentIndex(0);
+            }
+            for (const QString& problem : testing::unusableControls(*desk.window))
+                problems << where + ": " + problem;
+        };
+        for (const std::string user : {"bob", "rita", "otto", "sam", "ann"}) {
+            Desk desk = site_.open(user);
+            check(desk, "sign-in");
+            site_.signIn(desk, user);
+            for (const QString& screen : desk.window->screens()) {
+                QVERIFY(desk.window->showScreen(screen));
+                QTest::qWait(200);
+                check(desk, QString::fromStdString(user) + "/" + screen);
+            }
+        }
+        problems.removeDuplicates();
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join("\n")));
+    }
+
     // sam, a steward, sees every dataset with what its manifest says, and grants a read; otto,
     // an operator, makes a one-time enrolment token and revokes a worker, with a reason.
     void datasetsAndWorkers()

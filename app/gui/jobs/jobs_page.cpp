@@ -55,6 +55,7 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     sha_->setAccessibleName(tr("SHA-256 of the spec an approval approves"));
     spec_->setObjectName("jobSpec");
     spec_->setReadOnly(true);
+    spec_->setTabChangesFocus(true);
     spec_->setAccessibleName(tr("The canonical spec"));
     vetting_->setObjectName("jobVetting");
     vetting_->setAccessibleName(tr("Vetting report"));
@@ -67,6 +68,7 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     cancel_->setObjectName("cancelButton");
     log_->setObjectName("jobLog");
     log_->setReadOnly(true);
+    log_->setTabChangesFocus(true);
     log_->setAccessibleName(tr("The job's log"));
     log_->setMaximumBlockCount(10000);
     error_->setObjectName("jobsError");

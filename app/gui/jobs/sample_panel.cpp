@@ -85,6 +85,7 @@ SamplePanel::SamplePanel(Session& session, QWidget* parent)
     output_->setObjectName("sampleOutput");
     output_->setAccessibleName(tr("The sampled text"));
     output_->setReadOnly(true);
+    output_->setTabChangesFocus(true);
 
     // Two fields a row, so the tab stays narrow enough for the jobs table beside it.
     auto* grid = new QGridLayout;

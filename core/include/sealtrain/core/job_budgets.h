@@ -40,9 +40,8 @@ struct PolicyView {
 // Hours, in thousandths, the project's jobs other than `exceptJob` hold: an ended job what it
 // used, a rejected one nothing, any other the larger of its limit and its use (what vetting
 // adds a new job's limit to).
-[[nodiscard]] Result<std::int64_t> projectHeldMilli(const Database& database,
-                                                    const std::string& project,
-                                                    std::int64_t exceptJob);
+[[nodiscard]] Result<std::int64_t>
+projectHeldMilli(const Database& database, const std::string& project, std::int64_t exceptJob);
 
 // The caps by their names in the policy file ("nodes", "gpus_per_node", …), in its order.
 [[nodiscard]] std::vector<std::pair<std::string, double>> namedCaps(const JobPolicy::Caps& caps);
