@@ -11,6 +11,7 @@
 #include "audit/audit_table_model.h"
 #include "datasets/datasets_page.h"
 #include "datasets/import_wizard.h"
+#include "datasets/lineage_view.h"
 #include "jobs/checkpoints_panel.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
@@ -239,11 +240,35 @@ private slots:
             15000);
         save(bob, "overview-engineer");
 
+        // A second version of notes: bob's Datasets screen draws both, and his jobs on the first.
+        {
+            const QString text = site_.path("notes-2.txt");
+            std::ofstream(text.toStdString()) << "the first note, revised\n\nand a third note\n";
+            api::ImportSettings settings;
+            settings.name = "notes";
+            settings.format = "text-records";
+            auto sam = site_.daemon.as("sam");
+            QVERIFY(sam->importDataset(
+                settings,
+                {{text.toStdString(), "notes.txt", std::filesystem::file_size(text.toStdString())}},
+                {}));
+            QVERIFY(sam->grantRead("notes", "bob"));
+        }
+        QVERIFY(bob.window->showScreen("datasetsPage"));
+        auto* bobsDatasets = bob.find<gui::DatasetsPage>("datasetsPage");
+        QTRY_COMPARE_WITH_TIMEOUT(bobsDatasets->model().rowCount(), 2, 15000);
+        for (int row = 0; row < bobsDatasets->model().rowCount(); ++row)
+            if (bobsDatasets->model().rowAt(row)->version == 2)
+                bob.find<QTableView>("datasetsTable")->selectRow(row);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            bob.find<gui::LineageView>("datasetLineage")->lineage().nodes.size() == 4, 15000);
+        save(bob, "datasets-lineage");
+
         Desk sam = site_.open("sam");
         site_.signIn(sam, "sam");
         QVERIFY(sam.window->showScreen("datasetsPage"));
         auto* datasets = sam.find<gui::DatasetsPage>("datasetsPage");
-        QTRY_COMPARE_WITH_TIMEOUT(datasets->model().rowCount(), 1, 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(datasets->model().rowCount(), 2, 15000);  // notes v1 and v2
         {
             const QString corpus = site_.path("clinic-letters.txt");
             std::ofstream(corpus.toStdString())
@@ -264,7 +289,7 @@ private slots:
                                      30000);
             save(sam, *wizard, "datasets-import-report");
             QTest::mouseClick(wizard->button(QWizard::FinishButton), Qt::LeftButton);
-            QTRY_COMPARE_WITH_TIMEOUT(datasets->model().rowCount(), 2, 15000);
+            QTRY_COMPARE_WITH_TIMEOUT(datasets->model().rowCount(), 3, 15000);
         }
         sam.find<QTableView>("datasetsTable")->selectRow(0);
         QTRY_VERIFY_WITH_TIMEOUT(sam.find<QLabel>("datasetDetails")->text().contains("Readers"),

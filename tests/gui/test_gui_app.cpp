@@ -13,6 +13,7 @@
 #include "audit/audit_page.h"
 #include "audit/audit_table_model.h"
 #include "datasets/datasets_page.h"
+#include "datasets/lineage_view.h"
 #include "jobs/checkpoints_panel.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
@@ -398,6 +399,21 @@ private slots:
         QTest::mouseClick(sam.find<QPushButton>("grantReadButton"), Qt::LeftButton);
         QTRY_VERIFY2_WITH_TIMEOUT(sam.find<QLabel>("datasetDetails")->text().contains("ann"),
                                   qPrintable(sam.find<QLabel>("datasetsStatus")->text()), 15000);
+        // Its lineage: one version; sam sees no jobs (she may not), bob the ones trained on it.
+        auto* lineage = sam.find<gui::LineageView>("datasetLineage");
+        QCOMPARE(lineage->lineage().nodes.size(), std::size_t{1});
+        QVERIFY(lineage->lineage().nodes.front().title == "notes v1");
+        Desk bob = site_.open("bob");
+        site_.signIn(bob, "bob");
+        QVERIFY(bob.window->showScreen("datasetsPage"));
+        QTRY_COMPARE_WITH_TIMEOUT(bob.find<gui::DatasetsPage>("datasetsPage")->model().rowCount(),
+                                  1, 15000);
+        bob.find<QTableView>("datasetsTable")->selectRow(0);
+        auto* bobsLineage = bob.find<gui::LineageView>("datasetLineage");
+        QTRY_VERIFY2_WITH_TIMEOUT(bobsLineage->lineage().text().contains(
+                                      "job 1 watched (succeeded, by bob) trained on notes v1"),
+                                  qPrintable(bobsLineage->lineage().text()), 15000);
+        QCOMPARE(bobsLineage->accessibleDescription(), bobsLineage->lineage().text());
 
         const testing::TestWorker node =
             testing::enrollTestWorker(site_.daemon, "otto", "n3", "cpu");

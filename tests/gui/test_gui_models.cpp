@@ -5,6 +5,7 @@
 // each module drawn where the encoder put it) and the key read from an otpauth:// URI.
 #include "audit/audit_table_model.h"
 #include "datasets/import_wizard.h"
+#include "datasets/lineage_view.h"
 #include "jobs/job_table_model.h"
 #include "jobs/metrics_chart.h"
 #include "session/enrol_dialog.h"
@@ -130,6 +131,56 @@ private slots:
                 QCOMPARE(centre, matrix.at(x, y) ? qRgb(0, 0, 0) : qRgb(255, 255, 255));
             }
         QVERIFY(drawQr(QrMatrix{}, scale).isNull());
+    }
+
+    // A dataset's lineage from plain rows: its versions in order, each after the one before, the
+    // jobs trained on each under it; other datasets and their jobs left out.
+    void lineageLinksVersionsAndJobs()
+    {
+        const auto dataset = [](const char* id, const char* name, std::int64_t version) {
+            api::DatasetSummary row;
+            row.id = id;
+            row.name = name;
+            row.version = version;
+            row.classification = "internal";
+            row.records = 1204;
+            return row;
+        };
+        const auto job = [](std::int64_t id, const char* trainedOn, const char* state) {
+            api::JobSummary row;
+            row.id = id;
+            row.name = "run";
+            row.datasetId = trainedOn;
+            row.state = state;
+            row.submitter = "bob";
+            return row;
+        };
+        // Listed out of order, with another dataset and a job of it.
+        const std::vector<api::DatasetSummary> datasets{
+            dataset("sha256:v3", "notes", 3), dataset("sha256:x1", "other", 1),
+            dataset("sha256:v1", "notes", 1), dataset("sha256:v2", "notes", 2)};
+        const std::vector<api::JobSummary> jobs{job(7, "sha256:v2", "succeeded"),
+                                                job(8, "sha256:x1", "running"),
+                                                job(9, "sha256:v2", "queued")};
+        const Lineage lineage = lineageOf(datasets, jobs, "sha256:v2");
+        QCOMPARE(lineage.nodes.size(), std::size_t{5});
+        QCOMPARE(lineage.text(),
+                 QString("notes v1 (sha256:v1, 1,204 records, internal)\n"
+                         "notes v2 (sha256:v2, 1,204 records, internal) after notes v1\n"
+                         "job 7 run (succeeded, by bob) trained on notes v2\n"
+                         "job 9 run (queued, by bob) trained on notes v2\n"
+                         "notes v3 (sha256:v3, 1,204 records, internal) after notes v2"));
+        QVERIFY(lineage.nodes[1].selected);
+        QCOMPARE(lineage.nodes[3].row, 2);  // job 9, second under v2
+        QCOMPARE(lineage.nodes[4].column, 2);
+        QVERIFY(lineageOf(datasets, jobs, "sha256:none").nodes.empty());
+
+        LineageView view;
+        view.setLineage(lineage);
+        QCOMPARE(view.accessibleDescription(), lineage.text());
+        QVERIFY(view.sizeHint().width() > 3 * view.sizeHint().height() / 2);  // three columns
+        view.resize(view.sizeHint());
+        QVERIFY(!view.grab().isNull());
     }
 
     void chartsTakeStepsAndValidations()

@@ -2,19 +2,23 @@
 #include "datasets_page.h"
 
 #include "import_wizard.h"
+#include "lineage_view.h"
 
 #include "../session/background.h"
 #include "../session/row_model.h"
 #include "../session/session.h"
 
+#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace sealtrain::gui {
@@ -56,6 +60,7 @@ DatasetsPage::DatasetsPage(Session& session, QWidget* parent)
     , revoke_(new QPushButton(tr("Re&voke read"), this))
     , import_(new QPushButton(tr("&Import a dataset…"), this))
     , status_(new QLabel(this))
+    , lineage_(new LineageView(this))
 {
     setObjectName("datasetsPage");
     setUpTable(*table_, *model_, "datasetsTable", tr("Datasets"));
@@ -78,14 +83,25 @@ DatasetsPage::DatasetsPage(Session& session, QWidget* parent)
     grants->addWidget(reader_, 1);
     grants->addWidget(grant_);
     grants->addWidget(revoke_);
+    auto* lineageBox = new QGroupBox(tr("Versions and the jobs trained on them"), this);
+    lineageScroll_ = new QScrollArea(lineageBox);
+    auto* lineageScroll = lineageScroll_;
+    lineageScroll->setWidget(lineage_);
+    lineageScroll->setWidgetResizable(true);
+    lineageScroll->setFrameShape(QFrame::NoFrame);
+    auto* lineageLayout = new QVBoxLayout(lineageBox);
+    lineageLayout->addWidget(lineageScroll);
     auto* side = new QWidget(this);
     auto* sideLayout = new QVBoxLayout(side);
-    sideLayout->addWidget(details_, 1);
+    sideLayout->addWidget(details_);
+    sideLayout->addWidget(lineageBox, 1);
     sideLayout->addLayout(grants);
     sideLayout->addWidget(status_);
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(table_);
     split->addWidget(side);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(import_, 0, Qt::AlignLeft);
     layout->addWidget(split);
@@ -126,7 +142,30 @@ void DatasetsPage::reload()
             }
             model_->setRows(std::move(*datasets));
             table_->resizeColumnsToContents();
+            drawLineage();
         });
+    // The jobs trained on each version, for those who may see jobs.
+    jobs_.clear();
+    if (session_.holds("job.submit") || session_.holds("job.approve"))
+        runInBackground(
+            this, [client] { return client->listJobs(); },
+            [this](Result<std::vector<api::JobSummary>> jobs) {
+                if (jobs)
+                    jobs_ = std::move(*jobs);
+                drawLineage();
+            });
+}
+
+void DatasetsPage::drawLineage()
+{
+    lineage_->setLineage(lineageOf(model_->rows(), jobs_, shown_));
+    // Once the scroll area has taken the drawing's new size: the selected version in view.
+    QTimer::singleShot(0, this, [this] {
+        const QRect selected = lineage_->selectedBox();
+        if (!selected.isNull())
+            lineageScroll_->ensureVisible(selected.center().x(), selected.center().y(),
+                                          selected.width() / 2 + 8, selected.height() / 2 + 8);
+    });
 }
 
 void DatasetsPage::show(const api::DatasetSummary& dataset)
@@ -136,6 +175,7 @@ void DatasetsPage::show(const api::DatasetSummary& dataset)
         return;
     shown_ = dataset.id;
     status_->clear();
+    drawLineage();
     runInBackground(
         this, [client, id = dataset.id] { return client->showDataset(id); },
         [this](const Result<api::DatasetDetails>& details) {

@@ -1,6 +1,7 @@
 // Datasets (dataset.read to see them): the list of the datasets one may read (a steward sees
 // all), and for the selected one what its signed manifest says, its parent version, who made
-// and signed it and who may read it; read grants for stewards (dataset.grant), and the import
+// and signed it and who may read it, its versions and the jobs trained on them drawn as a graph
+// (lineage_view.h); read grants for stewards (dataset.grant), and the import
 // wizard for those who may import (dataset.import).
 #pragma once
 
@@ -13,10 +14,12 @@
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QScrollArea;
 class QTableView;
 
 namespace sealtrain::gui {
 
+class LineageView;
 class Session;
 
 class DatasetTableModel final : public RowModel<api::DatasetSummary> {
@@ -42,6 +45,7 @@ private:
     void show(const api::DatasetSummary& dataset);
     void grant(bool add);
     void openImport();
+    void drawLineage();
 
     Session& session_;
     DatasetTableModel* model_;
@@ -53,6 +57,9 @@ private:
     QPushButton* import_;
     QLabel* status_;
     std::string shown_;
+    LineageView* lineage_;
+    QScrollArea* lineageScroll_ = nullptr;
+    std::vector<api::JobSummary> jobs_;
 };
 
 }  // namespace sealtrain::gui
