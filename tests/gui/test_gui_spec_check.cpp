@@ -30,6 +30,15 @@ QString readExample(const QString& name)
     return QString::fromUtf8(file.readAll());
 }
 
+template <typename T>
+T* child(const QWidget& parent, const char* name)
+{
+    auto* found = parent.findChild<T*>(name);
+    if (found == nullptr)
+        qFatal("no widget named %s", name);
+    return found;
+}
+
 QStringList lines(const QList<SpecProblem>& problems)
 {
     QStringList out;
@@ -135,7 +144,7 @@ private slots:
         QCOMPARE(bad.size(), 1);
         QVERIFY2(bad.front().text.contains("line"), qPrintable(bad.front().text));
         // Larger than the control plane takes.
-        const auto huge = check.check("name: " + QString(70 * 1024, 'x'));
+        const auto huge = check.check("name: " + QString(qsizetype{70} * 1024, 'x'));
         QCOMPARE(huge.size(), 1);
         QVERIFY2(huge.front().text.contains("larger than"), qPrintable(huge.front().text));
         // Not a mapping.
@@ -148,11 +157,10 @@ private slots:
         Session session(profile.path().toStdString(), "/nonexistent/sealtrain-control");
         NewJobPanel panel(session);
         panel.show();
-        auto* editor = panel.findChild<QPlainTextEdit*>("newJobSpec");
-        auto* submit = panel.findChild<QPushButton*>("submitButton");
-        auto* problems = panel.findChild<QListWidget*>("specProblems");
-        auto* status = panel.findChild<QLabel*>("specCheckStatus");
-        QVERIFY(editor && submit && problems && status);
+        auto* editor = child<QPlainTextEdit>(panel, "newJobSpec");
+        auto* submit = child<QPushButton>(panel, "submitButton");
+        auto* problems = child<QListWidget>(panel, "specProblems");
+        auto* status = child<QLabel>(panel, "specCheckStatus");
         QVERIFY(!submit->isEnabled());  // nothing typed
 
         // Typing a broken spec: the problems appear once typing pauses, Submit stays off.

@@ -16,9 +16,9 @@
 #include <QLocale>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTableView>
-#include <QTimer>
 #include <QVBoxLayout>
 
 namespace sealtrain::gui {
@@ -86,6 +86,9 @@ DatasetsPage::DatasetsPage(Session& session, QWidget* parent)
     auto* lineageBox = new QGroupBox(tr("Versions and the jobs trained on them"), this);
     lineageScroll_ = new QScrollArea(lineageBox);
     auto* lineageScroll = lineageScroll_;
+    // The drawing's new size reaches the scroll bars after a layout pass: scroll then.
+    connect(lineageScroll->horizontalScrollBar(), &QScrollBar::rangeChanged, this,
+            &DatasetsPage::scrollToSelected);
     lineageScroll->setWidget(lineage_);
     lineageScroll->setWidgetResizable(true);
     lineageScroll->setFrameShape(QFrame::NoFrame);
@@ -159,13 +162,15 @@ void DatasetsPage::reload()
 void DatasetsPage::drawLineage()
 {
     lineage_->setLineage(lineageOf(model_->rows(), jobs_, shown_));
-    // Once the scroll area has taken the drawing's new size: the selected version in view.
-    QTimer::singleShot(0, this, [this] {
-        const QRect selected = lineage_->selectedBox();
-        if (!selected.isNull())
-            lineageScroll_->ensureVisible(selected.center().x(), selected.center().y(),
-                                          selected.width() / 2 + 8, selected.height() / 2 + 8);
-    });
+    scrollToSelected();
+}
+
+void DatasetsPage::scrollToSelected()
+{
+    const QRect selected = lineage_->selectedBox();
+    if (!selected.isNull())
+        lineageScroll_->ensureVisible(selected.center().x(), selected.center().y(),
+                                      selected.width() / 2 + 8, selected.height() / 2 + 8);
 }
 
 void DatasetsPage::show(const api::DatasetSummary& dataset)

@@ -46,6 +46,7 @@ private:
     void grant(bool add);
     void openImport();
     void drawLineage();
+    void scrollToSelected();
 
     Session& session_;
     DatasetTableModel* model_;

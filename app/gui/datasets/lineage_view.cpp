@@ -44,8 +44,9 @@ Lineage lineageOf(const std::vector<api::DatasetSummary>& datasets,
                   const std::vector<api::JobSummary>& jobs, const std::string& selected)
 {
     Lineage lineage;
-    const auto chosen = std::find_if(datasets.begin(), datasets.end(),
-                                     [&](const api::DatasetSummary& d) { return d.id == selected; });
+    const auto chosen =
+        std::find_if(datasets.begin(), datasets.end(),
+                     [&](const api::DatasetSummary& d) { return d.id == selected; });
     if (chosen == datasets.end())
         return lineage;
     std::vector<const api::DatasetSummary*> versions;
@@ -60,7 +61,9 @@ Lineage lineageOf(const std::vector<api::DatasetSummary>& datasets,
         const api::DatasetSummary& version = *versions[column];
         const int versionNode = static_cast<int>(lineage.nodes.size());
         lineage.nodes.push_back(
-            {QStringLiteral("%1 v%2").arg(QString::fromStdString(version.name)).arg(version.version),
+            {QStringLiteral("%1 v%2")
+                 .arg(QString::fromStdString(version.name))
+                 .arg(version.version),
              QStringLiteral("%1, %2 records, %3")
                  .arg(shortId(version.id), locale.toString(qulonglong(version.records)),
                       QString::fromStdString(version.classification)),
@@ -146,8 +149,7 @@ void LineageView::paintEvent(QPaintEvent* /*event*/)
         const bool down = lineage_.nodes[std::size_t(edge.to)].row > 0;
         const QPointF start = down ? QPointF(from.left() + 12, from.bottom())
                                    : QPointF(from.right(), from.center().y());
-        const QPointF end =
-            down ? QPointF(to.left(), to.center().y()) : QPointF(to.left(), to.center().y());
+        const QPointF end(to.left(), to.center().y());
         QPainterPath path(start);
         if (down)
             path.lineTo(start.x(), end.y());
@@ -160,9 +162,9 @@ void LineageView::paintEvent(QPaintEvent* /*event*/)
     for (const LineageNode& node : lineage_.nodes) {
         const QRect area = box(node);
         const bool version = node.row == 0;
-        painter.setPen(QPen(node.selected ? colours.color(QPalette::Highlight)
-                                          : colours.color(QPalette::Mid),
-                            node.selected ? 2.5 : 1.0));
+        painter.setPen(
+            QPen(node.selected ? colours.color(QPalette::Highlight) : colours.color(QPalette::Mid),
+                 node.selected ? 2.5 : 1.0));
         painter.setBrush(version ? colours.color(QPalette::Base) : colours.color(QPalette::Window));
         painter.drawRoundedRect(area, 5, 5);
         painter.setPen(colours.color(QPalette::Text));
