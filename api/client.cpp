@@ -55,6 +55,7 @@ client_internal::openChannel(const std::string& address, const std::string& serv
 }
 
 namespace v1 = sealtrain::v1;
+using client_internal::kLargestPage;
 using client_internal::openChannel;
 using client_internal::setDeadline;
 using client_internal::withoutReply;
@@ -215,17 +216,27 @@ Result<void> ControlClient::signOut()
     return success();
 }
 
-Result<std::vector<SessionSummary>> ControlClient::listSessions()
+Result<Page<SessionSummary>> ControlClient::listSessionsPage(std::int64_t before,
+                                                             std::uint32_t limit)
 {
-    auto reply = state_->call(*state_->sessions, &v1::Sessions::Stub::ListSessions,
-                              v1::ListSessionsRequest{});
+    v1::ListSessionsRequest request;
+    request.set_before(before);
+    request.set_limit(limit);
+    auto reply = state_->call(*state_->sessions, &v1::Sessions::Stub::ListSessions, request);
     if (!reply)
         return reply.error();
-    std::vector<SessionSummary> sessions;
+    Page<SessionSummary> page;
     for (const v1::Session& session : reply->sessions())
-        sessions.push_back({session.id(), session.user(), session.created_unix(),
-                            session.last_used_unix(), session.revoked(), session.expired()});
-    return sessions;
+        page.items.push_back({session.id(), session.user(), session.created_unix(),
+                              session.last_used_unix(), session.revoked(), session.expired()});
+    page.nextBefore = reply->next_before();
+    return page;
+}
+
+Result<std::vector<SessionSummary>> ControlClient::listSessions()
+{
+    return allPages<SessionSummary>(
+        [this](std::int64_t before) { return listSessionsPage(before, kLargestPage); });
 }
 
 Result<std::uint32_t> ControlClient::revokeSessions(const std::string& user)

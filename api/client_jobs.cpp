@@ -15,6 +15,7 @@ namespace sealtrain::api {
 
 namespace v1 = sealtrain::v1;
 using client_internal::attemptOf;
+using client_internal::kLargestPage;
 using client_internal::kStreamTimeout;
 using client_internal::openChannel;
 using client_internal::setDeadline;
@@ -74,18 +75,28 @@ Result<JobSummary> ControlClient::showJob(std::int64_t id)
     return state_->job(&v1::Jobs::Stub::ShowJob, request);
 }
 
-Result<std::vector<JobSummary>> ControlClient::listJobs()
+Result<Page<JobSummary>> ControlClient::listJobsPage(std::int64_t before, std::uint32_t limit)
 {
     grpc::ClientContext context;
     setDeadline(context);
+    v1::ListJobsRequest request;
+    request.set_before(before);
+    request.set_limit(limit);
     v1::ListJobsReply reply;
-    const grpc::Status status = state_->jobs->ListJobs(&context, {}, &reply);
+    const grpc::Status status = state_->jobs->ListJobs(&context, request, &reply);
     if (!status.ok())
         return state_->failure(status);
-    std::vector<JobSummary> jobs;
+    Page<JobSummary> page;
     for (const v1::Job& job : reply.jobs())
-        jobs.push_back(summaryOf(job));
-    return jobs;
+        page.items.push_back(summaryOf(job));
+    page.nextBefore = reply.next_before();
+    return page;
+}
+
+Result<std::vector<JobSummary>> ControlClient::listJobs()
+{
+    return allPages<JobSummary>(
+        [this](std::int64_t before) { return listJobsPage(before, kLargestPage); });
 }
 
 Result<std::vector<std::string>> ControlClient::jobMetrics(std::int64_t id, bool logs,

@@ -31,6 +31,8 @@ constexpr auto kStreamTimeout = std::chrono::hours(6);
 constexpr std::size_t kPiece = std::size_t{1} << 20U;
 // A dataset's manifest, signature and shards.
 constexpr std::size_t kMaxFetchedFiles = 100'000;
+// What a whole-list call asks for a page at a time (the server's most).
+constexpr std::uint32_t kLargestPage = 1000;
 
 inline void setDeadline(grpc::ClientContext& context)
 {

@@ -116,15 +116,16 @@ public:
         });
     }
 
-    Status ListJobs(ServerContext* context, const v1::ListJobsRequest* /*request*/,
+    Status ListJobs(ServerContext* context, const v1::ListJobsRequest* request,
                     v1::ListJobsReply* reply) override
     {
         return shared_.inGroup(*context, [&]() -> Status {
-            auto jobs =
-                shared_.platform.controlPlane().jobs().list(callerOf(shared_, *context).token);
+            auto jobs = shared_.platform.controlPlane().jobs().list(
+                callerOf(shared_, *context).token, listPage(request->before(), request->limit()));
             if (!jobs)
                 return Internal::toStatus(jobs.error());
-            for (const core::JobInfo& job : *jobs)
+            reply->set_next_before(jobs->nextBefore);
+            for (const core::JobInfo& job : jobs->items)
                 fillJob(job, reply->add_jobs());
             return Status::OK;
         });

@@ -9,6 +9,7 @@
 #include "sealtrain/core/commit_group.h"
 #include "sealtrain/core/data_directory.h"
 #include "sealtrain/core/jobs.h"
+#include "sealtrain/core/list_page.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/secret_bytes.h"
 #include "status.h"
@@ -322,6 +323,12 @@ inline Caller callerOf(Shared& shared, const ServerContext& context)
     if (found == shared.bindings.end())
         return {"", serial};
     return {found->second.token, serial};
+}
+
+// A list request's page as core takes it (limit 0: the default page).
+inline core::ListPage listPage(std::int64_t before, std::uint32_t limit)
+{
+    return {before, limit == 0 ? core::kDefaultListPage : limit};
 }
 
 inline core::CallOrigin Shared::originOf(const ServerContext& context)

@@ -167,15 +167,16 @@ public:
         });
     }
 
-    Status ListSessions(ServerContext* context, const v1::ListSessionsRequest*,
+    Status ListSessions(ServerContext* context, const v1::ListSessionsRequest* request,
                         v1::ListSessionsReply* reply) override
     {
         return shared_.inGroup(*context, [&]() -> Status {
             auto sessions = shared_.platform.controlPlane().identity().listSessions(
-                callerOf(shared_, *context).token);
+                callerOf(shared_, *context).token, listPage(request->before(), request->limit()));
             if (!sessions)
                 return Internal::toStatus(sessions.error());
-            for (const core::SessionInfo& session : *sessions) {
+            reply->set_next_before(sessions->nextBefore);
+            for (const core::SessionInfo& session : sessions->items) {
                 v1::Session* out = reply->add_sessions();
                 out->set_id(session.id);
                 out->set_user(session.user);

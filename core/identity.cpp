@@ -594,23 +594,39 @@ Result<void> Identity::revokeSessions(const std::string& session, const std::str
                          [&](std::int64_t id) { return revokeSessionsOf(database_, id); });
 }
 
-Result<std::vector<SessionInfo>> Identity::listSessions(const std::string& session)
+Result<Paged<SessionInfo>> Identity::listSessions(const std::string& session, const ListPage& page)
 {
-    return gate_.performListing<SessionInfo>(
+    return gate_.performReturning(
         session, {"session.list", permission::kSessionManage, {}, {"session", "*"}},
-        "SELECT s.id, u.name, s.created, s.last_used, s.revoked FROM sessions s "
-        "JOIN users u ON u.id = s.user_id ORDER BY s.id DESC",
-        [this](std::vector<SessionInfo>& sessions, const Statement& row) {
-            SessionInfo info;
-            info.id = "s" + std::to_string(row.integer(0));
-            info.user = row.text(1);
-            info.created = row.integer(2);
-            info.lastUsed = row.integer(3);
-            info.revoked = row.integer(4) != 0;
+        [&](const Caller&, audit::EntryDraft& draft) -> Result<Paged<SessionInfo>> {
+            draft.details.push_back(audit::textDetail("before", std::to_string(page.before)));
+            SEALTRAIN_TRY(checkListPage(page));
+            Paged<SessionInfo> listed;
+            std::vector<std::int64_t> rows;
             const std::int64_t t = gate_.now();
-            info.expired = t - info.lastUsed > options_.sessionIdle.count()
-                           || t - info.created > options_.sessionMax.count();
-            sessions.push_back(std::move(info));
+            // One more than the page holds: whether a next page exists.
+            SEALTRAIN_TRY(database_.query(
+                "SELECT s.id, u.name, s.created, s.last_used, s.revoked FROM sessions s "
+                "JOIN users u ON u.id = s.user_id WHERE (? = 0 OR s.id < ?) "
+                "ORDER BY s.id DESC LIMIT ?",
+                {page.before, page.before, static_cast<std::int64_t>(page.limit) + 1},
+                [&](const Statement& row) {
+                    SessionInfo info;
+                    info.id = "s" + std::to_string(row.integer(0));
+                    info.user = row.text(1);
+                    info.created = row.integer(2);
+                    info.lastUsed = row.integer(3);
+                    info.revoked = row.integer(4) != 0;
+                    info.expired = t - info.lastUsed > options_.sessionIdle.count()
+                                   || t - info.created > options_.sessionMax.count();
+                    rows.push_back(row.integer(0));
+                    listed.items.push_back(std::move(info));
+                }));
+            if (listed.items.size() > page.limit) {
+                listed.items.pop_back();
+                listed.nextBefore = rows[page.limit - 1];
+            }
+            return listed;
         });
 }
 

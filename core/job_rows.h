@@ -35,7 +35,7 @@ struct JobRow {
 // The job as a call left it.
 [[nodiscard]] Result<JobInfo> reloaded(const Database& database, std::int64_t id);
 // Every job matching `condition` (SQL over the alias `j`, with its ?s bound to `arguments`), in
-// the order `orderBy` gives.
+// the order `orderBy` gives (which may end with a LIMIT).
 [[nodiscard]] Result<std::vector<JobRow>> loadJobs(const Database& database,
                                                    std::string_view condition, SqlValues arguments,
                                                    std::string_view orderBy);

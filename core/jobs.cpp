@@ -599,24 +599,6 @@ Result<JobInfo> Jobs::admitRun(const std::string& session, std::int64_t id)
         });
 }
 
-Result<std::vector<JobInfo>> Jobs::list(const std::string& session)
-{
-    return gate_.performReturning(
-        session, {"job.list", "", "", {"job", "*"}},
-        [&](const Caller& caller, audit::EntryDraft&) -> Result<std::vector<JobInfo>> {
-            auto rows = internal::loadJobs(database_, "1 = 1", {}, "j.id DESC");
-            if (!rows)
-                return rows.error();
-            std::vector<JobInfo> jobs;
-            for (JobRow& row : *rows) {
-                if (gate_.holds(caller, permission::kJobSubmit, row.info.project)
-                    || gate_.holds(caller, permission::kJobApprove, row.info.project))
-                    jobs.push_back(std::move(row.info));
-            }
-            return jobs;
-        });
-}
-
 Result<JobInfo> Jobs::start(std::int64_t id)
 {
     if (auto done = gate_.performWithoutSession(

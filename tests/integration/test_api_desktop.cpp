@@ -242,6 +242,41 @@ private slots:
         QCOMPARE(nobody.error().code(), ErrorCode::Unauthenticated);
     }
 
+    // Sessions.ListSessions pages: newest first, at most `limit` a page, together the whole list;
+    // a page out of bounds refused; only session.manage may list.
+    void sessionsComeInPages()
+    {
+        daemon_.signIn("bob");
+        daemon_.signIn("rita");  // a few sessions more than a page of two
+        auto alice = daemon_.as("alice");
+        auto all = alice->listSessions();
+        QVERIFY2(all, all ? "" : all.error().message().c_str());
+        QVERIFY(all->size() >= 4);
+        std::vector<std::string> paged;
+        std::int64_t before = 0;
+        int pages = 0;
+        do {
+            auto page = alice->listSessionsPage(before, 2);
+            QVERIFY2(page, page ? "" : page.error().message().c_str());
+            QVERIFY(page->items.size() <= 2);
+            for (const api::SessionSummary& session : page->items)
+                paged.push_back(session.id);
+            before = page->nextBefore;
+            QVERIFY(++pages <= 50);
+        } while (before != 0);
+        QVERIFY(pages >= 2);
+        std::vector<std::string> whole;
+        for (const api::SessionSummary& session : *all)
+            whole.push_back(session.id);
+        QCOMPARE(paged, whole);
+        auto tooMany = alice->listSessionsPage(0, 1001);
+        QVERIFY(!tooMany);
+        QCOMPARE(tooMany.error().code(), ErrorCode::InvalidArgument);
+        auto bob = daemon_.as("bob")->listSessionsPage(0, 10);
+        QVERIFY(!bob);
+        QCOMPARE(bob.error().code(), ErrorCode::PermissionDenied);
+    }
+
     // A sign-in whose CSR the CA would refuse (an RSA key) is refused before the password and
     // the TOTP code are checked: the same code then still signs in (a spent code would not).
     void csrIsCheckedBeforeTheCredentials()

@@ -463,6 +463,49 @@ private slots:
         QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
     }
 
+    // Jobs.ListJobs pages: newest first, each page at most `limit`, the pages together the whole
+    // list with none twice; a caller who may see no job gets an empty last page; a page out of
+    // bounds is refused.
+    void jobsComeInPages()
+    {
+        auto bob = daemon_.as("bob");
+        auto all = bob->listJobs();
+        QVERIFY2(all, all ? "" : all.error().message().c_str());
+        QVERIFY(all->size() >= 2);
+        std::vector<std::int64_t> paged;
+        std::int64_t before = 0;
+        int pages = 0;
+        do {
+            auto page = bob->listJobsPage(before, 1);
+            QVERIFY2(page, page ? "" : page.error().message().c_str());
+            QVERIFY(page->items.size() <= 1);
+            for (const api::JobSummary& job : page->items)
+                paged.push_back(job.id);
+            QVERIFY(page->nextBefore == 0 || before == 0 || page->nextBefore < before);
+            before = page->nextBefore;
+            QVERIFY(++pages <= 10);
+        } while (before != 0);
+        std::vector<std::int64_t> whole;
+        for (const api::JobSummary& job : *all)
+            whole.push_back(job.id);
+        QCOMPARE(paged, whole);
+        QVERIFY(std::is_sorted(whole.rbegin(), whole.rend()));  // newest first
+
+        auto nothing = daemon_.as("sam")->listJobsPage(0, 10);
+        QVERIFY(nothing);
+        QVERIFY(nothing->items.empty());
+        QCOMPARE(nothing->nextBefore, std::int64_t{0});
+        for (const auto& [start, limit] :
+             std::vector<std::pair<std::int64_t, std::uint32_t>>{{0, 1001}, {-1, 10}}) {
+            auto refused = bob->listJobsPage(start, limit);
+            QVERIFY(!refused);
+            QCOMPARE(refused.error().code(), ErrorCode::InvalidArgument);
+        }
+        auto anonymous = daemon_.anonymous()->listJobsPage(0, 10);
+        QVERIFY(!anonymous);
+        QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
+    }
+
     void refusalsAreAuditedWithTheWorker()
     {
         QVERIFY(daemon_.stop());

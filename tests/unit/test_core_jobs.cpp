@@ -403,8 +403,9 @@ void TestCoreJobs::rolesAndRefusals()
 
     auto listed = w.jobs().list(w.session("ann"));
     QVERIFY(listed);
-    QCOMPARE(listed->size(), std::size_t{2});
-    QCOMPARE(listed->front().id, fourth.id);  // newest first
+    QCOMPARE(listed->items.size(), std::size_t{2});
+    QCOMPARE(listed->items.front().id, fourth.id);  // newest first
+    QCOMPARE(listed->nextBefore, std::int64_t{0});
     verifyRefused(w, w.jobs().show(w.session("rita"), job.id), "job.show");
 }
 

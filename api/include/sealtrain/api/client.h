@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -235,6 +236,35 @@ namespace client_internal {
 class CancelScope;
 }
 
+// One page of a list that grows without bound (sessions, jobs), newest first.
+template <typename Item>
+struct Page {
+    std::vector<Item> items;
+    std::int64_t nextBefore = 0;  // where the next page starts; 0: no more
+};
+
+// Every item of a paged list: `page(before)` from the newest until a page says there is no
+// more; Internal when a page does not move on (a server's bug), rather than a loop.
+template <typename Item, typename PageCall>
+[[nodiscard]] Result<std::vector<Item>> allPages(const PageCall& page)
+{
+    std::vector<Item> all;
+    std::int64_t before = 0;
+    for (;;) {
+        Result<Page<Item>> got = page(before);
+        if (!got)
+            return got.error();
+        all.insert(all.end(), std::make_move_iterator(got->items.begin()),
+                   std::make_move_iterator(got->items.end()));
+        if (got->nextBefore == 0)
+            return all;
+        if (before != 0 && got->nextBefore >= before)
+            return Error(ErrorCode::Internal,
+                         "The control plane sent a page that does not move on; report this bug.");
+        before = got->nextBefore;
+    }
+}
+
 class CallCancel final {
 public:
     void cancel();
@@ -386,7 +416,11 @@ public:
     [[nodiscard]] Result<WhoAmI> whoAmI();
     // Ends the session; its certificate is refused from then on.
     [[nodiscard]] Result<void> signOut();
-    // Every session, newest first (session.manage).
+    // One page of the sessions, newest first (session.manage): `before` 0 for the newest, then
+    // the previous page's nextBefore; `limit` 1 to 1000 (0: 200).
+    [[nodiscard]] Result<Page<SessionSummary>> listSessionsPage(std::int64_t before,
+                                                                std::uint32_t limit);
+    // Every session, newest first, page by page (each page one audited call).
     [[nodiscard]] Result<std::vector<SessionSummary>> listSessions();
     // Ends every session of `user`; their client certificates are refused from then on.
     // Returns how many certificates that revoked.
@@ -472,6 +506,10 @@ public:
     [[nodiscard]] Result<JobSummary> rejectJob(std::int64_t id, const std::string& reason);
     [[nodiscard]] Result<JobSummary> cancelJob(std::int64_t id, const std::string& reason);
     [[nodiscard]] Result<JobSummary> showJob(std::int64_t id);
+    // One page of the jobs the caller may see, newest first (as listSessionsPage; a page may
+    // hold fewer than `limit` and still have a next one).
+    [[nodiscard]] Result<Page<JobSummary>> listJobsPage(std::int64_t before, std::uint32_t limit);
+    // Every job the caller may see, newest first, page by page.
     [[nodiscard]] Result<std::vector<JobSummary>> listJobs();
     // Runs an approved job on the control plane (its submitter): metrics as Train's.
     [[nodiscard]] Result<TrainOutcome>

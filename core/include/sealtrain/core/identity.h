@@ -8,6 +8,7 @@
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/call_origin.h"
 #include "sealtrain/core/control_plane_options.h"
+#include "sealtrain/core/list_page.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
 #include <cstdint>
@@ -193,8 +194,10 @@ public:
                                                    const std::string& resetCode,
                                                    const crypto::SecretBytes& password);
     [[nodiscard]] Result<void> revokeSessions(const std::string& session, const std::string& name);
-    // Every session, newest first (session.manage).
-    [[nodiscard]] Result<std::vector<SessionInfo>> listSessions(const std::string& session);
+    // One page of the sessions, newest first (session.manage; each page audited as
+    // session.list with the page's start).
+    [[nodiscard]] Result<Paged<SessionInfo>> listSessions(const std::string& session,
+                                                          const ListPage& page = {});
     [[nodiscard]] Result<std::vector<UserInfo>> listUsers(const std::string& session);
     // The resets waiting for a second admin, oldest first (user.manage; audited as
     // user.list_resets): what another admin approves with approveReset.

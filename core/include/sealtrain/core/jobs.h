@@ -10,6 +10,7 @@
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/job_policy.h"
 #include "sealtrain/core/job_spec.h"
+#include "sealtrain/core/list_page.h"
 
 #include <cstdint>
 #include <map>
@@ -107,9 +108,10 @@ public:
     // Whether the caller may run job `id` on the control plane's machine: only its submitter
     // may (job.run; a refusal is audited, issue #27 item 7). The job, for the run to start.
     [[nodiscard]] Result<JobInfo> admitRun(const std::string& session, std::int64_t id);
-    // The jobs the caller may see (job.submit or job.approve, globally or in their projects),
-    // newest first.
-    [[nodiscard]] Result<std::vector<JobInfo>> list(const std::string& session);
+    // One page of the jobs the caller may see (job.submit or job.approve, globally or in their
+    // projects), newest first (jobs_list.cpp; each page audited as job.list with its start).
+    [[nodiscard]] Result<Paged<JobInfo>> list(const std::string& session,
+                                              const ListPage& page = {});
 
     // Training that is not an approved job (the old direct Training.Train call): always refused,
     // and audited as denied (action train.direct, the dataset as target), saying how to train.

@@ -1,0 +1,58 @@
+// One page of the jobs a caller may see (jobs.h, Jobs::list; list_page.h).
+#include "sealtrain/core/jobs.h"
+
+#include "audited_transaction.h"
+#include "job_rows.h"
+#include "sealtrain/core/permissions.h"
+
+#include <string>
+
+namespace sealtrain::core {
+namespace {
+
+// Rows read at a time, and at most per page: a caller who may see few of many jobs gets a short
+// page with a next_before rather than a call that reads the whole table.
+constexpr std::int64_t kJobRowsAtATime = 500;
+constexpr std::int64_t kMaxJobRowsPerPage = 20000;
+
+}  // namespace
+
+Result<Paged<JobInfo>> Jobs::list(const std::string& session, const ListPage& page)
+{
+    return gate_.performReturning(
+        session, {"job.list", "", "", {"job", "*"}},
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<Paged<JobInfo>> {
+            draft.details.push_back(audit::textDetail("before", std::to_string(page.before)));
+            SEALTRAIN_TRY(checkListPage(page));
+            Paged<JobInfo> listed;
+            std::int64_t cursor = page.before;
+            std::int64_t read = 0;
+            for (;;) {
+                auto rows = internal::loadJobs(
+                    database_, "(? = 0 OR j.id < ?)", {cursor, cursor},
+                    "j.id DESC LIMIT " + std::to_string(kJobRowsAtATime));
+                if (!rows)
+                    return rows.error();
+                for (internal::JobRow& row : *rows) {
+                    cursor = row.info.id;
+                    ++read;
+                    if (!gate_.holds(caller, permission::kJobSubmit, row.info.project)
+                        && !gate_.holds(caller, permission::kJobApprove, row.info.project))
+                        continue;
+                    if (listed.items.size() == page.limit) {
+                        listed.nextBefore = listed.items.back().id;  // one more is there
+                        return listed;
+                    }
+                    listed.items.push_back(std::move(row.info));
+                }
+                if (static_cast<std::int64_t>(rows->size()) < kJobRowsAtATime)
+                    return listed;  // the oldest job was read
+                if (read >= kMaxJobRowsPerPage) {
+                    listed.nextBefore = cursor;
+                    return listed;
+                }
+            }
+        });
+}
+
+}  // namespace sealtrain::core
