@@ -28,9 +28,9 @@ Result<Paged<JobInfo>> Jobs::list(const std::string& session, const ListPage& pa
             std::int64_t cursor = page.before;
             std::int64_t read = 0;
             for (;;) {
-                auto rows = internal::loadJobs(
-                    database_, "(? = 0 OR j.id < ?)", {cursor, cursor},
-                    "j.id DESC LIMIT " + std::to_string(kJobRowsAtATime));
+                auto rows =
+                    internal::loadJobs(database_, "(? = 0 OR j.id < ?)", {cursor, cursor},
+                                       "j.id DESC LIMIT " + std::to_string(kJobRowsAtATime));
                 if (!rows)
                     return rows.error();
                 for (internal::JobRow& row : *rows) {
