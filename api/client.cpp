@@ -335,6 +335,32 @@ Result<std::uint32_t> ControlClient::changePassword(const crypto::SecretBytes& c
     return reply->sessions_ended();
 }
 
+Result<PendingTotpView> ControlClient::startTotpChange(const crypto::SecretBytes& password,
+                                                       const std::string& currentCode)
+{
+    v1::StartTotpChangeRequest request;
+    request.set_password(
+        std::string(reinterpret_cast<const char*>(password.bytes().data()), password.size()));
+    request.set_totp_code(currentCode);
+    auto reply = state_->call(*state_->sessions, &v1::Sessions::Stub::StartTotpChange, request);
+    request.mutable_password()->assign(request.password().size(), '\0');
+    if (!reply)
+        return reply.error();
+    PendingTotpView pending{reply->otpauth_uri(), reply->expires_unix()};
+    reply->mutable_otpauth_uri()->assign(reply->otpauth_uri().size(), '\0');
+    return pending;
+}
+
+Result<std::uint32_t> ControlClient::confirmTotpChange(const std::string& newCode)
+{
+    v1::ConfirmTotpChangeRequest request;
+    request.set_totp_code(newCode);
+    auto reply = state_->call(*state_->sessions, &v1::Sessions::Stub::ConfirmTotpChange, request);
+    if (!reply)
+        return reply.error();
+    return reply->sessions_ended();
+}
+
 Result<std::string> ControlClient::completeReset(const std::string& user,
                                                  const std::string& resetCode,
                                                  const crypto::SecretBytes& password)

@@ -227,38 +227,106 @@ public:
             const std::lock_guard guard(shared_.lock);
             return plane.identity().startPasswordChange(caller.token);
         }();
-        {
-            // Two Argon2id computations: a slot of the sign-ins' bound (issue #27).
-            auto slot = shared_.passwordCheck();
-            if (!slot)
-                return Internal::toStatus(
-                    Error(ErrorCode::ResourceExhausted,
-                          "The control plane is busy checking passwords; try again in a few "
-                          "seconds."));
-            server_internal::atLowPriority([&] { change.check(*current, *next); });
-        }
+        // Two Argon2id computations.
+        if (auto busy = checkOutsideGroup([&] { change.check(*current, *next); }); !busy.ok())
+            return busy;
         return shared_.inGroup(*context, [&]() -> Status {
             auto ended = plane.identity().finishPasswordChange(change);
             if (!ended) {
-                if (ended.error().code() == ErrorCode::Unauthenticated) {
-                    // The wrong password ended this session: its certificate goes too.
-                    shared_.bindings.erase(caller.serial);
-                    (void)shared_.revoke({caller.serial});
-                }
+                if (ended.error().code() == ErrorCode::Unauthenticated)
+                    endCallerCertificate(caller);  // the wrong password ended this session
                 return Internal::toStatus(ended.error());
             }
-            const auto bound = shared_.bindings.find(caller.serial);
-            const std::string user =
-                bound == shared_.bindings.end() ? std::string() : bound->second.user;
-            auto certificates = shared_.revokeCertificatesOf(user, caller.serial);
-            if (!certificates)
-                return Internal::toStatus(certificates.error());
+            if (auto status = revokeOtherCertificates(caller); !status.ok())
+                return status;
+            reply->set_sessions_ended(*ended);
+            return Status::OK;
+        });
+    }
+
+    Status StartTotpChange(ServerContext* context, const v1::StartTotpChangeRequest* request,
+                           v1::StartTotpChangeReply* reply) override
+    {
+        core::ControlPlane& plane = shared_.platform.controlPlane();
+        // The caller first: an anonymous caller's password is never read or checked.
+        if (!shared_.isSignedIn(*context))
+            return shared_.inGroup(*context, [&]() -> Status {
+                return statusOf(plane.identity().finishTotpStart(
+                    plane.identity().startTotpChange(callerOf(shared_, *context).token), {}));
+            });
+        auto password = server_internal::takeSecret(request->password());
+        if (!password)
+            return Internal::toStatus(password.error());
+        const Caller caller = callerOf(shared_, *context);
+        core::TotpChange change = [&] {
+            const std::lock_guard guard(shared_.lock);
+            return plane.identity().startTotpChange(caller.token);
+        }();
+        if (auto busy = checkOutsideGroup([&] { change.check(*password); }); !busy.ok())
+            return busy;
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto pending = plane.identity().finishTotpStart(change, request->totp_code());
+            if (!pending) {
+                if (pending.error().code() == ErrorCode::Unauthenticated)
+                    endCallerCertificate(caller);
+                return Internal::toStatus(pending.error());
+            }
+            reply->set_otpauth_uri(pending->enrollment.otpauthUri);
+            reply->set_expires_unix(pending->expires);
+            return Status::OK;
+        });
+    }
+
+    Status ConfirmTotpChange(ServerContext* context, const v1::ConfirmTotpChangeRequest* request,
+                             v1::ConfirmTotpChangeReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            const Caller caller = callerOf(shared_, *context);
+            auto ended = shared_.platform.controlPlane().identity().confirmTotpChange(
+                caller.token, request->totp_code());
+            if (!ended)
+                return Internal::toStatus(ended.error());
+            if (auto status = revokeOtherCertificates(caller); !status.ok())
+                return status;
             reply->set_sessions_ended(*ended);
             return Status::OK;
         });
     }
 
 private:
+    // A signed-in user's own password checked (`check`, Argon2id) outside any group, at low
+    // priority, in a slot of the sign-ins' bound (issue #27).
+    template <typename Check>
+    Status checkOutsideGroup(const Check& check)
+    {
+        auto slot = shared_.passwordCheck();
+        if (!slot)
+            return Internal::toStatus(Error(ErrorCode::ResourceExhausted,
+                                            "The control plane is busy checking passwords; try "
+                                            "again in a few seconds."));
+        server_internal::atLowPriority(check);
+        return Status::OK;
+    }
+
+    // A wrong current factor ended this session: its certificate goes too.
+    void endCallerCertificate(const Caller& caller)
+    {
+        shared_.bindings.erase(caller.serial);
+        (void)shared_.revoke({caller.serial});
+    }
+
+    // The user's other sessions ended: their certificates go too, the caller's stays.
+    Status revokeOtherCertificates(const Caller& caller)
+    {
+        const auto bound = shared_.bindings.find(caller.serial);
+        const std::string user =
+            bound == shared_.bindings.end() ? std::string() : bound->second.user;
+        auto certificates = shared_.revokeCertificatesOf(user, caller.serial);
+        if (!certificates)
+            return Internal::toStatus(certificates.error());
+        return Status::OK;
+    }
+
     Shared& shared_;
 };
 

@@ -1,6 +1,8 @@
 // Accounts as sign-in reads them, and their failures per account and peer (accounts.h).
 #include "accounts.h"
 
+#include "audited_transaction.h"
+
 #include "sealtrain/base/wipe.h"
 #include "sealtrain/core/call_origin.h"
 
@@ -133,6 +135,17 @@ Result<void> clearFailures(const Database& database, const Account& account, std
 Result<void> clearAllFailures(const Database& database, std::int64_t userId)
 {
     return database.run("DELETE FROM sign_in_failures WHERE user_id = ?", {userId});
+}
+
+Result<std::uint32_t> endOtherSessions(const Database& database, std::int64_t userId,
+                                       const std::string& keptSession, audit::EntryDraft& draft)
+{
+    SEALTRAIN_TRY(database.run(
+        "UPDATE sessions SET revoked = 1 WHERE user_id = ? AND revoked = 0 AND token_hash != ?",
+        {userId, SqlValue::blob(sessionTokenHash(keptSession))}));
+    const auto ended = static_cast<std::uint32_t>(database.changes());
+    draft.details.push_back(audit::textDetail("sessions_ended", std::to_string(ended)));
+    return ended;
 }
 
 Result<void> pruneFailures(const Database& database, std::int64_t now)

@@ -48,6 +48,11 @@ struct Account {
                                          std::uint64_t step);
 // Forgets every peer's failures and lockout of `userId` (an admin enabled or reset the account).
 [[nodiscard]] Result<void> clearAllFailures(const Database& database, std::int64_t userId);
+// Ends every live session of `userId` but `keptSession` (a token), after a change of their own
+// credentials, and records how many in the entry (detail sessions_ended); returns that count.
+[[nodiscard]] Result<std::uint32_t> endOtherSessions(const Database& database, std::int64_t userId,
+                                                     const std::string& keptSession,
+                                                     audit::EntryDraft& draft);
 // Forgets the counts of peers whose last failure is a day old and whose lock is over.
 [[nodiscard]] Result<void> pruneFailures(const Database& database, std::int64_t now);
 

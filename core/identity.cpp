@@ -277,10 +277,12 @@ Result<Enrollment> Identity::storeNewCredentials(std::int64_t id, const std::str
     if (!secret)
         return secret.error();
     // The TOTP secret is stored as is: the whole database is encrypted under the database key
-    // (docs/formats/database.md), and the server must be able to compute codes from it.
+    // (docs/formats/database.md), and the server must be able to compute codes from it. A new
+    // secret the user had started to move to (identity_totp.cpp) goes: these are the credentials.
     SEALTRAIN_TRY(database_.run("UPDATE users SET password_hash = ?, totp_secret = ?, "
                                 "totp_last_step = 0, failed_attempts = 0, locked_until = 0, "
-                                "reset_code_hash = NULL WHERE id = ?",
+                                "reset_code_hash = NULL, totp_pending = NULL, "
+                                "totp_pending_expires = 0, totp_pending_misses = 0 WHERE id = ?",
                                 {*hash, SqlValue::blob(secret->bytes()), id}));
     return Enrollment{name, otpauthUri(options_.totpIssuer, name, *secret)};
 }

@@ -1,6 +1,7 @@
 // A signed-in user's change of their own password (identity.h, Identity::startPasswordChange).
 #include "sealtrain/core/identity.h"
 
+#include "accounts.h"
 #include "audited_transaction.h"
 
 #include "sealtrain/core/database.h"
@@ -16,13 +17,13 @@ constexpr const char* kAction = "user.change_password";
 
 void PasswordChange::check(const crypto::SecretBytes& current, const crypto::SecretBytes& next)
 {
-    if (!read_)
+    if (!account_.read)
         return;
     checked_ = true;
-    matched_ = verifyPassword(storedHash_, current);
+    matched_ = verifyPassword(account_.storedHash, current);
     if (!matched_)
         return;  // the new one is neither judged nor hashed: nothing will change
-    if (auto fit = checkPasswordPolicy(name_, next); !fit) {
+    if (auto fit = checkPasswordPolicy(account_.name, next); !fit) {
         unfit_ = fit.error();
         return;
     }
@@ -34,25 +35,31 @@ void PasswordChange::check(const crypto::SecretBytes& current, const crypto::Sec
     newHash_ = std::move(*hash);
 }
 
-PasswordChange Identity::startPasswordChange(const std::string& session)
+OwnAccount Identity::readOwnAccount(const std::string& session, const char* action)
 {
-    PasswordChange change;
-    change.session_ = session;
-    change.hashing_ = options_.passwordHashing;
-    // An invalid session reads nothing here; finishPasswordChange refuses and audits it.
-    auto caller = gate_.identify(session, {kAction, {}, {}, {"user", ""}});
+    OwnAccount account;
+    account.session = session;
+    auto caller = gate_.identify(session, {action, {}, {}, {"user", ""}});
     if (!caller)
-        return change;
+        return account;
     std::optional<std::string> hash;
     if (!database_.queryOne("SELECT password_hash FROM users WHERE id = ?", {caller->userId},
                             [&](const Statement& row) { hash = row.text(0); }))
-        return change;
+        return account;
     if (!hash || hash->empty())
-        return change;
-    change.userId_ = caller->userId;
-    change.name_ = caller->name;
-    change.storedHash_ = std::move(*hash);
-    change.read_ = true;
+        return account;
+    account.userId = caller->userId;
+    account.name = caller->name;
+    account.storedHash = std::move(*hash);
+    account.read = true;
+    return account;
+}
+
+PasswordChange Identity::startPasswordChange(const std::string& session)
+{
+    PasswordChange change;
+    change.hashing_ = options_.passwordHashing;
+    change.account_ = readOwnAccount(session, kAction);
     return change;
 }
 
@@ -61,7 +68,7 @@ Result<std::uint32_t> Identity::finishPasswordChange(const PasswordChange& chang
     bool wrongPassword = false;
     std::uint32_t ended = 0;
     auto performed = gate_.perform(
-        change.session_, {kAction, {}, {}, {"user", change.name_}},
+        change.account_.session, {kAction, {}, {}, {"user", change.account_.name}},
         [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
             draft.target.id = caller.name;
             std::optional<std::string> stored;
@@ -70,8 +77,8 @@ Result<std::uint32_t> Identity::finishPasswordChange(const PasswordChange& chang
                                              [&](const Statement& row) { stored = row.text(0); }));
             // Read for another session's user, or changed since (a reset, another change): the
             // check proved nothing about the password now stored.
-            if (!change.read_ || !change.checked_ || caller.userId != change.userId_
-                || stored != change.storedHash_)
+            if (!change.account_.read || !change.checked_ || caller.userId != change.account_.userId
+                || stored != change.account_.storedHash)
                 return Error(ErrorCode::FailedPrecondition,
                              "Your password changed while this was checked; nothing changed, try "
                              "again.");
@@ -82,19 +89,18 @@ Result<std::uint32_t> Identity::finishPasswordChange(const PasswordChange& chang
                 draft.outcome = audit::Outcome::Denied;
                 draft.reason = "wrong current password; the session was ended";
                 return database_.run("UPDATE sessions SET revoked = 1 WHERE token_hash = ?",
-                                     {SqlValue::blob(sessionTokenHash(change.session_))});
+                                     {SqlValue::blob(sessionTokenHash(change.account_.session))});
             }
             if (change.unfit_)
                 return *change.unfit_;
             SEALTRAIN_TRY(database_.run("UPDATE users SET password_hash = ? WHERE id = ?",
                                         {change.newHash_, caller.userId}));
             // Whoever may have learnt the old password loses the sessions it opened.
-            SEALTRAIN_TRY(database_.run(
-                "UPDATE sessions SET revoked = 1 WHERE user_id = ? AND revoked = 0 AND "
-                "token_hash != ?",
-                {caller.userId, SqlValue::blob(sessionTokenHash(change.session_))}));
-            ended = static_cast<std::uint32_t>(database_.changes());
-            draft.details.push_back(audit::textDetail("sessions_ended", std::to_string(ended)));
+            auto others = internal::endOtherSessions(database_, caller.userId,
+                                                     change.account_.session, draft);
+            if (!others)
+                return others.error();
+            ended = *others;
             return success();
         });
     if (!performed)

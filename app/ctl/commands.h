@@ -105,6 +105,7 @@ void registerClientCommands(
 void registerDataCommands(CLI::App& app, CommandRegistry& registry);  // dataset sample signing-keys
 void registerJobCommands(CLI::App& app, CommandRegistry& registry);   // job
 void registerPolicyCommands(CLI::App& app, CommandRegistry& registry);   // policy
+void registerTotpCommands(CLI::App& app, CommandRegistry& registry);     // change-totp
 void registerWorkerCommands(CLI::App& app, CommandRegistry& registry);   // worker
 void registerKeyringCommands(CLI::App& app, CommandRegistry& registry);  // keyring, keyfile
 void registerAuditCommands(CLI::App& app, CommandRegistry& registry);  // audit verify/export/report

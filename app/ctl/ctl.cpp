@@ -41,6 +41,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     CommandRegistry registry(out, err);
     registerWorkstationCommands(app, registry);
     registerClientCommands(app, registry);
+    registerTotpCommands(app, registry);
     registerDataCommands(app, registry);
     registerJobCommands(app, registry);
     registerPolicyCommands(app, registry);

@@ -11,6 +11,7 @@
 #include "session/password_dialog.h"
 #include "session/session.h"
 #include "session/sign_in_page.h"
+#include "session/totp_dialog.h"
 #include "workers/workers_page.h"
 
 #include <QApplication>
@@ -56,11 +57,14 @@ MainWindow::MainWindow(Session& session, WindowOptions options, QWidget* parent)
     signOut->setObjectName("signOutButton");
     auto* password = new QPushButton(tr("Change &password…"), workspace_);
     password->setObjectName("changePasswordButton");
+    auto* totp = new QPushButton(tr("Change two-&factor…"), workspace_);
+    totp->setObjectName("changeTotpButton");
     auto* lockNow = new QPushButton(tr("&Lock"), workspace_);
     lockNow->setObjectName("lockButton");
     auto* side = new QVBoxLayout;
     side->addWidget(navigation_, 1);
     side->addWidget(password);
+    side->addWidget(totp);
     side->addWidget(lockNow);
     side->addWidget(signOut);
     auto* columns = new QHBoxLayout(workspace_);
@@ -82,6 +86,11 @@ MainWindow::MainWindow(Session& session, WindowOptions options, QWidget* parent)
     connect(signOut, &QPushButton::clicked, &session_, &Session::signOut);
     connect(password, &QPushButton::clicked, this, [this] {
         auto* dialog = new PasswordDialog(session_, this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->open();
+    });
+    connect(totp, &QPushButton::clicked, this, [this] {
+        auto* dialog = new TotpDialog(session_, this);
         dialog->setAttribute(Qt::WA_DeleteOnClose);
         dialog->open();
     });

@@ -327,6 +327,17 @@ private slots:
         save(rita, *password, "password");
         password->reject();
 
+        // Her two-factor, moved: the new secret shown once, waiting for a code from it.
+        QTest::mouseClick(rita.find<QPushButton>("changeTotpButton"), Qt::LeftButton);
+        auto* totp = rita.find<QDialog>("totpDialog");
+        QTest::keyClicks(rita.find<QLineEdit>("totpPassword"), testing::kDaemonPassword);
+        QTest::keyClicks(rita.find<QLineEdit>("totpCurrentCode"),
+                         QString::fromStdString(site_.daemon.code("rita")));
+        QTest::mouseClick(rita.find<QPushButton>("totpStart"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(rita.find<QLabel>("totpQr")->isVisible(), 20000);
+        save(rita, *totp, "totp-change");
+        totp->reject();
+
         rita.window->lock();
         QTRY_VERIFY_WITH_TIMEOUT(rita.window->locked(), 10000);
         save(rita, "locked");

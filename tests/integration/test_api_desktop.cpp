@@ -7,6 +7,7 @@
 #include "sealtrain/api/client.h"
 #include "sealtrain/base/version.h"
 #include "sealtrain/core/permissions.h"
+#include "sealtrain/core/totp.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <set>
 #include <string>
+#include <tuple>
 
 using namespace sealtrain;
 
@@ -38,9 +40,12 @@ private slots:
     void initTestCase()
     {
         QVERIFY(tmp_.isValid());
-        daemon_.create(
-            tmp_.path().toStdString(), "alice",
-            {{"carol", "admin"}, {"bob", "engineer"}, {"rita", "auditor"}, {"dora", "engineer"}});
+        daemon_.create(tmp_.path().toStdString(), "alice",
+                       {{"carol", "admin"},
+                        {"bob", "engineer"},
+                        {"rita", "auditor"},
+                        {"dora", "engineer"},
+                        {"erin", "engineer"}});
         daemon_.start();
     }
 
@@ -364,8 +369,53 @@ private slots:
         QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
     }
 
-    // After the control plane stopped: the password changes are in its log, each with its actor
-    // and outcome.
+    // A signed-in user moves their TOTP to a new authenticator over the API: a wrong code from the
+    // new secret keeps the session; the right one makes it the user's and ends their other
+    // sessions, certificates and all; then a code from the old secret starts nothing and ends the
+    // session that tried it. Without a session nothing is read.
+    void changeOwnTotp()
+    {
+        const api::ClientIdentity first = daemon_.signIn("erin").identity;
+        const api::ClientIdentity second = daemon_.signIn("erin").identity;
+        auto erin = daemon_.as(first);
+        const std::string oldCode = daemon_.code("erin");
+        auto pending = erin->startTotpChange(testing::secret(testing::kDaemonPassword), oldCode);
+        QVERIFY2(pending, pending ? "" : pending.error().message().c_str());
+        QVERIFY(pending->otpauthUri.starts_with("otpauth://totp/"));
+        QVERIFY(pending->expiresUnix > now() + 500 && pending->expiresUnix <= now() + 600);
+
+        const auto longAgo = core::totpStep(std::chrono::system_clock::now()) - 40;
+        auto wrong = erin->confirmTotpChange(
+            core::totpCode(testing::totpSecretFromUri(pending->otpauthUri), longAgo));
+        QVERIFY(!wrong);
+        QCOMPARE(wrong.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY(erin->whoAmI());
+
+        daemon_.reenrolled("erin", pending->otpauthUri);
+        auto ended = erin->confirmTotpChange(daemon_.code("erin"));
+        QVERIFY2(ended, ended ? "" : ended.error().message().c_str());
+        QCOMPARE(*ended, std::uint32_t{1});
+        QVERIFY(erin->whoAmI());
+        auto other = daemon_.as(second)->whoAmI();
+        QVERIFY(!other);
+        QCOMPARE(other.error().code(), ErrorCode::Unauthenticated);
+
+        // The new secret signs in; the old one's code starts no change on that session.
+        auto again = daemon_.as(daemon_.signIn("erin").identity);
+        auto stale = again->startTotpChange(testing::secret(testing::kDaemonPassword), oldCode);
+        QVERIFY(!stale);
+        QCOMPARE(stale.error().code(), ErrorCode::Unauthenticated);
+        QVERIFY(!again->whoAmI());
+
+        auto anonymous = daemon_.anonymous()->startTotpChange(
+            testing::secret(testing::kDaemonPassword), daemon_.code("erin"));
+        QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
+        QCOMPARE(daemon_.anonymous()->confirmTotpChange("123456").error().code(),
+                 ErrorCode::Unauthenticated);
+    }
+
+    // After the control plane stopped: the password and TOTP changes are in its log, each with
+    // its actor and outcome.
     void passwordChangesAreAudited()
     {
         QVERIFY(daemon_.stop());
@@ -383,6 +433,15 @@ private slots:
         QCOMPARE(changes.count({"dora", audit::Outcome::Denied}), std::size_t{1});
         QCOMPARE(changes.count({"dora", audit::Outcome::Failed}), std::size_t{1});
         QVERIFY(changes.size() >= 3);  // and the anonymous refusal, counted
+
+        std::multiset<std::tuple<std::string, std::string, audit::Outcome>> totp;
+        for (const audit::Entry& entry : *entries)
+            if (entry.action.starts_with("user.totp_"))
+                totp.insert({entry.action, entry.actor.id, entry.outcome});
+        QCOMPARE(totp.count({"user.totp_start", "erin", audit::Outcome::Ok}), std::size_t{1});
+        QCOMPARE(totp.count({"user.totp_start", "erin", audit::Outcome::Denied}), std::size_t{1});
+        QCOMPARE(totp.count({"user.totp_confirm", "erin", audit::Outcome::Denied}), std::size_t{1});
+        QCOMPARE(totp.count({"user.totp_confirm", "erin", audit::Outcome::Ok}), std::size_t{1});
     }
 
     void cleanupTestCase() { daemon_.kill(); }

@@ -457,6 +457,38 @@ private slots:
         QVERIFY(site.ctl({"whoami"}).out.find("warning") == std::string::npos);
     }
 
+    // change-totp as a script runs it (no terminal): started with the password and a current
+    // code, the new URI written to a private file, confirmed with --confirm and a code from it;
+    // the old secret no longer signs in.
+    void changeTotpThroughTheCommandLine()
+    {
+        Site site;
+        site.open();
+        site.addUser("bob", "engineer");
+        const auto uri = site.uriFile("bob-next");
+        auto started = site.ctl({"change-totp", "--password-file", site.passwordFile, "--totp-code",
+                                 site.code("bob"), "--totp-uri-file", uri},
+                                "bob");
+        QVERIFY2(started.code == kExitOk, started.err.c_str());
+        QCOMPARE(modeOf(uri), 0600U);
+        QVERIFY(started.out.find("secret=") == std::string::npos);
+        QVERIFY2(started.out.find("change-totp --confirm CODE") != std::string::npos,
+                 started.out.c_str());
+        const std::string oldUri = site.uris["bob"];
+        site.uris["bob"] = readFile(uri);
+        auto confirmed = site.ctl({"change-totp", "--confirm", site.code("bob")}, "bob");
+        QVERIFY2(confirmed.code == kExitOk, confirmed.err.c_str());
+        QVERIFY(confirmed.out.find("is yours now") != std::string::npos);
+        QVERIFY(site.signIn("bob").code == kExitOk);
+        site.uris["bob"] = oldUri;
+        verifyOneSentenceError(site.signIn("bob"), "TOTP code is wrong");
+        // Nothing waits now: a second confirmation says what to do.
+        verifyOneSentenceError(site.ctl({"change-totp", "--confirm", "123456"}, "bob"),
+                               "start the change again");
+        QCOMPARE(site.ctl({"change-totp", "--confirm", "1", "--totp-code", "2"}, "bob").code,
+                 kExitUsage);
+    }
+
     void breakGlassNeedsAReasonAndADuration()
     {
         Site site;
@@ -555,12 +587,12 @@ private slots:
         QTest::addColumn<QStringList>("command");
         for (const auto& command :
              {QStringList{"start"}, QStringList{"stop"}, QStringList{"status"},
-              QStringList{"sign-in"}, QStringList{"user", "create"}, QStringList{"user", "list"},
-              QStringList{"role", "create"}, QStringList{"grant", "break-glass"},
-              QStringList{"session", "revoke"}, QStringList{"user", "reset"},
-              QStringList{"audit", "export"}, QStringList{"keyring", "rotate"},
-              QStringList{"dataset", "import"}, QStringList{"job", "submit"},
-              QStringList{"worker", "list"}})
+              QStringList{"sign-in"}, QStringList{"change-totp"}, QStringList{"user", "create"},
+              QStringList{"user", "list"}, QStringList{"role", "create"},
+              QStringList{"grant", "break-glass"}, QStringList{"session", "revoke"},
+              QStringList{"user", "reset"}, QStringList{"audit", "export"},
+              QStringList{"keyring", "rotate"}, QStringList{"dataset", "import"},
+              QStringList{"job", "submit"}, QStringList{"worker", "list"}})
             QTest::newRow(command.join(' ').toLatin1().constData()) << command;
     }
 

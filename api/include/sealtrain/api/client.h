@@ -439,6 +439,12 @@ public:
     // current password ends this session too (Unauthenticated): sign in again to retry.
     [[nodiscard]] Result<std::uint32_t> changePassword(const crypto::SecretBytes& current,
                                                        const crypto::SecretBytes& next);
+    // The caller's own new TOTP secret, in two calls: the password and a code from the current
+    // secret start it (a wrong one ends this session, Unauthenticated), then a code from the
+    // new secret confirms it and ends the user's other sessions, returning how many.
+    [[nodiscard]] Result<PendingTotpView> startTotpChange(const crypto::SecretBytes& password,
+                                                          const std::string& currentCode);
+    [[nodiscard]] Result<std::uint32_t> confirmTotpChange(const std::string& newCode);
     // Needs no session: the reset user sets their new password with the one-time code and gets
     // their new TOTP secret as an otpauth:// URI.
     [[nodiscard]] Result<std::string> completeReset(const std::string& user,

@@ -100,6 +100,13 @@ struct PendingResetView {
     std::int64_t requestedUnix = 0;
 };
 
+// A new TOTP secret waiting for a code from it (Sessions.StartTotpChange): its otpauth:// URI
+// holds the secret, to be shown once and never stored.
+struct PendingTotpView {
+    std::string otpauthUri;
+    std::int64_t expiresUnix = 0;
+};
+
 // What a signed-in client may know of the control plane (Platform.GetServerInfo).
 struct ServerInfoView {
     std::string version;

@@ -110,6 +110,16 @@ private:
     bool matched_ = false;          // the password matches passwordHash_, when checked and open
 };
 
+// The caller's own account as a change of their own credentials reads it, before the check that
+// runs outside any transaction (PasswordChange, TotpChange).
+struct OwnAccount {
+    std::string session;
+    std::int64_t userId = 0;
+    std::string name;
+    std::string storedHash;
+    bool read = false;  // the session and its account were read
+};
+
 // A signed-in user's change of their own password, between Identity::startPasswordChange and
 // finishPasswordChange: whose it is and the hash read, and what checking found. Like sign-in, its
 // two Argon2id computations (the current password's check, the new one's hash) run in check(),
@@ -122,16 +132,37 @@ public:
 
 private:
     friend class Identity;
-    std::string session_;
-    std::int64_t userId_ = 0;
-    std::string name_;
-    std::string storedHash_;
+    OwnAccount account_;
     crypto::Argon2Params hashing_;
-    bool read_ = false;           // the session and its account were read
     bool checked_ = false;        // check() ran
-    bool matched_ = false;        // the current password matched storedHash_
+    bool matched_ = false;        // the current password matched the hash read
     std::optional<Error> unfit_;  // the new password's policy refusal
     std::string newHash_;
+};
+
+// A replacement of one's own TOTP secret waits this long for a code from the new secret, and
+// is discarded at the kTotpConfirmAttempts-th wrong code (identity_totp.cpp).
+inline constexpr std::int64_t kTotpChangeLifetimeSeconds = 600;
+inline constexpr std::int64_t kTotpConfirmAttempts = 3;
+
+// A signed-in user's replacement of their own TOTP secret, between Identity::startTotpChange and
+// finishTotpStart: whose it is, the password hash read, and what checking the password found.
+// The Argon2id computation runs in check(), which reads and writes no database.
+class TotpChange final {
+public:
+    void check(const crypto::SecretBytes& password);
+
+private:
+    friend class Identity;
+    OwnAccount account_;
+    bool checked_ = false;  // check() ran
+    bool matched_ = false;  // the password matched the hash read
+};
+
+// The new TOTP secret, shown once, that waits for a code from it (Identity::confirmTotpChange).
+struct PendingTotp {
+    Enrollment enrollment;     // its otpauth URI
+    std::int64_t expires = 0;  // Unix seconds; unconfirmed by then, it is discarded
 };
 
 class Identity final {
@@ -211,7 +242,25 @@ public:
     [[nodiscard]] PasswordChange startPasswordChange(const std::string& session);
     [[nodiscard]] Result<std::uint32_t> finishPasswordChange(const PasswordChange& change);
 
+    // A signed-in user's new TOTP secret, in two calls (identity_totp.cpp). First, proof of
+    // both factors: startTotpChange reads the account (no transaction), TotpChange::check checks
+    // the password (no database), and finishTotpStart checks a code from the current secret (not
+    // one used before) and keeps a new secret pending, audited as user.totp_start. A wrong
+    // password or code changes nothing and ends this session, audited as denied, as a wrong
+    // current password does. Then confirmTotpChange with a code from the new secret makes it the
+    // user's and ends their other sessions (user.totp_confirm), returning how many; each wrong
+    // code is audited as denied and the kTotpConfirmAttempts-th discards the pending secret.
+    [[nodiscard]] TotpChange startTotpChange(const std::string& session);
+    [[nodiscard]] Result<PendingTotp> finishTotpStart(const TotpChange& change,
+                                                      const std::string& currentCode);
+    [[nodiscard]] Result<std::uint32_t> confirmTotpChange(const std::string& session,
+                                                          const std::string& newCode);
+
 private:
+    // The caller's account for a change of their own credentials (`action`), read without a
+    // transaction; unread (read false) when the session or the account does not read, which the
+    // change's finishing transaction then refuses and audits.
+    [[nodiscard]] OwnAccount readOwnAccount(const std::string& session, const char* action);
     // A new password hash and TOTP secret for the user `userId`; clears the lockout.
     [[nodiscard]] Result<Enrollment> storeNewCredentials(std::int64_t userId,
                                                          const std::string& name,
