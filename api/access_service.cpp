@@ -83,12 +83,12 @@ public:
         });
     }
 
-    Status ListRoles(ServerContext* context, const v1::ListRolesRequest*,
+    Status ListRoles(ServerContext* context, const v1::ListRolesRequest* request,
                      v1::ListRolesReply* reply) override
     {
         return shared_.inGroup(*context, [&]() -> Status {
             auto roles = shared_.platform.controlPlane().access().listRoles(
-                callerOf(shared_, *context).token);
+                callerOf(shared_, *context).token, keyedPage(*request));
             if (!roles)
                 return Internal::toStatus(roles.error());
             for (const core::RoleInfo& role : *roles) {
@@ -98,6 +98,7 @@ public:
                 for (const std::string& permission : role.permissions)
                     out->add_permissions(permission);
             }
+            reply->set_next_after(roles->nextAfter);
             return Status::OK;
         });
     }

@@ -135,6 +135,19 @@ public:
         return Status::OK;
     }
 
+    Status NewestHead(ServerContext* context, const v1::NewestHeadRequest*,
+                      v1::NewestHeadReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto head = shared_.platform.controlPlane().auditQueries().newestHead(
+                callerOf(shared_, *context).token);
+            if (!head)
+                return Internal::toStatus(head.error());
+            reply->set_signed_note(*head);
+            return Status::OK;
+        });
+    }
+
 private:
     static audit::ExportFilter filterOf(const v1::ExportBundleRequest& request)
     {

@@ -251,17 +251,13 @@ Result<std::uint32_t> ControlClient::revokeSessions(const std::string& user)
 
 Result<std::vector<UserSummary>> ControlClient::listUsers()
 {
-    grpc::ClientContext context;
-    setDeadline(context);
-    v1::ListUsersReply reply;
-    const grpc::Status status = state_->users->ListUsers(&context, {}, &reply);
-    if (!status.ok())
-        return state_->failure(status);
-    std::vector<UserSummary> users;
-    for (const v1::User& user : reply.users())
-        users.push_back(
-            {user.name(), user.disabled(), {user.grants().begin(), user.grants().end()}});
-    return users;
+    return state_->allKeyedPages<UserSummary>(
+        *state_->users, &v1::Users::Stub::ListUsers,
+        [](const v1::ListUsersReply& reply, std::vector<UserSummary>& users) {
+            for (const v1::User& user : reply.users())
+                users.push_back(
+                    {user.name(), user.disabled(), {user.grants().begin(), user.grants().end()}});
+        });
 }
 
 Result<std::string> ControlClient::createUser(const std::string& name)
@@ -422,15 +418,14 @@ Result<void> ControlClient::grantBreakGlass(const std::string& user, const std::
 
 Result<std::vector<RoleSummary>> ControlClient::listRoles()
 {
-    auto reply =
-        state_->call(*state_->access, &v1::Access::Stub::ListRoles, v1::ListRolesRequest{});
-    if (!reply)
-        return reply.error();
-    std::vector<RoleSummary> roles;
-    for (const v1::Role& role : reply->roles())
-        roles.push_back(
-            {role.name(), role.builtin(), {role.permissions().begin(), role.permissions().end()}});
-    return roles;
+    return state_->allKeyedPages<RoleSummary>(
+        *state_->access, &v1::Access::Stub::ListRoles,
+        [](const v1::ListRolesReply& reply, std::vector<RoleSummary>& roles) {
+            for (const v1::Role& role : reply.roles())
+                roles.push_back({role.name(),
+                                 role.builtin(),
+                                 {role.permissions().begin(), role.permissions().end()}});
+        });
 }
 
 Result<void> ControlClient::createRole(const std::string& name,

@@ -84,16 +84,12 @@ Result<void> ControlClient::changeReadGrant(const std::string& reference, const 
 
 Result<std::vector<DatasetSummary>> ControlClient::listDatasets()
 {
-    grpc::ClientContext context;
-    setDeadline(context);
-    v1::ListDatasetsReply reply;
-    const grpc::Status status = state_->datasets->ListDatasets(&context, {}, &reply);
-    if (!status.ok())
-        return state_->failure(status);
-    std::vector<DatasetSummary> datasets;
-    for (const v1::Dataset& dataset : reply.datasets())
-        datasets.push_back(summaryOf(dataset));
-    return datasets;
+    return state_->allKeyedPages<DatasetSummary>(
+        *state_->datasets, &v1::Datasets::Stub::ListDatasets,
+        [](const v1::ListDatasetsReply& reply, std::vector<DatasetSummary>& datasets) {
+            for (const v1::Dataset& dataset : reply.datasets())
+                datasets.push_back(summaryOf(dataset));
+        });
 }
 
 Result<ImportedDataset> ControlClient::importDataset(const ImportSettings& settings,

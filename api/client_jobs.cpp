@@ -134,16 +134,12 @@ Result<EnrollTokenGrant> ControlClient::createEnrollToken(const std::string& wor
 
 Result<std::vector<WorkerSummary>> ControlClient::listWorkers()
 {
-    grpc::ClientContext context;
-    setDeadline(context);
-    v1::ListWorkersReply reply;
-    const grpc::Status status = state_->workers->ListWorkers(&context, {}, &reply);
-    if (!status.ok())
-        return state_->failure(status);
-    std::vector<WorkerSummary> workers;
-    for (const v1::Worker& worker : reply.workers())
-        workers.push_back(workerOf(worker));
-    return workers;
+    return state_->allKeyedPages<WorkerSummary>(
+        *state_->workers, &v1::Workers::Stub::ListWorkers,
+        [](const v1::ListWorkersReply& reply, std::vector<WorkerSummary>& workers) {
+            for (const v1::Worker& worker : reply.workers())
+                workers.push_back(workerOf(worker));
+        });
 }
 
 Result<WorkerSummary> ControlClient::declareInterconnect(const std::string& worker, bool encrypted)

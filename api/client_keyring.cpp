@@ -19,14 +19,14 @@ constexpr std::chrono::seconds kKeyringCallTimeout = std::chrono::minutes(30);
 
 Result<std::vector<KekSummary>> ControlClient::listKeks()
 {
-    auto reply = state_->call(*state_->keyring, &v1::Keyring::Stub::ListKeks, v1::ListKeksRequest{},
-                              kKeyringCallTimeout);
-    if (!reply)
-        return reply.error();
-    std::vector<KekSummary> keks;
-    for (const v1::Kek& kek : reply->keks())
-        keks.push_back({kek.id(), kek.version(), kek.state(), kek.created(), kek.retired()});
-    return keks;
+    return state_->allKeyedPages<KekSummary>(
+        *state_->keyring, &v1::Keyring::Stub::ListKeks,
+        [](const v1::ListKeksReply& reply, std::vector<KekSummary>& keks) {
+            for (const v1::Kek& kek : reply.keks())
+                keks.push_back(
+                    {kek.id(), kek.version(), kek.state(), kek.created(), kek.retired()});
+        },
+        kKeyringCallTimeout);
 }
 
 Result<std::uint32_t> ControlClient::rotateKek(const std::string& id)

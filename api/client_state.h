@@ -293,6 +293,31 @@ struct ControlClient::State {
             return failure(status);
         return reply;
     }
+
+    // Every page of a small list (ListUsers, ListRoles, ListDatasets, ListWorkers, ListKeks), each
+    // one call of `method` from `after` "" on, the largest page at a time; `take(reply, items)`
+    // appends a reply's items. Internal when a page does not move on (a server's bug).
+    template <typename Item, typename Stub, typename Request, typename Reply, typename Take>
+    [[nodiscard]] Result<std::vector<Item>> allKeyedPages(
+        Stub& stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Reply*),
+        const Take& take, std::chrono::seconds within = client_internal::kCallTimeout) const
+    {
+        std::vector<Item> items;
+        Request request;
+        request.set_limit(client_internal::kLargestPage);
+        for (;;) {
+            auto reply = call(stub, method, request, within);
+            if (!reply)
+                return reply.error();
+            take(*reply, items);
+            if (reply->next_after().empty())
+                return items;
+            if (reply->next_after() <= request.after())
+                return Error(ErrorCode::Internal, "The control plane sent a page that does not "
+                                                  "move on; report this bug.");
+            request.set_after(reply->next_after());
+        }
+    }
 };
 
 }  // namespace sealtrain::api

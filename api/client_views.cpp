@@ -80,6 +80,15 @@ Result<LogVerificationView> ControlClient::verifyAuditLog()
                                reply.key_id()};
 }
 
+Result<std::string> ControlClient::newestAuditHead()
+{
+    auto reply =
+        state_->call(*state_->audit, &v1::Audit::Stub::NewestHead, v1::NewestHeadRequest{});
+    if (!reply)
+        return reply.error();
+    return reply->signed_note();
+}
+
 Result<ServerInfoView> ControlClient::serverInfo()
 {
     grpc::ClientContext context;

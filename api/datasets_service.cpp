@@ -177,16 +177,17 @@ public:
     {
     }
 
-    Status ListDatasets(ServerContext* context, const v1::ListDatasetsRequest*,
+    Status ListDatasets(ServerContext* context, const v1::ListDatasetsRequest* request,
                         v1::ListDatasetsReply* reply) override
     {
         return shared_.inGroup(*context, [&]() -> Status {
-            auto datasets =
-                shared_.platform.controlPlane().datasets().list(callerOf(shared_, *context).token);
+            auto datasets = shared_.platform.controlPlane().datasets().list(
+                callerOf(shared_, *context).token, keyedPage(*request));
             if (!datasets)
                 return Internal::toStatus(datasets.error());
             for (const core::DatasetInfo& dataset : *datasets)
                 fillDataset(dataset, *reply->add_datasets());
+            reply->set_next_after(datasets->nextAfter);
             return Status::OK;
         });
     }

@@ -33,11 +33,11 @@ public:
     {
     }
 
-    Status ListKeks(ServerContext* context, const v1::ListKeksRequest*,
+    Status ListKeks(ServerContext* context, const v1::ListKeksRequest* request,
                     v1::ListKeksReply* reply) override
     {
         return alone(*context, [&](const std::string& session) -> Status {
-            auto keks = changes().list(session, shared_.platform.keyring());
+            auto keks = changes().list(session, shared_.platform.keyring(), keyedPage(*request));
             if (!keks)
                 return Internal::toStatus(keks.error());
             for (const crypto::KekInfo& info : *keks) {
@@ -48,6 +48,7 @@ public:
                 kek->set_created(info.created);
                 kek->set_retired(info.retired);
             }
+            reply->set_next_after(keks->nextAfter);
             return Status::OK;
         });
     }

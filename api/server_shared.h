@@ -331,6 +331,13 @@ inline core::ListPage listPage(std::int64_t before, std::uint32_t limit)
     return {before, limit == 0 ? core::kDefaultListPage : limit};
 }
 
+// A request's page of a small list (list_page.h, KeyedPage); 0 asks for the default size.
+template <typename Request>
+core::KeyedPage keyedPage(const Request& request)
+{
+    return {request.after(), request.limit() == 0 ? core::kDefaultListPage : request.limit()};
+}
+
 inline core::CallOrigin Shared::originOf(const ServerContext& context)
 {
     const std::string pem = peerCertificate(context);

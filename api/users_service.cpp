@@ -45,12 +45,12 @@ public:
         });
     }
 
-    Status ListUsers(ServerContext* context, const v1::ListUsersRequest*,
+    Status ListUsers(ServerContext* context, const v1::ListUsersRequest* request,
                      v1::ListUsersReply* reply) override
     {
         return shared_.inGroup(*context, [&]() -> Status {
             auto users = shared_.platform.controlPlane().identity().listUsers(
-                callerOf(shared_, *context).token);
+                callerOf(shared_, *context).token, keyedPage(*request));
             if (!users)
                 return Internal::toStatus(users.error());
             for (const core::UserInfo& user : *users) {
@@ -60,6 +60,7 @@ public:
                 for (const std::string& grant : user.grants)
                     out->add_grants(grant);
             }
+            reply->set_next_after(users->nextAfter);
             return Status::OK;
         });
     }

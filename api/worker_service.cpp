@@ -87,16 +87,18 @@ public:
         });
     }
 
-    Status ListWorkers(ServerContext* context, const v1::ListWorkersRequest* /*request*/,
+    Status ListWorkers(ServerContext* context, const v1::ListWorkersRequest* request,
                        v1::ListWorkersReply* reply) override
     {
         return shared_.inGroup(*context, [&]() -> Status {
             const Caller who = callerOf(shared_, *context);
-            auto workers = shared_.platform.controlPlane().workers().list(who.token);
+            auto workers =
+                shared_.platform.controlPlane().workers().list(who.token, keyedPage(*request));
             if (!workers)
                 return Internal::toStatus(workers.error());
             for (const core::WorkerInfo& worker : *workers)
                 fillWorker(worker, reply->add_workers());
+            reply->set_next_after(workers->nextAfter);
             return Status::OK;
         });
     }

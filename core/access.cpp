@@ -238,12 +238,13 @@ Result<void> Access::deleteRole(const std::string& session, const std::string& n
         });
 }
 
-Result<std::vector<RoleInfo>> Access::listRoles(const std::string& session)
+Result<KeyedPaged<RoleInfo>> Access::listRoles(const std::string& session, const KeyedPage& page)
 {
     return gate_.performGroupedListing<RoleInfo>(
         session, {"role.list", permission::kRoleManage, {}, {"role", "*"}},
         "SELECT r.name, r.builtin, p.permission FROM roles r LEFT JOIN role_permissions p "
         "ON p.role = r.name ORDER BY r.builtin DESC, r.name, p.permission",
+        page,
         [](RoleInfo& role, const Statement& row) { role.permissions.push_back(row.text(2)); });
 }
 

@@ -137,6 +137,13 @@ Result<audit::StoreVerification> AuditQueries::verifyLog(const std::string& sess
     return audit::verifyStore(gate_.log().store(), gate_.log().verifier(), witness);
 }
 
+Result<std::string> AuditQueries::newestHead(const std::string& session)
+{
+    if (auto looked = recordLook(gate_, session, "audit.head", permission::kAuditRead, {}); !looked)
+        return looked.error();
+    return gate_.log().store().readNewestHead();
+}
+
 Result<std::string> AuditQueries::exportBundle(const std::string& session,
                                                const audit::ExportFilter& filter)
 {

@@ -12,6 +12,7 @@
 #include "sealtrain/core/call_origin.h"
 #include "sealtrain/core/control_plane_options.h"
 #include "sealtrain/core/database.h"
+#include "sealtrain/core/list_page.h"
 #include "sealtrain/crypto/hash.h"
 
 #include <cstdint>
@@ -104,22 +105,31 @@ public:
             });
     }
 
-    // performListing over a LEFT JOIN that gives one row per element of an item's list: a new
-    // item (name and flag in the first two columns) whenever the name changes, and `addElement`
-    // for every row whose third column is not NULL.
+    // One page (list_page.h) of a list read by a LEFT JOIN that gives one row per element of an
+    // item's list: a new item (name and flag in the first two columns) whenever the name changes,
+    // and `addElement` for every row whose third column is not NULL. The page's start is the
+    // entry's detail `after`; a page out of bounds is refused (and audited) after the caller.
     template <typename Item>
-    [[nodiscard]] Result<std::vector<Item>>
+    [[nodiscard]] Result<KeyedPaged<Item>>
     performGroupedListing(const std::string& session, const AuditedRequest& request,
-                          std::string_view sql,
+                          std::string_view sql, const KeyedPage& page,
                           const std::function<void(Item&, const Statement&)>& addElement)
     {
-        return performListing<Item>(session, request, sql,
-                                    [&](std::vector<Item>& items, const Statement& row) {
-                                        if (items.empty() || items.back().name != row.text(0))
-                                            items.push_back({row.text(0), row.integer(1) != 0, {}});
-                                        if (!row.isNull(2))
-                                            addElement(items.back(), row);
-                                    });
+        return performReturning(
+            session, request,
+            [&](const Caller&, audit::EntryDraft& draft) -> Result<KeyedPaged<Item>> {
+                draft.details.push_back(audit::textDetail("after", page.after));
+                SEALTRAIN_TRY(checkKeyedPage(page));
+                std::vector<Item> items;
+                SEALTRAIN_TRY(database_.query(sql, {}, [&](const Statement& row) {
+                    if (items.empty() || items.back().name != row.text(0))
+                        items.push_back({row.text(0), row.integer(1) != 0, {}});
+                    if (!row.isNull(2))
+                        addElement(items.back(), row);
+                }));
+                return pageAfter(std::move(items), page,
+                                 [](const Item& item) { return pageKey(item); });
+            });
     }
 
     // The same checks and refusals as perform, but a success commits only the session's use and

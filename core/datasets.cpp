@@ -342,11 +342,13 @@ bool Datasets::isSteward(const Caller& caller)
            || gate_.holds(caller, permission::kDatasetImport, {});
 }
 
-Result<std::vector<DatasetInfo>> Datasets::list(const std::string& session)
+Result<KeyedPaged<DatasetInfo>> Datasets::list(const std::string& session, const KeyedPage& page)
 {
     return gate_.performReturning(
         session, {"dataset.list", permission::kDatasetRead, {}, {"dataset", "*"}},
-        [&](const Caller& caller, audit::EntryDraft&) -> Result<std::vector<DatasetInfo>> {
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<KeyedPaged<DatasetInfo>> {
+            draft.details.push_back(audit::textDetail("after", page.after));
+            SEALTRAIN_TRY(checkKeyedPage(page));
             std::vector<DatasetInfo> datasets;
             const bool steward = isSteward(caller);
             SEALTRAIN_TRY(database_.query(
@@ -355,7 +357,8 @@ Result<std::vector<DatasetInfo>> Datasets::list(const std::string& session)
                       "d.id AND g.user_id = ?) ORDER BY d.name, d.version DESC",
                 {std::int64_t{steward ? 1 : 0}, caller.userId},
                 [&](const Statement& row) { datasets.push_back(readInfo(row)); }));
-            return datasets;
+            return pageAfter(std::move(datasets), page,
+                             [](const DatasetInfo& dataset) { return pageKey(dataset); });
         });
 }
 

@@ -643,13 +643,13 @@ Result<std::vector<PendingReset>> Identity::listPendingResets(const std::string&
         });
 }
 
-Result<std::vector<UserInfo>> Identity::listUsers(const std::string& session)
+Result<KeyedPaged<UserInfo>> Identity::listUsers(const std::string& session, const KeyedPage& page)
 {
     return gate_.performGroupedListing<UserInfo>(
         session, {"user.list", permission::kUserManage, {}, {"user", "*"}},
         "SELECT u.name, u.disabled, g.role, g.project, g.break_glass FROM users u "
         "LEFT JOIN grants g ON g.user_id = u.id ORDER BY u.name, g.role, g.project",
-        [](UserInfo& user, const Statement& row) {
+        page, [](UserInfo& user, const Statement& row) {
             std::string grant = row.text(2);
             if (!row.text(3).empty())
                 grant += "@" + row.text(3);

@@ -164,11 +164,11 @@ Result<PendingTotp> Identity::finishTotpStart(const TotpChange& change,
                 return secret.error();
             pending.expires = gate_.now() + kTotpChangeLifetimeSeconds;
             // The code just used is spent, as a sign-in's is.
-            SEALTRAIN_TRY(database_.run(
-                "UPDATE users SET totp_pending = ?, totp_pending_expires = ?, "
-                "totp_pending_misses = 0, totp_last_step = ? WHERE id = ?",
-                {SqlValue::blob(secret->bytes()), pending.expires, static_cast<std::int64_t>(step),
-                 caller.userId}));
+            SEALTRAIN_TRY(
+                database_.run("UPDATE users SET totp_pending = ?, totp_pending_expires = ?, "
+                              "totp_pending_misses = 0, totp_last_step = ? WHERE id = ?",
+                              {SqlValue::blob(secret->bytes()), pending.expires,
+                               static_cast<std::int64_t>(step), caller.userId}));
             pending.enrollment = {caller.name,
                                   otpauthUri(options_.totpIssuer, caller.name, *secret)};
             draft.details.push_back(
@@ -213,11 +213,11 @@ Result<std::uint32_t> Identity::confirmTotpChange(const std::string& session,
                     return discardPending(database_, caller.userId);
                 }
                 draft.reason = "wrong code from the new secret";
-                refusal = Error(ErrorCode::PermissionDenied,
-                                "That code is not from the new secret; check that the "
-                                "authenticator shows the new entry and try again ("
-                                    + std::to_string(kTotpConfirmAttempts - misses)
-                                    + " tries left).");
+                refusal =
+                    Error(ErrorCode::PermissionDenied,
+                          "That code is not from the new secret; check that the "
+                          "authenticator shows the new entry and try again ("
+                              + std::to_string(kTotpConfirmAttempts - misses) + " tries left).");
                 return database_.run("UPDATE users SET totp_pending_misses = ? WHERE id = ?",
                                      {misses, caller.userId});
             }

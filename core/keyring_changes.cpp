@@ -136,13 +136,17 @@ Result<void> KeyringChanges::retire(const std::string& session, crypto::Keyring&
                          });
 }
 
-Result<std::vector<crypto::KekInfo>> KeyringChanges::list(const std::string& session,
-                                                          const crypto::Keyring& keyring)
+Result<KeyedPaged<crypto::KekInfo>> KeyringChanges::list(const std::string& session,
+                                                         const crypto::Keyring& keyring,
+                                                         const KeyedPage& page)
 {
     return gate_.performReturning(
         session, {"keyring.list", permission::kKeyringManage, {}, {"keyring", "keyring"}},
-        [&](const Caller&, audit::EntryDraft&) -> Result<std::vector<crypto::KekInfo>> {
-            return keyring.list();
+        [&](const Caller&, audit::EntryDraft& draft) -> Result<KeyedPaged<crypto::KekInfo>> {
+            draft.details.push_back(audit::textDetail("after", page.after));
+            SEALTRAIN_TRY(checkKeyedPage(page));
+            return pageAfter(keyring.list(), page,
+                             [](const crypto::KekInfo& kek) { return pageKey(kek); });
         });
 }
 

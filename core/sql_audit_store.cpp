@@ -91,4 +91,12 @@ Result<std::vector<std::string>> SqlAuditStore::readHeads() const
     return heads;
 }
 
+Result<std::string> SqlAuditStore::readNewestHead() const
+{
+    std::string head;
+    SEALTRAIN_TRY(database_.queryOne("SELECT note FROM audit_heads ORDER BY id DESC LIMIT 1", {},
+                                     [&](const Statement& row) { head = row.text(0); }));
+    return head;
+}
+
 }  // namespace sealtrain::core

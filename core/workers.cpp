@@ -419,11 +419,13 @@ Result<void> Workers::heartbeat(std::int64_t workerId, const WorkerInventory& in
     return (*transaction)->commit();
 }
 
-Result<std::vector<WorkerInfo>> Workers::list(const std::string& session)
+Result<KeyedPaged<WorkerInfo>> Workers::list(const std::string& session, const KeyedPage& page)
 {
     return gate_.performReturning(
         session, {"worker.list", permission::kWorkerRead, "", {"worker", "*"}},
-        [&](const Caller&, audit::EntryDraft&) -> Result<std::vector<WorkerInfo>> {
+        [&](const Caller&, audit::EntryDraft& draft) -> Result<KeyedPaged<WorkerInfo>> {
+            draft.details.push_back(audit::textDetail("after", page.after));
+            SEALTRAIN_TRY(checkKeyedPage(page));
             std::vector<WorkerInfo> workers;
             Result<void> failure = success();
             SEALTRAIN_TRY(
@@ -437,7 +439,8 @@ Result<std::vector<WorkerInfo>> Workers::list(const std::string& session)
                                 }));
             if (!failure)
                 return failure.error();
-            return workers;
+            return pageAfter(std::move(workers), page,
+                             [](const WorkerInfo& worker) { return pageKey(worker); });
         });
 }
 

@@ -57,8 +57,7 @@ int runChangeTotp(const CommandRegistry& registry, const TotpChangeOptions& opti
     if (!options.confirm.empty())
         return confirmChange(registry, **client, options.confirm);
 
-    auto password =
-        obtainPassphrase(options.passwordFile, "Password", false, kPasswordFileOption);
+    auto password = obtainPassphrase(options.passwordFile, "Password", false, kPasswordFileOption);
     if (!password)
         return registry.fail(password.error());
     std::string current = options.totpCode;
@@ -104,7 +103,7 @@ void registerTotpCommands(CLI::App& app, CommandRegistry& registry)
                        "current code start it, a code from the new secret confirms it, and your "
                        "other sessions end");
     auto* password = command->add_option("--password-file", options->passwordFile,
-                                          "Read your password from this file instead of asking");
+                                         "Read your password from this file instead of asking");
     auto* current = command->add_option("--totp-code", options->totpCode,
                                         "A code from your current authenticator");
     auto* uriFile = command->add_option(

@@ -317,6 +317,13 @@ private slots:
                                  30000);
         save(rita, "audit");
 
+        // Her overview: the newest signed head, checked with the audit key.
+        QVERIFY(rita.window->showScreen("overviewPage"));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            rita.find<QLabel>("overviewAuditHead")->text().contains("entries, signed"), 15000);
+        save(rita, "overview-auditor");
+        QVERIFY(rita.window->showScreen("auditPage"));
+
         // Her own password, from the sidebar: two different new ones refused in the dialog.
         QTest::mouseClick(rita.find<QPushButton>("changePasswordButton"), Qt::LeftButton);
         auto* password = rita.find<QDialog>("passwordDialog");

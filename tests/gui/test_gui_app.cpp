@@ -96,6 +96,11 @@ private slots:
             10000);
         QTRY_VERIFY_WITH_TIMEOUT(rita.find<QLabel>("overviewServer")->text().contains(kVersion),
                                  10000);
+        // The auditor sees the newest signed head, checked with the audit key; bob does not.
+        auto* head = rita.find<QLabel>("overviewAuditHead");
+        QTRY_VERIFY_WITH_TIMEOUT(head->text().contains("entries, signed"), 10000);
+        QVERIFY2(!head->text().contains("NOT"), qPrintable(head->text()));
+        QVERIFY(bob.find<QLabel>("overviewAuditHead")->parentWidget()->isHidden());
     }
 
     // bob submits through the spec editor; ann, another person, approves exactly the spec and

@@ -4,12 +4,16 @@
 // of a screening report; the enrolment QR code (the standard's finder patterns and quiet zone,
 // each module drawn where the encoder put it) and the key read from an otpauth:// URI.
 #include "audit/audit_table_model.h"
+#include "audit/head_check.h"
 #include "datasets/import_wizard.h"
 #include "datasets/lineage_view.h"
 #include "jobs/job_table_model.h"
 #include "jobs/metrics_chart.h"
 #include "session/enrol_dialog.h"
 #include "session/qr_code.h"
+
+#include "sealtrain/audit/tree_head.h"
+#include "sealtrain/crypto/signing.h"
 
 #include <QtTest/QtTest>
 
@@ -20,6 +24,34 @@ class TestGuiModels : public QObject {
     Q_OBJECT
 
 private slots:
+    // The overview's newest signed head: shown as signed only when the audit key's signature
+    // on it verifies; a head changed in one byte, or signed by another key, says so.
+    void signedHeadIsChecked()
+    {
+        const auto key = crypto::SigningKey::generate().value();
+        const auto other = crypto::SigningKey::generate().value();
+        audit::TreeHead head;
+        head.origin = "sealtrain.test/audit";
+        head.size = 42;
+        head.root.fill(0xab);
+        head.timeSeconds = 1'800'000'000;
+        const std::string note = audit::signTreeHead(head, key);
+        const std::string pem = key.publicKey().toPem();
+
+        const HeadCheck good = checkSignedHead(note, pem);
+        QVERIFY2(good.verified, qPrintable(good.text));
+        QVERIFY(good.text.startsWith("42 entries, signed 2027-01-15T08:00:00Z"));
+        QVERIFY(good.text.contains(QString("ab").repeated(32)));
+
+        std::string forged = note;
+        forged[forged.find("42")] = '9';  // 92 entries claimed
+        QVERIFY(!checkSignedHead(forged, pem).verified);
+        QVERIFY(checkSignedHead(forged, pem).text.contains("does NOT verify"));
+        QVERIFY(!checkSignedHead(note, other.publicKey().toPem()).verified);
+        QVERIFY(!checkSignedHead(note, "not a key").verified);
+        QVERIFY(!checkSignedHead({}, pem).verified);
+    }
+
     void jobsShowWhatAnApproverNeeds()
     {
         JobTableModel model;

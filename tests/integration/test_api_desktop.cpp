@@ -5,9 +5,12 @@
 #include "daemon_fixture.h"
 
 #include "sealtrain/api/client.h"
+#include "sealtrain/audit/tree_head.h"
+#include "sealtrain/base/encoding.h"
 #include "sealtrain/base/version.h"
 #include "sealtrain/core/permissions.h"
 #include "sealtrain/core/totp.h"
+#include "sealtrain/crypto/signing.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 
@@ -204,6 +207,22 @@ private slots:
         QVERIFY(checked->newestHeadSize > 0 && checked->newestHeadSize <= checked->entries);
         QCOMPARE(checked->newestHeadRoot.size(), std::size_t{64});
         QVERIFY(checked->keyId.rfind("sha256:", 0) == 0);
+
+        // The newest head alone, as the overview reads it: the head VerifyLog found newest,
+        // signed with the published audit key.
+        auto note = rita->newestAuditHead();
+        QVERIFY2(note, note ? "" : note.error().message().c_str());
+        auto keys = rita->signingKeys();
+        QVERIFY(keys);
+        auto key = crypto::PublicKey::fromPem(keys->auditPem);
+        QVERIFY(key);
+        const std::string origin = note->substr(0, note->find('\n'));
+        auto head = audit::verifyTreeHead(*note, {origin, *key});
+        QVERIFY2(head, head ? "" : head.error().message().c_str());
+        QCOMPARE(head->size, checked->newestHeadSize);
+        QCOMPARE(toHex(head->root), checked->newestHeadRoot);
+        auto notForBob = daemon_.as("bob")->newestAuditHead();
+        QCOMPARE(notForBob.error().code(), ErrorCode::PermissionDenied);
 
         auto bob = daemon_.as("bob")->verifyAuditLog();
         QVERIFY(!bob);

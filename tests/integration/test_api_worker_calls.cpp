@@ -4,6 +4,7 @@
 // a recorded checkpoint with another of the same step; rewrite metrics or log lines an earlier
 // report (or attempt) recorded. Each refusal is in the audit log with the worker as its actor.
 #include "daemon_fixture.h"
+#include "keyed_pages.h"
 #include "test_checkpoint.h"
 #include "test_worker.h"
 
@@ -504,6 +505,117 @@ private slots:
         auto anonymous = daemon_.anonymous()->listJobsPage(0, 10);
         QVERIFY(!anonymous);
         QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
+    }
+
+    // The small lists come in pages by a key too (users, roles, datasets, workers, keys): pages
+    // of one give the whole list once and in its order; a page of 1001 items, or one after a
+    // key longer than any, is INVALID_ARGUMENT.
+    void smallListsComeInPages()
+    {
+        namespace v1 = sealtrain::v1;
+        auto channel = daemon_.rawChannel(&daemon_.session("alice"));
+        auto users = v1::Users::NewStub(channel);
+        const auto listUsers = [&](grpc::ClientContext* context, const v1::ListUsersRequest& in,
+                                   v1::ListUsersReply* out) {
+            return users->ListUsers(context, in, out);
+        };
+        std::vector<std::string> whole;
+        const auto allUsers = daemon_.as("alice")->listUsers();
+        QVERIFY(allUsers);
+        for (const api::UserSummary& user : *allUsers)
+            whole.push_back(user.name);
+        QVERIFY(whole.size() >= 5);
+        QCOMPARE((testing::pageByPage<v1::ListUsersRequest, v1::ListUsersReply>(
+                     listUsers,
+                     [](const v1::ListUsersReply& reply) {
+                         std::vector<std::string> names;
+                         for (const v1::User& user : reply.users())
+                             names.push_back(user.name());
+                         return names;
+                     })),
+                 whole);
+        QVERIFY(std::is_sorted(whole.begin(), whole.end()));
+        QCOMPARE(
+            (testing::pageStatus<v1::ListUsersRequest, v1::ListUsersReply>(listUsers, 1001, "")),
+            grpc::StatusCode::INVALID_ARGUMENT);
+        QCOMPARE((testing::pageStatus<v1::ListUsersRequest, v1::ListUsersReply>(
+                     listUsers, 10, std::string(513, 'a'))),
+                 grpc::StatusCode::INVALID_ARGUMENT);
+
+        auto access = v1::Access::NewStub(channel);
+        whole.clear();
+        const auto allRoles = daemon_.as("alice")->listRoles();
+        QVERIFY(allRoles);
+        for (const api::RoleSummary& role : *allRoles)
+            whole.push_back(role.name);
+        QCOMPARE((testing::pageByPage<v1::ListRolesRequest, v1::ListRolesReply>(
+                     [&](grpc::ClientContext* context, const v1::ListRolesRequest& in,
+                         v1::ListRolesReply* out) { return access->ListRoles(context, in, out); },
+                     [](const v1::ListRolesReply& reply) {
+                         std::vector<std::string> names;
+                         for (const v1::Role& role : reply.roles())
+                             names.push_back(role.name());
+                         return names;
+                     })),
+                 whole);
+
+        auto keyring = v1::Keyring::NewStub(channel);
+        whole.clear();
+        const auto allKeks = daemon_.as("alice")->listKeks();
+        QVERIFY(allKeks);
+        for (const api::KekSummary& kek : *allKeks)
+            whole.push_back(kek.id + ":" + std::to_string(kek.version));
+        QVERIFY(whole.size() >= 2);
+        QCOMPARE((testing::pageByPage<v1::ListKeksRequest, v1::ListKeksReply>(
+                     [&](grpc::ClientContext* context, const v1::ListKeksRequest& in,
+                         v1::ListKeksReply* out) { return keyring->ListKeks(context, in, out); },
+                     [](const v1::ListKeksReply& reply) {
+                         std::vector<std::string> names;
+                         for (const v1::Kek& kek : reply.keks())
+                             names.push_back(kek.id() + ":" + std::to_string(kek.version()));
+                         return names;
+                     })),
+                 whole);
+
+        auto datasets = v1::Datasets::NewStub(daemon_.rawChannel(&daemon_.session("bob")));
+        whole.clear();
+        const auto allDatasets = daemon_.as("bob")->listDatasets();
+        QVERIFY(allDatasets);
+        for (const api::DatasetSummary& dataset : *allDatasets)
+            whole.push_back(dataset.name + "@" + std::to_string(dataset.version));
+        QCOMPARE(whole.size(), std::size_t{2});
+        QCOMPARE((testing::pageByPage<v1::ListDatasetsRequest, v1::ListDatasetsReply>(
+                     [&](grpc::ClientContext* context, const v1::ListDatasetsRequest& in,
+                         v1::ListDatasetsReply* out) {
+                         return datasets->ListDatasets(context, in, out);
+                     },
+                     [](const v1::ListDatasetsReply& reply) {
+                         std::vector<std::string> names;
+                         for (const v1::Dataset& dataset : reply.datasets())
+                             names.push_back(dataset.name() + "@"
+                                             + std::to_string(dataset.version()));
+                         return names;
+                     })),
+                 whole);
+
+        auto workers = v1::Workers::NewStub(daemon_.rawChannel(&daemon_.session("otto")));
+        whole.clear();
+        const auto allWorkers = daemon_.as("otto")->listWorkers();
+        QVERIFY(allWorkers);
+        for (const api::WorkerSummary& worker : *allWorkers)
+            whole.push_back(worker.name);
+        QVERIFY(!whole.empty());
+        QCOMPARE(
+            (testing::pageByPage<v1::ListWorkersRequest, v1::ListWorkersReply>(
+                [&](grpc::ClientContext* context, const v1::ListWorkersRequest& in,
+                    v1::ListWorkersReply* out) { return workers->ListWorkers(context, in, out); },
+                [](const v1::ListWorkersReply& reply) {
+                    std::vector<std::string> names;
+                    for (const v1::Worker& worker : reply.workers())
+                        names.push_back(worker.name());
+                    return names;
+                })),
+            whole);
     }
 
     void refusalsAreAuditedWithTheWorker()

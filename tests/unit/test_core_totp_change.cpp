@@ -17,8 +17,8 @@ namespace {
 
 std::string codeAt(const std::string& uri, const testing::TestClock& clock, std::int64_t offset = 0)
 {
-    const auto step = static_cast<std::uint64_t>(
-        static_cast<std::int64_t>(core::totpStep(clock.now())) + offset);
+    const auto step =
+        static_cast<std::uint64_t>(static_cast<std::int64_t>(core::totpStep(clock.now())) + offset);
     return core::totpCode(testing::totpSecretFromUri(uri), step);
 }
 
@@ -49,9 +49,9 @@ private slots:
         QVERIFY2(pending, pending ? "" : pending.error().message().c_str());
         QVERIFY(pending->enrollment.otpauthUri.starts_with("otpauth://totp/"));
         QCOMPARE(pending->enrollment.user, std::string("engineer-user"));
-        const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                                     w.t.clock.now().time_since_epoch())
-                                     .count();
+        const std::int64_t now =
+            std::chrono::duration_cast<std::chrono::seconds>(w.t.clock.now().time_since_epoch())
+                .count();
         QCOMPARE(pending->expires, now + core::kTotpChangeLifetimeSeconds);
         QCOMPARE(w.last().action, std::string("user.totp_start"));
         QCOMPARE(w.last().outcome, audit::Outcome::Ok);
@@ -186,7 +186,8 @@ private slots:
         auto reset = identity.resetUser(admin, "engineer-user");
         QVERIFY2(reset, reset ? "" : reset.error().message().c_str());
         QVERIFY(!reset->pending());
-        auto enrolled = identity.completeReset("engineer-user", reset->resetCode, secret(kPassword));
+        auto enrolled =
+            identity.completeReset("engineer-user", reset->resetCode, secret(kPassword));
         QVERIFY(enrolled);
         w.uris["engineer-user"] = enrolled->otpauthUri;
         session = w.session("engineer-user");

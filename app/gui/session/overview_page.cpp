@@ -1,6 +1,7 @@
 // The overview screen (overview_page.h).
 #include "overview_page.h"
 
+#include "audit/head_check.h"
 #include "background.h"
 #include "row_model.h"
 #include "session.h"
@@ -57,6 +58,7 @@ OverviewPage::OverviewPage(Session& session, QWidget* parent)
     budgets_->setObjectName("overviewBudgets");
     budgetRows_ = new QGridLayout(budgets_);
     layout->addWidget(budgets_);
+    auditHead_ = panel(this, layout, tr("Newest signed audit head"), "overviewAuditHead");
     server_ = panel(this, layout, tr("Control plane"), "overviewServer");
     layout->addStretch();
 }
@@ -146,6 +148,24 @@ void OverviewPage::reload()
                                    .arg(byState["queued"])
                                    .arg(byState["vetted"])
                                    .arg(listed->size()));
+            });
+    const bool audit = session_.holds("audit.read");
+    auditHead_->parentWidget()->setVisible(audit);
+    if (audit)
+        runInBackground(
+            this,
+            [client]() -> Result<HeadCheck> {
+                auto keys = client->signingKeys();
+                if (!keys)
+                    return keys.error();
+                auto note = client->newestAuditHead();
+                if (!note)
+                    return note.error();
+                return checkSignedHead(*note, keys->auditPem);
+            },
+            [this](const Result<HeadCheck>& head) {
+                auditHead_->setStyleSheet(head && !head->verified ? "color: #b00020;" : "");
+                auditHead_->setText(head ? head->text : sentence(head.error()));
             });
     budgets_->setVisible(jobs);
     if (jobs)

@@ -1,7 +1,8 @@
 // The overview: who is signed in, until when, what they may do, and what every user must know
 // (the four-eyes warning with a single admin); the control plane's version; the workers and
 // their GPUs, the running and waiting jobs, and each project's GPU-hour budget (held and used,
-// Jobs.ShowPolicy), for whoever may see them.
+// Jobs.ShowPolicy), and the newest signed audit head checked with the audit key
+// (audit/head_check.h), for whoever may see them.
 #pragma once
 
 #include "sealtrain/api/client.h"
@@ -33,6 +34,7 @@ private:
     QLabel* workers_;
     QLabel* jobs_;
     QGroupBox* budgets_;
+    QLabel* auditHead_;
     QGridLayout* budgetRows_;
 
     void clearBudgets();

@@ -183,8 +183,8 @@ void TotpDialog::confirm()
                 return;
             }
             forget();
-            for (QWidget* widget : std::initializer_list<QWidget*>{
-                     qr_, secret_, explain_, newCode_, confirm_, restart_, start_})
+            for (QWidget* widget : std::initializer_list<QWidget*>{qr_, secret_, explain_, newCode_,
+                                                                   confirm_, restart_, start_})
                 widget->hide();
             password_->setEnabled(false);
             current_->setEnabled(false);

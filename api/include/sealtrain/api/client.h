@@ -425,6 +425,7 @@ public:
     // Ends every session of `user`; their client certificates are refused from then on.
     // Returns how many certificates that revoked.
     [[nodiscard]] Result<std::uint32_t> revokeSessions(const std::string& user);
+    // Every user by name, page by page (each page one audited call; docs/api.md, "Small lists").
     [[nodiscard]] Result<std::vector<UserSummary>> listUsers();
     // The new user's one-time enrolment code ("rc_…"), to hand over once: with it they set their
     // own password and receive their TOTP secret (completeReset).
@@ -461,10 +462,12 @@ public:
                                                const std::string& project,
                                                const std::string& reason,
                                                std::chrono::seconds duration);
+    // Every role, page by page, built-in ones first.
     [[nodiscard]] Result<std::vector<RoleSummary>> listRoles();
     [[nodiscard]] Result<void> createRole(const std::string& name,
                                           const std::vector<std::string>& permissions);
     [[nodiscard]] Result<void> deleteRole(const std::string& name);
+    // Every dataset the caller may read, page by page, by name and newest version first.
     [[nodiscard]] Result<std::vector<DatasetSummary>> listDatasets();
     // `reference`: the id, NAME (the latest version) or NAME@VERSION.
     [[nodiscard]] Result<DatasetDetails> showDataset(const std::string& reference);
@@ -488,6 +491,9 @@ public:
     [[nodiscard]] Result<AuditPageView> queryAudit(const AuditQueryOptions& options);
     // The control plane's verification of its live log (audit.read).
     [[nodiscard]] Result<LogVerificationView> verifyAuditLog();
+    // The newest signed head as a signed note (audit.read; one row, unlike verifyAuditLog), for
+    // the caller to check with signingKeys().auditPem; empty before the first head.
+    [[nodiscard]] Result<std::string> newestAuditHead();
     // The control plane's version, the contract's, its session lifetimes and limits.
     [[nodiscard]] Result<ServerInfoView> serverInfo();
     // Every permission the control plane knows, with what it lets one do.
@@ -497,6 +503,7 @@ public:
 
     // The data directory's keyring, changed by the control plane while it serves (keyring.manage;
     // client_keyring.cpp). These calls may take minutes (a re-key, a re-wrap of every dataset).
+    // Every KEK version, page by page, by id and version.
     [[nodiscard]] Result<std::vector<KekSummary>> listKeks();
     // The new active version; rotating `database` also re-keys the database.
     [[nodiscard]] Result<std::uint32_t> rotateKek(const std::string& id);
@@ -547,6 +554,7 @@ public:
     [[nodiscard]] Result<EnrollTokenGrant> createEnrollToken(const std::string& worker,
                                                              const std::string& pool,
                                                              std::int64_t validSeconds);
+    // Every worker, page by page, by name.
     [[nodiscard]] Result<std::vector<WorkerSummary>> listWorkers();
     // worker.enroll: declares the interconnect of the worker's nodes encrypted (or not).
     [[nodiscard]] Result<WorkerSummary> declareInterconnect(const std::string& worker,

@@ -47,6 +47,15 @@ public:
     [[nodiscard]] virtual Result<void> appendHead(const std::string& signedNote) = 0;
     // Every signed head, oldest first.
     [[nodiscard]] virtual Result<std::vector<std::string>> readHeads() const = 0;
+    // The newest signed head; empty when none was signed yet. By default the last of readHeads;
+    // a store that keeps many heads reads only that one.
+    [[nodiscard]] virtual Result<std::string> readNewestHead() const
+    {
+        auto heads = readHeads();
+        if (!heads)
+            return heads.error();
+        return heads->empty() ? std::string() : heads->back();
+    }
     // Runs `body` holding the store's write lock (the database's exclusive transaction), so that
     // the entries and heads it reads stay the newest until it returns and a head it appends is
     // written with it: how a log that shares its store with another writer signs a head.

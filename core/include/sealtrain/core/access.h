@@ -8,6 +8,7 @@
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/control_plane_options.h"
+#include "sealtrain/core/list_page.h"
 #include "sealtrain/core/permissions.h"
 
 #include <chrono>
@@ -26,6 +27,12 @@ struct RoleInfo {
     bool builtin = false;
     std::vector<std::string> permissions;
 };
+
+// Roles are listed built-in ones first, each part by name (list_page.h).
+[[nodiscard]] inline std::string pageKey(const RoleInfo& role)
+{
+    return (role.builtin ? "0" : "1") + role.name;
+}
 
 // The plain warning a single admin deserves (issue #27): with one admin, one person can make an
 // account, grant it any role and act as it, so four eyes is not guaranteed; nullopt with two or
@@ -46,7 +53,10 @@ public:
                                           const std::vector<std::string>& permissions);
     [[nodiscard]] Result<void> deleteRole(const std::string& session, const std::string& name);
     // Every role with its permissions (role.manage).
-    [[nodiscard]] Result<std::vector<RoleInfo>> listRoles(const std::string& session);
+    // One page of the roles, built-in ones first, by name (role.manage; audited as role.list
+    // with detail `after`).
+    [[nodiscard]] Result<KeyedPaged<RoleInfo>> listRoles(const std::string& session,
+                                                         const KeyedPage& page = {});
 
     // `project` empty: global. A role that carries a separated duty (identity administration,
     // dataset import or grants, job approval, audit: admin, steward, approver, auditor) is

@@ -60,6 +60,11 @@ public:
     // runs): audit/store_verify.h over the store and the witness file.
     [[nodiscard]] Result<audit::StoreVerification> verifyLog(const std::string& session);
 
+    // The newest signed head as stored, a signed note (docs/formats/audit.md) for a client to
+    // check with the audit key it trusts (audit.read; audited as audit.head before it is read);
+    // empty when none was signed yet. Cheap, unlike verifyLog: one row.
+    [[nodiscard]] Result<std::string> newestHead(const std::string& session);
+
 private:
     AuditedTransactions& gate_;
 };

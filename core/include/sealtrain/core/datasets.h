@@ -7,6 +7,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/list_page.h"
 #include "sealtrain/crypto/kek.h"
 #include "sealtrain/crypto/signing.h"
 #include "sealtrain/dataset/import.h"
@@ -32,6 +33,13 @@ struct DatasetInfo {
     std::int64_t created = 0;          // Unix seconds
     std::vector<std::string> readers;  // users with a read grant (filled by showDataset only)
 };
+
+// Datasets are listed by name, each name's newest version first (list_page.h).
+[[nodiscard]] inline std::string pageKey(const DatasetInfo& dataset)
+{
+    return dataset.name + '\n'
+           + orderedNumber(static_cast<std::uint64_t>(INT64_MAX - dataset.version));
+}
 
 struct DatasetImportRequest {
     std::string name;                    // [a-z0-9_-]{1,64}; a new version when it exists
@@ -95,7 +103,10 @@ public:
                                                         const crypto::SigningKey& platformKey);
     // dataset.read. Stewards (dataset.import or dataset.grant) see every dataset; anyone else
     // only those they hold a read grant on. Newest first within a name.
-    [[nodiscard]] Result<std::vector<DatasetInfo>> list(const std::string& session);
+    // One page of the datasets the caller may read, by name and newest version first (audited
+    // as dataset.list with detail `after`).
+    [[nodiscard]] Result<KeyedPaged<DatasetInfo>> list(const std::string& session,
+                                                       const KeyedPage& page = {});
     [[nodiscard]] Result<DatasetInfo> show(const std::string& session,
                                            const std::string& reference);
     // dataset.grant: lets `user` read one dataset (one version); audited.

@@ -85,6 +85,12 @@ struct UserInfo {
     std::vector<std::string> grants;  // "role" or "role@project", "!" suffix for break-glass
 };
 
+// Users are listed by name (list_page.h).
+[[nodiscard]] inline std::string pageKey(const UserInfo& user)
+{
+    return user.name;
+}
+
 // The id of the user `name`; NotFound, in one sentence, when there is none. For the services
 // whose calls name a user (access, datasets).
 [[nodiscard]] Result<std::int64_t> userIdByName(const Database& database, const std::string& name);
@@ -229,7 +235,10 @@ public:
     // session.list with the page's start).
     [[nodiscard]] Result<Paged<SessionInfo>> listSessions(const std::string& session,
                                                           const ListPage& page = {});
-    [[nodiscard]] Result<std::vector<UserInfo>> listUsers(const std::string& session);
+    // One page of the users, by name (user.manage; each page audited as user.list with its
+    // start, detail `after`).
+    [[nodiscard]] Result<KeyedPaged<UserInfo>> listUsers(const std::string& session,
+                                                         const KeyedPage& page = {});
     // The resets waiting for a second admin, oldest first (user.manage; audited as
     // user.list_resets): what another admin approves with approveReset.
     [[nodiscard]] Result<std::vector<PendingReset>> listPendingResets(const std::string& session);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/list_page.h"
 #include "sealtrain/crypto/keyring.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
@@ -15,6 +16,12 @@
 #include <vector>
 
 namespace sealtrain::core {
+
+// Keys are listed by id, each id's versions oldest first (list_page.h).
+[[nodiscard]] inline std::string pageKey(const crypto::KekInfo& kek)
+{
+    return kek.id + '\n' + orderedNumber(kek.version);
+}
 
 class AuditedTransactions;
 
@@ -48,9 +55,10 @@ public:
     // sealed object under request.folders is still wrapped under it (sessions aside: they end).
     [[nodiscard]] Result<void> retire(const std::string& session, crypto::Keyring& keyring,
                                       const KekRetirement& request);
-    // keyring.manage: the KEKs, their versions and states (keyring.list).
-    [[nodiscard]] Result<std::vector<crypto::KekInfo>> list(const std::string& session,
-                                                            const crypto::Keyring& keyring);
+    // keyring.manage: one page of the KEKs, their versions and states, by id and version
+    // (keyring.list, detail `after`).
+    [[nodiscard]] Result<KeyedPaged<crypto::KekInfo>>
+    list(const std::string& session, const crypto::Keyring& keyring, const KeyedPage& page = {});
     // keyring.manage: every sealed object under `folders` (every level) wrapped under an older
     // version of `id`, re-wrapped under the active one, each audited as rewrap() audits it. The
     // permission is checked (and a refusal audited once) before anything is searched.

@@ -25,6 +25,7 @@ public:
     readEntries(std::uint64_t first, std::uint64_t count) const override;
     [[nodiscard]] Result<void> appendHead(const std::string& signedNote) override;
     [[nodiscard]] Result<std::vector<std::string>> readHeads() const override;
+    [[nodiscard]] Result<std::string> readNewestHead() const override;
     // BEGIN IMMEDIATE … COMMIT around `body`; inside an open transaction, `body` joins it.
     [[nodiscard]] Result<void> underWriteLock(const std::function<Result<void>()>& body) override;
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/list_page.h"
 
 #include <array>
 #include <cstdint>
@@ -60,6 +61,12 @@ struct WorkerInfo {
     bool interconnectDeclared = false;
 };
 
+// Workers are listed by name, in enrolment order under one name (list_page.h).
+[[nodiscard]] inline std::string pageKey(const WorkerInfo& worker)
+{
+    return worker.name + '\n' + orderedNumber(static_cast<std::uint64_t>(worker.id));
+}
+
 struct EnrollToken {
     std::string token;  // "swt_" + 43 base64url characters; shown once, stored as its SHA-256
     std::string worker;
@@ -102,7 +109,10 @@ public:
     // update; docs/operations/limits.md has its cost).
     [[nodiscard]] Result<void> heartbeat(std::int64_t workerId, const WorkerInventory& inventory);
     // worker.read (the operator role): every worker, by name.
-    [[nodiscard]] Result<std::vector<WorkerInfo>> list(const std::string& session);
+    // One page of the workers, by name (worker.read; audited as worker.list with detail
+    // `after`).
+    [[nodiscard]] Result<KeyedPaged<WorkerInfo>> list(const std::string& session,
+                                                      const KeyedPage& page = {});
     // worker.enroll (the operator role): the worker is revoked for good; returns it (its serial
     // goes into the CRL, by the caller). The caller re-queues its job (Scheduler::releaseWorker).
     [[nodiscard]] Result<WorkerInfo> revoke(const std::string& session, const std::string& name,
