@@ -35,16 +35,6 @@ std::string logText(const std::string& json)
     return text.is_string() ? text.get<std::string>() : json;
 }
 
-void fillCheckpoint(const core::JobCheckpoint& checkpoint, v1::JobCheckpoint* out)
-{
-    out->set_step(checkpoint.step);
-    out->set_attempt(checkpoint.attempt);
-    out->set_worker(checkpoint.worker);
-    out->set_sealed_sha256(checkpoint.sealedSha256);
-    out->set_plaintext_sha256(checkpoint.plaintextSha256);
-    out->set_recorded_unix(checkpoint.recorded);
-}
-
 class JobsService final : public v1::Jobs::Service {
 public:
     explicit JobsService(Shared& shared)
@@ -361,6 +351,16 @@ void fillJob(const core::JobInfo& job, sealtrain::v1::Job* out)
     out->set_updated_unix(job.updated);
     out->set_worker(job.worker);
     out->set_attempt(job.attempt);
+}
+
+void fillCheckpoint(const core::JobCheckpoint& checkpoint, sealtrain::v1::JobCheckpoint* out)
+{
+    out->set_step(checkpoint.step);
+    out->set_attempt(checkpoint.attempt);
+    out->set_worker(checkpoint.worker);
+    out->set_sealed_sha256(checkpoint.sealedSha256);
+    out->set_plaintext_sha256(checkpoint.plaintextSha256);
+    out->set_recorded_unix(checkpoint.recorded);
 }
 
 std::unique_ptr<grpc::Service> makeJobsService(Shared& shared)

@@ -139,6 +139,7 @@ struct ControlServer::State {
         , auditService(server_internal::makeAuditService(shared))
         , trainingService(server_internal::makeTrainingService(shared))
         , jobsService(server_internal::makeJobsService(shared))
+        , runsService(server_internal::makeRunsService(shared))
         , workersService(server_internal::makeWorkersService(shared))
         , keyringService(server_internal::makeKeyringService(shared))
     {
@@ -190,6 +191,7 @@ struct ControlServer::State {
     std::unique_ptr<grpc::Service> auditService;
     std::unique_ptr<grpc::Service> trainingService;
     std::unique_ptr<grpc::Service> jobsService;
+    std::unique_ptr<grpc::Service> runsService;
     std::unique_ptr<grpc::Service> workersService;
     std::unique_ptr<grpc::Service> keyringService;
     std::vector<int> ports;
@@ -265,6 +267,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory&
     builder.RegisterService(state->auditService.get());
     builder.RegisterService(state->trainingService.get());
     builder.RegisterService(state->jobsService.get());
+    builder.RegisterService(state->runsService.get());
     builder.RegisterService(state->workersService.get());
     builder.RegisterService(state->keyringService.get());
     // Uploads and bundles travel in pieces of at most 1 MiB; a message may carry a GPT-2

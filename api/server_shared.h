@@ -10,6 +10,7 @@
 #include "sealtrain/core/data_directory.h"
 #include "sealtrain/core/jobs.h"
 #include "sealtrain/core/list_page.h"
+#include "sealtrain/core/scheduler.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/secret_bytes.h"
 #include "status.h"
@@ -432,8 +433,9 @@ Status statusOf(const Result<T>& result)
     return result ? Status::OK : Internal::toStatus(result.error());
 }
 
-// The job as the contract reports it (jobs_service.cpp).
+// The job and a recorded checkpoint as the contract reports them (jobs_service.cpp).
 void fillJob(const core::JobInfo& job, sealtrain::v1::Job* out);
+void fillCheckpoint(const core::JobCheckpoint& checkpoint, sealtrain::v1::JobCheckpoint* out);
 
 // The services of the contract, one file each (sessions_service.cpp, users_service.cpp, …,
 // worker_service.cpp).
@@ -444,6 +446,7 @@ void fillJob(const core::JobInfo& job, sealtrain::v1::Job* out);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeAuditService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeTrainingService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeJobsService(Shared& shared);
+[[nodiscard]] std::unique_ptr<grpc::Service> makeRunsService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeWorkersService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeKeyringService(Shared& shared);
 

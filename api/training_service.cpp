@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,6 +36,10 @@ namespace {
 namespace v1 = sealtrain::v1;
 using grpc::ServerContext;
 using grpc::Status;
+
+// The control plane's own run records its metrics lines this many at a time (and its last ones
+// when it ends): one write per 50 steps rather than one per step.
+constexpr std::size_t kRecordEvery = 50;
 
 // What a caller may pass to `sealtrain-train sample` (docs/api.md, "Training").
 constexpr std::string_view kSamplerOptions[] = {"--prompt", "--length", "--temperature", "--top-k",
@@ -112,9 +117,13 @@ public:
         auto info = authorizeRead(*context, job.datasetId, fmt::format("job {}", job.id));
         if (!info)
             return Internal::toStatus(info.error());
+        std::int64_t attempt = 0;
         Status started = shared_.inGroup(*context, [&]() -> Status {
             auto running = shared_.platform.controlPlane().jobs().start(job.id);
-            return running ? Status::OK : Internal::toStatus(running.error());
+            if (!running)
+                return Internal::toStatus(running.error());
+            attempt = running->attempt;
+            return Status::OK;
         });
         if (!started.ok())
             return started;
@@ -122,7 +131,27 @@ public:
         arguments.insert(arguments.end(), {"--job-id", std::to_string(job.id)});
         const auto began = std::chrono::steady_clock::now();
         int exitCode = -1;
-        Status ran = runAndStream(*info, arguments, writer, &exitCode);
+        // The run's metrics go into its history (docs/runs.md) as a worker's would, a batch at a
+        // time; a line that is not a metrics line is only streamed.
+        std::vector<core::MetricsLine> batch;
+        Status recorded = Status::OK;
+        const auto record = [&]() {
+            if (batch.empty() || !recorded.ok())
+                return;
+            recorded = shared_.inGroup(*context, [&]() -> Status {
+                return statusOf(shared_.platform.controlPlane().scheduler().recordOwnRun(
+                    job.id, attempt, batch));
+            });
+            batch.clear();
+        };
+        Status ran =
+            runAndStream(*info, arguments, writer, &exitCode, [&](const std::string& line) {
+                if (auto parsed = core::parseMetricsLine(line))
+                    batch.push_back(std::move(parsed).value());
+                if (batch.size() >= kRecordEvery)
+                    record();
+            });
+        record();
         const double hours = std::chrono::duration<double, std::ratio<3600>>(
                                  std::chrono::steady_clock::now() - began)
                                  .count();
@@ -136,14 +165,18 @@ public:
                           : fmt::format("the trainer stopped with exit status {}", exitCode));
             return ended ? Status::OK : Internal::toStatus(ended.error());
         });
-        return ran.ok() ? finished : ran;
+        if (!ran.ok())
+            return ran;
+        return finished.ok() ? recorded : finished;
     }
 
 private:
     // Runs the trainer on `info`'s dataset with the run's scoped keys and `arguments` (the
-    // caller's hyper-parameters or a job's settings), streaming its metrics, then how it ended.
+    // caller's hyper-parameters or a job's settings), streaming its metrics (each line also to
+    // `onLine`), then how it ended.
     Status runAndStream(const core::DatasetInfo& info, const std::vector<std::string>& arguments,
-                        grpc::ServerWriter<v1::TrainEvent>* writer, int* exitCode = nullptr) const
+                        grpc::ServerWriter<v1::TrainEvent>* writer, int* exitCode,
+                        const std::function<void(const std::string&)>& onLine) const
     {
         const core::KeyRelease release(shared_.platform);
         auto keys = release.forOwnRun(info.id);
@@ -170,6 +203,7 @@ private:
                 if (!line.empty() && line.back() == '\n')
                     line.remove_suffix(1);
                 event.set_metrics_line(std::string(line));
+                onLine(event.metrics_line());
                 (void)writer->Write(event);  // a client gone away does not stop the run
             });
         if (!status)

@@ -21,7 +21,6 @@
 #include "sealtrain/v1/control.grpc.pb.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -323,21 +322,10 @@ public:
             return known;
         std::vector<core::MetricsLine> lines;
         for (const std::string& text : request->metrics_lines()) {
-            const auto json = nlohmann::json::parse(text, nullptr, false);
-            if (!json.is_object() || !json.contains("kind") || !json["kind"].is_string())
-                return refused(ErrorCode::InvalidArgument,
-                               "A metrics line is not a JSON object with a 'kind'; relay the "
-                               "trainer's lines unchanged.");
-            core::MetricsLine line;
-            line.kind = json["kind"].get<std::string>();
-            line.step = json.contains("step") && json["step"].is_number_integer()
-                            ? json["step"].get<std::int64_t>()
-                            : 0;
-            if (line.kind == "log")
-                return refused(ErrorCode::InvalidArgument,
-                               "A metrics line may not be of kind 'log'; send it as a log line.");
-            line.json = text;
-            lines.push_back(std::move(line));
+            auto line = core::parseMetricsLine(text);
+            if (!line)
+                return refused(line.error().code(), line.error().message());
+            lines.push_back(std::move(line).value());
         }
         const std::int64_t attempt = request->attempt().attempt();
         auto logs = core::logLines(attempt, request->first_log_line(),

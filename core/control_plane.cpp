@@ -21,6 +21,7 @@ ControlPlane::ControlPlane(Database& database, const audit::AuditKey* auditKey,
     , scheduler_(*gate_, parseJobPolicy(defaultJobPolicyText()).value())
     , jobWatches_(*gate_, scheduler_)
     , jobCheckpoints_(*gate_, scheduler_)
+    , runs_(*gate_, scheduler_)
     , policyReads_(*gate_, jobs_)
     , auditQueries_(*gate_)
     , keyringChanges_(*gate_)

@@ -6,6 +6,7 @@
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/jobs.h"
+#include "sealtrain/core/scheduler.h"
 
 #include <cstdint>
 #include <string>
@@ -52,6 +53,33 @@ struct JobRow {
 // Job `id` when `caller` may see it (job.submit or job.approve in its project), else denied.
 [[nodiscard]] Result<JobRow> visibleJob(AuditedTransactions& gate, const Caller& caller,
                                         std::int64_t id);
+
+// One page of the jobs `caller` may see (job.submit or job.approve in the job's project), newest
+// first; only those that started at least once when `startedOnly` (jobs_list.cpp). Reads a
+// bounded number of rows per page, so a page may be short and still have a next one.
+[[nodiscard]] Result<Paged<JobRow>> listVisibleJobs(AuditedTransactions& gate, const Caller& caller,
+                                                    const ListPage& page, bool startedOnly);
+
+// Metrics lines (job_metrics.cpp): a batch fits what the table keeps (at most 10,000 lines, each
+// with a kind of 1 to 32 characters, a step from 0 and at most 64 KiB of JSON); stored each
+// (kind, step) once with the attempt that sent it: a line sent again, or computed again by a
+// resumed attempt, leaves the row recorded first (scheduler.h, MetricsLine). Inside the
+// caller's transaction.
+[[nodiscard]] Result<void> checkMetricsLines(const std::vector<MetricsLine>& lines);
+[[nodiscard]] Result<void> storeMetricsLines(Database& database, std::int64_t jobId,
+                                             std::int64_t attempt,
+                                             const std::vector<MetricsLine>& lines);
+
+// A job's attempts (job_attempts.cpp; runs.h): the row of attempt `attempt` opened when it
+// starts (on worker `workerId`, 0 for the control plane's own trainer), resuming from the job's
+// newest recorded checkpoint, and closed once when it ends with `outcome` (succeeded, failed,
+// cancelled, or lost: its worker went silent or was revoked) and the reason. Both run inside the
+// caller's audited transaction, so an attempt is recorded exactly when its audit entry is.
+[[nodiscard]] Result<void> openAttempt(Database& database, std::int64_t jobId, std::int64_t attempt,
+                                       std::int64_t workerId, std::int64_t now);
+[[nodiscard]] Result<void> closeAttempt(Database& database, std::int64_t jobId,
+                                        std::int64_t attempt, std::string_view outcome,
+                                        const std::string& reason, std::int64_t now);
 
 // The actor of the control plane's own steps (queueing, dispatching, requeueing).
 [[nodiscard]] audit::Actor controlPlaneActor();

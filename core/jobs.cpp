@@ -621,6 +621,7 @@ Result<JobInfo> Jobs::start(std::int64_t id)
                 }
                 draft.details.push_back(audit::textDetail("sha256", job->info.specSha256));
                 const std::int64_t now = gate_.now();
+                SEALTRAIN_TRY(internal::openAttempt(database_, id, job->info.attempt + 1, 0, now));
                 return database_.run(
                     "UPDATE jobs SET state = ?, worker_id = NULL, attempt = attempt + 1, "
                     "started = ?, finished = NULL, gpu_millihours_earlier = gpu_millihours_used, "
@@ -653,6 +654,8 @@ Result<JobInfo> Jobs::finish(std::int64_t id, bool succeeded, double gpuHoursUse
                                                      + "', which reports how it ends)");
                 draft.details.push_back(
                     audit::textDetail("gpu_hours", fmt::format("{:.3f}", gpuHoursUsed)));
+                SEALTRAIN_TRY(internal::closeAttempt(database_, id, job->info.attempt,
+                                                     jobStateName(ended), reason, gate_.now()));
                 return database_.run(
                     "UPDATE jobs SET state = ?, gpu_millihours_used = gpu_millihours_earlier + ?, "
                     "reason = ?, finished = ?, updated = ? WHERE id = ?",

@@ -247,13 +247,39 @@ ALTER TABLE users ADD COLUMN totp_pending_expires INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE users ADD COLUMN totp_pending_misses INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Migration 11 (issue #30, tracking): each attempt of a job (its run) with the worker that ran it,
+// the checkpoint step it resumed from and how it ended, and the attempt that recorded each
+// metrics line (0 for the lines recorded before). The jobs that ran before keep only their last
+// attempt, which the jobs table knew; an attempt whose job waits again lost its worker.
+constexpr std::string_view kSchemaV11 = R"sql(
+CREATE TABLE job_attempts (
+    job_id INTEGER NOT NULL REFERENCES jobs(id),
+    attempt INTEGER NOT NULL,
+    worker_id INTEGER REFERENCES workers(id),
+    started INTEGER NOT NULL,
+    resumed_step INTEGER NOT NULL,
+    ended INTEGER,
+    outcome TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (job_id, attempt)
+);
+ALTER TABLE job_metrics ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
+INSERT INTO job_attempts (job_id, attempt, worker_id, started, resumed_step, ended, outcome, reason)
+    SELECT id, attempt, worker_id, COALESCE(started, updated), 0, finished,
+           CASE WHEN finished IS NULL THEN 'running' WHEN state = 'queued' THEN 'lost'
+                ELSE state END,
+           reason
+    FROM jobs WHERE attempt > 0;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations()
 {
     static const std::vector<Migration> kMigrations{
-        {1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5},
-        {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}};
+        {1, kSchemaV1}, {2, kSchemaV2},   {3, kSchemaV3},  {4, kSchemaV4},
+        {5, kSchemaV5}, {6, kSchemaV6},   {7, kSchemaV7},  {8, kSchemaV8},
+        {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}};
     return kMigrations;
 }
 

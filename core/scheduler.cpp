@@ -30,9 +30,6 @@ using internal::loadJob;
 using internal::reloaded;
 using internal::toMilli;
 
-constexpr std::size_t kMaxMetricsLines = 10'000;
-constexpr std::size_t kMaxMetricsLineBytes = std::size_t{64} * 1024;
-constexpr std::size_t kMaxKindLength = 32;
 constexpr std::size_t kMaxFileBase = 128;
 
 audit::Actor workerActor(const WorkerInfo& worker)
@@ -337,6 +334,7 @@ Result<std::optional<Dispatch>> Scheduler::dispatch(const WorkerInfo& worker, st
                 "finished = NULL, gpu_millihours_earlier = gpu_millihours_used, updated = ? "
                 "WHERE id = ?",
                 {jobStateName(JobState::Running), worker.id, attempt, now, now, jobId}));
+            SEALTRAIN_TRY(internal::openAttempt(database_, jobId, attempt, worker.id, now));
             // Asking for work is a sign of life.
             SEALTRAIN_TRY(
                 database_.run("UPDATE workers SET last_seen = ? WHERE id = ?", {now, worker.id}));
@@ -372,49 +370,18 @@ Result<Dispatch> Scheduler::current(const WorkerInfo& worker, std::int64_t jobId
     return handed;
 }
 
-Result<std::vector<MetricsLine>> logLines(std::int64_t attempt, std::int64_t firstLine,
-                                          const std::vector<std::string>& texts)
-{
-    if (attempt < 1 || firstLine < 0
-        || firstLine > kLogLinesPerAttempt - static_cast<std::int64_t>(texts.size()))
-        return Error(ErrorCode::InvalidArgument,
-                     fmt::format("Log lines are numbered from 0 to {} within an attempt; send "
-                                 "the attempt's lines with their own numbers.",
-                                 kLogLinesPerAttempt - 1));
-    std::vector<MetricsLine> lines;
-    lines.reserve(texts.size());
-    for (std::size_t i = 0; i < texts.size(); ++i)
-        lines.push_back({"log",
-                         attempt * kLogLinesPerAttempt + firstLine + static_cast<std::int64_t>(i),
-                         nlohmann::json(texts[i]).dump(-1, ' ', false,
-                                                       nlohmann::json::error_handler_t::replace)});
-    return lines;
-}
-
 Result<bool> Scheduler::report(const WorkerInfo& worker, std::int64_t jobId, std::int64_t attempt,
                                const std::vector<MetricsLine>& lines, double gpuHours)
 {
     SEALTRAIN_TRY(checkGpuHours(gpuHours));
-    if (lines.size() > kMaxMetricsLines)
-        return Error(ErrorCode::InvalidArgument,
-                     "A report holds at most 10000 metrics lines; send them in several.");
-    for (const MetricsLine& line : lines) {
-        if (line.kind.empty() || line.kind.size() > kMaxKindLength || line.step < 0
-            || line.json.size() > kMaxMetricsLineBytes)
-            return Error(ErrorCode::InvalidArgument,
-                         "A metrics line needs a kind of 1 to 32 characters, a step from 0 and at "
-                         "most 64 KiB of JSON; send the trainer's lines as they are.");
-    }
+    SEALTRAIN_TRY(internal::checkMetricsLines(lines));
     JobRow job;
     {
         auto transaction = database_.begin();
         if (!transaction)
             return transaction.error();
         SEALTRAIN_ASSIGN(job, currentAttempt(database_, worker.id, jobId, attempt, true));
-        for (const MetricsLine& line : lines)
-            SEALTRAIN_TRY(database_.run("INSERT OR IGNORE INTO job_metrics (job_id, kind, step, "
-                                        "line) VALUES (?, ?, ?, ?)",
-                                        {jobId, line.kind, line.step, line.json}));
+        SEALTRAIN_TRY(internal::storeMetricsLines(database_, jobId, attempt, lines));
         // The attempt's running total on top of the earlier attempts': a report sent again
         // counts once, and an older one never lowers it.
         SEALTRAIN_TRY(database_.run(
@@ -591,11 +558,13 @@ Result<JobInfo> Scheduler::finish(const WorkerInfo& worker, std::int64_t jobId,
                     audit::textDetail("gpu_hours", fmt::format("{:.3f}", fromMilli(used))));
                 draft.details.push_back(audit::textDetail("state", jobStateName(state)));
                 const std::int64_t now = gate_.now();
+                const std::string& why = running ? reason : job->info.reason;
+                SEALTRAIN_TRY(internal::closeAttempt(database_, jobId, attempt, jobStateName(state),
+                                                     why, now));
                 return database_.run(
                     "UPDATE jobs SET state = ?, reason = ?, gpu_millihours_used = ?, finished = ?, "
                     "updated = ? WHERE id = ?",
-                    {jobStateName(state), running ? reason : job->info.reason, used, now, now,
-                     jobId});
+                    {jobStateName(state), why, used, now, now, jobId});
             });
         !done)
         return done.error();
@@ -627,6 +596,8 @@ Result<std::vector<std::int64_t>> Scheduler::releaseWorker(std::int64_t workerId
                 SEALTRAIN_TRY(movable(JobState::Running, state, "job.requeue"));
                 draft.details.push_back(audit::textDetail("state", jobStateName(state)));
                 const std::int64_t now = gate_.now();
+                SEALTRAIN_TRY(internal::closeAttempt(database_, jobId, job.info.attempt, "lost",
+                                                     reason, now));
                 // The attempt number stays: the next dispatch makes the next one, and every
                 // call of this one is refused from now on.
                 return database_.run(
@@ -666,24 +637,6 @@ Result<std::vector<std::int64_t>> Scheduler::jobsToStop(std::int64_t workerId)
         "finished IS NULL ORDER BY id",
         {workerId}, [&](const Statement& row) { stop.push_back(row.integer(0)); }));
     return stop;
-}
-
-Result<std::vector<MetricsLine>> Scheduler::metrics(const std::string& session, std::int64_t jobId,
-                                                    std::int64_t fromStep)
-{
-    return gate_.performReturning(
-        session, internal::jobRequest(database_, jobId, "metrics", ""),
-        [&](const Caller& caller, audit::EntryDraft&) -> Result<std::vector<MetricsLine>> {
-            SEALTRAIN_TRY(internal::visibleJob(gate_, caller, jobId));
-            std::vector<MetricsLine> lines;
-            SEALTRAIN_TRY(database_.query(
-                "SELECT kind, step, line FROM job_metrics WHERE job_id = ? AND step >= ? "
-                "ORDER BY step, kind",
-                {jobId, fromStep}, [&](const Statement& row) {
-                    lines.push_back({row.text(0), row.integer(1), row.text(2)});
-                }));
-            return lines;
-        });
 }
 
 }  // namespace sealtrain::core

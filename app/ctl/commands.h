@@ -104,6 +104,7 @@ void registerClientCommands(
     CLI::App& app, CommandRegistry& registry);  // connect sign-in … user grant role session
 void registerDataCommands(CLI::App& app, CommandRegistry& registry);  // dataset sample signing-keys
 void registerJobCommands(CLI::App& app, CommandRegistry& registry);   // job
+void registerRunCommands(CLI::App& app, CommandRegistry& registry);   // run
 void registerPolicyCommands(CLI::App& app, CommandRegistry& registry);   // policy
 void registerTotpCommands(CLI::App& app, CommandRegistry& registry);     // change-totp
 void registerWorkerCommands(CLI::App& app, CommandRegistry& registry);   // worker

@@ -44,6 +44,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     registerTotpCommands(app, registry);
     registerDataCommands(app, registry);
     registerJobCommands(app, registry);
+    registerRunCommands(app, registry);
     registerPolicyCommands(app, registry);
     registerWorkerCommands(app, registry);
     registerKeyringCommands(app, registry);

@@ -91,6 +91,7 @@ private slots:
         const auto ran = site.ctl({"job", "run", id}, "eve");
         QVERIFY2(ran.code == kExitOk, ran.err.c_str());
         QVERIFY2(ran.out.find("\"kind\":\"checkpoint\"") != std::string::npos, ran.out.c_str());
+        verifyRunCommands(site, spec, id);
 
         // The checkpoint verifies offline with the platform's checkpoint key.
         const fs::path keys = site.root / "keys";
@@ -133,6 +134,56 @@ private slots:
                      action.c_str());
         // Stopped: a command says how to start it again (no terminal to ask a passphrase on).
         verifyOneSentenceError(site.ctl({"user", "list"}), "sealtrainctl start");
+    }
+
+    // Issue #30: `run list|show|compare|metrics` on the job `id` just run (and a second one with
+    // another step count, run the same way), as its submitter; the auditor, who may not see
+    // jobs, is refused in one sentence.
+    void verifyRunCommands(Site& site, const fs::path& spec, const std::string& id)
+    {
+        std::string text = readFile(spec);
+        text.replace(text.find("name: notes-small"), 17, "name: notes-shorter");
+        text.replace(text.find("steps: 3"), 8, "steps: 2");
+        const fs::path second = site.root / "second.yaml";
+        std::ofstream(second) << text;
+        const auto submitted = site.ctl({"job", "submit", second.string(), "--json"}, "eve");
+        QVERIFY2(submitted.code == kExitOk, submitted.err.c_str());
+        const auto job = nlohmann::json::parse(submitted.out);
+        const std::string other = std::to_string(job["id"].get<std::int64_t>());
+        QCOMPARE(site.ctl({"job", "approve", other, "--sha256", job["spec_sha256"]}, "ann").code,
+                 kExitOk);
+        QCOMPARE(site.ctl({"job", "run", other}, "eve").code, kExitOk);
+
+        const auto listed = site.ctl({"run", "list", "--json"}, "eve");
+        QVERIFY2(listed.code == kExitOk, listed.err.c_str());
+        const auto runs = nlohmann::json::parse(listed.out);
+        QCOMPARE(runs.size(), std::size_t{2});
+        QCOMPARE(runs[0]["run"].get<std::int64_t>(), std::stoll(other));  // newest first
+        QCOMPARE(runs[1]["summary"]["steps_done"].get<int>(), 3);
+        QCOMPARE(runs[1]["attempts"][0]["worker"].get<std::string>(), std::string());
+
+        const auto shown = site.ctl({"run", "show", id}, "eve");
+        QVERIFY2(shown.code == kExitOk, shown.err.c_str());
+        for (const char* expected :
+             {"steps 3 of 3", "1 on the control plane", "succeeded", "schedule.steps = 3"})
+            QVERIFY2(shown.out.find(expected) != std::string::npos, shown.out.c_str());
+
+        const auto compared = site.ctl({"run", "compare", id, other}, "eve");
+        QVERIFY2(compared.code == kExitOk, compared.err.c_str());
+        QVERIFY2(compared.out.find("schedule.steps") != std::string::npos, compared.out.c_str());
+        QVERIFY2(compared.out.find("model.layers") == std::string::npos, compared.out.c_str());
+        QCOMPARE(site.ctl({"run", "compare", id}, "eve").code, kExitUsage);
+
+        const fs::path csv = site.root / "runs.csv";
+        const auto exported =
+            site.ctl({"run", "metrics", id, other, "--csv", "--out", csv.string()}, "eve");
+        QVERIFY2(exported.code == kExitOk, exported.err.c_str());
+        const std::string lines = readFile(csv);
+        QVERIFY2(lines.starts_with("run,name,step,attempt,loss,"), lines.c_str());
+        QCOMPARE(std::count(lines.begin(), lines.end(), '\n'), std::ptrdiff_t{1 + 3 + 2});
+        QCOMPARE(fs::status(csv).permissions() & fs::perms::others_read, fs::perms::none);
+
+        verifyOneSentenceError(site.ctl({"run", "show", id}, "rita"), "may neither");
     }
 
     void initCreatesAnEncryptedDataDirectory()
@@ -592,7 +643,8 @@ private slots:
               QStringList{"grant", "break-glass"}, QStringList{"session", "revoke"},
               QStringList{"user", "reset"}, QStringList{"audit", "export"},
               QStringList{"keyring", "rotate"}, QStringList{"dataset", "import"},
-              QStringList{"job", "submit"}, QStringList{"worker", "list"}})
+              QStringList{"job", "submit"}, QStringList{"worker", "list"},
+              QStringList{"run", "metrics"}, QStringList{"run", "compare"}})
             QTest::newRow(command.join(' ').toLatin1().constData()) << command;
     }
 

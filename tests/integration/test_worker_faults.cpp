@@ -609,6 +609,43 @@ class TestWorkerFaults : public QObject {
         return metricsProblem(job);
     }
 
+    // Issue #30: the killed job's run, through the Runs service, has every step once after the
+    // restart, marked with the attempt that recorded it; attempt 1 on the killed worker was lost,
+    // attempt 2 resumed on the second from the newest checkpoint the first one recorded.
+    void verifyRunMarksTheRestart()
+    {
+        auto run = dana_->showRun(killedJob_);
+        QVERIFY2(run, run ? "" : run.error().message().c_str());
+        QCOMPARE(run->attempts.size(), std::size_t{2});
+        const api::RunAttemptView& lost = run->attempts[0];
+        const api::RunAttemptView& resumed = run->attempts[1];
+        QCOMPARE(lost.worker, std::string("node-killed"));
+        QCOMPARE(lost.outcome, std::string("lost"));
+        QVERIFY2(lost.reason.find("no heartbeat") != std::string::npos, lost.reason.c_str());
+        QCOMPARE(resumed.worker, std::string("node-second"));
+        QCOMPARE(resumed.outcome, std::string("succeeded"));
+        std::int64_t newestOfFirst = 0;
+        for (const api::JobCheckpointView& checkpoint : run->checkpoints)
+            if (checkpoint.attempt == 1)
+                newestOfFirst = std::max(newestOfFirst, checkpoint.step);
+        QVERIFY(newestOfFirst > 0);
+        QCOMPARE(resumed.resumedFromStep, newestOfFirst);
+        QCOMPARE(run->summary.stepsDone, std::int64_t{kSteps});
+        QCOMPARE(run->summary.stepsPlanned, std::int64_t{kSteps});
+
+        auto history = dana_->runMetrics(killedJob_);
+        QVERIFY2(history, history ? "" : history.error().message().c_str());
+        QCOMPARE(history->size(), std::size_t{kSteps});
+        for (std::size_t i = 0; i < history->size(); ++i) {
+            const api::RunPointView& point = (*history)[i];
+            QCOMPARE(point.step, static_cast<std::int64_t>(i) + 1);
+            // Steps up to where the first attempt's reports stopped are its; the rest the second's.
+            QCOMPARE(point.attempt, std::int64_t{point.step <= lost.lastStep ? 1 : 2});
+        }
+        QVERIFY(lost.lastStep >= newestOfFirst);
+        QCOMPARE(resumed.firstStep, lost.lastStep + 1);
+    }
+
     // A heartbeat on a new connection that presents `worker`'s certificate.
     [[nodiscard]] Result<api::HeartbeatAnswer> beatWithCertificateOf(const WorkerProcess& worker,
                                                                      const std::string& inventory)
@@ -704,6 +741,7 @@ private slots:
         const std::string referenceSteps = metricsProblem(referenceJob_);
         QVERIFY2(referenceSteps.empty(), referenceSteps.c_str());
         QVERIFY(second->stop());
+        verifyRunMarksTheRestart();
     }
 
     // The control plane SIGKILLed after the first checkpoint was recorded, and started again once

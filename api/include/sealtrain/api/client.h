@@ -4,6 +4,7 @@
 #pragma once
 
 #include "sealtrain/api/client_views.h"
+#include "sealtrain/api/job_views.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
@@ -186,37 +187,6 @@ struct TrainOutcome {
 struct SampleOutcome {
     std::string text;
     std::uint64_t step = 0;
-};
-
-struct VettingCheck {
-    std::string check;
-    bool ok = false;
-    std::string detail;
-};
-
-// A training job as the control plane reports it (docs/api.md, "Jobs").
-struct JobSummary {
-    std::int64_t id = 0;
-    std::string name;
-    std::string project;
-    std::string state;
-    std::string submitter;
-    std::string approver;
-    std::string specJson;
-    std::string specSha256;
-    std::string datasetId;
-    std::string pool;
-    std::int64_t priority = 0;
-    std::vector<VettingCheck> vetting;
-    std::string reason;
-    std::int64_t restarts = 0;
-    std::int64_t maxRestarts = 0;
-    double gpuHoursLimit = 0.0;
-    double gpuHoursUsed = 0.0;
-    std::int64_t createdUnix = 0;
-    std::int64_t updatedUnix = 0;
-    std::string worker;  // the worker running it
-    std::int64_t attempt = 0;
 };
 
 // One event of a job watch (Jobs.WatchJob): the job (first, and at each change), a metrics
@@ -550,6 +520,15 @@ public:
     // `folder` (which must exist and be empty); the two files' paths.
     [[nodiscard]] Result<std::vector<std::filesystem::path>>
     downloadCheckpoint(std::int64_t id, std::int64_t step, const std::filesystem::path& folder);
+    // Runs (client_runs.cpp): one page of the runs the caller may see, newest first; all of
+    // them; one run whole; a page of its history from after `afterStep` (1 to 20000 steps); the
+    // whole history, page by page.
+    [[nodiscard]] Result<Page<RunView>> listRunsPage(std::int64_t before, std::uint32_t limit);
+    [[nodiscard]] Result<std::vector<RunView>> listRuns();
+    [[nodiscard]] Result<RunView> showRun(std::int64_t id);
+    [[nodiscard]] Result<std::pair<std::vector<RunPointView>, std::int64_t>>
+    runMetricsPage(std::int64_t id, std::int64_t afterStep, std::uint32_t limit);
+    [[nodiscard]] Result<std::vector<RunPointView>> runMetrics(std::int64_t id);
     // Workers, for administrators: a one-time enrolment token, the list, revocation.
     [[nodiscard]] Result<EnrollTokenGrant> createEnrollToken(const std::string& worker,
                                                              const std::string& pool,

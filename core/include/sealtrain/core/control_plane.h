@@ -21,6 +21,7 @@
 #include "sealtrain/core/job_watch.h"
 #include "sealtrain/core/jobs.h"
 #include "sealtrain/core/keyring_changes.h"
+#include "sealtrain/core/runs.h"
 #include "sealtrain/core/scheduler.h"
 #include "sealtrain/core/submissions.h"
 #include "sealtrain/core/workers.h"
@@ -64,6 +65,8 @@ public:
     [[nodiscard]] JobWatches& jobWatches() noexcept { return jobWatches_; }
     // A job's checkpoints: the list, and one chosen to download (each audited).
     [[nodiscard]] JobCheckpointReads& jobCheckpoints() noexcept { return jobCheckpoints_; }
+    // Runs: jobs' attempts and metrics histories (runs.h).
+    [[nodiscard]] RunReads& runs() noexcept { return runs_; }
     // The job policy and the callers' projects' budget use (each call audited).
     [[nodiscard]] PolicyReads& policyReads() noexcept { return policyReads_; }
     // Reading and exporting the audit log.
@@ -105,6 +108,7 @@ private:
     Scheduler scheduler_;
     JobWatches jobWatches_;
     JobCheckpointReads jobCheckpoints_;
+    RunReads runs_;
     PolicyReads policyReads_;
     AuditQueries auditQueries_;
     KeyringChanges keyringChanges_;

@@ -64,6 +64,11 @@ struct MetricsLine {
     std::string json;
 };
 
+// A trainer's metrics line as a worker relays it (docs/trainer.md, "Metrics"): a JSON object
+// with a string "kind" (not "log", which is a log line's) and, where it has one, an integer
+// "step" (0 otherwise). InvalidArgument, saying what to send, for anything else.
+[[nodiscard]] Result<MetricsLine> parseMetricsLine(const std::string& text);
+
 // Each attempt's log lines are numbered from 0 by its worker and stored as lines of kind "log"
 // at step attempt * kLogLinesPerAttempt + number, so that attempts never share a step.
 inline constexpr std::int64_t kLogLinesPerAttempt = 1'000'000'000;
@@ -99,6 +104,11 @@ public:
     [[nodiscard]] Result<bool> report(const WorkerInfo& worker, std::int64_t jobId,
                                       std::int64_t attempt, const std::vector<MetricsLine>& lines,
                                       double gpuHours);
+    // Stores metrics lines of `attempt` of a job that the control plane's own trainer runs
+    // (Jobs::start; no worker), as report() does: each (kind, step) once, not audited. Refused
+    // unless that attempt runs here now.
+    [[nodiscard]] Result<void> recordOwnRun(std::int64_t jobId, std::int64_t attempt,
+                                            const std::vector<MetricsLine>& lines);
     // Records a verified checkpoint (job.checkpoint, actor the worker, with its digests).
     // `keepFiles` moves its files into place; it runs only once every check has passed (the
     // attempt is current, no other checkpoint of that step is recorded), so a refused upload
