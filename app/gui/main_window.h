@@ -20,6 +20,7 @@ class AccessPage;
 class AuditPage;
 class DatasetsPage;
 class JobsPage;
+class RunsPage;
 class WorkersPage;
 class OverviewPage;
 class Session;
@@ -61,6 +62,7 @@ private:
     OverviewPage* overview_;
     DatasetsPage* datasets_;
     JobsPage* jobs_;
+    RunsPage* runs_;
     WorkersPage* workers_;
     AuditPage* audit_;
     AccessPage* access_;

@@ -17,6 +17,9 @@
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
 #include "jobs/new_job_panel.h"
+#include "runs/compare_chart.h"
+#include "runs/run_table_model.h"
+#include "runs/runs_page.h"
 #include "session/background.h"
 #include "session/enrol_dialog.h"
 #include "session/first_run_dialog.h"
@@ -149,7 +152,9 @@ private slots:
         QVERIFY(bob.window->showScreen("jobsPage"));
         auto* jobs = bob.find<gui::JobsPage>("jobsPage");
         bob.find<QPlainTextEdit>("newJobSpec")
-            ->setPlainText(QString(testing::kGuiSpec).arg("fortunes-small"));
+            ->setPlainText(QString(testing::kGuiSpec)
+                               .arg("fortunes-small")
+                               .replace("steps: 10,", "steps: 120,"));
         QTest::mouseClick(bob.find<QPushButton>("submitButton"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(jobs->model().rowCount() == 1, 15000);
         const std::int64_t id = jobs->model().rowAt(0)->id;
@@ -228,6 +233,56 @@ private slots:
         QVERIFY(newJob->checkNow());
         save(bob, "jobs-new");
 
+        // A second run with a higher learning rate, whose first worker was revoked mid-run and
+        // whose second took it over: the Runs screen overlays both and marks the restart.
+        const auto stepLines = [](int from, int to, double pace) {
+            std::vector<std::string> lines;
+            for (int step = from; step <= to; ++step) {
+                const double loss = 1.8 + 3.7 * std::exp(-step / pace);
+                std::string line = "{\"kind\":\"step\",\"step\":" + std::to_string(step)
+                                   + ",\"loss\":" + std::to_string(loss)
+                                   + ",\"tok_per_s\":5100,\"mfu\":0.2";
+                if (step % 20 == 0)
+                    line += ",\"val_loss\":" + std::to_string(loss + 0.1);
+                lines.push_back(line + "}");
+            }
+            return lines;
+        };
+        auto faster = site_.daemon.as("bob")->submitJob(QString(testing::kGuiSpec)
+                                                            .arg("fortunes-faster")
+                                                            .replace("steps: 10,", "steps: 120,")
+                                                            .toStdString()
+                                                        + "optimizer: {lr: 0.003}\n");
+        QVERIFY2(faster, faster ? "" : faster.error().message().c_str());
+        QVERIFY(site_.daemon.as("ann")->approveJob(faster->id, faster->specSha256));
+        {
+            testing::TestWorker lost = testing::enrollTestWorker(site_.daemon, "otto", "n2", "cpu");
+            auto taken1 = lost.client->takeJob();
+            QVERIFY(taken1 && taken1->has_value());
+            api::MetricsReport partial{
+                (*taken1)->job, (*taken1)->attempt, stepLines(1, 50, 18.0), {}, 0, 0.0};
+            QVERIFY(lost.client->reportMetrics(partial));
+            QVERIFY(site_.daemon.as("otto")->revokeWorker("n2", "disk failure"));
+            testing::TestWorker resumed =
+                testing::enrollTestWorker(site_.daemon, "otto", "n3", "cpu");
+            auto second = resumed.client->takeJob();
+            QVERIFY(second && second->has_value());
+            api::MetricsReport rest{
+                (*second)->job, (*second)->attempt, stepLines(1, 120, 18.0), {}, 0, 0.0};
+            QVERIFY(resumed.client->reportMetrics(rest));
+            QVERIFY(resumed.client->finishJob(rest.job, rest.attempt, true, 0.0, ""));
+        }
+        QVERIFY(bob.window->showScreen("runsPage"));
+        auto* runs = bob.find<gui::RunsPage>("runsPage");
+        QTRY_COMPARE_WITH_TIMEOUT(runs->model().rowCount(), 2, 15000);
+        QSignalSpy compared(runs, &gui::RunsPage::compareShown);
+        QVERIFY(runs->choose({id, faster->id}));
+        QTRY_COMPARE_WITH_TIMEOUT(compared.count(), 1, 15000);
+        QCOMPARE(runs->chart().restartMarkers(), 1);
+        save(bob, "runs-compare");
+        bob.find<QTabWidget>("runTabs")->setCurrentIndex(1);
+        save(bob, "runs-attempts");
+
         // A GPU job waiting for approval holds most of the demo budget: bob's overview says so.
         QVERIFY(site_.daemon.as("bob")->submitJob(
             "spec_version: 1\nname: gpu-run\nproject: demo\ndataset: notes\n"
@@ -261,7 +316,7 @@ private slots:
             if (bobsDatasets->model().rowAt(row)->version == 2)
                 bob.find<QTableView>("datasetsTable")->selectRow(row);
         QTRY_VERIFY_WITH_TIMEOUT(
-            bob.find<gui::LineageView>("datasetLineage")->lineage().nodes.size() == 4, 15000);
+            bob.find<gui::LineageView>("datasetLineage")->lineage().nodes.size() == 5, 15000);
         save(bob, "datasets-lineage");
 
         Desk sam = site_.open("sam");
@@ -300,7 +355,7 @@ private slots:
         site_.signIn(otto, "otto");
         QVERIFY(otto.window->showScreen("workersPage"));
         auto* workers = otto.find<gui::WorkersPage>("workersPage");
-        QTRY_VERIFY_WITH_TIMEOUT(workers->model().rowCount() == 1, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(workers->model().rowCount() == 3, 15000);  // n2 revoked
         otto.find<QLineEdit>("workerName")->setText("node-2");
         otto.find<QLineEdit>("workerPool")->setText("h200");
         QTest::mouseClick(otto.find<QPushButton>("enrollTokenButton"), Qt::LeftButton);

@@ -18,6 +18,9 @@
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
+#include "runs/compare_chart.h"
+#include "runs/run_table_model.h"
+#include "runs/runs_page.h"
 #include "workers/workers_page.h"
 
 #include <QTableView>
@@ -42,7 +45,10 @@
 #include <QSpinBox>
 #include <QStackedWidget>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QtTest/QtTest>
+
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <memory>
@@ -52,6 +58,19 @@ using namespace std::chrono_literals;
 
 using testing::Desk;
 using testing::kGuiSpec;
+
+namespace {
+
+// The whole file at `path`, as text.
+std::string fileText(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    return file.readAll().toStdString();
+}
+
+}  // namespace
 
 class TestGuiApp : public QObject {
     Q_OBJECT
@@ -85,7 +104,8 @@ private slots:
         QVERIFY(bob.find<QLineEdit>("signInPassword")->text().isEmpty());  // not kept
 
         site_.signIn(bob, "bob");
-        QCOMPARE(bob.window->screens(), (QStringList{"overviewPage", "datasetsPage", "jobsPage"}));
+        QCOMPARE(bob.window->screens(),
+                 (QStringList{"overviewPage", "datasetsPage", "jobsPage", "runsPage"}));
         auto rita = site_.open("rita");
         site_.signIn(rita, "rita");
         QCOMPARE(rita.window->screens(), (QStringList{"overviewPage", "auditPage"}));
@@ -218,6 +238,75 @@ private slots:
         QTRY_VERIFY2_WITH_TIMEOUT(budgetText().contains("0.01 of 10.00 GPU hours held, 0.01 used"),
                                   qPrintable(budgetText()), 15000);
         QCOMPARE(bob.find<QProgressBar>("budget_demo")->value(), 1);  // 0.1 % in thousandths
+    }
+
+    // Issue #30: bob's Runs screen lists the run watched above and a second one a worker runs
+    // now; chosen together, their curves are overlaid, the parameters that differ are listed,
+    // each run's attempts are shown, and their histories are exported as CSV and JSON.
+    void runsCompared()
+    {
+        auto bobClient = site_.daemon.as("bob");
+        auto second = bobClient->submitJob(QString(kGuiSpec).arg("compared").toStdString());
+        QVERIFY2(second, second ? "" : second.error().message().c_str());
+        QVERIFY(site_.daemon.as("ann")->approveJob(second->id, second->specSha256));
+        testing::TestWorker worker =
+            testing::enrollTestWorker(site_.daemon, "otto", "runner", "cpu");
+        auto taken = worker.client->takeJob();
+        QVERIFY2(taken && taken->has_value(), taken ? "no job" : taken.error().message().c_str());
+        QCOMPARE((*taken)->job, second->id);
+        api::MetricsReport report;
+        report.job = second->id;
+        report.attempt = (*taken)->attempt;
+        report.metricsLines = {R"({"kind":"step","step":1,"loss":6.0,"tok_per_s":800,"mfu":0.02})",
+                               R"({"kind":"step","step":2,"loss":5.0})",
+                               R"({"kind":"step","step":3,"loss":4.5,"val_loss":4.75})"};
+        QVERIFY(worker.client->reportMetrics(report));
+        QVERIFY(worker.client->finishJob(report.job, report.attempt, true, 0.0, ""));
+
+        Desk bob = site_.open("bob");
+        site_.signIn(bob, "bob");
+        QVERIFY(bob.window->screens().contains("runsPage"));
+        QVERIFY(bob.window->showScreen("runsPage"));
+        auto* runs = bob.find<gui::RunsPage>("runsPage");
+        QTRY_VERIFY_WITH_TIMEOUT(runs->model().rowCount() == 2, 15000);
+        const api::RunView newest = *runs->model().rowAt(0);
+        QCOMPARE(newest.job.id, second->id);
+        QCOMPARE(newest.summary.stepsDone, std::int64_t{3});
+        const std::int64_t watched = runs->model().rowAt(1)->job.id;
+
+        QSignalSpy shown(runs, &gui::RunsPage::compareShown);
+        QVERIFY(runs->choose({watched, second->id}));
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 15000);
+        QCOMPARE(runs->compared().size(), std::size_t{2});
+        QCOMPARE(runs->chart().curves(), 4);  // each run's loss and validation loss
+        QCOMPARE(runs->chart().points(), 2 + 1 + 3 + 1);
+        QCOMPARE(runs->chart().restartMarkers(), 0);
+        auto* parameters = bob.find<QTableWidget>("runParameters");
+        QCOMPARE(parameters->rowCount(), 1);  // only the name differs
+        QCOMPARE(parameters->item(0, 0)->text(), QString("name"));
+        QCOMPARE(parameters->item(0, 2)->text(), QString("compared"));
+        QTest::mouseClick(bob.find<QCheckBox>("allParameters"), Qt::LeftButton);
+        QVERIFY(parameters->rowCount() > 10);
+        QVERIFY2(
+            bob.find<QPlainTextEdit>("runAttempts")->toPlainText().contains("attempt 1 on runner"),
+            qPrintable(bob.find<QPlainTextEdit>("runAttempts")->toPlainText()));
+        QVERIFY(bob.find<QPushButton>("exportRunsCsv")->isEnabled());
+
+        const QString csv = site_.path("runs.csv");
+        QVERIFY(runs->exportTo(csv, false));
+        const std::string text = fileText(csv);
+        QVERIFY2(text.starts_with("run,name,step,attempt,loss,val_loss"), text.c_str());
+        QCOMPARE(std::count(text.begin(), text.end(), '\n'), std::ptrdiff_t{1 + 2 + 3});
+        const QString json = site_.path("runs.json");
+        QVERIFY(runs->exportTo(json, true));
+        const auto document = nlohmann::json::parse(fileText(json));
+        QCOMPARE(document["runs"].size(), std::size_t{2});
+        QCOMPARE(document["runs"][1]["steps"][2]["val_loss"].get<double>(), 4.75);
+
+        // rita may not see jobs: no Runs screen for her.
+        Desk rita = site_.open("rita");
+        site_.signIn(rita, "rita");
+        QVERIFY(!rita.window->screens().contains("runsPage"));
     }
 
     // ivy holds both roles: her own job shows no approve button, and a forced click gets the

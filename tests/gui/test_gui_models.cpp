@@ -9,6 +9,8 @@
 #include "datasets/lineage_view.h"
 #include "jobs/job_table_model.h"
 #include "jobs/metrics_chart.h"
+#include "runs/compare_chart.h"
+#include "runs/run_table_model.h"
 #include "session/enrol_dialog.h"
 #include "session/qr_code.h"
 
@@ -228,6 +230,53 @@ private slots:
         QCOMPARE(chart.throughputPoints(), 1);
         chart.clear();
         QCOMPARE(chart.lossPoints(), 0);
+    }
+
+    // Issue #30: a run's row says what its last lines say; the comparison chart draws each run's
+    // loss and validation loss and marks where another attempt's steps begin (a restart).
+    void runsTableAndRestartMarkers()
+    {
+        api::RunView restarted;
+        restarted.job.id = 4;
+        restarted.job.name = "restarted";
+        restarted.job.state = "succeeded";
+        restarted.job.restarts = 1;
+        restarted.summary.stepsDone = 4;
+        restarted.summary.stepsPlanned = 4;
+        restarted.summary.lastLoss = 2.5;
+        restarted.attempts = {{1, "node-a", 0, 0, "lost", "no heartbeat", 0, 1, 2},
+                              {2, "node-b", 0, 0, "succeeded", "", 2, 3, 4},
+                              {3, "node-a", 0, 0, "succeeded", "", 4, 0, 0}};
+        api::RunView plain = restarted;
+        plain.job.id = 5;
+        plain.attempts.resize(1);
+        plain.summary.lastLoss.reset();
+        RunTableModel model;
+        model.setRows({restarted, plain});
+        QCOMPARE(model.data(model.index(0, RunTableModel::Steps), Qt::DisplayRole).toString(),
+                 QString("4 / 4"));
+        QCOMPARE(model.data(model.index(0, RunTableModel::Loss), Qt::DisplayRole).toString(),
+                 QString("2.5000"));
+        QCOMPARE(model.data(model.index(1, RunTableModel::Loss), Qt::DisplayRole).toString(),
+                 QString::fromUtf8("–"));
+        QCOMPARE(model.data(model.index(0, RunTableModel::Workers), Qt::DisplayRole).toString(),
+                 QString("node-a, node-b"));
+
+        const auto point = [](std::int64_t step, std::int64_t attempt, double loss,
+                              std::optional<double> validation = {}) {
+            return api::RunPointView{step, attempt, loss, validation, 0.001, 1.0, 100.0, 0.1, 0};
+        };
+        CompareChart chart;
+        chart.showRuns({restarted, plain}, {{point(1, 1, 4.0), point(2, 1, 3.5, 3.6),
+                                             point(3, 2, 3.0), point(4, 2, 2.5)},
+                                            {point(1, 1, 4.1), point(2, 1, 3.9)}});
+        QCOMPARE(chart.curves(), 4);
+        QCOMPARE(chart.points(), 4 + 1 + 2);
+        QCOMPARE(chart.restartMarkers(), 1);
+        chart.showRuns({}, {});
+        QCOMPARE(chart.curves(), 0);
+        QCOMPARE(chart.restartMarkers(), 0);
+        QVERIFY(!chart.grab().isNull());
     }
 };
 

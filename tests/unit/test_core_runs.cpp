@@ -73,8 +73,8 @@ std::vector<std::int64_t> attemptsOf(const std::vector<core::RunPoint>& points)
     return attempts;
 }
 
-// Job `id` of eve's: run by n1 to step 4 (checkpoint at 2), n1 lost, then run by n2 from the
-// checkpoint to step 6, which recomputes steps 3 and 4 with other numbers.
+// Job `id` of eve's: run by n1 to step 4 (checkpoints at 1 and 2), n1 lost, then run by n2 from
+// the newest checkpoint to step 6, which recomputes steps 3 and 4 with other numbers.
 void runWithARestart(WorkerWorld& w, std::int64_t id)
 {
     const auto first = w.enrolled("n1", "cpu");
@@ -83,6 +83,7 @@ void runWithARestart(WorkerWorld& w, std::int64_t id)
     QVERIFY(w.scheduler().report(
         first, id, 1,
         {stepLine(1, 4.0), stepLine(2, 3.5, 3.6), stepLine(3, 3.2), stepLine(4, 3.0, 3.1)}, 0.0));
+    QVERIFY(recordCheckpoint(w, first, id, 1, 1));
     QVERIFY(recordCheckpoint(w, first, id, 2, 1));
     QCOMPARE(w.scheduler().releaseWorker(first.id, "no heartbeat for more than 60 seconds").value(),
              std::vector<std::int64_t>{id});
@@ -122,8 +123,8 @@ void TestCoreRuns::restartIsMarkedAndEachStepRecordedOnce()
     // Steps 3 and 4 were computed again; the history keeps the lines recorded first.
     QCOMPARE(resumed.firstStep, std::int64_t{5});
     QCOMPARE(resumed.lastStep, std::int64_t{6});
-    QCOMPARE(run->checkpoints.size(), std::size_t{1});
-    QCOMPARE(run->checkpoints[0].attempt, std::int64_t{1});
+    QCOMPARE(run->checkpoints.size(), std::size_t{2});
+    QCOMPARE(run->checkpoints[1].attempt, std::int64_t{1});
 
     auto history = w.t.plane->runs().metrics(w.session("eve"), id);
     QVERIFY2(history, history ? "" : history.error().message().c_str());
