@@ -9,10 +9,8 @@ Usage: torch_reference.py TRAINER_REFERENCE_DUMP
 Runs the dump tool (the only Sealtrain code involved) into a temporary folder and compares.
 Exits 77 (skipped) when torch is not installed.
 """
-import json
 import math
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -28,31 +26,10 @@ except ModuleNotFoundError as missing:
     print("SKIP: python3-torch is not installed (scripts/setup installs it)")
     sys.exit(77)
 
-DTYPES = {"F32": torch.float32, "F64": torch.float64, "I32": torch.int32}
-failures = []
+from safetensors_torch import Checks, read_safetensors
 
-
-def check(condition, message):
-    print(("ok   " if condition else "FAIL ") + message)
-    if not condition:
-        failures.append(message)
-
-
-def read_safetensors(path):
-    """Parses the format from its specification: u64 LE header size, JSON header, data."""
-    with open(path, "rb") as handle:
-        data = handle.read()
-    (header_size,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + header_size])
-    metadata = header.pop("__metadata__", {})
-    body = data[8 + header_size:]
-    tensors = {}
-    for name, info in header.items():
-        begin, end = info["data_offsets"]
-        raw = bytearray(body[begin:end])
-        tensor = torch.frombuffer(raw, dtype=DTYPES[info["dtype"]]) if raw else torch.empty(0)
-        tensors[name] = tensor.reshape(info["shape"]).clone()
-    return tensors, metadata
+check = Checks()
+failures = check.failures
 
 
 class Gpt(torch.nn.Module):

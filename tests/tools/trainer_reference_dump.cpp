@@ -1,12 +1,14 @@
 // Writes what tests/scripts/torch_reference.py compares against PyTorch: a tiny GPT's initial
-// weights (model.safetensors, GPT2Model's names), and in reference.safetensors the batch, our
-// loss and gradients at those weights, and the losses, gradient norms and parameters of 10
-// training steps (two micro-batches each, clipping, AdamW, warm-up + cosine). The settings are
-// in reference.safetensors' __metadata__, so the script reads them rather than repeating them.
+// weights (model.safetensors, GPT2Model's names, with the config.json of trainer/hf_gpt2.h), and in
+// reference.safetensors the batch, our loss and gradients at those weights, and the losses,
+// gradient norms and parameters of 10 training steps (two micro-batches each, clipping, AdamW,
+// warm-up + cosine). The settings are in reference.safetensors' __metadata__, so the script reads
+// them rather than repeating them.
 //
 // Usage: trainer_reference_dump DIRECTORY
 #include "sealtrain/trainer/counter_rng.h"
 #include "sealtrain/trainer/cpu_model.h"
+#include "sealtrain/trainer/hf_gpt2.h"
 #include "sealtrain/trainer/safetensors.h"
 #include "sealtrain/trainer/training.h"
 
@@ -151,7 +153,11 @@ int main(int argc, char** argv)
     auto referenceBytes = encodeSafetensors(reference, metadata);
     if (!referenceBytes)
         return fail(referenceBytes.error().message());
-    if (!writeFile(directory + "/model.safetensors", *weightBytes)
+    // With config.json beside it, the folder is one transformers' GPT2LMHeadModel loads
+    // (tests/scripts/transformers_interop.py).
+    const std::string configJson = gpt2ConfigJson(config, {0, 0});
+    if (!writeFile(directory + "/config.json", {configJson.begin(), configJson.end()})
+        || !writeFile(directory + "/model.safetensors", *weightBytes)
         || !writeFile(directory + "/reference.safetensors", *referenceBytes))
         return fail("cannot write into " + directory);
     return 0;
