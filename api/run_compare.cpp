@@ -14,8 +14,13 @@ void flatten(const nlohmann::json& value, const std::string& name,
              std::vector<std::pair<std::string, std::string>>& out)
 {
     if (value.is_object() && !value.empty()) {
-        for (const auto& [key, inner] : value.items())
-            flatten(inner, name.empty() ? key : name + "." + key, out);
+        for (const auto& [key, inner] : value.items()) {
+            std::string dotted = name;
+            if (!dotted.empty())
+                dotted += '.';
+            dotted += key;
+            flatten(inner, dotted, out);
+        }
         return;
     }
     out.emplace_back(name, value.is_string() ? value.get<std::string>() : value.dump());

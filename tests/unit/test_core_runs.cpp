@@ -60,6 +60,7 @@ Result<void> recordCheckpoint(WorkerWorld& w, const core::WorkerInfo& worker, st
 std::vector<std::int64_t> stepsOf(const std::vector<core::RunPoint>& points)
 {
     std::vector<std::int64_t> steps;
+    steps.reserve(points.size());
     for (const core::RunPoint& point : points)
         steps.push_back(point.step);
     return steps;
@@ -68,6 +69,7 @@ std::vector<std::int64_t> stepsOf(const std::vector<core::RunPoint>& points)
 std::vector<std::int64_t> attemptsOf(const std::vector<core::RunPoint>& points)
 {
     std::vector<std::int64_t> attempts;
+    attempts.reserve(points.size());
     for (const core::RunPoint& point : points)
         attempts.push_back(point.attempt);
     return attempts;
