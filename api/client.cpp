@@ -133,6 +133,7 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& en
     state->training = v1::Training::NewStub(state->channel);
     state->jobs = v1::Jobs::NewStub(state->channel);
     state->runs = v1::Runs::NewStub(state->channel);
+    state->registry = v1::Registry::NewStub(state->channel);
     state->workers = v1::Workers::NewStub(state->channel);
     state->keyring = v1::Keyring::NewStub(state->channel);
     return std::unique_ptr<ControlClient>(new ControlClient(std::move(state)));

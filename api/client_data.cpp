@@ -206,7 +206,7 @@ Result<SigningKeys> ControlClient::signingKeys()
     if (!status.ok())
         return state_->failure(status);
     return SigningKeys{reply.audit_public_key_pem(), reply.manifests_public_key_pem(),
-                       reply.checkpoints_public_key_pem()};
+                       reply.checkpoints_public_key_pem(), reply.registry_public_key_pem()};
 }
 
 Result<TrainOutcome> ControlClient::train(const std::string& dataset,
@@ -274,6 +274,15 @@ Result<SampleOutcome> ControlClient::sampleJob(std::int64_t job, std::uint64_t s
     v1::SampleRequest request;
     request.set_job(job);
     return state_->sample(request, step, samplerArguments, cancel);
+}
+
+Result<SampleOutcome> ControlClient::sampleModel(const std::string& reference,
+                                                 const std::vector<std::string>& samplerArguments,
+                                                 CallCancel* cancel)
+{
+    v1::SampleRequest request;
+    request.set_model(reference);
+    return state_->sample(request, 0, samplerArguments, cancel);
 }
 
 }  // namespace sealtrain::api

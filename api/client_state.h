@@ -8,6 +8,7 @@
 #include "status.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
+#include "sealtrain/v1/registry.grpc.pb.h"
 #include "sealtrain/v1/runs.grpc.pb.h"
 
 #include <grpcpp/grpcpp.h>
@@ -174,6 +175,7 @@ struct ControlClient::State {
     std::unique_ptr<client_internal::v1::Training::Stub> training;
     std::unique_ptr<client_internal::v1::Jobs::Stub> jobs;
     std::unique_ptr<client_internal::v1::Runs::Stub> runs;
+    std::unique_ptr<client_internal::v1::Registry::Stub> registry;
     std::unique_ptr<client_internal::v1::Workers::Stub> workers;
     std::unique_ptr<client_internal::v1::Keyring::Stub> keyring;
     bool presentsCertificate = false;  // a signed-in client (connect with an identity)

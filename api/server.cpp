@@ -92,6 +92,7 @@ public:
         reply->set_manifests_public_key_pem(shared_.platform.manifestsKey().publicKey().toPem());
         reply->set_checkpoints_public_key_pem(
             shared_.platform.checkpointsKey().publicKey().toPem());
+        reply->set_registry_public_key_pem(shared_.platform.registryKey().publicKey().toPem());
         return Status::OK;
     }
 
@@ -140,6 +141,7 @@ struct ControlServer::State {
         , trainingService(server_internal::makeTrainingService(shared))
         , jobsService(server_internal::makeJobsService(shared))
         , runsService(server_internal::makeRunsService(shared))
+        , registryService(server_internal::makeRegistryService(shared))
         , workersService(server_internal::makeWorkersService(shared))
         , keyringService(server_internal::makeKeyringService(shared))
     {
@@ -192,6 +194,7 @@ struct ControlServer::State {
     std::unique_ptr<grpc::Service> trainingService;
     std::unique_ptr<grpc::Service> jobsService;
     std::unique_ptr<grpc::Service> runsService;
+    std::unique_ptr<grpc::Service> registryService;
     std::unique_ptr<grpc::Service> workersService;
     std::unique_ptr<grpc::Service> keyringService;
     std::vector<int> ports;
@@ -268,6 +271,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory&
     builder.RegisterService(state->trainingService.get());
     builder.RegisterService(state->jobsService.get());
     builder.RegisterService(state->runsService.get());
+    builder.RegisterService(state->registryService.get());
     builder.RegisterService(state->workersService.get());
     builder.RegisterService(state->keyringService.get());
     // Uploads and bundles travel in pieces of at most 1 MiB; a message may carry a GPT-2

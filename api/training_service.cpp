@@ -247,6 +247,8 @@ public:
             return trainer;
         if (request->job() != 0)
             return sampleJob(*context, *request, *call, limits, *reply);
+        if (!request->model().empty())
+            return sampleModel(*context, request->model(), *call, limits, *reply);
         // A model carries the classification of its data: sampling needs the same release as
         // reading the dataset, and only a checkpoint this platform signed counts.
         const core::KeyRelease release(shared_.platform);
@@ -298,6 +300,30 @@ private:
                                         request.job(), request.step())));
         auto checkpoint =
             core::KeyRelease(shared_.platform).jobCheckpoint(*chosen, signerPems[chosen->worker]);
+        if (!checkpoint)
+            return Internal::toStatus(checkpoint.error());
+        return sampleFrom(context, *checkpoint, call, limits, reply);
+    }
+
+    // Sample from a registered model version: the registry resolves the reference and checks its
+    // checkpoint's files (audited as model.use with the digest), then the job's checkpoint rule.
+    Status sampleModel(const ServerContext& context, const std::string& reference,
+                       const core::SamplerCall& call, const core::JobPolicy::Sampling& limits,
+                       v1::SampleReply& reply)
+    {
+        core::ResolvedModel resolved;
+        Status found = shared_.inGroup(context, [&]() -> Status {
+            auto model = shared_.platform.controlPlane().registry().resolve(
+                callerOf(shared_, context).token, reference, "sample");
+            if (!model)
+                return Internal::toStatus(model.error());
+            resolved = std::move(model).value();
+            return Status::OK;
+        });
+        if (!found.ok())
+            return found;
+        auto checkpoint = core::KeyRelease(shared_.platform)
+                              .jobCheckpoint(resolved.checkpoint, resolved.signerPem);
         if (!checkpoint)
             return Internal::toStatus(checkpoint.error());
         return sampleFrom(context, *checkpoint, call, limits, reply);

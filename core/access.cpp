@@ -31,7 +31,7 @@ const std::array<DutyClass, kDutyCount>& dutyClasses()
         {"identity administration (user, role, grant, session, keyring)",
          {"user.", "role.", "grant.", "session.", "keyring."}},
         {"infrastructure (worker)", {"worker."}},
-        {"data or job (dataset, job)", {"dataset.", "job."}},
+        {"data or job (dataset, job, model)", {"dataset.", "job.", "model."}},
         {"audit", {"audit."}},
     }};
     return kClasses;

@@ -22,6 +22,7 @@ ControlPlane::ControlPlane(Database& database, const audit::AuditKey* auditKey,
     , jobWatches_(*gate_, scheduler_)
     , jobCheckpoints_(*gate_, scheduler_)
     , runs_(*gate_, scheduler_)
+    , registry_(*gate_, scheduler_)
     , policyReads_(*gate_, jobs_)
     , auditQueries_(*gate_)
     , keyringChanges_(*gate_)

@@ -7,6 +7,7 @@
 #include "sealtrain/base/folder_cleanup.h"
 #include "sealtrain/base/logging.h"
 #include "sealtrain/base/paths.h"
+#include "sealtrain/core/key_release.h"
 #include "sealtrain/core/password.h"
 #include "sealtrain/core/sql_audit_store.h"
 #include "sealtrain/crypto/hkdf.h"
@@ -175,7 +176,8 @@ Result<void> createPurposeKeys(const std::filesystem::path& dir, const crypto::K
 {
     for (const auto& [keyFile, publicFile] :
          {std::pair{datadir::kManifestsKey, datadir::kManifestsPublicKey},
-          std::pair{datadir::kCheckpointsKey, datadir::kCheckpointsPublicKey}}) {
+          std::pair{datadir::kCheckpointsKey, datadir::kCheckpointsPublicKey},
+          std::pair{datadir::kRegistryKey, datadir::kRegistryPublicKey}}) {
         std::error_code ec;
         if (!std::filesystem::exists(file(dir, keyFile), ec))
             SEALTRAIN_TRY(createSigningKey(dir, keyring, keyFile, publicFile));
@@ -280,6 +282,7 @@ struct DataDirectory::State {
     std::optional<crypto::SigningKey> signingKey;
     std::optional<crypto::SigningKey> manifestsKey;
     std::optional<crypto::SigningKey> checkpointsKey;
+    std::optional<crypto::SigningKey> registryKey;
     std::optional<audit::AuditKey> auditKey;
     std::optional<crypto::CertificateAuthority> ca;
     std::unique_ptr<ControlPlane> plane;
@@ -344,7 +347,8 @@ struct DataDirectory::State {
         for (auto [slot, keyFile, what] :
              {std::tuple{&signingKey, datadir::kSigningKey, "audit signing key"},
               std::tuple{&manifestsKey, datadir::kManifestsKey, "manifest signing key"},
-              std::tuple{&checkpointsKey, datadir::kCheckpointsKey, "checkpoint signing key"}}) {
+              std::tuple{&checkpointsKey, datadir::kCheckpointsKey, "checkpoint signing key"},
+              std::tuple{&registryKey, datadir::kRegistryKey, "registry signing key"}}) {
             auto key = loadSigningKey(keyFile, what);
             if (!key)
                 return key.error();
@@ -455,7 +459,9 @@ Result<std::unique_ptr<DataDirectory>> DataDirectory::open(const std::filesystem
     SEALTRAIN_TRY(state->plane->keyringChanges().requireNotRolledBack(*state->keyring));
     if (state->lock)
         removeAbandonedUploads(path);
-    return std::unique_ptr<DataDirectory>(new DataDirectory(std::move(state)));
+    auto opened = std::unique_ptr<DataDirectory>(new DataDirectory(std::move(state)));
+    opened->connectRegistry();
+    return opened;
 }
 
 Result<Enrollment> DataDirectory::create(const NewDataDirectory& request,
@@ -511,6 +517,21 @@ ControlPlane& DataDirectory::controlPlane() noexcept
 const crypto::SigningKey& DataDirectory::signingKey() const noexcept
 {
     return *state_->signingKey;
+}
+
+void DataDirectory::connectRegistry()
+{
+    Registry& registry = state_->plane->registry();
+    registry.setSigningKey(&*state_->registryKey);
+    registry.setCheckpointCheck(
+        [this](const JobCheckpoint& recorded, const std::string& signerPem) -> Result<std::string> {
+            return KeyRelease(*this).checkedJobCheckpoint(recorded, signerPem);
+        });
+}
+
+const crypto::SigningKey& DataDirectory::registryKey() const noexcept
+{
+    return *state_->registryKey;
 }
 
 const crypto::SigningKey& DataDirectory::manifestsKey() const noexcept

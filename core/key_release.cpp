@@ -288,6 +288,21 @@ Result<VerifiedCheckpoint> KeyRelease::jobCheckpoint(const JobCheckpoint& record
     return checkpoint;
 }
 
+Result<std::string> KeyRelease::checkedJobCheckpoint(const JobCheckpoint& recorded,
+                                                     const std::string& signerPem) const
+{
+    auto checkpoint = jobCheckpoint(recorded, signerPem);
+    if (!checkpoint)
+        return checkpoint.error();
+    auto sealed = crypto::sha256File(checkpoint->files.sealed);
+    if (!sealed || toHex(*sealed) != recorded.sealedSha256)
+        return Error(ErrorCode::Integrity,
+                     fmt::format("The sealed checkpoint of job {} at step {} is not the file the "
+                                 "audit log records; restore it from a backup.",
+                                 recorded.jobId, recorded.step));
+    return readWholeFile(checkpoint->files.envelope);
+}
+
 Result<crypto::SecretBytes> KeyRelease::forSampler(const VerifiedCheckpoint& checkpoint) const
 {
     if (checkpoint.job == 0) {

@@ -272,14 +272,65 @@ INSERT INTO job_attempts (job_id, attempt, worker_id, started, resumed_step, end
     FROM jobs WHERE attempt > 0;
 )sql";
 
+// Migration 12 (issue #30, registry): model versions registered from recorded checkpoints, the
+// promotions that move their aliases once a second person approves them (bound to the version's
+// digest), and the aliases themselves. The built-in engineer and approver roles gain the model
+// permissions (model.register, model.approve) as new data directories give them.
+constexpr std::string_view kSchemaV12 = R"sql(
+CREATE TABLE model_versions (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    project TEXT NOT NULL,
+    description TEXT NOT NULL,
+    job_id INTEGER NOT NULL REFERENCES jobs(id),
+    step INTEGER NOT NULL,
+    digest TEXT NOT NULL,
+    sealed_sha256 TEXT NOT NULL,
+    worker TEXT NOT NULL,
+    dataset_id TEXT NOT NULL,
+    registered_by INTEGER NOT NULL REFERENCES users(id),
+    registered INTEGER NOT NULL,
+    statement TEXT NOT NULL,
+    UNIQUE (name, version),
+    UNIQUE (name, job_id, step)
+);
+CREATE TABLE model_promotions (
+    id INTEGER PRIMARY KEY,
+    version_id INTEGER NOT NULL REFERENCES model_versions(id),
+    alias TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    requested_by INTEGER NOT NULL REFERENCES users(id),
+    requested INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    decided_by INTEGER REFERENCES users(id),
+    decided INTEGER,
+    decision_reason TEXT NOT NULL DEFAULT '',
+    previous_version INTEGER,
+    statement TEXT
+);
+CREATE TABLE model_aliases (
+    name TEXT NOT NULL,
+    alias TEXT NOT NULL,
+    version_id INTEGER NOT NULL REFERENCES model_versions(id),
+    promotion_id INTEGER NOT NULL REFERENCES model_promotions(id),
+    PRIMARY KEY (name, alias)
+);
+INSERT OR IGNORE INTO role_permissions (role, permission)
+    SELECT name, 'model.register' FROM roles WHERE name = 'engineer' AND builtin = 1;
+INSERT OR IGNORE INTO role_permissions (role, permission)
+    SELECT name, 'model.approve' FROM roles WHERE name = 'approver' AND builtin = 1;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations()
 {
     static const std::vector<Migration> kMigrations{
-        {1, kSchemaV1}, {2, kSchemaV2},   {3, kSchemaV3},  {4, kSchemaV4},
-        {5, kSchemaV5}, {6, kSchemaV6},   {7, kSchemaV7},  {8, kSchemaV8},
-        {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}};
+        {1, kSchemaV1}, {2, kSchemaV2},   {3, kSchemaV3},   {4, kSchemaV4},
+        {5, kSchemaV5}, {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},
+        {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}};
     return kMigrations;
 }
 

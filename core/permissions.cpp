@@ -11,9 +11,9 @@ namespace permission {
 const std::vector<std::string_view>& all()
 {
     static const std::vector<std::string_view> kAll{
-        kUserManage,    kRoleManage,  kGrantManage,  kSessionManage, kKeyringManage,
-        kDatasetImport, kDatasetRead, kDatasetGrant, kJobSubmit,     kJobApprove,
-        kAuditRead,     kAuditExport, kWorkerEnroll, kWorkerManage,  kWorkerRead};
+        kUserManage,  kRoleManage,   kGrantManage,  kSessionManage, kKeyringManage, kDatasetImport,
+        kDatasetRead, kDatasetGrant, kJobSubmit,    kJobApprove,    kModelRegister, kModelApprove,
+        kAuditRead,   kAuditExport,  kWorkerEnroll, kWorkerManage,  kWorkerRead};
     return kAll;
 }
 
@@ -36,6 +36,8 @@ std::string_view description(std::string_view permission)
         {kDatasetGrant, "grant and revoke read access to datasets"},
         {kJobSubmit, "submit, edit, run and follow one's own training jobs"},
         {kJobApprove, "approve or reject other people's jobs"},
+        {kModelRegister, "register model versions from checkpoints, ask for their promotion"},
+        {kModelApprove, "approve or reject other people's model promotions"},
         {kAuditRead, "browse the audit log and have it verified"},
         {kAuditExport, "export signed audit bundles for a reviewer"},
         {kWorkerEnroll, "make enrolment tokens, revoke workers, declare interconnects"},
@@ -56,8 +58,9 @@ const std::vector<RoleDefinition>& defaultRoles()
           std::string(kSessionManage), std::string(kKeyringManage)}},
         {"steward",
          {std::string(kDatasetImport), std::string(kDatasetRead), std::string(kDatasetGrant)}},
-        {"engineer", {std::string(kDatasetRead), std::string(kJobSubmit)}},
-        {"approver", {std::string(kJobApprove)}},
+        {"engineer",
+         {std::string(kDatasetRead), std::string(kJobSubmit), std::string(kModelRegister)}},
+        {"approver", {std::string(kJobApprove), std::string(kModelApprove)}},
         {"auditor", {std::string(kAuditRead), std::string(kAuditExport)}},
         {"operator",
          {std::string(kWorkerEnroll), std::string(kWorkerManage), std::string(kWorkerRead)}},

@@ -105,6 +105,7 @@ void registerClientCommands(
 void registerDataCommands(CLI::App& app, CommandRegistry& registry);  // dataset sample signing-keys
 void registerJobCommands(CLI::App& app, CommandRegistry& registry);   // job
 void registerRunCommands(CLI::App& app, CommandRegistry& registry);   // run
+void registerModelCommands(CLI::App& app, CommandRegistry& registry);    // model
 void registerPolicyCommands(CLI::App& app, CommandRegistry& registry);   // policy
 void registerTotpCommands(CLI::App& app, CommandRegistry& registry);     // change-totp
 void registerWorkerCommands(CLI::App& app, CommandRegistry& registry);   // worker

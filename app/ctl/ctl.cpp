@@ -45,6 +45,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     registerDataCommands(app, registry);
     registerJobCommands(app, registry);
     registerRunCommands(app, registry);
+    registerModelCommands(app, registry);
     registerPolicyCommands(app, registry);
     registerWorkerCommands(app, registry);
     registerKeyringCommands(app, registry);

@@ -275,7 +275,8 @@ int runSigningKeys(const CommandRegistry& registry, const KeysOptions& options)
                                              options.outDir.string(), ec.message())));
     for (const auto& [name, pem] : {std::pair{"signing.pub.pem", &keys->auditPem},
                                     std::pair{"manifests.pub.pem", &keys->manifestsPem},
-                                    std::pair{"checkpoints.pub.pem", &keys->checkpointsPem}}) {
+                                    std::pair{"checkpoints.pub.pem", &keys->checkpointsPem},
+                                    std::pair{"registry.pub.pem", &keys->registryPem}}) {
         if (auto written = writeText(options.outDir / name, *pem, 0644U); !written)
             return registry.fail(written.error());
         registry.out() << fmt::format("{}\n", (options.outDir / name).string());
@@ -288,6 +289,7 @@ struct SampleOptions {
     std::string run;
     std::uint64_t step = 0;
     std::int64_t job = 0;
+    std::string model;
 };
 
 int runSample(const CommandRegistry& registry, const SampleOptions& options,
@@ -296,12 +298,18 @@ int runSample(const CommandRegistry& registry, const SampleOptions& options,
     auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
-    if (options.run.empty() == (options.job == 0))
+    const int sources =
+        int{!options.run.empty()} + int{options.job != 0} + int{!options.model.empty()};
+    if (sources != 1)
         return registry.fail(Error(ErrorCode::InvalidArgument,
-                                   "Name one checkpoint source: --run RUN or --job ID."));
-    auto sampled = options.job != 0
-                       ? (*client)->sampleJob(options.job, options.step, samplerArguments)
-                       : (*client)->sample(options.run, options.step, samplerArguments);
+                                   "Name one checkpoint source: --run RUN, --job ID or --model "
+                                   "NAME@ALIAS."));
+    if (!options.model.empty() && options.step != 0)
+        return registry.failUsage("A model version names its checkpoint; leave --step out.");
+    auto sampled =
+        options.job != 0         ? (*client)->sampleJob(options.job, options.step, samplerArguments)
+        : !options.model.empty() ? (*client)->sampleModel(options.model, samplerArguments)
+                                 : (*client)->sample(options.run, options.step, samplerArguments);
     if (!sampled)
         return registry.fail(sampled.error());
     registry.out() << sampled->text;
@@ -363,6 +371,9 @@ void registerDataCommands(CLI::App& app, CommandRegistry& registry)
     sampleCommand->add_option("--run", sampleOptions->run, "The run id training printed");
     sampleCommand->add_option("--job", sampleOptions->job,
                               "A job's checkpoint instead, as its worker trained it");
+    sampleCommand->add_option("--model", sampleOptions->model,
+                              "A registered model version instead: NAME, NAME@VERSION or "
+                              "NAME@ALIAS (fortunes@production)");
     sampleCommand->add_option("--step", sampleOptions->step,
                               "The checkpoint's step (default: the run's newest)");
     addClientOptions(sampleCommand, sampleOptions->client, true);
@@ -374,9 +385,9 @@ void registerDataCommands(CLI::App& app, CommandRegistry& registry)
 
     auto keysOptions = std::make_shared<KeysOptions>();
     auto* keysCommand = app.add_subcommand(
-        "signing-keys", "Save the platform's public keys (audit heads, manifests, checkpoints) "
-                        "for checking its signatures offline");
-    keysCommand->add_option("--out-dir", keysOptions->outDir, "Where to write the three .pem files")
+        "signing-keys", "Save the platform's public keys (audit heads, manifests, checkpoints, "
+                        "the model registry) for checking its signatures offline");
+    keysCommand->add_option("--out-dir", keysOptions->outDir, "Where to write the four .pem files")
         ->required();
     addClientOptions(keysCommand, keysOptions->client, true);
     registry.onRun(keysCommand,

@@ -66,12 +66,14 @@ inline trainer::TrainerKeys openJobKeys(const crypto::BoxKeyPair& box,
     return std::move(keys).value();
 }
 
-// A checkpoint of `step` in `folder`, with the lineage fields given; its files.
-inline trainer::CheckpointFiles
-writeTestCheckpoint(const std::filesystem::path& folder, const trainer::TrainerKeys& keys,
-                    const api::JobAssignment& assignment, const crypto::SigningKey& signing,
-                    std::uint64_t step, std::uint64_t seed, const std::string& job,
-                    const std::string& run, const std::string& dataset)
+// A checkpoint of `step` in `folder`, with the lineage fields given and `parent` (the checkpoint
+// before it in the chain, if any); its files and its reference.
+inline trainer::WrittenCheckpoint
+writeChainedTestCheckpoint(const std::filesystem::path& folder, const trainer::TrainerKeys& keys,
+                           const api::JobAssignment& assignment, const crypto::SigningKey& signing,
+                           std::uint64_t step, std::uint64_t seed, const std::string& job,
+                           const std::string& run, const std::string& dataset,
+                           const std::optional<trainer::CheckpointReference>& parent)
 {
     trainer::CheckpointState state;
     state.config = tinyCheckpointConfig();
@@ -86,10 +88,22 @@ writeTestCheckpoint(const std::filesystem::path& folder, const trainer::TrainerK
     if (kek == nullptr)
         qFatal("the job's keys hold no KEK '%s'", assignment.checkpointKek.c_str());
     auto written =
-        trainer::writeCheckpoint(folder, state, tensors.view(), std::nullopt, *kek, signing, 0);
+        trainer::writeCheckpoint(folder, state, tensors.view(), parent, *kek, signing, 0);
     if (!written)
         qFatal("writeCheckpoint: %s", written.error().message().c_str());
-    return written->files;
+    return std::move(written).value();
+}
+
+// A checkpoint of `step` in `folder`, with the lineage fields given; its files.
+inline trainer::CheckpointFiles
+writeTestCheckpoint(const std::filesystem::path& folder, const trainer::TrainerKeys& keys,
+                    const api::JobAssignment& assignment, const crypto::SigningKey& signing,
+                    std::uint64_t step, std::uint64_t seed, const std::string& job,
+                    const std::string& run, const std::string& dataset)
+{
+    return writeChainedTestCheckpoint(folder, keys, assignment, signing, step, seed, job, run,
+                                      dataset, std::nullopt)
+        .files;
 }
 
 }  // namespace sealtrain::testing

@@ -5,6 +5,7 @@
 
 #include "sealtrain/api/client_views.h"
 #include "sealtrain/api/job_views.h"
+#include "sealtrain/api/registry_views.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
@@ -345,6 +346,7 @@ struct SigningKeys {
     std::string auditPem;
     std::string manifestsPem;
     std::string checkpointsPem;
+    std::string registryPem;  // the model registry's statements
 };
 
 // Holds gRPC's runtime for a client process's lifetime: one object in main, made before any
@@ -529,6 +531,23 @@ public:
     [[nodiscard]] Result<std::pair<std::vector<RunPointView>, std::int64_t>>
     runMetricsPage(std::int64_t id, std::int64_t afterStep, std::uint32_t limit);
     [[nodiscard]] Result<std::vector<RunPointView>> runMetrics(std::int64_t id);
+    // The model registry (registry.proto; docs/registry.md): register a job's recorded
+    // checkpoint (`step` 0: its newest) as a model's next version; the models one may read; one
+    // model whole; ask for, approve (naming the version's digest) or reject a promotion; a
+    // version's lineage document (NAME, NAME@VERSION or NAME@ALIAS).
+    [[nodiscard]] Result<ModelVersionView> registerModel(const std::string& name,
+                                                         const std::string& description,
+                                                         std::int64_t job, std::int64_t step);
+    [[nodiscard]] Result<std::vector<ModelSummaryView>> listModels();
+    [[nodiscard]] Result<ModelView> showModel(const std::string& name);
+    [[nodiscard]] Result<PromotionView> requestPromotion(const std::string& name,
+                                                         std::int64_t version,
+                                                         const std::string& alias,
+                                                         const std::string& reason);
+    [[nodiscard]] Result<PromotionView> approvePromotion(std::int64_t id,
+                                                         const std::string& digest);
+    [[nodiscard]] Result<PromotionView> rejectPromotion(std::int64_t id, const std::string& reason);
+    [[nodiscard]] Result<std::string> modelLineage(const std::string& reference);
     // Workers, for administrators: a one-time enrolment token, the list, revocation.
     [[nodiscard]] Result<EnrollTokenGrant> createEnrollToken(const std::string& worker,
                                                              const std::string& pool,
@@ -580,6 +599,10 @@ public:
     [[nodiscard]] Result<SampleOutcome> sampleJob(std::int64_t job, std::uint64_t step,
                                                   const std::vector<std::string>& samplerArguments,
                                                   CallCancel* cancel = nullptr);
+    // Text from a registered model version (NAME, NAME@VERSION or NAME@ALIAS).
+    [[nodiscard]] Result<SampleOutcome>
+    sampleModel(const std::string& reference, const std::vector<std::string>& samplerArguments,
+                CallCancel* cancel = nullptr);
 
 private:
     struct State;

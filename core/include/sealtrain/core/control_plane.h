@@ -21,6 +21,7 @@
 #include "sealtrain/core/job_watch.h"
 #include "sealtrain/core/jobs.h"
 #include "sealtrain/core/keyring_changes.h"
+#include "sealtrain/core/registry.h"
 #include "sealtrain/core/runs.h"
 #include "sealtrain/core/scheduler.h"
 #include "sealtrain/core/submissions.h"
@@ -67,6 +68,8 @@ public:
     [[nodiscard]] JobCheckpointReads& jobCheckpoints() noexcept { return jobCheckpoints_; }
     // Runs: jobs' attempts and metrics histories (runs.h).
     [[nodiscard]] RunReads& runs() noexcept { return runs_; }
+    // The model registry: versions, aliases, approved promotions, lineage (registry.h).
+    [[nodiscard]] Registry& registry() noexcept { return registry_; }
     // The job policy and the callers' projects' budget use (each call audited).
     [[nodiscard]] PolicyReads& policyReads() noexcept { return policyReads_; }
     // Reading and exporting the audit log.
@@ -109,6 +112,7 @@ private:
     JobWatches jobWatches_;
     JobCheckpointReads jobCheckpoints_;
     RunReads runs_;
+    Registry registry_;
     PolicyReads policyReads_;
     AuditQueries auditQueries_;
     KeyringChanges keyringChanges_;

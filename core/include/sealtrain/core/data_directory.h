@@ -8,6 +8,7 @@
 //   manifests.key.sealed, manifests.pub.pem      the key that signs dataset manifests
 //   checkpoints.key.sealed, checkpoints.pub.pem  the key that signs checkpoints (the only one a
 //                       trainer is ever given)
+//   registry.key.sealed, registry.pub.pem        the key that signs the model registry's statements
 //   ca.crt              the platform CA's certificate (public)
 //   ca.key.sealed       the CA's private key (PKCS#8 PEM), sealed under the `signing` KEK
 //   audit.witness       every signed audit head, one line each, outside the database
@@ -54,6 +55,8 @@ inline constexpr std::string_view kManifestsKey = "manifests.key.sealed";
 inline constexpr std::string_view kManifestsPublicKey = "manifests.pub.pem";
 inline constexpr std::string_view kCheckpointsKey = "checkpoints.key.sealed";
 inline constexpr std::string_view kCheckpointsPublicKey = "checkpoints.pub.pem";
+inline constexpr std::string_view kRegistryKey = "registry.key.sealed";
+inline constexpr std::string_view kRegistryPublicKey = "registry.pub.pem";
 inline constexpr std::string_view kCaCertificate = "ca.crt";
 inline constexpr std::string_view kCaKey = "ca.key.sealed";
 inline constexpr std::string_view kWitness = "audit.witness";
@@ -122,6 +125,8 @@ public:
     [[nodiscard]] const crypto::SigningKey& manifestsKey() const noexcept;
     // Signs checkpoints; the trainer gets it for one run.
     [[nodiscard]] const crypto::SigningKey& checkpointsKey() const noexcept;
+    // The key that signs the model registry's statements (registrations, promotions).
+    [[nodiscard]] const crypto::SigningKey& registryKey() const noexcept;
     [[nodiscard]] const audit::AuditKey& auditKey() const noexcept;
     [[nodiscard]] const crypto::CertificateAuthority& certificateAuthority() const noexcept;
     [[nodiscard]] const audit::Clock& clock() const noexcept;
@@ -149,6 +154,8 @@ public:
 private:
     struct State;
     explicit DataDirectory(std::unique_ptr<State> state);
+    // Gives the registry its signing key and its check of checkpoint files (registry.h).
+    void connectRegistry();
     std::unique_ptr<State> state_;
 };
 

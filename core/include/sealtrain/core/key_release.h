@@ -97,6 +97,10 @@ public:
     // the plaintext the audit log records; Integrity when the files are not that checkpoint.
     [[nodiscard]] Result<VerifiedCheckpoint> jobCheckpoint(const JobCheckpoint& recorded,
                                                            const std::string& signerPem) const;
+    // jobCheckpoint, and the sealed file's SHA-256 the one recorded too: the registry's check
+    // (registry.h), which returns the envelope's bytes. Integrity, saying which, otherwise.
+    [[nodiscard]] Result<std::string> checkedJobCheckpoint(const JobCheckpoint& recorded,
+                                                           const std::string& signerPem) const;
     // The keys a sampler gets for `checkpoint` (its dataset's release already authorised).
     [[nodiscard]] Result<crypto::SecretBytes>
     forSampler(const VerifiedCheckpoint& checkpoint) const;

@@ -23,6 +23,10 @@ inline constexpr std::string_view kJobSubmit = "job.submit";
 inline constexpr std::string_view kJobApprove = "job.approve";
 inline constexpr std::string_view kAuditRead = "audit.read";
 inline constexpr std::string_view kAuditExport = "audit.export";
+// The model registry (docs/registry.md): registering versions and asking for their promotion;
+// approving or rejecting other people's promotions and exports.
+inline constexpr std::string_view kModelRegister = "model.register";
+inline constexpr std::string_view kModelApprove = "model.approve";
 // Infrastructure: enrolling (enrolment tokens, revocation), managing and listing GPU workers.
 // Never combined with dataset.* or job.* permissions, nor with identity administration, in one
 // role or for one user (separation of duties).

@@ -1,0 +1,187 @@
+// The Registry service (registry.proto): model versions, aliases, promotions and lineage, each
+// call mapped onto core's Registry (every rule and audit entry is there).
+#include "server_shared.h"
+#include "status.h"
+
+#include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/registry.h"
+
+#include "sealtrain/v1/registry.grpc.pb.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+
+namespace sealtrain::api::server_internal {
+namespace {
+
+namespace v1 = sealtrain::v1;
+using grpc::ServerContext;
+using grpc::Status;
+
+void fillVersion(const core::ModelVersion& version, v1::ModelVersion* out)
+{
+    out->set_name(version.name);
+    out->set_version(version.version);
+    out->set_project(version.project);
+    out->set_description(version.description);
+    out->set_job(version.jobId);
+    out->set_step(version.step);
+    out->set_digest(version.digest);
+    out->set_sealed_sha256(version.sealedSha256);
+    out->set_worker(version.worker);
+    out->set_dataset_id(version.datasetId);
+    out->set_registered_by(version.registeredBy);
+    out->set_registered_unix(version.registered);
+    for (const std::string& alias : version.aliases)
+        out->add_aliases(alias);
+    out->set_statement(version.statement);
+}
+
+void fillPromotion(const core::Promotion& promotion, v1::Promotion* out)
+{
+    out->set_id(promotion.id);
+    out->set_model(promotion.model);
+    out->set_version(promotion.version);
+    out->set_alias(promotion.alias);
+    out->set_digest(promotion.digest);
+    out->set_reason(promotion.reason);
+    out->set_requested_by(promotion.requestedBy);
+    out->set_requested_unix(promotion.requested);
+    out->set_state(std::string(core::promotionStateName(promotion.state)));
+    out->set_decided_by(promotion.decidedBy);
+    out->set_decided_unix(promotion.decided);
+    out->set_decision_reason(promotion.decisionReason);
+    out->set_previous_version(promotion.previousVersion);
+    out->set_statement(promotion.statement);
+}
+
+class RegistryService final : public v1::Registry::Service {
+public:
+    explicit RegistryService(Shared& shared)
+        : shared_(shared)
+    {
+    }
+
+    Status RegisterModel(ServerContext* context, const v1::RegisterModelRequest* request,
+                         v1::ModelVersionReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto version = registry().registerVersion(
+                callerOf(shared_, *context).token,
+                {request->name(), request->description(), request->job(), request->step()});
+            if (!version)
+                return Internal::toStatus(version.error());
+            fillVersion(*version, reply->mutable_version());
+            return Status::OK;
+        });
+    }
+
+    Status ListModels(ServerContext* context, const v1::ListModelsRequest* /*request*/,
+                      v1::ListModelsReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto models = registry().list(callerOf(shared_, *context).token);
+            if (!models)
+                return Internal::toStatus(models.error());
+            for (const core::ModelSummary& model : *models) {
+                v1::ModelSummary* out = reply->add_models();
+                out->set_name(model.name);
+                out->set_project(model.project);
+                out->set_versions(model.versions);
+                out->set_pending_promotions(model.pendingPromotions);
+                for (const auto& [alias, version] : model.aliases) {
+                    v1::ModelAlias* named = out->add_aliases();
+                    named->set_alias(alias);
+                    named->set_version(version);
+                }
+            }
+            return Status::OK;
+        });
+    }
+
+    Status ShowModel(ServerContext* context, const v1::ModelNameRequest* request,
+                     v1::ModelReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto model = registry().show(callerOf(shared_, *context).token, request->name());
+            if (!model)
+                return Internal::toStatus(model.error());
+            v1::Model* out = reply->mutable_model();
+            out->set_name(model->name);
+            out->set_project(model->project);
+            for (const core::ModelVersion& version : model->versions)
+                fillVersion(version, out->add_versions());
+            for (const core::Promotion& promotion : model->promotions)
+                fillPromotion(promotion, out->add_promotions());
+            return Status::OK;
+        });
+    }
+
+    Status RequestPromotion(ServerContext* context, const v1::PromotionRequest* request,
+                            v1::PromotionReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto promotion = registry().requestPromotion(callerOf(shared_, *context).token,
+                                                         request->name(), request->version(),
+                                                         request->alias(), request->reason());
+            if (!promotion)
+                return Internal::toStatus(promotion.error());
+            fillPromotion(*promotion, reply->mutable_promotion());
+            return Status::OK;
+        });
+    }
+
+    Status ApprovePromotion(ServerContext* context, const v1::DecidePromotionRequest* request,
+                            v1::PromotionReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto promotion = registry().approvePromotion(callerOf(shared_, *context).token,
+                                                         request->id(), request->digest());
+            if (!promotion)
+                return Internal::toStatus(promotion.error());
+            fillPromotion(*promotion, reply->mutable_promotion());
+            return Status::OK;
+        });
+    }
+
+    Status RejectPromotion(ServerContext* context, const v1::DecidePromotionRequest* request,
+                           v1::PromotionReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto promotion = registry().rejectPromotion(callerOf(shared_, *context).token,
+                                                        request->id(), request->reason());
+            if (!promotion)
+                return Internal::toStatus(promotion.error());
+            fillPromotion(*promotion, reply->mutable_promotion());
+            return Status::OK;
+        });
+    }
+
+    Status ModelLineage(ServerContext* context, const v1::ModelReferenceRequest* request,
+                        v1::LineageReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto document =
+                registry().lineage(callerOf(shared_, *context).token, request->reference());
+            if (!document)
+                return Internal::toStatus(document.error());
+            reply->set_document(*document);
+            return Status::OK;
+        });
+    }
+
+private:
+    core::Registry& registry() { return shared_.platform.controlPlane().registry(); }
+
+    Shared& shared_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> makeRegistryService(Shared& shared)
+{
+    return std::make_unique<RegistryService>(shared);
+}
+
+}  // namespace sealtrain::api::server_internal

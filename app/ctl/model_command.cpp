@@ -1,0 +1,384 @@
+// `sealtrainctl model …`: the model registry (docs/registry.md). register, list, show, promote,
+// approve, reject and lineage are clients of the control plane; verify-lineage checks a lineage
+// document offline with only the registry's public key (lineage_verify.h).
+#include "client_options.h"
+#include "commands.h"
+#include "ctl.h"
+#include "input_file.h"
+#include "lineage_verify.h"
+#include "list_output.h"
+
+#include "sealtrain/base/utf8.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sealtrain::ctl {
+namespace {
+
+struct ModelOptions {
+    ClientOptions client;
+    std::string name;  // a model, or a reference (NAME, NAME@VERSION, NAME@ALIAS)
+    std::string description;
+    std::string alias;
+    std::string digest;
+    std::string reason;
+    std::string out;
+    std::string key;
+    std::int64_t job = 0;
+    std::int64_t step = 0;
+    std::int64_t promotion = 0;
+    bool json = false;
+};
+
+std::string shown(const std::string& text)
+{
+    return escapeControls(text);
+}
+
+std::string aliasesText(const std::vector<std::string>& aliases)
+{
+    return aliases.empty() ? std::string("-") : shown(fmt::format("{}", fmt::join(aliases, ",")));
+}
+
+nlohmann::json versionJson(const api::ModelVersionView& version)
+{
+    return {{"name", version.name},
+            {"version", version.version},
+            {"project", version.project},
+            {"description", version.description},
+            {"job", version.job},
+            {"step", version.step},
+            {"digest", version.digest},
+            {"sealed_sha256", version.sealedSha256},
+            {"worker", version.worker},
+            {"dataset_id", version.datasetId},
+            {"registered_by", version.registeredBy},
+            {"registered", utcText(version.registeredUnix)},
+            {"aliases", version.aliases}};
+}
+
+nlohmann::json promotionJson(const api::PromotionView& promotion)
+{
+    return {{"id", promotion.id},
+            {"model", promotion.model},
+            {"version", promotion.version},
+            {"alias", promotion.alias},
+            {"digest", promotion.digest},
+            {"reason", promotion.reason},
+            {"requested_by", promotion.requestedBy},
+            {"requested", utcText(promotion.requestedUnix)},
+            {"state", promotion.state},
+            {"decided_by", promotion.decidedBy},
+            {"decided", promotion.decidedUnix == 0
+                            ? nlohmann::json()
+                            : nlohmann::json(utcText(promotion.decidedUnix))},
+            {"decision_reason", promotion.decisionReason},
+            {"previous_version", promotion.previousVersion}};
+}
+
+void printPromotion(std::ostream& out, const api::PromotionView& promotion)
+{
+    out << fmt::format("promotion {}: {}@{} to {} ({}), asked by {} at {}", promotion.id,
+                       shown(promotion.model), promotion.version, shown(promotion.alias),
+                       shown(promotion.state), shown(promotion.requestedBy),
+                       utcText(promotion.requestedUnix));
+    if (!promotion.decidedBy.empty())
+        out << fmt::format(", {} by {} at {}", shown(promotion.state), shown(promotion.decidedBy),
+                           utcText(promotion.decidedUnix));
+    out << '\n';
+    out << fmt::format("  digest: {}\n", promotion.digest);
+    if (!promotion.reason.empty())
+        out << fmt::format("  reason: {}\n", shown(promotion.reason));
+    if (!promotion.decisionReason.empty())
+        out << fmt::format("  decision: {}\n", shown(promotion.decisionReason));
+}
+
+int registerModel(const CommandRegistry& registry, const ModelOptions& options)
+{
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto version =
+        (*client)->registerModel(options.name, options.description, options.job, options.step);
+    if (!version)
+        return registry.fail(version.error());
+    if (options.json) {
+        registry.out() << versionJson(*version).dump(2) << '\n';
+        return kExitOk;
+    }
+    registry.out() << fmt::format("registered {}@{}: job {} at step {}, digest {}\n",
+                                  shown(version->name), version->version, version->job,
+                                  version->step, version->digest);
+    return kExitOk;
+}
+
+int listModels(const CommandRegistry& registry, const ModelOptions& options)
+{
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto models = (*client)->listModels();
+    if (!models)
+        return registry.fail(models.error());
+    constexpr std::string_view row = "{:<24} {:<12} {:>8} {:>8}  {}\n";
+    printList(
+        registry.out(), options.json, *models,
+        fmt::format(row, "model", "project", "versions", "pending", "aliases"),
+        [](const api::ModelSummaryView& model) {
+            nlohmann::json aliases = nlohmann::json::object();
+            for (const auto& [alias, version] : model.aliases)
+                aliases[alias] = version;
+            return nlohmann::json{{"name", model.name},
+                                  {"project", model.project},
+                                  {"versions", model.versions},
+                                  {"pending_promotions", model.pendingPromotions},
+                                  {"aliases", aliases}};
+        },
+        [&](const api::ModelSummaryView& model) {
+            std::vector<std::string> aliases;
+            for (const auto& [alias, version] : model.aliases)
+                aliases.push_back(fmt::format("{}={}", alias, version));
+            return fmt::format(row, shown(model.name), shown(model.project), model.versions,
+                               model.pendingPromotions, aliasesText(aliases));
+        });
+    return kExitOk;
+}
+
+int showModel(const CommandRegistry& registry, const ModelOptions& options)
+{
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto model = (*client)->showModel(options.name);
+    if (!model)
+        return registry.fail(model.error());
+    if (options.json) {
+        nlohmann::json versions = nlohmann::json::array();
+        for (const api::ModelVersionView& version : model->versions)
+            versions.push_back(versionJson(version));
+        nlohmann::json promotions = nlohmann::json::array();
+        for (const api::PromotionView& promotion : model->promotions)
+            promotions.push_back(promotionJson(promotion));
+        registry.out() << nlohmann::json{{"name", model->name},
+                                         {"project", model->project},
+                                         {"versions", versions},
+                                         {"promotions", promotions}}
+                              .dump(2)
+                       << '\n';
+        return kExitOk;
+    }
+    std::ostream& out = registry.out();
+    out << fmt::format("model '{}' in project '{}'\n", shown(model->name), shown(model->project));
+    for (const api::ModelVersionView& version : model->versions) {
+        out << fmt::format("  version {} [{}]: job {} at step {}, worker {}, registered by {} at "
+                           "{}\n",
+                           version.version, aliasesText(version.aliases), version.job, version.step,
+                           shown(version.worker), shown(version.registeredBy),
+                           utcText(version.registeredUnix));
+        out << fmt::format("    digest: {}\n", version.digest);
+        if (!version.description.empty())
+            out << fmt::format("    {}\n", shown(version.description));
+    }
+    for (const api::PromotionView& promotion : model->promotions)
+        printPromotion(out, promotion);
+    return kExitOk;
+}
+
+// NAME@VERSION, as a promotion names its version.
+bool splitVersion(const std::string& reference, std::string& name, std::int64_t& version)
+{
+    const auto at = reference.rfind('@');
+    if (at == std::string::npos)
+        return false;
+    name = reference.substr(0, at);
+    const char* begin = reference.data() + at + 1;
+    const char* end = reference.data() + reference.size();
+    const auto [last, failed] = std::from_chars(begin, end, version);
+    return failed == std::errc() && last == end && version > 0 && !name.empty();
+}
+
+int requestPromotion(const CommandRegistry& registry, const ModelOptions& options)
+{
+    std::string name;
+    std::int64_t version = 0;
+    if (!splitVersion(options.name, name, version))
+        return registry.failUsage(
+            "Name the version to promote as NAME@VERSION, e.g. 'model promote fortunes@3 "
+            "--to production'.");
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto promotion = (*client)->requestPromotion(name, version, options.alias, options.reason);
+    if (!promotion)
+        return registry.fail(promotion.error());
+    if (options.json) {
+        registry.out() << promotionJson(*promotion).dump(2) << '\n';
+        return kExitOk;
+    }
+    printPromotion(registry.out(), *promotion);
+    registry.out() << fmt::format("A second person approves it with 'sealtrainctl model approve "
+                                  "{} --digest {}'.\n",
+                                  promotion->id, promotion->digest);
+    return kExitOk;
+}
+
+int decidePromotion(const CommandRegistry& registry, const ModelOptions& options, bool approve)
+{
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto promotion = approve ? (*client)->approvePromotion(options.promotion, options.digest)
+                             : (*client)->rejectPromotion(options.promotion, options.reason);
+    if (!promotion)
+        return registry.fail(promotion.error());
+    if (options.json) {
+        registry.out() << promotionJson(*promotion).dump(2) << '\n';
+        return kExitOk;
+    }
+    printPromotion(registry.out(), *promotion);
+    return kExitOk;
+}
+
+int approvePromotion(const CommandRegistry& registry, const ModelOptions& options)
+{
+    return decidePromotion(registry, options, true);
+}
+
+int rejectPromotion(const CommandRegistry& registry, const ModelOptions& options)
+{
+    return decidePromotion(registry, options, false);
+}
+
+int exportLineage(const CommandRegistry& registry, const ModelOptions& options)
+{
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto document = (*client)->modelLineage(options.name);
+    if (!document)
+        return registry.fail(document.error());
+    if (options.out.empty()) {
+        registry.out() << *document;
+        return kExitOk;
+    }
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(document->data());
+    if (auto written = writeOutputFile(options.out, {bytes, document->size()}, "lineage document");
+        !written)
+        return registry.fail(written.error());
+    registry.err() << fmt::format("Wrote the lineage of {} to {}; check it with 'sealtrainctl "
+                                  "model verify-lineage {} --key registry.pub.pem'.\n",
+                                  shown(options.name), options.out, options.out);
+    return kExitOk;
+}
+
+int verifyLineageDocument(const CommandRegistry& registry, const ModelOptions& options)
+{
+    auto keyText = readInputFile(options.key, "registry public key");
+    if (!keyText)
+        return registry.fail(keyText.error());
+    auto key = crypto::PublicKey::fromPem(*keyText);
+    if (!key)
+        return registry.fail(key.error(), "Give the registry.pub.pem that 'sealtrainctl "
+                                          "signing-keys' wrote.");
+    auto document = readInputFile(options.name, "lineage document");
+    if (!document)
+        return registry.fail(document.error());
+    auto verdict = verifyLineage(*document, *key);
+    if (!verdict) {
+        registry.out() << "FAILED\n";
+        return registry.fail(verdict.error());
+    }
+    for (const std::string& line : verdict->checked)
+        registry.out() << "ok  " << shown(line) << '\n';
+    registry.out() << fmt::format("VERIFIED {} {}: {} signatures and links checked\n",
+                                  shown(verdict->model), verdict->digest, verdict->checked.size());
+    return kExitOk;
+}
+
+}  // namespace
+
+void registerModelCommands(CLI::App& app, CommandRegistry& registry)
+{
+    auto* group = app.add_subcommand(
+        "model", "The model registry: versions of a model from verified checkpoints, aliases "
+                 "moved by approved promotions, lineage (docs/registry.md)");
+    group->require_subcommand(1);
+    const auto command = [&](const std::string& name, const std::string& help,
+                             int (*body)(const CommandRegistry&, const ModelOptions&),
+                             bool client = true) {
+        auto options = std::make_shared<ModelOptions>();
+        auto* sub = group->add_subcommand(name, help);
+        if (client) {
+            addClientOptions(sub, options->client, true);
+            sub->add_flag("--json", options->json, "Print JSON, for scripts");
+        }
+        registry.onRun(sub, [&registry, options, body] { return body(registry, *options); });
+        return std::pair{sub, options};
+    };
+    auto [add, addOptions] =
+        command("register",
+                "Register a job's recorded checkpoint as the model's next version (model.register)",
+                registerModel);
+    add->add_option("NAME", addOptions->name, "The model: 1 to 64 of a-z, 0-9, '_' and '-'")
+        ->required();
+    add->add_option("--job", addOptions->job, "The job whose checkpoint it is")->required();
+    add->add_option("--step", addOptions->step,
+                    "The checkpoint's step (default: the job's newest recorded checkpoint)");
+    add->add_option("--description", addOptions->description,
+                    "What this version is, at most 1000 bytes");
+    command("list", "The models of your projects: versions, pending promotions, aliases",
+            listModels);
+    auto [show, showOptions] =
+        command("show", "One model: its versions with their digests and aliases, its promotions",
+                showModel);
+    show->add_option("NAME", showOptions->name, "The model")->required();
+    auto [promote, promoteOptions] = command(
+        "promote", "Ask that an alias name a version; a second person approves (model.register)",
+        requestPromotion);
+    promote->add_option("VERSION", promoteOptions->name, "NAME@VERSION, e.g. fortunes@3")
+        ->required();
+    promote->add_option("--to", promoteOptions->alias, "dev, staging, production, or your own")
+        ->required();
+    promote->add_option("--reason", promoteOptions->reason, "Why, for the approver (500 bytes)");
+    auto [approve, approveOptions] = command(
+        "approve",
+        "Approve another person's promotion for exactly the version's digest (model.approve)",
+        approvePromotion);
+    approve->add_option("PROMOTION", approveOptions->promotion, "The promotion's number")
+        ->required();
+    approve
+        ->add_option("--digest", approveOptions->digest,
+                     "The digest you reviewed ('model show' prints it), sha256:…")
+        ->required();
+    auto [reject, rejectOptions] =
+        command("reject", "Reject another person's promotion (model.approve)", rejectPromotion);
+    reject->add_option("PROMOTION", rejectOptions->promotion, "The promotion's number")->required();
+    reject->add_option("--reason", rejectOptions->reason, "Why, for whoever asked")->required();
+    auto [lineage, lineageOptions] =
+        command("lineage",
+                "A version's lineage as one signed document: job, checkpoint chain, registration, "
+                "promotions (docs/formats/registry.md)",
+                exportLineage);
+    lineage->add_option("MODEL", lineageOptions->name, "NAME, NAME@VERSION or NAME@ALIAS")
+        ->required();
+    lineage->add_option("--out", lineageOptions->out,
+                        "Write it to this file (mode 0600) instead of standard output");
+    auto [verify, verifyOptions] = command(
+        "verify-lineage",
+        "Check a lineage document offline: every signature and link, with the registry's key "
+        "(exit 0 VERIFIED, 1 FAILED)",
+        verifyLineageDocument, false);
+    verify->add_option("DOCUMENT", verifyOptions->name, "The lineage document")->required();
+    verify
+        ->add_option("--key", verifyOptions->key,
+                     "registry.pub.pem, as 'sealtrainctl signing-keys' writes it")
+        ->required();
+}
+
+}  // namespace sealtrain::ctl

@@ -1,0 +1,351 @@
+// The model registry in core (issue #30; docs/registry.md): a recorded checkpoint registered as a
+// version, an alias moved only by a promotion a second person approves for exactly the version's
+// digest, the signed statements, and the attacks: self-approval, approval of another digest, an
+// unrecorded or tampered checkpoint, the wrong role, unbounded input. Each refusal is audited
+// with the real actor. The checkpoint files are the data directory's (test_api_registry checks
+// them for real); here the registry's check of them is a stand-in the test can make fail.
+#include "worker_world.h"
+
+#include "sealtrain/audit/entry.h"
+#include "sealtrain/core/registry.h"
+#include "sealtrain/crypto/dsse.h"
+
+#include <QtTest/QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+class TestCoreRegistry : public QObject {
+    Q_OBJECT
+
+private slots:
+    void versionPromotedOnlyBySecondPersonForItsDigest();
+    void tamperedOrUnrecordedCheckpointIsRefused();
+    void onlyModelRolesRegisterPromoteAndRead();
+    void rejectedPromotionMovesNothing();
+    void whatACallerMayMakeItKeepIsBounded();
+    void referencesAreParsed();
+};
+
+using namespace sealtrain;
+using testing::WorkerWorld;
+
+namespace {
+
+// A world with eve's job `notes-run` run by n1 to its end, checkpoints at steps 2 and 4
+// recorded, and the registry given a key and a check that fails for the steps in `tampered`.
+struct RegistryWorld {
+    WorkerWorld w;
+    crypto::SigningKey key = crypto::SigningKey::generate().value();
+    std::set<std::int64_t> tampered;
+    std::int64_t job = 0;
+    int checks = 0;
+
+    RegistryWorld()
+    {
+        registry().setSigningKey(&key);
+        registry().setCheckpointCheck([this](const core::JobCheckpoint& recorded,
+                                             const std::string& signerPem) -> Result<std::string> {
+            ++checks;
+            if (signerPem.find("PUBLIC KEY") == std::string::npos)
+                return Error(ErrorCode::Internal, "The signer's key was not passed.");
+            if (tampered.count(recorded.step) != 0)
+                return Error(ErrorCode::Integrity, "The sealed checkpoint is not the file the "
+                                                   "audit log records.");
+            return std::string(R"({"payload":"e30=","payloadType":)"
+                               R"("application/vnd.in-toto+json","signatures":[]})");
+        });
+        job = w.queuedJob("notes-run", "notes", "cpu");
+        const auto worker = w.enrolled("n1", "cpu");
+        auto taken = w.scheduler().take(worker);
+        if (!taken || !*taken)
+            qFatal("n1 got no job");
+        for (const std::int64_t step : {2, 4}) {
+            const std::string plain(64, step == 2 ? 'a' : 'b');
+            if (!w.scheduler().recordCheckpoint(worker,
+                                                {job, step, 1, "", std::string(64, 'c'), plain,
+                                                 "checkpoint-" + std::to_string(step), 0},
+                                                []() -> Result<void> { return success(); }))
+                qFatal("cannot record step %lld", static_cast<long long>(step));
+        }
+        if (!w.scheduler().finish(worker, job, 1, true, 0.0, ""))
+            qFatal("cannot finish the job");
+    }
+
+    core::Registry& registry() const { return w.t.plane->registry(); }
+    const std::string& session(const std::string& user) { return w.session(user); }
+};
+
+// The statement inside `envelopeJson`, once its signature verifies under `key`.
+nlohmann::json statementOf(const std::string& envelopeJson, const crypto::PublicKey& key)
+{
+    auto envelope = crypto::DsseEnvelope::fromJson(envelopeJson);
+    if (!envelope)
+        qFatal("not an envelope: %s", envelope.error().message().c_str());
+    if (!crypto::verifyDsse(*envelope, key))
+        qFatal("the envelope does not verify");
+    return nlohmann::json::parse(std::string(envelope->payload.begin(), envelope->payload.end()));
+}
+
+}  // namespace
+
+void TestCoreRegistry::versionPromotedOnlyBySecondPersonForItsDigest()
+{
+    RegistryWorld r;
+    auto version =
+        r.registry().registerVersion(r.session("eve"), {"notes-model", "the first try", r.job, 0});
+    QVERIFY2(version, version ? "" : version.error().message().c_str());
+    QCOMPARE(version->version, std::int64_t{1});
+    QCOMPARE(version->step, std::int64_t{4});
+    QCOMPARE(version->digest, "sha256:" + std::string(64, 'b'));
+    QCOMPARE(version->project, std::string("demo"));
+    QCOMPARE(r.w.last().action, std::string("model.register"));
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Ok);
+    QCOMPARE(r.w.last().target.id, std::string("notes-model@1"));
+    QCOMPARE(r.checks, 2);  // the whole chain: steps 2 and 4
+    const auto registered = statementOf(version->statement, r.key.publicKey());
+    QCOMPARE(registered["predicateType"].get<std::string>(),
+             std::string("https://sealtrain.dev/registry/model-version/v1"));
+    QCOMPARE(registered["subject"][0]["name"].get<std::string>(), std::string("notes-model@1"));
+    QCOMPARE(registered["subject"][0]["digest"]["sha256"].get<std::string>(), std::string(64, 'b'));
+    QCOMPARE(registered["predicate"]["job"]["approver"].get<std::string>(), std::string("ann"));
+    QCOMPARE(registered["predicate"]["checkpoints"].size(), std::size_t{2});
+
+    auto asked = r.registry().requestPromotion(r.session("eve"), "notes-model", 1, "production",
+                                               "best validation loss so far");
+    QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
+    QCOMPARE(asked->state, core::PromotionState::Pending);
+    QCOMPARE(asked->digest, version->digest);
+
+    // Whoever asked may not approve, even holding model.approve.
+    QVERIFY(r.w.t.plane->access().grantRole(r.session("alice"), "eve", "approver", "").ok());
+    auto self = r.registry().approvePromotion(r.session("eve"), asked->id, asked->digest);
+    QVERIFY(!self);
+    QCOMPARE(self.error().code(), ErrorCode::PermissionDenied);
+    QCOMPARE(r.w.last().action, std::string("model.promote_approve"));
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Denied);
+    QCOMPARE(r.w.last().actor.id, std::string("eve"));
+
+    // An approval of another digest is refused and moves nothing.
+    const std::string other = "sha256:" + std::string(64, 'a');
+    auto wrong = r.registry().approvePromotion(r.session("ann"), asked->id, other);
+    QVERIFY(!wrong);
+    QCOMPARE(wrong.error().code(), ErrorCode::FailedPrecondition);
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Failed);
+    QCOMPARE(r.w.last().actor.id, std::string("ann"));
+    auto unmoved = r.registry().resolve(r.session("ann"), "notes-model@production", "sample");
+    QVERIFY(!unmoved);
+    QCOMPARE(unmoved.error().code(), ErrorCode::NotFound);
+
+    auto approved = r.registry().approvePromotion(r.session("ann"), asked->id, asked->digest);
+    QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
+    QCOMPARE(approved->state, core::PromotionState::Approved);
+    QCOMPARE(approved->decidedBy, std::string("ann"));
+    QCOMPARE(r.w.last().action, std::string("model.promote_approve"));
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Ok);
+    const auto promoted = statementOf(approved->statement, r.key.publicKey());
+    QCOMPARE(promoted["predicate"]["alias"].get<std::string>(), std::string("production"));
+    QCOMPARE(promoted["predicate"]["requested_by"].get<std::string>(), std::string("eve"));
+    QCOMPARE(promoted["predicate"]["approved_by"].get<std::string>(), std::string("ann"));
+    QCOMPARE(promoted["subject"][0]["digest"]["sha256"].get<std::string>(), std::string(64, 'b'));
+
+    auto resolved = r.registry().resolve(r.session("eve"), "notes-model@production", "sample");
+    QVERIFY2(resolved, resolved ? "" : resolved.error().message().c_str());
+    QCOMPARE(resolved->version.version, std::int64_t{1});
+    QCOMPARE(resolved->checkpoint.step, std::int64_t{4});
+    QCOMPARE(r.w.last().action, std::string("model.use"));
+    const auto details = r.w.last().details;
+    QVERIFY(std::any_of(details.begin(), details.end(), [&](const audit::Detail& detail) {
+        return detail.name == "digest"
+               && std::string(detail.value.begin(), detail.value.end()) == version->digest;
+    }));
+
+    auto shown = r.registry().show(r.session("ann"), "notes-model");
+    QVERIFY2(shown, shown ? "" : shown.error().message().c_str());
+    QCOMPARE(shown->versions.at(0).aliases, std::vector<std::string>{"production"});
+    QCOMPARE(shown->promotions.size(), std::size_t{1});
+    auto listed = r.registry().list(r.session("eve"));
+    QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
+    QCOMPARE(listed->size(), std::size_t{1});
+    QCOMPARE(listed->at(0).aliases.at(0).first, std::string("production"));
+
+    // A second version of the older checkpoint, promoted over the first: the statement names the
+    // version the alias named before.
+    auto older = r.registry().registerVersion(r.session("eve"), {"notes-model", "", r.job, 2});
+    QVERIFY2(older, older ? "" : older.error().message().c_str());
+    QCOMPARE(older->version, std::int64_t{2});
+    auto again =
+        r.registry().requestPromotion(r.session("eve"), "notes-model", 2, "production", "");
+    QVERIFY2(again, again ? "" : again.error().message().c_str());
+    auto moved = r.registry().approvePromotion(r.session("ann"), again->id, older->digest);
+    QVERIFY2(moved, moved ? "" : moved.error().message().c_str());
+    QCOMPARE(moved->previousVersion, std::int64_t{1});
+    QCOMPARE(
+        r.registry().resolve(r.session("eve"), "notes-model@production", "sample")->version.version,
+        std::int64_t{2});
+    QCOMPARE(r.registry().resolve(r.session("eve"), "notes-model", "sample")->version.version,
+             std::int64_t{2});
+}
+
+void TestCoreRegistry::tamperedOrUnrecordedCheckpointIsRefused()
+{
+    RegistryWorld r;
+    auto unrecorded = r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 3});
+    QVERIFY(!unrecorded);
+    QCOMPARE(unrecorded.error().code(), ErrorCode::NotFound);
+    QCOMPARE(r.w.last().action, std::string("model.register"));
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Failed);
+
+    r.tampered.insert(2);  // an older link of the chain
+    auto tampered = r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 4});
+    QVERIFY(!tampered);
+    QCOMPARE(tampered.error().code(), ErrorCode::Integrity);
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Failed);
+    QCOMPARE(r.w.last().actor.id, std::string("eve"));
+    auto none = r.registry().show(r.session("eve"), "m");
+    QVERIFY(!none);
+    QCOMPARE(none.error().code(), ErrorCode::NotFound);
+
+    // Registered while intact, altered before the approval: not promoted, not used.
+    r.tampered.clear();
+    auto version = r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 4});
+    QVERIFY2(version, version ? "" : version.error().message().c_str());
+    auto asked = r.registry().requestPromotion(r.session("eve"), "m", 1, "staging", "");
+    QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
+    r.tampered.insert(4);
+    auto approved = r.registry().approvePromotion(r.session("ann"), asked->id, version->digest);
+    QVERIFY(!approved);
+    QCOMPARE(approved.error().code(), ErrorCode::Integrity);
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Failed);
+    QCOMPARE(r.registry().show(r.session("ann"), "m")->promotions.at(0).state,
+             core::PromotionState::Pending);
+    auto used = r.registry().resolve(r.session("eve"), "m@1", "sample");
+    QVERIFY(!used);
+    QCOMPARE(used.error().code(), ErrorCode::Integrity);
+    QCOMPARE(r.w.last().action, std::string("model.use"));
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Failed);
+
+    // The same checkpoint is one version of a model, not two.
+    r.tampered.clear();
+    auto twice = r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 4});
+    QVERIFY(!twice);
+    QCOMPARE(twice.error().code(), ErrorCode::AlreadyExists);
+}
+
+void TestCoreRegistry::onlyModelRolesRegisterPromoteAndRead()
+{
+    RegistryWorld r;
+    for (const std::string user : {"rita", "olivia", "sam", "ann"}) {
+        auto refused = r.registry().registerVersion(r.session(user), {"m", "", r.job, 0});
+        QVERIFY2(!refused, user.c_str());
+        QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
+        QCOMPARE(r.w.last().outcome, audit::Outcome::Denied);
+        QCOMPARE(r.w.last().actor.id, user);
+    }
+    auto anonymous = r.registry().registerVersion("not-a-session", {"m", "", r.job, 0});
+    QVERIFY(!anonymous);
+    QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
+    QCOMPARE(r.checks, 0);  // nobody refused got as far as the files
+
+    QVERIFY(r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 0}));
+    for (const std::string user : {"rita", "olivia", "sam"}) {
+        auto shown = r.registry().show(r.session(user), "m");
+        QVERIFY2(!shown, user.c_str());
+        QCOMPARE(shown.error().code(), ErrorCode::PermissionDenied);
+        QCOMPARE(r.w.last().actor.id, user);
+        auto listed = r.registry().list(r.session(user));
+        QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
+        QVERIFY2(listed->empty(), user.c_str());
+        auto used = r.registry().resolve(r.session(user), "m", "sample");
+        QVERIFY(!used);
+        QCOMPARE(used.error().code(), ErrorCode::PermissionDenied);
+    }
+    auto byApprover = r.registry().requestPromotion(r.session("ann"), "m", 1, "dev", "");
+    QVERIFY(!byApprover);
+    QCOMPARE(byApprover.error().code(), ErrorCode::PermissionDenied);
+    auto asked = r.registry().requestPromotion(r.session("eve"), "m", 1, "dev", "");
+    QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
+    auto byEngineer = r.registry().approvePromotion(r.session("sam"), asked->id, asked->digest);
+    QVERIFY(!byEngineer);
+    QCOMPARE(byEngineer.error().code(), ErrorCode::PermissionDenied);
+    QCOMPARE(r.w.last().actor.id, std::string("sam"));
+
+    // Model permissions are a data-and-job duty: no role gives them with administration or
+    // infrastructure.
+    for (const std::string other : {"user.manage", "worker.manage"}) {
+        auto mixed =
+            r.w.t.plane->access().createRole(r.session("alice"), "mixed", {"model.approve", other});
+        QVERIFY2(!mixed, other.c_str());
+        QCOMPARE(mixed.error().code(), ErrorCode::PermissionDenied);
+    }
+}
+
+void TestCoreRegistry::rejectedPromotionMovesNothing()
+{
+    RegistryWorld r;
+    QVERIFY(r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 0}));
+    auto asked = r.registry().requestPromotion(r.session("eve"), "m", 1, "production", "");
+    QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
+    auto own = r.registry().rejectPromotion(r.session("eve"), asked->id, "never mind");
+    QVERIFY(!own);
+    QCOMPARE(own.error().code(), ErrorCode::PermissionDenied);
+    auto rejected = r.registry().rejectPromotion(r.session("ann"), asked->id, "not validated");
+    QVERIFY2(rejected, rejected ? "" : rejected.error().message().c_str());
+    QCOMPARE(rejected->state, core::PromotionState::Rejected);
+    QCOMPARE(rejected->decisionReason, std::string("not validated"));
+    QCOMPARE(r.w.last().action, std::string("model.promote_reject"));
+    auto late = r.registry().approvePromotion(r.session("ann"), asked->id, asked->digest);
+    QVERIFY(!late);
+    QCOMPARE(late.error().code(), ErrorCode::FailedPrecondition);
+    QVERIFY(!r.registry().resolve(r.session("eve"), "m@production", "sample"));
+}
+
+void TestCoreRegistry::whatACallerMayMakeItKeepIsBounded()
+{
+    RegistryWorld r;
+    auto long_ = r.registry().registerVersion(
+        r.session("eve"), {"m", std::string(core::kMaxModelDescription + 1, 'x'), r.job, 0});
+    QVERIFY(!long_);
+    QCOMPARE(long_.error().code(), ErrorCode::InvalidArgument);
+    auto badName = r.registry().registerVersion(r.session("eve"), {"../m", "", r.job, 0});
+    QVERIFY(!badName);
+    QCOMPARE(badName.error().code(), ErrorCode::InvalidArgument);
+    QVERIFY(r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 0}));
+    auto longReason = r.registry().requestPromotion(
+        r.session("eve"), "m", 1, "dev", std::string(core::kMaxPromotionReason + 1, 'x'));
+    QVERIFY(!longReason);
+    QCOMPARE(longReason.error().code(), ErrorCode::InvalidArgument);
+    QVERIFY(r.registry().requestPromotion(r.session("eve"), "m", 1, "dev", ""));
+    auto twice = r.registry().requestPromotion(r.session("eve"), "m", 1, "dev", "");
+    QVERIFY(!twice);
+    QCOMPARE(twice.error().code(), ErrorCode::FailedPrecondition);
+    for (std::int64_t i = 1; i < core::kMaxModelAliases; ++i)
+        QVERIFY(r.registry().requestPromotion(r.session("eve"), "m", 1,
+                                              "alias-" + std::to_string(i), ""));
+    auto tooMany = r.registry().requestPromotion(r.session("eve"), "m", 1, "one-more", "");
+    QVERIFY(!tooMany);
+    QCOMPARE(tooMany.error().code(), ErrorCode::ResourceExhausted);
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Failed);
+}
+
+void TestCoreRegistry::referencesAreParsed()
+{
+    auto byVersion = core::parseModelReference("fortunes@3");
+    QVERIFY(byVersion);
+    QCOMPARE(byVersion->name, std::string("fortunes"));
+    QCOMPARE(byVersion->version, std::int64_t{3});
+    auto byAlias = core::parseModelReference("fortunes@production");
+    QVERIFY(byAlias);
+    QCOMPARE(byAlias->alias, std::string("production"));
+    QCOMPARE(byAlias->version, std::int64_t{0});
+    auto newest = core::parseModelReference("fortunes");
+    QVERIFY(newest);
+    QVERIFY(newest->alias.empty());
+    for (const char* bad :
+         {"", "Fortunes", "fortunes@", "fortunes@0", "fortunes@-1", "a/b@1", "fortunes@Prod"})
+        QVERIFY2(!core::parseModelReference(bad), bad);
+}
+
+QTEST_GUILESS_MAIN(TestCoreRegistry)
+#include "test_core_registry.moc"
