@@ -1,7 +1,16 @@
 // The client library's calls on the model registry (client.h, "The model registry";
 // registry.proto).
 #include "client_state.h"
+#include "file_transfer.h"
 
+#include "sealtrain/base/encoding.h"
+#include "sealtrain/base/folder_cleanup.h"
+#include "sealtrain/crypto/random.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <set>
 #include <utility>
 
 namespace sealtrain::api {
@@ -49,6 +58,30 @@ PromotionView viewOf(const v1::Promotion& promotion)
     view.statement = promotion.statement();
     return view;
 }
+
+ModelExportView viewOf(const v1::ModelExport& exported)
+{
+    ModelExportView view;
+    view.id = exported.id();
+    view.model = exported.model();
+    view.version = exported.version();
+    view.digest = exported.digest();
+    view.reason = exported.reason();
+    view.requestedBy = exported.requested_by();
+    view.requestedUnix = exported.requested_unix();
+    view.state = exported.state();
+    view.decidedBy = exported.decided_by();
+    view.decidedUnix = exported.decided_unix();
+    view.decisionReason = exported.decision_reason();
+    view.downloads = exported.downloads();
+    view.folderDigest = exported.folder_digest();
+    return view;
+}
+
+// An export holds a handful of files (docs/formats/model-export.md); a model of GPT-2's largest
+// sizes is a few GiB.
+constexpr std::size_t kMaxExportFiles = 16;
+constexpr std::uint64_t kMaxExportBytes = std::uint64_t{64} << 30U;
 
 }  // namespace
 
@@ -98,6 +131,8 @@ Result<ModelView> ControlClient::showModel(const std::string& name)
         view.versions.push_back(viewOf(version));
     for (const v1::Promotion& promotion : reply->model().promotions())
         view.promotions.push_back(viewOf(promotion));
+    for (const v1::ModelExport& exported : reply->model().exports())
+        view.exports.push_back(viewOf(exported));
     return view;
 }
 
@@ -146,6 +181,121 @@ Result<std::string> ControlClient::modelLineage(const std::string& reference)
     if (!reply)
         return reply.error();
     return reply->document();
+}
+
+Result<ModelExportView> ControlClient::requestExport(const std::string& reference,
+                                                     const std::string& reason)
+{
+    v1::ExportRequest request;
+    request.set_reference(reference);
+    request.set_reason(reason);
+    auto reply = state_->call(*state_->registry, &v1::Registry::Stub::RequestExport, request);
+    if (!reply)
+        return reply.error();
+    return viewOf(reply->model_export());
+}
+
+Result<ModelExportView> ControlClient::approveExport(std::int64_t id, const std::string& digest)
+{
+    v1::DecideExportRequest request;
+    request.set_id(id);
+    request.set_digest(digest);
+    auto reply = state_->call(*state_->registry, &v1::Registry::Stub::ApproveExport, request);
+    if (!reply)
+        return reply.error();
+    return viewOf(reply->model_export());
+}
+
+Result<ModelExportView> ControlClient::rejectExport(std::int64_t id, const std::string& reason)
+{
+    v1::DecideExportRequest request;
+    request.set_id(id);
+    request.set_reason(reason);
+    auto reply = state_->call(*state_->registry, &v1::Registry::Stub::RejectExport, request);
+    if (!reply)
+        return reply.error();
+    return viewOf(reply->model_export());
+}
+
+Result<std::string> ControlClient::downloadExport(std::int64_t id,
+                                                  const std::filesystem::path& folder)
+{
+    std::error_code ec;
+    if (std::filesystem::exists(folder, ec))
+        return Error(ErrorCode::AlreadyExists,
+                     fmt::format("'{}' exists already; name a folder that does not, so that "
+                                 "nothing is mixed into the export.",
+                                 folder.string()));
+    const std::filesystem::path target = std::filesystem::absolute(folder);
+    const std::filesystem::path temporary =
+        target.parent_path()
+        / fmt::format(".{}.partial-{}", target.filename().string(), toHex(crypto::randomBytes(6)));
+    if (!std::filesystem::create_directory(temporary, ec))
+        return Error(ErrorCode::Io, fmt::format("Cannot make a folder beside '{}' ({}); check "
+                                                "the path and its permissions.",
+                                                target.string(), ec.message()));
+    FolderCleanup cleanup(temporary);
+    v1::ExportIdRequest request;
+    request.set_id(id);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + client_internal::kStreamTimeout);
+    auto stream = state_->registry->DownloadExport(&context, request);
+    const auto abandon = [&](Error error) -> Result<std::string> {
+        context.TryCancel();
+        (void)stream->Finish();
+        return error;
+    };
+    std::string digest;
+    std::set<std::string> names;
+    std::ofstream out;
+    std::uint64_t expected = 0;
+    std::uint64_t received = 0;
+    std::uint64_t total = 0;
+    v1::ExportChunk chunk;
+    while (stream->Read(&chunk)) {
+        if (!chunk.folder_digest().empty())
+            digest = chunk.folder_digest();
+        if (!chunk.name().empty()) {
+            if (out.is_open() && received != expected)
+                return abandon(Error(ErrorCode::Integrity, "The export ended a file early; "
+                                                           "download it again."));
+            out.close();
+            if (!transfer::isPlainFileName(chunk.name()) || !names.insert(chunk.name()).second
+                || names.size() > kMaxExportFiles)
+                return abandon(Error(ErrorCode::Integrity,
+                                     "The control plane sent an export file with a name that is "
+                                     "not a plain one, twice, or too many files; check it."));
+            out.open(temporary / chunk.name(), std::ios::binary | std::ios::trunc);
+            expected = chunk.size();
+            received = 0;
+        } else if (!out.is_open()) {
+            return abandon(Error(ErrorCode::Integrity, "The export's first chunk names no file; "
+                                                       "download it again."));
+        }
+        received += chunk.data().size();
+        total += chunk.data().size();
+        if (received > expected || total > kMaxExportBytes)
+            return abandon(Error(ErrorCode::Integrity, "The export sent more than it announced; "
+                                                       "download it again."));
+        out.write(chunk.data().data(), static_cast<std::streamsize>(chunk.data().size()));
+        if (!out)
+            return abandon(Error(ErrorCode::Io, fmt::format("Cannot write into '{}'; check its "
+                                                            "free space.",
+                                                            temporary.string())));
+    }
+    const grpc::Status status = stream->Finish();
+    if (!status.ok())
+        return state_->failure(status);
+    out.close();
+    if (received != expected || names.empty() || digest.empty())
+        return Error(ErrorCode::Integrity, "The export ended early; download it again.");
+    std::filesystem::rename(temporary, target, ec);
+    if (ec)
+        return Error(ErrorCode::Io, fmt::format("Cannot move the export into '{}' ({}); check "
+                                                "that nothing else made it.",
+                                                target.string(), ec.message()));
+    cleanup.keep();
+    return digest;
 }
 
 }  // namespace sealtrain::api

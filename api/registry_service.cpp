@@ -10,7 +10,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 
 namespace sealtrain::api::server_internal {
 namespace {
@@ -55,6 +57,25 @@ void fillPromotion(const core::Promotion& promotion, v1::Promotion* out)
     out->set_previous_version(promotion.previousVersion);
     out->set_statement(promotion.statement);
 }
+
+void fillExport(const core::ModelExport& exported, v1::ModelExport* out)
+{
+    out->set_id(exported.id);
+    out->set_model(exported.model);
+    out->set_version(exported.version);
+    out->set_digest(exported.digest);
+    out->set_reason(exported.reason);
+    out->set_requested_by(exported.requestedBy);
+    out->set_requested_unix(exported.requested);
+    out->set_state(std::string(core::promotionStateName(exported.state)));
+    out->set_decided_by(exported.decidedBy);
+    out->set_decided_unix(exported.decided);
+    out->set_decision_reason(exported.decisionReason);
+    out->set_downloads(exported.downloads);
+    out->set_folder_digest(exported.folderDigest);
+}
+
+constexpr std::size_t kChunkBytes = std::size_t{1} << 20U;
 
 class RegistryService final : public v1::Registry::Service {
 public:
@@ -114,6 +135,8 @@ public:
                 fillVersion(version, out->add_versions());
             for (const core::Promotion& promotion : model->promotions)
                 fillPromotion(promotion, out->add_promotions());
+            for (const core::ModelExport& exported : model->exports)
+                fillExport(exported, out->add_exports());
             return Status::OK;
         });
     }
@@ -169,6 +192,81 @@ public:
             reply->set_document(*document);
             return Status::OK;
         });
+    }
+
+    Status RequestExport(ServerContext* context, const v1::ExportRequest* request,
+                         v1::ExportReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto exported = registry().requestExport(callerOf(shared_, *context).token,
+                                                     request->reference(), request->reason());
+            if (!exported)
+                return Internal::toStatus(exported.error());
+            fillExport(*exported, reply->mutable_model_export());
+            return Status::OK;
+        });
+    }
+
+    Status ApproveExport(ServerContext* context, const v1::DecideExportRequest* request,
+                         v1::ExportReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto exported = registry().approveExport(callerOf(shared_, *context).token,
+                                                     request->id(), request->digest());
+            if (!exported)
+                return Internal::toStatus(exported.error());
+            fillExport(*exported, reply->mutable_model_export());
+            return Status::OK;
+        });
+    }
+
+    Status RejectExport(ServerContext* context, const v1::DecideExportRequest* request,
+                        v1::ExportReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto exported = registry().rejectExport(callerOf(shared_, *context).token,
+                                                    request->id(), request->reason());
+            if (!exported)
+                return Internal::toStatus(exported.error());
+            fillExport(*exported, reply->mutable_model_export());
+            return Status::OK;
+        });
+    }
+
+    Status DownloadExport(ServerContext* context, const v1::ExportIdRequest* request,
+                          grpc::ServerWriter<v1::ExportChunk>* writer) override
+    {
+        std::optional<core::ExportFolder> folder;
+        Status built = shared_.inGroup(*context, [&]() -> Status {
+            auto exported =
+                registry().exportModel(callerOf(shared_, *context).token, request->id());
+            if (!exported)
+                return Internal::toStatus(exported.error());
+            folder = std::move(exported).value();
+            return Status::OK;
+        });
+        if (!built.ok())
+            return built;
+        bool first = true;
+        for (const core::ExportFile& file : folder->files) {
+            std::size_t offset = 0;
+            do {
+                const std::size_t length = std::min(kChunkBytes, file.bytes.size() - offset);
+                v1::ExportChunk chunk;
+                if (first)
+                    chunk.set_folder_digest(folder->digest);
+                first = false;
+                if (offset == 0) {
+                    chunk.set_name(file.name);
+                    chunk.set_size(file.bytes.size());
+                }
+                chunk.set_data(file.bytes.data() + offset, length);
+                if (!writer->Write(chunk))
+                    return Status(grpc::StatusCode::CANCELLED, "The caller went away.");
+                offset += length;
+            } while (offset < file.bytes.size());
+        }
+        return Status::OK;
     }
 
 private:

@@ -2,6 +2,8 @@
 // the audit key, the witness file and the control plane over them.
 #include "sealtrain/core/data_directory.h"
 
+#include "data_directory_files.h"
+#include "model_signing_key.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/folder_cleanup.h"
@@ -12,6 +14,7 @@
 #include "sealtrain/core/sql_audit_store.h"
 #include "sealtrain/crypto/hkdf.h"
 #include "sealtrain/crypto/key_file.h"
+#include "sealtrain/crypto/model_signing.h"
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/sealed.h"
 
@@ -31,6 +34,12 @@
 namespace sealtrain::core {
 namespace {
 
+using internal::file;
+using internal::readPublicFile;
+using internal::sealSecret;
+using internal::unsealSecret;
+using internal::writePublicFile;
+
 constexpr std::string_view kOrigin = "sealtrain.local/control";
 constexpr std::string_view kCaName = "Sealtrain platform CA";
 constexpr std::chrono::seconds kCaValidity{std::chrono::hours(24 * 365 * 10)};
@@ -39,68 +48,12 @@ constexpr std::string_view kSigningKekId = "signing";
 constexpr std::string_view kDatabaseKekId = "database";  // also seals the CLI session
 constexpr std::string_view kAuditKekId = "audit";
 
-std::filesystem::path file(const std::filesystem::path& dataDir, std::string_view name)
-{
-    return dataDir / std::string(name);
-}
-
 Error notInitialised(const std::filesystem::path& dataDir)
 {
     return Error(ErrorCode::NotFound,
                  fmt::format("There is no initialised data directory at '{}'; create one with "
                              "'sealtrainctl init --data-dir {}' or pass the right --data-dir.",
                              dataDir.string(), dataDir.string()));
-}
-
-// A small secret as a sealed object under `kek` (written atomically, mode 0600).
-Result<void> sealSecret(const std::filesystem::path& path, const crypto::Kek& kek,
-                        std::string_view contentType, std::span<const std::uint8_t> secret,
-                        AtomicFileSink::Overwrite overwrite)
-{
-    auto writer =
-        crypto::SealedWriter::create(path, kek, {std::string(contentType), "{}"}, overwrite);
-    if (!writer)
-        return writer.error();
-    SEALTRAIN_TRY(writer->write(secret));
-    return writer->finish();
-}
-
-// The plaintext of a small sealed object (one chunk), only ever in SecretBytes.
-Result<crypto::SecretBytes> unsealSecret(const std::filesystem::path& path,
-                                         const crypto::KekResolver& resolver, const char* what)
-{
-    auto reader = crypto::SealedReader::open(path, resolver);
-    if (!reader)
-        return reader.error().withContext(fmt::format("Cannot open the {}", what));
-    if (reader->chunkCount() != 1)
-        return Error(ErrorCode::Integrity,
-                     fmt::format("The {} file '{}' is not a single-chunk sealed secret; restore "
-                                 "the data directory from a backup.",
-                                 what, path.string()));
-    auto secret = crypto::SecretBytes::allocate(reader->chunkPlaintextSize(0));
-    if (!secret)
-        return secret.error();
-    auto read = reader->readChunk(0, secret->mutableBytes());
-    if (!read)
-        return read.error();
-    return secret;
-}
-
-// Public keys and certificates are readable by everyone (0644); they are written atomically.
-Result<void> writePublicFile(const std::filesystem::path& path, const std::string& text)
-{
-    constexpr unsigned kPublicMode = 0644;
-    return writeFileAtomically(path, asBytes(text), AtomicFileSink::Overwrite::Allow, kPublicMode);
-}
-
-Result<std::string> readPublicFile(const std::filesystem::path& path)
-{
-    auto text = readWholeFile(path);
-    if (!text)
-        return Error(ErrorCode::NotFound,
-                     fmt::format("Cannot read '{}'; restore the data directory from a backup.",
-                                 path.string()));
-    return text;
 }
 
 Result<audit::AuditKey> deriveAuditKey(const crypto::Keyring& keyring)
@@ -285,6 +238,7 @@ struct DataDirectory::State {
     std::optional<crypto::SigningKey> registryKey;
     std::optional<audit::AuditKey> auditKey;
     std::optional<crypto::CertificateAuthority> ca;
+    std::optional<internal::ModelSigningIdentity> modelSigning;
     std::unique_ptr<ControlPlane> plane;
 
     // Everything but the keyring, which the caller has unlocked or created.
@@ -364,6 +318,10 @@ struct DataDirectory::State {
         if (!loaded)
             return loaded.error();
         ca.emplace(std::move(*loaded));
+        auto signer = internal::loadModelSigningIdentity(dataDir, *keyring, *ca);
+        if (!signer)
+            return signer.error();
+        modelSigning.emplace(std::move(*signer));
         auto audit = deriveAuditKey(*keyring);
         if (!audit)
             return audit.error();
@@ -527,6 +485,17 @@ void DataDirectory::connectRegistry()
         [this](const JobCheckpoint& recorded, const std::string& signerPem) -> Result<std::string> {
             return KeyRelease(*this).checkedJobCheckpoint(recorded, signerPem);
         });
+    registry.setExportBuilder([this](const JobCheckpoint& recorded, const std::string& signerPem,
+                                     const std::string& modelName) -> Result<ExportFolder> {
+        return KeyRelease(*this).exportFolder(recorded, signerPem, modelName);
+    });
+}
+
+Result<std::string> DataDirectory::signModelStatement(std::string_view statement) const
+{
+    return crypto::modelSigningBundle(statement, state_->modelSigning->privateKeyPem,
+                                      state_->modelSigning->certificatePem,
+                                      state_->ca->certificatePem());
 }
 
 const crypto::SigningKey& DataDirectory::registryKey() const noexcept

@@ -12,11 +12,16 @@
 #include "sealtrain/core/scheduler.h"
 #include "sealtrain/core/workers.h"
 #include "sealtrain/crypto/hash.h"
+#include "sealtrain/crypto/key_file.h"
+#include "sealtrain/crypto/model_signing.h"
 #include "sealtrain/crypto/sealed.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/dataset/manifest.h"
 #include "sealtrain/dataset/reader.h"
+#include "sealtrain/dataset/tokenizer.h"
 #include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/trainer/hf_gpt2.h"
+#include "sealtrain/trainer/safetensors.h"
 #include "sealtrain/trainer/trainer_keys.h"
 
 #include <fmt/format.h>
@@ -301,6 +306,57 @@ Result<std::string> KeyRelease::checkedJobCheckpoint(const JobCheckpoint& record
                                  "audit log records; restore it from a backup.",
                                  recorded.jobId, recorded.step));
     return readWholeFile(checkpoint->files.envelope);
+}
+
+Result<ExportFolder> KeyRelease::exportFolder(const JobCheckpoint& recorded,
+                                              const std::string& signerPem,
+                                              const std::string& modelName) const
+{
+    SEALTRAIN_TRY(checkedJobCheckpoint(recorded, signerPem));
+    auto signer = crypto::PublicKey::fromPem(signerPem);
+    if (!signer)
+        return signer.error();
+    auto kek = jobKey(platform_, recorded.jobId);
+    if (!kek)
+        return kek.error();
+    const crypto::KekResolver resolver = crypto::keyFileResolver(*kek);
+    auto loaded =
+        trainer::loadCheckpoint(filesOf(jobCheckpointFiles(recorded.jobId, recorded.step)),
+                                std::span(&*signer, 1), resolver);
+    if (!loaded)
+        return loaded.error();
+    const trainer::CheckpointState& state = loaded->checkpoint.state;
+    if (state.tokenizer != "byte")
+        return Error(ErrorCode::Unsupported,
+                     fmt::format("The model was trained with the '{}' tokenizer, whose files this "
+                                 "control plane does not keep; only byte-level models are "
+                                 "exported.",
+                                 state.tokenizer));
+    auto weights = trainer::encodeSafetensors(
+        trainer::gptExportEntries(state.config.model, loaded->checkpoint.parameters),
+        {{"format", "pt"}});
+    if (!weights)
+        return weights.error();
+    const auto text = [](const std::string& content) {
+        return std::vector<std::uint8_t>(content.begin(), content.end());
+    };
+    ExportFolder folder;
+    folder.files.push_back({"model.safetensors", std::move(*weights)});
+    // The byte tokenizer's end of text is NUL (dataset/tokenizer.h).
+    folder.files.push_back(
+        {"config.json", text(trainer::gpt2ConfigJson(state.config.model, {0, 0}))});
+    folder.files.push_back({"vocab.json", text(dataset::byteTokenizerGpt2Vocab())});
+    folder.files.push_back({"merges.txt", text(dataset::byteTokenizerGpt2Merges())});
+    std::vector<crypto::SignedModelFile> signedFiles;
+    for (const ExportFile& file : folder.files)
+        signedFiles.push_back({file.name, crypto::sha256(file.bytes)});
+    folder.digest = "sha256:" + toHex(crypto::modelSigningRootDigest(signedFiles));
+    auto bundle = platform_.signModelStatement(
+        crypto::modelSigningStatement(modelName, std::move(signedFiles)));
+    if (!bundle)
+        return bundle.error();
+    folder.files.push_back({"model.sig", text(*bundle)});
+    return folder;
 }
 
 Result<crypto::SecretBytes> KeyRelease::forSampler(const VerifiedCheckpoint& checkpoint) const

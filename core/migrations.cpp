@@ -323,14 +323,33 @@ INSERT OR IGNORE INTO role_permissions (role, permission)
     SELECT name, 'model.approve' FROM roles WHERE name = 'approver' AND builtin = 1;
 )sql";
 
+// Migration 13 (issue #30, exports): a model version's export, asked by one person and approved
+// by another for the version's digest; each download counted, the folder's digest kept.
+constexpr std::string_view kSchemaV13 = R"sql(
+CREATE TABLE model_exports (
+    id INTEGER PRIMARY KEY,
+    version_id INTEGER NOT NULL REFERENCES model_versions(id),
+    digest TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    requested_by INTEGER NOT NULL REFERENCES users(id),
+    requested INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    decided_by INTEGER REFERENCES users(id),
+    decided INTEGER,
+    decision_reason TEXT NOT NULL DEFAULT '',
+    downloads INTEGER NOT NULL DEFAULT 0,
+    folder_digest TEXT NOT NULL DEFAULT ''
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations()
 {
     static const std::vector<Migration> kMigrations{
-        {1, kSchemaV1}, {2, kSchemaV2},   {3, kSchemaV3},   {4, kSchemaV4},
-        {5, kSchemaV5}, {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},
-        {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}};
+        {1, kSchemaV1},   {2, kSchemaV2},   {3, kSchemaV3},  {4, kSchemaV4}, {5, kSchemaV5},
+        {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},  {9, kSchemaV9}, {10, kSchemaV10},
+        {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}};
     return kMigrations;
 }
 

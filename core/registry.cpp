@@ -17,7 +17,6 @@
 namespace sealtrain::core {
 namespace {
 
-using internal::loadVersion;
 using internal::modelProject;
 
 Error noSuchModel(const std::string& name)

@@ -142,6 +142,7 @@ Result<ModelInfo> loadModel(AuditedTransactions& gate, const Caller& caller,
     SEALTRAIN_TRY(database.query(
         "SELECT " + std::string(kPromotionColumns) + " WHERE v.name = ? ORDER BY p.id", {name},
         [&](const Statement& row) { info.promotions.push_back(readPromotion(row)); }));
+    SEALTRAIN_ASSIGN(info.exports, loadExports(database, name));
     return info;
 }
 

@@ -38,6 +38,10 @@ inline constexpr std::string_view kPromotionPredicate =
 [[nodiscard]] Result<ModelVersion> resolveVersion(AuditedTransactions& gate, const Caller& caller,
                                                   const ModelReference& reference);
 [[nodiscard]] Result<Promotion> loadPromotion(const Database& database, std::int64_t id);
+[[nodiscard]] Result<ModelExport> loadExport(const Database& database, std::int64_t id);
+// Every export of model `name`, oldest first.
+[[nodiscard]] Result<std::vector<ModelExport>> loadExports(const Database& database,
+                                                           const std::string& name);
 
 // The registration's DSSE envelope (JSON): `version`, trained by `job`, whose checkpoint chain
 // (oldest first, the version's checkpoint last) is `chain`.

@@ -407,4 +407,21 @@ Result<std::string> Gpt2BpeTokenizer::decode(std::span<const std::uint32_t> ids)
     return bytes;
 }
 
+std::string byteTokenizerGpt2Vocab()
+{
+    const std::array<char32_t, 256> alphabet = gpt2ByteAlphabet();
+    nlohmann::json vocab = nlohmann::json::object();
+    for (std::uint32_t b = 0; b < 256; ++b) {
+        std::string symbol;
+        appendUtf8(symbol, alphabet[b]);
+        vocab[symbol] = b;
+    }
+    return vocab.dump() + "\n";
+}
+
+std::string byteTokenizerGpt2Merges()
+{
+    return "#version: 0.2\n";
+}
+
 }  // namespace sealtrain::dataset

@@ -99,6 +99,36 @@ void printPromotion(std::ostream& out, const api::PromotionView& promotion)
         out << fmt::format("  decision: {}\n", shown(promotion.decisionReason));
 }
 
+nlohmann::json exportJson(const api::ModelExportView& exported)
+{
+    return {{"id", exported.id},
+            {"model", exported.model},
+            {"version", exported.version},
+            {"digest", exported.digest},
+            {"reason", exported.reason},
+            {"requested_by", exported.requestedBy},
+            {"requested", utcText(exported.requestedUnix)},
+            {"state", exported.state},
+            {"decided_by", exported.decidedBy},
+            {"decision_reason", exported.decisionReason},
+            {"downloads", exported.downloads},
+            {"folder_digest", exported.folderDigest}};
+}
+
+void printExport(std::ostream& out, const api::ModelExportView& exported)
+{
+    out << fmt::format("export {}: {}@{} ({}), asked by {} at {}", exported.id,
+                       shown(exported.model), exported.version, shown(exported.state),
+                       shown(exported.requestedBy), utcText(exported.requestedUnix));
+    if (!exported.decidedBy.empty())
+        out << fmt::format(", {} by {}", shown(exported.state), shown(exported.decidedBy));
+    out << fmt::format("; downloaded {} time{}\n", exported.downloads,
+                       exported.downloads == 1 ? "" : "s");
+    out << fmt::format("  digest: {}\n", exported.digest);
+    if (!exported.folderDigest.empty())
+        out << fmt::format("  folder: {}\n", exported.folderDigest);
+}
+
 int registerModel(const CommandRegistry& registry, const ModelOptions& options)
 {
     auto client = signedInClient(options.client, registry.err());
@@ -165,10 +195,14 @@ int showModel(const CommandRegistry& registry, const ModelOptions& options)
         nlohmann::json promotions = nlohmann::json::array();
         for (const api::PromotionView& promotion : model->promotions)
             promotions.push_back(promotionJson(promotion));
+        nlohmann::json exports = nlohmann::json::array();
+        for (const api::ModelExportView& exported : model->exports)
+            exports.push_back(exportJson(exported));
         registry.out() << nlohmann::json{{"name", model->name},
                                          {"project", model->project},
                                          {"versions", versions},
-                                         {"promotions", promotions}}
+                                         {"promotions", promotions},
+                                         {"exports", exports}}
                               .dump(2)
                        << '\n';
         return kExitOk;
@@ -187,6 +221,8 @@ int showModel(const CommandRegistry& registry, const ModelOptions& options)
     }
     for (const api::PromotionView& promotion : model->promotions)
         printPromotion(out, promotion);
+    for (const api::ModelExportView& exported : model->exports)
+        printExport(out, exported);
     return kExitOk;
 }
 
@@ -253,6 +289,67 @@ int approvePromotion(const CommandRegistry& registry, const ModelOptions& option
 int rejectPromotion(const CommandRegistry& registry, const ModelOptions& options)
 {
     return decidePromotion(registry, options, false);
+}
+
+int requestExport(const CommandRegistry& registry, const ModelOptions& options)
+{
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto exported = (*client)->requestExport(options.name, options.reason);
+    if (!exported)
+        return registry.fail(exported.error());
+    if (options.json) {
+        registry.out() << exportJson(*exported).dump(2) << '\n';
+        return kExitOk;
+    }
+    printExport(registry.out(), *exported);
+    registry.out() << fmt::format("A second person approves it with 'sealtrainctl model "
+                                  "export-approve {} --digest {}'.\n",
+                                  exported->id, exported->digest);
+    return kExitOk;
+}
+
+int decideExport(const CommandRegistry& registry, const ModelOptions& options, bool approve)
+{
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto exported = approve ? (*client)->approveExport(options.promotion, options.digest)
+                            : (*client)->rejectExport(options.promotion, options.reason);
+    if (!exported)
+        return registry.fail(exported.error());
+    if (options.json) {
+        registry.out() << exportJson(*exported).dump(2) << '\n';
+        return kExitOk;
+    }
+    printExport(registry.out(), *exported);
+    return kExitOk;
+}
+
+int approveExport(const CommandRegistry& registry, const ModelOptions& options)
+{
+    return decideExport(registry, options, true);
+}
+
+int rejectExport(const CommandRegistry& registry, const ModelOptions& options)
+{
+    return decideExport(registry, options, false);
+}
+
+int downloadExport(const CommandRegistry& registry, const ModelOptions& options)
+{
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto digest = (*client)->downloadExport(options.promotion, options.out);
+    if (!digest)
+        return registry.fail(digest.error());
+    registry.out() << fmt::format("exported into {} (digest {}); a reviewer checks it with "
+                                  "'model_signing verify certificate --signature {}/model.sig "
+                                  "--certificate_chain ca.pem {}'\n",
+                                  options.out, *digest, options.out, options.out);
+    return kExitOk;
 }
 
 int exportLineage(const CommandRegistry& registry, const ModelOptions& options)
@@ -369,6 +466,37 @@ void registerModelCommands(CLI::App& app, CommandRegistry& registry)
         ->required();
     lineage->add_option("--out", lineageOptions->out,
                         "Write it to this file (mode 0600) instead of standard output");
+    auto [exportAsk, exportAskOptions] =
+        command("export-request",
+                "Ask that a version be exported as a signed Hugging Face folder (model.register)",
+                requestExport);
+    exportAsk->add_option("VERSION", exportAskOptions->name, "NAME@VERSION, e.g. fortunes@3")
+        ->required();
+    exportAsk->add_option("--reason", exportAskOptions->reason, "Why, for the approver");
+    auto [exportApprove, exportApproveOptions] =
+        command("export-approve",
+                "Approve another person's export for exactly the version's digest (model.approve)",
+                approveExport);
+    exportApprove->add_option("EXPORT", exportApproveOptions->promotion, "The export's number")
+        ->required();
+    exportApprove
+        ->add_option("--digest", exportApproveOptions->digest,
+                     "The digest you reviewed ('model show' prints it), sha256:…")
+        ->required();
+    auto [exportReject, exportRejectOptions] =
+        command("export-reject", "Reject another person's export (model.approve)", rejectExport);
+    exportReject->add_option("EXPORT", exportRejectOptions->promotion, "The export's number")
+        ->required();
+    exportReject->add_option("--reason", exportRejectOptions->reason, "Why, for whoever asked")
+        ->required();
+    auto [exportGet, exportGetOptions] = command(
+        "export",
+        "Receive an approved export: model.safetensors, config.json, the tokenizer files and "
+        "model.sig (docs/formats/model-export.md)",
+        downloadExport);
+    exportGet->add_option("EXPORT", exportGetOptions->promotion, "The export's number")->required();
+    exportGet->add_option("--out", exportGetOptions->out, "The folder to make (must not exist)")
+        ->required();
     auto [verify, verifyOptions] = command(
         "verify-lineage",
         "Check a lineage document offline: every signature and link, with the registry's key "

@@ -15,6 +15,7 @@
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/hash.h"
+#include "sealtrain/trainer/gpt.h"
 
 #include <nlohmann/json.hpp>
 
@@ -259,6 +260,106 @@ private slots:
         flipByte(kept(4));
     }
 
+    // An export is asked for by one person and approved by another for the version's digest;
+    // only then is the folder built, and only for whoever asked. The outside tools check it:
+    // model_signing verifies it against the platform CA alone (and not once a byte changed),
+    // transformers loads it with our loss on a fixed batch.
+    void exportIsApprovedSignedAndLoadsInTransformers()
+    {
+        auto bob = daemon_.as("bob");
+        auto ann = daemon_.as("ann");
+        auto asked = bob->requestExport("notes-model@1", "for the partner hospital");
+        QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
+        QCOMPARE(asked->state, std::string("pending"));
+        const auto folder = daemon_.runDir() / "exported";
+        auto early = bob->downloadExport(asked->id, folder);
+        QVERIFY(!early);
+        QCOMPARE(early.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY(!std::filesystem::exists(folder));
+        auto other = ann->approveExport(asked->id, "sha256:" + std::string(64, '0'));
+        QVERIFY(!other);
+        QCOMPARE(other.error().code(), ErrorCode::FailedPrecondition);
+        auto byBob = bob->approveExport(asked->id, asked->digest);
+        QVERIFY(!byBob);
+        QCOMPARE(byBob.error().code(), ErrorCode::PermissionDenied);
+        auto approved = ann->approveExport(asked->id, digest_);
+        QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
+        auto byAnn = ann->downloadExport(asked->id, daemon_.runDir() / "exported-by-ann");
+        QVERIFY(!byAnn);
+        QCOMPARE(byAnn.error().code(), ErrorCode::PermissionDenied);
+
+        auto digest = bob->downloadExport(asked->id, folder);
+        QVERIFY2(digest, digest ? "" : digest.error().message().c_str());
+        QVERIFY(digest->starts_with("sha256:"));
+        for (const char* name :
+             {"model.safetensors", "config.json", "vocab.json", "merges.txt", "model.sig"})
+            QVERIFY2(std::filesystem::exists(folder / name), name);
+        auto again = bob->downloadExport(asked->id, folder);
+        QVERIFY(!again);
+        QCOMPARE(again.error().code(), ErrorCode::AlreadyExists);
+        auto shown = bob->showModel("notes-model");
+        QVERIFY2(shown, shown ? "" : shown.error().message().c_str());
+        QCOMPARE(shown->exports.at(0).folderDigest, *digest);
+        QCOMPARE(shown->exports.at(0).downloads, std::int64_t{1});
+
+        // Our loss on a fixed batch, from the checkpoint's parameters (its padding rows zero, as
+        // a checkpoint stores them).
+        const trainer::TrainingConfig config = testing::tinyCheckpointConfig();
+        const testing::TestTensors tensors(4);
+        std::vector<float> parameters = tensors.parameters;
+        std::fill(
+            parameters.begin()
+                + static_cast<std::ptrdiff_t>(config.model.vocabSize * config.model.width),
+            parameters.begin()
+                + static_cast<std::ptrdiff_t>(config.model.paddedVocabSize * config.model.width),
+            0.0F);
+        const std::size_t batch = 2;
+        const std::size_t seq = 8;
+        std::vector<std::int32_t> tokens(batch * seq);
+        std::vector<std::int32_t> targets(batch * seq);
+        for (std::size_t i = 0; i < tokens.size(); ++i) {
+            tokens[i] = static_cast<std::int32_t>((3 * i + 1) % config.model.vocabSize);
+            targets[i] = static_cast<std::int32_t>((5 * i + 2) % config.model.vocabSize);
+        }
+        auto model = trainer::Gpt<float>::create(config.model, batch, seq);
+        QVERIFY2(model, model ? "" : model.error().message().c_str());
+        std::copy(parameters.begin(), parameters.end(), model->parameters().begin());
+        auto ours = model->forward(tokens, targets, batch, seq);
+        QVERIFY2(ours, ours ? "" : ours.error().message().c_str());
+
+        const auto rows = [&](const std::vector<std::int32_t>& flat) {
+            nlohmann::json all = nlohmann::json::array();
+            for (std::size_t b = 0; b < batch; ++b)
+                all.push_back(std::vector<std::int32_t>(
+                    flat.begin() + static_cast<std::ptrdiff_t>(b * seq),
+                    flat.begin() + static_cast<std::ptrdiff_t>((b + 1) * seq)));
+            return QString::fromStdString(all.dump());
+        };
+        const auto ca = writeDocument("ca.pem", daemon_.caPem());
+        if (!std::filesystem::exists(SEALTRAIN_INTEROP_PYTHON))
+            QSKIP("The interoperability tools' environment is missing; run scripts/setup.");
+        QProcess tools;
+        tools.start(SEALTRAIN_INTEROP_PYTHON,
+                    {SEALTRAIN_EXPORT_INTEROP, QString::fromStdString(folder.string()),
+                     QString::fromStdString(ca.string()), rows(tokens), rows(targets)});
+        QVERIFY(tools.waitForFinished(240000));
+        const QString out = QString::fromUtf8(tools.readAllStandardOutput());
+        const QString err = QString::fromUtf8(tools.readAllStandardError());
+        if (tools.exitCode() == 77)
+            QSKIP(qPrintable(out));
+        QVERIFY2(tools.exitCode() == 0, qPrintable(out + err));
+        const QString line = out.split('\n').filter("loss ").value(0);
+        bool parsed = false;
+        const double theirs = line.mid(5).toDouble(&parsed);
+        QVERIFY2(parsed, qPrintable(out));
+        const auto mine = static_cast<double>(*ours);
+        const double relative = std::abs(theirs - mine) / std::max(std::abs(mine), 1e-12);
+        QVERIFY2(
+            relative < 1e-4,
+            qPrintable(
+                QString("transformers %1, ours %2").arg(theirs, 0, 'g', 17).arg(mine, 0, 'g', 17)));
+    }
+
     // Every registry call and refusal is in the audit log with its real actor.
     void everyCallIsAudited()
     {
@@ -281,6 +382,18 @@ private slots:
         QCOMPARE(count("model.use", audit::Outcome::Ok, "bob"), 1L);
         QCOMPARE(count("model.use", audit::Outcome::Denied, "rita"), 1L);
         QCOMPARE(count("model.use", audit::Outcome::Failed, "bob"), 2L);
+        QCOMPARE(count("model.export_request", audit::Outcome::Ok, "bob"), 1L);
+        QCOMPARE(count("model.export", audit::Outcome::Denied, "bob"), 1L);
+        QCOMPARE(count("model.export", audit::Outcome::Denied, "ann"), 1L);
+        QCOMPARE(count("model.export_approve", audit::Outcome::Denied, "bob"), 1L);
+        QCOMPARE(count("model.export_approve", audit::Outcome::Failed, "ann"), 1L);
+        QCOMPARE(count("model.export_approve", audit::Outcome::Ok, "ann"), 1L);
+        // The download is audited with the folder's digest.
+        QVERIFY(std::any_of(entries->begin(), entries->end(), [](const audit::Entry& e) {
+            return e.action == "model.export" && e.outcome == audit::Outcome::Ok
+                   && std::any_of(e.details.begin(), e.details.end(),
+                                  [](const audit::Detail& d) { return d.name == "folder_digest"; });
+        }));
     }
 
     void cleanupTestCase() { daemon_.kill(); }

@@ -129,9 +129,9 @@ private slots:
         site.open();
         QCOMPARE(site.ctl({"keyring", "rotate", "signing"}).code, kExitOk);
         verifyOneSentenceError(site.ctl({"keyring", "retire", "signing", "1"}),
-                               "still wraps 5 sealed object(s)");
+                               "still wraps 6 sealed object(s)");
         const auto rewrapped = site.ctl({"keyring", "rewrap", "signing"});
-        QVERIFY2(rewrapped.out.find("Re-wrapped 5 object(s)") != std::string::npos,
+        QVERIFY2(rewrapped.out.find("Re-wrapped 6 object(s)") != std::string::npos,
                  rewrapped.out.c_str());
         QCOMPARE(site.ctl({"keyring", "retire", "signing", "1"}).code, kExitOk);
         QCOMPARE(site.stop().code, kExitOk);

@@ -25,6 +25,7 @@ private slots:
     void onlyModelRolesRegisterPromoteAndRead();
     void rejectedPromotionMovesNothing();
     void whatACallerMayMakeItKeepIsBounded();
+    void exportNeedsASecondPersonAndGoesToWhoAsked();
     void referencesAreParsed();
 };
 
@@ -42,9 +43,17 @@ struct RegistryWorld {
     std::int64_t job = 0;
     int checks = 0;
 
+    int built = 0;
+
     RegistryWorld()
     {
         registry().setSigningKey(&key);
+        registry().setExportBuilder([this](const core::JobCheckpoint& recorded, const std::string&,
+                                           const std::string& name) -> Result<core::ExportFolder> {
+            ++built;
+            return core::ExportFolder{{{name + ".txt", {1, 2, 3}}},
+                                      "sha256:" + recorded.plaintextSha256};
+        });
         registry().setCheckpointCheck([this](const core::JobCheckpoint& recorded,
                                              const std::string& signerPem) -> Result<std::string> {
             ++checks;
@@ -327,6 +336,78 @@ void TestCoreRegistry::whatACallerMayMakeItKeepIsBounded()
     QVERIFY(!tooMany);
     QCOMPARE(tooMany.error().code(), ErrorCode::ResourceExhausted);
     QCOMPARE(r.w.last().outcome, audit::Outcome::Failed);
+}
+
+void TestCoreRegistry::exportNeedsASecondPersonAndGoesToWhoAsked()
+{
+    RegistryWorld r;
+    auto version = r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 0});
+    QVERIFY2(version, version ? "" : version.error().message().c_str());
+    auto byAlias = r.registry().requestExport(r.session("eve"), "m@production", "");
+    QVERIFY(!byAlias);
+    QCOMPARE(byAlias.error().code(), ErrorCode::InvalidArgument);
+    auto asked = r.registry().requestExport(r.session("eve"), "m@1", "for a partner");
+    QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
+    QCOMPARE(r.w.last().action, std::string("model.export_request"));
+
+    // Not before an approval, and not by whoever asked, whatever roles they hold.
+    auto early = r.registry().exportModel(r.session("eve"), asked->id);
+    QVERIFY(!early);
+    QCOMPARE(early.error().code(), ErrorCode::PermissionDenied);
+    QCOMPARE(r.w.last().action, std::string("model.export"));
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Denied);
+    QVERIFY(r.w.t.plane->access().grantRole(r.session("alice"), "eve", "approver", "").ok());
+    auto self = r.registry().approveExport(r.session("eve"), asked->id, asked->digest);
+    QVERIFY(!self);
+    QCOMPARE(self.error().code(), ErrorCode::PermissionDenied);
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Denied);
+    auto wrong =
+        r.registry().approveExport(r.session("ann"), asked->id, "sha256:" + std::string(64, 'a'));
+    QVERIFY(!wrong);
+    QCOMPARE(wrong.error().code(), ErrorCode::FailedPrecondition);
+    QCOMPARE(r.built, 0);
+
+    auto approved = r.registry().approveExport(r.session("ann"), asked->id, version->digest);
+    QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
+    QCOMPARE(approved->state, core::PromotionState::Approved);
+    // Someone else of the project, even holding model.register, does not receive it.
+    QVERIFY(r.w.t.plane->access().grantRole(r.session("alice"), "ann", "engineer", "").ok());
+    auto byAnn = r.registry().exportModel(r.session("ann"), asked->id);
+    QVERIFY(!byAnn);
+    QCOMPARE(byAnn.error().code(), ErrorCode::PermissionDenied);
+    QCOMPARE(r.built, 0);
+    auto folder = r.registry().exportModel(r.session("eve"), asked->id);
+    QVERIFY2(folder, folder ? "" : folder.error().message().c_str());
+    QCOMPARE(r.built, 1);
+    QCOMPARE(folder->files.at(0).name, std::string("m-1.txt"));
+    QCOMPARE(r.w.last().action, std::string("model.export"));
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Ok);
+    const auto details = r.w.last().details;
+    QVERIFY(std::any_of(details.begin(), details.end(), [&](const audit::Detail& detail) {
+        return detail.name == "folder_digest"
+               && std::string(detail.value.begin(), detail.value.end()) == folder->digest;
+    }));
+    auto shown = r.registry().show(r.session("ann"), "m");
+    QVERIFY2(shown, shown ? "" : shown.error().message().c_str());
+    QCOMPARE(shown->exports.at(0).downloads, std::int64_t{1});
+    QCOMPARE(shown->exports.at(0).folderDigest, folder->digest);
+
+    // Altered on disk since: not exported.
+    r.tampered.insert(4);
+    auto tampered = r.registry().exportModel(r.session("eve"), asked->id);
+    QVERIFY(!tampered);
+    QCOMPARE(tampered.error().code(), ErrorCode::Integrity);
+    QCOMPARE(r.built, 1);
+
+    // A rejected export is never built.
+    r.tampered.clear();
+    auto second = r.registry().requestExport(r.session("eve"), "m@1", "");
+    QVERIFY2(second, second ? "" : second.error().message().c_str());
+    QVERIFY(r.registry().rejectExport(r.session("ann"), second->id, "no partner agreement"));
+    auto rejected = r.registry().exportModel(r.session("eve"), second->id);
+    QVERIFY(!rejected);
+    QCOMPARE(rejected.error().code(), ErrorCode::PermissionDenied);
+    QCOMPARE(r.built, 1);
 }
 
 void TestCoreRegistry::referencesAreParsed()

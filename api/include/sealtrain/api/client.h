@@ -548,6 +548,16 @@ public:
                                                          const std::string& digest);
     [[nodiscard]] Result<PromotionView> rejectPromotion(std::int64_t id, const std::string& reason);
     [[nodiscard]] Result<std::string> modelLineage(const std::string& reference);
+    // Exports: ask for one of NAME@VERSION; approve it (the version's digest) or reject it; and,
+    // once approved, receive the folder into `folder` (made by the call; it must not exist): its
+    // files are written into a temporary sibling that takes the name only when all arrived.
+    // Returns the folder's digest.
+    [[nodiscard]] Result<ModelExportView> requestExport(const std::string& reference,
+                                                        const std::string& reason);
+    [[nodiscard]] Result<ModelExportView> approveExport(std::int64_t id, const std::string& digest);
+    [[nodiscard]] Result<ModelExportView> rejectExport(std::int64_t id, const std::string& reason);
+    [[nodiscard]] Result<std::string> downloadExport(std::int64_t id,
+                                                     const std::filesystem::path& folder);
     // Workers, for administrators: a one-time enrolment token, the list, revocation.
     [[nodiscard]] Result<EnrollTokenGrant> createEnrollToken(const std::string& worker,
                                                              const std::string& pool,

@@ -43,11 +43,28 @@ struct PromotionView {
     std::string statement;  // the approval's DSSE envelope; empty unless approved
 };
 
+struct ModelExportView {
+    std::int64_t id = 0;
+    std::string model;
+    std::int64_t version = 0;
+    std::string digest;
+    std::string reason;
+    std::string requestedBy;
+    std::int64_t requestedUnix = 0;
+    std::string state;  // pending, approved, rejected
+    std::string decidedBy;
+    std::int64_t decidedUnix = 0;
+    std::string decisionReason;
+    std::int64_t downloads = 0;
+    std::string folderDigest;
+};
+
 struct ModelView {
     std::string name;
     std::string project;
     std::vector<ModelVersionView> versions;  // oldest first
     std::vector<PromotionView> promotions;   // oldest first
+    std::vector<ModelExportView> exports;    // oldest first
 };
 
 struct ModelSummaryView {

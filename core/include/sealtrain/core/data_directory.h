@@ -9,6 +9,8 @@
 //   checkpoints.key.sealed, checkpoints.pub.pem  the key that signs checkpoints (the only one a
 //                       trainer is ever given)
 //   registry.key.sealed, registry.pub.pem        the key that signs the model registry's statements
+//   model-signing.key.sealed, model-signing.crt  the P-256 key and CA certificate that sign
+//                       exported models (OpenSSF model-signing)
 //   ca.crt              the platform CA's certificate (public)
 //   ca.key.sealed       the CA's private key (PKCS#8 PEM), sealed under the `signing` KEK
 //   audit.witness       every signed audit head, one line each, outside the database
@@ -57,6 +59,8 @@ inline constexpr std::string_view kCheckpointsKey = "checkpoints.key.sealed";
 inline constexpr std::string_view kCheckpointsPublicKey = "checkpoints.pub.pem";
 inline constexpr std::string_view kRegistryKey = "registry.key.sealed";
 inline constexpr std::string_view kRegistryPublicKey = "registry.pub.pem";
+inline constexpr std::string_view kModelSigningKey = "model-signing.key.sealed";
+inline constexpr std::string_view kModelSigningCertificate = "model-signing.crt";
 inline constexpr std::string_view kCaCertificate = "ca.crt";
 inline constexpr std::string_view kCaKey = "ca.key.sealed";
 inline constexpr std::string_view kWitness = "audit.witness";
@@ -127,6 +131,9 @@ public:
     [[nodiscard]] const crypto::SigningKey& checkpointsKey() const noexcept;
     // The key that signs the model registry's statements (registrations, promotions).
     [[nodiscard]] const crypto::SigningKey& registryKey() const noexcept;
+    // `statement` (an OpenSSF model-signing statement) signed with the platform's model-signing
+    // key, as a Sigstore bundle carrying its certificate and the platform CA's (model_signing.h).
+    [[nodiscard]] Result<std::string> signModelStatement(std::string_view statement) const;
     [[nodiscard]] const audit::AuditKey& auditKey() const noexcept;
     [[nodiscard]] const crypto::CertificateAuthority& certificateAuthority() const noexcept;
     [[nodiscard]] const audit::Clock& clock() const noexcept;

@@ -50,6 +50,19 @@ struct VerifiedCheckpoint {
     std::string signerPem;        // the worker's signing key, for a job's checkpoint
 };
 
+// One file of an exported model's folder.
+struct ExportFile {
+    std::string name;
+    std::vector<std::uint8_t> bytes;
+};
+
+// A model version exported as a Hugging Face GPT-2 folder (docs/formats/model-export.md).
+struct ExportFolder {
+    std::vector<ExportFile>
+        files;           // model.safetensors, config.json, vocab.json, merges.txt, model.sig
+    std::string digest;  // "sha256:" + the model-signing subject digest
+};
+
 // What checking a dataset inside the control plane found (KeyRelease::verifyDataset).
 struct DatasetCheck {
     std::uint64_t shards = 0;
@@ -101,6 +114,14 @@ public:
     // (registry.h), which returns the envelope's bytes. Integrity, saying which, otherwise.
     [[nodiscard]] Result<std::string> checkedJobCheckpoint(const JobCheckpoint& recorded,
                                                            const std::string& signerPem) const;
+    // The recorded checkpoint, checked as checkedJobCheckpoint does, decrypted with its job's
+    // key, and written as the folder an export hands over: the parameters under GPT-2's names,
+    // its config.json, the byte tokenizer as GPT-2 tokenizer files, and model.sig, the OpenSSF
+    // model-signing signature of the others made with the platform's model-signing key.
+    // Unsupported, saying why, for a model of another tokenizer.
+    [[nodiscard]] Result<ExportFolder> exportFolder(const JobCheckpoint& recorded,
+                                                    const std::string& signerPem,
+                                                    const std::string& modelName) const;
     // The keys a sampler gets for `checkpoint` (its dataset's release already authorised).
     [[nodiscard]] Result<crypto::SecretBytes>
     forSampler(const VerifiedCheckpoint& checkpoint) const;

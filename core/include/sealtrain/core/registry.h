@@ -18,6 +18,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/key_release.h"
 #include "sealtrain/core/scheduler.h"
 #include "sealtrain/crypto/signing.h"
 
@@ -71,11 +72,29 @@ struct Promotion {
     std::string statement;             // the approval's DSSE envelope (JSON); empty otherwise
 };
 
+// A request to export a version, and what became of it (docs/registry.md, "Exports").
+struct ModelExport {
+    std::int64_t id = 0;
+    std::string model;
+    std::int64_t version = 0;
+    std::string digest;  // of the version, which an approval must name
+    std::string reason;
+    std::string requestedBy;
+    std::int64_t requested = 0;
+    PromotionState state = PromotionState::Pending;  // pending, approved, rejected
+    std::string decidedBy;
+    std::int64_t decided = 0;
+    std::string decisionReason;
+    std::int64_t downloads = 0;
+    std::string folderDigest;  // "sha256:…" of the folder last handed over; empty before
+};
+
 struct ModelInfo {
     std::string name;
     std::string project;
     std::vector<ModelVersion> versions;  // oldest first
     std::vector<Promotion> promotions;   // oldest first
+    std::vector<ModelExport> exports;    // oldest first
 };
 
 // A model, its newest version and its aliases, as a listing shows it.
@@ -115,6 +134,10 @@ struct ResolvedModel {
 using CheckpointCheck =
     std::function<Result<std::string>(const JobCheckpoint& recorded, const std::string& signerPem)>;
 
+// The exported folder of a checked checkpoint, signed (KeyRelease::exportFolder).
+using ExportBuilder = std::function<Result<ExportFolder>(
+    const JobCheckpoint& recorded, const std::string& signerPem, const std::string& modelName)>;
+
 // A recorded checkpoint whose files were checked, with its envelope and its signer.
 struct CheckedCheckpoint {
     JobCheckpoint recorded;
@@ -135,6 +158,7 @@ public:
     // approving are refused with a sentence. `key` must outlive this object.
     void setCheckpointCheck(CheckpointCheck check) { check_ = std::move(check); }
     void setSigningKey(const crypto::SigningKey* key) { key_ = key; }
+    void setExportBuilder(ExportBuilder builder) { export_ = std::move(builder); }
 
     // Registers a checkpoint of job `request.jobId` as the next version of `request.name`
     // (model.register).
@@ -157,6 +181,20 @@ public:
     [[nodiscard]] Result<Promotion> rejectPromotion(const std::string& session, std::int64_t id,
                                                     const std::string& reason);
 
+    // Exports (registry_exports.cpp): asked by model.register for NAME@VERSION
+    // (model.export_request); approved for exactly the version's digest, or rejected, by
+    // model.approve, never by whoever asked (model.export_approve, model.export_reject); and,
+    // once approved, the folder built and handed to whoever asked (model.export, with the
+    // folder's digest). Without an approval nothing is built.
+    [[nodiscard]] Result<ModelExport> requestExport(const std::string& session,
+                                                    const std::string& reference,
+                                                    const std::string& reason);
+    [[nodiscard]] Result<ModelExport> approveExport(const std::string& session, std::int64_t id,
+                                                    const std::string& digest);
+    [[nodiscard]] Result<ModelExport> rejectExport(const std::string& session, std::int64_t id,
+                                                   const std::string& reason);
+    [[nodiscard]] Result<ExportFolder> exportModel(const std::string& session, std::int64_t id);
+
     // The version `reference` names, its checkpoint checked, for `purpose` ("sample"; audited as
     // model.use with the digest). The caller still needs the dataset's read release to use it.
     [[nodiscard]] Result<ResolvedModel>
@@ -176,11 +214,15 @@ private:
     [[nodiscard]] Result<Promotion> decide(const std::string& session, std::int64_t id,
                                            const std::string& digest, const std::string& reason,
                                            bool approve);
+    [[nodiscard]] Result<ModelExport> decideExport(const std::string& session, std::int64_t id,
+                                                   const std::string& digest,
+                                                   const std::string& reason, bool approve);
 
     AuditedTransactions& gate_;
     Scheduler& scheduler_;
     CheckpointCheck check_;
     const crypto::SigningKey* key_ = nullptr;
+    ExportBuilder export_;
 };
 
 }  // namespace sealtrain::core

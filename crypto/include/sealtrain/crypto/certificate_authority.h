@@ -24,6 +24,7 @@ enum class CertificatePurpose {
     Server,           // extendedKeyUsage serverAuth (the control plane)
     Client,           // clientAuth (workers, operators)
     ServerAndClient,  // both (a node that serves and calls)
+    CodeSigning,      // codeSigning (the key that signs exported models, never TLS)
 };
 
 struct SubjectAltNames {

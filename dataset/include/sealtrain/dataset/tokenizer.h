@@ -76,6 +76,13 @@ private:
     std::unique_ptr<State> state_;
 };
 
+// The byte tokenizer written as GPT-2 tokenizer files: vocab.json maps each byte's symbol in
+// GPT-2's byte alphabet to the byte's value, merges.txt holds no merge. With them transformers'
+// GPT2Tokenizer encodes text exactly as ByteTokenizer does (an exported model's tokenizer,
+// docs/formats/model-export.md).
+[[nodiscard]] std::string byteTokenizerGpt2Vocab();
+[[nodiscard]] std::string byteTokenizerGpt2Merges();
+
 // GPT-2's pre-tokenisation of `text`, the behaviour of the pattern
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 // as pieces of `text` (bytes that are not well-formed UTF-8 count as symbols of their own).

@@ -1,0 +1,69 @@
+// The platform's model-signing key and certificate (model_signing_key.h).
+#include "model_signing_key.h"
+
+#include "data_directory_files.h"
+#include "sealtrain/core/data_directory.h"
+
+#include <chrono>
+#include <system_error>
+
+namespace sealtrain::core::internal {
+namespace {
+
+constexpr std::string_view kCommonName = "Sealtrain model signing";
+constexpr std::chrono::hours kValidity{24 * 365};
+constexpr std::chrono::hours kRenewWithin{24 * 30};
+
+// A new key and certificate, replacing what was there.
+Result<ModelSigningIdentity> makeIdentity(const std::filesystem::path& dataDir,
+                                          const crypto::Keyring& keyring,
+                                          const crypto::CertificateAuthority& ca)
+{
+    auto kek = keyring.activeKek("signing");
+    if (!kek)
+        return kek.error();
+    auto keyAndCsr = crypto::makeKeyAndCsr(kCommonName);
+    if (!keyAndCsr)
+        return keyAndCsr.error();
+    crypto::IssueRequest request;
+    request.csrPem = keyAndCsr->csrPem;
+    request.commonName = std::string(kCommonName);
+    request.purpose = crypto::CertificatePurpose::CodeSigning;
+    request.validFor = kValidity;
+    auto certificate = ca.issue(request);
+    if (!certificate)
+        return certificate.error();
+    SEALTRAIN_TRY(sealSecret(file(dataDir, datadir::kModelSigningKey), **kek,
+                             "application/vnd.sealtrain.pkcs8-pem",
+                             keyAndCsr->privateKeyPem.bytes(), AtomicFileSink::Overwrite::Allow));
+    SEALTRAIN_TRY(writePublicFile(file(dataDir, datadir::kModelSigningCertificate), *certificate));
+    return ModelSigningIdentity{std::move(keyAndCsr->privateKeyPem), std::move(*certificate)};
+}
+
+}  // namespace
+
+Result<ModelSigningIdentity> loadModelSigningIdentity(const std::filesystem::path& dataDir,
+                                                      const crypto::Keyring& keyring,
+                                                      const crypto::CertificateAuthority& ca)
+{
+    std::error_code ec;
+    const auto keyPath = file(dataDir, datadir::kModelSigningKey);
+    const auto certificatePath = file(dataDir, datadir::kModelSigningCertificate);
+    if (!std::filesystem::exists(keyPath, ec) || !std::filesystem::exists(certificatePath, ec))
+        return makeIdentity(dataDir, keyring, ca);
+    auto certificate = readPublicFile(certificatePath);
+    if (!certificate)
+        return certificate.error();
+    crypto::VerifyOptions options;
+    options.purpose = crypto::CertificatePurpose::CodeSigning;
+    options.at = crypto::CertificateClock::now() + kRenewWithin;
+    options.requireCrl = false;
+    if (!crypto::verifyCertificate(*certificate, ca.certificatePem(), options))
+        return makeIdentity(dataDir, keyring, ca);  // expiring, expired, or of another CA
+    auto key = unsealSecret(keyPath, keyring.resolver(), "model signing key");
+    if (!key)
+        return key.error();
+    return ModelSigningIdentity{std::move(*key), std::move(*certificate)};
+}
+
+}  // namespace sealtrain::core::internal
