@@ -7,6 +7,7 @@
 #include "datasets/datasets_page.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
+#include "models/models_page.h"
 #include "runs/runs_page.h"
 #include "session/overview_page.h"
 #include "session/password_dialog.h"
@@ -43,6 +44,7 @@ MainWindow::MainWindow(Session& session, WindowOptions options, QWidget* parent)
     , datasets_(new DatasetsPage(session, screens_))
     , jobs_(new JobsPage(session, screens_))
     , runs_(new RunsPage(session, screens_))
+    , models_(new ModelsPage(session, screens_))
     , workers_(new WorkersPage(session, screens_))
     , audit_(new AuditPage(session, screens_))
     , access_(new AccessPage(session, screens_))
@@ -73,7 +75,7 @@ MainWindow::MainWindow(Session& session, WindowOptions options, QWidget* parent)
     columns->addLayout(side);
     columns->addWidget(screens_, 1);
     for (QWidget* screen : std::initializer_list<QWidget*>{overview_, datasets_, jobs_, runs_,
-                                                           workers_, audit_, access_})
+                                                           models_, workers_, audit_, access_})
         screens_->addWidget(screen);
     pages_->addWidget(signIn_);
     pages_->addWidget(workspace_);
@@ -138,6 +140,8 @@ bool MainWindow::showScreen(const QString& objectName)
             jobs_->reload();
         else if (screen == runs_)
             runs_->reload();
+        else if (screen == models_)
+            models_->reload();
         else if (screen == workers_)
             workers_->reload();
         else if (screen == audit_ && audit_->model().rowCount() == 0)
@@ -163,6 +167,7 @@ void MainWindow::enterWorkspace()
     add(tr("Datasets"), datasets_, session_.holds("dataset.read"));
     add(tr("Jobs"), jobs_, session_.holds("job.submit") || session_.holds("job.approve"));
     add(tr("Runs"), runs_, session_.holds("job.submit") || session_.holds("job.approve"));
+    add(tr("Models"), models_, session_.holds("model.register") || session_.holds("model.approve"));
     add(tr("Workers"), workers_, session_.holds("worker.read"));
     add(tr("Audit"), audit_, session_.holds("audit.read"));
     add(tr("Users and roles"), access_, AccessPage::allowedFor(session_));
@@ -185,6 +190,7 @@ void MainWindow::leaveWorkspace()
     datasets_->model().setRows({});
     jobs_->model().setRows({});
     runs_->clear();
+    models_->clear();
     workers_->model().setRows({});
     audit_->model().setRows({});
     access_->clear();

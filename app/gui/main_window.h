@@ -20,6 +20,7 @@ class AccessPage;
 class AuditPage;
 class DatasetsPage;
 class JobsPage;
+class ModelsPage;
 class RunsPage;
 class WorkersPage;
 class OverviewPage;
@@ -63,6 +64,7 @@ private:
     DatasetsPage* datasets_;
     JobsPage* jobs_;
     RunsPage* runs_;
+    ModelsPage* models_;
     WorkersPage* workers_;
     AuditPage* audit_;
     AccessPage* access_;

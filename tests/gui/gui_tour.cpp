@@ -17,6 +17,8 @@
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
 #include "jobs/new_job_panel.h"
+#include "models/model_table_model.h"
+#include "models/models_page.h"
 #include "runs/compare_chart.h"
 #include "runs/run_table_model.h"
 #include "runs/runs_page.h"
@@ -34,6 +36,7 @@
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTableWidget>
 
 #include <cmath>
 #include <fstream>
@@ -283,6 +286,52 @@ private slots:
         bob.find<QTabWidget>("runTabs")->setCurrentIndex(1);
         save(bob, "runs-attempts");
 
+        // A job whose two checkpoints bob registers as version 1 of "fortunes": ann approved its
+        // promotion to production; staging and an export wait for a second person.
+        {
+            auto trained = site_.daemon.as("bob")->submitJob(
+                QString(testing::kGuiSpec).arg("fortunes-registered").toStdString());
+            QVERIFY2(trained, trained ? "" : trained.error().message().c_str());
+            QVERIFY(site_.daemon.as("ann")->approveJob(trained->id, trained->specSha256));
+            testing::TestWorker node = testing::enrollTestWorker(site_.daemon, "otto", "n4", "cpu");
+            auto assigned = node.client->takeJob();
+            QVERIFY(assigned && assigned->has_value());
+            const trainer::TrainerKeys keys = testing::openJobKeys(*node.box, **assigned);
+            std::optional<trainer::CheckpointReference> parent;
+            for (const std::uint64_t step : {2U, 4U}) {
+                auto written = testing::writeChainedTestCheckpoint(
+                    site_.path("tour-" + QString::number(step)).toStdString(), keys, **assigned,
+                    *node.signing, step, step, std::to_string(trained->id), (*assigned)->runId,
+                    (*assigned)->datasetId, parent);
+                parent = written.reference;
+                QVERIFY(node.client->uploadCheckpoint(trained->id, (*assigned)->attempt,
+                                                      written.files.sealed,
+                                                      written.files.envelope));
+            }
+            QVERIFY(node.client->finishJob(trained->id, (*assigned)->attempt, true, 0.0, ""));
+            auto bobClient = site_.daemon.as("bob");
+            auto version =
+                bobClient->registerModel("fortunes", "4 steps on the notes", trained->id, 0);
+            QVERIFY2(version, version ? "" : version.error().message().c_str());
+            auto production = bobClient->requestPromotion("fortunes", 1, "production", "validated");
+            QVERIFY(production);
+            QVERIFY(site_.daemon.as("ann")->approvePromotion(production->id, version->digest));
+            QVERIFY(bobClient->requestPromotion("fortunes", 1, "staging", "for the pilot"));
+            QVERIFY(bobClient->requestExport("fortunes@1", "for the partner lab"));
+        }
+        QVERIFY(bob.window->showScreen("modelsPage"));
+        auto* models = bob.find<gui::ModelsPage>("modelsPage");
+        QTRY_COMPARE_WITH_TIMEOUT(models->model().rowCount(), 1, 15000);
+        QSignalSpy drawn(models, &gui::ModelsPage::lineageShown);
+        QVERIFY(models->choose("fortunes"));
+        QTRY_COMPARE_WITH_TIMEOUT(drawn.count(), 1, 15000);
+        save(bob, "models-versions");
+        bob.find<QTabWidget>("modelTabs")->setCurrentIndex(1);
+        bob.find<QTableWidget>("modelPromotions")->selectRow(1);
+        save(bob, "models-promotions");
+        bob.find<QTabWidget>("modelTabs")->setCurrentIndex(3);
+        save(bob, "models-lineage");
+
         // A GPU job waiting for approval holds most of the demo budget: bob's overview says so.
         QVERIFY(site_.daemon.as("bob")->submitJob(
             "spec_version: 1\nname: gpu-run\nproject: demo\ndataset: notes\n"
@@ -316,7 +365,7 @@ private slots:
             if (bobsDatasets->model().rowAt(row)->version == 2)
                 bob.find<QTableView>("datasetsTable")->selectRow(row);
         QTRY_VERIFY_WITH_TIMEOUT(
-            bob.find<gui::LineageView>("datasetLineage")->lineage().nodes.size() == 5, 15000);
+            bob.find<gui::LineageView>("datasetLineage")->lineage().nodes.size() == 6, 15000);
         save(bob, "datasets-lineage");
 
         Desk sam = site_.open("sam");
@@ -355,7 +404,7 @@ private slots:
         site_.signIn(otto, "otto");
         QVERIFY(otto.window->showScreen("workersPage"));
         auto* workers = otto.find<gui::WorkersPage>("workersPage");
-        QTRY_VERIFY_WITH_TIMEOUT(workers->model().rowCount() == 3, 15000);  // n2 revoked
+        QTRY_VERIFY_WITH_TIMEOUT(workers->model().rowCount() == 4, 15000);  // n2 revoked
         otto.find<QLineEdit>("workerName")->setText("node-2");
         otto.find<QLineEdit>("workerPool")->setText("h200");
         QTest::mouseClick(otto.find<QPushButton>("enrollTokenButton"), Qt::LeftButton);

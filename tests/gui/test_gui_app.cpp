@@ -18,6 +18,8 @@
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
+#include "models/model_table_model.h"
+#include "models/models_page.h"
 #include "runs/compare_chart.h"
 #include "runs/run_table_model.h"
 #include "runs/runs_page.h"
@@ -104,8 +106,8 @@ private slots:
         QVERIFY(bob.find<QLineEdit>("signInPassword")->text().isEmpty());  // not kept
 
         site_.signIn(bob, "bob");
-        QCOMPARE(bob.window->screens(),
-                 (QStringList{"overviewPage", "datasetsPage", "jobsPage", "runsPage"}));
+        QCOMPARE(bob.window->screens(), (QStringList{"overviewPage", "datasetsPage", "jobsPage",
+                                                     "runsPage", "modelsPage"}));
         auto rita = site_.open("rita");
         site_.signIn(rita, "rita");
         QCOMPARE(rita.window->screens(), (QStringList{"overviewPage", "auditPage"}));
@@ -307,6 +309,105 @@ private slots:
         Desk rita = site_.open("rita");
         site_.signIn(rita, "rita");
         QVERIFY(!rita.window->screens().contains("runsPage"));
+    }
+
+    // The Models screen (issue #30): bob's registered version is promoted by ivy, a second person,
+    // with the approve button absent for bob's own request; an export bob asks for is approved by
+    // ivy and received by bob into a new folder; the lineage is drawn from dataset to promotion.
+    void modelsPromotedAndExported()
+    {
+        auto bobClient = site_.daemon.as("bob");
+        auto job = bobClient->submitJob(QString(kGuiSpec).arg("registered").toStdString());
+        QVERIFY2(job, job ? "" : job.error().message().c_str());
+        QVERIFY(site_.daemon.as("ann")->approveJob(job->id, job->specSha256));
+        testing::TestWorker worker =
+            testing::enrollTestWorker(site_.daemon, "otto", "registrar", "cpu");
+        auto taken = worker.client->takeJob();
+        QVERIFY2(taken && taken->has_value(), taken ? "no job" : taken.error().message().c_str());
+        QCOMPARE((*taken)->job, job->id);
+        const trainer::TrainerKeys keys = testing::openJobKeys(*worker.box, **taken);
+        const trainer::CheckpointFiles written = testing::writeTestCheckpoint(
+            site_.path("registered").toStdString(), keys, **taken, *worker.signing, 2, 3,
+            std::to_string(job->id), (*taken)->runId, (*taken)->datasetId);
+        QVERIFY(worker.client->uploadCheckpoint(job->id, (*taken)->attempt, written.sealed,
+                                                written.envelope));
+        QVERIFY(worker.client->finishJob(job->id, (*taken)->attempt, true, 0.0, ""));
+        auto registered = bobClient->registerModel("notes-model", "first", job->id, 0);
+        QVERIFY2(registered, registered ? "" : registered.error().message().c_str());
+
+        Desk bob = site_.open("bob");
+        site_.signIn(bob, "bob");
+        QVERIFY(bob.window->showScreen("modelsPage"));
+        auto* models = bob.find<gui::ModelsPage>("modelsPage");
+        QTRY_COMPARE_WITH_TIMEOUT(models->model().rowCount(), 1, 15000);
+        QSignalSpy lineage(models, &gui::ModelsPage::lineageShown);
+        QVERIFY(models->choose("notes-model"));
+        QTRY_VERIFY_WITH_TIMEOUT(models->shown().has_value(), 15000);
+        QCOMPARE(bob.find<QTableWidget>("modelVersions")->rowCount(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(lineage.count(), 1, 15000);
+        const QString graph = bob.find<QPlainTextEdit>("modelLineage")->toPlainText();
+        QVERIFY2(graph.contains("checkpoint at step 2") && graph.contains("approved by ann")
+                     && graph.contains("notes-model@1"),
+                 qPrintable(graph));
+
+        // bob asks for production; the decision is not his to make.
+        QSignalSpy done(models, &gui::ModelsPage::actionDone);
+        bob.find<QLineEdit>("promoteAlias")->setText("production");
+        QTest::mouseClick(bob.find<QPushButton>("promoteButton"), Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(bob.find<QTableWidget>("modelPromotions")->rowCount(), 1, 15000);
+        bob.find<QTableWidget>("modelPromotions")->selectRow(0);
+        QVERIFY(bob.find<QPushButton>("approvePromotionButton")->isHidden());
+        QTest::mouseClick(bob.find<QPushButton>("exportRequestButton"), Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(bob.find<QTableWidget>("modelExports")->rowCount(), 1, 15000);
+
+        // ivy, an approver too, decides both.
+        Desk ivy = site_.open("ivy");
+        site_.signIn(ivy, "ivy");
+        QVERIFY(ivy.window->showScreen("modelsPage"));
+        auto* ivyModels = ivy.find<gui::ModelsPage>("modelsPage");
+        QTRY_COMPARE_WITH_TIMEOUT(ivyModels->model().rowCount(), 1, 15000);
+        QVERIFY(ivyModels->choose("notes-model"));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            ivyModels->shown().has_value() && ivyModels->shown()->promotions.size() == 1, 15000);
+        QSignalSpy ivyDone(ivyModels, &gui::ModelsPage::actionDone);
+        ivy.find<QTabWidget>("modelTabs")->setCurrentIndex(1);
+        ivy.find<QTableWidget>("modelPromotions")->selectRow(0);
+        auto* approve = ivy.find<QPushButton>("approvePromotionButton");
+        QVERIFY(approve->isVisible());
+        QTest::mouseClick(approve, Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(ivyDone.count(), 1, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(ivyModels->shown()->promotions.at(0).state == "approved", 15000);
+        QCOMPARE(ivyModels->shown()->versions.at(0).aliases,
+                 std::vector<std::string>{"production"});
+        ivy.find<QTabWidget>("modelTabs")->setCurrentIndex(2);
+        ivy.find<QTableWidget>("modelExports")->selectRow(0);
+        QVERIFY(ivy.find<QPushButton>("downloadExportButton")->isHidden());  // not hers
+        QTest::mouseClick(ivy.find<QPushButton>("approveExportButton"), Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(ivyDone.count(), 2, 15000);
+
+        // bob receives the approved export into a new folder.
+        QVERIFY(models->choose("notes-model"));
+        QTRY_VERIFY_WITH_TIMEOUT(models->shown()->exports.at(0).state == "approved", 15000);
+        bob.find<QTabWidget>("modelTabs")->setCurrentIndex(2);
+        bob.find<QTableWidget>("modelExports")->selectRow(0);
+        auto* receive = bob.find<QPushButton>("downloadExportButton");
+        QVERIFY(receive->isVisible());
+        const QString folder = site_.path("exported-model");
+        bob.find<QLineEdit>("exportFolder")->setText(folder);
+        QTest::mouseClick(receive, Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(done.count(), 3, 15000);
+        QVERIFY2(bob.find<QLabel>("modelsError")->text().isEmpty(),
+                 qPrintable(bob.find<QLabel>("modelsError")->text()));
+        for (const char* name : {"model.safetensors", "config.json", "model.sig"})
+            QVERIFY2(QFile::exists(folder + "/" + name), name);
+        QTRY_COMPARE_WITH_TIMEOUT(models->shown()->exports.at(0).downloads, std::int64_t{1}, 15000);
+
+        // rita may not read models: no Models screen for her.
+        Desk rita = site_.open("rita");
+        site_.signIn(rita, "rita");
+        QVERIFY(!rita.window->screens().contains("modelsPage"));
     }
 
     // ivy holds both roles: her own job shows no approve button, and a forced click gets the

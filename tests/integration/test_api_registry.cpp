@@ -58,7 +58,7 @@ class TestApiRegistry : public QObject {
     [[nodiscard]] std::filesystem::path writeDocument(const std::string& name,
                                                       const std::string& text) const
     {
-        const auto path = daemon_.runDir() / name;
+        auto path = daemon_.runDir() / name;
         std::ofstream(path, std::ios::binary) << text;
         return path;
     }
