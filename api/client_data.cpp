@@ -122,41 +122,12 @@ Result<ImportedDataset> ControlClient::importDataset(const ImportSettings& setti
     header->set_total_bytes(total);
     // A failed write means the server ended the call: its status (below) says why.
     bool open = stream->Write(chunk);
-    std::uint64_t sent = 0;
-    std::string buffer(kPiece, '\0');
-    for (const UploadFile& file : files) {
-        if (!open)
-            break;
-        std::ifstream in(file.path, std::ios::binary);
-        if (!in) {
-            context.TryCancel();
-            (void)stream->Finish();
-            return Error(ErrorCode::NotFound,
-                         fmt::format("Cannot read '{}'; check the path and its permissions. "
-                                     "Nothing was imported.",
-                                     file.path.string()));
-        }
-        chunk.Clear();
-        chunk.mutable_file()->set_name(file.name);
-        chunk.mutable_file()->set_size(file.size);
-        open = stream->Write(chunk);
-        while (open && in) {
-            in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-            const auto got = static_cast<std::size_t>(in.gcount());
-            if (got == 0)
-                break;
-            chunk.set_data(buffer.data(), got);
-            open = stream->Write(chunk);
-            sent += got;
-            if (progress)
-                progress(sent, total);
-        }
-        if (in.bad()) {
-            context.TryCancel();
-            (void)stream->Finish();
-            return Error(ErrorCode::Io, fmt::format("Reading '{}' failed; nothing was imported.",
-                                                    file.path.string()));
-        }
+    if (open) {
+        auto sent = client_internal::sendUploadFiles<v1::ImportChunk>(*stream, context, files,
+                                                                      progress, total);
+        if (!sent)
+            return sent.error();
+        open = *sent;
     }
     if (open)
         stream->WritesDone();

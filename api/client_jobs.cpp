@@ -334,6 +334,7 @@ Result<std::optional<JobAssignment>> ControlClient::takeJob()
     assignment.checkpointKek = reply.checkpoint_kek();
     assignment.nodes = reply.nodes();
     assignment.ranksPerNode = reply.ranks_per_node();
+    assignment.startsFromModel = reply.starts_from_model();
     return std::optional<JobAssignment>(std::move(assignment));
 }
 
@@ -350,6 +351,14 @@ ControlClient::fetchCheckpoint(std::int64_t job, std::int64_t attempt,
                                const std::filesystem::path& folder)
 {
     return state_->fetchFiles(&v1::Workers::Stub::FetchCheckpoint, attemptOf(job, attempt), folder,
+                              std::uint64_t{1} << 40U);
+}
+
+Result<std::vector<std::filesystem::path>>
+ControlClient::fetchInitModel(std::int64_t job, std::int64_t attempt,
+                              const std::filesystem::path& folder)
+{
+    return state_->fetchFiles(&v1::Workers::Stub::FetchInitModel, attemptOf(job, attempt), folder,
                               std::uint64_t{1} << 40U);
 }
 

@@ -36,6 +36,10 @@ ModelVersionView viewOf(const v1::ModelVersion& version)
     view.registeredUnix = version.registered_unix();
     view.aliases.assign(version.aliases().begin(), version.aliases().end());
     view.statement = version.statement();
+    view.source = version.source();
+    view.tokenizer = version.tokenizer();
+    view.shape = version.shape();
+    view.base = version.base();
     return view;
 }
 
@@ -98,6 +102,52 @@ Result<ModelVersionView> ControlClient::registerModel(const std::string& name,
     if (!reply)
         return reply.error();
     return viewOf(reply->version());
+}
+
+Result<ModelVersionView> ControlClient::importModel(const ModelImportRequest& request,
+                                                    const UploadProgress& progress)
+{
+    // The four files, read from the folder as save_pretrained wrote them; a missing one is
+    // named before anything is sent.
+    std::vector<UploadFile> files;
+    std::uint64_t total = 0;
+    for (const char* name : {"config.json", "model.safetensors", "vocab.json", "merges.txt"}) {
+        const std::filesystem::path path = std::filesystem::path(request.folder) / name;
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(path, ec);
+        if (ec)
+            return Error(ErrorCode::NotFound,
+                         fmt::format("The folder '{}' has no readable {}; a GPT-2 folder to "
+                                     "import holds config.json, model.safetensors, vocab.json "
+                                     "and merges.txt (save_pretrained writes them).",
+                                     request.folder, name));
+        files.push_back({path, name, size});
+        total += size;
+    }
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + client_internal::kStreamTimeout);
+    v1::ModelVersionReply reply;
+    auto stream = state_->registry->ImportModel(&context, &reply);
+    v1::ImportModelChunk chunk;
+    v1::ImportModelHeader* header = chunk.mutable_header();
+    header->set_name(request.name);
+    header->set_project(request.project);
+    header->set_description(request.description);
+    header->set_total_bytes(total);
+    bool open = stream->Write(chunk);
+    if (open) {
+        auto sent = client_internal::sendUploadFiles<v1::ImportModelChunk>(*stream, context, files,
+                                                                           progress, total);
+        if (!sent)
+            return sent.error();
+        open = *sent;
+    }
+    if (open)
+        stream->WritesDone();
+    const grpc::Status status = stream->Finish();
+    if (!status.ok())
+        return state_->failure(status);
+    return viewOf(reply.version());
 }
 
 Result<std::vector<ModelSummaryView>> ControlClient::listModels()

@@ -11,12 +11,14 @@
 #include "sealtrain/v1/registry.grpc.pb.h"
 #include "sealtrain/v1/runs.grpc.pb.h"
 
+#include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -39,6 +41,56 @@ constexpr std::uint32_t kLargestPage = 1000;
 inline void setDeadline(grpc::ClientContext& context)
 {
     context.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
+}
+
+// Sends each file of an upload on `stream` (a client-streaming call whose chunks have a `file`
+// part, name and size, and a `data` part): the file's name, then its bytes a piece at a time,
+// `progress` told after each. Ok(false) when the server ended the call (its status says why);
+// NotFound or Io, saying that nothing was imported, when a file can not be read, after the call
+// was cancelled.
+template <typename Chunk, typename Stream>
+[[nodiscard]] Result<bool> sendUploadFiles(Stream& stream, grpc::ClientContext& context,
+                                           const std::vector<UploadFile>& files,
+                                           const UploadProgress& progress, std::uint64_t total)
+{
+    Chunk chunk;
+    std::uint64_t sent = 0;
+    std::string buffer(kPiece, '\0');
+    for (const UploadFile& file : files) {
+        std::ifstream in(file.path, std::ios::binary);
+        if (!in) {
+            context.TryCancel();
+            (void)stream.Finish();
+            return Error(ErrorCode::NotFound,
+                         fmt::format("Cannot read '{}'; check the path and its permissions. "
+                                     "Nothing was imported.",
+                                     file.path.string()));
+        }
+        chunk.Clear();
+        chunk.mutable_file()->set_name(file.name);
+        chunk.mutable_file()->set_size(file.size);
+        if (!stream.Write(chunk))
+            return false;
+        while (in) {
+            in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+            const auto got = static_cast<std::size_t>(in.gcount());
+            if (got == 0)
+                break;
+            chunk.set_data(buffer.data(), got);
+            if (!stream.Write(chunk))
+                return false;
+            sent += got;
+            if (progress)
+                progress(sent, total);
+        }
+        if (in.bad()) {
+            context.TryCancel();
+            (void)stream.Finish();
+            return Error(ErrorCode::Io, fmt::format("Reading '{}' failed; nothing was imported.",
+                                                    file.path.string()));
+        }
+    }
+    return true;
 }
 
 inline JobSummary summaryOf(const v1::Job& job)

@@ -1,6 +1,7 @@
 // The Datasets service (control.proto, "Datasets"): uploads held in memory (memfd) and sealed by
 // the import, the listing, manifests and read grants. The import permission is checked with the
 // upload's header, before any data is held (issue #27).
+#include "model_upload.h"
 #include "server_shared.h"
 #include "status.h"
 
@@ -13,9 +14,6 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 #include <nlohmann/json.hpp>
-
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -36,72 +34,6 @@ namespace {
 namespace v1 = sealtrain::v1;
 using grpc::ServerContext;
 using grpc::Status;
-
-// An anonymous in-memory file (memfd): an upload's bytes, which the importer reads by the path
-// /proc/self/fd/N and which vanish with the descriptor. Never on disk (it may be swapped, like
-// any of the daemon's memory; production nodes run with encrypted swap or none).
-class MemoryFile {
-public:
-    [[nodiscard]] static Result<MemoryFile> create(std::string name)
-    {
-        const int fd = ::memfd_create("sealtrain-upload", MFD_CLOEXEC);
-        if (fd < 0)
-            return Error(ErrorCode::ResourceExhausted,
-                         "The control plane could not hold the upload in memory; "
-                         "try again later or ask its operator.");
-        return MemoryFile(fd, std::move(name));
-    }
-
-    MemoryFile(MemoryFile&& other) noexcept
-        : fd_(std::exchange(other.fd_, -1))
-        , name_(std::move(other.name_))
-        , size_(other.size_)
-    {
-    }
-    MemoryFile& operator=(MemoryFile&&) = delete;
-    MemoryFile(const MemoryFile&) = delete;
-    MemoryFile& operator=(const MemoryFile&) = delete;
-    ~MemoryFile()
-    {
-        if (fd_ >= 0)
-            ::close(fd_);
-    }
-
-    [[nodiscard]] Result<void> append(const std::string& bytes)
-    {
-        std::size_t done = 0;
-        while (done < bytes.size()) {
-            const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                return Error(ErrorCode::ResourceExhausted,
-                             "The control plane ran out of memory for the upload; "
-                             "import less at a time or ask its operator.");
-            done += static_cast<std::size_t>(n);
-        }
-        size_ += bytes.size();
-        return success();
-    }
-
-    [[nodiscard]] std::filesystem::path path() const
-    {
-        return "/proc/self/fd/" + std::to_string(fd_);
-    }
-    [[nodiscard]] const std::string& name() const noexcept { return name_; }
-    [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
-
-private:
-    MemoryFile(int fd, std::string name)
-        : fd_(fd)
-        , name_(std::move(name))
-    {
-    }
-
-    int fd_;
-    std::string name_;
-    std::uint64_t size_ = 0;
-};
 
 // An upload as the stream delivered it: the header, each file in memory, the tokenizer files.
 struct Upload {
@@ -262,26 +194,17 @@ public:
     {
         // Only a signed-in caller may upload at all; whether they may import is decided (and
         // audited) by the import itself, before any file is written.
-        const Caller caller = [&] {
-            const std::lock_guard guard(shared_.lock);
-            return callerOf(shared_, *context);
-        }();
-        {
-            const std::lock_guard guard(shared_.lock);
-            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
-            if (auto session = shared_.platform.controlPlane().identity().whoAmI(caller.token);
-                !session)
-                return Internal::toStatus(session.error());
-        }
-        const auto slot = shared_.uploadSlot();
-        if (!slot) {
-            const std::lock_guard guard(shared_.lock);
-            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
-            return statusOf(shared_.platform.controlPlane().datasets().refuseBusyUpload(
-                caller.token, fmt::format("The control plane is receiving {} uploads already; "
-                                          "try again when one has finished.",
-                                          shared_.options.maxUploads)));
-        }
+        UploadStart start;
+        if (Status started = startUpload(
+                shared_, *context,
+                [&](const std::string& token, const std::string& reason) {
+                    return shared_.platform.controlPlane().datasets().refuseBusyUpload(token,
+                                                                                       reason);
+                },
+                start);
+            !started.ok())
+            return started;
+        const Caller& caller = start.caller;
         // An upload that sends nothing for uploadIdleTimeout is cancelled, so a stalled stream
         // holds its thread, its slot and its memory no longer than that.
         IdleWatchdog watchdog(*context, shared_.options.uploadIdleTimeout);

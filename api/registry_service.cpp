@@ -1,5 +1,6 @@
 // The Registry service (registry.proto): model versions, aliases, promotions and lineage, each
 // call mapped onto core's Registry (every rule and audit entry is there).
+#include "model_upload.h"
 #include "server_shared.h"
 #include "status.h"
 
@@ -8,6 +9,7 @@
 
 #include "sealtrain/v1/registry.grpc.pb.h"
 
+#include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
@@ -38,6 +40,10 @@ void fillVersion(const core::ModelVersion& version, v1::ModelVersion* out)
     for (const std::string& alias : version.aliases)
         out->add_aliases(alias);
     out->set_statement(version.statement);
+    out->set_source(version.source);
+    out->set_tokenizer(version.tokenizer);
+    out->set_shape(version.shape);
+    out->set_base(version.base);
 }
 
 void fillPromotion(const core::Promotion& promotion, v1::Promotion* out)
@@ -266,6 +272,56 @@ public:
                 offset += length;
             } while (offset < file.bytes.size());
         }
+        return Status::OK;
+    }
+
+    // Like a dataset import (datasets_service.cpp): a signed-in caller only, one of the upload
+    // slots, the permission checked with the header, the files in memory; then the import, which
+    // checks, seals and registers, or keeps nothing.
+    Status ImportModel(ServerContext* context, grpc::ServerReader<v1::ImportModelChunk>* reader,
+                       v1::ModelVersionReply* reply) override
+    {
+        UploadStart start;
+        if (Status started = startUpload(
+                shared_, *context,
+                [&](const std::string& token, const std::string& reason) {
+                    return registry().refuseBusyImport(token, reason);
+                },
+                start);
+            !started.ok())
+            return started;
+        const Caller& caller = start.caller;
+        IdleWatchdog watchdog(*context, shared_.options.uploadIdleTimeout);
+        ModelUpload upload;
+        const auto admit = [&](const v1::ImportModelHeader& header) -> Status {
+            const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+            return statusOf(registry().admitImport(caller.token, header.name(), header.project()));
+        };
+        auto received =
+            receiveModelUpload(*reader, upload, admit, watchdog, shared_.options.maxImportBytes);
+        if (watchdog.fired())
+            return Internal::toStatus(Error(ErrorCode::ResourceExhausted,
+                                            "The upload sent nothing for too long and was "
+                                            "cancelled; import again."));
+        if (context->IsCancelled())
+            return {grpc::StatusCode::CANCELLED,
+                    "The client went away during the upload; nothing was imported."};
+        if (!received.ok())
+            return received;
+        const core::ImportModel request{upload.header.name(),
+                                        upload.header.project(),
+                                        upload.header.description(),
+                                        upload.files.at("config.json").path(),
+                                        upload.files.at("model.safetensors").path(),
+                                        upload.files.at("vocab.json").path(),
+                                        upload.files.at("merges.txt").path()};
+        const std::lock_guard guard(shared_.lock);
+        const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+        auto version = registry().importModel(caller.token, request);
+        if (!version)
+            return Internal::toStatus(version.error());
+        fillVersion(*version, reply->mutable_version());
         return Status::OK;
     }
 

@@ -117,8 +117,14 @@ public:
         auto info = authorizeRead(*context, job.datasetId, fmt::format("job {}", job.id));
         if (!info)
             return Internal::toStatus(info.error());
+        // A fine-tuning job's starting model, its files checked before the job starts.
+        std::optional<core::StartingModel> start;
         std::int64_t attempt = 0;
         Status started = shared_.inGroup(*context, [&]() -> Status {
+            auto checked = core::KeyRelease(shared_.platform).startingModel(*spec);
+            if (!checked)
+                return Internal::toStatus(checked.error());
+            start = std::move(checked).value();
             auto running = shared_.platform.controlPlane().jobs().start(job.id);
             if (!running)
                 return Internal::toStatus(running.error());
@@ -129,6 +135,10 @@ public:
             return started;
         std::vector<std::string> arguments = core::trainerArguments(*spec);
         arguments.insert(arguments.end(), {"--job-id", std::to_string(job.id)});
+        if (start) {
+            const auto more = core::KeyRelease::startArguments(*start, start->sealed);
+            arguments.insert(arguments.end(), more.begin(), more.end());
+        }
         const auto began = std::chrono::steady_clock::now();
         int exitCode = -1;
         // The run's metrics go into its history (docs/runs.md) as a worker's would, a batch at a
@@ -145,7 +155,7 @@ public:
             batch.clear();
         };
         Status ran =
-            runAndStream(*info, arguments, writer, &exitCode, [&](const std::string& line) {
+            runAndStream(*info, start, arguments, writer, &exitCode, [&](const std::string& line) {
                 if (auto parsed = core::parseMetricsLine(line))
                     batch.push_back(std::move(parsed).value());
                 if (batch.size() >= kRecordEvery)
@@ -174,12 +184,14 @@ private:
     // Runs the trainer on `info`'s dataset with the run's scoped keys and `arguments` (the
     // caller's hyper-parameters or a job's settings), streaming its metrics (each line also to
     // `onLine`), then how it ended.
-    Status runAndStream(const core::DatasetInfo& info, const std::vector<std::string>& arguments,
+    Status runAndStream(const core::DatasetInfo& info,
+                        const std::optional<core::StartingModel>& start,
+                        const std::vector<std::string>& arguments,
                         grpc::ServerWriter<v1::TrainEvent>* writer, int* exitCode,
                         const std::function<void(const std::string&)>& onLine) const
     {
         const core::KeyRelease release(shared_.platform);
-        auto keys = release.forOwnRun(info.id);
+        auto keys = release.forOwnRun(info.id, start);
         if (!keys)
             return Internal::toStatus(keys.error());
         const std::string runId = "run-" + toHex(crypto::randomBytes(8));

@@ -219,6 +219,9 @@ public:
         std::optional<core::Dispatch> dispatch;
         std::optional<core::JobCheckpoint> resumeFrom;
         std::string signerPem;
+        // A fine-tuning job's starting model, read with the dispatch; a failure to find it ends
+        // the job as a failed handover does (below).
+        Result<std::optional<core::StartingModel>> start = std::optional<core::StartingModel>();
         Status taken = shared_.inGroup(*context, [&]() -> Status {
             auto found = workerOf(*context);
             if (!found)
@@ -241,11 +244,14 @@ public:
                     return Internal::toStatus(signer.error());
                 signerPem = signer->signingKeyPem;
             }
+            if (auto spec = core::parseJobSpec(dispatch->job.specJson, core::kJobSpecCeiling))
+                start = core::KeyRelease(shared_.platform).startingModel(*spec);
             return Status::OK;
         });
         if (!taken.ok() || !dispatch)
             return taken;
-        auto prepared = prepare(worker, *dispatch, resumeFrom, signerPem, *reply);
+        auto prepared = start ? prepare(worker, *dispatch, resumeFrom, signerPem, *start, *reply)
+                              : Result<void>(start.error());
         if (!prepared) {
             // The job can not be handed over (its keys or dataset are not readable): it ends
             // failed, saying why, rather than wait on a worker that never got it.
@@ -311,6 +317,33 @@ public:
         return statusOf(
             transfer::sendFiles({files.sealed, files.envelope}, {},
                                 [&](const v1::FileChunk& chunk) { return writer->Write(chunk); }));
+    }
+
+    Status FetchInitModel(ServerContext* context, const v1::JobAttempt* request,
+                          grpc::ServerWriter<v1::FileChunk>* writer) override
+    {
+        auto dispatch = currentOf(*context, request->job(), request->attempt());
+        if (!dispatch)
+            return Internal::toStatus(dispatch.error());
+        auto spec = core::parseJobSpec(dispatch->job.specJson, core::kJobSpecCeiling);
+        if (!spec)
+            return Internal::toStatus(spec.error());
+        std::optional<core::StartingModel> start;
+        Status found = shared_.inGroup(*context, [&]() -> Status {
+            auto checked = core::KeyRelease(shared_.platform).startingModel(*spec);
+            if (!checked)
+                return Internal::toStatus(checked.error());
+            start = std::move(checked).value();
+            return Status::OK;
+        });
+        if (!found.ok())
+            return found;
+        if (!start)
+            return refused(ErrorCode::NotFound,
+                           fmt::format("Job {} starts from scratch; it has no model to fetch.",
+                                       request->job()));
+        return statusOf(transfer::sendFiles(
+            {start->sealed}, {}, [&](const v1::FileChunk& chunk) { return writer->Write(chunk); }));
     }
 
     Status ReportMetrics(ServerContext* context, const v1::ReportMetricsRequest* request,
@@ -407,19 +440,27 @@ public:
         auto named = release.uploadedCheckpoint(files->front());
         if (!named)
             return Internal::toStatus(named.error());
+        std::string baseSha256;
         Status identified = shared_.inGroup(*context, [&]() -> Status {
             auto found = workerOf(*context);
             if (!found)
                 return Internal::toStatus(found.error());
             worker = std::move(found).value();
+            auto spec = core::parseJobSpec(dispatch->job.specJson, core::kJobSpecCeiling);
+            if (!spec)
+                return Internal::toStatus(spec.error());
+            auto digest = release.startingDigest(*spec);
+            if (!digest)
+                return Internal::toStatus(digest.error());
+            baseSha256 = std::move(digest).value();
             return Status::OK;
         });
         if (!identified.ok())
             return identified;
         // Verified before anything is recorded: signed by this worker's enrolled key, sealed
         // under the job's own key, its plaintext the statement's, of this job and run.
-        auto verified =
-            release.verifyUpload(worker, *dispatch, *named, shared_.options.maxCheckpointBytes);
+        auto verified = release.verifyUpload(worker, *dispatch, *named,
+                                             shared_.options.maxCheckpointBytes, baseSha256);
         if (!verified)
             return refuseCheckpoint(*context, dispatch->job.id, dispatch->attempt,
                                     verified.error());
@@ -519,17 +560,17 @@ private:
     }
 
     // The trainer arguments and the sealed keys of a dispatch (core's key release decides).
-    [[nodiscard]] Result<void> prepare(const core::WorkerInfo& worker,
-                                       const core::Dispatch& dispatch,
-                                       const std::optional<core::JobCheckpoint>& resumeFrom,
-                                       const std::string& signerPem, v1::TakeJobReply& reply)
+    [[nodiscard]] Result<void>
+    prepare(const core::WorkerInfo& worker, const core::Dispatch& dispatch,
+            const std::optional<core::JobCheckpoint>& resumeFrom, const std::string& signerPem,
+            const std::optional<core::StartingModel>& start, v1::TakeJobReply& reply)
     {
         auto spec = core::parseJobSpec(dispatch.job.specJson, core::kJobSpecCeiling);
         if (!spec)
             return spec.error();
         auto release = core::KeyRelease(shared_.platform)
                            .forWorker(worker, dispatch, *spec,
-                                      resumeFrom ? std::optional(signerPem) : std::nullopt);
+                                      resumeFrom ? std::optional(signerPem) : std::nullopt, start);
         if (!release)
             return release.error();
         reply.set_has_job(true);
@@ -546,6 +587,7 @@ private:
         reply.set_checkpoint_kek(release->checkpointKek);
         reply.set_nodes(release->nodes);
         reply.set_ranks_per_node(release->ranksPerNode);
+        reply.set_starts_from_model(release->startsFromModel);
         return success();
     }
 

@@ -2,6 +2,7 @@
 // the audit key, the witness file and the control plane over them.
 #include "sealtrain/core/data_directory.h"
 
+#include "base_models.h"
 #include "data_directory_files.h"
 #include "model_signing_key.h"
 #include "sealtrain/base/byte_io.h"
@@ -489,6 +490,14 @@ void DataDirectory::connectRegistry()
                                      const std::string& modelName) -> Result<ExportFolder> {
         return KeyRelease(*this).exportFolder(recorded, signerPem, modelName);
     });
+    registry.setImportStore(
+        [this](const ImportModel& upload, const std::string& name, std::int64_t version,
+               const ImportAccept& accept) {
+            return storeImport(*this, upload, name, version, accept);
+        },
+        [this](const ModelVersion& version) { return checkImport(*this, version); });
+    state_->plane->jobs().setTokenizerLookup(
+        [this](const std::string& datasetId) { return datasetTokenizer(*this, datasetId); });
 }
 
 Result<std::string> DataDirectory::signModelStatement(std::string_view statement) const

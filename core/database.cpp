@@ -499,14 +499,27 @@ Result<void> Database::migrate(int target)
     for (const auto& migration : migrations()) {
         if (migration.version <= *current || migration.version > target)
             continue;
+        // A migration may rebuild a table that others reference (SQLite's way to change a
+        // column's constraints): foreign keys are off while it runs, outside its transaction as
+        // SQLite requires, and every reference must hold again before it commits.
+        SEALTRAIN_TRY(execute("PRAGMA foreign_keys = OFF"));
         auto transaction = begin();
         if (!transaction)
             return transaction.error();
         SEALTRAIN_TRY(execute(std::string(migration.sql)));
+        auto dangling = exists("PRAGMA foreign_key_check", {});
+        if (!dangling)
+            return dangling.error();
+        if (*dangling)
+            return Error(ErrorCode::Integrity,
+                         "Schema migration " + std::to_string(migration.version)
+                             + " would leave rows that refer to missing ones; restore the "
+                               "database from a backup.");
         SEALTRAIN_TRY(run("INSERT INTO schema_version (version, applied) "
                           "VALUES (?, strftime('%s', 'now'))",
                           {migration.version}));
         SEALTRAIN_TRY((*transaction)->commit());
+        SEALTRAIN_TRY(execute("PRAGMA foreign_keys = ON"));
     }
     return success();
 }

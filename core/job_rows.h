@@ -33,6 +33,14 @@ struct JobRow {
 };
 
 [[nodiscard]] Result<JobRow> loadJob(const Database& database, std::int64_t id);
+
+// The vetting check of a fine-tuning spec's model.init (job_base_model.cpp): the version exists
+// and is of the job's project, its shape is the spec's and its tokenizer is that of the dataset
+// `datasetId` (as `tokenizerOf` reads it). `pinned` is set to the version as "NAME@VERSION" once
+// it resolved, so an alias that moves after the review can not change what was approved.
+[[nodiscard]] VettingCheck vetBaseModel(const Database& database, const JobSpec& spec,
+                                        const std::string& datasetId,
+                                        const TokenizerLookup& tokenizerOf, std::string& pinned);
 // The job as a call left it.
 [[nodiscard]] Result<JobInfo> reloaded(const Database& database, std::int64_t id);
 // Every job matching `condition` (SQL over the alias `j`, with its ?s bound to `arguments`), in

@@ -150,7 +150,7 @@ Result<void> readModel(const Fields& top, JobSpec::Model& model)
     auto fields = top.object("model", true);
     if (!fields)
         return fields.error();
-    SEALTRAIN_TRY(fields->onlyKnown({"layers", "heads", "width", "context"}));
+    SEALTRAIN_TRY(fields->onlyKnown({"layers", "heads", "width", "context", "init"}));
     SEALTRAIN_ASSIGN(model.layers, fields->integer("layers", model.layers, 1, 256));
     SEALTRAIN_ASSIGN(model.heads, fields->integer("heads", model.heads, 1, 256));
     SEALTRAIN_ASSIGN(model.width, fields->integer("width", model.width, 8, 65536));
@@ -158,6 +158,14 @@ Result<void> readModel(const Fields& top, JobSpec::Model& model)
     if (model.width % model.heads != 0)
         return fieldError("model.width",
                           fmt::format("must be a multiple of model.heads ({})", model.heads));
+    if (fields->find("init") != nullptr) {
+        SEALTRAIN_ASSIGN(model.init, fields->text("init"));
+        const auto at = model.init.find('@');
+        if (at == std::string::npos || !isName(model.init.substr(0, at))
+            || !isName(model.init.substr(at + 1)))
+            return fieldError("model.init", "must name a model version as NAME@VERSION or "
+                                            "NAME@ALIAS, e.g. gpt2@1");
+    }
     return success();
 }
 
@@ -284,7 +292,7 @@ Result<JobSpec> parseJobSpec(std::string_view text, const JobSpecLimits& limits)
 
 std::string canonicalJobSpec(const JobSpec& spec)
 {
-    const Json json = {
+    Json json = {
         {"spec_version", kJobSpecVersion},
         {"name", spec.name},
         {"project", spec.project},
@@ -317,6 +325,9 @@ std::string canonicalJobSpec(const JobSpec& spec)
         {"limits",
          {{"gpu_hours", spec.limits.gpuHours}, {"max_restarts", spec.limits.maxRestarts}}},
         {"priority", spec.priority}};
+    // Only a fine-tuning spec carries model.init, so every other spec keeps its hash.
+    if (!spec.model.init.empty())
+        json["model"]["init"] = spec.model.init;
     return json.dump();  // nlohmann's objects keep their keys sorted
 }
 

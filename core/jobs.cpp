@@ -240,12 +240,19 @@ void Jobs::setPolicy(JobPolicy policy)
 
 namespace {
 
+// What vetting resolved a spec's references to: the dataset id, the starting model's version.
+struct Pins {
+    std::string datasetId;
+    std::string init;
+};
+
 // The automatic vetting of `spec` for `submitterId` under `policy`: every check, passed or not,
-// in the order the approver reads them; the resolved dataset id in `datasetId`.
+// in the order the approver reads them; what its references resolved to in `pins`.
 std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& policy,
-                                  const JobSpec& spec, std::int64_t submitterId,
-                                  std::int64_t excludeJob, std::string& datasetId)
+                                  const TokenizerLookup& tokenizerOf, const JobSpec& spec,
+                                  std::int64_t submitterId, std::int64_t excludeJob, Pins& pins)
 {
+    std::string& datasetId = pins.datasetId;
     std::vector<VettingCheck> checks;
     checks.push_back({"spec", true, "well-formed, version 1"});
 
@@ -264,6 +271,9 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
                  : fmt::format("the submitter holds no read grant on {} version {}",
                                view->dataset.name, view->dataset.version)});
     }
+
+    if (!spec.model.init.empty())
+        checks.push_back(internal::vetBaseModel(database, spec, datasetId, tokenizerOf, pins.init));
 
     const auto pool = policy.poolClassifications.find(spec.resources.pool);
     if (pool == policy.poolClassifications.end()) {
@@ -315,10 +325,12 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
 // The spec with its dataset reference (a name, or NAME@VERSION) replaced by the dataset id vetting
 // resolved it to, when it resolved: what is stored, shown and approved names exactly the data that
 // will be read, so a version imported after the review can not slip under an approval (issue #27).
-JobSpec pinnedToDataset(JobSpec spec, const std::string& datasetId)
+JobSpec pinnedToDataset(JobSpec spec, const Pins& pins)
 {
-    if (!datasetId.empty())
-        spec.dataset = datasetId;
+    if (!pins.datasetId.empty())
+        spec.dataset = pins.datasetId;
+    if (!pins.init.empty())
+        spec.model.init = pins.init;
     return spec;
 }
 
@@ -352,11 +364,13 @@ Result<JobInfo> Jobs::submit(const std::string& session, const Result<JobSpec>& 
             [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
                 if (!spec)
                     return spec.error();
-                std::string datasetId;
-                const auto checks = vetSpec(database_, policy_, *spec, caller.userId, 0, datasetId);
+                Pins pins;
+                const std::string& datasetId = pins.datasetId;
+                const auto checks =
+                    vetSpec(database_, policy_, tokenizerOf_, *spec, caller.userId, 0, pins);
                 const bool passed = std::all_of(checks.begin(), checks.end(),
                                                 [](const VettingCheck& c) { return c.ok; });
-                const JobSpec pinned = pinnedToDataset(*spec, datasetId);
+                const JobSpec pinned = pinnedToDataset(*spec, pins);
                 const std::string canonical = canonicalJobSpec(pinned);
                 const crypto::Sha256Digest hash = jobSpecHash(pinned);
                 const std::int64_t now = gate_.now();
@@ -408,12 +422,13 @@ Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id, const Re
                     return Error(ErrorCode::InvalidArgument,
                                  "A job's project can not change; submit a new job in the other "
                                  "project instead.");
-                std::string datasetId;
+                Pins pins;
+                const std::string& datasetId = pins.datasetId;
                 const auto checks =
-                    vetSpec(database_, policy_, *spec, caller.userId, id, datasetId);
+                    vetSpec(database_, policy_, tokenizerOf_, *spec, caller.userId, id, pins);
                 const bool passed = std::all_of(checks.begin(), checks.end(),
                                                 [](const VettingCheck& c) { return c.ok; });
-                const JobSpec pinned = pinnedToDataset(*spec, datasetId);
+                const JobSpec pinned = pinnedToDataset(*spec, pins);
                 const crypto::Sha256Digest hash = jobSpecHash(pinned);
                 // The edit voids every approval: approver and approved hash are cleared.
                 SEALTRAIN_TRY(database_.run(
@@ -459,14 +474,15 @@ Result<JobInfo> Jobs::vet(const std::string& session, std::int64_t id)
                 auto spec = parseJobSpec(job->info.specJson, kJobSpecCeiling);
                 if (!spec)
                     return spec.error();
-                std::string datasetId;
+                Pins pins;
+                const std::string& datasetId = pins.datasetId;
                 const auto checks =
-                    vetSpec(database_, policy_, *spec, job->submitterId, id, datasetId);
+                    vetSpec(database_, policy_, tokenizerOf_, *spec, job->submitterId, id, pins);
                 const bool passed = std::all_of(checks.begin(), checks.end(),
                                                 [](const VettingCheck& c) { return c.ok; });
                 // A spec whose dataset first resolves now is pinned now: its hash changes, and an
                 // approval of the unpinned one is refused as for another spec.
-                const JobSpec pinned = pinnedToDataset(*spec, datasetId);
+                const JobSpec pinned = pinnedToDataset(*spec, pins);
                 SEALTRAIN_TRY(database_.run(
                     "UPDATE jobs SET state = ?, vetting = ?, dataset_id = NULLIF(?, ''), reason = "
                     "?, spec = ?, spec_hash = ?, updated = ? WHERE id = ?",

@@ -4,6 +4,9 @@
 // code).
 #include "sealtrain/core/key_release.h"
 
+#include "base_models.h"
+#include "registry_rows.h"
+
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/data_directory.h"
@@ -157,6 +160,42 @@ VerifiedCheckpoint verified(const trainer::CheckpointFiles& files,
     return checkpoint;
 }
 
+// The data key of a starting model's sealed file, unwrapped with the KEK that sealed it (the
+// `checkpoints` KEK for an import, its job's key for a job's version), which stays here. Reads
+// no database row.
+Result<trainer::DataKey> startingDataKey(DataDirectory& platform, const StartingModel& start)
+{
+    auto source = FileSource::open(start.sealed);
+    if (!source)
+        return source.error();
+    auto info = crypto::inspectSealedObject(**source);
+    if (!info)
+        return info.error();
+    std::optional<crypto::Kek> jobKek;
+    if (start.job != 0) {
+        auto kek = jobKey(platform, start.job);
+        if (!kek)
+            return kek.error();
+        jobKek = std::move(kek).value();
+    }
+    const crypto::Keyring& keyring = platform.keyring();
+    const crypto::KekResolver resolver =
+        jobKek
+            ? crypto::keyFileResolver(*jobKek)
+            : crypto::KekResolver([&keyring](const std::string& id,
+                                             std::uint32_t number) -> Result<const crypto::Kek*> {
+                  if (id != trainer::kCheckpointsKekId)
+                      return Error(ErrorCode::Integrity,
+                                   "An imported model is sealed under another key than the "
+                                   "checkpoints key; restore it from a backup.");
+                  return keyring.findKek(id, number);
+              });
+    auto key = crypto::unwrapDataKey(**source, resolver);
+    if (!key)
+        return key.error();
+    return trainer::DataKey{info->objectId, std::move(key).value()};
+}
+
 }  // namespace
 
 bool isValidRunId(std::string_view id)
@@ -169,11 +208,71 @@ KeyRelease::KeyRelease(DataDirectory& platform)
 {
 }
 
-Result<crypto::SecretBytes> KeyRelease::forOwnRun(const std::string& datasetId) const
+Result<std::optional<StartingModel>> KeyRelease::startingModel(const JobSpec& spec) const
+{
+    if (spec.model.init.empty())
+        return std::optional<StartingModel>();
+    auto reference = parseModelReference(spec.model.init);
+    if (!reference)
+        return reference.error();
+    if (reference->version == 0)
+        return Error(ErrorCode::FailedPrecondition,
+                     fmt::format("The job's model.init '{}' was not pinned to a version by its "
+                                 "vetting; submit the job again.",
+                                 spec.model.init));
+    auto version = internal::loadVersion(platform_.database(), reference->name, reference->version);
+    if (!version)
+        return version.error();
+    StartingModel start;
+    start.name = version->label();
+    start.sha256 = version->digest.substr(version->digest.find(':') + 1);
+    if (version->imported()) {
+        SEALTRAIN_TRY(checkImport(platform_, *version));
+        start.sealed = baseModelFolder(platform_, version->name, version->version) / "model.sealed";
+        return std::optional(std::move(start));
+    }
+    std::string signerPem;
+    auto found = platform_.database().queryOne(
+        "SELECT w.signing_key FROM job_checkpoints c JOIN workers w ON w.id = c.worker_id "
+        "WHERE c.job_id = ? AND c.step = ?",
+        {version->jobId, version->step}, [&](const Statement& row) { signerPem = row.text(0); });
+    if (!found)
+        return found.error();
+    auto recorded = platform_.controlPlane().scheduler().checkpoints(version->jobId);
+    if (!recorded)
+        return recorded.error();
+    const auto checkpoint =
+        std::find_if(recorded->begin(), recorded->end(),
+                     [&](const JobCheckpoint& c) { return c.step == version->step; });
+    if (!*found || checkpoint == recorded->end())
+        return Error(ErrorCode::Integrity,
+                     fmt::format("The checkpoint of {} is not recorded; restore the database "
+                                 "from a backup.",
+                                 version->label()));
+    SEALTRAIN_TRY(checkedJobCheckpoint(*checkpoint, signerPem));
+    start.sealed = jobCheckpointFiles(version->jobId, version->step).sealed;
+    start.job = version->jobId;
+    return std::optional(std::move(start));
+}
+
+std::vector<std::string> KeyRelease::startArguments(const StartingModel& start,
+                                                    const std::filesystem::path& path)
+{
+    return {"--init-from", path.string(), "--init-sha256", start.sha256, "--init-name", start.name};
+}
+
+Result<crypto::SecretBytes> KeyRelease::forOwnRun(const std::string& datasetId,
+                                                  const std::optional<StartingModel>& start) const
 {
     auto dataKeys = datasetDataKeys(platform_, datasetId);
     if (!dataKeys)
         return dataKeys.error();
+    if (start) {
+        auto key = startingDataKey(platform_, *start);
+        if (!key)
+            return key.error();
+        dataKeys->push_back(std::move(key).value());
+    }
     auto keks = checkpointKeks(platform_);
     if (!keks)
         return keks.error();
@@ -193,11 +292,20 @@ Result<DatasetCheck> KeyRelease::verifyDataset(const std::string& datasetId) con
 
 Result<WorkerRelease> KeyRelease::forWorker(const WorkerInfo& worker, const Dispatch& dispatch,
                                             const JobSpec& spec,
-                                            const std::optional<std::string>& resumeSignerPem) const
+                                            const std::optional<std::string>& resumeSignerPem,
+                                            const std::optional<StartingModel>& start) const
 {
     auto dataKeys = datasetDataKeys(platform_, dispatch.datasetId);
     if (!dataKeys)
         return dataKeys.error();
+    // A fine-tuning job's starting model (checked when it was taken): its one data key travels
+    // with the dataset's, and the trainer checks the plaintext's SHA-256.
+    if (start) {
+        auto key = startingDataKey(platform_, *start);
+        if (!key)
+            return key.error();
+        dataKeys->push_back(std::move(key).value());
+    }
     auto kek = jobKey(platform_, dispatch.job.id);
     if (!kek)
         return kek.error();
@@ -229,6 +337,12 @@ Result<WorkerRelease> KeyRelease::forWorker(const WorkerInfo& worker, const Disp
     release.ranksPerNode = spec.resources.gpusPerNode > 0 ? spec.resources.gpusPerNode
                                                           : spec.resources.cpuRanksPerNode;
     release.resume = resumeSignerPem.has_value();
+    if (start) {
+        release.startsFromModel = true;
+        for (std::string argument :
+             {std::string("--init-sha256"), start->sha256, std::string("--init-name"), start->name})
+            release.trainerArguments.push_back(std::move(argument));
+    }
     return release;
 }
 
@@ -409,9 +523,23 @@ Result<CheckpointPaths> KeyRelease::uploadedCheckpoint(const std::filesystem::pa
     return pathsOf(*named);
 }
 
+Result<std::string> KeyRelease::startingDigest(const JobSpec& spec) const
+{
+    if (spec.model.init.empty())
+        return std::string();
+    auto reference = parseModelReference(spec.model.init);
+    if (!reference)
+        return reference.error();
+    auto version = internal::loadVersion(platform_.database(), reference->name, reference->version);
+    if (!version)
+        return version.error();
+    return version->digest.substr(version->digest.find(':') + 1);
+}
+
 Result<JobCheckpoint> KeyRelease::verifyUpload(const WorkerInfo& worker, const Dispatch& dispatch,
                                                const CheckpointPaths& upload,
-                                               std::uint64_t maxBytes) const
+                                               std::uint64_t maxBytes,
+                                               const std::string& baseSha256) const
 {
     auto signer = crypto::PublicKey::fromPem(worker.signingKeyPem);
     if (!signer)
@@ -438,6 +566,23 @@ Result<JobCheckpoint> KeyRelease::verifyUpload(const WorkerInfo& worker, const D
                      fmt::format("The uploaded checkpoint is of job '{}', run '{}'; this attempt "
                                  "is job {}, run {}.",
                                  lineage.job, lineage.run, dispatch.job.id, dispatch.runId));
+    // A fine-tuning job's checkpoints name the model it was authorised to start from, and only
+    // such a job's do.
+    auto spec = parseJobSpec(dispatch.job.specJson, kJobSpecCeiling);
+    if (!spec)
+        return spec.error();
+    const std::optional<trainer::CheckpointReference> base =
+        spec->model.init.empty()
+            ? std::nullopt
+            : std::optional(trainer::CheckpointReference{spec->model.init, baseSha256});
+    if (lineage.base != base)
+        return Error(ErrorCode::Integrity,
+                     base ? fmt::format("The uploaded checkpoint does not name {} ({}), the model "
+                                        "job {} was authorised to start from.",
+                                        base->name, base->sha256, dispatch.job.id)
+                          : fmt::format("The uploaded checkpoint names a base model, but job {} "
+                                        "trains from scratch.",
+                                        dispatch.job.id));
     auto sealedBytes = readWholeFile(upload.sealed, maxBytes);
     if (!sealedBytes)
         return sealedBytes.error();

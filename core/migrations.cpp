@@ -342,14 +342,53 @@ CREATE TABLE model_exports (
 );
 )sql";
 
+// Migration 14 (issue #30, base models): a version is a job's checkpoint or an imported GPT-2
+// folder, so job_id may be empty; what the version's tokenizer is (an import's files by digest),
+// the model a job's version started from, and the imported folders' files. SQLite changes a
+// column's constraint only by rebuilding the table (Database::migrate turns foreign keys off
+// for it and checks them before it commits).
+constexpr std::string_view kSchemaV14 = R"sql(
+CREATE TABLE model_versions_v14 (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    project TEXT NOT NULL,
+    description TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT 'job',
+    job_id INTEGER REFERENCES jobs(id),
+    step INTEGER NOT NULL,
+    digest TEXT NOT NULL,
+    sealed_sha256 TEXT NOT NULL,
+    worker TEXT NOT NULL,
+    dataset_id TEXT NOT NULL,
+    tokenizer TEXT NOT NULL DEFAULT '',
+    shape TEXT NOT NULL DEFAULT '',
+    base TEXT NOT NULL DEFAULT '',
+    registered_by INTEGER NOT NULL REFERENCES users(id),
+    registered INTEGER NOT NULL,
+    statement TEXT NOT NULL,
+    UNIQUE (name, version),
+    UNIQUE (name, job_id, step)
+);
+INSERT INTO model_versions_v14 (id, name, version, project, description, job_id, step, digest,
+                                sealed_sha256, worker, dataset_id, registered_by, registered,
+                                statement)
+    SELECT id, name, version, project, description, job_id, step, digest, sealed_sha256, worker,
+           dataset_id, registered_by, registered, statement FROM model_versions;
+DROP TABLE model_versions;
+ALTER TABLE model_versions_v14 RENAME TO model_versions;
+CREATE UNIQUE INDEX model_versions_import_digest ON model_versions (name, digest)
+    WHERE source = 'import';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations()
 {
     static const std::vector<Migration> kMigrations{
-        {1, kSchemaV1},   {2, kSchemaV2},   {3, kSchemaV3},  {4, kSchemaV4}, {5, kSchemaV5},
-        {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},  {9, kSchemaV9}, {10, kSchemaV10},
-        {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}};
+        {1, kSchemaV1},   {2, kSchemaV2},   {3, kSchemaV3},   {4, kSchemaV4},  {5, kSchemaV5},
+        {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},   {9, kSchemaV9},  {10, kSchemaV10},
+        {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}};
     return kMigrations;
 }
 

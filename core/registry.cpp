@@ -203,6 +203,8 @@ Result<ModelVersion> Registry::registerVersion(const std::string& session,
             version.sealedSha256 = checkpoint->sealedSha256;
             version.worker = checkpoint->worker;
             version.datasetId = job->info.datasetId;
+            if (auto spec = parseJobSpec(job->info.specJson, kJobSpecCeiling); spec)
+                version.base = spec->model.init;  // pinned to NAME@VERSION by the job's vetting
             version.registeredBy = caller.name;
             version.registered = gate_.now();
             auto statement = internal::registrationStatement(version, job->info, *chain, *key_);
@@ -211,11 +213,12 @@ Result<ModelVersion> Registry::registerVersion(const std::string& session,
             version.statement = std::move(statement).value();
             SEALTRAIN_TRY(gate_.database().run(
                 "INSERT INTO model_versions (name, version, project, description, job_id, step, "
-                "digest, sealed_sha256, worker, dataset_id, registered_by, registered, statement) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "digest, sealed_sha256, worker, dataset_id, base, registered_by, registered, "
+                "statement) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 {version.name, version.version, version.project, version.description, version.jobId,
                  version.step, version.digest, version.sealedSha256, version.worker,
-                 version.datasetId, caller.userId, version.registered, version.statement}));
+                 version.datasetId, version.base, caller.userId, version.registered,
+                 version.statement}));
             draft.target.id = version.name + "@" + std::to_string(version.version);
             draft.details.push_back(audit::textDetail("digest", version.digest));
             return version;
@@ -282,6 +285,12 @@ Result<ResolvedModel> Registry::resolve(const std::string& session, const std::s
             auto version = internal::resolveVersion(gate_, caller, *parsed);
             if (!version)
                 return version.error();
+            if (version->imported())
+                return Error(ErrorCode::Unsupported,
+                             fmt::format("{} is an imported base model, which is not sampled "
+                                         "from directly; fine-tune it (a job with model.init) "
+                                         "and sample from that version.",
+                                         version->label()));
             auto checkpoint = recordedCheckpoint(scheduler_, version->jobId, version->step);
             if (!checkpoint)
                 return checkpoint.error();

@@ -71,6 +71,15 @@ Result<std::vector<ModelExport>> loadExports(const Database& database, const std
 
 namespace {
 
+// An imported base model is not exported: whoever imported it has its folder.
+Error importedExport(const ModelVersion& version)
+{
+    return Error(ErrorCode::Unsupported,
+                 fmt::format("{} is an imported base model, which its source already holds; "
+                             "export a version fine-tuned from it.",
+                             version.label()));
+}
+
 // The project of export `id`'s model, read before the call's transaction.
 std::string exportProject(const Database& database, std::int64_t id)
 {
@@ -114,6 +123,8 @@ Result<ModelExport> Registry::requestExport(const std::string& session,
             auto version = internal::loadVersion(gate_.database(), parsed->name, parsed->version);
             if (!version)
                 return version.error();
+            if (version->imported())
+                return importedExport(*version);
             auto pending = gate_.database().queryInteger(
                 "SELECT COUNT(*) FROM model_exports e JOIN model_versions v ON v.id = "
                 "e.version_id WHERE v.name = ? AND e.state = 'pending'",
@@ -227,6 +238,8 @@ Result<ExportFolder> Registry::exportModel(const std::string& session, std::int6
                 internal::loadVersion(gate_.database(), exported->model, exported->version);
             if (!version)
                 return version.error();
+            if (version->imported())
+                return importedExport(*version);
             auto chain = checkedChain(version->jobId, version->step);
             if (!chain)
                 return chain.error();

@@ -18,7 +18,8 @@ namespace {
 
 constexpr std::string_view kVersionColumns =
     "v.name, v.version, v.project, v.description, v.job_id, v.step, v.digest, v.sealed_sha256, "
-    "v.worker, v.dataset_id, u.name, v.registered, v.statement, v.id "
+    "v.worker, v.dataset_id, u.name, v.registered, v.statement, v.id, v.source, v.tokenizer, "
+    "v.shape, v.base "
     "FROM model_versions v JOIN users u ON u.id = v.registered_by";
 
 constexpr std::string_view kPromotionColumns =
@@ -35,7 +36,7 @@ ModelVersion readVersion(const Statement& row)
     version.version = row.integer(1);
     version.project = row.text(2);
     version.description = row.text(3);
-    version.jobId = row.integer(4);
+    version.jobId = row.isNull(4) ? 0 : row.integer(4);
     version.step = row.integer(5);
     version.digest = row.text(6);
     version.sealedSha256 = row.text(7);
@@ -44,6 +45,10 @@ ModelVersion readVersion(const Statement& row)
     version.registeredBy = row.text(10);
     version.registered = row.integer(11);
     version.statement = row.text(12);
+    version.source = row.text(14);
+    version.tokenizer = row.text(15);
+    version.shape = row.text(16);
+    version.base = row.text(17);
     return version;
 }
 
@@ -348,7 +353,7 @@ Result<Promotion> Registry::decide(const std::string& session, std::int64_t id,
                 return version.error();
             // The files are checked again: a checkpoint altered since it was registered is not
             // promoted.
-            SEALTRAIN_TRY(checkedChain(version->jobId, version->step));
+            SEALTRAIN_TRY(checkVersionFiles(*version));
             auto previous = gate_.database().queryInteger(
                 "SELECT v.version FROM model_aliases a JOIN model_versions v ON v.id = "
                 "a.version_id WHERE a.name = ? AND a.alias = ?",

@@ -21,6 +21,8 @@ inline constexpr std::string_view kVersionPredicate =
     "https://sealtrain.dev/registry/model-version/v1";
 inline constexpr std::string_view kPromotionPredicate =
     "https://sealtrain.dev/registry/promotion/v1";
+inline constexpr std::string_view kImportPredicate =
+    "https://sealtrain.dev/registry/base-model-import/v1";
 
 // The project of model `name`, or nullopt when it has no version yet.
 [[nodiscard]] Result<std::optional<std::string>> modelProject(const Database& database,
@@ -49,6 +51,9 @@ inline constexpr std::string_view kPromotionPredicate =
                                                         const JobInfo& job,
                                                         const std::vector<CheckedCheckpoint>& chain,
                                                         const crypto::SigningKey& key);
+// An imported base model's registration: its DSSE envelope (JSON).
+[[nodiscard]] std::string importStatement(const ModelVersion& version, const StoredImport& stored,
+                                          const crypto::SigningKey& key);
 // An approved promotion's DSSE envelope (JSON).
 [[nodiscard]] std::string promotionStatement(const Promotion& promotion,
                                              const crypto::SigningKey& key);

@@ -76,9 +76,31 @@ Result<std::string> registrationStatement(const ModelVersion& version, const Job
                            {"submitter", job.submitter},
                            {"approver", job.approver}}},
                          {"checkpoints", std::move(checkpoints)}};
+    json full = predicate;
+    if (!version.base.empty())
+        full["base"] = version.base;  // only a fine-tuned version's statement names one
     return signedStatement(
-        statement(kVersionPredicate, version.name, version.version, version.digest, predicate),
-        key);
+        statement(kVersionPredicate, version.name, version.version, version.digest, full), key);
+}
+
+std::string importStatement(const ModelVersion& version, const StoredImport& stored,
+                            const crypto::SigningKey& key)
+{
+    json sources = json::object();
+    for (const auto& [file, sha256] : stored.sources)
+        sources[file] = sha256;
+    const json predicate{{"model", version.name},
+                         {"version", version.version},
+                         {"project", version.project},
+                         {"description", version.description},
+                         {"imported_by", version.registeredBy},
+                         {"imported", toRfc3339(version.registered)},
+                         {"sealed_sha256", stored.sealedSha256},
+                         {"shape", json::parse(stored.shape)},
+                         {"tokenizer", json::parse(stored.tokenizer)},
+                         {"sources", std::move(sources)}};
+    return signedStatement(
+        statement(kImportPredicate, version.name, version.version, version.digest, predicate), key);
 }
 
 std::string promotionStatement(const Promotion& promotion, const crypto::SigningKey& key)
@@ -118,6 +140,26 @@ Result<std::string> Registry::lineage(const std::string& session, const std::str
                 return version.error();
             draft.target.id = version->name + "@" + std::to_string(version->version);
             draft.details.push_back(audit::textDetail("digest", version->digest));
+            nlohmann::json promotions = nlohmann::json::array();
+            SEALTRAIN_TRY(gate_.database().query(
+                "SELECT p.statement FROM model_promotions p JOIN model_versions v ON v.id = "
+                "p.version_id WHERE v.name = ? AND v.version = ? AND p.state = 'approved' ORDER "
+                "BY p.id",
+                {version->name, version->version},
+                [&](const Statement& row) { promotions.push_back(row.text(0)); }));
+            nlohmann::json document{{"format", "https://sealtrain.dev/lineage/v1"},
+                                    {"model", version->name},
+                                    {"version", version->version},
+                                    {"digest", version->digest},
+                                    {"project", version->project},
+                                    {"source", version->source},
+                                    {"registration", version->statement},
+                                    {"promotions", std::move(promotions)},
+                                    {"registry_public_key_pem", key_->publicKey().toPem()}};
+            if (version->imported()) {
+                SEALTRAIN_TRY(checkVersionFiles(*version));
+                return document.dump(2) + "\n";
+            }
             auto job = internal::loadJob(gate_.database(), version->jobId);
             if (!job)
                 return job.error();
@@ -130,28 +172,26 @@ Result<std::string> Registry::lineage(const std::string& session, const std::str
                                        {"worker", link.recorded.worker},
                                        {"signer_public_key_pem", link.signerPem},
                                        {"envelope", link.envelope}});
-            nlohmann::json promotions = nlohmann::json::array();
-            SEALTRAIN_TRY(gate_.database().query(
-                "SELECT p.statement FROM model_promotions p JOIN model_versions v ON v.id = "
-                "p.version_id WHERE v.name = ? AND v.version = ? AND p.state = 'approved' ORDER "
-                "BY p.id",
-                {version->name, version->version},
-                [&](const Statement& row) { promotions.push_back(row.text(0)); }));
-            const nlohmann::json document{{"format", "https://sealtrain.dev/lineage/v1"},
-                                          {"model", version->name},
-                                          {"version", version->version},
-                                          {"digest", version->digest},
-                                          {"project", version->project},
-                                          {"dataset", version->datasetId},
-                                          {"job",
-                                           {{"id", job->info.id},
-                                            {"name", job->info.name},
-                                            {"spec", job->info.specJson},
-                                            {"spec_sha256", job->info.specSha256}}},
-                                          {"checkpoints", std::move(checkpoints)},
-                                          {"registration", version->statement},
-                                          {"promotions", std::move(promotions)},
-                                          {"registry_public_key_pem", key_->publicKey().toPem()}};
+            document["dataset"] = version->datasetId;
+            document["job"] = {{"id", job->info.id},
+                               {"name", job->info.name},
+                               {"spec", job->info.specJson},
+                               {"spec_sha256", job->info.specSha256}};
+            document["checkpoints"] = std::move(checkpoints);
+            // A fine-tuned version names the registration of the version it started from.
+            if (!version->base.empty()) {
+                auto named = parseModelReference(version->base);
+                if (!named)
+                    return named.error();
+                auto base = internal::loadVersion(gate_.database(), named->name, named->version);
+                if (!base)
+                    return base.error();
+                document["base"] = {{"model", base->name},
+                                    {"version", base->version},
+                                    {"digest", base->digest},
+                                    {"source", base->source},
+                                    {"registration", base->statement}};
+            }
             return document.dump(2) + "\n";
         });
 }

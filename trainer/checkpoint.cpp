@@ -44,9 +44,7 @@ std::string fileLabel(const CheckpointFiles& files)
 
 bool isHexDigest(const std::string& text)
 {
-    return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-           });
+    return isSha256Hex(text);
 }
 
 json configObject(const TrainingConfig& config)
@@ -180,6 +178,13 @@ void prune(const std::filesystem::path& folder, std::size_t keep, std::uint64_t 
 }
 
 }  // namespace
+
+bool isSha256Hex(std::string_view text)
+{
+    return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
 
 bool isValidRunId(std::string_view id)
 {
@@ -349,7 +354,7 @@ Result<DecodedCheckpoint> decodeCheckpoint(std::span<const std::uint8_t> plainte
 
 std::string lineageStatement(const CheckpointLineage& lineage)
 {
-    const json statement{
+    json statement{
         {"_type", kInTotoStatementType},
         {"predicate",
          {{"config_sha256", lineage.configSha256},
@@ -361,6 +366,10 @@ std::string lineageStatement(const CheckpointLineage& lineage)
         {"predicateType", kLineagePredicateType},
         {"subject", json::array({referenceObject(lineage.subject)})},
     };
+    // Only a fine-tuning run's statements carry "base", so a run from scratch signs the bytes
+    // it always signed.
+    if (lineage.base)
+        statement["predicate"]["base"] = referenceObject(lineage.base);
     return statement.dump();
 }
 
@@ -390,11 +399,14 @@ Result<CheckpointLineage> parseLineageStatement(std::string_view text)
         lineage.step = predicate.at("step").get<std::uint64_t>();
         if (!predicate.at("parent").is_null())
             lineage.parent = reference(predicate.at("parent"));
+        if (predicate.contains("base"))
+            lineage.base = reference(predicate.at("base"));
     } catch (const json::exception&) {
         return bad;
     }
     if (!isHexDigest(lineage.subject.sha256) || !isHexDigest(lineage.configSha256)
         || (lineage.parent && !isHexDigest(lineage.parent->sha256))
+        || (lineage.base && !isHexDigest(lineage.base->sha256))
         || lineageStatement(lineage) != text)
         return bad;
     return lineage;
@@ -462,7 +474,8 @@ Result<std::vector<CheckpointFiles>> listCheckpoints(const std::filesystem::path
 Result<WrittenCheckpoint>
 writeCheckpoint(const std::filesystem::path& folder, const CheckpointState& state,
                 const CheckpointTensors& tensors, const std::optional<CheckpointReference>& parent,
-                const crypto::Kek& kek, const crypto::SigningKey& signingKey, std::size_t keep)
+                const crypto::Kek& kek, const crypto::SigningKey& signingKey, std::size_t keep,
+                const std::optional<CheckpointReference>& base)
 {
     auto plaintext = encodeCheckpoint(state, tensors);
     if (!plaintext)
@@ -515,6 +528,7 @@ writeCheckpoint(const std::filesystem::path& folder, const CheckpointState& stat
     lineage.configSha256 = hexDigest(asBytes(state.config.toJson()));
     lineage.dataset = state.datasetId;
     lineage.parent = parent;
+    lineage.base = base;
     const std::string statement = lineageStatement(lineage);
     const auto envelope = crypto::signDsse(kInTotoPayloadType, asBytes(statement), signingKey);
     const std::string envelopeJson = envelope.toJson();

@@ -6,6 +6,7 @@
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/signing.h"
 #include "sealtrain/dataset/reader.h"
+#include "sealtrain/trainer/base_model.h"
 #include "sealtrain/trainer/sgemm_ceiling.h"
 #include "sealtrain/trainer/training.h"
 
@@ -108,6 +109,7 @@ struct Run {
     std::uint64_t step = 0;
     std::string runId;
     std::optional<CheckpointReference> parent;
+    std::optional<CheckpointReference> base;  // the model a fine-tuning run started from
     std::string tokenizer;
     std::optional<crypto::PublicKey> datasetSigner;
     crypto::DataKeyResolver dataKeys;  // the shards' own keys, when those were handed over
@@ -146,6 +148,9 @@ Result<void> validateOptions(const TrainOptions& options, const TrainerKeys& key
     if (!keys.signingKey)
         return invalid("The trainer was given no signing key, so it can not sign checkpoints; "
                        "hand one over with the keys.");
+    if (!options.initFrom.empty() && !isSha256Hex(options.initSha256))
+        return invalid("A run that starts from a model needs --init-sha256, the SHA-256 of its "
+                       "plaintext that the control plane authorised; give it.");
     if (keys.newest(options.checkpointKek) == nullptr)
         return invalid(fmt::format("The trainer was given no '{}' KEK, so it can not seal "
                                    "checkpoints; hand one over with the keys.",
@@ -295,6 +300,7 @@ Result<void> resume(Run& run)
                         decoded.state.loader.index};
             run.runId = decoded.state.runId;
             run.parent = checkpoint->lineage.subject;
+            run.base = checkpoint->lineage.base;
             return success();
         }();
     }
@@ -311,6 +317,34 @@ Result<void> resume(Run& run)
                         run.model->setState({parameters, firstMoment, secondMoment, counters[1]})));
     run.step = counters[0];
     return run.train->seek({counters[2], counters[3]});
+}
+
+// Rank 0 reads the model the run starts from; every rank receives its parameters, and AdamW's
+// moments start at zero.
+Result<void> startFrom(Run& run)
+{
+    const TrainOptions& options = run.options;
+    std::vector<float> parameters;
+    Result<void> loaded = success();
+    if (run.collective.rank() == 0) {
+        auto read =
+            loadInitialParameters(options.initFrom, run.keys.dataKeyResolver(), run.keys.resolver(),
+                                  options.initSha256, run.config.model);
+        if (read)
+            parameters = std::move(read).value();
+        else
+            loaded = read.error();
+    }
+    SEALTRAIN_TRY(agree(run.collective, std::move(loaded)));
+    const std::size_t count = run.model->layout().totalSize();
+    parameters.resize(count);
+    SEALTRAIN_TRY(run.collective.broadcast(std::as_writable_bytes(std::span(parameters)), 0));
+    const std::vector<float> zeros(count, 0.0F);
+    SEALTRAIN_TRY(agree(run.collective, run.model->setState({parameters, zeros, zeros, 0})));
+    run.base = CheckpointReference{options.initName.empty() ? options.initFrom.filename().string()
+                                                            : options.initName,
+                                   options.initSha256};
+    return success();
 }
 
 // The next full batch; an epoch ends after fullBatchesPerEpoch of them on every rank.
@@ -365,7 +399,7 @@ Result<WrittenCheckpoint> saveCheckpoint(Run& run)
     const CheckpointTensors tensors{model->parameters, model->firstMoment, model->secondMoment};
     return writeCheckpoint(run.options.outDir, state, tensors, run.parent,
                            *run.keys.newest(run.options.checkpointKek), *run.keys.signingKey,
-                           run.options.keep);
+                           run.options.keep, run.base);
 }
 
 }  // namespace
@@ -381,7 +415,7 @@ Result<TrainSummary> runTraining(const TrainOptions& options, const TrainerKeys&
     }
     const bool leader = collective.rank() == 0;
     Metrics metrics(output, leader);
-    Run run{options, keys, collective, {}, {}, {}, 0, {}, 0, options.runId, {}, {}, {}, {}};
+    Run run{options, keys, collective, {}, {}, {}, 0, {}, 0, options.runId, {}, {}, {}, {}, {}};
     SEALTRAIN_TRY(agree(collective, openData(run)));
 
     Result<void> ready = [&]() -> Result<void> {
@@ -409,6 +443,8 @@ Result<TrainSummary> runTraining(const TrainOptions& options, const TrainerKeys&
     SEALTRAIN_TRY(agree(collective, run.model->joinRanks(collective)));
     if (!options.resume.empty())
         SEALTRAIN_TRY(resume(run));
+    else if (!options.initFrom.empty())
+        SEALTRAIN_TRY(startFrom(run));
     if (run.runId.empty())
         run.runId = toHex(crypto::randomBytes(8));
 

@@ -1,6 +1,7 @@
 // sealtrain-worker (worker.h): the run loop (enrolment and the identity it writes: identity.cpp).
 #include "sealtrain/worker/worker.h"
 
+#include "attempt.h"
 #include "sealtrain/worker/identity.h"
 
 #include "sealtrain/worker/launch.h"
@@ -67,62 +68,6 @@ bool isFenced(const Error& error)
 {
     return error.code() == ErrorCode::PermissionDenied;
 }
-
-// Everything about the attempt being run, shared by the trainer's output relay, the reporter
-// and the heartbeat.
-struct Attempt {
-    api::JobAssignment assignment;
-    std::mutex lock;
-    std::deque<std::string> metrics;  // not yet acknowledged
-    std::deque<std::string> logs;
-    std::int64_t firstLog = 1;  // the number of logs.front()
-    std::int64_t nextLog = 1;
-    std::deque<std::pair<std::filesystem::path, std::filesystem::path>> checkpoints;
-    LaunchControl control;            // stops the trainer's ranks, however they were launched
-    std::atomic<bool> stop{false};    // the control plane said to stop (cancel, budget)
-    std::atomic<bool> fenced{false};  // the attempt is no longer this worker's
-    std::atomic<bool> stoppedForExit{false};
-    bool reportFailing = false;  // the last report was not taken (flush's alone)
-    Clock::time_point started = Clock::now();
-
-    void log(const std::string& line)
-    {
-        say(fmt::format("job {}: {}", assignment.job, line));
-        const std::lock_guard guard(lock);
-        logs.push_back(line);
-        ++nextLog;
-    }
-
-    [[nodiscard]] double gpuHours() const
-    {
-        const double hours =
-            std::chrono::duration<double, std::ratio<3600>>(Clock::now() - started).count();
-        return hours * static_cast<double>(assignment.gpus);
-    }
-
-    void stopTrainer() { control.stop(); }
-
-    // The control plane gave the attempt up (the worker was presumed lost, or revoked): nothing
-    // more of it is taken, so the trainer is stopped rather than left to train for nobody.
-    void fence()
-    {
-        if (fenced.exchange(true))
-            return;
-        say(fmt::format("job {}: the control plane gave attempt {} up; stopping the trainer",
-                        assignment.job, assignment.attempt));
-        stopTrainer();
-    }
-
-    // The control plane ended the job (cancelled, or over a limit) while the attempt is still
-    // this worker's: the trainer stops, and the attempt is finished as stopped.
-    void stopForControlPlane()
-    {
-        if (stop.exchange(true))
-            return;
-        log("the control plane stopped this job; stopping the trainer");
-        stopTrainer();
-    }
-};
 
 class Runner {
 public:
@@ -602,6 +547,23 @@ private:
                 return fetched.error();
             attempt.log(fmt::format("resuming from {}", fetched->front().filename().string()));
         }
+        // A fine-tuning job's starting model (the trainer reads it only when not resuming).
+        const auto base = folder / "base";
+        std::filesystem::path baseModel;
+        if (a.startsFromModel) {
+            std::filesystem::create_directories(base, ec);
+            auto fetched = retry(attempt, "fetching the model to start from",
+                                 [&] { return client()->fetchInitModel(a.job, a.attempt, base); });
+            if (!fetched)
+                return fetched.error();
+            if (fetched->size() != 1)
+                return Error(ErrorCode::Integrity,
+                             "The control plane sent other than one file as the model to start "
+                             "from; the job is not started.");
+            baseModel = fetched->front();
+            if (!a.resume)
+                attempt.log("starting from the job's base model");
+        }
         // The job's keys, opened in memory, with this worker's signing key added.
         auto opened = crypto::openSealedBox(*identity_.box, a.sealedKeys);
         if (!opened)
@@ -616,6 +578,8 @@ private:
                                            signer.string(), "--out", out.string()});
         if (a.resume)
             arguments.insert(arguments.end(), {"--resume", "latest"});
+        if (a.startsFromModel)
+            arguments.insert(arguments.end(), {"--init-from", baseModel.string()});
         if (gTerminate.load())
             return Error(ErrorCode::Io, "The worker is stopping; the trainer was not started.");
         // One rank per GPU (or the job's CPU ranks) on each of its nodes. On Slurm the worker's

@@ -187,20 +187,9 @@ int runDatasetImport(const CommandRegistry& registry, const ImportOptions& optio
         return registry.fail(client.error());
     std::optional<ProgressReporter> progress;
     if (flags.progress != "none")
-        progress.emplace(registry.err(),
-                         ProgressOptions{"upload", "files", progressAsBar(registry, flags),
-                                         std::chrono::milliseconds(100),
-                                         std::chrono::milliseconds(5000)});
+        progress.emplace(uploadReporter(registry, progressAsBar(registry, flags)));
     auto imported =
-        (*client)->importDataset(settings, uploads, [&](std::uint64_t sent, std::uint64_t total) {
-            if (!progress)
-                return;
-            const ProgressSample sample{sent, total, uploads.size()};
-            if (sent == total)
-                progress->finish(sample);
-            else
-                progress->update(sample);
-        });
+        (*client)->importDataset(settings, uploads, progressFeed(progress, uploads.size()));
     if (progress)
         progress->abandon();
     if (!imported)

@@ -56,6 +56,27 @@ void addImportFlags(CLI::App* command, ImportFlags& flags)
     command->add_option("INPUT", flags.inputs, "Files or folders to import")->required();
 }
 
+ProgressReporter uploadReporter(const CommandRegistry& registry, bool bar)
+{
+    return ProgressReporter(registry.err(),
+                            ProgressOptions{"upload", "files", bar, std::chrono::milliseconds(100),
+                                            std::chrono::milliseconds(5000)});
+}
+
+std::function<void(std::uint64_t, std::uint64_t)>
+progressFeed(std::optional<ProgressReporter>& progress, std::uint64_t items)
+{
+    return [&progress, items](std::uint64_t sent, std::uint64_t total) {
+        if (!progress)
+            return;
+        const ProgressSample sample{sent, total, items};
+        if (sent == total)
+            progress->finish(sample);
+        else
+            progress->update(sample);
+    };
+}
+
 bool progressAsBar(const CommandRegistry& registry, const ImportFlags& flags)
 {
     return flags.progress == "bar"

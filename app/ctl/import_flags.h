@@ -4,12 +4,15 @@
 
 #include "commands.h"
 
+#include "sealtrain/base/progress.h"
 #include "sealtrain/base/result.h"
 
 #include <CLI/CLI.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,12 @@ struct ImportFlags {
 
 // Declares the flags and the INPUT arguments on `command`.
 void addImportFlags(CLI::App* command, ImportFlags& flags);
+
+// Progress of an upload on standard error ("upload … files"), drawn in place when `bar`; and
+// the callback the client library calls with the bytes sent, which feeds it when there is one.
+[[nodiscard]] ProgressReporter uploadReporter(const CommandRegistry& registry, bool bar);
+[[nodiscard]] std::function<void(std::uint64_t sent, std::uint64_t total)>
+progressFeed(std::optional<ProgressReporter>& progress, std::uint64_t items);
 
 // Whether progress is drawn as a bar (--progress bar, or auto on a terminal) rather than lines.
 [[nodiscard]] bool progressAsBar(const CommandRegistry& registry, const ImportFlags& flags);

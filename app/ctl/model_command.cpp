@@ -4,17 +4,23 @@
 #include "client_options.h"
 #include "commands.h"
 #include "ctl.h"
+#include "import_flags.h"
 #include "input_file.h"
 #include "lineage_verify.h"
 #include "list_output.h"
 
+#include "sealtrain/base/progress.h"
 #include "sealtrain/base/utf8.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <charconv>
+#include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +39,9 @@ struct ModelOptions {
     std::int64_t job = 0;
     std::int64_t step = 0;
     std::int64_t promotion = 0;
+    std::string project;
     bool json = false;
+    bool quiet = false;
 };
 
 std::string shown(const std::string& text)
@@ -60,7 +68,9 @@ nlohmann::json versionJson(const api::ModelVersionView& version)
             {"dataset_id", version.datasetId},
             {"registered_by", version.registeredBy},
             {"registered", utcText(version.registeredUnix)},
-            {"aliases", version.aliases}};
+            {"aliases", version.aliases},
+            {"source", version.source},
+            {"base", version.base.empty() ? nlohmann::json() : nlohmann::json(version.base)}};
 }
 
 nlohmann::json promotionJson(const api::PromotionView& promotion)
@@ -148,6 +158,32 @@ int registerModel(const CommandRegistry& registry, const ModelOptions& options)
     return kExitOk;
 }
 
+int importModel(const CommandRegistry& registry, const ModelOptions& options)
+{
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    std::optional<ProgressReporter> progress;
+    if (!options.quiet)
+        progress.emplace(
+            uploadReporter(registry, &registry.err() == &std::cerr && ::isatty(STDERR_FILENO)));
+    auto version =
+        (*client)->importModel({options.name, options.project, options.description, options.out},
+                               progressFeed(progress, 4));
+    if (progress)
+        progress->abandon();
+    if (!version)
+        return registry.fail(version.error());
+    if (options.json) {
+        registry.out() << versionJson(*version).dump(2) << '\n';
+        return kExitOk;
+    }
+    registry.out() << fmt::format("imported {}@{} as a base model: {}, digest {}\n",
+                                  shown(version->name), version->version, shown(version->shape),
+                                  version->digest);
+    return kExitOk;
+}
+
 int listModels(const CommandRegistry& registry, const ModelOptions& options)
 {
     auto client = signedInClient(options.client, registry.err());
@@ -210,11 +246,18 @@ int showModel(const CommandRegistry& registry, const ModelOptions& options)
     std::ostream& out = registry.out();
     out << fmt::format("model '{}' in project '{}'\n", shown(model->name), shown(model->project));
     for (const api::ModelVersionView& version : model->versions) {
-        out << fmt::format("  version {} [{}]: job {} at step {}, worker {}, registered by {} at "
-                           "{}\n",
-                           version.version, aliasesText(version.aliases), version.job, version.step,
-                           shown(version.worker), shown(version.registeredBy),
-                           utcText(version.registeredUnix));
+        if (version.source == "import")
+            out << fmt::format("  version {} [{}]: imported base model, by {} at {}\n",
+                               version.version, aliasesText(version.aliases),
+                               shown(version.registeredBy), utcText(version.registeredUnix));
+        else
+            out << fmt::format("  version {} [{}]: job {} at step {}, worker {}, registered by {} "
+                               "at {}\n",
+                               version.version, aliasesText(version.aliases), version.job,
+                               version.step, shown(version.worker), shown(version.registeredBy),
+                               utcText(version.registeredUnix));
+        if (!version.base.empty())
+            out << fmt::format("    fine-tuned from: {}\n", shown(version.base));
         out << fmt::format("    digest: {}\n", version.digest);
         if (!version.description.empty())
             out << fmt::format("    {}\n", shown(version.description));
@@ -429,6 +472,23 @@ void registerModelCommands(CLI::App& app, CommandRegistry& registry)
                     "The checkpoint's step (default: the job's newest recorded checkpoint)");
     add->add_option("--description", addOptions->description,
                     "What this version is, at most 1000 bytes");
+    auto [import, importOptions] =
+        command("import",
+                "Import a Hugging Face GPT-2 folder as the model's next version, a base model to "
+                "fine-tune from (model.register)",
+                importModel);
+    import
+        ->add_option("FOLDER", importOptions->out,
+                     "The folder save_pretrained wrote: config.json, model.safetensors, "
+                     "vocab.json, merges.txt")
+        ->required();
+    import->add_option("--name", importOptions->name, "The model: 1 to 64 of a-z, 0-9, '_' and '-'")
+        ->required();
+    import->add_option("--project", importOptions->project, "The project the model belongs to")
+        ->required();
+    import->add_option("--description", importOptions->description,
+                       "What this version is, at most 1000 bytes");
+    import->add_flag("--quiet", importOptions->quiet, "No progress on standard error");
     command("list", "The models of your projects: versions, pending promotions, aliases",
             listModels);
     auto [show, showOptions] =

@@ -169,6 +169,17 @@ int main(int argc, char** argv)
         ->capture_default_str();
     trainCommand->add_option("--resume", options.resume,
                              "'latest' (in --out) or a checkpoint's .sealed file");
+    auto* initOption = trainCommand->add_option(
+        "--init-from", options.initFrom,
+        "Fine-tune: start from this sealed base model or checkpoint (its data key among the keys)");
+    trainCommand
+        ->add_option("--init-sha256", options.initSha256,
+                     "The SHA-256 the --init-from plaintext must have (what was authorised)")
+        ->needs(initOption);
+    trainCommand
+        ->add_option("--init-name", options.initName,
+                     "The name the checkpoints' lineage gives the --init-from model (NAME@VERSION)")
+        ->needs(initOption);
     trainCommand->add_option("--val-every", options.valEvery, "Steps between validations; 0: none")
         ->capture_default_str();
     trainCommand->add_option("--val-batches", options.valBatches, "Validation batches per rank")

@@ -73,7 +73,8 @@ writeChainedTestCheckpoint(const std::filesystem::path& folder, const trainer::T
                            const api::JobAssignment& assignment, const crypto::SigningKey& signing,
                            std::uint64_t step, std::uint64_t seed, const std::string& job,
                            const std::string& run, const std::string& dataset,
-                           const std::optional<trainer::CheckpointReference>& parent)
+                           const std::optional<trainer::CheckpointReference>& parent,
+                           const std::optional<trainer::CheckpointReference>& base = std::nullopt)
 {
     trainer::CheckpointState state;
     state.config = tinyCheckpointConfig();
@@ -88,7 +89,7 @@ writeChainedTestCheckpoint(const std::filesystem::path& folder, const trainer::T
     if (kek == nullptr)
         qFatal("the job's keys hold no KEK '%s'", assignment.checkpointKek.c_str());
     auto written =
-        trainer::writeCheckpoint(folder, state, tensors.view(), parent, *kek, signing, 0);
+        trainer::writeCheckpoint(folder, state, tensors.view(), parent, *kek, signing, 0, base);
     if (!written)
         qFatal("writeCheckpoint: %s", written.error().message().c_str());
     return std::move(written).value();

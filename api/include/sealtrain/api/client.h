@@ -306,6 +306,7 @@ struct JobAssignment {
     std::string checkpointKek;
     std::int64_t nodes = 1;
     std::int64_t ranksPerNode = 1;
+    bool startsFromModel = false;  // fetchInitModel, then --init-from (unless resuming)
 };
 
 struct MetricsReport {
@@ -538,6 +539,10 @@ public:
     [[nodiscard]] Result<ModelVersionView> registerModel(const std::string& name,
                                                          const std::string& description,
                                                          std::int64_t job, std::int64_t step);
+    // A Hugging Face GPT-2 folder as the next version of a model, a base model to fine-tune
+    // from (model.register in the project); `progress` hears of the bytes sent.
+    [[nodiscard]] Result<ModelVersionView> importModel(const ModelImportRequest& request,
+                                                       const UploadProgress& progress = {});
     [[nodiscard]] Result<std::vector<ModelSummaryView>> listModels();
     [[nodiscard]] Result<ModelView> showModel(const std::string& name);
     [[nodiscard]] Result<PromotionView> requestPromotion(const std::string& name,
@@ -591,6 +596,9 @@ public:
     fetchDataset(std::int64_t job, std::int64_t attempt, const std::filesystem::path& folder);
     [[nodiscard]] Result<std::vector<std::filesystem::path>>
     fetchCheckpoint(std::int64_t job, std::int64_t attempt, const std::filesystem::path& folder);
+    // A fine-tuning job's sealed starting model, into `folder`.
+    [[nodiscard]] Result<std::vector<std::filesystem::path>>
+    fetchInitModel(std::int64_t job, std::int64_t attempt, const std::filesystem::path& folder);
     // Whether the job must stop.
     [[nodiscard]] Result<bool> reportMetrics(const MetricsReport& report);
     [[nodiscard]] Result<UploadedCheckpoint>

@@ -24,6 +24,18 @@ struct ModelVersionView {
     std::int64_t registeredUnix = 0;
     std::vector<std::string> aliases;
     std::string statement;  // the registration's DSSE envelope (JSON)
+    std::string source;     // "job", or "import" (a base model: no job, step or worker)
+    std::string tokenizer;  // an import's, canonical JSON
+    std::string shape;      // an import's, canonical JSON
+    std::string base;       // NAME@VERSION its job started from; empty: from scratch
+};
+
+// A Hugging Face GPT-2 folder to import as a base model (ControlClient::importModel).
+struct ModelImportRequest {
+    std::string name;
+    std::string project;
+    std::string description;
+    std::string folder;  // holds config.json, model.safetensors, vocab.json, merges.txt
 };
 
 struct PromotionView {

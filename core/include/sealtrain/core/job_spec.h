@@ -29,6 +29,9 @@ struct JobSpec {
         std::int64_t heads = 4;
         std::int64_t width = 128;  // a multiple of heads
         std::int64_t context = 128;
+        // Fine-tuning (issue #30): the model version the parameters start from, "NAME@VERSION"
+        // or "NAME@ALIAS" (vetting pins an alias to the version it names); empty: from scratch.
+        std::string init;
     } model;
     struct Optimizer {
         double lr = 6e-4;

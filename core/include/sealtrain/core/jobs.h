@@ -13,6 +13,7 @@
 #include "sealtrain/core/list_page.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -33,6 +34,10 @@ enum class JobState {
 };
 
 [[nodiscard]] const char* jobStateName(JobState state) noexcept;
+
+// A dataset's tokenizer as canonical JSON ({"files", "id", "vocab_size"}), from its signed
+// manifest: what a fine-tuning job's dataset must share with the model it starts from.
+using TokenizerLookup = std::function<Result<std::string>(const std::string& datasetId)>;
 
 struct VettingCheck {
     std::string check;  // "spec", "dataset", "classification", "caps", "budget"
@@ -76,6 +81,8 @@ public:
     Jobs(AuditedTransactions& gate, JobPolicy policy);
 
     void setPolicy(JobPolicy policy);
+    // Set once the data directory is open: until then a fine-tuning spec fails its vetting.
+    void setTokenizerLookup(TokenizerLookup lookup) { tokenizerOf_ = std::move(lookup); }
     [[nodiscard]] const JobPolicy& policy() const noexcept { return policy_; }
 
     // job.submit in the spec's project. The spec is parsed (InvalidArgument naming the field,
@@ -131,6 +138,7 @@ private:
     AuditedTransactions& gate_;
     Database& database_;
     JobPolicy policy_;
+    TokenizerLookup tokenizerOf_;
 };
 
 }  // namespace sealtrain::core

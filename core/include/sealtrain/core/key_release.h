@@ -70,6 +70,15 @@ struct DatasetCheck {
     std::string signer;        // the key id of the manifest's signer, the platform's
 };
 
+// The model a fine-tuning job starts from (its spec's model.init), its files checked: the sealed
+// parameters (an import's, or the version's checkpoint) and the SHA-256 the trainer must find.
+struct StartingModel {
+    std::filesystem::path sealed;
+    std::string sha256;    // hex, of the plaintext
+    std::string name;      // "NAME@VERSION"
+    std::int64_t job = 0;  // the job whose key sealed it; 0: an import (the checkpoints KEK)
+};
+
 // What a worker is handed for one attempt (Workers.TakeJob).
 struct WorkerRelease {
     std::vector<std::uint8_t> sealedKeys;       // the trainer-keys text sealed to the worker
@@ -79,6 +88,7 @@ struct WorkerRelease {
     std::int64_t gpusPerNode = 0;
     std::int64_t ranksPerNode = 1;
     bool resume = false;
+    bool startsFromModel = false;  // Workers.FetchInitModel, then --init-from that file
 };
 
 class KeyRelease final {
@@ -88,17 +98,30 @@ public:
 
     // The keys of a run of the control plane's own trainer on `datasetId` (its release already
     // authorised): NotFound, saying what to do, when no `checkpoints` KEK is usable.
-    [[nodiscard]] Result<crypto::SecretBytes> forOwnRun(const std::string& datasetId) const;
+    // With `start`, the data key of that one object too.
+    [[nodiscard]] Result<crypto::SecretBytes>
+    forOwnRun(const std::string& datasetId,
+              const std::optional<StartingModel>& start = std::nullopt) const;
+    // The model a job whose spec is `spec` starts from, its files checked as the registry checks
+    // them (Integrity, saying which, when altered); none for a job trained from scratch. Reads
+    // the database: call it inside the call's group.
+    [[nodiscard]] Result<std::optional<StartingModel>> startingModel(const JobSpec& spec) const;
+    // The trainer's arguments for `start` read from `path` (--init-from, --init-sha256,
+    // --init-name).
+    [[nodiscard]] static std::vector<std::string> startArguments(const StartingModel& start,
+                                                                 const std::filesystem::path& path);
     // A reader's check (after Datasets::authorizeRead with purpose "verify"): the manifest
     // against the dataset id and the platform's manifest key, and every shard decrypted with the
     // datasets key, which never leaves the control plane (`sealtrainctl dataset verify NAME`).
     [[nodiscard]] Result<DatasetCheck> verifyDataset(const std::string& datasetId) const;
 
     // The keys of one dispatch, sealed to `worker`; `resumeSignerPem` is the signer of the
-    // checkpoint it resumes from (the worker that wrote it), or none for a fresh start.
+    // checkpoint it resumes from (the worker that wrote it), or none for a fresh start; `start`
+    // the model a fine-tuning job starts from (startingModel, read with the dispatch).
     [[nodiscard]] Result<WorkerRelease>
     forWorker(const WorkerInfo& worker, const Dispatch& dispatch, const JobSpec& spec,
-              const std::optional<std::string>& resumeSignerPem) const;
+              const std::optional<std::string>& resumeSignerPem,
+              const std::optional<StartingModel>& start = std::nullopt) const;
 
     // The checkpoint at `path` (either of its files), signed by the platform's checkpoints key.
     [[nodiscard]] Result<VerifiedCheckpoint> checkpointAt(const std::filesystem::path& path) const;
@@ -138,10 +161,14 @@ public:
     // and keepUpload moves it into its job's folder once the record is (Scheduler's `keep`).
     [[nodiscard]] Result<CheckpointPaths>
     uploadedCheckpoint(const std::filesystem::path& received) const;
-    [[nodiscard]] Result<JobCheckpoint> verifyUpload(const WorkerInfo& worker,
-                                                     const Dispatch& dispatch,
-                                                     const CheckpointPaths& upload,
-                                                     std::uint64_t maxBytes) const;
+    // `baseSha256` is startingDigest of the job's spec: a fine-tuning job's checkpoint must name
+    // that model as its base, any other job's none.
+    [[nodiscard]] Result<JobCheckpoint>
+    verifyUpload(const WorkerInfo& worker, const Dispatch& dispatch, const CheckpointPaths& upload,
+                 std::uint64_t maxBytes, const std::string& baseSha256 = {}) const;
+    // The plaintext SHA-256 (hex) of the model `spec` starts from, empty for none; reads the
+    // database only (inside the call's group).
+    [[nodiscard]] Result<std::string> startingDigest(const JobSpec& spec) const;
     [[nodiscard]] Result<void> keepUpload(std::int64_t job, const CheckpointPaths& upload) const;
 
 private:

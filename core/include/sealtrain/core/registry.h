@@ -23,6 +23,7 @@
 #include "sealtrain/crypto/signing.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -32,22 +33,34 @@ namespace sealtrain::core {
 
 class AuditedTransactions;
 
-// One version of a model: a recorded checkpoint, named.
+inline constexpr std::string_view kVersionFromJob = "job";
+inline constexpr std::string_view kVersionImported = "import";
+
+// One version of a model: a recorded checkpoint, or an imported GPT-2 folder, named.
 struct ModelVersion {
     std::string name;
     std::int64_t version = 0;
     std::string project;
     std::string description;
-    std::int64_t jobId = 0;
+    std::string source{kVersionFromJob};  // "job" or "import" (a base model)
+    std::int64_t jobId = 0;               // 0 for an import
     std::int64_t step = 0;
     std::string digest;        // "sha256:" + the checkpoint plaintext's SHA-256 (its statement's)
     std::string sealedSha256;  // hex, of the sealed file as recorded
     std::string worker;        // whose key signed the checkpoint
-    std::string datasetId;
+    std::string datasetId;     // empty for an import
+    // An import's tokenizer and shape (canonical JSON, docs/formats/registry.md); empty for a
+    // job's version, whose are its dataset's and its spec's.
+    std::string tokenizer;
+    std::string shape;
+    std::string base;  // "NAME@VERSION" its job started from; empty: trained from scratch
     std::string registeredBy;
     std::int64_t registered = 0;
     std::vector<std::string> aliases;  // the aliases that name it now
     std::string statement;             // the registration's DSSE envelope (JSON)
+
+    [[nodiscard]] bool imported() const noexcept { return source == kVersionImported; }
+    [[nodiscard]] std::string label() const { return name + "@" + std::to_string(version); }
 };
 
 enum class PromotionState { Pending, Approved, Rejected };
@@ -106,6 +119,36 @@ struct ModelSummary {
     std::vector<std::pair<std::string, std::int64_t>> aliases;  // alias, version
 };
 
+// An uploaded Hugging Face GPT-2 folder (issue #30), its files where the control plane received
+// them.
+struct ImportModel {
+    std::string name;
+    std::string project;
+    std::string description;
+    std::filesystem::path config;      // config.json
+    std::filesystem::path weights;     // model.safetensors
+    std::filesystem::path vocabulary;  // vocab.json
+    std::filesystem::path merges;      // merges.txt
+};
+
+// What the data directory made of an import (base_models.h): the files it keeps, checked.
+struct StoredImport {
+    std::string digest;        // "sha256:" + the normalised parameters' SHA-256
+    std::string sealedSha256;  // hex, of the sealed parameters file
+    std::string tokenizer;     // canonical JSON: id, files by SHA-256, vocab_size
+    std::string shape;         // canonical JSON: layers, heads, width, context, vocab_size
+    std::vector<std::pair<std::string, std::string>> sources;  // uploaded file, hex SHA-256
+};
+
+// Checks an import, asks `accept` whether to keep what it found (nothing is written when it
+// refuses), then seals and keeps it as version `version` of `name`; and checks a kept import's
+// files against its row (Integrity, saying which, when they are not the ones recorded).
+using ImportAccept = std::function<Result<void>(const StoredImport& found)>;
+using ImportStore =
+    std::function<Result<StoredImport>(const ImportModel& upload, const std::string& name,
+                                       std::int64_t version, const ImportAccept& accept)>;
+using ImportCheck = std::function<Result<void>(const ModelVersion& version)>;
+
 struct RegisterModel {
     std::string name;
     std::string description;
@@ -159,6 +202,25 @@ public:
     void setCheckpointCheck(CheckpointCheck check) { check_ = std::move(check); }
     void setSigningKey(const crypto::SigningKey* key) { key_ = key; }
     void setExportBuilder(ExportBuilder builder) { export_ = std::move(builder); }
+    void setImportStore(ImportStore store, ImportCheck check)
+    {
+        importStore_ = std::move(store);
+        importCheck_ = std::move(check);
+    }
+
+    // Whether the caller may import into `project` under `name` (model.register there), before
+    // the upload is received: a refusal is audited as model.import.
+    [[nodiscard]] Result<void> admitImport(const std::string& session, const std::string& name,
+                                           const std::string& project);
+    // An import refused because every upload slot is taken, audited as model.import with the
+    // caller; returns the refusal.
+    [[nodiscard]] Result<void> refuseBusyImport(const std::string& session,
+                                                const std::string& reason);
+    // Imports a GPT-2 folder as the next version of `upload.name` (model.import, with the
+    // version's digest and every uploaded file's SHA-256): checked, its parameters sealed, the
+    // registration signed. Nothing is kept when any check fails.
+    [[nodiscard]] Result<ModelVersion> importModel(const std::string& session,
+                                                   const ImportModel& upload);
 
     // Registers a checkpoint of job `request.jobId` as the next version of `request.name`
     // (model.register).
@@ -208,6 +270,9 @@ public:
 private:
     [[nodiscard]] Result<std::string> checkCheckpoint(const JobCheckpoint& checkpoint,
                                                       std::string& signerPem) const;
+    // A version's files checked on disk: an import's (importCheck_), or a job's checkpoint
+    // chain up to its step.
+    [[nodiscard]] Result<void> checkVersionFiles(const ModelVersion& version) const;
     // Every recorded checkpoint of `jobId` up to `step`, oldest first, each checked.
     [[nodiscard]] Result<std::vector<CheckedCheckpoint>> checkedChain(std::int64_t jobId,
                                                                       std::int64_t step) const;
@@ -223,6 +288,8 @@ private:
     CheckpointCheck check_;
     const crypto::SigningKey* key_ = nullptr;
     ExportBuilder export_;
+    ImportStore importStore_;
+    ImportCheck importCheck_;
 };
 
 }  // namespace sealtrain::core

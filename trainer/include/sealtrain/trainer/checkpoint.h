@@ -110,6 +110,9 @@ struct CheckpointLineage {
     std::string configSha256;  // hex SHA-256 of TrainingConfig::toJson()
     std::string dataset;
     std::optional<CheckpointReference> parent;
+    // The model the run started from (a fine-tuning run): "NAME@VERSION" and the SHA-256 of its
+    // plaintext; every checkpoint of such a run names it. Absent for a run from scratch.
+    std::optional<CheckpointReference> base;
 };
 
 // The in-toto Statement v1 JSON (canonical: sorted keys, no white space).
@@ -148,7 +151,8 @@ struct WrittenCheckpoint {
 [[nodiscard]] Result<WrittenCheckpoint>
 writeCheckpoint(const std::filesystem::path& folder, const CheckpointState& state,
                 const CheckpointTensors& tensors, const std::optional<CheckpointReference>& parent,
-                const crypto::Kek& kek, const crypto::SigningKey& signingKey, std::size_t keep);
+                const crypto::Kek& kek, const crypto::SigningKey& signingKey, std::size_t keep,
+                const std::optional<CheckpointReference>& base = std::nullopt);
 
 // Checks a checkpoint's envelope without any secret: signed by one of `trusted`
 // (Unauthenticated otherwise), a well-formed lineage statement whose subject is this file's
@@ -199,5 +203,7 @@ loadCheckpointForResume(const CheckpointFiles& files, std::span<const crypto::Pu
 
 // Whether `id` may name a run: 1 to 64 characters of A-Z a-z 0-9 . _ -.
 [[nodiscard]] bool isValidRunId(std::string_view id);
+// Whether `text` is a SHA-256 in lowercase hex (64 digits).
+[[nodiscard]] bool isSha256Hex(std::string_view text);
 
 }  // namespace sealtrain::trainer

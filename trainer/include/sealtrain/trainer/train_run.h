@@ -46,9 +46,16 @@ struct TrainOptions {
     std::size_t checkpointEvery = 0;  // 0: only at the end
     std::size_t keep = 3;             // checkpoints kept; 0 keeps all
     std::string resume;               // "", "latest" (in outDir) or a checkpoint's path
-    std::size_t valEvery = 0;         // 0: no validation
-    std::size_t valBatches = 8;       // per rank
-    std::string runId;                // empty: a new random id (or the resumed run's)
+    // Fine-tuning (base_model.h): the sealed base model or checkpoint the parameters start from
+    // (AdamW's moments at zero, step 0), its plaintext's SHA-256, which the file must have, and
+    // the name its checkpoints' lineage gives it ("NAME@VERSION"; default: the file's name).
+    // Ignored when resuming: the resumed checkpoint already started from it.
+    std::filesystem::path initFrom;
+    std::string initSha256;
+    std::string initName;
+    std::size_t valEvery = 0;    // 0: no validation
+    std::size_t valBatches = 8;  // per rank
+    std::string runId;           // empty: a new random id (or the resumed run's)
     std::string jobId;
     // The KEK (newest version of this id among the keys) that seals checkpoints: a worker's
     // trainer gets its job's own key ("job-<id>") instead of the platform's `checkpoints` KEK.
