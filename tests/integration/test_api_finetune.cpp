@@ -16,6 +16,7 @@
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/hash.h"
+#include "sealtrain/dataset/tokenizer.h"
 #include "sealtrain/trainer/base_model.h"
 
 #include <fmt/format.h>
@@ -144,6 +145,17 @@ private slots:
         auto vocab = bob->importModel(
             {"tiny", "demo", "", editedFolder("vocab", {{"vocab_size", 300}}).string()});
         QVERIFY(!vocab);
+        // A tokenizer other than the model's (the byte tokenizer's 256 tokens, the model 275).
+        const auto otherTokens = editedFolder("tokens", nlohmann::json::object());
+        std::ofstream(otherTokens / "vocab.json", std::ios::trunc)
+            << dataset::byteTokenizerGpt2Vocab();
+        std::ofstream(otherTokens / "merges.txt", std::ios::trunc)
+            << dataset::byteTokenizerGpt2Merges();
+        auto tokens = bob->importModel({"tiny", "demo", "", otherTokens.string()});
+        QVERIFY(!tokens);
+        QCOMPARE(tokens.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY2(tokens.error().message().find("vocab.json") != std::string::npos,
+                 tokens.error().message().c_str());
         const auto missing = made_ / "no-merges";
         std::filesystem::create_directories(missing);
         std::filesystem::copy_file(made_ / "model" / "config.json", missing / "config.json");
@@ -334,6 +346,11 @@ private slots:
         auto edited = nlohmann::json::parse(*document);
         edited["base"]["digest"] = "sha256:" + std::string(64, '1');
         QVERIFY(!ctl::verifyLineage(edited.dump(), *registryKey_));
+        // Another statement the registry signed (the version's own registration) in place of
+        // the base's: signed, but not about the base.
+        auto another = nlohmann::json::parse(*document);
+        another["base"]["registration"] = another["registration"];
+        QVERIFY(!ctl::verifyLineage(another.dump(), *registryKey_));
         auto dropped = nlohmann::json::parse(*document);
         dropped.erase("base");
         QVERIFY(!ctl::verifyLineage(dropped.dump(), *registryKey_));
@@ -352,7 +369,7 @@ private slots:
         };
         QCOMPARE(count(audit::Outcome::Denied, "otto"), 1L);
         QCOMPARE(count(audit::Outcome::Ok, "bob"), 1L);
-        QVERIFY(count(audit::Outcome::Failed, "bob") >= 3L);  // relu, vocabulary, again
+        QVERIFY(count(audit::Outcome::Failed, "bob") >= 4L);  // relu, vocabulary, tokens, again
         const std::string weights =
             "sha256:" + toHex(crypto::sha256(asBytes(read(made_ / "model" / "model.safetensors"))));
         QVERIFY(std::any_of(entries->begin(), entries->end(), [&](const audit::Entry& e) {
