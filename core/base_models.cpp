@@ -190,6 +190,31 @@ Result<StoredImport> storeImport(const DataDirectory& platform, const ImportMode
     return stored;
 }
 
+Result<KeptTokenizer> keptTokenizer(const DataDirectory& platform,
+                                    const std::map<std::string, std::string>& fileSha256)
+{
+    const auto wanted = [&](const char* file) {
+        const auto found = fileSha256.find(file);
+        return found == fileSha256.end() ? std::string() : found->second;
+    };
+    std::error_code ec;
+    const auto root = platform.path() / "models";
+    // models/<name>/<version>/: a handful of imports, each two small files read.
+    for (const auto& model : std::filesystem::directory_iterator(root, ec)) {
+        for (const auto& version : std::filesystem::directory_iterator(model.path(), ec)) {
+            auto vocabulary = readWholeFile(version.path() / "vocab.json", kMaxImportFile);
+            auto merges = readWholeFile(version.path() / "merges.txt", kMaxImportFile);
+            if (vocabulary && merges && sha256Hex(*vocabulary) == wanted("vocab.json")
+                && sha256Hex(*merges) == wanted("merges.txt"))
+                return KeptTokenizer{std::move(vocabulary).value(), std::move(merges).value()};
+        }
+    }
+    return Error(ErrorCode::Unsupported,
+                 "The model's BPE tokenizer files are not kept by this control plane; import the "
+                 "base model it was fine-tuned from (sealtrainctl model import), whose files "
+                 "are, and export again.");
+}
+
 Result<void> checkImport(const DataDirectory& platform, const ModelVersion& version)
 {
     const auto folder = baseModelFolder(platform, version.name, version.version);

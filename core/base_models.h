@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 
 namespace sealtrain::core {
@@ -31,6 +32,17 @@ class DataDirectory;
 // import's row keeps (Jobs' TokenizerLookup).
 [[nodiscard]] Result<std::string> datasetTokenizer(const DataDirectory& platform,
                                                    const std::string& datasetId);
+
+// A BPE tokenizer's files as an imported base model keeps them, found by the SHA-256 of each
+// (`fileSha256`: vocab.json and merges.txt, as a dataset's manifest names them): what an export
+// of a model fine-tuned from it hands over. Unsupported, saying what to do, when no import
+// keeps them.
+struct KeptTokenizer {
+    std::string vocabulary;
+    std::string merges;
+};
+[[nodiscard]] Result<KeptTokenizer>
+keptTokenizer(const DataDirectory& platform, const std::map<std::string, std::string>& fileSha256);
 
 // Integrity, saying which file, when an imported version's files are not the ones its
 // registration names.

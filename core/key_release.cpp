@@ -440,12 +440,25 @@ Result<ExportFolder> KeyRelease::exportFolder(const JobCheckpoint& recorded,
     if (!loaded)
         return loaded.error();
     const trainer::CheckpointState& state = loaded->checkpoint.state;
-    if (state.tokenizer != "byte")
-        return Error(ErrorCode::Unsupported,
-                     fmt::format("The model was trained with the '{}' tokenizer, whose files this "
-                                 "control plane does not keep; only byte-level models are "
-                                 "exported.",
-                                 state.tokenizer));
+    // The tokenizer files: the byte tokenizer's written as GPT-2's, or a BPE tokenizer's as an
+    // imported base model keeps them (the dataset's manifest names them by SHA-256).
+    std::string vocabulary = dataset::byteTokenizerGpt2Vocab();
+    std::string merges = dataset::byteTokenizerGpt2Merges();
+    trainer::Gpt2SpecialTokens special{0, 0};  // the byte tokenizer's end of text is NUL
+    if (state.tokenizer != "byte") {
+        auto manifest = dataset::loadManifest(
+            datasetFolder(platform_.datasetsRoot(), state.datasetId), state.datasetId);
+        if (!manifest)
+            return manifest.error();
+        auto kept = keptTokenizer(platform_, manifest->tokenizer.fileSha256);
+        if (!kept)
+            return kept.error();
+        vocabulary = std::move(kept->vocabulary);
+        merges = std::move(kept->merges);
+        const auto end = manifest->tokenizer.endOfText;
+        special = {end ? static_cast<std::int64_t>(*end) : 50256,
+                   end ? static_cast<std::int64_t>(*end) : 50256};
+    }
     auto weights = trainer::encodeSafetensors(
         trainer::gptExportEntries(state.config.model, loaded->checkpoint.parameters),
         {{"format", "pt"}});
@@ -456,11 +469,10 @@ Result<ExportFolder> KeyRelease::exportFolder(const JobCheckpoint& recorded,
     };
     ExportFolder folder;
     folder.files.push_back({"model.safetensors", std::move(*weights)});
-    // The byte tokenizer's end of text is NUL (dataset/tokenizer.h).
     folder.files.push_back(
-        {"config.json", text(trainer::gpt2ConfigJson(state.config.model, {0, 0}))});
-    folder.files.push_back({"vocab.json", text(dataset::byteTokenizerGpt2Vocab())});
-    folder.files.push_back({"merges.txt", text(dataset::byteTokenizerGpt2Merges())});
+        {"config.json", text(trainer::gpt2ConfigJson(state.config.model, special))});
+    folder.files.push_back({"vocab.json", text(vocabulary)});
+    folder.files.push_back({"merges.txt", text(merges)});
     std::vector<crypto::SignedModelFile> signedFiles;
     for (const ExportFile& file : folder.files)
         signedFiles.push_back({file.name, crypto::sha256(file.bytes)});

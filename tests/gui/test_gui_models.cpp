@@ -9,6 +9,7 @@
 #include "datasets/lineage_view.h"
 #include "jobs/job_table_model.h"
 #include "jobs/metrics_chart.h"
+#include "models/models_page.h"
 #include "runs/compare_chart.h"
 #include "runs/run_table_model.h"
 #include "session/enrol_dialog.h"
@@ -16,6 +17,8 @@
 
 #include "sealtrain/audit/tree_head.h"
 #include "sealtrain/crypto/signing.h"
+
+#include <nlohmann/json.hpp>
 
 #include <QtTest/QtTest>
 
@@ -215,6 +218,44 @@ private slots:
         QVERIFY(view.sizeHint().width() > 3 * view.sizeHint().height() / 2);  // three columns
         view.resize(view.sizeHint());
         QVERIFY(!view.grab().isNull());
+    }
+
+    // The Models screen's lineage graph: an imported base model shows what was imported and by
+    // whom; a fine-tuned version starts from its base model.
+    void modelLineageGraphShowsImportsAndBases()
+    {
+        const auto envelope = [](const nlohmann::json& statement) {
+            return nlohmann::json{
+                {"payload", QByteArray::fromStdString(statement.dump()).toBase64().toStdString()},
+                {"payloadType", "application/vnd.in-toto+json"},
+                {"signatures", nlohmann::json::array()}}
+                .dump();
+        };
+        const nlohmann::json imported{
+            {"source", "import"},
+            {"model", "tiny"},
+            {"version", 1},
+            {"digest", "sha256:" + std::string(64, 'a')},
+            {"registration",
+             envelope({{"predicate",
+                        {{"imported_by", "bob"},
+                         {"sources", {{"model.safetensors", std::string(64, 'b')}}}}}})}};
+        const QString importGraph = lineageGraph(imported.dump());
+        QVERIFY2(importGraph.contains("imported GPT-2 folder (model.safetensors bbbbbbbb"),
+                 qPrintable(importGraph));
+        QVERIFY2(importGraph.contains("tiny@1") && importGraph.contains("imported by bob"),
+                 qPrintable(importGraph));
+        QVERIFY(!importGraph.contains("dataset"));
+        const nlohmann::json tuned{
+            {"source", "job"},
+            {"model", "tuned"},
+            {"version", 1},
+            {"dataset", "sha256:cd"},
+            {"base", {{"model", "tiny"}, {"version", 1}, {"digest", "sha256:ab"}}},
+            {"registration", envelope({{"predicate", {{"registered_by", "bob"}}}})}};
+        const QStringList lines = lineageGraph(tuned.dump()).split('\n');
+        QCOMPARE(lines.value(0), QString("base model tiny@1 (sha256:ab)"));
+        QVERIFY(lines.value(1).startsWith("dataset sha256:cd"));
     }
 
     void chartsTakeStepsAndValidations()

@@ -356,6 +356,76 @@ private slots:
         QVERIFY(!ctl::verifyLineage(dropped.dump(), *registryKey_));
     }
 
+    // A version fine-tuned from the import is exported with the base's BPE tokenizer files:
+    // transformers reads the folder, encodes as the original tokenizer, and computes the original
+    // model (the checkpoint holds the imported weights unchanged).
+    void fineTunedExportCarriesTheBaseTokenizer()
+    {
+        testing::TestWorker worker = testing::enrollTestWorker(daemon_, "otto", "n2", "cpu");
+        auto bob = daemon_.as("bob");
+        auto job = bob->submitJob(spec("exported", "tales", width()));
+        QVERIFY2(job, job ? "" : job.error().message().c_str());
+        QVERIFY(daemon_.as("ann")->approveJob(job->id, job->specSha256));
+        auto taken = worker.client->takeJob();
+        QVERIFY2(taken && taken->has_value(), taken ? "no job" : taken.error().message().c_str());
+        const api::JobAssignment assignment = **taken;
+        const trainer::TrainerKeys keys = testing::openJobKeys(*worker.box, assignment);
+        const auto base = daemon_.runDir() / "base-export";
+        std::filesystem::create_directories(base);
+        auto fetched = worker.client->fetchInitModel(assignment.job, assignment.attempt, base);
+        QVERIFY2(fetched, fetched ? "" : fetched.error().message().c_str());
+        trainer::TrainingConfig config;
+        config.model.vocabSize = expected_.at("vocab_size").get<std::size_t>();
+        config.model.paddedVocabSize = trainer::GptConfig::padVocab(config.model.vocabSize);
+        config.model.contextLength = expected_.at("context").get<std::size_t>();
+        config.model.layers = expected_.at("layers").get<std::size_t>();
+        config.model.heads = expected_.at("heads").get<std::size_t>();
+        config.model.width = expected_.at("width").get<std::size_t>();
+        config.batch = expected_.at("sequences").get<std::size_t>();
+        const std::string sha256 = digest_.substr(7);
+        auto parameters = trainer::loadInitialParameters(fetched->front(), keys.dataKeyResolver(),
+                                                         keys.resolver(), sha256, config.model);
+        QVERIFY2(parameters, parameters ? "" : parameters.error().message().c_str());
+        const std::vector<float> zeros(parameters->size(), 0.0F);
+        trainer::CheckpointState state;
+        state.config = config;
+        state.step = 2;
+        state.optimizerStep = 2;
+        state.runId = assignment.runId;
+        state.jobId = std::to_string(assignment.job);
+        state.datasetId = assignment.datasetId;
+        state.tokenizer = "gpt2-bpe";
+        auto written = trainer::writeCheckpoint(
+            daemon_.runDir() / "exported", state, {*parameters, zeros, zeros}, std::nullopt,
+            *keys.newest(assignment.checkpointKek), *worker.signing, 0,
+            trainer::CheckpointReference{"tiny@1", sha256});
+        QVERIFY2(written, written ? "" : written.error().message().c_str());
+        auto uploaded = worker.client->uploadCheckpoint(
+            assignment.job, assignment.attempt, written->files.sealed, written->files.envelope);
+        QVERIFY2(uploaded, uploaded ? "" : uploaded.error().message().c_str());
+        QVERIFY(worker.client->finishJob(assignment.job, assignment.attempt, true, 0.0, ""));
+
+        auto version = bob->registerModel("tales-export", "", assignment.job, 0);
+        QVERIFY2(version, version ? "" : version.error().message().c_str());
+        auto asked = bob->requestExport("tales-export@1", "for the review board");
+        QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
+        QVERIFY(daemon_.as("ann")->approveExport(asked->id, version->digest));
+        const auto folder = daemon_.runDir() / "tales-export-1";
+        auto exported = bob->downloadExport(asked->id, folder);
+        QVERIFY2(exported, exported ? "" : exported.error().message().c_str());
+        QCOMPARE(read(folder / "vocab.json"), read(made_ / "model" / "vocab.json"));
+        QCOMPARE(read(folder / "merges.txt"), read(made_ / "model" / "merges.txt"));
+        QProcess python;
+        python.setProcessChannelMode(QProcess::MergedChannels);
+        python.start(SEALTRAIN_INTEROP_PYTHON, {SEALTRAIN_FINETUNE_INTEROP, "--check-export",
+                                                QString::fromStdString(folder.string()),
+                                                QString::fromStdString(made_.string())});
+        QVERIFY(python.waitForFinished(300000));
+        const QByteArray out = python.readAll();
+        qInfo("%s", out.trimmed().constData());
+        QVERIFY2(python.exitCode() == 0, out.constData());
+    }
+
     // Every import and refusal is in the audit log with the real actor and the files' digests.
     void importsAreAudited()
     {

@@ -12,7 +12,12 @@
   cross-entropy over all of them at the saved weights: what the job's first step must report,
   within 1e-5 relative.
 
-Usage: finetune_interop.py OUT
+Usage: finetune_interop.py OUT                      make the folder, the records, expected.json
+       finetune_interop.py --check-export DIR OUT  an exported folder of a model fine-tuned from
+                                                   OUT's (its weights unchanged): transformers'
+                                                   GPT2Tokenizer encodes every record as OUT's
+                                                   tokenizer does, GPT2LMHeadModel's logits on
+                                                   them equal OUT's model's within 1e-5
 Runs with the interpreter of the virtual environment scripts/setup makes. Exits 77 (skipped) when
 transformers is not installed there.
 """
@@ -96,5 +101,31 @@ def main(out):
     return 0
 
 
+def check_export(exported, out):
+    original = os.path.join(out, "model")
+    theirs = GPT2Tokenizer.from_pretrained(exported)
+    ours = GPT2Tokenizer.from_pretrained(original)
+    failures = 0
+    for record in RECORDS:
+        if theirs.encode(record) != ours.encode(record):
+            print(f"FAIL: the exported tokenizer encodes {record!r} otherwise")
+            failures += 1
+    if theirs.eos_token_id != ours.eos_token_id:
+        print(f"FAIL: end of text {theirs.eos_token_id}, not {ours.eos_token_id}")
+        failures += 1
+    tokens = torch.tensor([ours.encode(RECORDS[0])], dtype=torch.long)
+    with torch.no_grad():
+        a = GPT2LMHeadModel.from_pretrained(exported).eval()(tokens).logits
+        b = GPT2LMHeadModel.from_pretrained(original).eval()(tokens).logits
+    worst = float((a - b).abs().max() / b.abs().max())
+    if worst > 1e-5:
+        print(f"FAIL: the exported model's logits differ from the original's by {worst} relative")
+        failures += 1
+    print(f"checked the export: tokenizer and logits (largest relative difference {worst})")
+    return 1 if failures else 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--check-export":
+        sys.exit(check_export(sys.argv[2], sys.argv[3]))
     sys.exit(main(sys.argv[1]))

@@ -96,6 +96,19 @@ QString lineageGraph(const std::string& document)
     const nlohmann::json predicate = registration.value("predicate", nlohmann::json::object());
     const nlohmann::json job = predicate.value("job", nlohmann::json::object());
     QStringList lines;
+    if (parsed.value("source", "") == "import") {
+        lines.append(QObject::tr("imported GPT-2 folder (model.safetensors %1…)")
+                         .arg(field(predicate.value("sources", nlohmann::json::object()),
+                                    "model.safetensors")
+                                  .left(16)));
+        lines.append(QObject::tr("  └ %1@%2 (%3), imported by %4")
+                         .arg(field(parsed, "model"), field(parsed, "version"),
+                              field(parsed, "digest"), field(predicate, "imported_by")));
+        return lines.join('\n');
+    }
+    if (const nlohmann::json base = parsed.value("base", nlohmann::json()); base.is_object())
+        lines.append(QObject::tr("base model %1@%2 (%3)")
+                         .arg(field(base, "model"), field(base, "version"), field(base, "digest")));
     lines.append(QObject::tr("dataset %1").arg(field(parsed, "dataset")));
     lines.append(QObject::tr("  └ job %1 '%2' (spec %3), submitted by %4, approved by %5")
                      .arg(field(job, "id"), field(job, "name"),
@@ -405,10 +418,14 @@ void ModelsPage::show(api::ModelView model)
         QStringList aliases;
         for (const std::string& alias : version.aliases)
             aliases.append(text(alias));
+        // An imported base model has no job; a fine-tuned version names the one it started from.
+        QString job = version.source == "import" ? tr("imported") : QString::number(version.job);
+        if (!version.base.empty())
+            job += tr(" (from %1)").arg(text(version.base));
         fillRow(*versions_, static_cast<int>(i),
-                {QString::number(version.version), aliases.join(", "), QString::number(version.job),
-                 QString::number(version.step), text(version.worker), text(version.registeredBy),
-                 text(version.digest)});
+                {QString::number(version.version), aliases.join(", "), job,
+                 version.source == "import" ? QString("-") : QString::number(version.step),
+                 text(version.worker), text(version.registeredBy), text(version.digest)});
     }
     promotions_->setRowCount(static_cast<int>(shown_->promotions.size()));
     for (std::size_t i = 0; i < shown_->promotions.size(); ++i) {
