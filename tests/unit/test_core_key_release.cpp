@@ -90,6 +90,14 @@ private:
         dispatch.attempt = 1;
         dispatch.runId = "job-" + std::to_string(job);
         dispatch.datasetId = datasetId_;
+        // A job trained from scratch (its checkpoints name no base model).
+        core::JobSpec spec;
+        spec.name = "job";
+        spec.project = "demo";
+        spec.dataset = datasetId_;
+        spec.resources.pool = "cpu";
+        spec.schedule.steps = 10;
+        dispatch.job.specJson = core::canonicalJobSpec(spec);
         return dispatch;
     }
 

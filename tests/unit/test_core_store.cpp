@@ -239,6 +239,68 @@ private slots:
         QCOMPARE(countRows(**database, "approvals"), std::int64_t{0});
     }
 
+    // Migration 14 rebuilds model_versions (an import has no job): the versions, and the
+    // promotions that refer to them, are kept; a row that refers to a missing one stops it.
+    void modelVersionsSurviveTheirRebuild()
+    {
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/control.db").toStdString();
+        core::DatabaseOptions options;
+        options.schemaVersion = 13;
+        {
+            auto old = core::Database::open(path, databaseKey(5), options);
+            QVERIFY(old.ok());
+            for (const char* sql :
+                 {"INSERT INTO users (id, name, password_hash, totp_secret, created) VALUES (1, "
+                  "'bob', 'h', x'00', 1)",
+                  "INSERT INTO jobs (id, name, project, state, submitter, spec, spec_hash, pool, "
+                  "vetting, max_restarts, gpu_millihours_limit, created, updated) VALUES (7, 'j', "
+                  "'demo', 'succeeded', 1, '{}', x'00', 'cpu', '[]', 0, 0, 1, 1)",
+                  "INSERT INTO model_versions (id, name, version, project, description, job_id, "
+                  "step, digest, sealed_sha256, worker, dataset_id, registered_by, registered, "
+                  "statement) VALUES (3, 'm', 1, 'demo', '', 7, 4, 'sha256:ab', 'cd', 'n1', "
+                  "'sha256:ef', 1, 1, '{}')",
+                  "INSERT INTO model_promotions (version_id, alias, digest, reason, requested_by, "
+                  "requested, state) VALUES (3, 'production', 'sha256:ab', '', 1, 1, 'pending')"})
+                QVERIFY2((*old)->execute(sql).ok(), sql);
+        }
+        auto database = core::Database::open(path, databaseKey(5));
+        QVERIFY2(database.ok(), database ? "" : database.error().message().c_str());
+        auto row = (*database)->prepare(
+            "SELECT v.source, v.job_id, v.step, p.alias FROM model_versions v JOIN "
+            "model_promotions p ON p.version_id = v.id WHERE v.name = 'm'");
+        QVERIFY(*row->step());
+        QCOMPARE(row->text(0), std::string("job"));
+        QCOMPARE(row->integer(1), std::int64_t{7});
+        QCOMPARE(row->integer(2), std::int64_t{4});
+        QCOMPARE(row->text(3), std::string("production"));
+        // Foreign keys hold again after the migration: a promotion of no version is refused.
+        QVERIFY(!(*database)
+                     ->execute("INSERT INTO model_promotions (version_id, alias, digest, reason, "
+                               "requested_by, requested, state) VALUES (99, 'x', 'd', '', 1, 1, "
+                               "'pending')")
+                     .ok());
+
+        // A dangling reference (written with the checks off) stops the migration, saying so.
+        const std::string other = (dir.path() + "/dangling.db").toStdString();
+        {
+            auto old = core::Database::open(other, databaseKey(5), options);
+            QVERIFY(old.ok());
+            QVERIFY((*old)->execute("PRAGMA foreign_keys = OFF").ok());
+            QVERIFY((*old)
+                        ->execute("INSERT INTO model_versions (name, version, project, "
+                                  "description, job_id, step, digest, sealed_sha256, worker, "
+                                  "dataset_id, registered_by, registered, statement) VALUES ('m', "
+                                  "1, 'demo', '', 42, 4, 'd', 'c', 'n1', 'e', 1, 1, '{}')")
+                        .ok());
+        }
+        auto refused = core::Database::open(other, databaseKey(5));
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::Integrity);
+        QVERIFY2(refused.error().message().find("migration 14") != std::string::npos,
+                 refused.error().message().c_str());
+    }
+
     void failedMigrationLeavesTheOldVersion()
     {
         QTemporaryDir dir;
