@@ -15,7 +15,6 @@
 namespace sealtrain::api {
 
 namespace v1 = sealtrain::v1;
-using client_internal::kPiece;
 using client_internal::kStreamTimeout;
 using client_internal::setDeadline;
 using client_internal::splitOf;

@@ -50,7 +50,7 @@ class TestApiFinetune : public QObject {
     [[nodiscard]] std::filesystem::path editedFolder(const std::string& name,
                                                      const nlohmann::json& edit) const
     {
-        const auto folder = made_ / name;
+        auto folder = made_ / name;
         std::filesystem::create_directories(folder);
         for (const char* file : {"model.safetensors", "vocab.json", "merges.txt"})
             std::filesystem::copy_file(made_ / "model" / file, folder / file,
