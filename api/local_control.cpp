@@ -247,12 +247,21 @@ Result<bool> LocalControlPlane::stopRunning(const std::filesystem::path& runFold
         return false;
     ::kill(*pid, SIGTERM);
     const auto deadline = std::chrono::steady_clock::now() + grace;
+    // The process itself is watched, not its ready file: the daemon removes that file before
+    // its last work (the final signed head; under the sanitizers, the leak check), and a caller
+    // told "stopped" must not find it still running.
     const auto gone = [&] {
         int status = 0;
-        // Our own child (started by this process and released) is reaped here.
-        if (::waitpid(*pid, &status, WNOHANG) == *pid)
+        const pid_t reaped = ::waitpid(*pid, &status, WNOHANG);
+        if (reaped == *pid)
+            return true;  // our own child (started by this process and released), reaped here
+        if (reaped == 0)
+            return false;  // our child, still running
+        if (::kill(*pid, 0) != 0 && errno == ESRCH)
             return true;
-        return !runningIn(runFolder).has_value();
+        auto state = readWholeFile("/proc/" + std::to_string(*pid) + "/status", 1U << 16U);
+        return !state
+               || state->find("\nState:\tZ") != std::string::npos;  // ended, not ours to reap
     };
     while (!gone()) {
         if (std::chrono::steady_clock::now() > deadline) {

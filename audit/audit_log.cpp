@@ -1,6 +1,8 @@
 // AuditLog: entry sequencing and chaining, the tree, and the head-signing policy.
 #include "sealtrain/audit/audit_log.h"
 
+#include "sealtrain/audit/forward.h"
+
 #include "sealtrain/audit/witness.h"
 #include "sealtrain/base/logging.h"
 
@@ -228,6 +230,8 @@ Result<std::uint64_t> AuditLog::append(StoreTransaction& transaction, const Entr
         transaction.onRollback([this] { rolledBack(); });
     }
     pending_.push_back(stored.leafHash);
+    if (options_.forwarder != nullptr)
+        pendingForForwarder_.push_back(std::move(stored));
     return entry.sequence;
 }
 
@@ -237,6 +241,11 @@ void AuditLog::committed()
         tree_.append(hash);
     pending_.clear();
     openTransaction_ = nullptr;
+    if (options_.forwarder != nullptr && !pendingForForwarder_.empty()) {
+        const auto forwarded = std::move(pendingForForwarder_);
+        pendingForForwarder_.clear();
+        options_.forwarder->forward(forwarded);
+    }
     const std::uint64_t signedSize = lastHead_ ? lastHead_->size : 0;
     if (options_.policy.everyEntries != 0
         && tree_.size() - signedSize >= options_.policy.everyEntries) {
@@ -252,6 +261,7 @@ void AuditLog::committed()
 void AuditLog::rolledBack()
 {
     pending_.clear();
+    pendingForForwarder_.clear();
     openTransaction_ = nullptr;
 }
 

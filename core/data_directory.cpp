@@ -5,6 +5,7 @@
 #include "base_models.h"
 #include "data_directory_files.h"
 #include "model_signing_key.h"
+#include "sealtrain/audit/forward.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/folder_cleanup.h"
@@ -240,6 +241,7 @@ struct DataDirectory::State {
     std::optional<audit::AuditKey> auditKey;
     std::optional<crypto::CertificateAuthority> ca;
     std::optional<internal::ModelSigningIdentity> modelSigning;
+    std::unique_ptr<audit::EntryForwarder> forwarder;  // outlives the plane's log
     std::unique_ptr<ControlPlane> plane;
 
     // Everything but the keyring, which the caller has unlocked or created.
@@ -260,6 +262,13 @@ struct DataDirectory::State {
         logOptions.origin = std::string(kOrigin);
         logOptions.policy = options.headPolicy;
         logOptions.witnessFile = file(dataDir, datadir::kWitness);
+        if (!options.auditForward.empty()) {
+            auto opened = audit::openForwarder(options.auditForward, std::string(kOrigin));
+            if (!opened)
+                return opened.error();
+            forwarder = std::move(*opened);
+            logOptions.forwarder = forwarder.get();
+        }
         auto openedPlane = ControlPlane::open(*database, *store, *signingKey, &*auditKey, *clock,
                                               options.controlPlane, std::move(logOptions));
         if (!openedPlane)

@@ -286,11 +286,12 @@ Result<ResolvedModel> Registry::resolve(const std::string& session, const std::s
             if (!version)
                 return version.error();
             if (version->imported())
-                return Error(ErrorCode::Unsupported,
-                             fmt::format("{} is an imported base model, which is not sampled "
-                                         "from directly; fine-tune it (a job with model.init) "
-                                         "and sample from that version.",
-                                         version->label()));
+                return Error(
+                    ErrorCode::Unsupported,
+                    fmt::format("Model version {} is an imported base model, which is not sampled "
+                                "from directly; fine-tune it (a job with model.init) "
+                                "and sample from that version.",
+                                version->label()));
             auto checkpoint = recordedCheckpoint(scheduler_, version->jobId, version->step);
             if (!checkpoint)
                 return checkpoint.error();

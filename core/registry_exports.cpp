@@ -74,10 +74,11 @@ namespace {
 // An imported base model is not exported: whoever imported it has its folder.
 Error importedExport(const ModelVersion& version)
 {
-    return Error(ErrorCode::Unsupported,
-                 fmt::format("{} is an imported base model, which its source already holds; "
-                             "export a version fine-tuned from it.",
-                             version.label()));
+    return Error(
+        ErrorCode::Unsupported,
+        fmt::format("Model version {} is an imported base model, which its source already holds; "
+                    "export a version fine-tuned from it.",
+                    version.label()));
 }
 
 // The project of export `id`'s model, read before the call's transaction.

@@ -245,8 +245,9 @@ Result<Promotion> Registry::requestPromotion(const std::string& session, const s
                 return target.error();
             if (std::find(target->aliases.begin(), target->aliases.end(), alias)
                 != target->aliases.end())
-                return Error(ErrorCode::FailedPrecondition,
-                             fmt::format("{}@{} is {} already.", name, version, alias));
+                return Error(
+                    ErrorCode::FailedPrecondition,
+                    fmt::format("Model version {}@{} is {} already.", name, version, alias));
             auto pending = gate_.database().exists(
                 "SELECT 1 FROM model_promotions p JOIN model_versions v ON v.id = p.version_id "
                 "WHERE v.name = ? AND p.alias = ? AND p.state = 'pending'",

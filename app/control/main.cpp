@@ -53,6 +53,7 @@ struct Options {
     int workerTimeoutSeconds = 30;
     std::filesystem::path trainer;
     bool noTrainer = false;
+    std::string auditForward;
 };
 
 int fail(const Error& error)
@@ -143,6 +144,7 @@ int run(const Options& options)
     directoryOptions.controlPlane.anonymousRefusalWindow =
         std::chrono::seconds(options.anonymousRefusalWindow);
     directoryOptions.controlPlane.maxLockoutPeers = options.maxLockoutPeers;
+    directoryOptions.auditForward = options.auditForward;
     auto platform = core::DataDirectory::open(options.dataDir, unlock, directoryOptions);
     detachStandardInput();  // also with a key file: children never read what started the daemon
     if (!platform)
@@ -214,6 +216,13 @@ int main(int argc, char** argv)
                  "serves the gRPC API (docs/api.md) over TLS 1.3 with mutual authentication; stop "
                  "it with SIGTERM."};
     Options options;
+    // The package's unit reads its options from /etc/sealtrain/control.conf (TOML: `name =
+    // value` with the long option names); a command-line option wins over the file.
+    app.set_config("--config", "",
+                   "Read options from this TOML file (long names without the "
+                   "dashes, e.g. listen = [\"0.0.0.0:7443\"])");
+    // A misspelt name in the file is an error, not an option silently left at its default.
+    app.allow_config_extras(CLI::config_extras_mode::error);
     app.add_option("--data-dir", options.dataDir, "The data directory (mode 0700)")->required();
     app.add_option("--listen", options.listen,
                    "Where to listen: unix:/absolute/path or host:port (port 0 picks one); "
@@ -293,6 +302,11 @@ int main(int argc, char** argv)
                    "The sealtrain-train to run for training calls (clients can not choose it); "
                    "default: the one beside sealtrain-control");
     app.add_flag("--no-trainer", options.noTrainer, "Refuse training calls");
+    app.add_option("--audit-forward", options.auditForward,
+                   "Also write each committed audit entry as a JSON line, with its sequence "
+                   "number and leaf hash, to `journal` (the systemd journal) or "
+                   "`file:/ABSOLUTE/PATH` (docs/formats/audit-forward.md); check the copy with "
+                   "`sealtrainctl audit verify-forwarded`");
     CLI11_PARSE(app, argc, argv);
     return run(options);
 }

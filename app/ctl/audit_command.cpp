@@ -26,19 +26,6 @@ Result<void> writeText(const std::string& path, const std::string& text, const c
     return writeOutputFile(path, asBytes(text), what);
 }
 
-// --key takes a file (PEM or verifier key) or, inline, a fingerprint or verifier key.
-Result<std::string> trustedKeyText(const std::string& value)
-{
-    if (value.empty() || !std::filesystem::is_regular_file(value))
-        return value;
-    auto text = readInputFile(value, "trusted key");
-    if (!text)
-        return text.error();
-    while (!text->empty() && (text->back() == '\n' || text->back() == '\r'))
-        text->pop_back();
-    return *text;
-}
-
 struct VerifyOptions {
     std::string bundle;
     std::string key;
@@ -58,7 +45,7 @@ Result<VerifiedBundle> verifyBundleFile(const VerifyOptions& options)
     if (!text)
         return text.error();
     audit::VerifyOptions verifyOptions;
-    auto key = trustedKeyText(options.key);
+    auto key = readTrustedKey(options.key);
     if (!key)
         return key.error();
     verifyOptions.trustedKey = *key;
@@ -324,6 +311,7 @@ void registerAuditCommands(CLI::App& app, CommandRegistry& registry)
     registerVerify(group, registry);
     registerReport(group, registry);
     registerExport(group, registry);
+    registerVerifyForwarded(group, registry);
 }
 
 }  // namespace sealtrain::ctl

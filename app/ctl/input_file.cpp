@@ -4,6 +4,8 @@
 
 #include "sealtrain/base/byte_io.h"
 
+#include <filesystem>
+
 namespace sealtrain::ctl {
 
 Result<std::string> readInputFile(const std::string& path, const std::string& what)
@@ -23,6 +25,18 @@ Result<void> writeOutputFile(const std::string& path, std::span<const std::uint8
     if (!written)
         return written.error().withContext("Cannot write the " + what + " '" + path + "'");
     return written;
+}
+
+Result<std::string> readTrustedKey(const std::string& value)
+{
+    if (value.empty() || !std::filesystem::is_regular_file(value))
+        return value;
+    auto text = readInputFile(value, "trusted key");
+    if (!text)
+        return text.error();
+    while (!text->empty() && (text->back() == '\n' || text->back() == '\r'))
+        text->pop_back();
+    return *text;
 }
 
 }  // namespace sealtrain::ctl

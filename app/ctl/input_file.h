@@ -15,6 +15,11 @@ namespace sealtrain::ctl {
 // '<path>'; check the path."; other errors are readWholeFile's, which name the file too.
 [[nodiscard]] Result<std::string> readInputFile(const std::string& path, const std::string& what);
 
+// A --key argument for an audit verifier: a file (a PEM public key or a verifier key) is read,
+// without its final newline; anything else (a fingerprint, a verifier key inline, nothing) is
+// the key text itself.
+[[nodiscard]] Result<std::string> readTrustedKey(const std::string& value);
+
 // Replaces `path` with `bytes` atomically and readable by the owner only (0600): audit bundles,
 // reports and import reports name users and data. A failure leaves no partial file and reads
 // "Cannot write the <what> '<path>': <why>".

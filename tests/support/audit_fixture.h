@@ -61,11 +61,12 @@ inline audit::EntryDraft draftNumber(int i)
 
 struct TestLog {
     explicit TestLog(std::uint8_t keyByte = 1, audit::HeadPolicy policy = {0, {}, {}},
-                     std::optional<std::filesystem::path> witness = std::nullopt)
+                     std::optional<std::filesystem::path> witness = std::nullopt,
+                     audit::EntryForwarder* forwarder = nullptr)
         : signingKey(signingKeyFromByte(keyByte))
         , auditKey(testAuditKey())
     {
-        audit::LogOptions options{"sealtrain.test/audit", policy, std::move(witness)};
+        audit::LogOptions options{"sealtrain.test/audit", policy, std::move(witness), forwarder};
         auto opened = audit::AuditLog::open(store, signingKey, &auditKey, clock, options);
         if (!opened)
             qFatal("%s", opened.error().message().c_str());

@@ -54,10 +54,14 @@ struct EntryDraft {
     std::vector<std::pair<std::string, std::string>> sensitive;
 };
 
+class EntryForwarder;  // forward.h
+
 struct LogOptions {
     std::string origin;  // the log's name: origin line and signing key name
     HeadPolicy policy;
     std::optional<std::filesystem::path> witnessFile;
+    // Handed each commit's entries after the commit (forward.h); must outlive the log.
+    EntryForwarder* forwarder = nullptr;
 };
 
 class AuditLog final {
@@ -128,6 +132,7 @@ private:
     std::chrono::system_clock::time_point lastHeadTime_;
     StoreTransaction* openTransaction_ = nullptr;
     std::vector<Hash> pending_;
+    std::vector<StoredEntry> pendingForForwarder_;  // only with options_.forwarder
     std::optional<Error> deferredError_;
 };
 

@@ -86,6 +86,9 @@ struct DataDirectoryOptions {
     const audit::Clock* clock = nullptr;  // null: the system clock; must outlive the directory
     ControlPlaneOptions controlPlane;
     audit::HeadPolicy headPolicy;
+    // Where each committed audit entry is also written as a JSON line (audit/forward.h):
+    // "journal" or "file:/ABSOLUTE/PATH"; empty: nowhere.
+    std::string auditForward;
 };
 
 // What a new data directory starts with (`sealtrainctl init`).
