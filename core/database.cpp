@@ -3,8 +3,10 @@
 #include "sealtrain/core/database.h"
 
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/base/version.h"
 #include "sealtrain/crypto/hkdf.h"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 
 #include <cstring>
@@ -321,8 +323,10 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
         return current.error();
     if (*current > latestSchemaVersion())
         return Error(ErrorCode::Unsupported,
-                     "The database has schema version " + std::to_string(*current)
-                         + ", newer than this build knows; upgrade Sealtrain.");
+                     fmt::format("The database has schema version {}, newer than Sealtrain {} "
+                                 "knows ({}); reinstall the release that wrote it, as downgrades "
+                                 "are not supported.",
+                                 *current, kVersion, latestSchemaVersion()));
     SEALTRAIN_TRY(database->migrate(target));
     return database;
 }

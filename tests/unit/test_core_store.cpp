@@ -239,6 +239,33 @@ private slots:
         QCOMPARE(countRows(**database, "approvals"), std::int64_t{0});
     }
 
+    // A database a newer release migrated is refused by this one, with a sentence and unchanged:
+    // a downgrade would run code that does not know its tables.
+    void aNewerDatabaseIsRefused()
+    {
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/control.db").toStdString();
+        const int newer = core::latestSchemaVersion() + 1;
+        {
+            auto database = core::Database::open(path, databaseKey(3));
+            QVERIFY(database.ok());
+            QVERIFY((*database)
+                        ->execute("INSERT INTO schema_version (version, applied) VALUES ("
+                                  + std::to_string(newer) + ", 1)")
+                        .ok());
+        }
+        auto refused = core::Database::open(path, databaseKey(3));
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.error().code(), ErrorCode::Unsupported);
+        QVERIFY2(isOneSentence(refused.error().message()), refused.error().message().c_str());
+        QVERIFY2(refused.error().message().find("downgrades are not supported")
+                     != std::string::npos,
+                 refused.error().message().c_str());
+        core::DatabaseOptions options;
+        options.schemaVersion = core::latestSchemaVersion();
+        QVERIFY(!core::Database::open(path, databaseKey(3), options).ok());
+    }
+
     // Migration 14 rebuilds model_versions (an import has no job): the versions, and the
     // promotions that refer to them, are kept; a row that refers to a missing one stops it.
     void modelVersionsSurviveTheirRebuild()

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Upgrades (issue #31): a data directory made by an earlier release opens with this one.
+
+    upgrade_fixture.py make OUT.tar.gz CTL DAEMON WORKER TRAINER
+        Runs a small platform with these programs (a release's): the first admin, a steward and
+        engineer (dana), an approver (ann), an operator (otto) and an auditor (rita); dana imports
+        a small dataset and trains a tiny GPT on a worker after ann's approval. Keeps the data
+        directory, the users' secrets (test secrets, not real ones), the job spec and what made
+        it, as tests/fixtures/upgrade/sealtrain-VERSION.tar.gz is made (docs/operations/upgrade.md).
+
+    upgrade_fixture.py check FIXTURE.tar.gz CTL DAEMON WORKER TRAINER
+        Opens a copy of that data directory with these programs (this build's): the control plane
+        starts on it (migrating its database), everyone signs in, the earlier job and dataset are
+        there, a new job on the old dataset is approved and runs on a worker enrolled now, and an
+        auditor's bundle of the whole log, entries of both releases, verifies offline.
+
+Exit status 0 when every step passed; the first failure says which step and why.
+"""
+import base64
+import hashlib
+import hmac
+import json
+import os
+import pathlib
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+USERS = {  # name: global roles
+    "dana": ["steward", "engineer"],
+    "ann": ["approver"],
+    "otto": ["operator"],
+    "rita": ["auditor"],
+}
+# A tiny model and a few steps: the fixture stays small (its checkpoint a few hundred KiB).
+JOB_SPEC = """spec_version: 1
+name: upgrade-fixture
+project: demo
+dataset: notes
+model: {layers: 1, heads: 2, width: 32, context: 32}
+optimizer: {lr: 0.002, min_lr: 0.0002, warmup: 2}
+schedule: {steps: 20, batch: 4}
+checkpoints: {every: 20, keep: 1}
+validation: {every: 10, batches: 2}
+resources: {pool: cpu, device: cpu, threads: 1}
+"""
+
+
+class Failed(Exception):
+    pass
+
+
+def totp(uri_file, at=None):
+    """RFC 6238 (SHA-1, 30 s, 6 digits) for the secret in an otpauth:// URI file."""
+    secret = re.search(r"[?&]secret=([A-Z2-7]+)", pathlib.Path(uri_file).read_text()).group(1)
+    key = base64.b32decode(secret + "=" * (-len(secret) % 8))
+    counter = int((at if at is not None else time.time()) // 30)
+    digest = hmac.new(key, struct.pack(">Q", counter), hashlib.sha1).digest()
+    offset = digest[-1] & 0x0F
+    value = struct.unpack(">I", digest[offset:offset + 4])[0] & 0x7FFFFFFF
+    return f"{value % 1000000:06d}"
+
+
+class Platform:
+    def __init__(self, root, ctl, daemon, worker, trainer):
+        self.root = pathlib.Path(root)
+        self.ctl, self.daemon, self.worker, self.trainer = ctl, daemon, worker, trainer
+        self.secrets = self.root / "secrets"
+        self.env = dict(os.environ, SEALTRAIN_CLIENT_DIR=str(self.root / "client"),
+                        SEALTRAIN_CONTROL=daemon)
+        self.started = False
+        self.worker_process = None
+
+    def run(self, *args, step, stdin=None):
+        done = subprocess.run([self.ctl, *args], env=self.env, capture_output=True, text=True,
+                              input=stdin, timeout=300)
+        if done.returncode != 0:
+            raise Failed(f"{step}: sealtrainctl {' '.join(args[:2])} exited "
+                         f"{done.returncode}: {done.stderr.strip() or done.stdout.strip()}")
+        return done.stdout
+
+    def start(self):
+        self.run("start", "--passphrase-file", str(self.secrets / "passphrase"), "--",
+                 "--heartbeat-ms", "1000", step="start the control plane")
+        self.started = True
+
+    def stop(self):
+        if self.worker_process is not None:
+            self.worker_process.terminate()
+            self.worker_process.wait(timeout=60)
+            self.worker_process = None
+        if self.started:
+            self.started = False
+            self.run("stop", step="stop the control plane")
+
+    def sign_in(self, user):
+        self.run("sign-in", "--user", user, "--password-file", str(self.secrets / f"{user}.password"),
+                 "--totp-code", totp(self.secrets / f"{user}.totp-uri"), step=f"sign-in of {user}")
+
+    def enrol(self, user):
+        code = self.secrets / f"{user}.code"
+        self.run("user", "create", "--as", "admin", user, "--code-file", str(code),
+                 step=f"create {user}")
+        tag = hashlib.sha256(user.encode()).hexdigest()[:8]
+        (self.secrets / f"{user}.password").write_text(f"correct horse battery staple {tag}\n")
+        self.run("sign-in", "--user", user, "--reset-code-file", str(code), "--password-file",
+                 str(self.secrets / f"{user}.password"), "--totp-uri-file",
+                 str(self.secrets / f"{user}.totp-uri"), step=f"enrolment of {user}")
+        code.unlink()
+
+    def run_job_on_a_new_worker(self, name):
+        """Submits the fixture's spec as dana, ann approves it, a worker enrolled now runs it."""
+        spec = self.root / "job.yaml"
+        submitted = self.run("job", "submit", "--as", "dana", str(spec), step="job submit")
+        match = re.search(r"^job (\d+) .*: vetted$", submitted, re.M)
+        if not match:
+            raise Failed(f"job submit: the job was not vetted: {submitted.strip()}")
+        job = match.group(1)
+        shown = self.run("job", "show", "--as", "ann", job, step="job show")
+        sha = re.search(r"^  spec sha256 (\S+)$", shown, re.M).group(1)
+        self.run("job", "approve", "--as", "ann", job, "--sha256", sha, step="job approve")
+        token = self.run("worker", "enroll-token", "--as", "otto", name, "--pool", "cpu",
+                         step="worker enroll-token").strip()
+        fingerprint = re.search(r"sha256:[0-9a-f]+", (self.root / "init.txt").read_text()).group(0)
+        socket = f"unix:{self.root / 'client' / 'run' / 'control.sock'}"
+        worker_dir = self.root / name
+        enrolled = subprocess.run(
+            [self.worker, "enroll", "--control", socket, "--ca-fingerprint", fingerprint, "--dir",
+             str(worker_dir)], env=dict(self.env, SEALTRAIN_ENROLL_TOKEN=token),
+            capture_output=True, text=True, timeout=120)
+        if enrolled.returncode != 0:
+            raise Failed(f"worker enroll: {enrolled.stderr.strip()}")
+        log = open(self.root / f"{name}.log", "w")
+        self.worker_process = subprocess.Popen(
+            [self.worker, "run", "--dir", str(worker_dir), "--trainer", self.trainer],
+            env=self.env, stdout=log, stderr=log)
+        followed = subprocess.run([self.ctl, "job", "metrics", "--as", "dana", job, "--follow"],
+                                  env=self.env, capture_output=True, text=True, timeout=600)
+        if followed.returncode != 0:
+            raise Failed(f"job {job} did not succeed: {followed.stderr.strip()} (worker log: "
+                         f"{(self.root / f'{name}.log').read_text()[-2000:]})")
+        self.worker_process.terminate()
+        self.worker_process.wait(timeout=60)
+        self.worker_process = None
+        return job
+
+
+def make(out, programs):
+    work = pathlib.Path(tempfile.mkdtemp(prefix="sealtrain-fixture-"))
+    platform = Platform(work, *programs)
+    try:
+        os.umask(0o077)
+        platform.secrets.mkdir(parents=True)
+        (platform.secrets / "passphrase").write_text("the upgrade fixture's test passphrase\n")
+        (platform.secrets / "admin.password").write_text("correct horse battery staple 0\n")
+        (work / "job.yaml").write_text(JOB_SPEC)
+        notes = work / "notes.txt"
+        notes.write_text("".join(f"note {i}: the quick brown fox jumps over the lazy dog {i * 7}.\n\n"
+                                 for i in range(300)))
+        init = platform.run("init", "--data-dir", str(work / "data"), "--passphrase-file",
+                            str(platform.secrets / "passphrase"), "--admin", "admin",
+                            "--admin-password-file", str(platform.secrets / "admin.password"),
+                            "--totp-uri-file", str(platform.secrets / "admin.totp-uri"),
+                            "--argon2-ops", "2", "--argon2-mem-mib", "64", step="init")
+        (work / "init.txt").write_text(init)
+        platform.start()
+        platform.sign_in("admin")
+        for user, roles in USERS.items():
+            platform.enrol(user)
+            for role in roles:
+                platform.run("grant", "add", "--as", "admin", user, role, step=f"grant {role}")
+            platform.sign_in(user)
+        platform.run("dataset", "import", "--as", "dana", "--name", "notes", "--format",
+                     "text-records", "--classification", "public", str(notes), step="import")
+        job = platform.run_job_on_a_new_worker("worker-made")
+        version = subprocess.run([programs[0], "--version"], capture_output=True, text=True).stdout
+        (work / "fixture.json").write_text(json.dumps({
+            "made_by": version.strip(), "job": int(job), "users": ["admin", *USERS],
+            "made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=2) + "\n")
+        platform.stop()
+        with tarfile.open(out, "w:gz") as archive:
+            for name in ["data", "secrets", "job.yaml", "init.txt", "fixture.json"]:
+                archive.add(work / name, arcname=name)
+        print(f"upgrade fixture: wrote {out} ({os.path.getsize(out)} bytes), made by "
+              f"{version.strip()}")
+    finally:
+        platform.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def check(fixture, programs):
+    work = pathlib.Path(tempfile.mkdtemp(prefix="sealtrain-upgrade-"))
+    platform = Platform(work, *programs)
+    try:
+        with tarfile.open(fixture) as archive:
+            archive.extractall(work)
+        made = json.loads((work / "fixture.json").read_text())
+        print(f"upgrade: a data directory made by {made['made_by']} on {made['made']}")
+        os.chmod(work / "data", 0o700)
+        platform.run("init", "--existing", "--data-dir", str(work / "data"),
+                     step="name the old data directory in a new client profile")
+        platform.start()
+        for user in made["users"]:
+            platform.sign_in(user)
+        jobs = platform.run("job", "list", "--as", "dana", step="job list")
+        if not re.search(rf"^\s*{made['job']}\b.*succeeded", jobs, re.M):
+            raise Failed(f"the earlier release's job {made['job']} is not listed as succeeded:\n"
+                         f"{jobs}")
+        datasets = platform.run("dataset", "list", "--as", "dana", step="dataset list")
+        if "notes" not in datasets:
+            raise Failed(f"the earlier release's dataset is missing:\n{datasets}")
+        job = platform.run_job_on_a_new_worker("worker-now")
+        print(f"upgrade: job {job} ran on the earlier release's dataset and succeeded")
+        bundle = work / "audit.bundle"
+        platform.run("audit", "export", "--as", "rita", "--out", str(bundle), step="audit export")
+        platform.run("signing-keys", "--as", "rita", "--out-dir", str(work / "keys"),
+                     step="signing-keys")
+        platform.stop()
+        verified = subprocess.run([platform.ctl, "audit", "verify", str(bundle), "--key",
+                                   str(work / "keys" / "signing.pub.pem")],
+                                  capture_output=True, text=True, timeout=120)
+        if verified.returncode != 0 or "VERIFIED" not in verified.stdout:
+            raise Failed(f"the audit log of both releases does not verify:\n{verified.stdout}")
+        print("upgrade: the audit log, entries of both releases, verifies offline")
+    finally:
+        platform.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    if len(sys.argv) != 7 or sys.argv[1] not in ("make", "check"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    mode, archive, *programs = sys.argv[1:]
+    try:
+        (make if mode == "make" else check)(archive, programs)
+    except (Failed, subprocess.TimeoutExpired) as error:
+        print(f"upgrade_fixture.py {mode}: {error}", file=sys.stderr)
+        return 1
+    print(f"upgrade_fixture.py {mode}: passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
