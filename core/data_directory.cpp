@@ -263,10 +263,10 @@ struct DataDirectory::State {
         logOptions.policy = options.headPolicy;
         logOptions.witnessFile = file(dataDir, datadir::kWitness);
         if (!options.auditForward.empty()) {
-            auto opened = audit::openForwarder(options.auditForward, std::string(kOrigin));
-            if (!opened)
-                return opened.error();
-            forwarder = std::move(*opened);
+            auto forward = audit::openForwarder(options.auditForward, std::string(kOrigin));
+            if (!forward)
+                return forward.error();
+            forwarder = std::move(*forward);
             logOptions.forwarder = forwarder.get();
         }
         auto openedPlane = ControlPlane::open(*database, *store, *signingKey, &*auditKey, *clock,
