@@ -41,7 +41,7 @@ public:
     FileTarget& operator=(const FileTarget&) = delete;
     ~FileTarget() { ::close(fd_); }
 
-    bool write(std::string_view line)
+    bool write(std::string_view line) const
     {
         struct stat before {};
         if (::fstat(fd_, &before) != 0)
