@@ -28,12 +28,28 @@ SelectionStatement selectionOf(const Bundle& bundle, const TreeHead& exportHead)
     return statement;
 }
 
+// "3,7-9,12": ascending numbers, each run of consecutive ones as a range.
+std::string sequenceRanges(const std::vector<std::uint64_t>& sequences)
+{
+    std::string out;
+    for (std::size_t i = 0; i < sequences.size();) {
+        std::size_t last = i;
+        while (last + 1 < sequences.size() && sequences[last + 1] == sequences[last] + 1)
+            ++last;
+        out += (out.empty() ? "" : ",") + std::to_string(sequences[i]);
+        if (last > i)
+            out += "-" + std::to_string(sequences[last]);
+        i = last + 1;
+    }
+    return out;
+}
+
 }  // namespace
 
 bool ExportFilter::selectsAll() const
 {
     return !fromTimeNs && !toTimeNs && actor.empty() && action.empty() && targetKind.empty()
-           && targetId.empty();
+           && targetId.empty() && sequences.empty();
 }
 
 bool ExportFilter::matches(const Entry& entry) const
@@ -55,6 +71,9 @@ bool ExportFilter::matches(const Entry& entry) const
     }
     if (!targetKind.empty() && entry.target.kind != targetKind)
         return false;
+    if (!sequences.empty()
+        && !std::binary_search(sequences.begin(), sequences.end(), entry.sequence))
+        return false;
     return targetId.empty() || entry.target.id == targetId;
 }
 
@@ -75,6 +94,7 @@ std::string ExportFilter::describe() const
     add("action", action);
     add("target-kind", targetKind);
     add("target-id", targetId);
+    add("sequences", sequenceRanges(sequences));
     return out;
 }
 
@@ -91,6 +111,11 @@ Result<std::string> exportBundle(AuditLog& log, const ExportFilter& filter)
     bundle.origin = log.origin();
     bundle.selectionAll = filter.selectsAll();
     bundle.filter = filter.describe();
+    if (!std::is_sorted(filter.sequences.begin(), filter.sequences.end())
+        || std::adjacent_find(filter.sequences.begin(), filter.sequences.end())
+               != filter.sequences.end())
+        return Error(ErrorCode::InvalidArgument,
+                     "The sequence numbers to export must ascend without repeats; sort them.");
     if (!isValidFilterText(bundle.filter))
         return Error(ErrorCode::InvalidArgument,
                      "A filter value holds a control character or starts or ends with a space; "

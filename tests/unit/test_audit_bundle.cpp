@@ -155,6 +155,35 @@ private slots:
         QCOMPARE(report.heads.size(), std::size_t{4});
     }
 
+    // An export of exactly the entries a compliance report cites: the selection names them as
+    // ranges, the log signs it, and deleting any one of them from the bundle fails verification.
+    void selectedSequencesVerify()
+    {
+        Exported x;
+        ExportFilter filter;
+        filter.sequences = {2, 5, 6, 7, 20};
+        const auto text = *exportBundle(*x.t.log, filter);
+        const auto report = verifyBundle(text, withKey(x.fingerprint));
+        QVERIFY2(report.ok(), joined(report).c_str());
+        QCOMPARE(report.verdict(), Verdict::Verified);
+        QVERIFY(report.selectionSigned);
+        QCOMPARE(report.filter, std::string("sequences=2,5-7,20"));
+        QCOMPARE(report.entries.size(), filter.sequences.size());
+        for (std::size_t i = 0; i < filter.sequences.size(); ++i)
+            QCOMPARE(report.entries[i].sequence, filter.sequences[i]);
+        for (std::size_t i = 0; i < filter.sequences.size(); ++i) {
+            auto bundle = parseBundle(text);
+            QVERIFY(bundle.ok());
+            bundle->entries.erase(bundle->entries.begin() + static_cast<std::ptrdiff_t>(i));
+            const auto cut = verifyBundle(formatBundle(*bundle), withKey(x.fingerprint));
+            QCOMPARE(cut.verdict(), Verdict::Failed);
+        }
+        filter.sequences = {5, 2};
+        QCOMPARE(exportBundle(*x.t.log, filter).error().code(), ErrorCode::InvalidArgument);
+        filter.sequences = {2, 2};
+        QCOMPARE(exportBundle(*x.t.log, filter).error().code(), ErrorCode::InvalidArgument);
+    }
+
     // A subset cut offline: its entries verify, but nobody with the key signed which entries it
     // left out, so the verdict is Unconfirmed and the selection says so.
     void subsetOfABundleIsUnconfirmed()

@@ -25,7 +25,8 @@ inline constexpr std::string_view kBundleMagic = "sealtrain-audit-bundle 2";
 inline constexpr std::string_view kBundleMagicVersion1 = "sealtrain-audit-bundle 1";
 
 // Which entries an export carries. Empty fields match everything; `action` ending in ".*"
-// matches a namespace ("job.*").
+// matches a namespace ("job.*"); `sequences` selects exactly the entries with those numbers (the
+// evidence a compliance report cites).
 struct ExportFilter {
     std::optional<std::uint64_t> fromTimeNs;  // inclusive
     std::optional<std::uint64_t> toTimeNs;    // exclusive
@@ -33,10 +34,12 @@ struct ExportFilter {
     std::string action;
     std::string targetKind;
     std::string targetId;
+    std::vector<std::uint64_t> sequences;  // ascending, no repeats; empty: any
 
     [[nodiscard]] bool selectsAll() const;
     [[nodiscard]] bool matches(const Entry& entry) const;
-    // "actor=alice action=job.*" or "all", for the bundle's filter line and the report.
+    // "actor=alice action=job.*" or "all", for the bundle's filter line and the report; a
+    // selection of sequences reads "sequences=3,7-9,12" (runs of consecutive numbers as ranges).
     [[nodiscard]] std::string describe() const;
 };
 
