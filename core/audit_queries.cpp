@@ -71,6 +71,34 @@ Result<AuditPage> readPage(const audit::AuditStore& store, const AuditQuery& que
 
 }  // namespace
 
+Result<std::vector<audit::Entry>> decodeStoredEntries(const std::vector<audit::StoredEntry>& stored)
+{
+    std::vector<audit::Entry> entries;
+    entries.reserve(stored.size());
+    for (const auto& s : stored) {
+        auto entry = audit::decodeEntry(s.bytes);
+        if (!entry)
+            return entry.error();
+        entries.push_back(std::move(*entry));
+    }
+    return entries;
+}
+
+audit::StoreVerification verifyLiveLog(const audit::AuditLog& log)
+{
+    std::vector<std::string> witness;
+    if (const auto& file = log.witnessFile(); file && std::filesystem::exists(*file)) {
+        auto heads = audit::readWitness(*file);
+        if (!heads) {
+            audit::StoreVerification failed;
+            failed.failure = heads.error();
+            return failed;
+        }
+        witness = std::move(*heads);
+    }
+    return audit::verifyStore(log.store(), log.verifier(), witness);
+}
+
 AuditQueries::AuditQueries(AuditedTransactions& gate)
     : gate_(gate)
 {
@@ -87,14 +115,7 @@ Result<std::vector<audit::Entry>> AuditQueries::read(const std::string& session,
     auto stored = gate_.log().store().readEntries(first, count);
     if (!stored)
         return stored.error();
-    std::vector<audit::Entry> entries;
-    for (const auto& s : *stored) {
-        auto entry = audit::decodeEntry(s.bytes);
-        if (!entry)
-            return entry.error();
-        entries.push_back(std::move(*entry));
-    }
-    return entries;
+    return decodeStoredEntries(*stored);
 }
 
 Result<AuditPage> AuditQueries::query(const std::string& session, const AuditQuery& query)
@@ -124,17 +145,7 @@ Result<audit::StoreVerification> AuditQueries::verifyLog(const std::string& sess
     if (auto looked = recordLook(gate_, session, "audit.verify", permission::kAuditRead, {});
         !looked)
         return looked.error();
-    std::vector<std::string> witness;
-    if (const auto& file = gate_.log().witnessFile(); file && std::filesystem::exists(*file)) {
-        auto heads = audit::readWitness(*file);
-        if (!heads) {
-            audit::StoreVerification failed;
-            failed.failure = heads.error();
-            return failed;
-        }
-        witness = std::move(*heads);
-    }
-    return audit::verifyStore(gate_.log().store(), gate_.log().verifier(), witness);
+    return verifyLiveLog(gate_.log());
 }
 
 Result<std::string> AuditQueries::newestHead(const std::string& session)

@@ -26,6 +26,7 @@ ControlPlane::ControlPlane(Database& database, const audit::AuditKey* auditKey,
     , policyReads_(*gate_, jobs_)
     , auditQueries_(*gate_)
     , keyringChanges_(*gate_)
+    , compliance_(*gate_)
 {
 }
 

@@ -17,6 +17,14 @@ namespace sealtrain::core {
 
 class AuditedTransactions;
 
+// Stored entries decoded, in order.
+[[nodiscard]] Result<std::vector<audit::Entry>>
+decodeStoredEntries(const std::vector<audit::StoredEntry>& stored);
+
+// The live log verified where it is kept: audit/store_verify.h over its store and its witness
+// file (when it keeps one). Unaudited: the callers audit the look first.
+[[nodiscard]] audit::StoreVerification verifyLiveLog(const audit::AuditLog& log);
+
 // One page of the log as a browser asks for it (Audit.QueryEntries).
 struct AuditQuery {
     audit::ExportFilter filter;

@@ -12,6 +12,7 @@
 #include "sealtrain/core/access.h"
 #include "sealtrain/core/audit_queries.h"
 #include "sealtrain/core/call_origin.h"
+#include "sealtrain/core/compliance.h"
 #include "sealtrain/core/control_plane_options.h"
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/datasets.h"
@@ -76,6 +77,8 @@ public:
     [[nodiscard]] AuditQueries& auditQueries() noexcept { return auditQueries_; }
     // Rotating, retiring and re-wrapping KEKs, the passphrase, the keyring's generation.
     [[nodiscard]] KeyringChanges& keyringChanges() noexcept { return keyringChanges_; }
+    // The compliance report: controls judged from live evidence, and its signed bundle.
+    [[nodiscard]] Compliance& compliance() noexcept { return compliance_; }
 
     // Where the call being served came from (call_origin.h); recorded in every entry written
     // until it is cleared (nullopt). Set it only where the control plane is used by one thread
@@ -116,6 +119,7 @@ private:
     PolicyReads policyReads_;
     AuditQueries auditQueries_;
     KeyringChanges keyringChanges_;
+    Compliance compliance_;
 };
 
 }  // namespace sealtrain::core

@@ -1,0 +1,89 @@
+// The compliance report (issue #31; docs/operations/compliance.md): HIPAA 45 CFR 164.312 (a)-(e)
+// and SOC 2 CC6.1-CC8.1 mapped to live evidence read from the control plane's database and audit
+// log. Each control gets a verdict from its claims: failed when a claim shows its rule broken,
+// no-evidence when no observed claim cites an audit entry, passed otherwise. Every claim cites
+// the entries that prove it by sequence number, and the report comes with a signed bundle of
+// exactly those entries, which a reviewer verifies offline (`sealtrainctl audit verify`).
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/crypto/keyring.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sealtrain::core {
+
+class AuditedTransactions;
+
+enum class ControlVerdict { Passed, Failed, NoEvidence };
+
+// "passed", "failed", "no evidence".
+[[nodiscard]] const char* controlVerdictName(ControlVerdict verdict) noexcept;
+
+// Configured: what the running control plane is set to enforce, as the report's own entry
+// records it; it never makes a control pass alone. Observed: what the audit log shows happened.
+enum class ClaimKind { Configured, Observed };
+
+struct ComplianceClaim {
+    ClaimKind kind = ClaimKind::Observed;
+    std::string text;
+    std::vector<std::uint64_t> sequences;  // ascending; the entries that prove it
+    bool broken = false;                   // the claim shows the control's rule broken
+};
+
+struct ControlResult {
+    std::string framework;  // "HIPAA" or "SOC 2"
+    std::string id;         // "164.312(a)(2)(i)", "CC8.1"
+    std::string title;
+    ControlVerdict verdict = ControlVerdict::NoEvidence;
+    std::vector<ComplianceClaim> claims;
+    std::vector<std::string> tests;  // the CTest tests that guard it
+};
+
+// The one rule of verdicts: failed when any claim is broken, no-evidence when no observed claim
+// cites an entry, passed otherwise.
+[[nodiscard]] ControlVerdict verdictOf(const std::vector<ComplianceClaim>& claims);
+
+// What the control plane's core can not see itself, handed over by the process that serves it.
+struct ComplianceFacts {
+    // The lowest TLS version the serving process's OpenSSL accepts ("TLSv1.3"); empty: unknown.
+    std::string minimumTls;
+    bool clientCertificatesVerified = false;  // chained to the platform CA, not revoked
+    std::uint64_t revokedCertificates = 0;    // refused at the handshake now
+    std::vector<crypto::KekInfo> keks;        // the keyring's KEK versions
+};
+
+struct ComplianceReport {
+    std::string origin;             // the audit log's
+    std::string generatedAt;        // RFC 3339 UTC
+    std::string auditor;            // who asked
+    std::uint64_t reportEntry = 0;  // the compliance.report entry that records the facts
+    std::uint64_t logSize = 0;      // entries when the evidence was read
+    std::vector<ControlResult> controls;
+    std::vector<std::uint64_t> cited;  // every cited sequence, ascending
+    std::string bundle;                // the signed export of exactly `cited`
+};
+
+// At most this many entries are cited per claim (the newest); the claim's text gives the count.
+inline constexpr std::size_t kMaxCitedPerClaim = 25;
+
+class Compliance final {
+public:
+    // `gate` must outlive this object.
+    explicit Compliance(AuditedTransactions& gate);
+
+    // audit.read and audit.export: the controls evaluated and the bundle of their evidence.
+    // The caller is checked first (a refusal audited as compliance.report, denied); the log is
+    // verified, the evidence read, the facts recorded in a compliance.report entry (cited by
+    // the configured claims), and the cited entries exported under a head signed for it.
+    [[nodiscard]] Result<ComplianceReport> report(const std::string& session,
+                                                  const ComplianceFacts& facts);
+
+private:
+    AuditedTransactions& gate_;
+};
+
+}  // namespace sealtrain::core

@@ -1,0 +1,266 @@
+// The compliance report in core (core/compliance.h, issue #31): on a healthy platform the
+// controls with evidence pass and cite it; a rule broken on purpose in the database (a job
+// approved by its own submitter, a job that ran unapproved, a user without a second factor, an
+// old TLS floor) shows as failed; a control without evidence is never passed; the bundle holds
+// exactly the cited entries and verifies; and whoever lacks the auditor's permissions is refused
+// and audited.
+#include "core_fixture.h"
+#include "jobs_world.h"
+
+#include "sealtrain/audit/bundle.h"
+#include "sealtrain/core/compliance.h"
+#include "sealtrain/core/permissions.h"
+
+#include <QtTest/QtTest>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+using namespace sealtrain;
+using core::ClaimKind;
+using core::ComplianceClaim;
+using core::ControlVerdict;
+
+namespace {
+
+core::ComplianceFacts healthyFacts()
+{
+    core::ComplianceFacts facts;
+    facts.minimumTls = "TLSv1.3";
+    facts.clientCertificatesVerified = true;
+    for (const std::string& purpose : crypto::defaultKekPurposes())
+        facts.keks.push_back({purpose, 1, crypto::KekState::Active, "2026-11-01T00:00:00Z", ""});
+    return facts;
+}
+
+const core::ControlResult& control(const core::ComplianceReport& report, const std::string& id)
+{
+    const auto found = std::find_if(report.controls.begin(), report.controls.end(),
+                                    [&](const core::ControlResult& c) { return c.id == id; });
+    if (found == report.controls.end())
+        qFatal("no control %s", id.c_str());
+    return *found;
+}
+
+std::string claimsText(const core::ControlResult& control)
+{
+    std::string text;
+    for (const auto& claim : control.claims)
+        text += claim.text + "\n";
+    return text;
+}
+
+// A job of eve's, approved by ann.
+core::JobInfo approvedJob(testing::JobsWorld& w, const std::string& name)
+{
+    auto job = w.jobs().submit(w.session("eve"), testing::spec(name, "notes", "cpu"));
+    if (!job)
+        qFatal("submit: %s", job.error().message().c_str());
+    auto approved = w.jobs().approve(w.session("ann"), job->id, job->specSha256);
+    if (!approved)
+        qFatal("approve: %s", approved.error().message().c_str());
+    return *approved;
+}
+
+}  // namespace
+
+class TestCoreCompliance : public QObject {
+    Q_OBJECT
+
+private slots:
+    void healthyPlatformPassesWithCitedEvidence()
+    {
+        testing::JobsWorld w;
+        const auto job = approvedJob(w, "first");
+        auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY2(report.ok(), report ? "" : report.error().message().c_str());
+        QCOMPARE(report->controls.size(), std::size_t{15});
+        QCOMPARE(report->auditor, std::string("rita"));
+        for (const char* id : {"164.312(a)(2)(i)", "164.312(a)(2)(iv)", "164.312(b)",
+                               "164.312(c)(1)", "164.312(d)", "CC6.1", "CC6.2", "CC6.3", "CC8.1"})
+            QVERIFY2(control(*report, id).verdict == ControlVerdict::Passed,
+                     (std::string(id) + ": " + claimsText(control(*report, id))).c_str());
+        // Nobody used break-glass and no session expired: said, not passed.
+        QCOMPARE(control(*report, "164.312(a)(2)(ii)").verdict, ControlVerdict::NoEvidence);
+        QCOMPARE(control(*report, "164.312(a)(2)(iii)").verdict, ControlVerdict::NoEvidence);
+        // Called in-process, no call came over mutual TLS: the transport is configured only.
+        QCOMPARE(control(*report, "164.312(e)(1)").verdict, ControlVerdict::NoEvidence);
+
+        // CC8.1 cites the job's submission and approval.
+        const auto& cc81 = control(*report, "CC8.1");
+        const auto entries = audit::verifyBundle(report->bundle, {}).entries;
+        std::vector<std::uint64_t> cc81Cited;
+        for (const auto& claim : cc81.claims)
+            cc81Cited.insert(cc81Cited.end(), claim.sequences.begin(), claim.sequences.end());
+        for (const std::string action : {"job.submit", "job.approve"})
+            QVERIFY2(
+                std::any_of(entries.begin(), entries.end(),
+                            [&](const audit::Entry& e) {
+                                return e.action == action && e.target.id == std::to_string(job.id)
+                                       && std::count(cc81Cited.begin(), cc81Cited.end(), e.sequence)
+                                              == 1;
+                            }),
+                action.c_str());
+
+        // The bundle holds exactly the cited entries, signed; the report's own entry is one.
+        audit::VerifyOptions options;
+        options.trustedKey = w.t.signingKey.publicKey().keyId();
+        const auto verified = audit::verifyBundle(report->bundle, options);
+        QCOMPARE(verified.verdict(), audit::Verdict::Verified);
+        std::vector<std::uint64_t> inBundle;
+        for (const auto& entry : verified.entries)
+            inBundle.push_back(entry.sequence);
+        QCOMPARE(inBundle, report->cited);
+        QVERIFY(
+            std::binary_search(report->cited.begin(), report->cited.end(), report->reportEntry));
+        const auto own =
+            std::find_if(verified.entries.begin(), verified.entries.end(),
+                         [&](const audit::Entry& e) { return e.sequence == report->reportEntry; });
+        QCOMPARE(own->action, std::string("compliance.report"));
+        QCOMPARE(testing::detailOf(*own, "tls_minimum"), std::string("TLSv1.3"));
+        QCOMPARE(testing::detailOf(*own, "session_idle_s"), std::string("900"));
+        QVERIFY(testing::detailOf(*own, "log_verification").starts_with("verified"));
+    }
+
+    // Issue #31: a control whose rule is broken on purpose shows as failed, never passed.
+    void jobApprovedByItsOwnSubmitterFails()
+    {
+        testing::JobsWorld w;
+        const auto job = approvedJob(w, "mine");
+        QVERIFY(
+            w.t.database->run("UPDATE jobs SET approver = submitter WHERE id = ?", {job.id}).ok());
+        auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        const auto& cc81 = control(*report, "CC8.1");
+        QCOMPARE(cc81.verdict, ControlVerdict::Failed);
+        QVERIFY2(claimsText(cc81).find("approved by its own submitter, eve") != std::string::npos,
+                 claimsText(cc81).c_str());
+    }
+
+    void jobThatRanWithoutApprovalFails()
+    {
+        testing::JobsWorld w;
+        approvedJob(w, "fine");
+        auto unapproved = w.jobs().submit(w.session("eve"), testing::spec("sly", "notes", "cpu"));
+        QVERIFY(unapproved.ok());
+        QVERIFY(
+            w.t.database->run("UPDATE jobs SET state = 'succeeded' WHERE id = ?", {unapproved->id})
+                .ok());
+        auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        const auto& cc81 = control(*report, "CC8.1");
+        QCOMPARE(cc81.verdict, ControlVerdict::Failed);
+        QVERIFY2(claimsText(cc81).find("without an approval") != std::string::npos,
+                 claimsText(cc81).c_str());
+    }
+
+    void userWithoutSecondFactorFails()
+    {
+        testing::JobsWorld w;
+        const std::string rita = w.session("rita");
+        QVERIFY(w.t.database->run("UPDATE users SET totp_secret = x'' WHERE name = 'eve'").ok());
+        auto report = w.t.plane->compliance().report(rita, healthyFacts());
+        QVERIFY(report.ok());
+        const auto& d = control(*report, "164.312(d)");
+        QCOMPARE(d.verdict, ControlVerdict::Failed);
+        QVERIFY(claimsText(d).find("'eve' may sign in without a TOTP") != std::string::npos);
+    }
+
+    void oldTlsFloorFailsTransmissionSecurity()
+    {
+        testing::JobsWorld w;
+        auto facts = healthyFacts();
+        facts.minimumTls = "TLSv1.2";
+        auto report = w.t.plane->compliance().report(w.session("rita"), facts);
+        QVERIFY(report.ok());
+        for (const char* id : {"164.312(e)(1)", "CC6.6", "CC6.7"})
+            QCOMPARE(control(*report, id).verdict, ControlVerdict::Failed);
+    }
+
+    void breakGlassUseIsCitedWithItsReason()
+    {
+        testing::JobsWorld w;
+        QVERIFY(w.t.plane->access()
+                    .grantBreakGlass(w.session("alice"), "sam", "engineer", "",
+                                     "ward 3 outage, ticket 1234", std::chrono::hours(1))
+                    .ok());
+        auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        const auto& a = control(*report, "164.312(a)(2)(ii)");
+        QCOMPARE(a.verdict, ControlVerdict::Passed);
+        QVERIFY(claimsText(a).find("ward 3 outage, ticket 1234") != std::string::npos);
+    }
+
+    // A control with no observed evidence is never passed, whatever its configured claims say.
+    void noEvidenceIsNeverPassed()
+    {
+        std::vector<ComplianceClaim> claims{{ClaimKind::Configured, "set so", {4}, false}};
+        QCOMPARE(core::verdictOf(claims), ControlVerdict::NoEvidence);
+        claims.push_back({ClaimKind::Observed, "none seen", {}, false});
+        QCOMPARE(core::verdictOf(claims), ControlVerdict::NoEvidence);
+        claims.push_back({ClaimKind::Observed, "seen", {7}, false});
+        QCOMPARE(core::verdictOf(claims), ControlVerdict::Passed);
+        claims.push_back({ClaimKind::Observed, "broken", {}, true});
+        QCOMPARE(core::verdictOf(claims), ControlVerdict::Failed);
+
+        // No job went past approval: CC8.1 has no evidence.
+        testing::JobsWorld w;
+        auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        QCOMPARE(control(*report, "CC8.1").verdict, ControlVerdict::NoEvidence);
+        QCOMPARE(std::string(core::controlVerdictName(ControlVerdict::NoEvidence)),
+                 std::string("no evidence"));
+    }
+
+    // The caller first: an engineer, and an admin without audit.read, are refused and audited.
+    void wrongRoleIsRefusedAndAudited()
+    {
+        testing::JobsWorld w;
+        auto refused = w.t.plane->compliance().report(w.session("eve"), healthyFacts());
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
+        auto entry = w.last();
+        QCOMPARE(entry.action, std::string("compliance.report"));
+        QCOMPARE(entry.outcome, audit::Outcome::Denied);
+        QCOMPARE(entry.actor.id, std::string("eve"));
+
+        QVERIFY(w.t.plane->access()
+                    .createRole(w.session("alice"), "exporter",
+                                {std::string(core::permission::kAuditExport)})
+                    .ok());
+        QVERIFY(w.t.plane->access().grantRole(w.session("alice"), "sam", "exporter", "").ok());
+        refused = w.t.plane->compliance().report(w.session("sam"), healthyFacts());
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY(refused.error().message().find("audit.read") != std::string::npos);
+        entry = w.last();
+        QCOMPARE(entry.action, std::string("compliance.report"));
+        QCOMPARE(entry.outcome, audit::Outcome::Denied);
+        QCOMPARE(entry.actor.id, std::string("sam"));
+
+        auto anonymous = w.t.plane->compliance().report("", healthyFacts());
+        QVERIFY(!anonymous);
+    }
+
+    // Every test the report names as a control's guard is a test of the suite.
+    void namedTestsExist()
+    {
+        std::ifstream in(SEALTRAIN_TESTS_CMAKELISTS);
+        const std::string registered{std::istreambuf_iterator<char>(in), {}};
+        QVERIFY(!registered.empty());
+        testing::JobsWorld w;
+        auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        for (const auto& c : report->controls) {
+            QVERIFY2(!c.tests.empty(), c.id.c_str());
+            for (const auto& test : c.tests)
+                QVERIFY2(registered.find("add_sealtrain_test(" + test + " ") != std::string::npos,
+                         test.c_str());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCoreCompliance)
+#include "test_core_compliance.moc"
