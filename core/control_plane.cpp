@@ -27,6 +27,7 @@ ControlPlane::ControlPlane(Database& database, const audit::AuditKey* auditKey,
     , auditQueries_(*gate_)
     , keyringChanges_(*gate_)
     , compliance_(*gate_)
+    , backups_(*gate_)
 {
 }
 

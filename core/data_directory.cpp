@@ -37,6 +37,7 @@ namespace sealtrain::core {
 namespace {
 
 using internal::file;
+using internal::makeTemporarySibling;
 using internal::readPublicFile;
 using internal::sealSecret;
 using internal::unsealSecret;
@@ -77,19 +78,7 @@ Result<crypto::Keyring> unlockKeyring(const std::filesystem::path& dataDir,
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
         return notInitialised(dataDir);
-    if (unlock.masterKeyFile) {
-        auto master = crypto::readKekFile(*unlock.masterKeyFile);
-        if (!master)
-            return master.error();
-        return crypto::Keyring::unlockWithMasterKey(path, *master);
-    }
-    if (!unlock.passphrase)
-        return Error(ErrorCode::InvalidArgument,
-                     "Give a passphrase or a master key file to unlock the keyring.");
-    auto passphrase = unlock.passphrase();
-    if (!passphrase)
-        return passphrase.error();
-    return crypto::Keyring::unlockWithPassphrase(path, *passphrase);
+    return internal::unlockKeyringFile(path, unlock);
 }
 
 // A new keyring at `path`, from a passphrase or a master key file.
@@ -156,28 +145,6 @@ Result<void> createPlatformKeys(const std::filesystem::path& dir, const crypto::
                              "application/vnd.sealtrain.pkcs8-pem", ca->privateKeyPem().bytes(),
                              AtomicFileSink::Overwrite::Refuse));
     return writePublicFile(file(dir, datadir::kCaCertificate), ca->certificatePem());
-}
-
-// A new, empty folder of mode 0700 beside `target`, to be renamed into place.
-Result<std::filesystem::path> makeTemporarySibling(const std::filesystem::path& target)
-{
-    const auto parent = target.parent_path();
-    std::error_code ec;
-    std::filesystem::create_directories(parent, ec);
-    if (ec)
-        return Error(ErrorCode::Io, fmt::format("Cannot create the folder '{}' ({}); check its "
-                                                "permissions.",
-                                                parent.string(), ec.message()));
-    const auto temporary =
-        parent
-        / fmt::format(".{}.init-{}", target.filename().string(), toHex(crypto::randomBytes(6)));
-    if (!std::filesystem::create_directory(temporary, ec) || ec)
-        return Error(ErrorCode::Io, fmt::format("Cannot create a folder in '{}' ({}); check its "
-                                                "permissions.",
-                                                parent.string(), ec.message()));
-    std::filesystem::permissions(temporary, std::filesystem::perms::owner_all,
-                                 std::filesystem::perm_options::replace, ec);
-    return temporary;
 }
 
 }  // namespace
@@ -384,7 +351,8 @@ namespace {
 // (datasets/.import-*, sealed shards not yet registered) and checkpoint uploads not yet accepted
 // (jobs/incoming/*). Nothing in them was ever recorded, so nothing refers to them. Removed when the
 // directory is opened with its one-writer lock held, so no other process is using them
-// (issue #27: a SIGKILL mid-import left an 83 MB folder that restarts kept).
+// (issue #27: a SIGKILL mid-import left an 83 MB folder that restarts kept), and a backup's
+// folder (DATA/.backup-*) whose archive was never sent on.
 void removeAbandonedUploads(const std::filesystem::path& dataDir)
 {
     std::error_code ec;
@@ -396,6 +364,10 @@ void removeAbandonedUploads(const std::filesystem::path& dataDir)
     }
     for (const auto& entry : std::filesystem::directory_iterator(dataDir / "jobs" / "incoming", ec))
         abandoned.push_back(entry.path());
+    // A backup's archive not yet sent on (core/backup.h).
+    for (const auto& entry : std::filesystem::directory_iterator(dataDir, ec))
+        if (entry.path().filename().string().rfind(".backup-", 0) == 0)
+            abandoned.push_back(entry.path());
     for (const auto& folder : abandoned) {
         std::error_code removed;
         std::filesystem::remove_all(folder, removed);
@@ -446,7 +418,7 @@ Result<Enrollment> DataDirectory::create(const NewDataDirectory& request,
                      fmt::format("The data directory '{}' already exists and is not empty; choose "
                                  "another --data-dir or move it away first.",
                                  target.string()));
-    auto temporary = makeTemporarySibling(target);
+    auto temporary = makeTemporarySibling(target, "init");
     if (!temporary)
         return temporary.error();
     FolderCleanup cleanup(*temporary);

@@ -2,6 +2,8 @@
 #include "data_directory_files.h"
 
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/crypto/key_file.h"
+#include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/sealed.h"
 
 #include <fmt/format.h>
@@ -54,6 +56,46 @@ Result<std::string> readPublicFile(const std::filesystem::path& path)
                      fmt::format("Cannot read '{}'; restore the data directory from a backup.",
                                  path.string()));
     return text;
+}
+
+Result<std::filesystem::path> makeTemporarySibling(const std::filesystem::path& target,
+                                                   std::string_view purpose)
+{
+    const auto parent = target.parent_path();
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec)
+        return Error(ErrorCode::Io, fmt::format("Cannot create the folder '{}' ({}); check its "
+                                                "permissions.",
+                                                parent.string(), ec.message()));
+    const auto temporary = parent
+                           / fmt::format(".{}.{}-{}", target.filename().string(), purpose,
+                                         toHex(crypto::randomBytes(6)));
+    if (!std::filesystem::create_directory(temporary, ec) || ec)
+        return Error(ErrorCode::Io, fmt::format("Cannot create a folder in '{}' ({}); check its "
+                                                "permissions.",
+                                                parent.string(), ec.message()));
+    std::filesystem::permissions(temporary, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
+    return temporary;
+}
+
+Result<crypto::Keyring> unlockKeyringFile(const std::filesystem::path& keyringFile,
+                                          const KeyringUnlock& unlock)
+{
+    if (unlock.masterKeyFile) {
+        auto master = crypto::readKekFile(*unlock.masterKeyFile);
+        if (!master)
+            return master.error();
+        return crypto::Keyring::unlockWithMasterKey(keyringFile, *master);
+    }
+    if (!unlock.passphrase)
+        return Error(ErrorCode::InvalidArgument,
+                     "Give a passphrase or a master key file to unlock the keyring.");
+    auto passphrase = unlock.passphrase();
+    if (!passphrase)
+        return passphrase.error();
+    return crypto::Keyring::unlockWithPassphrase(keyringFile, *passphrase);
 }
 
 }  // namespace sealtrain::core::internal

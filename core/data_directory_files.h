@@ -4,7 +4,9 @@
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/data_directory.h"
 #include "sealtrain/crypto/kek.h"
+#include "sealtrain/crypto/keyring.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
 #include <filesystem>
@@ -34,5 +36,14 @@ namespace sealtrain::core::internal {
                                            const std::string& text);
 // NotFound, saying to restore the data directory, when it can not be read.
 [[nodiscard]] Result<std::string> readPublicFile(const std::filesystem::path& path);
+
+// A new, empty folder of mode 0700 beside `target`, to be renamed into place:
+// "PARENT/.<target name>.<purpose>-<random>".
+[[nodiscard]] Result<std::filesystem::path>
+makeTemporarySibling(const std::filesystem::path& target, std::string_view purpose);
+// The keyring in `keyringFile`, unlocked with the master key file or the passphrase `unlock`
+// gives.
+[[nodiscard]] Result<crypto::Keyring> unlockKeyringFile(const std::filesystem::path& keyringFile,
+                                                        const KeyringUnlock& unlock);
 
 }  // namespace sealtrain::core::internal

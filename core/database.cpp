@@ -379,6 +379,45 @@ Result<void> Database::rekey(const crypto::SecretBytes& newKey)
     return success();
 }
 
+Result<void> Database::snapshotTo(const std::filesystem::path& path,
+                                  const crypto::SecretBytes& key) const
+{
+    if (current_ != nullptr)
+        return Error(ErrorCode::Internal,
+                     "The database can not be copied inside a transaction; commit it first.");
+    sqlite3* copy = nullptr;
+    const int opened =
+        sqlite3_open_v2(path.c_str(), &copy,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    const std::unique_ptr<sqlite3, int (*)(sqlite3*)> closer(copy, sqlite3_close_v2);
+    if (opened != SQLITE_OK)
+        return Error(ErrorCode::Io, "Cannot create the database copy '" + path.string()
+                                        + "': " + sqlite3_errstr(opened)
+                                        + "; check that its folder is writable.");
+    auto statement = rawKeyPragma("key", key);
+    if (!statement)
+        return statement.error();
+    const int keyed = sqlite3_exec(copy, reinterpret_cast<const char*>(statement->bytes().data()),
+                                   nullptr, nullptr, nullptr);
+    statement->wipe();
+    if (keyed != SQLITE_OK)
+        return Error(ErrorCode::Internal, "SQLCipher refused the key of the database copy; check "
+                                          "that the SQLCipher library is installed.");
+    sqlite3_backup* backup = sqlite3_backup_init(copy, "main", handle_, "main");
+    if (backup == nullptr)
+        return Error(ErrorCode::Internal,
+                     "Cannot start copying the database: " + asClause(sqlite3_errmsg(copy))
+                         + "; check the SQLCipher library.");
+    const int stepped = sqlite3_backup_step(backup, -1);
+    const int finished = sqlite3_backup_finish(backup);
+    if (stepped != SQLITE_DONE || finished != SQLITE_OK)
+        return Error(ErrorCode::Io,
+                     "Copying the database failed: "
+                         + std::string(sqlite3_errstr(stepped == SQLITE_DONE ? finished : stepped))
+                         + "; check the free space and try again.");
+    return success();
+}
+
 Database::~Database()
 {
     sqlite3_close_v2(handle_);

@@ -381,6 +381,13 @@ CREATE UNIQUE INDEX model_versions_import_digest ON model_versions (name, digest
     WHERE source = 'import';
 )sql";
 
+// Migration 15 (issue #31, backups): the admin role holds platform.backup, as new data
+// directories give it.
+constexpr std::string_view kSchemaV15 = R"sql(
+INSERT OR IGNORE INTO role_permissions (role, permission)
+    SELECT name, 'platform.backup' FROM roles WHERE name = 'admin' AND builtin = 1;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations()
@@ -388,7 +395,7 @@ const std::vector<Migration>& migrations()
     static const std::vector<Migration> kMigrations{
         {1, kSchemaV1},   {2, kSchemaV2},   {3, kSchemaV3},   {4, kSchemaV4},  {5, kSchemaV5},
         {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},   {9, kSchemaV9},  {10, kSchemaV10},
-        {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}};
+        {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15}};
     return kMigrations;
 }
 

@@ -11,9 +11,10 @@ namespace permission {
 const std::vector<std::string_view>& all()
 {
     static const std::vector<std::string_view> kAll{
-        kUserManage,  kRoleManage,   kGrantManage,  kSessionManage, kKeyringManage, kDatasetImport,
-        kDatasetRead, kDatasetGrant, kJobSubmit,    kJobApprove,    kModelRegister, kModelApprove,
-        kAuditRead,   kAuditExport,  kWorkerEnroll, kWorkerManage,  kWorkerRead};
+        kUserManage,    kRoleManage,   kGrantManage,   kSessionManage, kKeyringManage,
+        kDatasetImport, kDatasetRead,  kDatasetGrant,  kJobSubmit,     kJobApprove,
+        kModelRegister, kModelApprove, kAuditRead,     kAuditExport,   kWorkerEnroll,
+        kWorkerManage,  kWorkerRead,   kPlatformBackup};
     return kAll;
 }
 
@@ -42,7 +43,8 @@ std::string_view description(std::string_view permission)
         {kAuditExport, "export signed audit bundles for a reviewer"},
         {kWorkerEnroll, "make enrolment tokens, revoke workers, declare interconnects"},
         {kWorkerManage, "manage enrolled GPU workers"},
-        {kWorkerRead, "list workers with their inventory and heartbeats"}};
+        {kWorkerRead, "list workers with their inventory and heartbeats"},
+        {kPlatformBackup, "take encrypted, signed backups of the whole control plane"}};
     const auto found = kWhat.find(permission);
     return found == kWhat.end() ? std::string_view() : found->second;
 }
@@ -55,7 +57,7 @@ const std::vector<RoleDefinition>& defaultRoles()
     static const std::vector<RoleDefinition> kRoles{
         {std::string(kAdminRole),
          {std::string(kUserManage), std::string(kRoleManage), std::string(kGrantManage),
-          std::string(kSessionManage), std::string(kKeyringManage)}},
+          std::string(kSessionManage), std::string(kKeyringManage), std::string(kPlatformBackup)}},
         {"steward",
          {std::string(kDatasetImport), std::string(kDatasetRead), std::string(kDatasetGrant)}},
         {"engineer",

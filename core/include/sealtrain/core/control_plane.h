@@ -11,6 +11,7 @@
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/access.h"
 #include "sealtrain/core/audit_queries.h"
+#include "sealtrain/core/backup_audit.h"
 #include "sealtrain/core/call_origin.h"
 #include "sealtrain/core/compliance.h"
 #include "sealtrain/core/control_plane_options.h"
@@ -79,6 +80,8 @@ public:
     [[nodiscard]] KeyringChanges& keyringChanges() noexcept { return keyringChanges_; }
     // The compliance report: controls judged from live evidence, and its signed bundle.
     [[nodiscard]] Compliance& compliance() noexcept { return compliance_; }
+    // Who may take a backup, and the entries of backups and restores (core/backup.h).
+    [[nodiscard]] BackupAudit& backups() noexcept { return backups_; }
 
     // Where the call being served came from (call_origin.h); recorded in every entry written
     // until it is cleared (nullopt). Set it only where the control plane is used by one thread
@@ -120,6 +123,7 @@ private:
     AuditQueries auditQueries_;
     KeyringChanges keyringChanges_;
     Compliance compliance_;
+    BackupAudit backups_;
 };
 
 }  // namespace sealtrain::core

@@ -237,6 +237,12 @@ public:
     // Re-encrypts every page under `newKey` (PRAGMA rekey with a raw key), in place; the
     // connection goes on with the new key. For a rotation of the `database` KEK.
     [[nodiscard]] Result<void> rekey(const crypto::SecretBytes& newKey);
+    // A consistent copy of the whole database in a new file at `path`, encrypted under `key`
+    // (the key this connection was opened with), through SQLite's online backup API; refused
+    // inside a transaction. For `sealtrainctl backup` (core/backup.h): the copy is never in the
+    // clear on disk.
+    [[nodiscard]] Result<void> snapshotTo(const std::filesystem::path& path,
+                                          const crypto::SecretBytes& key) const;
 
     // One sentence for the connection's last error, with `what` as its subject.
     [[nodiscard]] Error lastError(const std::string& what) const;

@@ -16,6 +16,9 @@ inline constexpr std::string_view kGrantManage = "grant.manage";
 inline constexpr std::string_view kSessionManage = "session.manage";
 // Rotating, retiring and re-wrapping KEKs and changing the keyring passphrase (the admin's).
 inline constexpr std::string_view kKeyringManage = "keyring.manage";
+// Taking an encrypted, signed backup of the whole control plane (the admin's;
+// docs/operations/backup.md).
+inline constexpr std::string_view kPlatformBackup = "platform.backup";
 inline constexpr std::string_view kDatasetImport = "dataset.import";
 inline constexpr std::string_view kDatasetRead = "dataset.read";
 inline constexpr std::string_view kDatasetGrant = "dataset.grant";

@@ -1,0 +1,110 @@
+// Backups of a data directory and their restore (docs/operations/backup.md; the archive's bytes
+// in docs/formats/backup.md). sealtrain-control takes a backup while it serves: its audit head
+// signed, the database copied through SQLite's online backup API (still encrypted), and the
+// keyring, the sealed keys, the witness and the sealed objects put in one archive, signed with
+// the audit log's key and sealed under the `database` KEK. A restore builds a new data directory
+// from it (the passphrase or master key file opens it), checks every file against the signed
+// index, keeps the witness rule (a newer witness head is refused unless the loss is accepted)
+// and appends, as the restored log's first entry after the backup's head, that it was restored.
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/core/data_directory.h"
+#include "sealtrain/crypto/signing.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sealtrain::core {
+
+inline constexpr std::string_view kBackupFormat = "sealtrain-backup/v1";
+// The DSSE payload type of the archive's signed manifest.
+inline constexpr std::string_view kBackupPayloadType = "application/vnd.sealtrain.backup+json";
+// Dataset, checkpoint and model files bigger than this are referenced by digest, not copied.
+inline constexpr std::uint64_t kDefaultReferenceOver = std::uint64_t{256} << 20U;
+
+struct BackupOptions {
+    std::uint64_t referenceOver = kDefaultReferenceOver;
+    // Another backup is being taken or sent: the call is refused (ResourceExhausted) once its
+    // caller is known, and audited as failed.
+    bool busy = false;
+};
+
+// A backup just written. The archive lies in `folder`, a private folder of the data directory
+// that the caller removes once it has sent the archive on (a folder left by a crash is removed
+// when the data directory next opens).
+struct BackupMade {
+    std::filesystem::path folder;
+    std::filesystem::path archive;
+    std::uint64_t head = 0;  // the audit entries the backup holds
+    std::string sha256;      // of the archive, hex
+    std::uint64_t bytes = 0;
+    std::uint64_t files = 0;
+    std::uint64_t referenced = 0;  // files named by digest only
+    std::uint64_t referencedBytes = 0;
+};
+
+// platform.backup, for the signed-in caller behind `session` (a refusal is audited and nothing
+// is written). Run it with no other call of the control plane in progress (the daemon holds its
+// lock): the head, the database copy and the files are then one consistent moment. The entry
+// names the head and the archive's digest.
+[[nodiscard]] Result<BackupMade> takeBackup(DataDirectory& directory, const std::string& session,
+                                            const BackupOptions& options = {});
+
+// What the archive's signed manifest says.
+struct BackupManifest {
+    std::string created;  // UTC, "2026-12-05T10:00:00Z"
+    std::string version;  // the Sealtrain release that wrote it
+    std::uint64_t head = 0;
+    std::string headRoot;  // base64, as in the head note
+    std::string headNote;  // the signed tree head over the backup's entries
+    std::string caSha256;  // of the platform CA certificate, hex
+    std::uint64_t files = 0;
+    std::uint64_t referenced = 0;
+    std::uint64_t referencedBytes = 0;
+};
+
+// Offline, without any key but the platform's public one: the archive's members, their digests
+// against the signed manifest and the manifest's signature under `trusted` (signing.pub.pem).
+[[nodiscard]] Result<BackupManifest> verifyBackup(const std::filesystem::path& archive,
+                                                  const crypto::PublicKey& trusted);
+
+struct RestoreRequest {
+    std::filesystem::path archive;
+    std::filesystem::path target;  // a new data directory: refused when it exists and is not empty
+    KeyringUnlock unlock;          // the backup's passphrase or master key file
+    // The newest copy of the witness file there is (the old machine's, or a copy kept apart), or
+    // withoutWitness when none survives; one of the two must be said, and the entry records it.
+    std::optional<std::filesystem::path> witness;
+    bool withoutWitness = false;
+    // Restore even though the witness recorded a newer head: the entries after the backup are
+    // lost, and the restore entry says how many.
+    bool acceptLoss = false;
+    // Where the files the backup referenced by digest are, at the same relative paths (the old
+    // data directory, or a copy of its datasets/, runs/, jobs/ and models/).
+    std::optional<std::filesystem::path> objectsFrom;
+    // The platform's audit key to check the archive against; empty: the archive's own
+    // signing.pub.pem (then the signature proves integrity, not origin).
+    std::optional<crypto::PublicKey> trustedKey;
+    std::string operatorName;                          // the operating-system account that restores
+    std::function<void(const std::string&)> progress;  // one line per step; may be empty
+};
+
+struct RestoreDone {
+    BackupManifest manifest;
+    std::uint64_t restoreEntry = 0;  // the sequence number of the platform.restore entry
+    std::optional<std::uint64_t> witnessHead;
+    std::uint64_t lostEntries = 0;
+    std::uint64_t files = 0;
+    std::uint64_t referenced = 0;
+};
+
+// Builds request.target from the archive, in a temporary sibling folder renamed into place at
+// the end: a refused or failed restore leaves nothing behind.
+[[nodiscard]] Result<RestoreDone> restoreBackup(const RestoreRequest& request);
+
+}  // namespace sealtrain::core

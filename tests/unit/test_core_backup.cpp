@@ -1,0 +1,326 @@
+// Backups and restores of a data directory through core (core/backup.h, issue #31): who may take
+// one (refusals audited), the archive checked offline, every byte of it mattering, the witness
+// rule kept (a newer witness refused unless the loss is accepted, and then audited), files
+// referenced by digest checked at restore, and a failed restore leaving nothing behind.
+#include "core_fixture.h"
+
+#include "sealtrain/audit/store.h"
+#include "sealtrain/core/backup.h"
+#include "sealtrain/core/data_directory.h"
+
+#include <QtTest/QtTest>
+
+#include <fstream>
+#include <iterator>
+
+using namespace sealtrain;
+using testing::secret;
+
+namespace {
+
+constexpr const char* kPassphrase = "a long passphrase for the backup tests";
+constexpr const char* kPassword = "a long password for each test user";
+
+std::string readFile(const std::filesystem::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void writeFile(const std::filesystem::path& path, const std::string& bytes)
+{
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+core::KeyringUnlock unlockWith(const char* passphrase)
+{
+    core::KeyringUnlock unlock;
+    unlock.passphrase = [passphrase] {
+        return crypto::SecretBytes::fromBytes(asBytes(passphrase));
+    };
+    return unlock;
+}
+
+audit::Entry entryAt(const audit::AuditLog& log, std::uint64_t sequence)
+{
+    const auto stored = log.store().readEntries(sequence, 1).value();
+    return audit::decodeEntry(stored.front().bytes).value();
+}
+
+}  // namespace
+
+class TestCoreBackup : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir tmp_;
+    testing::TestClock clock_;
+    std::filesystem::path root_;
+    std::filesystem::path data_;
+    std::filesystem::path archive_;
+    std::map<std::string, std::string> uris_;
+    std::uint64_t backupHead_ = 0;
+
+    [[nodiscard]] core::DataDirectoryOptions options()
+    {
+        core::DataDirectoryOptions options;
+        options.clock = &clock_;
+        return options;
+    }
+
+    std::unique_ptr<core::DataDirectory> open(const std::filesystem::path& path)
+    {
+        auto opened = core::DataDirectory::open(path, unlockWith(kPassphrase), options());
+        if (!opened)
+            qFatal("open %s: %s", path.c_str(), opened.error().message().c_str());
+        return std::move(opened).value();
+    }
+
+    std::string signIn(core::DataDirectory& directory, const std::string& user)
+    {
+        clock_.advance(core::kTotpStep);
+        const auto code = core::totpCode(testing::totpSecretFromUri(uris_.at(user)),
+                                         core::totpStep(clock_.now()));
+        auto token = directory.controlPlane().identity().signIn(user, secret(kPassword), code);
+        if (!token)
+            qFatal("sign-in of %s: %s", user.c_str(), token.error().message().c_str());
+        return *token;
+    }
+
+    [[nodiscard]] core::RestoreRequest restoreRequest(const std::string& target) const
+    {
+        core::RestoreRequest request;
+        request.archive = archive_;
+        request.target = root_ / target;
+        request.unlock = unlockWith(kPassphrase);
+        request.withoutWitness = true;
+        request.operatorName = "opal";
+        request.objectsFrom = data_;
+        return request;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(tmp_.isValid());
+        root_ = tmp_.path().toStdString();
+        data_ = root_ / "data";
+        core::NewDataDirectory request;
+        request.path = data_;
+        request.passphrase = secret(kPassphrase);
+        request.argon2 = crypto::kArgon2Floor;
+        request.adminName = "alice";
+        request.adminPassword = secret(kPassword);
+        auto created = core::DataDirectory::create(request, options());
+        QVERIFY2(created, created ? "" : created.error().message().c_str());
+        uris_["alice"] = created->otpauthUri;
+        auto directory = open(data_);
+        const auto alice = signIn(*directory, "alice");
+        auto bob = testing::enrolUser(directory->controlPlane().identity(), alice, "bob",
+                                      secret(kPassword));
+        QVERIFY(bob);
+        uris_["bob"] = bob->otpauthUri;
+        QVERIFY(directory->controlPlane().access().grantRole(alice, "bob", "engineer", ""));
+        QVERIFY(directory->signPendingEntries());
+        // Sealed objects as the data directory keeps them: one big enough to be referenced.
+        writeFile(data_ / "datasets" / "d1" / "shard-0.sealed", std::string(8192, 'x'));
+        writeFile(data_ / "runs" / "r1" / "step-1.ckpt", "a small checkpoint");
+    }
+
+    void onlyAHolderOfPlatformBackupTakesOne()
+    {
+        auto directory = open(data_);
+        const auto bob = signIn(*directory, "bob");
+        const auto before = directory->controlPlane().auditLog().size();
+        auto refused = core::takeBackup(*directory, bob);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
+        const auto& log = directory->controlPlane().auditLog();
+        QCOMPARE(log.size(), before + 1);
+        const auto entry = entryAt(log, before);
+        QCOMPARE(entry.action, std::string("platform.backup"));
+        QCOMPARE(entry.outcome, audit::Outcome::Denied);
+        QCOMPARE(entry.actor.id, std::string("bob"));
+        for (const auto& item : std::filesystem::directory_iterator(data_))
+            QVERIFY2(item.path().filename().string().rfind(".backup-", 0) != 0,
+                     "a refused backup left a folder behind");
+    }
+
+    void anAdminTakesABackupThatVerifiesOffline()
+    {
+        auto directory = open(data_);
+        const auto alice = signIn(*directory, "alice");
+        core::BackupOptions small;
+        small.referenceOver = 4096;
+        auto made = core::takeBackup(*directory, alice, small);
+        QVERIFY2(made, made ? "" : made.error().message().c_str());
+        QCOMPARE(made->referenced, std::uint64_t{1});
+        QVERIFY(made->files >= 14);
+        archive_ = root_ / "backup.tar";
+        std::filesystem::copy_file(made->archive, archive_);
+        std::filesystem::remove_all(made->folder);
+        backupHead_ = made->head;
+        const auto& log = directory->controlPlane().auditLog();
+        const auto entry = entryAt(log, log.size() - 1);
+        QCOMPARE(entry.action, std::string("platform.backup"));
+        QCOMPARE(entry.outcome, audit::Outcome::Ok);
+        QCOMPARE(testing::detailOf(entry, "head"), std::to_string(made->head));
+        QCOMPARE(testing::detailOf(entry, "archive_sha256"), made->sha256);
+
+        const auto key = crypto::PublicKey::fromPemFile(data_ / "signing.pub.pem");
+        QVERIFY(key);
+        auto manifest = core::verifyBackup(archive_, *key);
+        QVERIFY2(manifest, manifest ? "" : manifest.error().message().c_str());
+        QCOMPARE(manifest->head, made->head);
+        QCOMPARE(manifest->referenced, std::uint64_t{1});
+        // Another platform's key does not verify it.
+        const auto other = crypto::SigningKey::generate().value();
+        QVERIFY(!core::verifyBackup(archive_, other.publicKey()));
+
+        // What happens after the backup: the witness moves past its head.
+        QVERIFY(directory->controlPlane().access().createRole(alice, "later", {"audit.read"}));
+        QVERIFY(directory->signPendingEntries());
+    }
+
+    void everyByteOfTheArchiveMatters_data()
+    {
+        QTest::addColumn<double>("where");  // a fraction of the archive's length
+        for (const double where : {0.0, 0.02, 0.05, 0.2, 0.5, 0.8, 0.97, 0.9999})
+            QTest::newRow(QByteArray::number(where).constData()) << where;
+    }
+
+    void everyByteOfTheArchiveMatters()
+    {
+        QFETCH(double, where);
+        std::string bytes = readFile(archive_);
+        const auto at = static_cast<std::size_t>(where * static_cast<double>(bytes.size() - 1));
+        bytes[at] = static_cast<char>(bytes[at] ^ 0x01);
+        const auto tampered = root_ / "tampered.tar";
+        writeFile(tampered, bytes);
+        const auto key = crypto::PublicKey::fromPemFile(data_ / "signing.pub.pem").value();
+        QVERIFY2(!core::verifyBackup(tampered, key), "a tampered archive verified");
+        auto request = restoreRequest("from-tampered");
+        request.archive = tampered;
+        auto restored = core::restoreBackup(request);
+        QVERIFY2(!restored, "a tampered archive was restored");
+        QVERIFY(!std::filesystem::exists(request.target));
+        for (const auto& item : std::filesystem::directory_iterator(root_))
+            QVERIFY2(item.path().filename().string().find(".restore-") == std::string::npos,
+                     "a refused restore left its folder behind");
+    }
+
+    void aRestoreMustSayWhatItKnowsOfTheWitness()
+    {
+        auto request = restoreRequest("no-word");
+        request.withoutWitness = false;
+        auto refused = core::restoreBackup(request);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY(!std::filesystem::exists(request.target));
+    }
+
+    void aWrongPassphraseRestoresNothing()
+    {
+        auto request = restoreRequest("wrong-passphrase");
+        request.unlock = unlockWith("not the passphrase of this keyring");
+        auto refused = core::restoreBackup(request);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::Unauthenticated);
+        QVERIFY(!std::filesystem::exists(request.target));
+    }
+
+    void referencedFilesAreCheckedAtRestore()
+    {
+        auto request = restoreRequest("no-objects");
+        request.objectsFrom.reset();
+        auto refused = core::restoreBackup(request);
+        QVERIFY(!refused);
+        QVERIFY2(refused.error().message().find("--objects-from") != std::string::npos,
+                 refused.error().message().c_str());
+        // A copy of the objects whose shard was changed.
+        const auto copy = root_ / "objects-copy";
+        std::filesystem::create_directories(copy / "datasets" / "d1");
+        std::string shard = readFile(data_ / "datasets" / "d1" / "shard-0.sealed");
+        shard[100] = 'y';
+        writeFile(copy / "datasets" / "d1" / "shard-0.sealed", shard);
+        request = restoreRequest("changed-objects");
+        request.objectsFrom = copy;
+        refused = core::restoreBackup(request);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::Integrity);
+        QVERIFY(!std::filesystem::exists(request.target));
+    }
+
+    void aNewerWitnessIsRefusedUnlessTheLossIsAccepted()
+    {
+        auto request = restoreRequest("over-newer");
+        request.withoutWitness = false;
+        request.witness = data_ / "audit.witness";
+        auto refused = core::restoreBackup(request);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::FailedPrecondition);
+        QVERIFY2(refused.error().message().find("--accept-loss") != std::string::npos,
+                 refused.error().message().c_str());
+        QVERIFY(!std::filesystem::exists(request.target));
+
+        request.acceptLoss = true;
+        auto restored = core::restoreBackup(request);
+        QVERIFY2(restored, restored ? "" : restored.error().message().c_str());
+        QVERIFY(restored->lostEntries > 0);
+        auto directory = open(request.target);
+        const auto& log = directory->controlPlane().auditLog();
+        const auto entry = entryAt(log, backupHead_);
+        QCOMPARE(entry.action, std::string("platform.restore"));
+        QCOMPARE(entry.actor.id, std::string("restore:opal"));
+        QCOMPARE(testing::detailOf(entry, "accepted_loss"), std::string("yes"));
+        QCOMPARE(testing::detailOf(entry, "lost_entries"), std::to_string(restored->lostEntries));
+        QVERIFY(std::filesystem::exists(request.target / "audit.witness.before-restore"));
+    }
+
+    void aRestoredDirectoryOpensWithEverythingTheBackupHeld()
+    {
+        auto request = restoreRequest("restored");
+        auto restored = core::restoreBackup(request);
+        QVERIFY2(restored, restored ? "" : restored.error().message().c_str());
+        QCOMPARE(restored->restoreEntry, backupHead_);
+        QCOMPARE(restored->referenced, std::uint64_t{1});
+        QCOMPARE(readFile(request.target / "datasets" / "d1" / "shard-0.sealed"),
+                 readFile(data_ / "datasets" / "d1" / "shard-0.sealed"));
+        QCOMPARE(readFile(request.target / "runs" / "r1" / "step-1.ckpt"),
+                 std::string("a small checkpoint"));
+        auto directory = open(request.target);
+        const auto& log = directory->controlPlane().auditLog();
+        // The backup's entries, the restore's, and a head over them (signed at restore).
+        QCOMPARE(log.size(), backupHead_ + 1);
+        const auto entry = entryAt(log, backupHead_);
+        QCOMPARE(entry.action, std::string("platform.restore"));
+        QCOMPARE(testing::detailOf(entry, "backup_head"), std::to_string(backupHead_));
+        QCOMPARE(testing::detailOf(entry, "witness"), std::string("none"));
+        QCOMPARE(testing::detailOf(entry, "archive_sha256"),
+                 toHex(crypto::sha256File(archive_).value()));
+        // The users and grants came back: bob signs in and is still an engineer (no backup).
+        const auto bob = signIn(*directory, "bob");
+        auto refused = core::takeBackup(*directory, bob);
+        QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
+        // The role made after the backup is not there.
+        QVERIFY(
+            !directory->database().exists("SELECT 1 FROM roles WHERE name = 'later'", {}).value());
+        // A second restore into the same folder is refused.
+        auto again = core::restoreBackup(request);
+        QVERIFY(!again);
+        QCOMPARE(again.error().code(), ErrorCode::AlreadyExists);
+    }
+
+    void aPinnedKeyOfAnotherPlatformIsRefused()
+    {
+        auto request = restoreRequest("pinned-other");
+        request.trustedKey = crypto::SigningKey::generate().value().publicKey();
+        auto refused = core::restoreBackup(request);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::Unauthenticated);
+        QVERIFY(!std::filesystem::exists(request.target));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCoreBackup)
+#include "test_core_backup.moc"
