@@ -141,6 +141,7 @@ struct ControlServer::State {
         , trainingService(server_internal::makeTrainingService(shared))
         , jobsService(server_internal::makeJobsService(shared))
         , runsService(server_internal::makeRunsService(shared))
+        , complianceService(server_internal::makeComplianceService(shared))
         , registryService(server_internal::makeRegistryService(shared))
         , workersService(server_internal::makeWorkersService(shared))
         , keyringService(server_internal::makeKeyringService(shared))
@@ -194,6 +195,7 @@ struct ControlServer::State {
     std::unique_ptr<grpc::Service> trainingService;
     std::unique_ptr<grpc::Service> jobsService;
     std::unique_ptr<grpc::Service> runsService;
+    std::unique_ptr<grpc::Service> complianceService;
     std::unique_ptr<grpc::Service> registryService;
     std::unique_ptr<grpc::Service> workersService;
     std::unique_ptr<grpc::Service> keyringService;
@@ -271,6 +273,7 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(core::DataDirectory&
     builder.RegisterService(state->trainingService.get());
     builder.RegisterService(state->jobsService.get());
     builder.RegisterService(state->runsService.get());
+    builder.RegisterService(state->complianceService.get());
     builder.RegisterService(state->registryService.get());
     builder.RegisterService(state->workersService.get());
     builder.RegisterService(state->keyringService.get());

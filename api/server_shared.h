@@ -447,6 +447,7 @@ void fillCheckpoint(const core::JobCheckpoint& checkpoint, sealtrain::v1::JobChe
 [[nodiscard]] std::unique_ptr<grpc::Service> makeTrainingService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeJobsService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeRunsService(Shared& shared);
+[[nodiscard]] std::unique_ptr<grpc::Service> makeComplianceService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeRegistryService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeWorkersService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeKeyringService(Shared& shared);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <openssl/conf.h>
 #include <openssl/crypto.h>
+#include <openssl/ssl.h>
 
 #include <cstdlib>
 
@@ -43,6 +44,29 @@ Result<void> requireTls13(const std::filesystem::path& file)
                                  "the file is readable.",
                                  file.string()));
     return success();
+}
+
+std::string lowestAcceptedTlsVersion()
+{
+    SSL_CTX* context = SSL_CTX_new(TLS_server_method());
+    if (context == nullptr)
+        return {};
+    const std::uint64_t off = SSL_CTX_get_options(context);
+    const long minimum = SSL_CTX_get_min_proto_version(context);
+    SSL_CTX_free(context);
+    struct Version {
+        long number;
+        std::uint64_t disabled;
+        const char* name;
+    };
+    const Version versions[] = {{TLS1_VERSION, SSL_OP_NO_TLSv1, "TLSv1"},
+                                {TLS1_1_VERSION, SSL_OP_NO_TLSv1_1, "TLSv1.1"},
+                                {TLS1_2_VERSION, SSL_OP_NO_TLSv1_2, "TLSv1.2"},
+                                {TLS1_3_VERSION, SSL_OP_NO_TLSv1_3, "TLSv1.3"}};
+    for (const Version& version : versions)
+        if ((minimum == 0 || version.number >= minimum) && (off & version.disabled) == 0)
+            return version.name;
+    return "none";
 }
 
 }  // namespace sealtrain::api

@@ -404,7 +404,7 @@ ControlResult cc72(const Evidence& e)
 
 ControlResult cc81(const Evidence& e)
 {
-    Builder b(e, "SOC 2", "CC8.1", "Change management: four eyes on every job",
+    Builder b(e, "SOC 2", "CC8.1", "Change management (four eyes on every job)",
               {"test_core_jobs", "test_core_job_states", "test_core_submissions"});
     b.configured("A job runs only once someone other than its submitter approved its exact "
                  "spec (SHA-256); an edit voids the approval.");

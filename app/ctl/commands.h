@@ -111,6 +111,7 @@ void registerTotpCommands(CLI::App& app, CommandRegistry& registry);     // chan
 void registerWorkerCommands(CLI::App& app, CommandRegistry& registry);   // worker
 void registerKeyringCommands(CLI::App& app, CommandRegistry& registry);  // keyring, keyfile
 void registerAuditCommands(CLI::App& app, CommandRegistry& registry);  // audit verify/export/report
+void registerComplianceCommands(CLI::App& app, CommandRegistry& registry);  // compliance report
 void registerVerifyForwarded(CLI::App* group, CommandRegistry& registry);  // audit verify-forwarded
 void registerDatasetCommands(CLI::App& app, CommandRegistry& registry);  // dataset verify (offline)
 void registerCheckpointCommands(CLI::App& app, CommandRegistry& registry);  // checkpoint verify

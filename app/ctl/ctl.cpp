@@ -50,6 +50,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     registerWorkerCommands(app, registry);
     registerKeyringCommands(app, registry);
     registerAuditCommands(app, registry);
+    registerComplianceCommands(app, registry);
     registerDatasetCommands(app, registry);
     registerCheckpointCommands(app, registry);
     registerKeysCommands(app, registry);

@@ -111,7 +111,8 @@ QString reportHtml(const audit::VerifyReport& report, const ReportSource& source
 
 }  // namespace
 
-Result<QByteArray> renderPdfReport(const audit::VerifyReport& report, const ReportSource& source)
+Result<QByteArray> printHtmlToPdf(const QString& html, const QString& title,
+                                  const std::string& creator)
 {
     // QTextDocument needs fonts, which need a QGuiApplication; a command-line run has none, so
     // it gets an offscreen one for the length of the call.
@@ -127,7 +128,6 @@ Result<QByteArray> renderPdfReport(const audit::VerifyReport& report, const Repo
         return Error(ErrorCode::Internal,
                      "The PDF report needs a QGuiApplication; run it from sealtrainctl.");
     }
-
     // Laid out in memory; the caller writes it whole and private (it names users and data).
     QBuffer pdf;
     pdf.open(QIODevice::WriteOnly);
@@ -135,15 +135,20 @@ Result<QByteArray> renderPdfReport(const audit::VerifyReport& report, const Repo
         QPdfWriter writer(&pdf);
         writer.setPageSize(QPageSize(QPageSize::A4));
         writer.setResolution(300);
-        writer.setTitle("Sealtrain audit report");
-        writer.setCreator(QString::fromStdString(source.creator));
+        writer.setTitle(title);
+        writer.setCreator(QString::fromStdString(creator));
         QTextDocument document;
-        document.setHtml(reportHtml(report, source));
+        document.setHtml(html);
         document.print(&writer);
     }
     if (pdf.data().isEmpty())
         return Error(ErrorCode::Internal, "The PDF report came out empty; this is a bug.");
     return pdf.data();
+}
+
+Result<QByteArray> renderPdfReport(const audit::VerifyReport& report, const ReportSource& source)
+{
+    return printHtmlToPdf(reportHtml(report, source), "Sealtrain audit report", source.creator);
 }
 
 std::string repeatVerifyCommand(const std::string& bundle, const std::string& key,

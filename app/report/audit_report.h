@@ -8,6 +8,7 @@
 #include "sealtrain/base/result.h"
 
 #include <QByteArray>
+#include <QString>
 
 #include <filesystem>
 #include <string>
@@ -25,6 +26,11 @@ struct ReportSource {
 // application; safe on a worker thread of a GUI application (it paints on no screen).
 [[nodiscard]] Result<QByteArray> renderPdfReport(const audit::VerifyReport& report,
                                                  const ReportSource& source);
+
+// `html` laid out by QTextDocument and printed to A4 PDF bytes (the audit and the compliance
+// report share it). Starts an offscreen QGuiApplication when the process has no Qt application.
+[[nodiscard]] Result<QByteArray> printHtmlToPdf(const QString& html, const QString& title,
+                                                const std::string& creator);
 
 // The "sealtrainctl audit verify" command a reviewer runs to repeat the verification.
 [[nodiscard]] std::string repeatVerifyCommand(const std::string& bundle, const std::string& key,

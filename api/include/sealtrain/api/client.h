@@ -4,6 +4,7 @@
 #pragma once
 
 #include "sealtrain/api/client_views.h"
+#include "sealtrain/api/compliance_views.h"
 #include "sealtrain/api/job_views.h"
 #include "sealtrain/api/registry_views.h"
 #include "sealtrain/base/result.h"
@@ -460,6 +461,9 @@ public:
     // The same, with the control plane's warning about it.
     [[nodiscard]] Result<AuditExport> exportAudit(const AuditSelection& selection);
     [[nodiscard]] Result<SigningKeys> signingKeys();
+    // audit.read and audit.export: the compliance report with its signed evidence bundle
+    // (client_compliance.cpp; compliance.proto).
+    [[nodiscard]] Result<ComplianceReportView> complianceReport();
     // One page of decoded audit entries (audit.read; client_views.cpp).
     [[nodiscard]] Result<AuditPageView> queryAudit(const AuditQueryOptions& options);
     // The control plane's verification of its live log (audit.read).

@@ -21,4 +21,9 @@ namespace sealtrain::api {
 // must run before anything else in the process uses OpenSSL.
 [[nodiscard]] Result<void> requireTls13(const std::filesystem::path& file);
 
+// The lowest TLS version a new server context of this process accepts, asked of OpenSSL itself
+// ("TLSv1.3" once requireTls13 ran; "none" when every version is off; empty when OpenSSL could
+// not make a context): the compliance report's live evidence of the policy.
+[[nodiscard]] std::string lowestAcceptedTlsVersion();
+
 }  // namespace sealtrain::api

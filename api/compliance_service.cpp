@@ -1,0 +1,107 @@
+// The Compliance service (compliance.proto): the facts only the serving process knows (its TLS
+// stack, the certificates it refuses, the keyring) handed to core's Compliance, which checks the
+// caller, judges the controls and exports the evidence; the report and its bundle sent back.
+#include "server_shared.h"
+#include "status.h"
+
+#include "sealtrain/api/tls_policy.h"
+#include "sealtrain/core/compliance.h"
+#include "sealtrain/core/control_plane.h"
+
+#include "sealtrain/v1/compliance.grpc.pb.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+
+namespace sealtrain::api::server_internal {
+namespace {
+
+namespace v1 = sealtrain::v1;
+using grpc::ServerContext;
+using grpc::Status;
+
+void fillReport(const core::ComplianceReport& report, v1::ComplianceReport* out)
+{
+    out->set_origin(report.origin);
+    out->set_generated_at(report.generatedAt);
+    out->set_auditor(report.auditor);
+    out->set_report_entry(report.reportEntry);
+    out->set_log_size(report.logSize);
+    for (const std::uint64_t sequence : report.cited)
+        out->add_cited(sequence);
+    for (const core::ControlResult& control : report.controls) {
+        v1::ComplianceControl* to = out->add_controls();
+        to->set_framework(control.framework);
+        to->set_id(control.id);
+        to->set_title(control.title);
+        to->set_verdict(core::controlVerdictName(control.verdict));
+        for (const std::string& test : control.tests)
+            to->add_tests(test);
+        for (const core::ComplianceClaim& claim : control.claims) {
+            v1::ComplianceClaim* c = to->add_claims();
+            c->set_kind(claim.kind == core::ClaimKind::Configured ? "configured" : "observed");
+            c->set_text(claim.text);
+            c->set_broken(claim.broken);
+            for (const std::uint64_t sequence : claim.sequences)
+                c->add_sequences(sequence);
+        }
+    }
+}
+
+class ComplianceService final : public v1::Compliance::Service {
+public:
+    explicit ComplianceService(Shared& shared)
+        : shared_(shared)
+    {
+    }
+
+    Status Report(ServerContext* context, const v1::ComplianceReportRequest*,
+                  grpc::ServerWriter<v1::ComplianceReportPart>* writer) override
+    {
+        core::ComplianceFacts facts;
+        facts.minimumTls = lowestAcceptedTlsVersion();
+        // Every call after sign-in is mapped to its session by the certificate the handshake
+        // verified against the platform CA and the revocation list (RevocationVerifier).
+        facts.clientCertificatesVerified = true;
+        {
+            const std::lock_guard guard(shared_.revokedLock);
+            facts.revokedCertificates = shared_.revoked.size();
+        }
+        Result<core::ComplianceReport> report = Error(ErrorCode::Internal, "No report.");
+        {
+            // It signs a head for its bundle and reads the whole log: it runs alone.
+            const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+            facts.keks = shared_.platform.keyring().list();
+            report = shared_.platform.controlPlane().compliance().report(
+                callerOf(shared_, *context).token, facts);
+        }
+        if (!report)
+            return Internal::toStatus(report.error());
+        v1::ComplianceReportPart part;
+        fillReport(*report, part.mutable_report());
+        if (!writer->Write(part))
+            return {grpc::StatusCode::CANCELLED, "The client went away during the report."};
+        constexpr std::size_t kPiece = std::size_t{1} << 20U;
+        for (std::size_t at = 0; at < report->bundle.size(); at += kPiece) {
+            part.Clear();
+            part.set_bundle(report->bundle.substr(at, kPiece));
+            if (!writer->Write(part))
+                return {grpc::StatusCode::CANCELLED, "The client went away during the report."};
+        }
+        return Status::OK;
+    }
+
+private:
+    Shared& shared_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> makeComplianceService(Shared& shared)
+{
+    return std::make_unique<ComplianceService>(shared);
+}
+
+}  // namespace sealtrain::api::server_internal
