@@ -96,6 +96,12 @@ public:
         return Status::OK;
     }
 
+    Status Backup(ServerContext* context, const v1::BackupRequest* request,
+                  grpc::ServerWriter<v1::BackupChunk>* writer) override
+    {
+        return server_internal::streamBackup(shared_, *context, *request, *writer);
+    }
+
     // For signed-in callers only (issue #27): the version tells an attacker which flaws to try.
     Status GetServerInfo(ServerContext* context, const v1::GetServerInfoRequest*,
                          v1::GetServerInfoReply* reply) override
@@ -131,7 +137,7 @@ private:
 
 struct ControlServer::State {
     explicit State(core::DataDirectory& platform, const ServerOptions& options)
-        : shared{platform, options, {}, {}, {}, {}, {}, 0, nullptr, {}, {}, {}, {}, 0, {}, 0, 0}
+        : shared{platform, options, {}, {}, {}, {}, {}, 0, nullptr, {}, {}, {}, {}, 0, {}, 0, 0, {}}
         , platformService(shared)
         , sessionsService(server_internal::makeSessionsService(shared))
         , usersService(server_internal::makeUsersService(shared))

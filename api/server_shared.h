@@ -78,6 +78,8 @@ struct Shared {
     unsigned uploads = 0;
     // Job watches streaming now: at most options.maxWatches (watchSlot()).
     unsigned watches = 0;
+    // Held while a backup is taken and sent: one archive on disk at a time (backup_service.cpp).
+    std::mutex backupLock;
 
     // The serial of `pem` (a certificate the handshake verified), or empty when it has none.
     [[nodiscard]] std::string serialOf(const std::string& pem)
@@ -451,5 +453,9 @@ void fillCheckpoint(const core::JobCheckpoint& checkpoint, sealtrain::v1::JobChe
 [[nodiscard]] std::unique_ptr<grpc::Service> makeRegistryService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeWorkersService(Shared& shared);
 [[nodiscard]] std::unique_ptr<grpc::Service> makeKeyringService(Shared& shared);
+// Platform.Backup's body (backup_service.cpp).
+[[nodiscard]] Status streamBackup(Shared& shared, const ServerContext& context,
+                                  const sealtrain::v1::BackupRequest& request,
+                                  grpc::ServerWriter<sealtrain::v1::BackupChunk>& writer);
 
 }  // namespace sealtrain::api::server_internal

@@ -226,7 +226,6 @@ public:
                                      "'{}' ({}); check that nothing else created it.",
                                      target.string(), ec.message()));
         cleanup.keep();
-        say(fmt::format("Restored into '{}'", target.string()));
         return done_;
     }
 

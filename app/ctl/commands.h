@@ -110,6 +110,7 @@ void registerPolicyCommands(CLI::App& app, CommandRegistry& registry);   // poli
 void registerTotpCommands(CLI::App& app, CommandRegistry& registry);     // change-totp
 void registerWorkerCommands(CLI::App& app, CommandRegistry& registry);   // worker
 void registerKeyringCommands(CLI::App& app, CommandRegistry& registry);  // keyring, keyfile
+void registerBackupCommands(CLI::App& app, CommandRegistry& registry);   // backup, restore
 void registerAuditCommands(CLI::App& app, CommandRegistry& registry);  // audit verify/export/report
 void registerComplianceCommands(CLI::App& app, CommandRegistry& registry);  // compliance report
 void registerVerifyForwarded(CLI::App* group, CommandRegistry& registry);  // audit verify-forwarded

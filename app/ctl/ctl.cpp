@@ -49,6 +49,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     registerPolicyCommands(app, registry);
     registerWorkerCommands(app, registry);
     registerKeyringCommands(app, registry);
+    registerBackupCommands(app, registry);
     registerAuditCommands(app, registry);
     registerComplianceCommands(app, registry);
     registerDatasetCommands(app, registry);

@@ -351,6 +351,16 @@ struct SigningKeys {
     std::string registryPem;  // the model registry's statements
 };
 
+// A backup received (ControlClient::backup): the archive's facts as the control plane sent them.
+struct BackupReceived {
+    std::uint64_t head = 0;  // the audit entries it holds
+    std::string sha256;      // of the archive, hex; checked against the bytes received
+    std::uint64_t bytes = 0;
+    std::uint64_t files = 0;
+    std::uint64_t referenced = 0;  // files named by digest only
+    std::uint64_t referencedBytes = 0;
+};
+
 // Holds gRPC's runtime for a client process's lifetime: one object in main, made before any
 // channel and destroyed after the last. Its destructor tears the runtime down on this thread and
 // waits (up to a few seconds) for any teardown gRPC had handed to one of its own threads, so that
@@ -464,6 +474,13 @@ public:
     // audit.read and audit.export: the compliance report with its signed evidence bundle
     // (client_compliance.cpp; compliance.proto).
     [[nodiscard]] Result<ComplianceReportView> complianceReport();
+    // platform.backup: the control plane's encrypted, signed archive of itself, written to
+    // `out` (atomically: nothing is left at `out` when the call fails; an existing file is
+    // refused). `referenceOver`: 0 for the control plane's default. `progress` sees the bytes
+    // received and the total (client_backup.cpp).
+    [[nodiscard]] Result<BackupReceived>
+    backup(const std::filesystem::path& out, std::uint64_t referenceOver,
+           const std::function<void(std::uint64_t received, std::uint64_t total)>& progress = {});
     // One page of decoded audit entries (audit.read; client_views.cpp).
     [[nodiscard]] Result<AuditPageView> queryAudit(const AuditQueryOptions& options);
     // The control plane's verification of its live log (audit.read).

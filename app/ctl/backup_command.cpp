@@ -1,0 +1,233 @@
+// `sealtrainctl backup`, `backup verify` and `restore` (docs/operations/backup.md): a backup is
+// taken by the control plane (platform.backup) and received here; its check needs only the
+// platform's public audit key; a restore, like `init`, builds a new data directory on this
+// machine and so needs the keyring's passphrase or master key file.
+#include "client_options.h"
+#include "commands.h"
+#include "ctl.h"
+#include "passphrase.h"
+
+#include "sealtrain/base/progress.h"
+#include "sealtrain/core/backup.h"
+#include "sealtrain/crypto/signing.h"
+
+#include <fmt/format.h>
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace sealtrain::ctl {
+namespace {
+
+struct BackupOptions {
+    ClientOptions client;
+    std::string out;
+    std::uint64_t referenceOverMiB = 0;
+};
+
+int takeBackup(const CommandRegistry& registry, const BackupOptions& options)
+{
+    if (options.out.empty())
+        return registry.failUsage("Name the archive to write with --out FILE (e.g. --out "
+                                  "sealtrain-backup.tar).");
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    std::optional<ProgressReporter> progress;
+    progress.emplace(
+        registry.err(),
+        ProgressOptions{"backup", "MiB", &registry.err() == &std::cerr && ::isatty(STDERR_FILENO),
+                        std::chrono::milliseconds(100), std::chrono::milliseconds(5000)});
+    registry.err() << "The control plane is writing the backup...\n";
+    auto received = (*client)->backup(options.out, options.referenceOverMiB << 20U,
+                                      [&](std::uint64_t got, std::uint64_t total) {
+                                          const ProgressSample sample{got, total, got >> 20U};
+                                          if (got == total)
+                                              progress->finish(sample);
+                                          else
+                                              progress->update(sample);
+                                      });
+    if (!received) {
+        progress->abandon();
+        return registry.fail(received.error());
+    }
+    registry.out() << fmt::format(
+        "Wrote {} ({}): {} audit entries, {} files, {} referenced by digest ({}).\n"
+        "SHA-256 {}\n"
+        "Keep it with the passphrase apart from the machine; check it with `sealtrainctl backup "
+        "verify {} --key signing.pub.pem`.\n",
+        options.out, formatBytes(received->bytes), received->head, received->files,
+        received->referenced, formatBytes(received->referencedBytes), received->sha256,
+        options.out);
+    if (received->referenced > 0)
+        registry.out() << "A restore needs the referenced files too: keep a copy of the data "
+                          "directory's datasets/, runs/, jobs/ and models/ (--objects-from).\n";
+    return kExitOk;
+}
+
+struct VerifyOptions {
+    std::string archive;
+    std::string key;
+};
+
+int verifyBackup(const CommandRegistry& registry, const VerifyOptions& options)
+{
+    auto key = crypto::PublicKey::fromPemFile(options.key);
+    if (!key)
+        return registry.fail(key.error());
+    auto manifest = core::verifyBackup(options.archive, *key);
+    if (!manifest) {
+        registry.out() << "FAILED\n";
+        return registry.fail(manifest.error());
+    }
+    registry.out() << fmt::format("VERIFIED {}: signed by the platform's audit key, every member "
+                                  "matches its manifest.\n"
+                                  "Created:    {} by Sealtrain {}\n"
+                                  "Audit head: {} entries\n"
+                                  "Files:      {} ({} referenced by digest)\n",
+                                  options.archive, manifest->created, manifest->version,
+                                  manifest->head, manifest->files, manifest->referenced);
+    return kExitOk;
+}
+
+struct RestoreOptions {
+    std::string archive;
+    std::string dataDir;
+    std::string witness;
+    bool withoutWitness = false;
+    bool acceptLoss = false;
+    std::string objectsFrom;
+    std::string key;
+    std::string passphraseFile;
+    std::string masterKeyFile;
+};
+
+std::string operatorName()
+{
+    if (const passwd* user = ::getpwuid(::getuid()); user != nullptr && user->pw_name != nullptr)
+        return user->pw_name;
+    return fmt::format("uid-{}", ::getuid());
+}
+
+int restore(const CommandRegistry& registry, const RestoreOptions& options)
+{
+    core::RestoreRequest request;
+    request.archive = options.archive;
+    request.target = options.dataDir;
+    if (!options.masterKeyFile.empty())
+        request.unlock.masterKeyFile = options.masterKeyFile;
+    else
+        request.unlock.passphrase = [file = options.passphraseFile] {
+            return obtainPassphrase(file, "Keyring passphrase of the backup: ", false);
+        };
+    if (!options.witness.empty())
+        request.witness = options.witness;
+    request.withoutWitness = options.withoutWitness;
+    request.acceptLoss = options.acceptLoss;
+    if (!options.objectsFrom.empty())
+        request.objectsFrom = options.objectsFrom;
+    if (!options.key.empty()) {
+        auto key = crypto::PublicKey::fromPemFile(options.key);
+        if (!key)
+            return registry.fail(key.error());
+        request.trustedKey = std::move(*key);
+    }
+    request.operatorName = operatorName();
+    request.progress = [&registry](const std::string& line) { registry.err() << line << "...\n"; };
+    auto done = core::restoreBackup(request);
+    if (!done)
+        return registry.fail(done.error());
+    registry.out() << fmt::format(
+        "Restored the backup of {} ({} audit entries) into {}.\n"
+        "The restore is audit entry {}{}.\n",
+        done->manifest.created, done->manifest.head, options.dataDir, done->restoreEntry,
+        done->lostEntries > 0
+            ? fmt::format(", which records the {} entries lost after the backup", done->lostEntries)
+            : std::string());
+    registry.out() << fmt::format("Next: start its control plane (sealtrain-control --data-dir {}, "
+                                  "or `sealtrainctl init --existing --data-dir {}` on a "
+                                  "workstation), then revoke every session and review what "
+                                  "changed since the backup.\n",
+                                  options.dataDir, options.dataDir);
+    return kExitOk;
+}
+
+}  // namespace
+
+void registerBackupCommands(CLI::App& app, CommandRegistry& registry)
+{
+    auto backupOptions = std::make_shared<BackupOptions>();
+    auto* backup = app.add_subcommand(
+        "backup", "Have the control plane write an encrypted, signed backup of itself while it "
+                  "serves (platform.backup)");
+    backup->require_subcommand(0, 1);
+    backup->add_option("--out", backupOptions->out, "The archive to write (refused if it exists)");
+    backup->add_option("--reference-over", backupOptions->referenceOverMiB,
+                       "Reference dataset, checkpoint and model files bigger than this many MiB "
+                       "by digest instead of copying them (default: the control plane's, 256)");
+    addClientOptions(backup, backupOptions->client, true);
+    backup->footer("Example: sealtrainctl backup --out /backups/sealtrain-2026-12-05.tar\n"
+                   "Restore with: sealtrainctl restore ARCHIVE --data-dir NEW --witness FILE");
+
+    auto verifyOptions = std::make_shared<VerifyOptions>();
+    auto* verify = backup->add_subcommand(
+        "verify", "Check an archive offline: its signature under the platform's audit key and "
+                  "every member against its signed manifest");
+    verify->add_option("ARCHIVE", verifyOptions->archive, "The backup archive")->required();
+    verify
+        ->add_option("--key", verifyOptions->key,
+                     "The platform's audit public key (signing.pub.pem, or `sealtrainctl "
+                     "signing-keys`)")
+        ->required();
+    // `backup verify` before `backup`: both are parsed when the subcommand is chosen.
+    registry.onRun(verify,
+                   [verifyOptions, &registry] { return verifyBackup(registry, *verifyOptions); });
+    registry.onRun(backup,
+                   [backupOptions, &registry] { return takeBackup(registry, *backupOptions); });
+
+    auto restoreOptions = std::make_shared<RestoreOptions>();
+    auto* restoreCommand = app.add_subcommand(
+        "restore", "Build a new data directory from a backup archive (needs its keyring "
+                   "passphrase or master key file); audited as the restored log's next entry");
+    restoreCommand->add_option("ARCHIVE", restoreOptions->archive, "The backup archive")
+        ->required();
+    restoreCommand
+        ->add_option("--data-dir", restoreOptions->dataDir,
+                     "The new data directory (must not exist, or be empty)")
+        ->required();
+    auto* witness = restoreCommand->add_option(
+        "--witness", restoreOptions->witness,
+        "The newest copy of the platform's audit.witness there is: a newer head than the "
+        "backup's is refused unless --accept-loss");
+    auto* without = restoreCommand->add_flag("--without-witness", restoreOptions->withoutWitness,
+                                             "No copy of the witness file survives (recorded)");
+    witness->excludes(without);
+    restoreCommand->add_flag("--accept-loss", restoreOptions->acceptLoss,
+                             "Restore although the witness recorded entries after the backup: "
+                             "they are lost, and the restore entry says how many");
+    restoreCommand->add_option(
+        "--objects-from", restoreOptions->objectsFrom,
+        "Where the files the backup references by digest are (the old "
+        "data directory, or a copy of its datasets/, runs/, jobs/, models/)");
+    restoreCommand->add_option("--key", restoreOptions->key,
+                               "Require the archive to be signed by this audit public key "
+                               "(signing.pub.pem)");
+    auto* passphrase = restoreCommand->add_option(
+        "--passphrase-file", restoreOptions->passphraseFile,
+        "Read the backup's keyring passphrase from this file's first line (default: ask)");
+    auto* master = restoreCommand->add_option("--master-key-file", restoreOptions->masterKeyFile,
+                                              "Unlock with the backup's master key file instead");
+    passphrase->excludes(master);
+    restoreCommand->footer("Example: sealtrainctl restore sealtrain-2026-12-05.tar --data-dir "
+                           "/var/lib/sealtrain.restored --witness /mnt/worm/audit.witness");
+    registry.onRun(restoreCommand,
+                   [restoreOptions, &registry] { return restore(registry, *restoreOptions); });
+}
+
+}  // namespace sealtrain::ctl
