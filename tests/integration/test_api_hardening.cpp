@@ -6,6 +6,7 @@
 #include "../support/attacks.h"
 #include "daemon_fixture.h"
 
+#include "sealtrain/v1/compliance.grpc.pb.h"
 #include "sealtrain/v1/control.grpc.pb.h"
 #include "sealtrain/v1/registry.grpc.pb.h"
 #include "sealtrain/v1/runs.grpc.pb.h"
@@ -124,9 +125,13 @@ private slots:
         const std::set<std::string> credentialInRequest{"SignIn", "CompleteReset", "Enroll"};
         const std::set<std::string> publicCalls{"GetCaCertificate", "GetSigningKeys"};
         int called = 0;
-        // Every file of the contract (issue #30 added runs.proto and registry.proto).
+        // Linked in, so that its descriptor is in the generated pool.
+        QCOMPARE(sealtrain::v1::ComplianceReportRequest::descriptor()->file()->name(),
+                 std::string("sealtrain/v1/compliance.proto"));
+        // Every file of the contract (issue #30 added runs.proto and registry.proto, issue #31
+        // compliance.proto).
         for (const char* name : {"sealtrain/v1/control.proto", "sealtrain/v1/runs.proto",
-                                 "sealtrain/v1/registry.proto"}) {
+                                 "sealtrain/v1/registry.proto", "sealtrain/v1/compliance.proto"}) {
             const auto* file =
                 google::protobuf::DescriptorPool::generated_pool()->FindFileByName(name);
             QVERIFY2(file != nullptr, name);
