@@ -8,7 +8,10 @@
 #include "sealtrain/core/backup.h"
 #include "sealtrain/core/data_directory.h"
 
+#include <QProcess>
 #include <QtTest/QtTest>
+
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <iterator>
@@ -146,6 +149,24 @@ private slots:
                      "a refused backup left a folder behind");
     }
 
+    // The daemon takes or sends one backup at a time; a second is refused once its caller is
+    // known, and the refusal is audited with that caller.
+    void aSecondBackupAtOnceIsRefusedAndAudited()
+    {
+        auto directory = open(data_);
+        const auto alice = signIn(*directory, "alice");
+        core::BackupOptions busy;
+        busy.busy = true;
+        auto refused = core::takeBackup(*directory, alice, busy);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::ResourceExhausted);
+        const auto& log = directory->controlPlane().auditLog();
+        const auto entry = entryAt(log, log.size() - 1);
+        QCOMPARE(entry.action, std::string("platform.backup"));
+        QCOMPARE(entry.outcome, audit::Outcome::Failed);
+        QCOMPARE(entry.actor.id, std::string("alice"));
+    }
+
     void anAdminTakesABackupThatVerifiesOffline()
     {
         auto directory = open(data_);
@@ -207,6 +228,51 @@ private slots:
         for (const auto& item : std::filesystem::directory_iterator(root_))
             QVERIFY2(item.path().filename().string().find(".restore-") == std::string::npos,
                      "a refused restore left its folder behind");
+    }
+
+    // A manifest edited consistently in both members (so that every digest and the head still
+    // check) is caught by its signature alone. The archive is re-packed with GNU tar, blocking
+    // factor 1, which lays it out as Sealtrain does: unedited, that re-pack verifies.
+    void aForgedManifestFailsItsSignature_data()
+    {
+        QTest::addColumn<bool>("forge");
+        QTest::newRow("re-packed as it was") << false;
+        QTest::newRow("created date forged") << true;
+    }
+
+    void aForgedManifestFailsItsSignature()
+    {
+        QFETCH(bool, forge);
+        const auto folder = root_ / (forge ? "forged" : "repacked");
+        std::filesystem::create_directories(folder);
+        QProcess tar;
+        tar.setWorkingDirectory(QString::fromStdString(folder.string()));
+        tar.start("tar", {"-xf", QString::fromStdString(archive_.string())});
+        QVERIFY(tar.waitForFinished(30000) && tar.exitCode() == 0);
+        if (forge) {
+            std::string manifest = readFile(folder / "backup.json");
+            const auto at = manifest.find("\"created\": \"") + 12;
+            manifest.replace(at, 4, "1999");
+            writeFile(folder / "backup.json", manifest);
+            auto envelope = nlohmann::json::parse(readFile(folder / "backup.dsse.json"));
+            envelope["payload"] = toBase64(asBytes(manifest));
+            writeFile(folder / "backup.dsse.json", envelope.dump());
+        }
+        tar.start("tar", {"--format=gnu", "-b", "1", "-cf", "repacked.tar", "backup.json",
+                          "backup.dsse.json", "keyring.json", "payload.sealed"});
+        QVERIFY(tar.waitForFinished(30000) && tar.exitCode() == 0);
+        const auto key = crypto::PublicKey::fromPemFile(data_ / "signing.pub.pem").value();
+        auto verified = core::verifyBackup(folder / "repacked.tar", key);
+        if (!forge) {
+            QVERIFY2(verified, verified ? "" : verified.error().message().c_str());
+            return;
+        }
+        QVERIFY2(!verified, "a forged manifest verified");
+        QCOMPARE(verified.error().code(), ErrorCode::Unauthenticated);
+        auto request = restoreRequest("from-forged");
+        request.archive = folder / "repacked.tar";
+        QVERIFY(!core::restoreBackup(request));
+        QVERIFY(!std::filesystem::exists(request.target));
     }
 
     void aRestoreMustSayWhatItKnowsOfTheWitness()
