@@ -393,8 +393,8 @@ INSERT OR IGNORE INTO role_permissions (role, permission)
 const std::vector<Migration>& migrations()
 {
     static const std::vector<Migration> kMigrations{
-        {1, kSchemaV1},   {2, kSchemaV2},   {3, kSchemaV3},   {4, kSchemaV4},  {5, kSchemaV5},
-        {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},   {9, kSchemaV9},  {10, kSchemaV10},
+        {1, kSchemaV1},   {2, kSchemaV2},   {3, kSchemaV3},   {4, kSchemaV4},   {5, kSchemaV5},
+        {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},   {9, kSchemaV9},   {10, kSchemaV10},
         {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15}};
     return kMigrations;
 }
