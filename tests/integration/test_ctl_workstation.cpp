@@ -456,8 +456,8 @@ private slots:
         QVERIFY2(whoami.out.starts_with("alice (session "), whoami.out.c_str());
         QVERIFY(whoami.out.find("warning: Four eyes is not guaranteed") != std::string::npos);
         // Her own permissions, as WhoAmI reports them (issue #29).
-        QVERIFY2(whoami.out.find("  everywhere: grant.manage keyring.manage role.manage "
-                                 "session.manage user.manage")
+        QVERIFY2(whoami.out.find("  everywhere: grant.manage keyring.manage platform.backup "
+                                 "role.manage session.manage user.manage")
                      != std::string::npos,
                  whoami.out.c_str());
     }
