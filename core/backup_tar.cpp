@@ -87,7 +87,7 @@ struct TarWriter::State {
                                                 what, lastError(handle)));
     }
 
-    [[nodiscard]] Result<void> header(const std::string& name, std::uint64_t size)
+    [[nodiscard]] Result<void> header(const std::string& name, std::uint64_t size) const
     {
         if (!isSafeMemberName(name))
             return Error(
@@ -106,7 +106,7 @@ struct TarWriter::State {
         return success();
     }
 
-    [[nodiscard]] Result<void> data(std::span<const std::uint8_t> bytes)
+    [[nodiscard]] Result<void> data(std::span<const std::uint8_t> bytes) const
     {
         if (bytes.empty())
             return success();

@@ -136,7 +136,7 @@ int restore(const CommandRegistry& registry, const RestoreOptions& options)
         auto key = crypto::PublicKey::fromPemFile(options.key);
         if (!key)
             return registry.fail(key.error());
-        request.trustedKey = std::move(*key);
+        request.trustedKey = *key;
     }
     request.operatorName = operatorName();
     request.progress = [&registry](const std::string& line) { registry.err() << line << "...\n"; };

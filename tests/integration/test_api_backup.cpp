@@ -121,6 +121,7 @@ private slots:
         std::atomic<int> failures{0};
         std::mutex lock;
         std::vector<std::thread> writers;
+        writers.reserve(kWriters);
         for (int w = 0; w < kWriters; ++w) {
             writers.emplace_back([&, w] {
                 auto client = daemon_.as(alice);

@@ -12,6 +12,8 @@
 #include <QRegularExpression>
 #include <QtTest/QtTest>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -169,7 +171,7 @@ private slots:
                 list += (list.empty() ? "" : ", ") + std::to_string(n);
             QVERIFY2(text.contains(QString::fromStdString(
                          "Cited entries: " + (list.empty() ? std::string("none") : list))),
-                     (id + ": " + list).c_str());
+                     QByteArray::fromStdString(id).append(": ").append(list.c_str()).constData());
             const auto mine = numbers(line.entries);
             cited.insert(mine.begin(), mine.end());
         }
