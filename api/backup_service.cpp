@@ -1,7 +1,8 @@
-// Platform.Backup (control.proto): the archive core/backup.h takes, sent in pieces. The backup is
-// taken alone, between group commits (the head, the database copy and the files are one moment),
-// and sent after the lock is released; one backup is taken or sent at a time, so at most one
-// archive waits on disk, and it is removed once sent (or when the call fails).
+// Platform.Backup (control.proto): the archive core/backup.h takes, sent in pieces. Its moment (the
+// head, the database copy, the small files, the list of objects) is taken alone, between group
+// commits; the archive is written while the control plane serves (keyring changes wait for it),
+// recorded alone again, and sent. One backup is taken or sent at a time, so at most one archive
+// waits on disk, and it is removed once sent (or when the call fails).
 #include "server_shared.h"
 #include "status.h"
 
@@ -27,12 +28,31 @@ Status streamBackup(Shared& shared, const ServerContext& context,
         options.referenceOver = request.reference_over_bytes();
     std::unique_lock one(shared.backupLock, std::try_to_lock);
     options.busy = !one.owns_lock();
-    Result<core::BackupMade> made = Error(ErrorCode::Internal, "No backup.");
-    {
+    const std::string session = [&] {
         (void)shared.serialOf(peerCertificate(context));
         const std::lock_guard guard(shared.lock);
+        return callerOf(shared, context).token;
+    }();
+    Result<core::BackupMade> made = Error(ErrorCode::Internal, "No backup.");
+    {
+        // Keyring changes wait until the archive is written: the objects it reads after the
+        // moment must stay under the keyring it holds.
+        std::unique_lock writing(shared.backupWrite, std::defer_lock);
+        if (!options.busy)
+            writing.lock();
+        Result<core::PreparedBackup> prepared = Error(ErrorCode::Internal, "No backup.");
+        {
+            const std::lock_guard guard(shared.lock);
+            const Shared::OriginScope origin(shared, shared.originOf(context));
+            prepared = core::prepareBackup(shared.platform, session, options);
+        }
+        if (!prepared)
+            return Internal::toStatus(prepared.error());
+        // The control plane serves meanwhile.
+        auto written = core::writeBackup(shared.platform, *prepared);
+        const std::lock_guard guard(shared.lock);
         const Shared::OriginScope origin(shared, shared.originOf(context));
-        made = core::takeBackup(shared.platform, callerOf(shared, context).token, options);
+        made = core::recordBackup(shared.platform, session, *prepared, std::move(written));
     }
     if (!made)
         return Internal::toStatus(made.error());

@@ -142,6 +142,9 @@ private:
     Status alone(const ServerContext& context, const Body& body)
     {
         (void)shared_.serialOf(peerCertificate(context));  // parsed before the lock, when new
+        // After a backup's archive is written (backup_service.cpp): it must not see re-wrapped
+        // objects under a keyring it did not copy.
+        const std::lock_guard notDuringBackup(shared_.backupWrite);
         const std::lock_guard guard(shared_.lock);
         const Shared::OriginScope origin(shared_, shared_.originOf(context));
         return body(callerOf(shared_, context).token);

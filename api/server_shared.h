@@ -80,6 +80,9 @@ struct Shared {
     unsigned watches = 0;
     // Held while a backup is taken and sent: one archive on disk at a time (backup_service.cpp).
     std::mutex backupLock;
+    // Held while a backup's archive is written, and by every keyring change (taken before
+    // `lock`): the objects it reads stay under the keyring it copied.
+    std::mutex backupWrite;
 
     // The serial of `pem` (a certificate the handshake verified), or empty when it has none.
     [[nodiscard]] std::string serialOf(const std::string& pem)

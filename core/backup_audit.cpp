@@ -13,23 +13,34 @@ BackupAudit::BackupAudit(AuditedTransactions& gate)
 {
 }
 
-Result<void> BackupAudit::take(const std::string& session, const Make& make)
+namespace {
+
+AuditedRequest backupRequest()
 {
-    const AuditedRequest request{std::string(kBackupAction),
-                                 permission::kPlatformBackup,
-                                 {},
-                                 {"platform", "data-directory"}};
-    auto caller =
-        gate_.admit(session, request, [](const Caller&, audit::EntryDraft&) { return success(); });
+    return {std::string(kBackupAction),
+            permission::kPlatformBackup,
+            {},
+            {"platform", "data-directory"}};
+}
+
+}  // namespace
+
+Result<void> BackupAudit::admit(const std::string& session)
+{
+    auto caller = gate_.admit(session, backupRequest(),
+                              [](const Caller&, audit::EntryDraft&) { return success(); });
     if (!caller)
         return caller.error();
-    auto details = make();
-    if (!details) {
-        (void)gate_.recordRefusal(*caller, request, audit::Outcome::Failed, details.error());
-        return details.error();
-    }
-    return gate_.perform(session, request, [&](const Caller&, audit::EntryDraft& draft) {
-        for (auto& detail : *details)
+    return success();
+}
+
+Result<void> BackupAudit::record(const std::string& session,
+                                 Result<std::vector<audit::Detail>> facts)
+{
+    return gate_.perform(session, backupRequest(), [&](const Caller&, audit::EntryDraft& draft) {
+        if (!facts)
+            return Result<void>(facts.error());
+        for (auto& detail : *facts)
             draft.details.push_back(std::move(detail));
         return success();
     });

@@ -1,6 +1,7 @@
-// Taking a backup (core/backup.h): a signed head, the database copied through SQLite's backup
-// API, the files and sealed objects in a sealed tar payload, and the outer archive with the
-// signed manifest, all while the caller holds the control plane still.
+// Taking a backup (core/backup.h) in three steps: the moment (a signed head, the database copied
+// through SQLite's backup API, the small files copied, the sealed objects listed) while the
+// control plane is held; the sealed payload and the outer archive with its signed manifest while
+// it serves; the entry.
 #include "sealtrain/core/backup.h"
 
 #include "backup_format.h"
@@ -20,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <system_error>
 #include <utility>
@@ -95,52 +97,118 @@ bool isBackedUp(const std::string& relative)
     return relative.front() != '.' && relative.find("/.") == std::string::npos;
 }
 
+Error unreadable(const std::filesystem::path& path, const std::error_code& ec)
+{
+    return Error(ErrorCode::Io, fmt::format("Cannot read '{}' for the backup ({}); check the data "
+                                            "directory's permissions.",
+                                            path.string(), ec.message()));
+}
+
+// The plain files under DATA/`folder` a backup holds, with their sizes now.
+Result<void> listObjects(const std::filesystem::path& dataDir, std::string_view folder,
+                         std::vector<PreparedBackup::Object>& objects)
+{
+    const auto root = dataDir / std::string(folder);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(root, ec))
+        return success();
+    for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_symlink(ec))
+            return Error(ErrorCode::Integrity,
+                         fmt::format("'{}' is a link; a data directory holds only plain files, so "
+                                     "move it away before the backup.",
+                                     it->path().string()));
+        if (!it->is_regular_file(ec))
+            continue;
+        const std::string relative = it->path().lexically_relative(dataDir).generic_string();
+        if (!isBackedUp(relative))
+            continue;
+        const auto size = it->file_size(ec);
+        if (ec)
+            return unreadable(it->path(), ec);
+        objects.push_back({relative, size});
+    }
+    if (ec)
+        return unreadable(root, ec);
+    return success();
+}
+
+Result<PreparedBackup> takeMoment(DataDirectory& directory, const BackupOptions& options)
+{
+    PreparedBackup prepared;
+    prepared.options = options;
+    const auto& dataDir = directory.path();
+    SEALTRAIN_TRY(directory.signPendingEntries());
+    const auto& log = directory.controlPlane().auditLog();
+    prepared.head = log.size();
+    auto note = headNote(log, prepared.head);
+    if (!note)
+        return note.error();
+    auto head = audit::verifyTreeHead(*note, log.verifier());
+    if (!head)
+        return head.error();
+    prepared.headNote = *note;
+    prepared.headRoot = toBase64(head->root);
+    prepared.created = audit::formatUtcSeconds(
+        std::chrono::duration_cast<std::chrono::seconds>(directory.clock().now().time_since_epoch())
+            .count());
+
+    prepared.folder = dataDir / fmt::format(".backup-{}", toHex(crypto::randomBytes(6)));
+    std::error_code ec;
+    if (!std::filesystem::create_directory(prepared.folder, ec) || ec)
+        return Error(ErrorCode::Io,
+                     fmt::format("Cannot create the backup's folder in '{}' ({}); check the data "
+                                 "directory's permissions and free space.",
+                                 dataDir.string(), ec.message()));
+    FolderCleanup cleanup(prepared.folder);
+    std::filesystem::permissions(prepared.folder, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
+    auto key = deriveDatabaseKey(directory.keyring());
+    if (!key)
+        return key.error();
+    SEALTRAIN_TRY(
+        directory.database().snapshotTo(prepared.folder / std::string(datadir::kDatabase), *key));
+    prepared.copied.emplace_back(datadir::kDatabase);
+    std::vector<std::string_view> small(internal::kTopLevelFiles.begin(),
+                                        internal::kTopLevelFiles.end());
+    small.push_back(datadir::kKeyring);
+    for (const std::string_view name : small) {
+        if (name == datadir::kDatabase || !std::filesystem::exists(file(dataDir, name), ec))
+            continue;
+        std::filesystem::copy_file(file(dataDir, name), file(prepared.folder, name), ec);
+        if (ec)
+            return unreadable(file(dataDir, name), ec);
+        prepared.copied.emplace_back(name);
+    }
+    for (const std::string_view folder : internal::kObjectFolders)
+        SEALTRAIN_TRY(listObjects(dataDir, folder, prepared.objects));
+    std::sort(prepared.objects.begin(), prepared.objects.end(),
+              [](const auto& a, const auto& b) { return a.path < b.path; });
+    cleanup.keep();
+    return prepared;
+}
+
 class ArchiveWriter {
 public:
-    ArchiveWriter(DataDirectory& directory, const BackupOptions& options)
+    ArchiveWriter(const DataDirectory& directory, const PreparedBackup& prepared)
         : directory_(directory)
-        , options_(options)
-        , dataDir_(directory.path())
+        , prepared_(prepared)
     {
+        made_.folder = prepared.folder;
+        made_.head = prepared.head;
     }
 
     Result<BackupMade> write()
     {
-        SEALTRAIN_TRY(directory_.signPendingEntries());
-        const auto& log = directory_.controlPlane().auditLog();
-        made_.head = log.size();
-        auto note = headNote(log, made_.head);
-        if (!note)
-            return note.error();
-        auto head = audit::verifyTreeHead(*note, log.verifier());
-        if (!head)
-            return head.error();
-        made_.folder = dataDir_ / fmt::format(".backup-{}", toHex(crypto::randomBytes(6)));
-        std::error_code ec;
-        if (!std::filesystem::create_directory(made_.folder, ec) || ec)
-            return Error(ErrorCode::Io,
-                         fmt::format("Cannot create the backup's folder in '{}' ({}); check the "
-                                     "data directory's permissions and free space.",
-                                     dataDir_.string(), ec.message()));
-        FolderCleanup cleanup(made_.folder);
-        std::filesystem::permissions(made_.folder, std::filesystem::perms::owner_all,
-                                     std::filesystem::perm_options::replace, ec);
-        auto key = deriveDatabaseKey(directory_.keyring());
-        if (!key)
-            return key.error();
-        SEALTRAIN_TRY(directory_.database().snapshotTo(made_.folder / "control.db", *key));
         SEALTRAIN_TRY(writePayload());
-        std::filesystem::remove(made_.folder / "control.db", ec);
-
         BackupManifest manifest;
-        manifest.created = audit::formatUtcSeconds(std::chrono::duration_cast<std::chrono::seconds>(
-                                                       directory_.clock().now().time_since_epoch())
-                                                       .count());
+        manifest.created = prepared_.created;
         manifest.version = kVersion;
-        manifest.head = made_.head;
-        manifest.headRoot = toBase64(head->root);
-        manifest.headNote = *note;
-        auto ca = crypto::sha256File(file(dataDir_, datadir::kCaCertificate));
+        manifest.head = prepared_.head;
+        manifest.headRoot = prepared_.headRoot;
+        manifest.headNote = prepared_.headNote;
+        auto ca = crypto::sha256File(file(prepared_.folder, datadir::kCaCertificate));
         if (!ca)
             return ca.error();
         manifest.caSha256 = toHex(*ca);
@@ -148,70 +216,33 @@ public:
         manifest.referenced = made_.referenced;
         manifest.referencedBytes = made_.referencedBytes;
         SEALTRAIN_TRY(writeOuter(manifest));
-        cleanup.keep();
+        std::error_code ec;
+        for (const std::string& name : prepared_.copied)
+            std::filesystem::remove(file(prepared_.folder, name), ec);
         return std::move(made_);
     }
 
 private:
     Result<void> addFile(internal::TarWriter& tar, const std::string& name,
-                         const std::filesystem::path& source)
+                         const std::filesystem::path& source, std::uint64_t listedSize)
     {
-        std::error_code ec;
-        const auto size = std::filesystem::file_size(source, ec);
-        if (ec)
-            return Error(ErrorCode::Io, fmt::format("Cannot read '{}' for the backup ({}); check "
-                                                    "the data directory's permissions.",
-                                                    source.string(), ec.message()));
         auto digest = tar.addFile(name, source);
         if (!digest)
             return digest.error();
-        files_.push_back({name, size, toHex(*digest)});
+        std::error_code ec;
+        if (std::filesystem::file_size(source, ec) != listedSize || ec)
+            return changed(name);
+        files_.push_back({name, listedSize, toHex(*digest)});
         ++made_.files;
         return success();
     }
 
-    Result<void> addObjects(internal::TarWriter& tar, std::string_view folder)
+    static Error changed(const std::string& name)
     {
-        const auto root = dataDir_ / std::string(folder);
-        std::error_code ec;
-        if (!std::filesystem::is_directory(root, ec))
-            return success();
-        std::vector<std::filesystem::path> found;
-        for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
-             !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-            if (it->is_symlink(ec))
-                return Error(ErrorCode::Integrity,
-                             fmt::format("'{}' is a link; a data directory holds only plain "
-                                         "files, so move it away before the backup.",
-                                         it->path().string()));
-            if (it->is_regular_file(ec))
-                found.push_back(it->path());
-        }
-        if (ec)
-            return Error(ErrorCode::Io, fmt::format("Cannot list '{}' for the backup ({}); check "
-                                                    "the data directory's permissions.",
-                                                    root.string(), ec.message()));
-        std::sort(found.begin(), found.end());
-        for (const auto& path : found) {
-            const std::string relative = path.lexically_relative(dataDir_).generic_string();
-            if (!isBackedUp(relative))
-                continue;
-            const auto size = std::filesystem::file_size(path, ec);
-            if (ec)
-                return Error(ErrorCode::Io, fmt::format("Cannot read '{}' for the backup ({}).",
-                                                        path.string(), ec.message()));
-            if (size <= options_.referenceOver) {
-                SEALTRAIN_TRY(addFile(tar, relative, path));
-                continue;
-            }
-            auto digest = crypto::sha256File(path);
-            if (!digest)
-                return digest.error();
-            referenced_.push_back({relative, size, toHex(*digest)});
-            ++made_.referenced;
-            made_.referencedBytes += size;
-        }
-        return success();
+        return Error(ErrorCode::FailedPrecondition,
+                     fmt::format("'{}' changed while the backup was written; take the backup "
+                                 "again.",
+                                 name));
     }
 
     Result<void> writePayload()
@@ -220,40 +251,52 @@ private:
         if (!kek)
             return kek.error();
         auto sealed = crypto::SealedWriter::create(
-            made_.folder / std::string(internal::kPayloadMember), **kek,
+            prepared_.folder / std::string(internal::kPayloadMember), **kek,
             {std::string(internal::kPayloadContentType),
-             nlohmann::json{{"format", kBackupFormat}, {"head", made_.head}}.dump()});
+             nlohmann::json{{"format", kBackupFormat}, {"head", prepared_.head}}.dump()});
         if (!sealed)
             return sealed.error();
         SealingSink sink(*sealed);
         auto tar = internal::TarWriter::create(sink);
         if (!tar)
             return tar.error();
-        for (const std::string_view name : internal::kTopLevelFiles) {
-            const bool isDatabase = name == datadir::kDatabase;
-            const auto source = isDatabase ? made_.folder / "control.db" : file(dataDir_, name);
+        for (const std::string& name : prepared_.copied) {
+            if (name == datadir::kKeyring)
+                continue;  // beside the payload, not in it
             std::error_code ec;
-            if (!std::filesystem::exists(source, ec))
-                continue;
-            SEALTRAIN_TRY(addFile(*tar, std::string(name), source));
+            const auto copy = file(prepared_.folder, name);
+            SEALTRAIN_TRY(addFile(*tar, name, copy, std::filesystem::file_size(copy, ec)));
         }
-        for (const std::string_view folder : internal::kObjectFolders)
-            SEALTRAIN_TRY(addObjects(*tar, folder));
-        SEALTRAIN_TRY(tar->addBytes(std::string(internal::kIndexMember),
-                                    asBytes(indexJson(files_, referenced_, made_.head).dump(1))));
+        for (const PreparedBackup::Object& object : prepared_.objects) {
+            const auto path = directory_.path() / object.path;
+            if (object.size <= prepared_.options.referenceOver) {
+                SEALTRAIN_TRY(addFile(*tar, object.path, path, object.size));
+                continue;
+            }
+            auto digest = crypto::sha256File(path);
+            std::error_code ec;
+            if (!digest || std::filesystem::file_size(path, ec) != object.size || ec)
+                return changed(object.path);
+            referenced_.push_back({object.path, object.size, toHex(*digest)});
+            ++made_.referenced;
+            made_.referencedBytes += object.size;
+        }
+        SEALTRAIN_TRY(
+            tar->addBytes(std::string(internal::kIndexMember),
+                          asBytes(indexJson(files_, referenced_, prepared_.head).dump(1))));
         SEALTRAIN_TRY(tar->finish());
         return sealed->finish();
     }
 
     Result<void> writeOuter(const BackupManifest& manifest)
     {
-        const auto payloadPath = made_.folder / std::string(internal::kPayloadMember);
+        const auto payloadPath = prepared_.folder / std::string(internal::kPayloadMember);
         auto payloadDigest = crypto::sha256File(payloadPath);
         if (!payloadDigest)
             return payloadDigest.error();
         std::error_code ec;
         const auto payloadBytes = std::filesystem::file_size(payloadPath, ec);
-        auto keyring = readWholeFile(file(dataDir_, datadir::kKeyring));
+        auto keyring = readWholeFile(file(prepared_.folder, datadir::kKeyring));
         if (!keyring)
             return keyring.error();
         const std::string manifestText =
@@ -265,7 +308,7 @@ private:
             crypto::signDsse(kBackupPayloadType, asBytes(manifestText), directory_.signingKey())
                 .toJson();
 
-        made_.archive = made_.folder / std::string(kArchiveName);
+        made_.archive = prepared_.folder / std::string(kArchiveName);
         auto sink = AtomicFileSink::create(made_.archive);
         if (!sink)
             return sink.error();
@@ -289,45 +332,72 @@ private:
         return success();
     }
 
-    DataDirectory& directory_;
-    const BackupOptions& options_;
-    std::filesystem::path dataDir_;
+    const DataDirectory& directory_;
+    const PreparedBackup& prepared_;
     BackupMade made_;
     std::vector<IndexedFile> files_;
     std::vector<IndexedFile> referenced_;
 };
 
+void removeFolder(const std::filesystem::path& folder)
+{
+    std::error_code ec;
+    if (!folder.empty())
+        std::filesystem::remove_all(folder, ec);
+}
+
 }  // namespace
+
+Result<PreparedBackup> prepareBackup(DataDirectory& directory, const std::string& session,
+                                     const BackupOptions& options)
+{
+    BackupAudit& audit = directory.controlPlane().backups();
+    SEALTRAIN_TRY(audit.admit(session));
+    Result<PreparedBackup> prepared =
+        options.busy ? Result<PreparedBackup>(Error(ErrorCode::ResourceExhausted,
+                                                    "Another backup is being taken or sent; try "
+                                                    "again when it finishes."))
+                     : takeMoment(directory, options);
+    if (!prepared) {
+        (void)audit.record(session, prepared.error());
+        return prepared.error();
+    }
+    return prepared;
+}
+
+Result<BackupMade> writeBackup(const DataDirectory& directory, const PreparedBackup& prepared)
+{
+    return ArchiveWriter(directory, prepared).write();
+}
+
+Result<BackupMade> recordBackup(DataDirectory& directory, const std::string& session,
+                                const PreparedBackup& prepared, Result<BackupMade> written)
+{
+    Result<std::vector<audit::Detail>> facts = Error(ErrorCode::Internal, "No backup.");
+    if (written)
+        facts = std::vector<audit::Detail>{
+            audit::textDetail("head", std::to_string(written->head)),
+            audit::textDetail("archive_sha256", written->sha256),
+            audit::textDetail("bytes", std::to_string(written->bytes)),
+            audit::textDetail("files", std::to_string(written->files)),
+            audit::textDetail("referenced", std::to_string(written->referenced))};
+    else
+        facts = written.error();
+    auto recorded = directory.controlPlane().backups().record(session, std::move(facts));
+    if (!recorded || !written) {
+        removeFolder(prepared.folder);
+        return recorded ? written.error() : recorded.error();
+    }
+    return written;
+}
 
 Result<BackupMade> takeBackup(DataDirectory& directory, const std::string& session,
                               const BackupOptions& options)
 {
-    BackupMade made;
-    auto taken = directory.controlPlane().backups().take(
-        session, [&]() -> Result<std::vector<audit::Detail>> {
-            if (options.busy)
-                return Error(ErrorCode::ResourceExhausted,
-                             "Another backup is being taken or sent; try again when it "
-                             "finishes.");
-            auto written = ArchiveWriter(directory, options).write();
-            if (!written)
-                return written.error();
-            made = std::move(*written);
-            return std::vector<audit::Detail>{
-                audit::textDetail("head", std::to_string(made.head)),
-                audit::textDetail("archive_sha256", made.sha256),
-                audit::textDetail("bytes", std::to_string(made.bytes)),
-                audit::textDetail("files", std::to_string(made.files)),
-                audit::textDetail("referenced", std::to_string(made.referenced))};
-        });
-    if (!taken) {
-        if (!made.folder.empty()) {
-            std::error_code ec;
-            std::filesystem::remove_all(made.folder, ec);
-        }
-        return taken.error();
-    }
-    return made;
+    auto prepared = prepareBackup(directory, session, options);
+    if (!prepared)
+        return prepared.error();
+    return recordBackup(directory, session, *prepared, writeBackup(directory, *prepared));
 }
 
 }  // namespace sealtrain::core

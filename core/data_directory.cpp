@@ -444,6 +444,11 @@ crypto::Keyring& DataDirectory::keyring() noexcept
     return *state_->keyring;
 }
 
+const crypto::Keyring& DataDirectory::keyring() const noexcept
+{
+    return *state_->keyring;
+}
+
 Database& DataDirectory::database() noexcept
 {
     return *state_->database;

@@ -203,6 +203,30 @@ private slots:
         QVERIFY(directory->signPendingEntries());
     }
 
+    // The archive is written after the moment, with the control plane serving: an object that
+    // changed since it was listed fails the backup (audited), and nothing is left behind.
+    void anObjectThatChangesWhileTheArchiveIsWrittenFailsIt()
+    {
+        auto directory = open(data_);
+        const auto alice = signIn(*directory, "alice");
+        auto prepared = core::prepareBackup(*directory, alice);
+        QVERIFY2(prepared, prepared ? "" : prepared.error().message().c_str());
+        const auto checkpoint = data_ / "runs" / "r1" / "step-1.ckpt";
+        const std::string before = readFile(checkpoint);
+        writeFile(checkpoint, before + " and more");
+        auto written = core::writeBackup(*directory, *prepared);
+        QVERIFY(!written);
+        QCOMPARE(written.error().code(), ErrorCode::FailedPrecondition);
+        auto recorded = core::recordBackup(*directory, alice, *prepared, std::move(written));
+        QVERIFY(!recorded);
+        QVERIFY(!std::filesystem::exists(prepared->folder));
+        const auto& log = directory->controlPlane().auditLog();
+        const auto entry = entryAt(log, log.size() - 1);
+        QCOMPARE(entry.action, std::string("platform.backup"));
+        QCOMPARE(entry.outcome, audit::Outcome::Failed);
+        writeFile(checkpoint, before);
+    }
+
     void everyByteOfTheArchiveMatters_data()
     {
         QTest::addColumn<double>("where");  // a fraction of the archive's length

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sealtrain::core {
 
@@ -48,10 +49,45 @@ struct BackupMade {
     std::uint64_t referencedBytes = 0;
 };
 
-// platform.backup, for the signed-in caller behind `session` (a refusal is audited and nothing
-// is written). Run it with no other call of the control plane in progress (the daemon holds its
-// lock): the head, the database copy and the files are then one consistent moment. The entry
-// names the head and the archive's digest.
+// The moment a backup holds, taken while nothing else changes (prepareBackup): the signed head,
+// copies of the database and the small files in the backup's folder, and the sealed objects as
+// they were listed then (written later, without holding the control plane).
+struct PreparedBackup {
+    BackupOptions options;
+    std::filesystem::path folder;  // DATA/.backup-<random>, mode 0700
+    std::uint64_t head = 0;
+    std::string headNote;
+    std::string headRoot;  // base64
+    std::string created;
+    std::vector<std::string> copied;  // top-level files copied into `folder`
+    struct Object {
+        std::string path;  // relative to the data directory
+        std::uint64_t size = 0;
+    };
+    std::vector<Object> objects;
+};
+
+// A backup in three steps, so that the daemon holds its other calls only for the first and last:
+//   prepareBackup  platform.backup for the caller behind `session` (a refusal is audited and
+//                  nothing is written), then the moment: a head signed over every entry, the
+//                  database copied through SQLite's backup API, the small files copied, the
+//                  objects listed. Run it with no other call of the control plane in progress
+//                  (the daemon's lock). A failure after the caller was admitted is audited.
+//   writeBackup    the payload and the archive from that moment, with the control plane serving
+//                  meanwhile; the objects must not be re-wrapped until it returns (the daemon
+//                  holds keyring changes back), and one that changed size since it was listed
+//                  fails the backup.
+//   recordBackup   the entry: platform.backup with the head and the archive's digest, or the
+//                  failure of writeBackup as failed (and the folder removed). Under the lock.
+[[nodiscard]] Result<PreparedBackup> prepareBackup(DataDirectory& directory,
+                                                   const std::string& session,
+                                                   const BackupOptions& options = {});
+[[nodiscard]] Result<BackupMade> writeBackup(const DataDirectory& directory,
+                                             const PreparedBackup& prepared);
+[[nodiscard]] Result<BackupMade> recordBackup(DataDirectory& directory, const std::string& session,
+                                              const PreparedBackup& prepared,
+                                              Result<BackupMade> written);
+// The three in a row, for a caller that holds the control plane throughout (tests, tools).
 [[nodiscard]] Result<BackupMade> takeBackup(DataDirectory& directory, const std::string& session,
                                             const BackupOptions& options = {});
 

@@ -7,7 +7,6 @@
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/base/result.h"
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,16 +20,16 @@ inline constexpr std::string_view kRestoreAction = "platform.restore";
 
 class BackupAudit final {
 public:
-    // The archive's facts, as the entry's details.
-    using Make = std::function<Result<std::vector<audit::Detail>>()>;
-
     // `gate` must outlive this object.
     explicit BackupAudit(AuditedTransactions& gate);
 
-    // platform.backup: checks the caller first (a refusal is audited as denied, and `make` never
-    // runs), then runs `make` outside any transaction, then appends the entry with its details;
-    // a failure of `make` is audited as failed.
-    [[nodiscard]] Result<void> take(const std::string& session, const Make& make);
+    // platform.backup, checked before anything is done: a refusal is audited as denied. A
+    // success appends nothing yet (record does, once the archive is made).
+    [[nodiscard]] Result<void> admit(const std::string& session);
+    // The backup's entry: with `facts` as its details, or, when they are an error, that error
+    // audited as failed (and returned).
+    [[nodiscard]] Result<void> record(const std::string& session,
+                                      Result<std::vector<audit::Detail>> facts);
 
     // platform.restore: appended by the restore into the restored database, as its first entry
     // after the backup's head; the actor is the operator's account on the machine.

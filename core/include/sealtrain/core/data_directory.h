@@ -123,6 +123,7 @@ public:
 
     [[nodiscard]] const std::filesystem::path& path() const noexcept;
     [[nodiscard]] crypto::Keyring& keyring() noexcept;
+    [[nodiscard]] const crypto::Keyring& keyring() const noexcept;
     [[nodiscard]] Database& database() noexcept;
     [[nodiscard]] ControlPlane& controlPlane() noexcept;
     // The audit log's signing key (heads, export bundles). Each purpose has its own key, so that
