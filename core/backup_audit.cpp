@@ -53,6 +53,12 @@ Result<void> BackupAudit::recordRestore(const std::string& operatorName,
         {std::string(kRestoreAction), {}, {}, {"platform", "data-directory"}},
         [&](audit::EntryDraft& draft) -> Result<void> {
             draft.actor = {audit::ActorKind::System, "restore:" + operatorName, "", "local"};
+            // Every session the backup brings back ends here: one revoked after the backup must
+            // not live again, and everyone signs in anew.
+            SEALTRAIN_TRY(
+                gate_.database().run("UPDATE sessions SET revoked = 1 WHERE revoked = 0"));
+            draft.details.push_back(
+                audit::textDetail("sessions_revoked", std::to_string(gate_.database().changes())));
             for (auto& detail : details)
                 draft.details.push_back(std::move(detail));
             return success();

@@ -152,8 +152,9 @@ int restore(const CommandRegistry& registry, const RestoreOptions& options)
             : std::string());
     registry.out() << fmt::format("Next: start its control plane (sealtrain-control --data-dir {}, "
                                   "or `sealtrainctl init --existing --data-dir {}` on a "
-                                  "workstation), then revoke every session and review what "
-                                  "changed since the backup.\n",
+                                  "workstation); every session was revoked, so everyone signs "
+                                  "in again; review the grants and accounts changed since the "
+                                  "backup.\n",
                                   options.dataDir, options.dataDir);
     return kExitOk;
 }

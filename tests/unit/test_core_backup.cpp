@@ -388,6 +388,12 @@ private slots:
         QCOMPARE(testing::detailOf(entry, "witness"), std::string("none"));
         QCOMPARE(testing::detailOf(entry, "archive_sha256"),
                  toHex(crypto::sha256File(archive_).value()));
+        // Every session the backup held was revoked by the restore (bob's and alice's were live).
+        QVERIFY(std::stoi(testing::detailOf(entry, "sessions_revoked")) >= 2);
+        QCOMPARE(directory->database()
+                     .queryInteger("SELECT count(*) FROM sessions WHERE revoked = 0", {})
+                     .value(),
+                 std::int64_t{0});
         // The users and grants came back: bob signs in and is still an engineer (no backup).
         const auto bob = signIn(*directory, "bob");
         auto refused = core::takeBackup(*directory, bob);

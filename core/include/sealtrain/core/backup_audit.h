@@ -32,7 +32,8 @@ public:
                                       Result<std::vector<audit::Detail>> facts);
 
     // platform.restore: appended by the restore into the restored database, as its first entry
-    // after the backup's head; the actor is the operator's account on the machine.
+    // after the backup's head; the actor is the operator's account on the machine. Every session
+    // the backup holds is revoked in the same transaction (detail `sessions_revoked`).
     [[nodiscard]] Result<void> recordRestore(const std::string& operatorName,
                                              std::vector<audit::Detail> details);
 
