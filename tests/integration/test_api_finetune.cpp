@@ -39,7 +39,9 @@ class TestApiFinetune : public QObject {
     std::string digest_;  // of the imported version
     std::optional<crypto::PublicKey> registryKey_;
     bool skipped_ = false;
-    std::int64_t tuned_ = 0;  // the job that starts from the import
+    std::int64_t tuned_ = 0;               // the job that starts from the import
+    std::vector<float> importParameters_;  // the import's, as a trainer loads them
+    std::string exportedDigest_;  // of tales-export@1, a version trained here from the import
 
     [[nodiscard]] static std::string read(const std::filesystem::path& path)
     {
@@ -75,6 +77,51 @@ class TestApiFinetune : public QObject {
     }
 
     [[nodiscard]] std::int64_t width() const { return expected_.at("width").get<std::int64_t>(); }
+
+    // The training configuration of the made GPT-2 over the whole "tales" split.
+    [[nodiscard]] trainer::TrainingConfig config() const
+    {
+        trainer::TrainingConfig config;
+        config.model.vocabSize = expected_.at("vocab_size").get<std::size_t>();
+        config.model.paddedVocabSize = trainer::GptConfig::padVocab(config.model.vocabSize);
+        config.model.contextLength = expected_.at("context").get<std::size_t>();
+        config.model.layers = expected_.at("layers").get<std::size_t>();
+        config.model.heads = expected_.at("heads").get<std::size_t>();
+        config.model.width = expected_.at("width").get<std::size_t>();
+        config.batch = expected_.at("sequences").get<std::size_t>();
+        return config;
+    }
+
+    // Whether a line of `checked` (a lineage verdict's) holds `text`.
+    [[nodiscard]] static bool mentions(const std::vector<std::string>& checked,
+                                       const std::string& text)
+    {
+        return std::any_of(checked.begin(), checked.end(), [&](const std::string& line) {
+            return line.find(text) != std::string::npos;
+        });
+    }
+
+    // A checkpoint at step 2 of the assigned job holding `parameters` (the optimizer's moments
+    // zero), naming `base` as the model it started from, signed by the worker.
+    [[nodiscard]] Result<trainer::WrittenCheckpoint>
+    tunedCheckpoint(const std::filesystem::path& folder, const testing::TestWorker& worker,
+                    const api::JobAssignment& assignment, const trainer::TrainerKeys& keys,
+                    const std::vector<float>& parameters,
+                    const trainer::CheckpointReference& base) const
+    {
+        const std::vector<float> zeros(parameters.size(), 0.0F);
+        trainer::CheckpointState state;
+        state.config = config();
+        state.step = 2;
+        state.optimizerStep = 2;
+        state.runId = assignment.runId;
+        state.jobId = std::to_string(assignment.job);
+        state.datasetId = assignment.datasetId;
+        state.tokenizer = "gpt2-bpe";
+        return trainer::writeCheckpoint(folder, state, {parameters, zeros, zeros}, std::nullopt,
+                                        *keys.newest(assignment.checkpointKek), *worker.signing, 0,
+                                        base);
+    }
 
 private slots:
     void initTestCase()
@@ -335,13 +382,8 @@ private slots:
         QVERIFY2(document, document ? "" : document.error().message().c_str());
         auto verdict = ctl::verifyLineage(*document, *registryKey_);
         QVERIFY2(verdict, verdict ? "" : verdict.error().message().c_str());
-        const auto names = [&](const std::string& text) {
-            return std::any_of(
-                verdict->checked.begin(), verdict->checked.end(),
-                [&](const std::string& line) { return line.find(text) != std::string::npos; });
-        };
-        QVERIFY(names("base model tiny@1"));
-        QVERIFY(names("names base model tiny@1"));
+        QVERIFY(mentions(verdict->checked, "base model tiny@1"));
+        QVERIFY(mentions(verdict->checked, "names base model tiny@1"));
         // The base's registration swapped for another signed statement fails the document.
         auto edited = nlohmann::json::parse(*document);
         edited["base"]["digest"] = "sha256:" + std::string(64, '1');
@@ -374,31 +416,13 @@ private slots:
         std::filesystem::create_directories(base);
         auto fetched = worker.client->fetchInitModel(assignment.job, assignment.attempt, base);
         QVERIFY2(fetched, fetched ? "" : fetched.error().message().c_str());
-        trainer::TrainingConfig config;
-        config.model.vocabSize = expected_.at("vocab_size").get<std::size_t>();
-        config.model.paddedVocabSize = trainer::GptConfig::padVocab(config.model.vocabSize);
-        config.model.contextLength = expected_.at("context").get<std::size_t>();
-        config.model.layers = expected_.at("layers").get<std::size_t>();
-        config.model.heads = expected_.at("heads").get<std::size_t>();
-        config.model.width = expected_.at("width").get<std::size_t>();
-        config.batch = expected_.at("sequences").get<std::size_t>();
         const std::string sha256 = digest_.substr(7);
         auto parameters = trainer::loadInitialParameters(fetched->front(), keys.dataKeyResolver(),
-                                                         keys.resolver(), sha256, config.model);
+                                                         keys.resolver(), sha256, config().model);
         QVERIFY2(parameters, parameters ? "" : parameters.error().message().c_str());
-        const std::vector<float> zeros(parameters->size(), 0.0F);
-        trainer::CheckpointState state;
-        state.config = config;
-        state.step = 2;
-        state.optimizerStep = 2;
-        state.runId = assignment.runId;
-        state.jobId = std::to_string(assignment.job);
-        state.datasetId = assignment.datasetId;
-        state.tokenizer = "gpt2-bpe";
-        auto written = trainer::writeCheckpoint(
-            daemon_.runDir() / "exported", state, {*parameters, zeros, zeros}, std::nullopt,
-            *keys.newest(assignment.checkpointKek), *worker.signing, 0,
-            trainer::CheckpointReference{"tiny@1", sha256});
+        importParameters_ = *parameters;
+        auto written = tunedCheckpoint(daemon_.runDir() / "exported", worker, assignment, keys,
+                                       *parameters, {"tiny@1", sha256});
         QVERIFY2(written, written ? "" : written.error().message().c_str());
         auto uploaded = worker.client->uploadCheckpoint(
             assignment.job, assignment.attempt, written->files.sealed, written->files.envelope);
@@ -407,6 +431,7 @@ private slots:
 
         auto version = bob->registerModel("tales-export", "", assignment.job, 0);
         QVERIFY2(version, version ? "" : version.error().message().c_str());
+        exportedDigest_ = version->digest;
         auto asked = bob->requestExport("tales-export@1", "for the review board");
         QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
         QVERIFY(daemon_.as("ann")->approveExport(asked->id, version->digest));
@@ -424,6 +449,75 @@ private slots:
         const QByteArray out = python.readAll();
         qInfo("%s", out.trimmed().constData());
         QVERIFY2(python.exitCode() == 0, out.constData());
+    }
+
+    // A version trained here is a starting model too (fine-tuning our own models): a job from
+    // tales-export@1 is vetted against that version's job, handed its checkpoint and the one data
+    // key that opens it, and reads the parameters it holds; the import it came from is not what
+    // was authorised, a checkpoint naming that import is refused, and the new version's lineage
+    // names tales-export@1 as its base and verifies offline.
+    void ownVersionIsFineTunedFurther()
+    {
+        QVERIFY2(!exportedDigest_.empty(), "no version was trained from the import");
+        testing::TestWorker worker = testing::enrollTestWorker(daemon_, "otto", "n3", "cpu");
+        auto bob = daemon_.as("bob");
+        auto job = bob->submitJob(spec("further", "tales", width(), "tales-export@1"));
+        QVERIFY2(job, job ? "" : job.error().message().c_str());
+        const auto check = std::find_if(job->vetting.begin(), job->vetting.end(),
+                                        [](const auto& c) { return c.check == "base model"; });
+        QVERIFY(check != job->vetting.end());
+        QVERIFY2(check->ok && check->detail.find(exportedDigest_) != std::string::npos,
+                 check->detail.c_str());
+        QVERIFY(daemon_.as("ann")->approveJob(job->id, job->specSha256));
+        auto taken = worker.client->takeJob();
+        QVERIFY2(taken && taken->has_value(), taken ? "no job" : taken.error().message().c_str());
+        const api::JobAssignment assignment = **taken;
+        QCOMPARE(assignment.job, job->id);
+        QVERIFY(assignment.startsFromModel);
+        const trainer::TrainerKeys keys = testing::openJobKeys(*worker.box, assignment);
+        const auto start = daemon_.runDir() / "start-further";
+        std::filesystem::create_directories(start);
+        auto fetched = worker.client->fetchInitModel(assignment.job, assignment.attempt, start);
+        QVERIFY2(fetched, fetched ? "" : fetched.error().message().c_str());
+        QCOMPARE(fetched->size(), std::size_t{1});
+        const std::string sha256 = exportedDigest_.substr(7);
+        auto parameters = trainer::loadInitialParameters(fetched->front(), keys.dataKeyResolver(),
+                                                         keys.resolver(), sha256, config().model);
+        QVERIFY2(parameters, parameters ? "" : parameters.error().message().c_str());
+        QVERIFY(*parameters == importParameters_);  // what tales-export@1's checkpoint holds
+        auto import =
+            trainer::loadInitialParameters(fetched->front(), keys.dataKeyResolver(),
+                                           keys.resolver(), digest_.substr(7), config().model);
+        QVERIFY(!import);
+        QCOMPARE(import.error().code(), ErrorCode::Unauthenticated);
+
+        auto grandparent = tunedCheckpoint(daemon_.runDir() / "further-import", worker, assignment,
+                                           keys, *parameters, {"tiny@1", digest_.substr(7)});
+        QVERIFY2(grandparent, grandparent ? "" : grandparent.error().message().c_str());
+        auto refused =
+            worker.client->uploadCheckpoint(assignment.job, assignment.attempt,
+                                            grandparent->files.sealed, grandparent->files.envelope);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::Integrity);
+        auto written = tunedCheckpoint(daemon_.runDir() / "further", worker, assignment, keys,
+                                       *parameters, {"tales-export@1", sha256});
+        QVERIFY2(written, written ? "" : written.error().message().c_str());
+        auto uploaded = worker.client->uploadCheckpoint(
+            assignment.job, assignment.attempt, written->files.sealed, written->files.envelope);
+        QVERIFY2(uploaded, uploaded ? "" : uploaded.error().message().c_str());
+        QVERIFY(worker.client->finishJob(assignment.job, assignment.attempt, true, 0.0, ""));
+
+        auto version = bob->registerModel("tales-further", "", assignment.job, 0);
+        QVERIFY2(version, version ? "" : version.error().message().c_str());
+        QCOMPARE(version->base, std::string("tales-export@1"));
+        auto document = bob->modelLineage("tales-further@1");
+        QVERIFY2(document, document ? "" : document.error().message().c_str());
+        auto verdict = ctl::verifyLineage(*document, *registryKey_);
+        QVERIFY2(verdict, verdict ? "" : verdict.error().message().c_str());
+        QVERIFY(mentions(verdict->checked, "base model tales-export@1"));
+        QVERIFY(mentions(verdict->checked, "names base model tales-export@1"));
+        QCOMPARE(nlohmann::json::parse(*document).at("base").at("source").get<std::string>(),
+                 std::string("job"));
     }
 
     // Every import and refusal is in the audit log with the real actor and the files' digests.
