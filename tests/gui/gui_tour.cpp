@@ -9,9 +9,9 @@
 #include "access/access_page.h"
 #include "audit/audit_page.h"
 #include "audit/audit_table_model.h"
+#include "datasets/dataset_lineage.h"
 #include "datasets/datasets_page.h"
 #include "datasets/import_wizard.h"
-#include "datasets/lineage_view.h"
 #include "jobs/checkpoints_panel.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
@@ -331,6 +331,17 @@ private slots:
         save(bob, "models-promotions");
         bob.find<QTabWidget>("modelTabs")->setCurrentIndex(3);
         save(bob, "models-lineage");
+        // ann, an approver, sees the export bob asked for, with its decision buttons.
+        QVERIFY(ann.window->showScreen("modelsPage"));
+        auto* annModels = ann.find<gui::ModelsPage>("modelsPage");
+        QTRY_COMPARE_WITH_TIMEOUT(annModels->model().rowCount(), 1, 15000);
+        QVERIFY(annModels->choose("fortunes"));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            annModels->shown().has_value() && annModels->shown()->exports.size() == 1, 15000);
+        ann.find<QTabWidget>("modelTabs")->setCurrentIndex(2);
+        ann.find<QTableWidget>("modelExports")->selectRow(0);
+        QVERIFY(ann.find<QPushButton>("approveExportButton")->isVisible());
+        save(ann, "models-exports");
 
         // A GPU job waiting for approval holds most of the demo budget: bob's overview says so.
         QVERIFY(site_.daemon.as("bob")->submitJob(

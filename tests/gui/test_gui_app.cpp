@@ -12,8 +12,8 @@
 
 #include "audit/audit_page.h"
 #include "audit/audit_table_model.h"
+#include "datasets/dataset_lineage.h"
 #include "datasets/datasets_page.h"
-#include "datasets/lineage_view.h"
 #include "jobs/checkpoints_panel.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
@@ -349,6 +349,13 @@ private slots:
         QVERIFY2(graph.contains("checkpoint at step 2") && graph.contains("approved by ann")
                      && graph.contains("notes-model@1"),
                  qPrintable(graph));
+        // Drawn too: dataset → job → checkpoint → the version, chosen.
+        const gui::Lineage& drawn = bob.find<gui::LineageView>("modelLineageGraph")->lineage();
+        QCOMPARE(drawn.nodes.size(), std::size_t{4});
+        QVERIFY2(drawn.text().contains("checkpoint at step 2 (")
+                     && drawn.text().contains("registered from checkpoint at step 2"),
+                 qPrintable(drawn.text()));
+        QVERIFY(drawn.nodes.back().selected);
 
         // bob asks for production; the decision is not his to make.
         QSignalSpy done(models, &gui::ModelsPage::actionDone);

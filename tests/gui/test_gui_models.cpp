@@ -5,11 +5,11 @@
 // each module drawn where the encoder put it) and the key read from an otpauth:// URI.
 #include "audit/audit_table_model.h"
 #include "audit/head_check.h"
+#include "datasets/dataset_lineage.h"
 #include "datasets/import_wizard.h"
-#include "datasets/lineage_view.h"
 #include "jobs/job_table_model.h"
 #include "jobs/metrics_chart.h"
-#include "models/models_page.h"
+#include "models/model_lineage.h"
 #include "runs/compare_chart.h"
 #include "runs/run_table_model.h"
 #include "session/enrol_dialog.h"
@@ -212,7 +212,7 @@ private slots:
         QCOMPARE(lineage.nodes[4].column, 2);
         QVERIFY(lineageOf(datasets, jobs, "sha256:none").nodes.empty());
 
-        LineageView view;
+        LineageView view(QStringLiteral("nothing yet"));
         view.setLineage(lineage);
         QCOMPARE(view.accessibleDescription(), lineage.text());
         QVERIFY(view.sizeHint().width() > 3 * view.sizeHint().height() / 2);  // three columns
@@ -256,6 +256,110 @@ private slots:
         const QStringList lines = lineageGraph(tuned.dump()).split('\n');
         QCOMPARE(lines.value(0), QString("base model tiny@1 (sha256:ab)"));
         QVERIFY(lines.value(1).startsWith("dataset sha256:cd"));
+    }
+
+    // The Models screen's drawn lineage: dataset and base model into the job, the checkpoint
+    // chain in order, the version (chosen) and each promotion out of it; a long chain shows its
+    // ends and one box for the rest; an import is drawn from its folder; an unreadable document
+    // draws nothing.
+    void modelLineageDrawnFromTheDocument()
+    {
+        const auto envelope = [](const nlohmann::json& predicate) {
+            return nlohmann::json{{"payload", QByteArray::fromStdString(
+                                                  nlohmann::json{{"predicate", predicate}}.dump())
+                                                  .toBase64()
+                                                  .toStdString()},
+                                  {"payloadType", "application/vnd.in-toto+json"},
+                                  {"signatures", nlohmann::json::array()}}
+                .dump();
+        };
+        const auto document = [&](int checkpoints) {
+            nlohmann::json chain = nlohmann::json::array();
+            for (int step = 1; step <= checkpoints; ++step)
+                chain.push_back({{"step", step * 100},
+                                 {"worker", "n4"},
+                                 {"plaintext_sha256", std::string(64, 'c')}});
+            return nlohmann::json{
+                {"source", "job"},
+                {"model", "fortunes"},
+                {"version", 2},
+                {"digest", "sha256:" + std::string(64, 'd')},
+                {"dataset", "sha256:" + std::string(64, 'e')},
+                {"base",
+                 {{"model", "gpt2"},
+                  {"version", 1},
+                  {"digest", "sha256:ab"},
+                  {"source", "import"}}},
+                {"registration",
+                 envelope(
+                     {{"registered_by", "bob"},
+                      {"job",
+                       {{"id", 3}, {"name", "tune"}, {"submitter", "bob"}, {"approver", "ann"}}},
+                      {"checkpoints", chain}})},
+                {"promotions",
+                 {envelope({{"alias", "staging"}, {"requested_by", "bob"}, {"approved_by", "ann"}}),
+                  envelope(
+                      {{"alias", "production"}, {"requested_by", "bob"}, {"approved_by", "ivy"}})}}}
+                .dump();
+        };
+        const Lineage drawn = modelLineageOf(document(2));
+        QCOMPARE(drawn.text(),
+                 QString("dataset (sha256:eeeeeeeee…)\n"
+                         "base model gpt2@1 (sha256:ab, imported)\n"
+                         "job 3 'tune' (by bob, approved by ann) trained on dataset, started "
+                         "from base model gpt2@1\n"
+                         "checkpoint at step 100 (cccccccccccccccc…, signed by n4) written by "
+                         "job 3 'tune'\n"
+                         "checkpoint at step 200 (cccccccccccccccc…, signed by n4) after "
+                         "checkpoint at step 100\n"
+                         "fortunes@2 (sha256:ddddddddd…, registered by bob) registered from "
+                         "checkpoint at step 200\n"
+                         "alias staging (asked by bob, approved by ann) names fortunes@2\n"
+                         "alias production (asked by bob, approved by ivy) names fortunes@2"));
+        // One stage a row: the base beside the dataset, the version (the chosen box) under its
+        // last checkpoint, its promotions side by side under it.
+        QCOMPARE(drawn.flow, LineageFlow::Down);
+        QCOMPARE(drawn.nodes[1].row, 0);
+        QCOMPARE(drawn.nodes[1].column, 1);
+        QVERIFY(drawn.nodes[5].selected && drawn.nodes[5].main);
+        QCOMPARE(drawn.nodes[5].row, 4);
+        QCOMPARE(drawn.nodes[5].column, 0);
+        QCOMPARE(drawn.nodes[7].row, 5);
+        QCOMPARE(drawn.nodes[7].column, 1);
+
+        // 20 checkpoints: the first and last three, and one box for the 14 between.
+        const Lineage longChain = modelLineageOf(document(20));
+        QCOMPARE(longChain.nodes.size(), std::size_t{3 + 7 + 1 + 2});
+        QCOMPARE(longChain.nodes[6].title, QString("… 14 more checkpoints"));
+        QCOMPARE(longChain.nodes[6].detail, QString("steps 400 to 1700"));
+        QCOMPARE(longChain.nodes[7].title, QString("checkpoint at step 1800"));
+        QCOMPARE(longChain.nodes[9].title, QString("checkpoint at step 2000"));
+        QVERIFY(longChain.text().contains("fortunes@2 (sha256:ddddddddd…, registered by bob) "
+                                          "registered from checkpoint at step 2000"));
+
+        const nlohmann::json imported{
+            {"source", "import"},
+            {"model", "gpt2"},
+            {"version", 1},
+            {"digest", "sha256:" + std::string(64, 'a')},
+            {"registration",
+             envelope({{"imported_by", "bob"},
+                       {"sources", {{"model.safetensors", std::string(64, 'b')}}}})}};
+        QCOMPARE(modelLineageOf(imported.dump()).text(),
+                 QString("imported GPT-2 folder (model.safetensors bbbbbbbbbbbbbbbb…)\n"
+                         "gpt2@1 (sha256:aaaaaaaaa…, imported by bob) imported from imported "
+                         "GPT-2 folder"));
+        QVERIFY(modelLineageOf("not a document").nodes.empty());
+
+        LineageView view(QStringLiteral("nothing yet"));
+        view.setLineage(drawn);
+        QCOMPARE(view.accessibleDescription(), drawn.text());
+        view.resize(view.sizeHint());
+        // Six rows of boxes two lines high, two boxes wide.
+        QVERIFY(view.sizeHint().height() > 6 * 2 * view.fontMetrics().height());
+        QVERIFY(view.sizeHint().width()
+                < 3 * view.fontMetrics().horizontalAdvance(QString(34, 'x')));
+        QVERIFY(!view.grab().isNull());
     }
 
     void chartsTakeStepsAndValidations()

@@ -1,8 +1,8 @@
 // The datasets screen (datasets_page.h).
 #include "datasets_page.h"
 
+#include "dataset_lineage.h"
 #include "import_wizard.h"
-#include "lineage_view.h"
 
 #include "../session/background.h"
 #include "../session/row_model.h"
@@ -60,7 +60,8 @@ DatasetsPage::DatasetsPage(Session& session, QWidget* parent)
     , revoke_(new QPushButton(tr("Re&voke read"), this))
     , import_(new QPushButton(tr("&Import a dataset…"), this))
     , status_(new QLabel(this))
-    , lineage_(new LineageView(this))
+    , lineage_(new LineageView(
+          tr("Choose a dataset to see its versions and the jobs trained on them."), this))
 {
     setObjectName("datasetsPage");
     setUpTable(*table_, *model_, "datasetsTable", tr("Datasets"));
@@ -78,6 +79,8 @@ DatasetsPage::DatasetsPage(Session& session, QWidget* parent)
     status_->setObjectName("datasetsStatus");
     status_->setWordWrap(true);
     status_->setStyleSheet("color: #b00020;");
+    lineage_->setObjectName("datasetLineage");
+    lineage_->setAccessibleName(tr("The dataset's versions and the jobs trained on them"));
 
     auto* grants = new QHBoxLayout;
     grants->addWidget(reader_, 1);

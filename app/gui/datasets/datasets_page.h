@@ -1,7 +1,7 @@
 // Datasets (dataset.read to see them): the list of the datasets one may read (a steward sees
 // all), and for the selected one what its signed manifest says, its parent version, who made
 // and signed it and who may read it, its versions and the jobs trained on them drawn as a graph
-// (lineage_view.h); read grants for stewards (dataset.grant), and the import
+// (dataset_lineage.h); read grants for stewards (dataset.grant), and the import
 // wizard for those who may import (dataset.import).
 #pragma once
 

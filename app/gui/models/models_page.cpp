@@ -4,9 +4,8 @@
 #include "../session/background.h"
 #include "../session/row_model.h"
 #include "../session/session.h"
+#include "model_lineage.h"
 #include "model_table_model.h"
-
-#include <nlohmann/json.hpp>
 
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -15,6 +14,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -70,71 +70,6 @@ int chosenRow(const QTableWidget& table)
 
 }  // namespace
 
-QString lineageGraph(const std::string& document)
-{
-    const auto parsed = nlohmann::json::parse(document, nullptr, false);
-    if (!parsed.is_object())
-        return QObject::tr("The lineage document could not be read.");
-    const auto field = [](const nlohmann::json& object, const char* name) {
-        const auto found = object.find(name);
-        if (found == object.end())
-            return QString();
-        return found->is_string() ? text(found->get<std::string>()) : text(found->dump());
-    };
-    const auto statement = [](const nlohmann::json& envelopeText) {
-        if (!envelopeText.is_string())
-            return nlohmann::json();
-        const auto envelope =
-            nlohmann::json::parse(envelopeText.get<std::string>(), nullptr, false);
-        if (!envelope.is_object() || !envelope.contains("payload"))
-            return nlohmann::json();
-        const QByteArray payload =
-            QByteArray::fromBase64(QByteArray::fromStdString(envelope.value("payload", "")));
-        return nlohmann::json::parse(payload.toStdString(), nullptr, false);
-    };
-    const nlohmann::json registration = statement(parsed.value("registration", nlohmann::json()));
-    const nlohmann::json predicate = registration.value("predicate", nlohmann::json::object());
-    const nlohmann::json job = predicate.value("job", nlohmann::json::object());
-    QStringList lines;
-    if (parsed.value("source", "") == "import") {
-        lines.append(QObject::tr("imported GPT-2 folder (model.safetensors %1…)")
-                         .arg(field(predicate.value("sources", nlohmann::json::object()),
-                                    "model.safetensors")
-                                  .left(16)));
-        lines.append(QObject::tr("  └ %1@%2 (%3), imported by %4")
-                         .arg(field(parsed, "model"), field(parsed, "version"),
-                              field(parsed, "digest"), field(predicate, "imported_by")));
-        return lines.join('\n');
-    }
-    if (const nlohmann::json base = parsed.value("base", nlohmann::json()); base.is_object())
-        lines.append(QObject::tr("base model %1@%2 (%3)")
-                         .arg(field(base, "model"), field(base, "version"), field(base, "digest")));
-    lines.append(QObject::tr("dataset %1").arg(field(parsed, "dataset")));
-    lines.append(QObject::tr("  └ job %1 '%2' (spec %3), submitted by %4, approved by %5")
-                     .arg(field(job, "id"), field(job, "name"),
-                          field(job, "spec_sha256").left(16) + "…", field(job, "submitter"),
-                          field(job, "approver")));
-    QString indent = "      ";
-    for (const auto& link : predicate.value("checkpoints", nlohmann::json::array())) {
-        lines.append(QObject::tr("%1└ checkpoint at step %2 (%3…), signed by %4")
-                         .arg(indent, field(link, "step"), field(link, "plaintext_sha256").left(16),
-                              field(link, "worker")));
-        indent += "  ";
-    }
-    lines.append(QObject::tr("%1└ %2@%3 (%4), registered by %5")
-                     .arg(indent, field(parsed, "model"), field(parsed, "version"),
-                          field(parsed, "digest"), field(predicate, "registered_by")));
-    indent += "  ";
-    for (const auto& envelope : parsed.value("promotions", nlohmann::json::array())) {
-        const nlohmann::json promotion =
-            statement(envelope).value("predicate", nlohmann::json::object());
-        lines.append(QObject::tr("%1└ %2, asked by %3, approved by %4")
-                         .arg(indent, field(promotion, "alias"), field(promotion, "requested_by"),
-                              field(promotion, "approved_by")));
-    }
-    return lines.join('\n');
-}
-
 ModelsPage::ModelsPage(Session& session, QWidget* parent)
     : QWidget(parent)
     , session_(session)
@@ -151,8 +86,9 @@ ModelsPage::ModelsPage(Session& session, QWidget* parent)
                               tr("Decided by"), tr("Reason")}))
     , exports_(namedTable(this, "modelExports", tr("The model's exports"),
                           {tr("No."), tr("Version"), tr("State"), tr("Asked by"), tr("Decided by"),
-                           tr("Downloads"), tr("Folder digest")}))
+                           tr("Reason"), tr("Downloads"), tr("Folder digest")}))
     , lineage_(new QPlainTextEdit(this))
+    , graph_(new LineageView(tr("Choose a version to see its lineage."), this))
     , alias_(
           namedField(this, "promoteAlias", tr("Alias to promote the version to"), tr("production")))
     , reason_(namedField(this, "modelReason", tr("Reason for a request or a rejection"),
@@ -186,7 +122,9 @@ ModelsPage::ModelsPage(Session& session, QWidget* parent)
     lineage_->setReadOnly(true);
     lineage_->setTabChangesFocus(true);
     lineage_->setLineWrapMode(QPlainTextEdit::NoWrap);
-    lineage_->setAccessibleName(tr("The chosen version's lineage"));
+    lineage_->setAccessibleName(tr("The chosen version's lineage, with full digests"));
+    graph_->setObjectName("modelLineageGraph");
+    graph_->setAccessibleName(tr("The chosen version's lineage, drawn"));
     alias_->setText("production");
     tabs_->setObjectName("modelTabs");
 
@@ -213,13 +151,24 @@ ModelsPage::ModelsPage(Session& session, QWidget* parent)
     auto* exportButtons = new QHBoxLayout;
     exportButtons->addWidget(folder_, 1);
     exportButtons->addWidget(download_);
+    exportButtons->addStretch(0);  // the decisions stay at the right while no folder is asked for
     exportButtons->addWidget(approveExport_);
     exportButtons->addWidget(rejectExport_);
     exportsLayout->addLayout(exportButtons);
     tabs_->addTab(versionsTab, tr("Versions"));
     tabs_->addTab(promotionsTab, tr("Promotions"));
     tabs_->addTab(exportsTab, tr("Exports"));
-    tabs_->addTab(lineage_, tr("Lineage"));
+    auto* graphScroll = new QScrollArea(this);
+    graphScroll->setWidget(graph_);
+    graphScroll->setWidgetResizable(true);
+    graphScroll->setFrameShape(QFrame::NoFrame);
+    auto* lineageTab = new QSplitter(Qt::Vertical, this);
+    lineageTab->addWidget(graphScroll);
+    lineageTab->addWidget(lineage_);
+    lineageTab->setStretchFactor(0, 3);
+    lineageTab->setStretchFactor(1, 1);
+    lineageTab->setSizes({450, 150});
+    tabs_->addTab(lineageTab, tr("Lineage"));
 
     auto* details = new QWidget(this);
     auto* detailsLayout = new QVBoxLayout(details);
@@ -363,6 +312,7 @@ void ModelsPage::clear()
     for (QTableWidget* table : {versions_, promotions_, exports_})
         table->setRowCount(0);
     lineage_->clear();
+    graph_->setLineage({});
     title_->setText(tr("Choose a model to see its versions, promotions, exports and lineage."));
     updateButtons();
 }
@@ -441,7 +391,8 @@ void ModelsPage::show(api::ModelView model)
         fillRow(*exports_, static_cast<int>(i),
                 {QString::number(exported.id), QString::number(exported.version),
                  text(exported.state), text(exported.requestedBy), text(exported.decidedBy),
-                 QString::number(exported.downloads), text(exported.folderDigest)});
+                 text(exported.reason), QString::number(exported.downloads),
+                 text(exported.folderDigest)});
     }
     for (QTableWidget* table : {versions_, promotions_, exports_})
         table->resizeColumnsToContents();
@@ -484,6 +435,7 @@ void ModelsPage::showLineage()
     auto client = session_.client();
     if (version == nullptr || !client) {
         lineage_->clear();
+        graph_->setLineage({});
         return;
     }
     const std::string reference = version->name + "@" + std::to_string(version->version);
@@ -495,9 +447,11 @@ void ModelsPage::showLineage()
                 return;
             if (!document) {
                 lineage_->setPlainText(sentence(document.error()));
+                graph_->setLineage({});
                 return;
             }
             lineage_->setPlainText(lineageGraph(*document));
+            graph_->setLineage(modelLineageOf(*document));
             emit lineageShown();
         });
 }

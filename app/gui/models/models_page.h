@@ -24,6 +24,7 @@ class QTabWidget;
 
 namespace sealtrain::gui {
 
+class LineageView;
 class ModelTableModel;
 class Session;
 
@@ -71,6 +72,7 @@ private:
     QTableWidget* promotions_;
     QTableWidget* exports_;
     QPlainTextEdit* lineage_;
+    LineageView* graph_;
     QLineEdit* alias_;
     QLineEdit* reason_;
     QLineEdit* folder_;
@@ -84,8 +86,5 @@ private:
     std::optional<api::ModelView> shown_;
     int asked_ = 0;  // which choice the answers in flight belong to
 };
-
-// The lineage document (docs/formats/registry.md) drawn as an indented graph, one node a line.
-[[nodiscard]] QString lineageGraph(const std::string& document);
 
 }  // namespace sealtrain::gui
