@@ -3,6 +3,7 @@
 // line, refusals included, with the real actor; `sealtrainctl audit verify-forwarded` checks the
 // copy against an auditor's bundle and the log key, and fails on an edited or removed line. A
 // target it can not use stops the daemon with a sentence.
+#include "ctl_process.h"
 #include "daemon_fixture.h"
 
 #include "sealtrain/api/client.h"
@@ -20,30 +21,12 @@ using namespace sealtrain;
 
 namespace {
 
-struct Run {
-    int code = -1;
-    std::string out;
-};
+using testing::readText;
+using testing::writeText;
 
-Run runCtl(const QStringList& arguments)
+testing::CtlProcessRun runCtl(const QStringList& arguments)
 {
-    QProcess ctl;
-    ctl.setProcessChannelMode(QProcess::MergedChannels);
-    ctl.start(QStringLiteral(SEALTRAIN_CTL_EXECUTABLE), arguments);
-    if (!ctl.waitForFinished(60000))
-        return {};
-    return {ctl.exitCode(), ctl.readAll().toStdString()};
-}
-
-std::string readText(const std::filesystem::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void writeText(const std::filesystem::path& path, const std::string& text)
-{
-    std::ofstream(path, std::ios::binary) << text;
+    return testing::runCtlProcess(arguments, 60000);
 }
 
 std::vector<std::string> linesOf(const std::string& text)

@@ -4,6 +4,7 @@
 // and audited with the real actor and peer; a one-byte edit fails `sealtrainctl backup verify`
 // and the restore; a restore over the live witness (newer) is refused unless accepted, and the
 // acceptance is in the restored log.
+#include "ctl_process.h"
 #include "daemon_fixture.h"
 
 #include "sealtrain/api/client.h"
@@ -21,30 +22,12 @@ using namespace sealtrain;
 
 namespace {
 
-struct Run {
-    int code = -1;
-    std::string out;
-};
+using testing::readText;
+using testing::writeText;
 
-Run runCtl(const QStringList& arguments)
+testing::CtlProcessRun runCtl(const QStringList& arguments)
 {
-    QProcess ctl;
-    ctl.setProcessChannelMode(QProcess::MergedChannels);
-    ctl.start(QStringLiteral(SEALTRAIN_CTL_EXECUTABLE), arguments);
-    if (!ctl.waitForFinished(120000))
-        return {};
-    return {ctl.exitCode(), ctl.readAll().toStdString()};
-}
-
-std::string readText(const std::filesystem::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void writeText(const std::filesystem::path& path, const std::string& text)
-{
-    std::ofstream(path, std::ios::binary) << text;
+    return testing::runCtlProcess(arguments);
 }
 
 std::string detail(const audit::Entry& entry, const std::string& name)
