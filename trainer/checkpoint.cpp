@@ -335,17 +335,26 @@ Result<DecodedCheckpoint> decodeCheckpoint(std::span<const std::uint8_t> plainte
     std::vector<float>* targets[] = {&decoded.parameters, &decoded.firstMoment,
                                      &decoded.secondMoment};
     const std::string_view prefixes[] = {"", kMomentPrefixes[0], kMomentPrefixes[1]};
+    const auto shapeOf = [&](const ParameterTensor& tensor) {
+        auto shape = tensor.shape;
+        if (tensor.name == "wte.weight")  // stored without the padding rows
+            shape[0] = model.vocabSize;
+        return shape;
+    };
+    // Every tensor first, so that what is allocated is what the file holds, not what its
+    // recorded configuration claims.
+    for (const std::string_view prefix : prefixes)
+        for (const auto& tensor : layout.tensors())
+            SEALTRAIN_TRY(
+                checkF32Tensor(*file, std::string(prefix) + tensor.name, shapeOf(tensor)));
     for (std::size_t which = 0; which < 3; ++which) {
         std::vector<float>& flat = *targets[which];
         flat.assign(layout.totalSize(), 0.0F);
         for (const auto& tensor : layout.tensors()) {
-            auto shape = tensor.shape;
-            std::size_t size = tensor.size;
-            if (tensor.name == "wte.weight") {  // stored without the padding rows
-                shape[0] = model.vocabSize;
-                size = model.vocabSize * model.width;
-            }
-            SEALTRAIN_TRY(readF32Tensor(*file, std::string(prefixes[which]) + tensor.name, shape,
+            const std::size_t size =
+                tensor.name == "wte.weight" ? model.vocabSize * model.width : tensor.size;
+            SEALTRAIN_TRY(readF32Tensor(*file, std::string(prefixes[which]) + tensor.name,
+                                        shapeOf(tensor),
                                         std::span(flat).subspan(tensor.offset, size)));
         }
     }

@@ -27,6 +27,9 @@ Result<void> GptConfig::validate() const
         return invalid("The model's context length is 0; give it at least one position.");
     if (layers == 0)
         return invalid("The model has no layers; give it at least one.");
+    if (layers > kMaxLayers)
+        return invalid("The model has more than 1,024 layers, which no GPT this trainer computes "
+                       "has; give it fewer.");
     if (heads == 0)
         return invalid("The model has no attention heads; give it at least one.");
     if (width == 0 || width % heads != 0)

@@ -112,23 +112,34 @@ Result<std::vector<float>> importGpt2Parameters(const GptConfig& config,
                                                 const SafetensorsFile& file)
 {
     const ParameterLayout layout(config);
-    std::vector<float> flat(layout.totalSize(), 0.0F);
     // GPT2LMHeadModel saves its base model's tensors under "transformer."; GPT2Model without it.
     const bool prefixed = file.tensors.count("transformer.wte.weight") > 0;
     const auto nameOf = [&](const std::string& name) {
         return prefixed ? "transformer." + name : name;
     };
-    for (const ParameterTensor& tensor : layout.tensors()) {
+    const auto shapeOf = [&](const ParameterTensor& tensor) {
         std::vector<std::size_t> shape = tensor.shape;
         if (tensor.name == "wte.weight")
             shape[0] = config.vocabSize;  // the padding rows stay zero
+        return shape;
+    };
+    // Every tensor first, so that what is allocated is what the file holds (and wte's padding
+    // rows), not what its config.json claims.
+    for (const ParameterTensor& tensor : layout.tensors())
+        SEALTRAIN_TRY(checkF32Tensor(file, nameOf(tensor.name), shapeOf(tensor)));
+    const bool head = file.tensors.count("lm_head.weight") > 0;
+    if (head)
+        SEALTRAIN_TRY(checkF32Tensor(file, "lm_head.weight", {config.vocabSize, config.width}));
+    std::vector<float> flat(layout.totalSize(), 0.0F);
+    for (const ParameterTensor& tensor : layout.tensors()) {
+        const std::vector<std::size_t> shape = shapeOf(tensor);
         std::size_t elements = 1;
         for (const std::size_t dimension : shape)
             elements *= dimension;
         SEALTRAIN_TRY(readF32Tensor(file, nameOf(tensor.name), shape,
                                     std::span<float>(flat).subspan(tensor.offset, elements)));
     }
-    if (const auto head = file.tensors.find("lm_head.weight"); head != file.tensors.end()) {
+    if (head) {
         const ParameterTensor* wte = layout.find("wte.weight");
         const std::size_t elements = config.vocabSize * config.width;
         std::vector<float> values(elements);

@@ -109,16 +109,27 @@ Result<SafetensorsFile> decodeSafetensors(std::span<const std::uint8_t> bytes)
     return file;
 }
 
-Result<void> readF32Tensor(const SafetensorsFile& file, const std::string& name,
-                           const std::vector<std::size_t>& shape, std::span<float> out)
+Result<void> checkF32Tensor(const SafetensorsFile& file, const std::string& name,
+                            const std::vector<std::size_t>& shape)
 {
     const auto found = file.tensors.find(name);
     if (found == file.tensors.end())
         return Error(ErrorCode::Integrity, "The checkpoint has no tensor '" + name
                                                + "'; it was written for another model.");
     const SafetensorsTensor& tensor = found->second;
-    if (tensor.dtype != "F32" || tensor.shape != shape
-        || tensor.data.size() != out.size() * sizeof(float))
+    if (tensor.dtype != "F32" || tensor.shape != shape)
+        return Error(ErrorCode::Integrity, "The checkpoint's tensor '" + name
+                                               + "' does not have the model's dtype and shape; "
+                                                 "it was written for another model.");
+    return success();
+}
+
+Result<void> readF32Tensor(const SafetensorsFile& file, const std::string& name,
+                           const std::vector<std::size_t>& shape, std::span<float> out)
+{
+    SEALTRAIN_TRY(checkF32Tensor(file, name, shape));
+    const SafetensorsTensor& tensor = file.tensors.at(name);
+    if (tensor.data.size() != out.size() * sizeof(float))
         return Error(ErrorCode::Integrity, "The checkpoint's tensor '" + name
                                                + "' does not have the model's dtype and shape; "
                                                  "it was written for another model.");

@@ -15,6 +15,10 @@
 
 namespace sealtrain::trainer {
 
+// The most layers a shape may have (GPT-3 175B has 96): a bound on what a recorded or imported
+// configuration can make a reader lay out.
+inline constexpr std::size_t kMaxLayers = 1024;
+
 struct GptConfig {
     std::size_t vocabSize = 0;        // tokens the model reads and predicts
     std::size_t paddedVocabSize = 0;  // wte rows and logits per position; >= vocabSize

@@ -31,6 +31,12 @@ struct SafetensorsFile {
 // shape.
 [[nodiscard]] Result<SafetensorsFile> decodeSafetensors(std::span<const std::uint8_t> bytes);
 
+// Integrity when `file` has no F32 tensor `name` of exactly `shape`. A reader checks every tensor
+// it needs this way before it allocates for them: what it then allocates is bounded by the bytes
+// the file holds, never by a size the file only claims.
+[[nodiscard]] Result<void> checkF32Tensor(const SafetensorsFile& file, const std::string& name,
+                                          const std::vector<std::size_t>& shape);
+
 // Copies an F32 tensor of exactly `shape` into `out` (out.size() elements). Integrity when the
 // tensor is missing or has another dtype or shape.
 [[nodiscard]] Result<void> readF32Tensor(const SafetensorsFile& file, const std::string& name,
