@@ -142,4 +142,28 @@ bool writeCipherSeeds(const std::filesystem::path& sealedDir,
     return true;
 }
 
+bool writeStructuredTextSeeds(const std::filesystem::path& folder)
+{
+    std::filesystem::create_directories(folder);
+    const std::pair<const char*, std::string_view> specs[] = {
+        {"spec.yaml",
+         "spec_version: 1\nname: notes-small\nproject: demo\ndataset: notes\n"
+         "model: {layers: 4, heads: 4, width: 128, context: 128, init: gpt2@production}\n"
+         "optimizer: {lr: 0.0006, min_lr: 0.00006, warmup: 10}\n"
+         "schedule:\n  steps: 800\n  batch: 8\n  seed: 1337\n"
+         "resources: {pool: cpu, device: cpu, threads: 2}\n"
+         "limits: {max_restarts: 2, gpu_hours: 0.5}\n"
+         "# a comment\nnotes: \"quoted: text\"\nlist:\n  - 1\n  - two\n  - null\n"},
+        {"spec.json",
+         R"({"spec_version": 1, "name": "notes-small", "project": "demo", "dataset": "notes",)"
+         R"( "model": {"layers": 4, "heads": 4, "width": 128, "context": 128},)"
+         R"( "schedule": {"steps": 800, "batch": 8}, "resources": {"pool": "gpu",)"
+         R"( "device": "cuda", "gpus_per_node": 8, "nodes": 2}, "flags": [true, false, null,)"
+         R"( 1.5e-3, "a\"b\u00e9"]})"},
+    };
+    for (const auto& [name, text] : specs)
+        save(folder / name, std::vector<std::uint8_t>(text.begin(), text.end()));
+    return true;
+}
+
 }  // namespace sealtrain::fuzz

@@ -16,4 +16,7 @@ namespace sealtrain::fuzz {
 // One valid file for each reader of fuzz_trainer_formats, behind the byte that picks it.
 [[nodiscard]] bool writeFormatSeeds(const std::filesystem::path& folder);
 
+// Job specs as a submitter writes them, in YAML and in JSON (fuzz_structured_text).
+[[nodiscard]] bool writeStructuredTextSeeds(const std::filesystem::path& folder);
+
 }  // namespace sealtrain::fuzz

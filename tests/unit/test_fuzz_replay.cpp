@@ -8,6 +8,7 @@
 #include "fuzz_trainer_formats.h"
 
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/base/structured_text.h"
 #include "sealtrain/trainer/base_model.h"
 #include "sealtrain/trainer/checkpoint.h"
 #include "sealtrain/trainer/hf_gpt2.h"
@@ -25,6 +26,7 @@
 extern "C" int replaySealedReader(const std::uint8_t* data, std::size_t size);
 extern "C" int replayChunkedReader(const std::uint8_t* data, std::size_t size);
 extern "C" int replayTrainerFormats(const std::uint8_t* data, std::size_t size);
+extern "C" int replayStructuredText(const std::uint8_t* data, std::size_t size);
 
 using namespace sealtrain;
 
@@ -135,6 +137,7 @@ private slots:
         QVERIFY(dir_.isValid());
         QVERIFY(fuzz::writeCipherSeeds(folder("sealed"), folder("chunked")));
         QVERIFY(fuzz::writeFormatSeeds(folder("formats")));
+        QVERIFY(fuzz::writeStructuredTextSeeds(folder("text")));
     }
 
     void sealedReader() { QVERIFY(replay(folder("sealed"), replaySealedReader) > 2000); }
@@ -156,6 +159,59 @@ private slots:
         QVERIFY(trainer::parseLineageStatement(std::string_view(
             reinterpret_cast<const char*>(lineage.data()) + 1, lineage.size() - 1)));
         QVERIFY(replay(folder("formats"), replayTrainerFormats) > 2000);
+    }
+
+    // Job specs: the seeds are read, and their damaged copies and hostile shapes are read within
+    // the bounds or refused — nesting as deep as a spec may be long (64 KiB) in YAML and JSON,
+    // a "billion laughs", thousands of values.
+    void structuredText()
+    {
+        for (const char* name : {"spec.yaml", "spec.json"}) {
+            const Bytes seed = readBytes(folder("text") / name);
+            QVERIFY2(
+                parseStructuredText(
+                    std::string_view(reinterpret_cast<const char*>(seed.data()), seed.size()), {}),
+                name);
+        }
+        QVERIFY(replay(folder("text"), replayStructuredText) > 600);
+        std::string laughs = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+        for (int level = 1; level <= 9; ++level) {
+            laughs += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+            for (int i = 0; i < 9; ++i)
+                laughs += (i == 0 ? "*a" : ", *a") + std::to_string(level - 1);
+            laughs += "]\n";
+        }
+        std::string wide = "values: [";
+        for (int i = 0; i < 20000; ++i)
+            wide += i == 0 ? "1" : ",1";
+        wide += "]";
+        const std::string texts[] = {
+            std::string(65536, '['),
+            std::string(32768, '[') + std::string(32768, ']'),
+            "{\"a\": " + std::string(65536, '['),
+            std::string(32768, '{'),
+            [] {
+                std::string nested;
+                for (int i = 0; i < 20000; ++i)
+                    nested += "- ";
+                return nested + "x";
+            }(),
+            "a:\n" +
+                [] {
+                    std::string nested;
+                    for (int i = 1; i < 3000; ++i)
+                        nested += std::string(static_cast<std::size_t>(i), ' ') + "- \n";
+                    return nested;
+                }(),
+            laughs,
+            wide,
+            "{\"values\": [" + wide.substr(wide.find('[') + 1) + "}",
+        };
+        for (const std::string& text : texts) {
+            QVERIFY(!parseStructuredText(text, {}));
+            (void)replayStructuredText(reinterpret_cast<const std::uint8_t*>(text.data()),
+                                       text.size());
+        }
     }
 
     // Files made to claim more than they hold: each is refused, and nothing is allocated for
