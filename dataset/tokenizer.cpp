@@ -282,14 +282,20 @@ Gpt2BpeTokenizer::load(const std::filesystem::path& vocabJson,
     auto mergesText = readTokenizerFile(mergesTxt);
     if (!mergesText)
         return mergesText.error();
+    return fromText(*vocabText, *mergesText, vocabJson.string(), mergesTxt.string());
+}
 
+Result<std::unique_ptr<Gpt2BpeTokenizer>> Gpt2BpeTokenizer::fromText(const std::string& vocabText,
+                                                                     const std::string& mergesText,
+                                                                     const std::string& vocabLabel,
+                                                                     const std::string& mergesLabel)
+{
     auto state = std::make_unique<State>();
     const auto badVocab = [&](const std::string& what) {
-        return Error(ErrorCode::InvalidArgument, "The vocabulary '" + vocabJson.string() + "' "
-                                                     + what
+        return Error(ErrorCode::InvalidArgument, "The vocabulary '" + vocabLabel + "' " + what
                                                      + "; supply GPT-2's standard vocab.json.");
     };
-    const nlohmann::json vocab = nlohmann::json::parse(*vocabText, nullptr, false);
+    const nlohmann::json vocab = nlohmann::json::parse(vocabText, nullptr, false);
     if (vocab.is_discarded() || !vocab.is_object() || vocab.empty())
         return badVocab("is not a JSON object of symbols to ids");
     std::unordered_map<std::string, std::uint32_t> ids;
@@ -301,14 +307,16 @@ Gpt2BpeTokenizer::load(const std::filesystem::path& vocabJson,
         ids.emplace(symbol, value);
         maxId = std::max(maxId, value);
     }
-    state->symbols.assign(std::size_t{maxId} + 1, std::string());
+    // Before the table of symbols is made: its size is the file's count of symbols, never an id
+    // the file merely names (a vocab.json of one symbol numbered 2^31 - 1 would ask for 64 GB).
+    if (ids.size() != std::size_t{maxId} + 1)
+        return badVocab("leaves gaps in its ids");
+    state->symbols.assign(ids.size(), std::string());
     for (const auto& [symbol, id] : ids) {
         if (!state->symbols[id].empty())
             return badVocab("gives two symbols the same id");
         state->symbols[id] = symbol;
     }
-    if (ids.size() != state->symbols.size())
-        return badVocab("leaves gaps in its ids");
 
     const auto alphabet = gpt2ByteAlphabet();
     for (std::uint32_t b = 0; b < 256; ++b) {
@@ -321,7 +329,7 @@ Gpt2BpeTokenizer::load(const std::filesystem::path& vocabJson,
         state->alphabetToByte.emplace(alphabet[b], static_cast<std::uint8_t>(b));
     }
 
-    std::istringstream lines(*mergesText);
+    std::istringstream lines(mergesText);
     std::string line;
     std::uint32_t rank = 0;
     std::size_t lineNumber = 0;
@@ -333,10 +341,12 @@ Gpt2BpeTokenizer::load(const std::filesystem::path& vocabJson,
             continue;
         const auto space = line.find(' ');
         const auto badMerge = [&](const std::string& what) {
-            return Error(ErrorCode::InvalidArgument,
-                         "Line " + std::to_string(lineNumber) + " of the merges file '"
-                             + mergesTxt.string() + "' " + what
-                             + "; supply the merges.txt that belongs to the vocab.json.");
+            std::string message = "Line " + std::to_string(lineNumber) + " of the merges file '";
+            message += mergesLabel;
+            message += "' ";
+            message += what;
+            message += "; supply the merges.txt that belongs to the vocab.json.";
+            return Error(ErrorCode::InvalidArgument, message);
         };
         if (space == std::string::npos || space == 0
             || line.find(' ', space + 1) != std::string::npos)
@@ -356,8 +366,8 @@ Gpt2BpeTokenizer::load(const std::filesystem::path& vocabJson,
     info.vocabSize = maxId + 1;
     if (const auto eot = ids.find("<|endoftext|>"); eot != ids.end())
         info.endOfText = eot->second;
-    info.fileSha256["vocab.json"] = toHex(crypto::sha256(asBytes(*vocabText)));
-    info.fileSha256["merges.txt"] = toHex(crypto::sha256(asBytes(*mergesText)));
+    info.fileSha256["vocab.json"] = toHex(crypto::sha256(asBytes(vocabText)));
+    info.fileSha256["merges.txt"] = toHex(crypto::sha256(asBytes(mergesText)));
     return std::unique_ptr<Gpt2BpeTokenizer>(new Gpt2BpeTokenizer(std::move(state)));
 }
 

@@ -8,6 +8,7 @@
 #include "sealtrain/crypto/chunked.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/sealed.h"
+#include "sealtrain/dataset/tokenizer.h"
 #include "sealtrain/trainer/checkpoint.h"
 #include "sealtrain/trainer/hf_gpt2.h"
 #include "sealtrain/trainer/safetensors.h"
@@ -104,6 +105,18 @@ bool writeFormatSeeds(const std::filesystem::path& folder)
         trainer::CheckpointReference{"checkpoint-00000002.safetensors", std::string(64, 'a')};
     lineage.base = trainer::CheckpointReference{"gpt2@1", std::string(64, 'b')};
     saveFor(folder / "lineage", FormatReader::LineageStatement, trainer::lineageStatement(lineage));
+
+    // The byte tokenizer as GPT-2 files, with merges added for "he", "ll" and "hell".
+    std::string vocab = dataset::byteTokenizerGpt2Vocab();
+    vocab.erase(vocab.rfind('}'));  // the closing brace and the line's end
+    vocab += R"(,"he":256,"ll":257,"hell":258,"<|endoftext|>":259})";
+    const std::string merges = "#version: 0.2\nh e\nl l\nhe ll\n";
+    std::string tokenizer = vocab;
+    tokenizer.push_back('\0');
+    tokenizer += merges;
+    tokenizer.push_back('\0');
+    tokenizer += "hello, hell! \xE2\x82\xAC 12 's\n";
+    saveFor(folder / "tokenizer", FormatReader::BpeTokenizer, tokenizer);
     return true;
 }
 

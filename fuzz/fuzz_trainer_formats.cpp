@@ -6,6 +6,8 @@
 // or accepted file that breaks the reader's own promise is a bug.
 #include "fuzz_trainer_formats.h"
 
+#include "sealtrain/base/utf8.h"
+#include "sealtrain/dataset/tokenizer.h"
 #include "sealtrain/trainer/base_model.h"
 #include "sealtrain/trainer/checkpoint.h"
 #include "sealtrain/trainer/hf_gpt2.h"
@@ -71,6 +73,32 @@ void readCheckpoint(std::span<const std::uint8_t> bytes)
         std::abort();
 }
 
+// vocab.json, merges.txt and a text, separated by NUL bytes: a tokenizer the files make encodes
+// the text to ids of its vocabulary, and valid UTF-8 decodes back to itself.
+void tokenize(std::string_view input)
+{
+    const auto first = input.find('\0');
+    const auto second = first == std::string_view::npos ? first : input.find('\0', first + 1);
+    if (second == std::string_view::npos)
+        return;
+    auto tokenizer = dataset::Gpt2BpeTokenizer::fromText(
+        std::string(input.substr(0, first)),
+        std::string(input.substr(first + 1, second - first - 1)));
+    if (!tokenizer)
+        return;
+    const std::string_view text = input.substr(second + 1);
+    std::vector<std::uint32_t> ids;
+    (*tokenizer)->encode(text, ids);
+    for (const std::uint32_t id : ids)
+        if (id >= (*tokenizer)->info().vocabSize)
+            std::abort();
+    if (isValidUtf8(text)) {
+        auto decoded = (*tokenizer)->decode(ids);
+        if (!decoded || *decoded != text)
+            std::abort();
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
@@ -96,6 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         break;
     case fuzz::FormatReader::Checkpoint: readCheckpoint(rest); break;
+    case fuzz::FormatReader::BpeTokenizer: tokenize(text); break;
     case fuzz::FormatReader::TrainingConfig:
         if (auto config = trainer::TrainingConfig::fromJson(text)) {
             auto again = trainer::TrainingConfig::fromJson(config->toJson());

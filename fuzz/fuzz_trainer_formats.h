@@ -16,8 +16,9 @@ enum class FormatReader : std::uint8_t {
     LineageStatement = 3,  // parseLineageStatement: a worker's signed checkpoint statement
     Checkpoint = 4,        // decodeCheckpoint: a checkpoint's plaintext
     TrainingConfig = 5,    // TrainingConfig::fromJson: a checkpoint's recorded configuration
+    BpeTokenizer = 6,      // Gpt2BpeTokenizer::fromText: vocab.json NUL merges.txt NUL a text
 };
-inline constexpr std::uint8_t kReaders = 6;
+inline constexpr std::uint8_t kReaders = 7;
 
 // A GPT-2 small enough for the fuzzer to import many times a second.
 inline trainer::GptConfig importShape()

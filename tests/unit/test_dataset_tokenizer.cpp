@@ -168,6 +168,19 @@ private slots:
                  ErrorCode::InvalidArgument);
         QCOMPARE(Gpt2BpeTokenizer::load(vocab_.string() + ".missing", merges_).error().code(),
                  ErrorCode::NotFound);
+        // A vocabulary naming an id far past its size is refused before a table of that many
+        // symbols is made (here 2^31 - 1: 64 GB, which would end this test).
+        write(badVocab, R"({"a": 0, "b": 2147483647})");
+        auto sparse = Gpt2BpeTokenizer::load(badVocab, merges_);
+        QCOMPARE(sparse.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY2(sparse.error().message().find("gaps") != std::string::npos,
+                 sparse.error().message().c_str());
+        // Two symbols with one id, the count otherwise right, says so.
+        write(badVocab, R"({"a": 0, "b": 0, "c": 2})");
+        auto twice = Gpt2BpeTokenizer::load(badVocab, merges_);
+        QCOMPARE(twice.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY2(twice.error().message().find("same id") != std::string::npos,
+                 twice.error().message().c_str());
     }
 
     void pii_data()

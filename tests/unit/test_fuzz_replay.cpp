@@ -9,6 +9,7 @@
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/structured_text.h"
+#include "sealtrain/dataset/tokenizer.h"
 #include "sealtrain/trainer/base_model.h"
 #include "sealtrain/trainer/checkpoint.h"
 #include "sealtrain/trainer/hf_gpt2.h"
@@ -150,7 +151,7 @@ private slots:
         // would test only the first refusal).
         QCOMPARE(std::distance(std::filesystem::directory_iterator(folder("formats")),
                                std::filesystem::directory_iterator()),
-                 std::ptrdiff_t{7});
+                 std::ptrdiff_t{8});
         const Bytes safetensorsSeed = readBytes(folder("formats") / "safetensors");
         QVERIFY(trainer::decodeSafetensors(std::span(safetensorsSeed).subspan(1)));
         const Bytes checkpoint = readBytes(folder("formats") / "checkpoint");
@@ -158,6 +159,12 @@ private slots:
         const Bytes lineage = readBytes(folder("formats") / "lineage");
         QVERIFY(trainer::parseLineageStatement(std::string_view(
             reinterpret_cast<const char*>(lineage.data()) + 1, lineage.size() - 1)));
+        const Bytes tokenizer = readBytes(folder("formats") / "tokenizer");
+        const std::string files(tokenizer.begin() + 1, tokenizer.end());
+        const auto split = files.find('\0');
+        QVERIFY(dataset::Gpt2BpeTokenizer::fromText(
+            files.substr(0, split),
+            files.substr(split + 1, files.find('\0', split + 1) - split - 1)));
         QVERIFY(replay(folder("formats"), replayTrainerFormats) > 2000);
     }
 
@@ -275,6 +282,11 @@ private slots:
         auto imported = trainer::prepareBaseModel(config, asBytes(tiny));
         QVERIFY(!imported);
         QCOMPARE(imported.error().code(), ErrorCode::Integrity);
+        // A tokenizer's vocab.json naming an id far past its size: refused before its table.
+        QVERIFY(!dataset::Gpt2BpeTokenizer::fromText(R"({"a": 0, "b": 2147483647})", ""));
+        const Bytes sparse = forReader(fuzz::FormatReader::BpeTokenizer,
+                                       std::string(R"({"b": 2147483647})") + '\0' + '\0' + "x");
+        (void)replayTrainerFormats(sparse.data(), sparse.size());
         // A vocabulary of 10^12 tokens is refused outright.
         QVERIFY(!trainer::parseGpt2Config(
             R"({"model_type": "gpt2", "vocab_size": 1000000000000, "n_positions": 8,)"

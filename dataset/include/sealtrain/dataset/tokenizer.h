@@ -64,6 +64,11 @@ public:
     // not in the vocabulary, or a byte without a symbol. NotFound or Io when unreadable.
     [[nodiscard]] static Result<std::unique_ptr<Gpt2BpeTokenizer>>
     load(const std::filesystem::path& vocabJson, const std::filesystem::path& mergesTxt);
+    // The same from the files' texts; the errors name `vocabLabel` and `mergesLabel`.
+    [[nodiscard]] static Result<std::unique_ptr<Gpt2BpeTokenizer>>
+    fromText(const std::string& vocabText, const std::string& mergesText,
+             const std::string& vocabLabel = "vocab.json",
+             const std::string& mergesLabel = "merges.txt");
     ~Gpt2BpeTokenizer() override;
 
     [[nodiscard]] const TokenizerInfo& info() const noexcept override;
