@@ -277,14 +277,35 @@ Result<bool> RecordSource::nextJsonl(Record& record)
 }
 
 // One RFC 4180 row: fields separated by ',', rows by CRLF or LF, quoted fields with "" for a
-// quote and line breaks inside.
+// quote and line breaks inside. Every byte read counts toward the row's bound, separators and
+// both quotes of an escaped pair included (a row of commas would otherwise keep a string per
+// comma, and a quoted field of "" pairs would grow at half the rate counted); past it the row is
+// read through and dropped, and `overflow` is set.
 Result<bool> RecordSource::nextCsvRow(std::vector<std::string>& fields, bool& overflow)
 {
     fields.assign(1, std::string());
     overflow = false;
     bool quoted = false;
     bool any = false;
+    bool fieldStarted = false;  // a quote opens a field only before its first byte
     std::size_t total = 0;
+    const std::size_t limit = maxRecordBytes_ * 4 + 4096;
+    const auto count = [&] {
+        if (!overflow && ++total > limit) {
+            overflow = true;
+            fields.assign(1, std::string());
+        }
+    };
+    const auto append = [&](char ch) {
+        fieldStarted = true;
+        if (!overflow)
+            fields.back().push_back(ch);
+    };
+    const auto separate = [&] {
+        fieldStarted = false;
+        if (!overflow)
+            fields.emplace_back();
+    };
     for (;;) {
         auto c = get();
         if (!c)
@@ -293,43 +314,38 @@ Result<bool> RecordSource::nextCsvRow(std::vector<std::string>& fields, bool& ov
             return any;
         any = true;
         const char ch = static_cast<char>(*c);
+        count();
         if (quoted) {
-            if (ch == '"') {
-                auto after = get();
-                if (!after)
-                    return after.error();
-                if (*after == '"') {
-                    fields.back().push_back('"');
-                    continue;
-                }
-                quoted = false;
-                if (*after < 0)
-                    return true;
-                if (*after == ',') {
-                    fields.emplace_back();
-                } else if (*after == '\n') {
-                    return true;
-                } else if (*after != '\r') {
-                    fields.back().push_back(static_cast<char>(*after));
-                }
+            if (ch != '"') {
+                append(ch);
                 continue;
             }
-        } else if (ch == '"' && fields.back().empty()) {
+            auto after = get();
+            if (!after)
+                return after.error();
+            quoted = false;
+            if (*after < 0 || *after == '\n')
+                return true;
+            count();
+            if (*after == '"') {
+                quoted = true;
+                append('"');
+            } else if (*after == ',') {
+                separate();
+            } else if (*after != '\r') {
+                append(static_cast<char>(*after));
+            }
+        } else if (ch == '"' && !fieldStarted) {
             quoted = true;
-            continue;
         } else if (ch == ',') {
-            fields.emplace_back();
-            continue;
+            separate();
         } else if (ch == '\n') {
             if (!fields.back().empty() && fields.back().back() == '\r')
                 fields.back().pop_back();
             return true;
+        } else {
+            append(ch);
         }
-        if (++total > maxRecordBytes_ * 4 + 4096) {
-            overflow = true;
-            continue;
-        }
-        fields.back().push_back(ch);
     }
 }
 
@@ -350,7 +366,9 @@ Result<bool> RecordSource::nextCsv(Record& record)
         }
         csvColumnCount_ = fields.size();
         if (!csvColumn_) {
-            record.issue = issue(IssueKind::Malformed, record.line,
+            record.issue =
+                overflow ? issue(IssueKind::Oversized, record.line, "the header row is too long")
+                         : issue(IssueKind::Malformed, record.line,
                                  "the header row has no column '" + field_ + "'");
             // Without the column no row of this file can be read.
             while (true) {

@@ -1,6 +1,7 @@
 // The fuzz targets' seed corpora (fuzz_seeds.h).
 #include "fuzz_seeds.h"
 
+#include "fuzz_dataset_records.h"
 #include "fuzz_keys.h"
 #include "fuzz_trainer_formats.h"
 
@@ -8,6 +9,7 @@
 #include "sealtrain/crypto/chunked.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/sealed.h"
+#include "sealtrain/dataset/import.h"
 #include "sealtrain/dataset/tokenizer.h"
 #include "sealtrain/trainer/checkpoint.h"
 #include "sealtrain/trainer/hf_gpt2.h"
@@ -176,6 +178,39 @@ bool writeStructuredTextSeeds(const std::filesystem::path& folder)
     };
     for (const auto& [name, text] : specs)
         save(folder / name, std::vector<std::uint8_t>(text.begin(), text.end()));
+    return true;
+}
+
+bool writeDatasetRecordSeeds(const std::filesystem::path& folder)
+{
+    std::filesystem::create_directories(folder);
+    using dataset::InputFormat;
+    // Each format's file with records that hold every kind of PII the screen finds, an
+    // oversized record, a blank-line or separator edge and, where the format has them, quotes,
+    // escapes and line breaks inside a record.
+    const std::string pii = "mail jane.doe@example.com, call +44 20 7946 0958 or (555) 867-5309, "
+                            "ssn 123-45-6789, card 4111 1111 1111 1111, at 10.1.2.3 and fe80::1";
+    const std::string longText(kMaxRecordBytes + 8, 'x');
+    const std::pair<InputFormat, std::string> files[] = {
+        {InputFormat::TextFiles, pii + "\n"},
+        {InputFormat::TextRecords,
+         "first\nstill first\n\n\n" + pii + "\n \t\n" + longText + "\n\nlast\r\n"},
+        {InputFormat::Jsonl,
+         "{\"text\": \"one\", \"n\": 1}\n\n{\"text\": \"two\\nlines \\u00e9\"}\n"
+         "not json\n{\"other\": 1}\n{\"text\": \""
+             + longText + "\"}\n{\"text\": \"" + pii.substr(0, 60) + "\"}\n"},
+        {InputFormat::Csv, "id,text\r\n1,plain\r\n2,\"quoted, with \"\"quotes\"\"\nand a line\"\r\n"
+                           "3,\""
+                               + pii.substr(60, 60) + "\"\n4,too,many\n5," + longText + "\n"},
+        {InputFormat::Fortune, "%\nFirst fortune.\n%\nSecond,\n\n  with a blank line.\n%\n%\n\n%\n"
+                                   + pii.substr(0, 50) + "\n%\n"},
+    };
+    for (const auto& [format, text] : files) {
+        std::vector<std::uint8_t> input(text.size() + 1);
+        input[0] = static_cast<std::uint8_t>(format);
+        std::copy(text.begin(), text.end(), input.begin() + 1);
+        save(folder / dataset::inputFormatName(format), input);
+    }
     return true;
 }
 

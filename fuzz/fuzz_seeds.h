@@ -19,4 +19,7 @@ namespace sealtrain::fuzz {
 // Job specs as a submitter writes them, in YAML and in JSON (fuzz_structured_text).
 [[nodiscard]] bool writeStructuredTextSeeds(const std::filesystem::path& folder);
 
+// One upload in each dataset input format, behind the byte that picks it (fuzz_dataset_records).
+[[nodiscard]] bool writeDatasetRecordSeeds(const std::filesystem::path& folder);
+
 }  // namespace sealtrain::fuzz

@@ -608,6 +608,49 @@ private slots:
                  std::string("First fortune.\0Second,\n\n  with a blank line.\0Third.\0", 52));
     }
 
+    // A CSV row is read within its bound (four times the record limit and 4 KiB) whatever it is
+    // made of: a row of commas (a string per comma) and a column other than the chosen one
+    // holding "" pairs (quotes that grew a field without limit) are oversized rows, skipped,
+    // not rows read whole; the rows after them still import.
+    void csvRowsAreBounded()
+    {
+        const fs::path input = root_ / "csv-bound-src" / "in.csv";
+        const std::size_t maxRecord = 100;
+        const std::size_t rowBound = maxRecord * 4 + 4096;
+        writeFile(input, "text,other\n"
+                         "short,\""
+                             + std::string(rowBound, '"') + "\"\n" + "x"
+                             + std::string(rowBound + 1, ',') + "\n"
+                             + "kept,fine\n"
+                               "\""
+                             + std::string(rowBound, ',') + "\",quoted commas\n");
+        auto o = options(input, InputFormat::Csv, "csv-bound-out");
+        o.field = "text";
+        o.maxRecordBytes = maxRecord;
+        o.validationBasisPoints = 0;
+        const auto result = importOk(o);
+        const ImportReport& r = result.report;
+        QCOMPARE(r.recordsKept, std::uint64_t{1});
+        QCOMPARE(r.skipped, std::uint64_t{3});
+        std::set<std::string> where;
+        for (const Issue& issue : r.issues)
+            where.insert(std::string(issueKindName(issue.kind)) + "@"
+                         + std::to_string(issue.where.line));
+        QCOMPARE(where, (std::set<std::string>{"oversized@2", "oversized@3", "oversized@5"}));
+        QCOMPARE(sealedText(result), std::string("kept\0", 5));
+
+        // A header row past the bound is named as such.
+        writeFile(input, std::string(rowBound + 1, ',') + "text\nrow\n");
+        auto strict = options(input, InputFormat::Csv, "csv-header-out");
+        strict.field = "text";
+        strict.maxRecordBytes = maxRecord;
+        strict.policy = InvalidRecordPolicy::Reject;
+        auto header = importDataset(strict, bytes_, kek_);
+        QVERIFY(!header);
+        QVERIFY2(header.error().message().find("the header row is too long") != std::string::npos,
+                 header.error().message().c_str());
+    }
+
     void verifyWithoutKeyChecksHashes()
     {
         const auto a = bigDataset("verify-ok");

@@ -4,11 +4,14 @@
 // point libFuzzer calls. The targets' own checks abort on a broken promise (a truncated file
 // accepted, a tensor outside the input, a file that does not read back the same), which fails
 // this test; in the sanitizer build ASan and UBSan watch every read and allocation too.
+#include "fuzz_dataset_records.h"
 #include "fuzz_seeds.h"
 #include "fuzz_trainer_formats.h"
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/structured_text.h"
+#include "sealtrain/dataset/import.h"
+#include "sealtrain/dataset/pii.h"
 #include "sealtrain/dataset/tokenizer.h"
 #include "sealtrain/trainer/base_model.h"
 #include "sealtrain/trainer/checkpoint.h"
@@ -28,6 +31,7 @@ extern "C" int replaySealedReader(const std::uint8_t* data, std::size_t size);
 extern "C" int replayChunkedReader(const std::uint8_t* data, std::size_t size);
 extern "C" int replayTrainerFormats(const std::uint8_t* data, std::size_t size);
 extern "C" int replayStructuredText(const std::uint8_t* data, std::size_t size);
+extern "C" int replayDatasetRecords(const std::uint8_t* data, std::size_t size);
 
 using namespace sealtrain;
 
@@ -139,6 +143,7 @@ private slots:
         QVERIFY(fuzz::writeCipherSeeds(folder("sealed"), folder("chunked")));
         QVERIFY(fuzz::writeFormatSeeds(folder("formats")));
         QVERIFY(fuzz::writeStructuredTextSeeds(folder("text")));
+        QVERIFY(fuzz::writeDatasetRecordSeeds(folder("records")));
     }
 
     void sealedReader() { QVERIFY(replay(folder("sealed"), replaySealedReader) > 2000); }
@@ -219,6 +224,55 @@ private slots:
             (void)replayStructuredText(reinterpret_cast<const std::uint8_t*>(text.data()),
                                        text.size());
         }
+    }
+
+    // Uploads in every dataset format: the seeds (one per format, each holding PII the screen
+    // finds), their damaged copies, and hostile rows — a CSV row of commas, a quoted field of
+    // escaped quotes, JSON lines nested 4,000 deep (inside the line limit) and a million deep,
+    // unbroken digits and addresses for the PII screen — read within the record limit, hashed
+    // whole.
+    void datasetRecords()
+    {
+        QCOMPARE(std::distance(std::filesystem::directory_iterator(folder("records")),
+                               std::filesystem::directory_iterator()),
+                 std::ptrdiff_t{fuzz::kRecordFormats});
+        const Bytes text = readBytes(folder("records") / "text-files");
+        QVERIFY(dataset::findPii(std::string_view(reinterpret_cast<const char*>(text.data()) + 1,
+                                                  text.size() - 1))
+                    .size()
+                >= 6);
+        QVERIFY(replay(folder("records"), replayDatasetRecords) > 1000);
+        const auto upload = [](dataset::InputFormat format, const std::string& file) {
+            Bytes input(file.size() + 1);
+            input[0] = static_cast<std::uint8_t>(format);
+            std::copy(file.begin(), file.end(), input.begin() + 1);
+            return input;
+        };
+        std::string digits;
+        for (int i = 0; i < 50000; ++i)
+            digits += "4111 1111 1111 1111 1";
+        std::string addresses;
+        for (int i = 0; i < 20000; ++i)
+            addresses += "fe80::1:a@b.co:10.0.0.1.";
+        const std::pair<dataset::InputFormat, std::string> files[] = {
+            {dataset::InputFormat::Csv, "text,other\nx," + std::string(1000000, ',') + "\n"},
+            {dataset::InputFormat::Csv, "text,other\nx,\"" + std::string(1000000, '"') + "\"\n"},
+            {dataset::InputFormat::Csv, std::string(1000000, ',') + "text\n"},
+            {dataset::InputFormat::Jsonl, "{\"text\": " + std::string(4000, '[') + "\n"},
+            {dataset::InputFormat::Jsonl, std::string(1000000, '[') + "\n"},
+            {dataset::InputFormat::TextFiles, digits},
+            {dataset::InputFormat::TextRecords, addresses},
+            {dataset::InputFormat::Fortune, std::string(100000, '\n') + "%"},
+        };
+        for (const auto& [format, file] : files) {
+            const Bytes input = upload(format, file);
+            (void)replayDatasetRecords(input.data(), input.size());
+        }
+        // The screen itself, over a record far past the fuzz limit: matches in order, apart.
+        const auto matches = dataset::findPii(digits + addresses);
+        QVERIFY(!matches.empty());
+        for (std::size_t i = 1; i < matches.size(); ++i)
+            QVERIFY(matches[i].offset >= matches[i - 1].offset + matches[i - 1].length);
     }
 
     // Files made to claim more than they hold: each is refused, and nothing is allocated for
