@@ -1,10 +1,13 @@
-// Record readers for the four input formats (record_source.h).
+// Record readers for the five input formats (record_source.h).
 #include "record_source.h"
 
 #include "unicode_classes.h"
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -12,6 +15,16 @@ namespace sealtrain::dataset::internal {
 
 namespace {
 constexpr std::size_t kReadBlock = std::size_t{1} << 20U;
+
+// The read buffer for `file`: a block, or less for a regular file smaller than one (one byte
+// more than the file, so that the first read finds its end).
+std::size_t readBufferSize(std::FILE* file)
+{
+    struct stat info {};
+    if (::fstat(::fileno(file), &info) != 0 || !S_ISREG(info.st_mode) || info.st_size < 0)
+        return kReadBlock;
+    return std::min(kReadBlock, static_cast<std::size_t>(info.st_size) + 1);
+}
 
 bool isBlank(std::string_view line)
 {
@@ -39,7 +52,7 @@ RecordSource::RecordSource(std::FILE* file, std::string displayName, InputFormat
     , format_(format)
     , field_(std::move(field))
     , maxRecordBytes_(maxRecordBytes)
-    , buffer_(kReadBlock)
+    , buffer_(readBufferSize(file))
 {
 }
 

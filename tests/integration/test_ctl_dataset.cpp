@@ -172,9 +172,13 @@ private slots:
         const auto& manifest = *loaded;
         const fs::path shard = folder / manifest.train.shards[0].file;
         if (attack == "corrupt") {
+            // Flip bits (a fixed value would change nothing where the tag already held it).
             std::fstream file(shard, std::ios::in | std::ios::out | std::ios::binary);
-            file.seekp(std::streamoff(fs::file_size(shard) - 20));
-            file.put('\x5a');
+            const auto near = std::streamoff(fs::file_size(shard) - 20);
+            file.seekg(near);
+            const auto byte = static_cast<char>(file.get() ^ 0x5a);
+            file.seekp(near);
+            file.put(byte);
         } else if (attack == "swap") {
             const auto theirs = dataset::loadManifest(other, "").value();
             fs::copy_file(other / theirs.train.shards[0].file, shard,

@@ -494,9 +494,14 @@ private slots:
         } else if (attack == "unsigned") {
             fs::remove(a.folder / kManifestSignatureFileName);
         } else if (attack == "corrupt") {
+            // Flip bits of one byte: writing a fixed value left the shard as it was whenever the
+            // ciphertext already held it there (one run in 256).
             std::fstream file(shard, std::ios::in | std::ios::out | std::ios::binary);
-            file.seekp(std::streamoff(fs::file_size(shard) / 2));
-            file.put('\x5a');
+            const auto middle = std::streamoff(fs::file_size(shard) / 2);
+            file.seekg(middle);
+            const auto byte = static_cast<char>(file.get() ^ 0x5a);
+            file.seekp(middle);
+            file.put(byte);
         } else if (attack == "swap") {
             fs::copy_file(b.folder / b.manifest.train.shards[1].file, shard,
                           fs::copy_options::overwrite_existing);
