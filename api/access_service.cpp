@@ -44,6 +44,8 @@ public:
             v1::PermissionInfo* out = reply->add_permissions();
             out->set_name(std::string(permission));
             out->set_description(std::string(core::permission::description(permission)));
+            if (const auto duty = core::permission::dutyOf(permission))
+                out->set_duty(std::string(core::permission::dutyClassName(*duty)));
         }
         return Status::OK;
     }
@@ -63,12 +65,16 @@ public:
     }
 
     Status RevokeRole(ServerContext* context, const v1::GrantRequest* request,
-                      v1::GrantReply* /*reply*/) override
+                      v1::GrantReply* reply) override
     {
         return shared_.inGroup(*context, [&]() -> Status {
-            return statusOf(shared_.platform.controlPlane().access().revokeRole(
+            auto revoked = shared_.platform.controlPlane().access().revokeRole(
                 callerOf(shared_, *context).token, request->user(), request->role(),
-                request->project()));
+                request->project());
+            if (!revoked)
+                return Internal::toStatus(revoked.error());
+            reply->set_pending(revoked->pending);
+            return Status::OK;
         });
     }
 
@@ -104,12 +110,16 @@ public:
     }
 
     Status CreateRole(ServerContext* context, const v1::CreateRoleRequest* request,
-                      v1::RoleReply* /*reply*/) override
+                      v1::RoleReply* reply) override
     {
         return shared_.inGroup(*context, [&]() -> Status {
-            return statusOf(shared_.platform.controlPlane().access().createRole(
+            auto created = shared_.platform.controlPlane().access().createRole(
                 callerOf(shared_, *context).token, request->name(),
-                {request->permissions().begin(), request->permissions().end()}));
+                {request->permissions().begin(), request->permissions().end()});
+            if (!created)
+                return Internal::toStatus(created.error());
+            reply->set_pending(created->pending);
+            return Status::OK;
         });
     }
 

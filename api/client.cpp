@@ -262,7 +262,7 @@ Result<std::vector<UserSummary>> ControlClient::listUsers()
         });
 }
 
-Result<std::string> ControlClient::createUser(const std::string& name)
+Result<NewUserResult> ControlClient::createUser(const std::string& name)
 {
     v1::CreateUserRequest request;
     request.set_name(name);
@@ -272,17 +272,18 @@ Result<std::string> ControlClient::createUser(const std::string& name)
     const grpc::Status status = state_->users->CreateUser(&context, request, &reply);
     if (!status.ok())
         return state_->failure(status);
-    return reply.enrolment_code();
+    return NewUserResult{reply.enrolment_code(), reply.code_expires_unix()};
 }
 
-Result<void> ControlClient::disableUser(const std::string& name)
+Result<ChangeResult> ControlClient::disableUser(const std::string& name)
 {
     v1::UserRequest request;
     request.set_name(name);
     grpc::ClientContext context;
     setDeadline(context);
     v1::UserReply reply;
-    return state_->result(state_->users->DisableUser(&context, request, &reply));
+    SEALTRAIN_TRY(state_->result(state_->users->DisableUser(&context, request, &reply)));
+    return ChangeResult{reply.pending()};
 }
 
 Result<void> ControlClient::enableUser(const std::string& name)
@@ -314,7 +315,8 @@ Result<ResetResult> ControlClient::changeReset(const std::string& name, bool app
         request);
     if (!reply)
         return reply.error();
-    return ResetResult{reply->user(), reply->pending(), reply->reset_code()};
+    return ResetResult{reply->user(), reply->pending(), reply->reset_code(),
+                       reply->code_expires_unix()};
 }
 
 Result<std::uint32_t> ControlClient::changePassword(const crypto::SecretBytes& current,
@@ -384,11 +386,12 @@ Result<GrantResult> ControlClient::grantRole(const std::string& user, const std:
     return GrantResult{reply.pending()};
 }
 
-Result<void> ControlClient::revokeRole(const std::string& user, const std::string& role,
-                                       const std::string& project)
+Result<ChangeResult> ControlClient::revokeRole(const std::string& user, const std::string& role,
+                                               const std::string& project)
 {
     v1::GrantReply reply;
-    return changeGrant(user, role, project, false, reply);
+    SEALTRAIN_TRY(changeGrant(user, role, project, false, reply));
+    return ChangeResult{reply.pending()};
 }
 
 Result<void> ControlClient::changeGrant(const std::string& user, const std::string& role,
@@ -430,14 +433,17 @@ Result<std::vector<RoleSummary>> ControlClient::listRoles()
         });
 }
 
-Result<void> ControlClient::createRole(const std::string& name,
-                                       const std::vector<std::string>& permissions)
+Result<ChangeResult> ControlClient::createRole(const std::string& name,
+                                               const std::vector<std::string>& permissions)
 {
     v1::CreateRoleRequest request;
     request.set_name(name);
     for (const std::string& permission : permissions)
         request.add_permissions(permission);
-    return withoutReply(state_->call(*state_->access, &v1::Access::Stub::CreateRole, request));
+    auto reply = state_->call(*state_->access, &v1::Access::Stub::CreateRole, request);
+    if (!reply)
+        return reply.error();
+    return ChangeResult{reply->pending()};
 }
 
 Result<void> ControlClient::deleteRole(const std::string& name)

@@ -331,6 +331,7 @@ Result<std::optional<JobAssignment>> ControlClient::takeJob()
     assignment.manifestsPublicKeyPem = reply.manifests_public_key_pem();
     assignment.resume = reply.resume();
     assignment.gpus = reply.gpus();
+    assignment.chargedGpus = reply.charged_gpus();
     assignment.checkpointKek = reply.checkpoint_kek();
     assignment.nodes = reply.nodes();
     assignment.ranksPerNode = reply.ranks_per_node();

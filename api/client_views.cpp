@@ -108,6 +108,7 @@ Result<ServerInfoView> ControlClient::serverInfo()
     info.maxAuditPage = reply.max_audit_page();
     info.maxPasswordChecks = reply.max_password_checks();
     info.maxSpecBytes = reply.max_spec_bytes();
+    info.enrolmentCodeLifetimeSeconds = reply.enrolment_code_lifetime_seconds();
     return info;
 }
 
@@ -121,7 +122,7 @@ Result<std::vector<PermissionView>> ControlClient::listPermissions()
         return state_->failure(status);
     std::vector<PermissionView> permissions;
     for (const v1::PermissionInfo& permission : reply.permissions())
-        permissions.push_back({permission.name(), permission.description()});
+        permissions.push_back({permission.name(), permission.description(), permission.duty()});
     return permissions;
 }
 

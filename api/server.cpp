@@ -126,6 +126,7 @@ public:
         reply->set_max_audit_page(core::kMaxAuditPage);
         reply->set_max_password_checks(options.maxPasswordChecks);
         reply->set_max_spec_bytes(options.jobSpecLimits.maxBytes);
+        reply->set_enrolment_code_lifetime_seconds(plane.options().enrolmentCodeLifetime.count());
         return Status::OK;
     }
 

@@ -5,6 +5,7 @@
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/job_budgets.h"
 #include "sealtrain/core/job_policy.h"
 #include "sealtrain/core/job_spec.h"
 #include "sealtrain/core/key_release.h"
@@ -165,8 +166,7 @@ public:
         const double hours = std::chrono::duration<double, std::ratio<3600>>(
                                  std::chrono::steady_clock::now() - began)
                                  .count();
-        const double gpuHours =
-            hours * static_cast<double>(spec->resources.nodes * spec->resources.gpusPerNode);
+        const double gpuHours = core::gpuHoursCharged(*spec, hours);
         const bool succeeded = ran.ok() && exitCode == 0;
         Status finished = shared_.inGroup(*context, [&]() -> Status {
             auto ended = shared_.platform.controlPlane().jobs().finish(

@@ -75,18 +75,22 @@ public:
                 return Internal::toStatus(created.error());
             reply->set_user(created->user);
             reply->set_enrolment_code(created->enrolmentCode);
+            reply->set_code_expires_unix(created->codeExpires);
             return Status::OK;
         });
     }
 
     Status DisableUser(ServerContext* context, const v1::UserRequest* request,
-                       v1::UserReply* /*reply*/) override
+                       v1::UserReply* reply) override
     {
         return shared_.inGroup(*context, [&]() -> Status {
             auto disabled = shared_.platform.controlPlane().identity().disableUser(
                 callerOf(shared_, *context).token, request->name());
             if (!disabled)
                 return Internal::toStatus(disabled.error());
+            reply->set_pending(disabled->pending);
+            if (disabled->pending)
+                return Status::OK;
             return statusOf(shared_.revokeCertificatesOf(request->name()));
         });
     }
@@ -120,16 +124,51 @@ public:
         });
     }
 
-    // Sessionless, like SignIn: the reset code is the credential.
+    // Sessionless, like SignIn: the reset code is the credential. The new password is hashed
+    // (Argon2id) only for a code that works, outside any group, at low priority and in one of the
+    // sign-ins' password-check slots (issue #48); the redemption commits in a group, checking
+    // the code again.
     Status CompleteReset(ServerContext* context, const v1::CompleteResetRequest* request,
                          v1::CreateUserReply* reply) override
     {
+        core::ControlPlane& plane = shared_.platform.controlPlane();
+        auto password = server_internal::takeSecret(request->password());
+        if (!password)
+            return Internal::toStatus(password.error());
+        const bool works = [&] {
+            const std::lock_guard guard(shared_.lock);
+            return plane.identity().resetCodeWorks(request->user(), request->reset_code());
+        }();
+        std::optional<core::NewCredentials> credentials;
+        if (works) {
+            auto slot = shared_.passwordCheck();
+            if (!slot) {
+                const Error busy(ErrorCode::ResourceExhausted,
+                                 "The control plane is busy checking other passwords; try again "
+                                 "in a few seconds.");
+                Status audited = shared_.inGroup(*context, [&]() -> Status {
+                    return statusOf(plane.recordBusyRefusal("user.complete_reset", "user", busy));
+                });
+                server_internal::wipeRequestField(request->reset_code());
+                if (!audited.ok())
+                    return audited;
+                return Internal::toStatus(busy);
+            }
+            Result<core::NewCredentials> made = Error(ErrorCode::Internal, "not made");
+            server_internal::atLowPriority(
+                [&] { made = plane.identity().makeCredentials(request->user(), *password); });
+            if (!made) {
+                server_internal::wipeRequestField(request->reset_code());
+                return Internal::toStatus(made.error());
+            }
+            credentials = std::move(*made);
+        }
         return shared_.inGroup(*context, [&]() -> Status {
-            auto password = server_internal::takeSecret(request->password());
-            if (!password)
-                return Internal::toStatus(password.error());
-            auto enrolled = shared_.platform.controlPlane().identity().completeReset(
-                request->user(), request->reset_code(), *password);
+            // A code that did not work a moment ago is refused here without a hash: the
+            // redemption checks it first, and no credentials are stored without one.
+            static const core::NewCredentials kNone{};
+            auto enrolled = plane.identity().completeReset(request->user(), request->reset_code(),
+                                                           credentials ? *credentials : kNone);
             server_internal::wipeRequestField(request->reset_code());
             if (!enrolled)
                 return Internal::toStatus(enrolled.error());
@@ -148,6 +187,7 @@ private:
         reply.set_user(reset->user);
         reply.set_pending(reset->pending());
         reply.set_reset_code(reset->resetCode);
+        reply.set_code_expires_unix(reset->codeExpires);
         if (reset->pending())
             return Status::OK;
         return statusOf(shared_.revokeCertificatesOf(reset->user));

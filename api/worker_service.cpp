@@ -584,6 +584,7 @@ private:
         reply.set_manifests_public_key_pem(shared_.platform.manifestsKey().publicKey().toPem());
         reply.set_resume(release->resume);
         reply.set_gpus(release->gpusPerNode);
+        reply.set_charged_gpus(release->chargedGpus);
         reply.set_checkpoint_kek(release->checkpointKek);
         reply.set_nodes(release->nodes);
         reply.set_ranks_per_node(release->ranksPerNode);

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include <array>
+#include <algorithm>
 #include <bitset>
 #include <optional>
 #include <utility>
@@ -16,60 +16,56 @@ namespace sealtrain::core {
 
 namespace {
 
-// The duties that separation of duties keeps apart, each a set of permission prefixes.
-enum Duty : std::size_t { kAdministration, kInfrastructure, kDataAndJobs, kAudit, kDutyCount };
+using permission::DutyClass;
+using Duties = std::bitset<permission::kDutyClassCount>;
 
-struct DutyClass {
-    std::string_view name;  // as refusals say it
-    std::vector<std::string_view> prefixes;
-};
-
-// Indexed by Duty.
-const std::array<DutyClass, kDutyCount>& dutyClasses()
+std::size_t bit(DutyClass duty)
 {
-    static const std::array<DutyClass, kDutyCount> kClasses{{
-        {"identity administration (user, role, grant, session, keyring)",
-         {"user.", "role.", "grant.", "session.", "keyring."}},
-        {"infrastructure (worker)", {"worker."}},
-        {"data or job (dataset, job, model)", {"dataset.", "job.", "model."}},
-        {"audit", {"audit."}},
-    }};
-    return kClasses;
+    return static_cast<std::size_t>(duty);
 }
 
-// The one rule table of separation of duties: no role combines, and no user holds together, the
-// two duties of a pair, however the grants are made (break-glass too) and by whomever (the
-// holder too). Approving jobs is a job permission.
-constexpr std::array<std::pair<Duty, Duty>, 4> kSeparatedDuties{{
-    {kAdministration, kDataAndJobs},
-    {kAdministration, kAudit},
-    {kAdministration, kInfrastructure},
-    {kInfrastructure, kDataAndJobs},
-}};
-
-using Duties = std::bitset<kDutyCount>;
-
+// The classes `permissions` declare (permissions.cpp); a permission this build does not know
+// counts as every class, so that nothing unknown slips past a rule.
 Duties dutiesOf(const std::vector<std::string>& permissions)
 {
     Duties duties;
-    for (std::size_t duty = 0; duty < kDutyCount; ++duty)
-        for (const auto prefix : dutyClasses()[duty].prefixes)
-            for (const auto& p : permissions)
-                duties[duty] = duties[duty] || p.starts_with(prefix);
+    for (const auto& p : permissions) {
+        if (const auto duty = permission::dutyOf(p))
+            duties.set(bit(*duty));
+        else
+            duties.set();
+    }
     return duties;
 }
 
 // The first separated pair that `held` and `added` bring together: (what `held` has, what
 // `added` brings).
-std::optional<std::pair<Duty, Duty>> separatedPair(const Duties& held, const Duties& added)
+std::optional<std::pair<DutyClass, DutyClass>> separatedPair(const Duties& held,
+                                                             const Duties& added)
 {
-    for (const auto& [first, second] : kSeparatedDuties) {
-        if (held[first] && added[second])
+    for (const auto& [first, second] : permission::separatedDuties()) {
+        if (held[bit(first)] && added[bit(second)])
             return std::pair{first, second};
-        if (held[second] && added[first])
+        if (held[bit(second)] && added[bit(first)])
             return std::pair{second, first};
     }
     return std::nullopt;
+}
+
+// Whether `duties` hold a class that separation of duties keeps apart: a grant, a role's
+// creation or a change giving it takes a second admin when there are two (issue #48).
+bool givesSeparatedDuty(const Duties& duties)
+{
+    for (std::size_t duty = 0; duty < permission::kDutyClassCount; ++duty)
+        if (duties[duty] && permission::isSeparated(static_cast<DutyClass>(duty)))
+            return true;
+    return false;
+}
+
+std::string className(DutyClass duty)
+{
+    return duty == DutyClass::Administration ? "identity administration"
+                                             : std::string(permission::dutyClassName(duty));
 }
 
 // The separation-of-duties rules for one role's permissions.
@@ -81,38 +77,20 @@ Result<void> checkRoleMix(const std::vector<std::string>& permissions)
                          "The permission '" + p + "' is unknown; see 'role permissions'.");
     const Duties duties = dutiesOf(permissions);
     if (auto pair = separatedPair(duties, duties))
-        return denied("A role may not combine " + std::string(dutyClasses()[pair->first].name)
-                      + " with " + std::string(dutyClasses()[pair->second].name)
-                      + " permissions; make two roles.");
+        return denied("A role may not combine " + className(pair->first) + " with "
+                      + className(pair->second) + " permissions; make two roles.");
     return success();
 }
 
-// One column per duty, in Duty order: how many of the rows' permissions (`p.permission`) fall in
-// it.
-std::string dutySums()
-{
-    std::string sums;
-    for (const auto& duty : dutyClasses()) {
-        std::string any;
-        for (const auto prefix : duty.prefixes)
-            any += (any.empty() ? "" : " OR ") + std::string("p.permission LIKE '")
-                   + std::string(prefix) + "%'";
-        sums += (sums.empty() ? "" : ", ") + std::string("sum(") + any + ")";
-    }
-    return sums;
-}
-
+// The duties of the permissions that `from` (a FROM clause naming `p.permission`) selects.
 Result<Duties> dutiesFromSql(const Database& database, std::string_view from, SqlValues arguments)
 {
-    Duties duties;
-    auto row = database.queryOne("SELECT " + dutySums() + " " + std::string(from), arguments,
-                                 [&](const Statement& sums) {
-                                     for (std::size_t duty = 0; duty < kDutyCount; ++duty)
-                                         duties[duty] = sums.integer(static_cast<int>(duty)) > 0;
-                                 });
-    if (!row)
-        return row.error();
-    return duties;
+    std::vector<std::string> permissions;
+    auto listed = database.query("SELECT DISTINCT p.permission " + std::string(from), arguments,
+                                 [&](const Statement& row) { permissions.push_back(row.text(0)); });
+    if (!listed)
+        return listed.error();
+    return dutiesOf(permissions);
 }
 
 // The duties `userId` holds through unexpired grants, in any project, break-glass included.
@@ -150,17 +128,6 @@ Access::Access(AuditedTransactions& gate, const ControlPlaneOptions& options)
 {
 }
 
-Result<void> Access::requireAnotherAdmin(std::int64_t id, const std::string& what) const
-{
-    std::int64_t isThisUser = 0;
-    auto admins = countAdmins(database_, id, isThisUser);
-    if (!admins)
-        return admins.error();
-    if (isThisUser > 0 && *admins <= 1)
-        return denied("Cannot " + what + ": it is the last admin; make another admin first.");
-    return success();
-}
-
 Result<std::int64_t> Access::adminCount() const
 {
     std::int64_t ignored = 0;
@@ -172,7 +139,7 @@ Result<bool> Access::administersIdentities(std::int64_t userId) const
     auto held = dutiesHeld(database_, userId, gate_.now());
     if (!held)
         return held.error();
-    return held->test(kAdministration);
+    return held->test(bit(DutyClass::Administration));
 }
 
 Result<void> Access::requireSeparateDuties(std::int64_t id, const std::string& user,
@@ -185,32 +152,93 @@ Result<void> Access::requireSeparateDuties(std::int64_t id, const std::string& u
     if (!held)
         return held.error();
     if (auto pair = separatedPair(*held, *granted))
-        return denied(
-            "The user '" + user + "' holds " + std::string(dutyClasses()[pair->first].name)
-            + " permissions and may not also hold " + std::string(dutyClasses()[pair->second].name)
-            + " permissions; use a separate account.");
+        return denied("The user '" + user + "' holds " + className(pair->first)
+                      + " permissions and may not also hold " + className(pair->second)
+                      + " permissions; use a separate account.");
     return success();
 }
 
-Result<void> Access::createRole(const std::string& session, const std::string& name,
-                                const std::vector<std::string>& permissions)
+namespace {
+
+// A role's permissions as a pending request keeps them: sorted, once each, one per line.
+std::string canonicalPermissions(std::vector<std::string> permissions)
 {
-    return gate_.perform(
+    std::sort(permissions.begin(), permissions.end());
+    permissions.erase(std::unique(permissions.begin(), permissions.end()), permissions.end());
+    std::string joined;
+    for (const auto& p : permissions)
+        joined += (joined.empty() ? "" : "\n") + p;
+    return joined;
+}
+
+struct RoleRequest {
+    std::string permissions;
+    std::int64_t requesterId = 0;
+    std::string requester;
+};
+
+}  // namespace
+
+Result<ChangeOutcome> Access::createRole(const std::string& session, const std::string& name,
+                                         const std::vector<std::string>& permissions)
+{
+    ChangeOutcome outcome;
+    auto performed = gate_.perform(
         session, {"role.create", permission::kRoleManage, {}, {"role", name}},
-        [&](const Caller&, audit::EntryDraft& draft) -> Result<void> {
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
             SEALTRAIN_TRY(requireValidName("role", name));
             SEALTRAIN_TRY(checkRoleMix(permissions));
-            if (auto done = database_.run("INSERT INTO roles (name) VALUES (?)", {name}); !done)
+            for (const auto& p : permissions)
+                draft.details.push_back(audit::textDetail("permission", p));
+            bool exists = false;
+            SEALTRAIN_ASSIGN(exists,
+                             database_.exists("SELECT 1 FROM roles WHERE name = ?", {name}));
+            if (exists)
                 return Error(ErrorCode::AlreadyExists,
                              "A role named '" + name + "' already exists; choose another name.");
-            for (const auto& p : permissions) {
+            bool twoAdmins = false;
+            SEALTRAIN_ASSIGN(twoAdmins, fourEyesApply());
+            if (twoAdmins && givesSeparatedDuty(dutiesOf(permissions))) {
+                const std::string wanted = canonicalPermissions(permissions);
+                std::optional<RoleRequest> request;
+                SEALTRAIN_TRY(database_.queryOne(
+                    "SELECT p.permissions, r.id, r.name FROM pending_roles p JOIN users r ON "
+                    "r.id = p.requested_by WHERE p.name = ?",
+                    {name}, [&](const Statement& row) {
+                        request = RoleRequest{row.text(0), row.integer(1), row.text(2)};
+                    }));
+                if (!request) {
+                    SEALTRAIN_TRY(database_.run(
+                        "INSERT INTO pending_roles (name, permissions, requested_by, created) "
+                        "VALUES (?, ?, ?, ?)",
+                        {name, wanted, caller.userId, gate_.now()}));
+                    draft.action = "role.request";
+                    draft.details.push_back(
+                        audit::textDetail("pending", "waits for a second admin"));
+                    outcome.pending = true;
+                    return success();
+                }
+                if (request->permissions != wanted)
+                    return Error(ErrorCode::FailedPrecondition,
+                                 "A role named '" + name
+                                     + "' with other permissions waits for a second admin; "
+                                       "choose another name or delete that request first.");
+                if (request->requesterId == caller.userId)
+                    return denied("The role '" + name
+                                  + "' waits for another admin's approval; ask one.");
+                SEALTRAIN_TRY(database_.run("DELETE FROM pending_roles WHERE name = ?", {name}));
+                draft.details.push_back(audit::textDetail("requested_by", request->requester));
+            }
+            SEALTRAIN_TRY(database_.run("INSERT INTO roles (name) VALUES (?)", {name}));
+            for (const auto& p : permissions)
                 SEALTRAIN_TRY(database_.run(
                     "INSERT OR IGNORE INTO role_permissions (role, permission) VALUES (?, ?)",
                     {name, p}));
-                draft.details.push_back(audit::textDetail("permission", p));
-            }
             return success();
         });
+    if (!performed)
+        return performed.error();
+    return outcome;
 }
 
 Result<void> Access::deleteRole(const std::string& session, const std::string& name)
@@ -230,8 +258,10 @@ Result<void> Access::deleteRole(const std::string& session, const std::string& n
             if (*inUse)
                 return Error(ErrorCode::InvalidArgument,
                              "The role '" + name + "' is still granted; revoke its grants first.");
+            SEALTRAIN_TRY(database_.run("DELETE FROM pending_roles WHERE name = ?", {name}));
+            const bool requested = database_.changes() > 0;
             SEALTRAIN_TRY(database_.run("DELETE FROM roles WHERE name = ?", {name}));
-            if (database_.changes() == 0)
+            if (database_.changes() == 0 && !requested)
                 return Error(ErrorCode::NotFound,
                              "There is no role '" + name + "'; check the name.");
             return success();
@@ -286,24 +316,60 @@ Result<std::vector<std::string>> Access::adminNames() const
     return names;
 }
 
-Result<bool> Access::needsSecondAdmin(const std::string& role) const
+Result<bool> Access::fourEyesApply() const
 {
-    auto separated = database_.exists(
-        "SELECT 1 FROM role_permissions WHERE role = ? AND permission IN (?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?)",
-        {role, std::string(permission::kUserManage), std::string(permission::kRoleManage),
-         std::string(permission::kGrantManage), std::string(permission::kSessionManage),
-         std::string(permission::kKeyringManage), std::string(permission::kDatasetImport),
-         std::string(permission::kDatasetGrant), std::string(permission::kJobApprove),
-         std::string(permission::kAuditRead), std::string(permission::kAuditExport)});
-    if (!separated)
-        return separated.error();
-    if (!*separated)
-        return false;
     auto admins = adminCount();
     if (!admins)
         return admins.error();
     return *admins >= 2;
+}
+
+Result<bool> Access::needsSecondAdmin(const std::string& role) const
+{
+    auto given = dutiesFromSql(database_, "FROM role_permissions p WHERE p.role = ?", {role});
+    if (!given)
+        return given.error();
+    if (!givesSeparatedDuty(*given))
+        return false;
+    return fourEyesApply();
+}
+
+Result<bool> Access::removeAdmin(const Caller& caller, std::int64_t userId, const std::string& what,
+                                 audit::EntryDraft& draft)
+{
+    std::int64_t isThisUser = 0;
+    auto admins = countAdmins(database_, userId, isThisUser);
+    if (!admins)
+        return admins.error();
+    if (isThisUser == 0)
+        return true;
+    if (*admins <= 1)
+        return denied("Cannot " + what + ": it is the last admin; make another admin first.");
+    if (*admins >= 3)
+        return true;
+    // Two admins: one of them alone would return the plane to single-admin mode (issue #48).
+    std::optional<std::pair<std::int64_t, std::string>> request;
+    SEALTRAIN_TRY(database_.queryOne(
+        "SELECT r.id, r.name FROM pending_admin_changes p JOIN users r ON r.id = p.requested_by "
+        "WHERE p.user_id = ? AND p.action = ?",
+        {userId, draft.action},
+        [&](const Statement& row) { request.emplace(row.integer(0), row.text(1)); }));
+    if (!request) {
+        SEALTRAIN_TRY(database_.run("INSERT INTO pending_admin_changes (user_id, action, "
+                                    "requested_by, created) VALUES (?, ?, ?, ?)",
+                                    {userId, draft.action, caller.userId, gate_.now()}));
+        draft.action += "_request";
+        draft.details.push_back(audit::textDetail("pending", "waits for a second admin"));
+        return false;
+    }
+    if (request->first == caller.userId)
+        return denied("You asked to " + what
+                      + " yourself and it would leave one admin; another admin must agree.");
+    SEALTRAIN_TRY(
+        database_.run("DELETE FROM pending_admin_changes WHERE user_id = ? AND action = ?",
+                      {userId, draft.action}));
+    draft.details.push_back(audit::textDetail("requested_by", request->second));
+    return true;
 }
 
 Result<GrantOutcome> Access::grant(const std::string& session, const std::string& user,
@@ -338,8 +404,19 @@ Result<GrantOutcome> Access::grant(const std::string& session, const std::string
                              "There is no role '" + role + "'; check the name with 'role list'.");
             SEALTRAIN_TRY(requireSeparateDuties(*id, user, role));
             draft.details.push_back(audit::textDetail("role", role));
-            // Four eyes for separated duties (issue #27): a break-glass grant is an emergency
-            // of its own, time-limited and flagged, and is made by one admin.
+            // Whoever holds an account's open enrolment or reset code could redeem it and act
+            // with the grant (issue #48): such a grant waits until the user set their own
+            // credentials, and no emergency grant goes to such an account.
+            bool unredeemed = false;
+            SEALTRAIN_ASSIGN(unredeemed, database_.exists("SELECT 1 FROM users WHERE id = ? AND "
+                                                          "reset_code_hash IS NOT NULL",
+                                                          {*id}));
+            if (breakGlass && unredeemed)
+                return denied("The user '" + user
+                              + "' has not set their own credentials yet; a break-glass grant "
+                                "goes only to someone who has.");
+            // Four eyes for separated duties (issues #27, #48): a break-glass grant is an
+            // emergency of its own, time-limited and flagged, and is made by one admin.
             bool secondAdmin = false;
             SEALTRAIN_ASSIGN(secondAdmin, needsSecondAdmin(role));
             bool held = false;
@@ -351,7 +428,7 @@ Result<GrantOutcome> Access::grant(const std::string& session, const std::string
                 return Error(ErrorCode::AlreadyExists,
                              "The user '" + user + "' already holds the role '" + role
                                  + "' there; revoke it first to change it.");
-            if (!breakGlass && secondAdmin) {
+            if (!breakGlass && (secondAdmin || unredeemed)) {
                 std::optional<std::pair<std::int64_t, std::string>> request;
                 SEALTRAIN_TRY(database_.queryOne(
                     "SELECT r.id, r.name FROM pending_grants p JOIN users r ON "
@@ -367,12 +444,19 @@ Result<GrantOutcome> Access::grant(const std::string& session, const std::string
                         "created) VALUES (?, ?, ?, ?, ?)",
                         {*id, role, project, caller.userId, gate_.now()}));
                     draft.action = "grant.request";
-                    draft.details.push_back(
-                        audit::textDetail("pending", "waits for a second admin"));
+                    draft.details.push_back(audit::textDetail(
+                        "pending", unredeemed ? "waits for the user's own credentials"
+                                              : "waits for a second admin"));
                     outcome.pending = true;
                     return success();
                 }
-                if (request->first == caller.userId)
+                if (unredeemed)
+                    return Error(ErrorCode::FailedPrecondition,
+                                 "The grant of '" + role + "' to '" + user + "' waits until '"
+                                     + user
+                                     + "' has set their own credentials with their code; make "
+                                       "it again after that.");
+                if (secondAdmin && request->first == caller.userId)
                     return denied("The grant of '" + role + "' to '" + user
                                   + "' waits for another admin's approval; ask one.");
                 SEALTRAIN_TRY(database_.run(
@@ -403,17 +487,26 @@ Result<GrantOutcome> Access::grant(const std::string& session, const std::string
     return outcome;
 }
 
-Result<void> Access::revokeRole(const std::string& session, const std::string& user,
-                                const std::string& role, const std::string& project)
+Result<GrantOutcome> Access::revokeRole(const std::string& session, const std::string& user,
+                                        const std::string& role, const std::string& project)
 {
-    return gate_.perform(
+    GrantOutcome outcome;
+    auto performed = gate_.perform(
         session, {"grant.revoke", permission::kGrantManage, project, {"user", user}},
-        [&](const Caller&, audit::EntryDraft& draft) -> Result<void> {
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
             auto id = userIdByName(database_, user);
             if (!id)
                 return id.error();
-            if (role == kAdminRole && project.empty())
-                SEALTRAIN_TRY(requireAnotherAdmin(*id, "revoke admin from '" + user + "'"));
+            draft.details.push_back(audit::textDetail("role", role));
+            if (role == kAdminRole && project.empty()) {
+                bool now = false;
+                SEALTRAIN_ASSIGN(
+                    now, removeAdmin(caller, *id, "revoke admin from '" + user + "'", draft));
+                if (!now) {
+                    outcome.pending = true;
+                    return success();
+                }
+            }
             SEALTRAIN_TRY(database_.run(
                 "DELETE FROM pending_grants WHERE user_id = ? AND role = ? AND project = ?",
                 {*id, role, project}));
@@ -424,9 +517,11 @@ Result<void> Access::revokeRole(const std::string& session, const std::string& u
             if (database_.changes() == 0 && !requested)
                 return Error(ErrorCode::NotFound, "The user '" + user + "' does not hold the role '"
                                                       + role + "' there; check with 'user list'.");
-            draft.details.push_back(audit::textDetail("role", role));
             return success();
         });
+    if (!performed)
+        return performed.error();
+    return outcome;
 }
 
 }  // namespace sealtrain::core

@@ -52,8 +52,8 @@ Result<std::optional<Account>> findAccount(const Database& database,
     Account account;
     std::vector<std::uint8_t> secret;
     auto found = database.queryOne(
-        "SELECT id, password_hash, totp_secret, totp_last_step, disabled, reset_code_hash "
-        "FROM users WHERE name = ?",
+        "SELECT id, password_hash, totp_secret, totp_last_step, disabled, reset_code_hash, "
+        "reset_code_expires FROM users WHERE name = ?",
         {name}, [&](const Statement& row) {
             account.id = row.integer(0);
             account.passwordHash = row.text(1);
@@ -62,6 +62,7 @@ Result<std::optional<Account>> findAccount(const Database& database,
             account.disabled = row.integer(4) != 0;
             if (!row.isNull(5))
                 account.resetCodeHash = row.blob(5);
+            account.resetCodeExpires = row.integer(6);
         });
     if (!found)
         return found.error();

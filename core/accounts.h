@@ -27,6 +27,7 @@ struct Account {
     std::int64_t lockedUntil = 0;                            // for `peer`
     std::string peer;                                        // the lockout peer these count against
     std::optional<std::vector<std::uint8_t>> resetCodeHash;  // set while a reset is open
+    std::int64_t resetCodeExpires = 0;  // when that code stops working (Unix seconds)
 };
 
 // The account `name`, with the failures and lockout that count against `peer`; nullopt when

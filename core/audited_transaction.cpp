@@ -452,6 +452,19 @@ Result<Caller> AuditedTransactions::identify(const std::string& session,
 Result<void> AuditedTransactions::performWithoutSession(const AuditedRequest& request,
                                                         const SessionlessBody& body)
 {
+    return performSessionless(request, body, false);
+}
+
+Result<void> AuditedTransactions::performAnonymously(const AuditedRequest& request,
+                                                     const SessionlessBody& body)
+{
+    return performSessionless(request, body, true);
+}
+
+Result<void> AuditedTransactions::performSessionless(const AuditedRequest& request,
+                                                     const SessionlessBody& body,
+                                                     bool countRefusals)
+{
     auto transaction = database_.begin();
     if (!transaction)
         return transaction.error();
@@ -465,6 +478,12 @@ Result<void> AuditedTransactions::performWithoutSession(const AuditedRequest& re
         AuditedRequest unnamed = request;
         unnamed.target.id.clear();
         return recordFailure(nobody, unnamed, outcomeOf(outcome.error()), outcome.error(), false);
+    }
+    // An anonymous refusal changes nothing: counted, and written with its window's count.
+    if (countRefusals && !outcome
+        && countAnonymous(request, Error(outcome.error().code(), draft.reason))) {
+        (*transaction)->rollback();
+        return outcome;
     }
     if (draft.outcome != audit::Outcome::Ok)
         fitRefusal(draft);  // a sign-in's actor is the name the caller typed

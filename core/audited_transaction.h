@@ -155,6 +155,12 @@ public:
     // entry, and the caller gets its error.
     [[nodiscard]] Result<void> performWithoutSession(const AuditedRequest& request,
                                                      const SessionlessBody& body);
+    // performWithoutSession for a call whose credential is in the request and whose caller is
+    // nobody until it matches (a reset code's redemption, issue #48): a refusal (the entry marked
+    // denied by `body`, its reason the entry's) is an anonymous one, counted per window like the
+    // others (flushAnonymousRefusals) instead of written call by call.
+    [[nodiscard]] Result<void> performAnonymously(const AuditedRequest& request,
+                                                  const SessionlessBody& body);
 
     // Appends a refusal of `caller`'s `request` in a transaction of its own, for a call that
     // fails outside perform (a dataset import that fails after admit).
@@ -202,6 +208,9 @@ private:
 
     [[nodiscard]] Result<Caller> enter(const std::string& session, const AuditedRequest& request,
                                        const Body& body, bool entryOnSuccess);
+    // performWithoutSession, and with `countRefusals` performAnonymously.
+    [[nodiscard]] Result<void> performSessionless(const AuditedRequest& request,
+                                                  const SessionlessBody& body, bool countRefusals);
     // The session check: checkSession, then the session's use recorded when it is due.
     [[nodiscard]] Result<Caller> authenticate(const std::string& session);
     // Whether `session` is valid at `t` (known, not revoked, its user enabled, not expired), and

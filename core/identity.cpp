@@ -156,15 +156,15 @@ crypto::Sha256Digest hashOfResetCode(const std::string& code)
 }
 
 // Leaves `userId` with no password and no TOTP secret, ends their sessions, lockout and any
-// pending request, and returns the one-time code with which they set new credentials (the
-// database keeps only its SHA-256).
-Result<std::string> openReset(const Database& database, std::int64_t userId)
+// pending request, and returns the one-time code with which they set new credentials until
+// `expires` (the database keeps only its SHA-256).
+Result<std::string> openReset(const Database& database, std::int64_t userId, std::int64_t expires)
 {
     std::string code = "rc_" + toBase64Url(crypto::randomBytes(32));
     SEALTRAIN_TRY(database.run("UPDATE users SET password_hash = '', totp_secret = x'', "
                                "totp_last_step = 0, failed_attempts = 0, locked_until = 0, "
-                               "reset_code_hash = ? WHERE id = ?",
-                               {SqlValue::blob(hashOfResetCode(code)), userId}));
+                               "reset_code_hash = ?, reset_code_expires = ? WHERE id = ?",
+                               {SqlValue::blob(hashOfResetCode(code)), expires, userId}));
     SEALTRAIN_TRY(database.run("DELETE FROM pending_resets WHERE user_id = ?", {userId}));
     SEALTRAIN_TRY(clearAllFailures(database, userId));
     SEALTRAIN_TRY(revokeSessionsOf(database, userId));
@@ -222,6 +222,7 @@ using ResetDecision =
 
 Result<ResetOutcome> performReset(AuditedTransactions& gate, const std::string& session,
                                   const std::string& action, const std::string& name,
+                                  std::chrono::seconds codeLifetime,
                                   const ResetDecision& takesEffect)
 {
     return gate.performReturning(
@@ -235,10 +236,12 @@ Result<ResetOutcome> performReset(AuditedTransactions& gate, const std::string& 
                 return now.error();
             if (!*now)
                 return ResetOutcome{name, {}};
-            auto code = openReset(gate.database(), *id);
+            const std::int64_t expires = gate.now() + codeLifetime.count();
+            auto code = openReset(gate.database(), *id, expires);
             if (!code)
                 return code.error();
-            return ResetOutcome{name, std::move(*code)};
+            draft.details.push_back(audit::textDetail("code_expires", std::to_string(expires)));
+            return ResetOutcome{name, std::move(*code), expires};
         });
 }
 
@@ -257,8 +260,7 @@ Result<std::int64_t> userIdByName(const Database& database, const std::string& n
     return id;
 }
 
-Identity::Identity(AuditedTransactions& gate, const Access& access,
-                   const ControlPlaneOptions& options)
+Identity::Identity(AuditedTransactions& gate, Access& access, const ControlPlaneOptions& options)
     : gate_(gate)
     , database_(gate.database())
     , access_(access)
@@ -266,8 +268,8 @@ Identity::Identity(AuditedTransactions& gate, const Access& access,
 {
 }
 
-Result<Enrollment> Identity::storeNewCredentials(std::int64_t id, const std::string& name,
-                                                 const crypto::SecretBytes& password)
+Result<NewCredentials> Identity::makeCredentials(const std::string& name,
+                                                 const crypto::SecretBytes& password) const
 {
     SEALTRAIN_TRY(checkPasswordPolicy(name, password));
     auto hash = hashPassword(password, options_.passwordHashing);
@@ -276,15 +278,31 @@ Result<Enrollment> Identity::storeNewCredentials(std::int64_t id, const std::str
     auto secret = crypto::SecretBytes::random(kTotpSecretSize);
     if (!secret)
         return secret.error();
+    return NewCredentials{std::move(*hash), std::move(*secret)};
+}
+
+Result<Enrollment> Identity::storeCredentials(std::int64_t id, const std::string& name,
+                                              const NewCredentials& credentials)
+{
     // The TOTP secret is stored as is: the whole database is encrypted under the database key
     // (docs/formats/database.md), and the server must be able to compute codes from it. A new
     // secret the user had started to move to (identity_totp.cpp) goes: these are the credentials.
-    SEALTRAIN_TRY(database_.run("UPDATE users SET password_hash = ?, totp_secret = ?, "
-                                "totp_last_step = 0, failed_attempts = 0, locked_until = 0, "
-                                "reset_code_hash = NULL, totp_pending = NULL, "
-                                "totp_pending_expires = 0, totp_pending_misses = 0 WHERE id = ?",
-                                {*hash, SqlValue::blob(secret->bytes()), id}));
-    return Enrollment{name, otpauthUri(options_.totpIssuer, name, *secret)};
+    SEALTRAIN_TRY(database_.run(
+        "UPDATE users SET password_hash = ?, totp_secret = ?, "
+        "totp_last_step = 0, failed_attempts = 0, locked_until = 0, "
+        "reset_code_hash = NULL, totp_pending = NULL, "
+        "totp_pending_expires = 0, totp_pending_misses = 0 WHERE id = ?",
+        {credentials.passwordHash, SqlValue::blob(credentials.totpSecret.bytes()), id}));
+    return Enrollment{name, otpauthUri(options_.totpIssuer, name, credentials.totpSecret)};
+}
+
+Result<Enrollment> Identity::storeNewCredentials(std::int64_t id, const std::string& name,
+                                                 const crypto::SecretBytes& password)
+{
+    auto made = makeCredentials(name, password);
+    if (!made)
+        return made.error();
+    return storeCredentials(id, name, *made);
 }
 
 Result<Enrollment> Identity::init(const std::string& adminName, const crypto::SecretBytes& password)
@@ -483,23 +501,38 @@ Result<NewUser> Identity::createUser(const std::string& session, const std::stri
             if (auto done = insertUser(database_, name, gate_.now()); !done)
                 return Error(ErrorCode::AlreadyExists,
                              "A user named '" + name + "' already exists; choose another name.");
-            auto code = openReset(database_, database_.lastInsertId());
+            const std::int64_t expires = gate_.now() + options_.enrolmentCodeLifetime.count();
+            auto code = openReset(database_, database_.lastInsertId(), expires);
             if (!code)
                 return code.error();
             draft.details.push_back(audit::textDetail("credentials", "set by the user"));
-            return NewUser{name, std::move(code).value()};
+            draft.details.push_back(audit::textDetail("code_expires", std::to_string(expires)));
+            return NewUser{name, std::move(code).value(), expires};
         });
 }
 
-Result<void> Identity::disableUser(const std::string& session, const std::string& name)
+Result<ChangeOutcome> Identity::disableUser(const std::string& session, const std::string& name)
 {
-    return performOnUser(
-        gate_, session, "user.disable", permission::kUserManage, name,
-        [&](std::int64_t id) -> Result<void> {
-            SEALTRAIN_TRY(access_.requireAnotherAdmin(id, "disable '" + name + "'"));
-            SEALTRAIN_TRY(database_.run("UPDATE users SET disabled = 1 WHERE id = ?", {id}));
-            return revokeSessionsOf(database_, id);
+    ChangeOutcome outcome;
+    auto performed = gate_.perform(
+        session, {"user.disable", permission::kUserManage, {}, {"user", name}},
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<void> {
+            auto id = userIdByName(database_, name);
+            if (!id)
+                return id.error();
+            bool now = false;
+            SEALTRAIN_ASSIGN(now,
+                             access_.removeAdmin(caller, *id, "disable '" + name + "'", draft));
+            if (!now) {
+                outcome.pending = true;
+                return success();
+            }
+            SEALTRAIN_TRY(database_.run("UPDATE users SET disabled = 1 WHERE id = ?", {*id}));
+            return revokeSessionsOf(database_, *id);
         });
+    if (!performed)
+        return performed.error();
+    return outcome;
 }
 
 Result<void> Identity::enableUser(const std::string& session, const std::string& name)
@@ -515,7 +548,7 @@ Result<void> Identity::enableUser(const std::string& session, const std::string&
 Result<ResetOutcome> Identity::resetUser(const std::string& session, const std::string& name)
 {
     return performReset(
-        gate_, session, "user.reset", name,
+        gate_, session, "user.reset", name, options_.enrolmentCodeLifetime,
         [&](const Caller& caller, std::int64_t id, audit::EntryDraft& draft) -> Result<bool> {
             auto administrator = access_.administersIdentities(id);
             if (!administrator)
@@ -537,7 +570,7 @@ Result<ResetOutcome> Identity::resetUser(const std::string& session, const std::
 Result<ResetOutcome> Identity::approveReset(const std::string& session, const std::string& name)
 {
     return performReset(
-        gate_, session, "user.reset_approve", name,
+        gate_, session, "user.reset_approve", name, options_.enrolmentCodeLifetime,
         [&](const Caller& caller, std::int64_t id, audit::EntryDraft& draft) -> Result<bool> {
             auto request = pendingReset(database_, id);
             if (!request)
@@ -558,15 +591,34 @@ Result<ResetOutcome> Identity::approveReset(const std::string& session, const st
         });
 }
 
+bool Identity::resetCodeWorks(const std::string& name, const std::string& resetCode) const
+{
+    auto account = findAccount(database_, options_, name, std::string(kLocalPeer));
+    if (!account || !*account || !(*account)->resetCodeHash)
+        return false;
+    return resetCodeMatches(*(*account)->resetCodeHash, resetCode)
+           && gate_.now() < (*account)->resetCodeExpires;
+}
+
 Result<Enrollment> Identity::completeReset(const std::string& name, const std::string& resetCode,
                                            const crypto::SecretBytes& password)
 {
-    SEALTRAIN_TRY(checkPasswordPolicy(name, password));
+    auto credentials = makeCredentials(name, password);
+    if (!credentials)
+        return credentials.error();
+    return completeReset(name, resetCode, *credentials);
+}
+
+Result<Enrollment> Identity::completeReset(const std::string& name, const std::string& resetCode,
+                                           const NewCredentials& credentials)
+{
     Enrollment enrollment;
-    auto completed = gate_.performWithoutSession(
+    auto completed = gate_.performAnonymously(
         {"user.complete_reset", {}, {}, {"user", name}},
         [&](audit::EntryDraft& draft) -> Result<void> {
-            draft.actor = {audit::ActorKind::User, name, "", "reset code"};
+            // Nobody is authenticated until the code matches (issue #48): a refusal's actor is
+            // unknown, its target the account named.
+            draft.actor = {audit::ActorKind::User, "unknown", "", "reset code"};
             auto account = findAccount(database_, options_, name, std::string(kLocalPeer));
             if (!account)
                 return account.error();
@@ -579,7 +631,20 @@ Result<Enrollment> Identity::completeReset(const std::string& name, const std::s
                 return refuse(draft, "no reset is open", wrongResetCode());
             if (!resetCodeMatches(*stored, resetCode))
                 return refuse(draft, "wrong reset code", wrongResetCode());
-            auto made = storeNewCredentials((*account)->id, name, password);
+            // Told only to whoever holds the right code (issue #48).
+            if (gate_.now() >= (*account)->resetCodeExpires)
+                return refuse(draft, "reset code expired",
+                              Error(ErrorCode::Unauthenticated,
+                                    "This code has expired; ask an admin for a new one "
+                                    "('sealtrainctl user reset "
+                                        + name + "')."));
+            // Credentials made for a code that did not work a moment before (a reset opened in
+            // between) are none: refused, nothing stored.
+            if (credentials.passwordHash.empty())
+                return Error(ErrorCode::FailedPrecondition,
+                             "The reset changed while it was being completed; try again.");
+            draft.actor.id = name;
+            auto made = storeCredentials((*account)->id, name, credentials);
             if (!made)
                 return made.error();
             enrollment = std::move(*made);

@@ -2,9 +2,12 @@
 // "Fine-tuning").
 #include "job_rows.h"
 #include "registry_rows.h"
+#include "sealtrain/core/datasets.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 namespace sealtrain::core::internal {
 namespace {
@@ -100,6 +103,45 @@ VettingCheck vetBaseModel(const Database& database, const JobSpec& spec,
                                   version->label()));
     return {"base model", true,
             fmt::format("{} ({}), same shape and tokenizer", version->label(), version->digest)};
+}
+
+VettingCheck vetBaseModelData(const Database& database, const std::string& label,
+                              std::int64_t submitterId, const std::vector<std::string>* poolAllowed,
+                              const std::string& pool)
+{
+    const auto failed = [](std::string detail) {
+        return VettingCheck{"base model data", false, std::move(detail)};
+    };
+    auto reference = parseModelReference(label);
+    if (!reference)
+        return failed(reference.error().message());
+    auto version = loadVersion(database, reference->name, reference->version);
+    if (!version)
+        return failed(version.error().message());
+    auto datasets = datasetsBehind(database, *version);
+    if (!datasets)
+        return failed(datasets.error().message());
+    if (datasets->empty())
+        return {"base model data", true, fmt::format("{} carries no dataset of ours", label)};
+    for (const std::string& id : *datasets) {
+        auto view = datasetForReader(database, id, submitterId);
+        if (!view)
+            return failed(view.error().message());
+        if (!view->granted)
+            return failed(fmt::format("the submitter holds no read grant on {} version {}, which "
+                                      "{} was trained on",
+                                      view->dataset.name, view->dataset.version, label));
+        const std::string& classification = view->dataset.classification;
+        if (poolAllowed == nullptr
+            || std::find(poolAllowed->begin(), poolAllowed->end(), classification)
+                   == poolAllowed->end())
+            return failed(fmt::format("{} carries '{}' data ({}), which is not allowed on pool "
+                                      "'{}'",
+                                      label, classification, view->dataset.name, pool));
+    }
+    return {"base model data", true,
+            fmt::format("the submitter may read the {} dataset{} behind {}, allowed on pool '{}'",
+                        datasets->size(), datasets->size() == 1 ? "" : "s", label, pool)};
 }
 
 }  // namespace sealtrain::core::internal

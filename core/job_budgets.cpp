@@ -9,6 +9,16 @@
 
 namespace sealtrain::core {
 
+std::int64_t chargedGpus(const JobSpec& spec)
+{
+    return spec.resources.nodes * spec.resources.gpusPerNode;
+}
+
+double gpuHoursCharged(const JobSpec& spec, double wallClockHours)
+{
+    return wallClockHours * static_cast<double>(chargedGpus(spec));
+}
+
 Result<std::int64_t> projectUsedMilli(const Database& database, const std::string& project)
 {
     return database.queryInteger(

@@ -38,6 +38,7 @@ constexpr const char* kDefaultPolicy = R"json({
     "cpu_steps": 100000
   },
   "sampling": {"max_length": 1024, "max_prompt_bytes": 4096, "max_seconds": 120},
+  "exports": {"classifications": ["public", "internal"]},
   "budgets": {
     "demo": {"gpu_hours": 10, "alert_at": 0.8}
   }
@@ -106,7 +107,7 @@ Result<JobPolicy> parseJobPolicy(std::string_view text)
                      "(docs/formats/job-policy.md).");
     for (const auto& item : json.items()) {
         if (item.key() != "policy_version" && item.key() != "pools" && item.key() != "caps"
-            && item.key() != "budgets" && item.key() != "sampling")
+            && item.key() != "budgets" && item.key() != "sampling" && item.key() != "exports")
             return policyError(item.key(), "is not part of a version 1 policy");
     }
     if (json.value("policy_version", 0) != 1)
@@ -155,6 +156,18 @@ Result<JobPolicy> parseJobPolicy(std::string_view text)
     SEALTRAIN_ASSIGN(s.maxSeconds, readNumber(sampling, "max_seconds", s.maxSeconds, "sampling"));
     if (s.maxLength < 1 || s.maxSeconds < 1)
         return policyError("sampling", "must allow at least one token and one second");
+    if (json.contains("exports")) {
+        const Json& exports = json["exports"];
+        if (!exports.is_object() || !exports.contains("classifications")
+            || !exports["classifications"].is_array())
+            return policyError("exports.classifications", "must be a list of classifications");
+        policy.exportClassifications.clear();
+        for (const auto& label : exports["classifications"]) {
+            if (!label.is_string())
+                return policyError("exports.classifications", "must hold strings only");
+            policy.exportClassifications.push_back(label.get<std::string>());
+        }
+    }
     const Json budgets = json.value("budgets", Json::object());
     if (!budgets.is_object())
         return policyError("budgets", "must map projects to budgets");

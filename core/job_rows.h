@@ -38,6 +38,13 @@ struct JobRow {
 // and is of the job's project, its shape is the spec's and its tokenizer is that of the dataset
 // `datasetId` (as `tokenizerOf` reads it). `pinned` is set to the version as "NAME@VERSION" once
 // it resolved, so an alias that moves after the review can not change what was approved.
+// The data behind the version `label` a job starts from (issue #48): "base model data", ok when
+// `submitterId` holds a read grant on every dataset behind it and each one's classification is in
+// `poolAllowed` (nullptr: the pool is not in the policy).
+[[nodiscard]] VettingCheck vetBaseModelData(const Database& database, const std::string& label,
+                                            std::int64_t submitterId,
+                                            const std::vector<std::string>* poolAllowed,
+                                            const std::string& pool);
 [[nodiscard]] VettingCheck vetBaseModel(const Database& database, const JobSpec& spec,
                                         const std::string& datasetId,
                                         const TokenizerLookup& tokenizerOf, std::string& pinned);

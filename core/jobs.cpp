@@ -272,10 +272,18 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
                                view->dataset.name, view->dataset.version)});
     }
 
-    if (!spec.model.init.empty())
-        checks.push_back(internal::vetBaseModel(database, spec, datasetId, tokenizerOf, pins.init));
-
     const auto pool = policy.poolClassifications.find(spec.resources.pool);
+    if (!spec.model.init.empty()) {
+        checks.push_back(internal::vetBaseModel(database, spec, datasetId, tokenizerOf, pins.init));
+        // The data the starting model carries (issue #48): the submitter may read it, and the
+        // pool may see it, as for the job's own dataset.
+        if (!pins.init.empty())
+            checks.push_back(internal::vetBaseModelData(
+                database, pins.init, submitterId,
+                pool == policy.poolClassifications.end() ? nullptr : &pool->second,
+                spec.resources.pool));
+    }
+
     if (pool == policy.poolClassifications.end()) {
         checks.push_back({"classification", false,
                           fmt::format("the policy has no worker pool '{}'", spec.resources.pool)});

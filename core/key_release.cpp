@@ -11,6 +11,7 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/data_directory.h"
 #include "sealtrain/core/datasets.h"
+#include "sealtrain/core/job_budgets.h"
 #include "sealtrain/core/job_spec.h"
 #include "sealtrain/core/scheduler.h"
 #include "sealtrain/core/workers.h"
@@ -334,6 +335,7 @@ Result<WorkerRelease> KeyRelease::forWorker(const WorkerInfo& worker, const Disp
         release.trainerArguments.push_back(std::move(argument));
     release.nodes = spec.resources.nodes;
     release.gpusPerNode = spec.resources.gpusPerNode;
+    release.chargedGpus = chargedGpus(spec);
     release.ranksPerNode = spec.resources.gpusPerNode > 0 ? spec.resources.gpusPerNode
                                                           : spec.resources.cpuRanksPerNode;
     release.resume = resumeSignerPem.has_value();

@@ -388,14 +388,38 @@ INSERT OR IGNORE INTO role_permissions (role, permission)
     SELECT name, 'platform.backup' FROM roles WHERE name = 'admin' AND builtin = 1;
 )sql";
 
+// Migration 16 (issue #48, four eyes from duty classes): enrolment and reset codes expire (codes
+// open at the upgrade work for seven days from it); a custom role that gives a separated duty
+// waits for a second admin in `pending_roles` (its permissions sorted, one per line), and
+// disabling or demoting one of two admins in `pending_admin_changes`.
+constexpr std::string_view kSchemaV16 = R"sql(
+ALTER TABLE users ADD COLUMN reset_code_expires INTEGER NOT NULL DEFAULT 0;
+UPDATE users SET reset_code_expires = CAST(strftime('%s', 'now') AS INTEGER) + 604800
+    WHERE reset_code_hash IS NOT NULL;
+CREATE TABLE pending_roles (
+    name TEXT PRIMARY KEY,
+    permissions TEXT NOT NULL,
+    requested_by INTEGER NOT NULL REFERENCES users(id),
+    created INTEGER NOT NULL
+);
+CREATE TABLE pending_admin_changes (
+    user_id INTEGER NOT NULL REFERENCES users(id),
+    action TEXT NOT NULL,
+    requested_by INTEGER NOT NULL REFERENCES users(id),
+    created INTEGER NOT NULL,
+    PRIMARY KEY (user_id, action)
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations()
 {
     static const std::vector<Migration> kMigrations{
-        {1, kSchemaV1},   {2, kSchemaV2},   {3, kSchemaV3},   {4, kSchemaV4},   {5, kSchemaV5},
-        {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},   {9, kSchemaV9},   {10, kSchemaV10},
-        {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15}};
+        {1, kSchemaV1},   {2, kSchemaV2},   {3, kSchemaV3},   {4, kSchemaV4},
+        {5, kSchemaV5},   {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},
+        {9, kSchemaV9},   {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12},
+        {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15}, {16, kSchemaV16}};
     return kMigrations;
 }
 

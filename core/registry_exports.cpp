@@ -7,8 +7,12 @@
 #include "sealtrain/base/utf8.h"
 #include "sealtrain/core/permissions.h"
 
+#include "sealtrain/core/datasets.h"
+#include "sealtrain/core/scheduler.h"
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 namespace sealtrain::core {
@@ -44,6 +48,60 @@ ModelExport readExport(const Statement& row)
 }
 
 }  // namespace
+
+Result<std::vector<std::string>> datasetsBehind(const Database& database,
+                                                const ModelVersion& version)
+{
+    std::vector<std::string> datasets;
+    ModelVersion current = version;
+    for (int depth = 0;; ++depth) {
+        if (!current.datasetId.empty()
+            && std::find(datasets.begin(), datasets.end(), current.datasetId) == datasets.end())
+            datasets.push_back(current.datasetId);
+        if (current.base.empty())
+            return datasets;
+        if (depth >= kMaxLineage)
+            return Error(ErrorCode::FailedPrecondition,
+                         fmt::format("The lineage of {} is over {} versions deep; export an "
+                                     "earlier version.",
+                                     version.label(), kMaxLineage));
+        auto reference = parseModelReference(current.base);
+        if (!reference)
+            return reference.error();
+        auto base = loadVersion(database, reference->name, reference->version);
+        if (!base)
+            return base.error();
+        current = std::move(base).value();
+    }
+}
+
+Result<void> requireDataMayLeave(AuditedTransactions& gate, const Caller& caller,
+                                 const ModelVersion& version,
+                                 const std::vector<std::string>& allowed)
+{
+    auto datasets = datasetsBehind(gate.database(), version);
+    if (!datasets)
+        return datasets.error();
+    if (!datasets->empty() && !gate.holds(caller, permission::kDatasetRead, version.project))
+        return denied(fmt::format("The user '{}' may not read data in project '{}', and {} "
+                                  "carries its data; ask for dataset.read there.",
+                                  caller.name, version.project, version.label()));
+    for (const std::string& id : *datasets) {
+        auto view = datasetForReader(gate.database(), id, caller.userId);
+        if (!view)
+            return view.error();
+        if (!view->granted)
+            return denied(fmt::format("The user '{}' has no read grant on the dataset '{}' that "
+                                      "{} was trained on; ask its steward for one.",
+                                      caller.name, view->dataset.name, version.label()));
+        const std::string& classification = view->dataset.classification;
+        if (std::find(allowed.begin(), allowed.end(), classification) == allowed.end())
+            return denied(fmt::format("{} was trained on '{}' data ({}), which the job policy "
+                                      "does not let leave the platform (exports.classifications).",
+                                      version.label(), classification, view->dataset.name));
+    }
+    return success();
+}
 
 Result<ModelExport> loadExport(const Database& database, std::int64_t id)
 {
@@ -126,6 +184,9 @@ Result<ModelExport> Registry::requestExport(const std::string& session,
                 return version.error();
             if (version->imported())
                 return importedExport(*version);
+            // The same data rule as every way out, at request and again at download.
+            SEALTRAIN_TRY(internal::requireDataMayLeave(gate_, caller, *version,
+                                                        scheduler_.policy().exportClassifications));
             auto pending = gate_.database().queryInteger(
                 "SELECT COUNT(*) FROM model_exports e JOIN model_versions v ON v.id = "
                 "e.version_id WHERE v.name = ? AND e.state = 'pending'",
@@ -241,6 +302,8 @@ Result<ExportFolder> Registry::exportModel(const std::string& session, std::int6
                 return version.error();
             if (version->imported())
                 return importedExport(*version);
+            SEALTRAIN_TRY(internal::requireDataMayLeave(gate_, caller, *version,
+                                                        scheduler_.policy().exportClassifications));
             auto chain = checkedChain(version->jobId, version->step);
             if (!chain)
                 return chain.error();

@@ -41,6 +41,17 @@ inline constexpr std::string_view kImportPredicate =
                                                   const ModelReference& reference);
 [[nodiscard]] Result<Promotion> loadPromotion(const Database& database, std::int64_t id);
 [[nodiscard]] Result<ModelExport> loadExport(const Database& database, std::int64_t id);
+// The datasets behind `version`: its job's, then those behind the version its job started from,
+// and so on (at most kMaxLineage versions deep), once each.
+inline constexpr int kMaxLineage = 64;
+[[nodiscard]] Result<std::vector<std::string>> datasetsBehind(const Database& database,
+                                                              const ModelVersion& version);
+// The data rule of a way out (issue #48): `caller` holds dataset.read in `version`'s project and a
+// read grant on every dataset behind it, and each dataset's classification is one of `allowed`
+// (the policy's exports.classifications). PermissionDenied in one sentence otherwise.
+[[nodiscard]] Result<void> requireDataMayLeave(AuditedTransactions& gate, const Caller& caller,
+                                               const ModelVersion& version,
+                                               const std::vector<std::string>& allowed);
 // Every export of model `name`, oldest first.
 [[nodiscard]] Result<std::vector<ModelExport>> loadExports(const Database& database,
                                                            const std::string& name);

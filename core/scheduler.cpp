@@ -8,6 +8,7 @@
 
 #include "audited_transaction.h"
 #include "job_rows.h"
+#include "registry_rows.h"
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/job_spec.h"
 #include "sealtrain/core/job_states.h"
@@ -18,7 +19,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace sealtrain::core {
 namespace {
@@ -75,6 +79,29 @@ Result<JobRow> currentAttempt(const Database& database, std::int64_t workerId, s
     if (job->workerId != workerId || job->info.attempt != attempt || job->attemptEnded || !live)
         return staleAttempt(jobId, attempt);
     return job;
+}
+
+// The job's dataset, then those behind the model version its spec starts from (pinned to
+// NAME@VERSION at vetting), once each.
+Result<std::vector<std::string>> jobDatasets(const Database& database, const JobRow& job,
+                                             const JobSpec& spec)
+{
+    std::vector<std::string> datasets{job.info.datasetId};
+    if (spec.model.init.empty())
+        return datasets;
+    auto reference = parseModelReference(spec.model.init);
+    if (!reference)
+        return reference.error();
+    auto version = internal::loadVersion(database, reference->name, reference->version);
+    if (!version)
+        return version.error();
+    auto behind = internal::datasetsBehind(database, *version);
+    if (!behind)
+        return behind.error();
+    for (std::string& id : *behind)
+        if (std::find(datasets.begin(), datasets.end(), id) == datasets.end())
+            datasets.push_back(std::move(id));
+    return datasets;
 }
 
 // The dataset's classification, or empty when the job names no dataset known here.
@@ -197,25 +224,37 @@ Result<std::optional<Dispatch>> Scheduler::take(const WorkerInfo& worker)
         return queued.error();
     const auto allowedHere = policy_.poolClassifications.find(pool);
     for (const JobRow& job : *queued) {
-        std::string classification;
-        SEALTRAIN_ASSIGN(classification, classificationOf(database_, job.info.datasetId));
-        const bool allowed =
-            !classification.empty() && allowedHere != policy_.poolClassifications.end()
-            && std::find(allowedHere->second.begin(), allowedHere->second.end(), classification)
-                   != allowedHere->second.end();
-        if (!allowed) {
-            SEALTRAIN_TRY(refuseDispatch(
-                worker, job.info.id, pool,
-                classification.empty()
-                    ? std::string("the job's dataset is not known here")
-                    : fmt::format("'{}' data is not allowed on pool '{}'", classification, pool)));
+        auto spec = parseJobSpec(job.info.specJson, kJobSpecCeiling);
+        if (!spec)
+            return spec.error();
+        // Every dataset the job carries: its own, and those behind the model it starts from
+        // (issue #48), each held to the pool's classifications and the submitter's reads.
+        std::vector<std::string> datasets;
+        SEALTRAIN_ASSIGN(datasets, jobDatasets(database_, job, *spec));
+        std::optional<std::string> refusal;
+        for (const std::string& datasetId : datasets) {
+            std::string classification;
+            SEALTRAIN_ASSIGN(classification, classificationOf(database_, datasetId));
+            const bool allowed =
+                !classification.empty() && allowedHere != policy_.poolClassifications.end()
+                && std::find(allowedHere->second.begin(), allowedHere->second.end(), classification)
+                       != allowedHere->second.end();
+            if (!allowed) {
+                refusal =
+                    classification.empty()
+                        ? std::string("the job's dataset is not known here")
+                        : fmt::format(
+                            "'{}' data is not allowed on pool '{}'{}", classification, pool,
+                            datasetId == job.info.datasetId ? "" : " (behind its starting model)");
+                break;
+            }
+        }
+        if (refusal) {
+            SEALTRAIN_TRY(refuseDispatch(worker, job.info.id, pool, *refusal));
             continue;
         }
         // A job on several nodes sends its keys and gradients between them: only to a worker
         // whose interconnect an operator declared encrypted (issue #27, item 19).
-        auto spec = parseJobSpec(job.info.specJson, kJobSpecCeiling);
-        if (!spec)
-            return spec.error();
         if (spec->resources.nodes > 1 && !worker.interconnectDeclared) {
             SEALTRAIN_TRY(refuseDispatch(
                 worker, job.info.id, pool,
@@ -228,12 +267,13 @@ Result<std::optional<Dispatch>> Scheduler::take(const WorkerInfo& worker)
         // a grant or role revoked after the approval, or a disabled submitter, stops the job
         // here (issue #27); it waits in the queue until access is given back or it is cancelled.
         bool mayRead = false;
-        SEALTRAIN_ASSIGN(mayRead, submitterMayRead(job));
+        SEALTRAIN_ASSIGN(mayRead, submitterMayRead(job, datasets));
         if (!mayRead) {
-            SEALTRAIN_TRY(refuseDispatch(worker, job.info.id, pool,
-                                         fmt::format("its submitter {} may no longer read its "
-                                                     "dataset {}",
-                                                     job.info.submitter, job.info.datasetId)));
+            SEALTRAIN_TRY(refuseDispatch(
+                worker, job.info.id, pool,
+                fmt::format("its submitter {} may no longer read its dataset {}{}",
+                            job.info.submitter, job.info.datasetId,
+                            datasets.size() > 1 ? " and those behind its starting model" : "")));
             continue;
         }
         if (job.info.gpuHoursLimit > 0.0) {
@@ -254,16 +294,25 @@ Result<std::optional<Dispatch>> Scheduler::take(const WorkerInfo& worker)
     return std::optional<Dispatch>();
 }
 
-Result<bool> Scheduler::submitterMayRead(const JobRow& job)
+Result<bool> Scheduler::submitterMayRead(const JobRow& job,
+                                         const std::vector<std::string>& datasets)
 {
     Caller submitter;
     submitter.userId = job.submitterId;
     submitter.name = job.info.submitter;
     if (!gate_.holds(submitter, permission::kDatasetRead, job.info.project))
         return false;
-    return database_.exists("SELECT 1 FROM dataset_grants g JOIN users u ON u.id = g.user_id "
-                            "WHERE g.user_id = ? AND g.dataset_id = ? AND u.disabled = 0",
-                            {job.submitterId, job.info.datasetId});
+    for (const std::string& datasetId : datasets) {
+        bool granted = false;
+        SEALTRAIN_ASSIGN(
+            granted, database_.exists("SELECT 1 FROM dataset_grants g JOIN users u ON "
+                                      "u.id = g.user_id WHERE g.user_id = ? AND g.dataset_id = ? "
+                                      "AND u.disabled = 0",
+                                      {job.submitterId, datasetId}));
+        if (!granted)
+            return false;
+    }
+    return true;
 }
 
 Result<void> Scheduler::refuseDispatch(const WorkerInfo& worker, std::int64_t jobId,

@@ -48,7 +48,7 @@ struct Attempt {
         const double hours = std::chrono::duration<double, std::ratio<3600>>(
                                  std::chrono::steady_clock::now() - started)
                                  .count();
-        return hours * static_cast<double>(assignment.gpus);
+        return hours * static_cast<double>(assignment.chargedGpus);
     }
 
     void stopTrainer() { control.stop(); }

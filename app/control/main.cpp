@@ -48,6 +48,7 @@ struct Options {
     int anonymousRefusalWindow = 10;
     int passwordCheckWaitMs = 10000;
     std::int64_t maxLockoutPeers = 256;
+    std::int64_t enrolmentCodeLifetime = 7 * 24 * 3600;
     core::JobSpecLimits jobSpecLimits;
     int heartbeatMs = 5000;
     int workerTimeoutSeconds = 30;
@@ -144,6 +145,8 @@ int run(const Options& options)
     directoryOptions.controlPlane.anonymousRefusalWindow =
         std::chrono::seconds(options.anonymousRefusalWindow);
     directoryOptions.controlPlane.maxLockoutPeers = options.maxLockoutPeers;
+    directoryOptions.controlPlane.enrolmentCodeLifetime =
+        std::chrono::seconds(options.enrolmentCodeLifetime);
     directoryOptions.auditForward = options.auditForward;
     auto platform = core::DataDirectory::open(options.dataDir, unlock, directoryOptions);
     detachStandardInput();  // also with a key file: children never read what started the daemon
@@ -283,6 +286,11 @@ int main(int argc, char** argv)
                    "share one count (the Unix socket always has its own)")
         ->capture_default_str()
         ->check(CLI::Range(1, 65536));
+    app.add_option("--enrolment-code-lifetime", options.enrolmentCodeLifetime,
+                   "Seconds a new user's enrolment code or a reset code works (default 7 days); "
+                   "then an admin makes a new one with `sealtrainctl user reset`")
+        ->capture_default_str()
+        ->check(CLI::Range(std::int64_t{300}, std::int64_t{30} * 24 * 3600));
     app.add_option("--max-spec-bytes", options.jobSpecLimits.maxBytes,
                    "The largest job spec a caller may send")
         ->capture_default_str()

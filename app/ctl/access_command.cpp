@@ -35,6 +35,29 @@ int runRoleList(const CommandRegistry& registry, const ListOptions& options)
     return kExitOk;
 }
 
+// `role permissions`: the catalogue with each permission's duty class, from which separation of
+// duties and four eyes follow (docs/operations/access-control.md).
+int runRolePermissions(const CommandRegistry& registry, const ListOptions& options)
+{
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto permissions = (*client)->listPermissions();
+    if (!permissions)
+        return registry.fail(permissions.error());
+    printList(
+        registry.out(), options.json, *permissions,
+        fmt::format("{:<18} {:<16} {}\n", "PERMISSION", "DUTY CLASS", "LETS ONE"),
+        [](const api::PermissionView& p) {
+            return nlohmann::json{
+                {"name", p.name}, {"duty", p.duty}, {"description", p.description}};
+        },
+        [](const api::PermissionView& p) {
+            return fmt::format("{:<18} {:<16} {}\n", p.name, p.duty, p.description);
+        });
+    return kExitOk;
+}
+
 struct RoleOptions {
     ClientOptions client;
     std::string name;
@@ -43,12 +66,20 @@ struct RoleOptions {
 
 int runRoleCreate(const CommandRegistry& registry, const RoleOptions& options)
 {
-    return runClientChange(
-        registry, options.client,
-        [&](api::ControlClient& client) {
-            return client.createRole(options.name, options.permissions);
-        },
-        fmt::format("Created the role '{}'.\n", options.name));
+    auto client = signedInClient(options.client, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto created = (*client)->createRole(options.name, options.permissions);
+    if (!created)
+        return registry.fail(created.error());
+    if (created->pending)
+        registry.out() << fmt::format(
+            "Requested the role '{}': it gives a separated duty, so it is made when another admin "
+            "runs the same 'role create' with the same permissions.\n",
+            options.name);
+    else
+        registry.out() << fmt::format("Created the role '{}'.\n", options.name);
+    return kExitOk;
 }
 
 int runRoleDelete(const CommandRegistry& registry, const RoleOptions& options)
@@ -119,7 +150,8 @@ int runUserReset(const CommandRegistry& registry, const ResetOptions& options)
                                  : (*client)->resetUser(options.name);
     if (!reset)
         return registry.fail(reset.error());
-    if (auto shown = showReset(registry.out(), {reset->user, reset->resetCode}, options.codeFile);
+    if (auto shown = showReset(registry.out(), {reset->user, reset->resetCode, reset->codeExpires},
+                               options.codeFile);
         !shown)
         return registry.fail(shown.error());
     return kExitOk;
@@ -158,15 +190,27 @@ void registerRoles(CLI::App& app, CommandRegistry& registry)
     addClientOptions(list, listOptions->client, true);
     registry.onRun(list, [&registry, listOptions] { return runRoleList(registry, *listOptions); });
 
+    auto permissionsOptions = std::make_shared<ListOptions>();
+    auto* permissions = role->add_subcommand(
+        "permissions", "List every permission with its duty class and what it lets one do");
+    permissions->add_flag("--json", permissionsOptions->json, "Print JSON for scripts");
+    addClientOptions(permissions, permissionsOptions->client, true);
+    registry.onRun(permissions, [&registry, permissionsOptions] {
+        return runRolePermissions(registry, *permissionsOptions);
+    });
+
     auto createOptions = std::make_shared<RoleOptions>();
     auto* create = role->add_subcommand("create", "Create a custom role from known permissions");
     create->add_option("NAME", createOptions->name, "The role name (a-z 0-9 _ -)")->required();
     create
         ->add_option("--permission", createOptions->permissions,
-                     "A permission the role holds; repeat it (`sealtrainctl role list` shows them)")
+                     "A permission the role holds; repeat it (`sealtrainctl role permissions` "
+                     "shows them)")
         ->required();
-    create->footer("A role may not mix identity administration (user., role., grant., session.) "
-                   "with other permissions, nor worker. with dataset. or job.");
+    create->footer("Every permission has a duty class (`sealtrainctl role permissions`). A role "
+                   "may not mix administration with any other class, nor infrastructure with "
+                   "data, jobs or model approval. With two or more admins, a role giving any of "
+                   "these classes is made when a second admin runs the same 'role create'.");
     addClientOptions(create, createOptions->client, true);
     registry.onRun(create,
                    [&registry, createOptions] { return runRoleCreate(registry, *createOptions); });

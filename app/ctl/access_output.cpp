@@ -1,6 +1,7 @@
 // Lines, JSON and options of the access commands (access_output.h).
 #include "access_output.h"
 
+#include "client_options.h"
 #include "passphrase.h"
 #include "secret_output.h"
 
@@ -64,8 +65,9 @@ Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
         return success();
     }
     out << fmt::format("Reset '{}': their sessions are revoked and no password or TOTP code "
-                       "works until they set new ones with the one-time reset code.\n",
-                       reset.user);
+                       "works until they set new ones with the one-time reset code, which works "
+                       "until {}.\n",
+                       reset.user, utcText(reset.codeExpires));
     return showSecret(out, reset.resetCode, codeFile, "reset code",
                       fmt::format("Give {} this reset code out of band (they run 'sealtrainctl "
                                   "sign-in --user {} --reset-code-file FILE'):",
@@ -78,8 +80,8 @@ Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
 Result<void> showNewUser(std::ostream& out, const core::NewUser& user, const std::string& codeFile)
 {
     out << fmt::format("Created '{}', who has no password or TOTP secret yet: they set their own "
-                       "with the one-time enrolment code.\n",
-                       user.user);
+                       "with the one-time enrolment code, which works until {}.\n",
+                       user.user, utcText(user.codeExpires));
     return showSecret(out, user.enrolmentCode, codeFile, "enrolment code",
                       fmt::format("Give {} this enrolment code out of band (they run "
                                   "'sealtrainctl sign-in --user {} --reset-code-file FILE'):",
@@ -181,9 +183,10 @@ std::string grantSentence(const std::string& role, const std::string& user,
 {
     const std::string where = project.empty() ? "" : " in project '" + project + "'";
     if (pending)
-        return fmt::format("Requested '{}' for '{}'{}: it carries a separated duty, so it takes "
-                           "effect when another admin runs the same 'grant add'.\n",
-                           role, user, where);
+        return fmt::format("Requested '{}' for '{}'{}: it takes effect when the same 'grant add' "
+                           "runs again, by another admin while there are two, and only once '{}' "
+                           "has set their own credentials.\n",
+                           role, user, where, user);
     return fmt::format("Granted '{}' to '{}'{}.\n", role, user, where);
 }
 

@@ -308,7 +308,10 @@ int runUserCreate(const CommandRegistry& registry, const UserOptions& options)
     auto code = (*client)->createUser(options.name);
     if (!code)
         return registry.fail(code.error());
-    if (auto shown = showNewUser(registry.out(), {options.name, *code}, options.codeFile); !shown)
+    if (auto shown =
+            showNewUser(registry.out(), {options.name, code->enrolmentCode, code->codeExpires},
+                        options.codeFile);
+        !shown)
         return registry.fail(shown.error());
     return kExitOk;
 }
@@ -318,10 +321,22 @@ int runUserToggle(const CommandRegistry& registry, const UserOptions& options, b
     auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
-    auto done = enable ? (*client)->enableUser(options.name) : (*client)->disableUser(options.name);
+    if (enable) {
+        if (auto done = (*client)->enableUser(options.name); !done)
+            return registry.fail(done.error());
+        registry.out() << fmt::format("Enabled {}.\n", options.name);
+        return kExitOk;
+    }
+    auto done = (*client)->disableUser(options.name);
     if (!done)
         return registry.fail(done.error());
-    registry.out() << fmt::format("{} {}.\n", enable ? "Enabled" : "Disabled", options.name);
+    if (done->pending)
+        registry.out() << fmt::format(
+            "Requested disabling {}: it would leave one admin, so it takes effect when the other "
+            "admin runs the same 'user disable'.\n",
+            options.name);
+    else
+        registry.out() << fmt::format("Disabled {}.\n", options.name);
     return kExitOk;
 }
 
@@ -348,8 +363,15 @@ int runGrant(const CommandRegistry& registry, const GrantOptions& options, bool 
     auto done = (*client)->revokeRole(options.user, options.role, options.project);
     if (!done)
         return registry.fail(done.error());
-    registry.out() << fmt::format("Revoked {} from {}{}.\n", options.role, options.user,
-                                  options.project.empty() ? "" : " in project " + options.project);
+    if (done->pending)
+        registry.out() << fmt::format(
+            "Requested revoking {} from {}: it would leave one admin, so it takes effect when "
+            "the other admin runs the same 'grant remove'.\n",
+            options.role, options.user);
+    else
+        registry.out() << fmt::format("Revoked {} from {}{}.\n", options.role, options.user,
+                                      options.project.empty() ? ""
+                                                              : " in project " + options.project);
     return kExitOk;
 }
 

@@ -190,6 +190,8 @@ DoctorReport runDoctor(const DoctorOptions& options)
                               "Sign in to the control plane (or start it) and run doctor again, "
                               "or ask an admin how many admins there are."});
     }
+    if (options.enrolmentCodeLifetimeSeconds)
+        checks.push_back(assessEnrolmentCodes(*options.enrolmentCodeLifetimeSeconds));
     return report;
 }
 
@@ -201,6 +203,24 @@ Check assessFourEyes(const std::vector<std::string>& warnings)
     return {"Four eyes",
             CheckStatus::Ok,
             "two or more admins: resets and separated-duty grants take two",
+            {}};
+}
+
+Check assessEnrolmentCodes(std::int64_t lifetimeSeconds)
+{
+    constexpr std::int64_t kDay = 24 * 3600;
+    const std::string lifetime =
+        lifetimeSeconds % kDay == 0
+            ? fmt::format("{} day{}", lifetimeSeconds / kDay, lifetimeSeconds == kDay ? "" : "s")
+            : fmt::format("{} s", lifetimeSeconds);
+    if (lifetimeSeconds > 14 * kDay)
+        return {"Enrolment codes", CheckStatus::Warning,
+                "work for " + lifetime + " after they are made",
+                "Whoever finds an unused code becomes that user; start sealtrain-control with "
+                "--enrolment-code-lifetime of 14 days or less."};
+    return {"Enrolment codes",
+            CheckStatus::Ok,
+            "enrolment and reset codes expire " + lifetime + " after they are made",
             {}};
 }
 

@@ -37,6 +37,8 @@ struct DoctorOptions {
     // or why it could not be asked: with fewer than two admins, four eyes is not guaranteed
     // (issue #27).
     std::optional<Result<std::vector<std::string>>> controlPlaneWarnings;
+    // When known (asked with the same session): how long enrolment and reset codes work.
+    std::optional<std::int64_t> enrolmentCodeLifetimeSeconds;
 };
 
 [[nodiscard]] DoctorReport runDoctor(const DoctorOptions& options);
@@ -50,6 +52,8 @@ struct DoctorOptions {
 // The control plane's warnings to every user (WhoAmI): a warning when it says four eyes is not
 // guaranteed.
 [[nodiscard]] Check assessFourEyes(const std::vector<std::string>& warnings);
+// How long the control plane's enrolment and reset codes work (issue #48): a warning past 14 days.
+[[nodiscard]] Check assessEnrolmentCodes(std::int64_t lifetimeSeconds);
 
 void printReport(const DoctorReport& report, std::ostream& out);
 void printReportJson(const DoctorReport& report, std::ostream& out);

@@ -40,8 +40,12 @@ int doctor(const CommandRegistry& registry, const DoctorCommandOptions& options)
     else if (auto workstation = profile.workstation(); workstation && *workstation)
         doctorOptions.dataDir = (*workstation)->dataDir;
     // Only with a session to ask with: --as, SEALTRAIN_USER, or the one user signed in here.
-    if (auto user = profile.chooseUser(options.client.user); user && profile.endpoint())
+    if (auto user = profile.chooseUser(options.client.user); user && profile.endpoint()) {
         doctorOptions.controlPlaneWarnings = controlPlaneWarnings(profile, *user);
+        if (auto client = profile.client(*user))
+            if (auto info = (*client)->serverInfo())
+                doctorOptions.enrolmentCodeLifetimeSeconds = info->enrolmentCodeLifetimeSeconds;
+    }
     const auto report = runDoctor(doctorOptions);
     if (options.json)
         printReportJson(report, registry.out());

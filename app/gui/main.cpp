@@ -7,6 +7,7 @@
 #include "sealtrain/api/client.h"
 #include "sealtrain/api/profile.h"
 #include "sealtrain/base/paths.h"
+#include "sealtrain/base/process.h"
 #include "sealtrain/base/version.h"
 
 #include <QApplication>
@@ -33,6 +34,9 @@ std::filesystem::path sibling(const char* variable, std::string_view name, std::
 
 int main(int argc, char** argv)
 {
+    // The desktop handles the keyring passphrase and users' passwords: a crash must not copy them
+    // to a core file, nor another process of this user read them with ptrace (issue #48).
+    sealtrain::disableCoreDumps();
     const sealtrain::api::GrpcRuntime grpc;
     QApplication app(argc, argv);
     QApplication::setApplicationName("sealtrain");

@@ -52,8 +52,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+
 #include <fstream>
 #include <memory>
+#include <sstream>
+#include <string_view>
 
 using namespace sealtrain;
 using namespace std::chrono_literals;
@@ -72,6 +76,20 @@ std::string fileText(const QString& path)
     return file.readAll().toStdString();
 }
 
+// The soft core-size limit of process `pid`, as /proc/PID/limits writes it ("0", "unlimited").
+std::string coreLimitOf(qint64 pid)
+{
+    std::ifstream limits("/proc/" + std::to_string(pid) + "/limits");
+    for (std::string line; std::getline(limits, line);)
+        if (line.rfind("Max core file size", 0) == 0) {
+            std::istringstream words(line.substr(std::string_view("Max core file size").size()));
+            std::string soft;
+            words >> soft;
+            return soft;
+        }
+    return "(no such line)";
+}
+
 }  // namespace
 
 class TestGuiApp : public QObject {
@@ -81,6 +99,30 @@ class TestGuiApp : public QObject {
 
 private slots:
     void initTestCase() { site_.start(); }
+
+    // Issue #48: the desktop handles the keyring passphrase (starting a workstation's control
+    // plane) and a user's password, so it turns core dumps off itself, even when the shell that
+    // started it allows them.
+    void desktopDumpsNoCore()
+    {
+        rlimit core{};
+        QCOMPARE(::getrlimit(RLIMIT_CORE, &core), 0);
+        core.rlim_cur = core.rlim_max;
+        QCOMPARE(::setrlimit(RLIMIT_CORE, &core), 0);
+        QTemporaryDir profile;
+        QProcess desktop;
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.insert("QT_QPA_PLATFORM", "offscreen");
+        environment.insert("SEALTRAIN_CLIENT_DIR", profile.path());
+        desktop.setProcessEnvironment(environment);
+        desktop.start(QStringLiteral(SEALTRAIN_DESKTOP_EXECUTABLE), {});
+        QVERIFY(desktop.waitForStarted());
+        // Its limits are its own once main has run: poll until they change or it has had time.
+        QTRY_COMPARE_WITH_TIMEOUT(QString::fromStdString(coreLimitOf(desktop.processId())),
+                                  QString("0"), 10000);
+        desktop.kill();
+        desktop.waitForFinished();
+    }
 
     // Connect and sign in through the forms; the screens follow WhoAmI's permissions.
     void signInWithTotp()

@@ -1,11 +1,12 @@
 // sealtrain-control killed with SIGKILL during a stream of concurrent audited mutations (issue
-// #15). Several client threads, each signed in as its own admin, create users, grant and revoke
-// a role and disable them through the client library; every acknowledged call is checked at once
-// through an independent read connection to the database (an answer means committed, never
-// "about to be"). The daemon is killed mid-stream, twice, and restarted on the same data
-// directory. Afterwards every acknowledged mutation is in the database and in the audit log, the
-// database holds exactly what the log's entries say (nothing unacknowledged is half there: no
-// row without its entry, no entry without its row), and the log, its heads and its witness file
+// #15). Several client threads, each signed in as its own admin, create users (who redeem their
+// codes), ask for a role for them (a request: with several admins it waits for a second one,
+// issue #48) and withdraw it, and disable them through the client library; every acknowledged call
+// is checked at once through an independent read connection to the database (an answer means
+// committed, never "about to be"). The daemon is killed mid-stream, twice, and restarted on the
+// same data directory. Afterwards every acknowledged mutation is in the database and in the audit
+// log, the database holds exactly what the log's entries say (nothing unacknowledged is half there:
+// no row without its entry, no entry without its row), and the log, its heads and its witness file
 // verify.
 #include "../unit/core_fixture.h"
 #include "sealtrain/api/client.h"
@@ -39,9 +40,12 @@ constexpr int kClients = 4;
 constexpr int kAcknowledgedBeforeKill = 40;  // per round, over all clients
 constexpr int kRounds = 2;
 
-// What a client does to each of its users, in this order.
-constexpr std::array<std::string_view, 5> kSequence = {
-    "user.create", "grant.create", "grant.revoke", "grant.create", "user.disable"};
+// What a client does to each of its users, in this order: the user redeems their enrolment code,
+// then the client (one of several admins) asks for a grant, which waits for a second admin and
+// so is a request (issue #48), withdraws it and asks again, then disables the user.
+constexpr std::array<std::string_view, 6> kSequence = {"user.create",   "user.complete_reset",
+                                                       "grant.request", "grant.revoke",
+                                                       "grant.request", "user.disable"};
 
 crypto::SecretBytes secret(const std::string& text)
 {
@@ -66,7 +70,8 @@ struct Mutation {
 // The state of one target user as the database holds it, or as the log's entries imply it.
 struct UserState {
     bool exists = false;
-    bool engineer = false;
+    bool redeemed = false;  // the user set their own credentials with the enrolment code
+    bool engineer = false;  // a request for the engineer role waits for a second admin
     bool disabled = false;
     bool operator==(const UserState&) const = default;
 };
@@ -140,10 +145,11 @@ class TestApiCrash : public QObject {
         auto state = readState(reader, mutation.user);
         if (!state)
             return state.error().message();
-        const bool seen = mutation.action == "user.create"    ? state->exists
-                          : mutation.action == "grant.create" ? state->engineer
-                          : mutation.action == "grant.revoke" ? !state->engineer
-                                                              : state->disabled;
+        const bool seen = mutation.action == "user.create"           ? state->exists
+                          : mutation.action == "user.complete_reset" ? state->redeemed
+                          : mutation.action == "grant.request"       ? state->engineer
+                          : mutation.action == "grant.revoke"        ? !state->engineer
+                                                                     : state->disabled;
         if (!seen)
             return mutation.action + " of " + mutation.user
                    + " was acknowledged before another connection could see it committed";
@@ -154,11 +160,13 @@ class TestApiCrash : public QObject {
     {
         UserState state;
         auto found = database.queryOne(
-            "SELECT u.disabled, (SELECT count(*) FROM grants g WHERE g.user_id = u.id AND g.role = "
-            "'engineer' AND g.project = '') FROM users u WHERE u.name = ?",
+            "SELECT u.disabled, (SELECT count(*) FROM pending_grants g WHERE g.user_id = u.id AND "
+            "g.role = 'engineer' AND g.project = ''), u.reset_code_hash IS NULL FROM users u "
+            "WHERE u.name = ?",
             {user}, [&](const core::Statement& row) {
                 state.disabled = row.integer(0) != 0;
                 state.engineer = row.integer(1) != 0;
+                state.redeemed = row.integer(2) != 0;
             });
         if (!found)
             return found.error();
@@ -177,7 +185,12 @@ class TestApiCrash : public QObject {
         if (!connection)
             return fail("connect: " + connection.error().message());
         api::ControlClient& api = **connection;
+        auto unsigned_ = api::ControlClient::connect({address_, "localhost", caPem_}, nullptr);
+        if (!unsigned_)
+            return fail("connect: " + unsigned_.error().message());
+        api::ControlClient* anonymous = unsigned_->get();
         for (int i = 0;; ++i) {
+            std::string code;
             const std::string user = "r" + std::to_string(round) + "c" + std::to_string(client)
                                      + "u" + std::to_string(i);
             for (const std::string_view step : kSequence) {
@@ -188,15 +201,27 @@ class TestApiCrash : public QObject {
                 }
                 Result<void> done = success();
                 if (action == "user.create") {
-                    auto uri = api.createUser(user);
+                    auto created = api.createUser(user);
+                    done = created ? success() : Result<void>(created.error());
+                    if (created)
+                        code = created->enrolmentCode;
+                } else if (action == "user.complete_reset") {
+                    auto uri = anonymous->completeReset(user, code, secret(kPassword));
                     done = uri ? success() : Result<void>(uri.error());
-                } else if (action == "grant.create") {
+                } else if (action == "grant.request") {
                     auto granted = api.grantRole(user, "engineer", "");
-                    done = granted ? success() : Result<void>(granted.error());
+                    done =
+                        !granted ? Result<void>(granted.error())
+                        : granted->pending
+                            ? success()
+                            : Result<void>(Error(ErrorCode::Internal, "The grant was made by one "
+                                                                      "admin of several."));
                 } else if (action == "grant.revoke") {
-                    done = api.revokeRole(user, "engineer", "");
+                    auto revoked = api.revokeRole(user, "engineer", "");
+                    done = revoked ? success() : Result<void>(revoked.error());
                 } else {
-                    done = api.disableUser(user);
+                    auto disabled = api.disableUser(user);
+                    done = disabled ? success() : Result<void>(disabled.error());
                 }
                 if (!done) {
                     if (!killed)
@@ -360,7 +385,9 @@ private slots:
             UserState& state = replayed[entry.target.id];
             if (entry.action == "user.create")
                 state.exists = true;
-            else if (entry.action == "grant.create")
+            else if (entry.action == "user.complete_reset")
+                state.redeemed = true;
+            else if (entry.action == "grant.request")
                 state.engineer = true;
             else if (entry.action == "grant.revoke")
                 state.engineer = false;

@@ -65,8 +65,10 @@ private slots:
         QVERIFY(alice->permissions.count("") == 1);
         QVERIFY(!alice->breakGlass);
 
-        // bob: an engineer globally; a project grant shows under its project.
-        QVERIFY(daemon_.as("alice")->grantRole("bob", "engineer", "vision"));
+        // bob: an engineer globally; a project grant shows under its project (two admins: alice
+        // asks, carol makes it, issue #48).
+        QVERIFY(daemon_.as("alice")->grantRole("bob", "engineer", "vision")->pending);
+        QVERIFY(!daemon_.as("carol")->grantRole("bob", "engineer", "vision")->pending);
         auto bob = daemon_.as("bob")->whoAmI();
         QVERIFY2(bob, bob ? "" : bob.error().message().c_str());
         QVERIFY(bob->holds("job.submit"));

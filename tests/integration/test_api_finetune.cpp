@@ -78,6 +78,24 @@ class TestApiFinetune : public QObject {
 
     [[nodiscard]] std::int64_t width() const { return expected_.at("width").get<std::int64_t>(); }
 
+    // The made records imported by sam as `name`, all in training: with the model's BPE
+    // tokenizer (`bpe`), else bytes.
+    Result<api::ImportedDataset> importRecords(const std::string& name, bool bpe)
+    {
+        api::ImportSettings settings;
+        settings.name = name;
+        settings.format = "jsonl";
+        settings.field = "text";
+        settings.validationBasisPoints = 0;
+        if (bpe) {
+            settings.gpt2VocabJson = read(made_ / "model" / "vocab.json");
+            settings.gpt2MergesTxt = read(made_ / "model" / "merges.txt");
+        }
+        const auto records = made_ / "records.jsonl";
+        return daemon_.as("sam")->importDataset(
+            settings, {{records, "records.jsonl", std::filesystem::file_size(records)}}, {});
+    }
+
     // The training configuration of the made GPT-2 over the whole "tales" split.
     [[nodiscard]] trainer::TrainingConfig config() const
     {
@@ -151,22 +169,9 @@ private slots:
 
         // The dataset with the model's tokenizer, every record in training; and one of bytes.
         auto sam = daemon_.as("sam");
-        api::ImportSettings settings;
-        settings.name = "tales";
-        settings.format = "jsonl";
-        settings.field = "text";
-        settings.validationBasisPoints = 0;
-        settings.gpt2VocabJson = read(made_ / "model" / "vocab.json");
-        settings.gpt2MergesTxt = read(made_ / "model" / "merges.txt");
-        const auto records = made_ / "records.jsonl";
-        auto tales = sam->importDataset(
-            settings, {{records, "records.jsonl", std::filesystem::file_size(records)}}, {});
+        auto tales = importRecords("tales", true);
         QVERIFY2(tales, tales ? "" : tales.error().message().c_str());
-        settings.name = "bytes";
-        settings.gpt2VocabJson.clear();
-        settings.gpt2MergesTxt.clear();
-        auto bytes = sam->importDataset(
-            settings, {{records, "records.jsonl", std::filesystem::file_size(records)}}, {});
+        auto bytes = importRecords("bytes", false);
         QVERIFY2(bytes, bytes ? "" : bytes.error().message().c_str());
         QVERIFY(sam->grantRead("tales", "bob"));
         QVERIFY(sam->grantRead("bytes", "bob"));
@@ -449,6 +454,47 @@ private slots:
         const QByteArray out = python.readAll();
         qInfo("%s", out.trimmed().constData());
         QVERIFY2(python.exitCode() == 0, out.constData());
+    }
+
+    // Issue #48 item 3: the data behind a starting model is the job's data too. bob fine-tunes
+    // tales-export@1 (trained on tales) on tales2, a dataset of the same tokenizer: without a
+    // read grant on tales his job fails vetting ("base model data"); with it the job is
+    // approved, and a read taken away before the dispatch keeps it from any worker.
+    void fineTuningCarriesItsBaseData()
+    {
+        QVERIFY2(!exportedDigest_.empty(), "no version was trained from the import");
+        auto sam = daemon_.as("sam");
+        auto tales2 = importRecords("tales2", true);
+        QVERIFY2(tales2, tales2 ? "" : tales2.error().message().c_str());
+        QVERIFY(sam->grantRead("tales2", "bob"));
+        QVERIFY(sam->revokeRead("tales", "bob"));
+        auto bob = daemon_.as("bob");
+        const auto baseData = [](const api::JobSummary& job) {
+            return std::find_if(job.vetting.begin(), job.vetting.end(),
+                                [](const auto& c) { return c.check == "base model data"; });
+        };
+        auto unread = bob->submitJob(spec("no-base-read", "tales2", width(), "tales-export@1"));
+        QVERIFY2(unread, unread ? "" : unread.error().message().c_str());
+        auto check = baseData(*unread);
+        QVERIFY(check != unread->vetting.end());
+        QVERIFY2(!check->ok && check->detail.find("read grant") != std::string::npos,
+                 check->detail.c_str());
+        QVERIFY(!daemon_.as("ann")->approveJob(unread->id, unread->specSha256));
+
+        QVERIFY(sam->grantRead("tales", "bob"));
+        auto job = bob->submitJob(spec("base-read", "tales2", width(), "tales-export@1"));
+        QVERIFY2(job, job ? "" : job.error().message().c_str());
+        check = baseData(*job);
+        QVERIFY(check != job->vetting.end());
+        QVERIFY2(check->ok, check->detail.c_str());
+        QVERIFY(daemon_.as("ann")->approveJob(job->id, job->specSha256));
+        QVERIFY(sam->revokeRead("tales", "bob"));
+        testing::TestWorker worker = testing::enrollTestWorker(daemon_, "otto", "n4", "cpu");
+        auto taken = worker.client->takeJob();
+        QVERIFY2(taken, taken ? "" : taken.error().message().c_str());
+        QVERIFY(!taken->has_value());
+        QVERIFY(sam->grantRead("tales", "bob"));
+        QVERIFY(bob->cancelJob(job->id, "checked that the base's data stops the dispatch"));
     }
 
     // A version trained here is a starting model too (fine-tuning our own models): a job from

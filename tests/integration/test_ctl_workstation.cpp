@@ -349,10 +349,10 @@ private slots:
         refuse({"keyring", "rotate", "datasets"}, "bob", "keyring.manage", "keyring.rotate");
         // Infrastructure operators hold no data permissions.
         site.addUser("dave", "operator");
-        refuse({"grant", "add", "dave", "engineer"}, "alice", "may not also hold data or job",
+        refuse({"grant", "add", "dave", "engineer"}, "alice", "may not also hold data permissions",
                "grant.create");
         // Admins hold no data, job, approval or audit roles, not even by their own grant.
-        refuse({"grant", "add", "alice", "steward"}, "alice", "may not also hold data or job",
+        refuse({"grant", "add", "alice", "steward"}, "alice", "may not also hold data permissions",
                "grant.create");
         refuse({"grant", "add", "alice", "auditor"}, "alice", "may not also hold audit",
                "grant.create");

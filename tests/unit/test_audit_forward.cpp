@@ -1,7 +1,9 @@
 // Audit forwarding (issue #31): committed entries become JSON lines with their sequence and
 // leaf hash; a rolled-back transaction forwards nothing; a refusing target keeps a bounded
 // backlog and writes a gap line for what it dropped; and the copy is checked against a bundle,
-// which catches an edited line, other bytes, a removed line and a line of another log.
+// which catches an edited line, other bytes, a removed line and a line of another log. Issue #48
+// adds the rules of docs/formats/audit-forward.md that none guarded: the readable time fields,
+// O_NOFOLLOW, and each step of "Checking a copy" (mutations: tests/mutations/audit-forward-*).
 #include "sealtrain/audit/forward.h"
 
 #include "audit_fixture.h"
@@ -17,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 
 using namespace sealtrain;
@@ -78,6 +81,29 @@ std::string editLine(const std::vector<std::string>& lines, std::size_t index,
         all += json.dump() + "\n";
     }
     return all;
+}
+
+// The lines joined as a forwarded copy holds them.
+std::string joined(const std::vector<std::string>& lines)
+{
+    std::string all;
+    for (const auto& line : lines)
+        all += line + "\n";
+    return all;
+}
+
+// `line` with its entry re-encoded under another action and a leaf hash computed for it: sound on
+// its own, but not the entry the log wrote.
+std::string forgedLine(const std::string& line)
+{
+    auto json = nlohmann::json::parse(line);
+    auto entry = decodeEntry(*fromBase64(json["entry"].get<std::string>())).value();
+    entry.action = "job.cancel";
+    const auto bytes = encodeEntry(entry).value();
+    json["entry"] = toBase64(bytes);
+    json["leaf_hash"] = toHex(leafHash(bytes));
+    json["action"] = "job.cancel";
+    return json.dump();
 }
 
 }  // namespace
@@ -343,6 +369,164 @@ private slots:
         const auto line = datagram.substr(message + 8, datagram.size() - message - 9);
         QCOMPARE(nlohmann::json::parse(line)["leaf_hash"].get<std::string>(),
                  toHex(stored.leafHash));
+    }
+
+    // audit-forward.md, "Lines": the readable fields say what the entry says, the time as RFC 3339
+    // UTC to the second and as nanoseconds since the epoch (issue #48).
+    void theReadableFieldsAreTheEntrysOwn()
+    {
+        Collected target;
+        LineForwarder forwarder("sealtrain.test/audit", target.writer());
+        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        t.append(4);
+        QCOMPARE(target.lines.size(), std::size_t{4});
+        // The test clock starts at 2026-11-30T09:00:00Z and moves one second after each entry.
+        const auto json = nlohmann::json::parse(target.lines[3]);
+        const auto draft = testing::draftNumber(3);
+        QCOMPARE(json["type"].get<std::string>(), std::string("entry"));
+        QCOMPARE(json["origin"].get<std::string>(), std::string("sealtrain.test/audit"));
+        QCOMPARE(json["time"].get<std::string>(), std::string("2026-11-30T09:00:03Z"));
+        QCOMPARE(json["time_ns"].get<std::uint64_t>(),
+                 std::uint64_t{1796029203} * std::uint64_t{1000000000});
+        QCOMPARE(json["actor"]["kind"].get<std::string>(), std::string("user"));
+        QCOMPARE(json["actor"]["id"].get<std::string>(), draft.actor.id);
+        QCOMPARE(json["actor"]["session"].get<std::string>(), draft.actor.session);
+        QCOMPARE(json["actor"]["auth"].get<std::string>(), draft.actor.authMethod);
+        QCOMPARE(json["target"]["kind"].get<std::string>(), draft.target.kind);
+        QCOMPARE(json["target"]["id"].get<std::string>(), draft.target.id);
+        QCOMPARE(json["outcome"].get<std::string>(), std::string("denied"));
+        QCOMPARE(json["reason"].get<std::string>(), draft.reason);
+    }
+
+    // audit-forward.md, "Targets": the file is opened with O_NOFOLLOW, so a symbolic link put in
+    // its place is refused, never followed (issue #48).
+    void aFileTargetDoesNotFollowALink()
+    {
+        QTemporaryDir dir;
+        const std::filesystem::path elsewhere = dir.filePath("elsewhere.txt").toStdString();
+        const std::filesystem::path linkPath = dir.filePath("audit.jsonl").toStdString();
+        std::ofstream(elsewhere) << "not the audit copy\n";
+        std::filesystem::create_symlink(elsewhere, linkPath);
+        auto forwarder = openForwarder("file:" + linkPath.string(), "sealtrain.test/audit");
+        QVERIFY(!forwarder);
+        QCOMPARE(int(forwarder.error().code()), int(ErrorCode::Io));
+        QVERIFY2(isOneSentence(forwarder.error().message()), forwarder.error().message().c_str());
+        std::ifstream in(elsewhere);
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        QCOMPARE(text, std::string("not the audit copy\n"));
+    }
+
+    // audit-forward.md, "Checking a copy" 1: a line of another format fails (issue #48).
+    void aLineOfAnotherFormatFails()
+    {
+        Collected target;
+        LineForwarder forwarder("sealtrain.test/audit", target.writer());
+        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        t.append(10, 5);
+        const auto bundle = exportBundle(*t.log, {}).value();
+        const auto copy = editLine(target.lines, 4, [](nlohmann::json& json) {
+            json["format"] = "sealtrain-audit-forward-2";
+        });
+        const auto check = checkForwarded(copy, bundle, trusting(t));
+        QVERIFY2(errorsOf(check).find("its format is not sealtrain-audit-forward-1")
+                     != std::string::npos,
+                 errorsOf(check).c_str());
+    }
+
+    // audit-forward.md, "Checking a copy" 2: the decoded entry holds the line's sequence; a line
+    // that names another sequence number fails (issue #48).
+    void aLineNamesItsEntrysSequence()
+    {
+        Collected target;
+        LineForwarder forwarder("sealtrain.test/audit", target.writer());
+        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        t.append(10, 5);
+        const auto bundle = exportBundle(*t.log, {}).value();
+        const auto copy = editLine(
+            target.lines, 4, [](nlohmann::json& json) { json["sequence"] = std::uint64_t{7}; });
+        const auto check = checkForwarded(copy, bundle, trusting(t));
+        QVERIFY2(errorsOf(check).find("names another sequence number than its entry's")
+                     != std::string::npos,
+                 errorsOf(check).c_str());
+    }
+
+    // audit-forward.md, "Checking a copy" 4: an entry whose predecessor is in the copy chains to
+    // it, which catches a replaced entry the bundle can not vouch for (issue #48).
+    void anEntryChainsToThePredecessorInTheCopy()
+    {
+        Collected target;
+        LineForwarder forwarder("sealtrain.test/audit", target.writer());
+        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        t.append(4, 4);
+        const auto bundle = exportBundle(*t.log, {}).value();
+        t.append(4);  // entries 4 to 7: after the bundle's newest signed head
+        auto lines = target.lines;
+        QCOMPARE(lines.size(), std::size_t{8});
+        lines[5] = forgedLine(lines[5]);
+        const auto check = checkForwarded(joined(lines), bundle, trusting(t));
+        QCOMPARE(check.entriesBeyondBundle, std::uint64_t{4});
+        QVERIFY2(errorsOf(check).find("Line 7 of the forwarded copy does not chain to the entry "
+                                      "before it")
+                     != std::string::npos,
+                 errorsOf(check).c_str());
+    }
+
+    // audit-forward.md, "Checking a copy" 5: a sequence seen twice holds the same entry; a line
+    // replayed as it was passes, another entry under the same number fails (issue #48).
+    void aSequenceSeenTwiceHoldsTheSameEntry()
+    {
+        Collected target;
+        LineForwarder forwarder("sealtrain.test/audit", target.writer());
+        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        t.append(10, 5);
+        const auto bundle = exportBundle(*t.log, {}).value();
+        const auto replayed =
+            checkForwarded(target.text() + target.lines[4] + "\n", bundle, trusting(t));
+        QVERIFY2(replayed.errors.empty(), errorsOf(replayed).c_str());
+        const auto check =
+            checkForwarded(target.text() + forgedLine(target.lines[4]) + "\n", bundle, trusting(t));
+        QVERIFY2(errorsOf(check).find("holds another entry 4 than an earlier line")
+                     != std::string::npos,
+                 errorsOf(check).c_str());
+    }
+
+    // audit-forward.md, "Checking a copy" 6: a gap line stands only for the entries it names; a
+    // line removed after them still fails the check (issue #48).
+    void aGapLineStandsOnlyForTheEntriesItNames()
+    {
+        Collected target;
+        LineForwarder forwarder("sealtrain.test/audit", target.writer(), {3, 1U << 20U});
+        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        t.append(1);
+        target.refusing = true;
+        t.append(5);  // entries 1..5: 1 and 2 are dropped, 3..5 wait
+        target.refusing = false;
+        t.append(1);
+        QCOMPARE(target.lines.size(), std::size_t{6});  // entry 0, the gap, entries 3..6
+        const auto bundle = exportBundle(*t.log, {}).value();
+        auto lines = target.lines;
+        lines.erase(lines.begin() + 3);  // entry 4, which no gap line names
+        const auto check = checkForwarded(joined(lines), bundle, trusting(t));
+        QVERIFY2(errorsOf(check).find("Entries 4 to 4 are missing from the forwarded copy")
+                     != std::string::npos,
+                 errorsOf(check).c_str());
+    }
+
+    // audit-forward.md, "Checking a copy", exit status 3: entries at the end of the signed log
+    // that are not in the copy are reported, so the copy is not VERIFIED (issue #48).
+    void entriesTheSignedLogEndsWithAreNotInTheCopy()
+    {
+        Collected target;
+        LineForwarder forwarder("sealtrain.test/audit", target.writer());
+        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        t.append(10, 5);
+        const auto bundle = exportBundle(*t.log, {}).value();
+        const std::vector<std::string> firstSeven(target.lines.begin(), target.lines.begin() + 7);
+        const auto check = checkForwarded(joined(firstSeven), bundle, trusting(t));
+        QVERIFY2(check.errors.empty(), errorsOf(check).c_str());
+        QCOMPARE(check.gaps.size(), std::size_t{1});
+        QCOMPARE(check.gaps.front(), (std::pair<std::uint64_t, std::uint64_t>{7, 9}));
+        QVERIFY(!check.ok());
     }
 };
 

@@ -62,9 +62,9 @@ private slots:
         QVERIFY(holds("approver"));
         QCOMPARE(w.last().action, std::string("grant.create"));
         QCOMPARE(testing::detailOf(w.last(), "requested_by"), std::string("alice"));
-        // No separated duty: at once.
+        // Every duty class is separated (issue #48): the engineer's too.
         auto engineer = access.grantRole(w.admin, "eve", "engineer", "oncology");
-        QVERIFY(engineer && !engineer->pending);
+        QVERIFY(engineer && engineer->pending);
         // A revoked request is gone: the next grant is a new request.
         QVERIFY(access.grantRole(w.admin, "eve", "steward", "")->pending);
         QVERIFY(access.revokeRole(w.admin, "eve", "steward", ""));
@@ -78,10 +78,16 @@ private slots:
         verifyDenied(w, w.t.plane->identity().disableUser(w.admin, "alice"), "user.disable");
         verifyDenied(w, w.t.plane->access().revokeRole(w.admin, "alice", "admin", ""),
                      "grant.revoke");
-        // With a second admin, it is allowed.
+        // With a second admin, it is allowed once she agrees (issue #48: one of two admins
+        // alone never returns the plane to single-admin mode).
         w.addUser("bea", "admin");
-        QVERIFY(w.t.plane->access().revokeRole(w.admin, "alice", "admin", "").ok());
+        auto asked = w.t.plane->access().revokeRole(w.admin, "alice", "admin", "");
+        QVERIFY(asked && asked->pending);
+        QCOMPARE(w.last().action, std::string("grant.revoke_request"));
+        auto agreed = w.t.plane->access().revokeRole(w.session("bea"), "alice", "admin", "");
+        QVERIFY(agreed && !agreed->pending);
         QCOMPARE(w.last().outcome, audit::Outcome::Ok);
+        QCOMPARE(testing::detailOf(w.last(), "requested_by"), std::string("alice"));
     }
 
     // The last-admin rule counts enabled admins with a standing global grant: a disabled admin
@@ -90,8 +96,10 @@ private slots:
     {
         testing::ServiceWorld w;
         w.addUser("bea", "admin");
-        QVERIFY(w.t.plane->identity().disableUser(w.admin, "bea").ok());
-        QVERIFY(w.t.plane->identity().createUser(w.admin, "cem").ok());
+        // One of two admins is disabled by both (issue #48): alice asks, bea agrees.
+        QVERIFY(w.t.plane->identity().disableUser(w.admin, "bea")->pending);
+        QVERIFY(!w.t.plane->identity().disableUser(w.session("bea"), "bea")->pending);
+        QVERIFY(testing::enrolUser(w.t.plane->identity(), w.admin, "cem", secret(kPassword)));
         QVERIFY(w.t.plane->access()
                     .grantBreakGlass(w.admin, "cem", "admin", "", "incident 7: admin away",
                                      std::chrono::seconds{3600})
@@ -101,9 +109,10 @@ private slots:
         verifyDenied(w, w.t.plane->access().revokeRole(w.admin, "alice", "admin", ""),
                      "grant.revoke");
         QVERIFY(w.last().reason.find("last admin") != std::string::npos);
-        // Enabled again, bea counts.
+        // Enabled again, bea counts: alice's admin role goes once bea agrees.
         QVERIFY(w.t.plane->identity().enableUser(w.admin, "bea").ok());
-        QVERIFY(w.t.plane->access().revokeRole(w.admin, "alice", "admin", "").ok());
+        QVERIFY(w.t.plane->access().revokeRole(w.admin, "alice", "admin", "")->pending);
+        QVERIFY(!w.t.plane->access().revokeRole(w.session("bea"), "alice", "admin", "")->pending);
     }
 
     void breakGlassIsTimeLimitedAndFlagged()
@@ -171,8 +180,7 @@ private slots:
             w.t.plane->access().createRole(w.admin, "opsdata", {"worker.manage", "dataset.read"});
         QVERIFY(!mixed.ok());
         QCOMPARE(mixed.error().code(), ErrorCode::PermissionDenied);
-        QVERIFY(w.t.plane->identity().createUser(w.admin, "olivia").ok());
-        QVERIFY(w.t.plane->access().grantRole(w.admin, "olivia", "operator", "").ok());
+        w.addUser("olivia", "operator");
         verifyDenied(w, w.t.plane->access().grantRole(w.admin, "olivia", "engineer", "oncology"),
                      "grant.create");
         verifyDenied(w,
@@ -230,6 +238,214 @@ private slots:
         for (const auto& user : *users)
             if (user.name == "alice")
                 QCOMPARE(user.grants, std::vector<std::string>{"admin"});
+    }
+
+    // Issue #48 item 2: every permission declares a duty class, and with two admins a grant of
+    // a role holding any one permission, and the making of that role, take both of them. The
+    // catalogue is enumerated, so that a permission added without its class is caught.
+    void everyPermissionTakesTwoAdmins_data()
+    {
+        QTest::addColumn<QString>("permission");
+        for (const auto permission : core::permission::all())
+            QTest::newRow(std::string(permission).c_str())
+                << QString::fromUtf8(permission.data(), permission.size());
+    }
+
+    void everyPermissionTakesTwoAdmins()
+    {
+        QFETCH(QString, permission);
+        const std::string name = permission.toStdString();
+        QVERIFY(core::permission::dutyOf(name).has_value());
+        QVERIFY(core::permission::isSeparated(*core::permission::dutyOf(name)));
+        QVERIFY(!core::permission::description(name).empty());
+        testing::ServiceWorld w;
+        auto& access = w.t.plane->access();
+        w.addUser("bea", "admin");
+        const auto bea = w.session("bea");
+        // The role: asked by alice, made by bea.
+        auto asked = access.createRole(w.admin, "only-one", {name});
+        QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
+        QVERIFY(asked->pending);
+        QCOMPARE(w.last().action, std::string("role.request"));
+        QVERIFY(!w.t.database->exists("SELECT 1 FROM roles WHERE name = 'only-one'", {}).value());
+        auto made = access.createRole(bea, "only-one", {name});
+        QVERIFY2(made, made ? "" : made.error().message().c_str());
+        QVERIFY(!made->pending);
+        QCOMPARE(w.last().action, std::string("role.create"));
+        QCOMPARE(testing::detailOf(w.last(), "requested_by"), std::string("alice"));
+        // The grant: to someone with no other duty, asked by alice, made by bea.
+        testing::enrolUser(w.t.plane->identity(), w.admin, "fresh", secret(kPassword)).value();
+        auto granted = access.grantRole(w.admin, "fresh", "only-one", "");
+        QVERIFY2(granted, granted ? "" : granted.error().message().c_str());
+        QVERIFY(granted->pending);
+        QVERIFY(!access.grantRole(w.admin, "fresh", "only-one", ""));
+        auto confirmed = access.grantRole(bea, "fresh", "only-one", "");
+        QVERIFY2(confirmed, confirmed ? "" : confirmed.error().message().c_str());
+        QVERIFY(!confirmed->pending);
+    }
+
+    // Issue #48 item 2 (ii), the attack: with two admins, one of them makes a role holding only
+    // model.approve and grants it to a fresh account at once. Neither happens alone; the requester
+    // repeating herself is refused and audited with her as the actor; a second admin asking for
+    // other permissions under the same name is refused.
+    void oneAdminAloneMakesNoApproverRole()
+    {
+        testing::ServiceWorld w;
+        auto& access = w.t.plane->access();
+        w.addUser("bea", "admin");
+        auto asked = access.createRole(w.admin, "promoter", {"model.approve"});
+        QVERIFY(asked && asked->pending);
+        verifyDenied(w, access.createRole(w.admin, "promoter", {"model.approve"}), "role.create");
+        QCOMPARE(w.last().actor.id, std::string("alice"));
+        QVERIFY(w.last().reason.find("another admin") != std::string::npos);
+        w.uris["mallory"] =
+            testing::enrolUser(w.t.plane->identity(), w.admin, "mallory", secret(kPassword))
+                .value()
+                .otpauthUri;
+        auto noRole = access.grantRole(w.admin, "mallory", "promoter", "");
+        QVERIFY(!noRole);
+        QCOMPARE(noRole.error().code(), ErrorCode::NotFound);
+        const auto bea = w.session("bea");
+        auto other = access.createRole(bea, "promoter", {"model.approve", "job.approve"});
+        QVERIFY(!other);
+        QCOMPARE(other.error().code(), ErrorCode::FailedPrecondition);
+        QVERIFY(!w.t.database->exists("SELECT 1 FROM roles WHERE name = 'promoter'", {}).value());
+        // Withdrawn by deleting it: the next request starts again.
+        QVERIFY(access.deleteRole(w.admin, "promoter"));
+        QVERIFY(access.createRole(bea, "promoter", {"model.approve"})->pending);
+        QVERIFY(!access.createRole(w.admin, "promoter", {"model.approve"})->pending);
+        QVERIFY(access.grantRole(w.admin, "mallory", "promoter", "")->pending);
+        const auto mallory = w.session("mallory");
+        QVERIFY(!mallory.empty());
+        const auto permissions = w.t.plane->identity().describeSelf(mallory).value().permissions;
+        QVERIFY(permissions.empty());
+    }
+
+    // Issue #48 item 2 (i), the attack: with two admins, one of them creates an account, redeems
+    // its enrolment code herself (she received it) and grants it operator at once, to mint a
+    // worker enrolment token. The grant made before the redemption only waits; after it, one
+    // admin alone still can not make it; the account mints nothing, refused and audited with
+    // the account as the actor.
+    void oneAdminAloneMakesNoOperator()
+    {
+        testing::ServiceWorld w;
+        auto& access = w.t.plane->access();
+        auto& identity = w.t.plane->identity();
+        w.addUser("bea", "admin");
+        const auto bea = w.session("bea");
+        auto created = identity.createUser(w.admin, "rogue");
+        QVERIFY(created);
+        auto early = access.grantRole(w.admin, "rogue", "operator", "");
+        QVERIFY(early && early->pending);
+        QCOMPARE(testing::detailOf(w.last(), "pending"),
+                 std::string("waits for the user's own credentials"));
+        // Not even a second admin makes it before the user set their credentials.
+        auto tooSoon = access.grantRole(bea, "rogue", "operator", "");
+        QVERIFY(!tooSoon);
+        QCOMPARE(tooSoon.error().code(), ErrorCode::FailedPrecondition);
+        QCOMPARE(w.last().action, std::string("grant.create"));
+        QCOMPARE(w.last().actor.id, std::string("bea"));
+        // alice redeems the code herself and tries alone.
+        auto uri = identity.completeReset("rogue", created->enrolmentCode, secret(kPassword));
+        QVERIFY(uri);
+        w.uris["rogue"] = uri->otpauthUri;
+        verifyDenied(w, access.grantRole(w.admin, "rogue", "operator", ""), "grant.create");
+        QCOMPARE(w.last().actor.id, std::string("alice"));
+        const auto rogue = w.session("rogue");
+        QVERIFY(!rogue.empty());
+        verifyDenied(w, w.t.plane->workers().createEnrollToken(rogue, "node-x", "gpu", 3600),
+                     "worker.enroll_token");
+        QCOMPARE(w.last().actor.id, std::string("rogue"));
+        // bea agrees: only now.
+        auto made = access.grantRole(bea, "rogue", "operator", "");
+        QVERIFY(made && !made->pending);
+        QVERIFY(w.t.plane->workers().createEnrollToken(rogue, "node-x", "gpu", 3600));
+    }
+
+    // Issue #48: a grant to an account that has not redeemed its code waits until it has, with
+    // a single admin too, who then makes it; no break-glass grant goes to such an account.
+    void grantsWaitForTheUsersOwnCredentials()
+    {
+        testing::ServiceWorld w;
+        auto& access = w.t.plane->access();
+        auto created = w.t.plane->identity().createUser(w.admin, "newbie");
+        QVERIFY(created);
+        QVERIFY(access.grantRole(w.admin, "newbie", "engineer", "")->pending);
+        auto again = access.grantRole(w.admin, "newbie", "engineer", "");
+        QVERIFY(!again);
+        QCOMPARE(again.error().code(), ErrorCode::FailedPrecondition);
+        verifyDenied(w,
+                     access.grantBreakGlass(w.admin, "newbie", "auditor", "", "incident 9",
+                                            std::chrono::seconds{600}),
+                     "grant.break_glass");
+        QVERIFY(w.last().reason.find("own credentials") != std::string::npos);
+        QVERIFY(w.t.plane->identity().completeReset("newbie", created->enrolmentCode,
+                                                    secret(kPassword)));
+        auto made = access.grantRole(w.admin, "newbie", "engineer", "");
+        QVERIFY2(made, made ? "" : made.error().message().c_str());
+        QVERIFY(!made->pending);
+    }
+
+    // Issue #48: with two admins, neither disables or demotes the other (or themselves) alone;
+    // the other agreeing makes it. With three, one admin may, since two remain.
+    void twoAdminsStayTwoUnlessBothAgree()
+    {
+        testing::ServiceWorld w;
+        auto& identity = w.t.plane->identity();
+        auto& access = w.t.plane->access();
+        w.addUser("bea", "admin");
+        const auto enabledAdmins = [&] { return access.adminNames().value().size(); };
+        auto asked = identity.disableUser(w.admin, "bea");
+        QVERIFY(asked && asked->pending);
+        QCOMPARE(w.last().action, std::string("user.disable_request"));
+        QCOMPARE(enabledAdmins(), std::size_t{2});
+        verifyDenied(w, identity.disableUser(w.admin, "bea"), "user.disable");
+        QCOMPARE(w.last().actor.id, std::string("alice"));
+        QCOMPARE(enabledAdmins(), std::size_t{2});
+        auto demote = access.revokeRole(w.admin, "bea", "admin", "");
+        QVERIFY(demote && demote->pending);
+        QCOMPARE(enabledAdmins(), std::size_t{2});
+        // bea consents to her own disabling.
+        const auto bea = w.session("bea");
+        auto agreed = identity.disableUser(bea, "bea");
+        QVERIFY2(agreed, agreed ? "" : agreed.error().message().c_str());
+        QVERIFY(!agreed->pending);
+        QCOMPARE(testing::detailOf(w.last(), "requested_by"), std::string("alice"));
+        QCOMPARE(enabledAdmins(), std::size_t{1});
+        // Three admins: one of them alone leaves two.
+        QVERIFY(identity.enableUser(w.admin, "bea"));
+        w.addUser("cem", "admin");
+        auto done = identity.disableUser(w.admin, "cem");
+        QVERIFY(done && !done->pending);
+        QCOMPARE(enabledAdmins(), std::size_t{2});
+    }
+
+    // Issue #48: enrolment and reset codes expire; only the holder of the right code learns it
+    // expired, and an admin's new reset gives one that works.
+    void enrolmentCodesExpire()
+    {
+        core::ControlPlaneOptions options;
+        options.enrolmentCodeLifetime = std::chrono::seconds{3600};
+        testing::ServiceWorld w(options);
+        auto& identity = w.t.plane->identity();
+        auto created = identity.createUser(w.admin, "late");
+        QVERIFY(created);
+        const auto madeAt = static_cast<std::int64_t>(w.last().timeNs / 1'000'000'000);
+        QCOMPARE(created->codeExpires, madeAt + 3600);
+        w.t.clock.advance(std::chrono::seconds{3601});
+        auto expired = identity.completeReset("late", created->enrolmentCode, secret(kPassword));
+        QVERIFY(!expired);
+        QCOMPARE(expired.error().code(), ErrorCode::Unauthenticated);
+        QVERIFY(expired.error().message().find("expired") != std::string::npos);
+        QCOMPARE(w.last().outcome, audit::Outcome::Denied);
+        QCOMPARE(w.last().reason, std::string("reset code expired"));
+        auto wrong = identity.completeReset("late", "rc_wrong", secret(kPassword));
+        QVERIFY(!wrong);
+        QVERIFY(wrong.error().message().find("expired") == std::string::npos);
+        auto reset = identity.resetUser(w.session("alice"), "late");  // an hour on: a new session
+        QVERIFY2(reset, reset ? "" : reset.error().message().c_str());
+        QVERIFY(!reset->pending());
+        QVERIFY(identity.completeReset("late", reset->resetCode, secret(kPassword)));
     }
 
     void holdersOfOtherDutiesCanNotBecomeAdmins()

@@ -5,6 +5,8 @@
 #include "core_fixture.h"
 
 #include "sealtrain/audit/store.h"
+#include "sealtrain/audit/tree_head.h"
+#include "sealtrain/audit/witness.h"
 #include "sealtrain/core/backup.h"
 #include "sealtrain/core/data_directory.h"
 
@@ -15,6 +17,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <system_error>
 
 using namespace sealtrain;
 using testing::secret;
@@ -49,6 +52,12 @@ audit::Entry entryAt(const audit::AuditLog& log, std::uint64_t sequence)
 {
     const auto stored = log.store().readEntries(sequence, 1).value();
     return audit::decodeEntry(stored.front().bytes).value();
+}
+
+// The tree head a witness line carries, read without checking its signature.
+audit::TreeHead headOf(const std::string& note)
+{
+    return audit::parseTreeHeadText(audit::parseSignedNote(note).value().text).value();
 }
 
 }  // namespace
@@ -100,6 +109,25 @@ class TestCoreBackup : public QObject {
         request.operatorName = "opal";
         request.objectsFrom = data_;
         return request;
+    }
+
+    // The data directory's witness file as it stood when the backup was taken (its heads up to
+    // the backup's), written to `path`; returns the newest head it keeps.
+    audit::TreeHead writeWitnessAtBackup(const std::filesystem::path& path) const
+    {
+        std::error_code ec;
+        std::filesystem::remove(path, ec);
+        const auto notes = audit::readWitness(data_ / "audit.witness").value();
+        audit::TreeHead newest;
+        for (const std::string& note : notes) {
+            const audit::TreeHead head = headOf(note);
+            if (head.size > backupHead_)
+                continue;
+            if (!audit::appendWitness(path, note))
+                qFatal("cannot write %s", path.c_str());
+            newest = head;
+        }
+        return newest;
     }
 
 private slots:
@@ -415,6 +443,123 @@ private slots:
         QVERIFY(!refused);
         QCOMPARE(refused.error().code(), ErrorCode::Unauthenticated);
         QVERIFY(!std::filesystem::exists(request.target));
+    }
+
+    // docs/operations/backup.md, "The restore's entry" (issue #48): a witness no newer than the
+    // backup is checked against it and named in the restore's entry (witness_head, nothing lost),
+    // and a head is signed over the restore's entry before the restore ends.
+    void anOlderWitnessIsRecordedAndTheRestoreSigned()
+    {
+        const auto witness = root_ / "witness-at-backup";
+        QCOMPARE(writeWitnessAtBackup(witness).size, backupHead_);
+        auto request = restoreRequest("with-older-witness");
+        request.withoutWitness = false;
+        request.witness = witness;
+        auto restored = core::restoreBackup(request);
+        QVERIFY2(restored, restored ? "" : restored.error().message().c_str());
+        QCOMPARE(restored->witnessHead.value_or(0), backupHead_);
+        QCOMPARE(restored->lostEntries, std::uint64_t{0});
+        // Read before anything opens the restored directory: the restore signed this head.
+        const auto heads = audit::readWitness(request.target / "audit.witness");
+        QVERIFY2(heads, heads ? "" : heads.error().message().c_str());
+        QVERIFY(!heads->empty());
+        QCOMPARE(headOf(heads->back()).size, backupHead_ + 1);
+        auto directory = open(request.target);
+        const auto entry = entryAt(directory->controlPlane().auditLog(), backupHead_);
+        QCOMPARE(entry.action, std::string("platform.restore"));
+        QCOMPARE(testing::detailOf(entry, "witness_head"), std::to_string(backupHead_));
+        QCOMPARE(testing::detailOf(entry, "lost_entries"), std::string());
+        QVERIFY(!std::filesystem::exists(request.target / "audit.witness.before-restore"));
+    }
+
+    // docs/operations/backup.md, "The witness rule stays" (issue #48): a witness that records a
+    // different history (a head signed by this platform over the backup's entries, with another
+    // root) is refused, and nothing is restored.
+    void aWitnessOfAnotherHistoryIsRefused()
+    {
+        audit::TreeHead forged = writeWitnessAtBackup(root_ / "witness-at-backup");
+        QCOMPARE(forged.size, backupHead_);
+        forged.root[0] = static_cast<std::uint8_t>(forged.root[0] ^ 0x01U);
+        std::string note;
+        {
+            auto directory = open(data_);
+            note = audit::signTreeHead(forged, directory->signingKey());
+        }
+        const auto witness = root_ / "witness-other-history";
+        QVERIFY(audit::appendWitness(witness, note));
+        auto request = restoreRequest("over-other-history");
+        request.withoutWitness = false;
+        request.witness = witness;
+        auto refused = core::restoreBackup(request);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::Integrity);
+        QVERIFY2(refused.error().message().find("history") != std::string::npos,
+                 refused.error().message().c_str());
+        QVERIFY(!std::filesystem::exists(request.target));
+    }
+
+    // docs/operations/backup.md, "The witness rule stays" (issue #48): a witness that is not this
+    // platform's (its heads signed by another key) is refused, not taken for no witness at all.
+    void aWitnessOfAnotherPlatformIsRefused()
+    {
+        const audit::TreeHead head = writeWitnessAtBackup(root_ / "witness-at-backup");
+        const auto other = crypto::SigningKey::generate().value();
+        const auto witness = root_ / "witness-other-platform";
+        QVERIFY(audit::appendWitness(witness, audit::signTreeHead(head, other)));
+        auto request = restoreRequest("over-other-platform");
+        request.withoutWitness = false;
+        request.witness = witness;
+        auto refused = core::restoreBackup(request);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::Integrity);
+        QVERIFY(!std::filesystem::exists(request.target));
+    }
+
+    // docs/operations/backup.md, "Taking a backup" (issue #48): the archive is written in a
+    // private folder of the data directory (.backup-*) that only the control plane's account
+    // enters, and only that account reads the archive.
+    void theArchiveIsWrittenInAPrivateFolder()
+    {
+        auto directory = open(data_);
+        const auto alice = signIn(*directory, "alice");
+        auto made = core::takeBackup(*directory, alice);
+        QVERIFY2(made, made ? "" : made.error().message().c_str());
+        const auto folderPermissions = std::filesystem::status(made->folder).permissions();
+        const auto archivePermissions = std::filesystem::status(made->archive).permissions();
+        std::filesystem::remove_all(made->folder);
+        QVERIFY(made->folder.filename().string().rfind(".backup-", 0) == 0);
+        const auto others = std::filesystem::perms::group_all | std::filesystem::perms::others_all;
+        QVERIFY2((folderPermissions & others) == std::filesystem::perms::none,
+                 "the backup's folder is open to other accounts");
+        QVERIFY2((archivePermissions & others) == std::filesystem::perms::none,
+                 "the archive is readable by other accounts");
+    }
+
+    // docs/operations/backup.md, "Taking a backup" (issue #48): a file referenced by digest that
+    // changed after the moment listed it fails the backup as a copied one does: audited as
+    // failed, nothing left behind. (Last: it edits the data directory's shard for a moment.)
+    void aReferencedObjectThatChangesFailsTheBackup()
+    {
+        auto directory = open(data_);
+        const auto alice = signIn(*directory, "alice");
+        core::BackupOptions small;
+        small.referenceOver = 4096;
+        auto prepared = core::prepareBackup(*directory, alice, small);
+        QVERIFY2(prepared, prepared ? "" : prepared.error().message().c_str());
+        const auto shard = data_ / "datasets" / "d1" / "shard-0.sealed";
+        const std::string before = readFile(shard);
+        writeFile(shard, before + " and more");
+        auto written = core::writeBackup(*directory, *prepared);
+        writeFile(shard, before);
+        QVERIFY(!written);
+        QCOMPARE(written.error().code(), ErrorCode::FailedPrecondition);
+        auto recorded = core::recordBackup(*directory, alice, *prepared, std::move(written));
+        QVERIFY(!recorded);
+        QVERIFY(!std::filesystem::exists(prepared->folder));
+        const auto& log = directory->controlPlane().auditLog();
+        const auto entry = entryAt(log, log.size() - 1);
+        QCOMPARE(entry.action, std::string("platform.backup"));
+        QCOMPARE(entry.outcome, audit::Outcome::Failed);
     }
 };
 

@@ -62,9 +62,9 @@ private slots:
         const std::string session = signedIn(t);
         QVERIFY(!session.empty());
         const std::uint64_t before = t.plane->auditLog().size();
-        Result<void> first = success();
+        Result<core::ChangeOutcome> first = core::ChangeOutcome{};
         Result<core::NewUser> weak = Error(ErrorCode::Internal, "Not run.");
-        Result<void> last = success();
+        Result<core::ChangeOutcome> last = core::ChangeOutcome{};
         const std::vector<core::CommitGroup::Call> calls = {
             [&] { first = t.plane->access().createRole(session, "kept-1", {"audit.read"}); },
             // Refused (the name is not one), its refusal appended in the group.
@@ -132,7 +132,7 @@ private slots:
         const std::string session = signedIn(t);
         QVERIFY(!session.empty());
         const std::uint64_t before = t.plane->auditLog().size();
-        Result<void> after = success();
+        Result<core::ChangeOutcome> after = core::ChangeOutcome{};
         const std::vector<core::CommitGroup::Call> calls = {
             [&] { QVERIFY(t.plane->access().createRole(session, "gone-1", {"audit.read"})); },
             [&] { QVERIFY(t.database->execute("ROLLBACK")); },  // as SQLite does on a full disk
@@ -166,7 +166,7 @@ private slots:
                     for (int i = 0; i < 15; ++i) {
                         const std::string name =
                             "role-" + std::to_string(caller) + "-" + std::to_string(i);
-                        Result<void> made = success();
+                        Result<core::ChangeOutcome> made = core::ChangeOutcome{};
                         const auto committed = group.run([&] {
                             made = t.plane->access().createRole(session, name, {"audit.read"});
                         });

@@ -3,10 +3,12 @@
 // approved by its own submitter, a job that ran unapproved, a user without a second factor, an
 // old TLS floor) shows as failed; a control without evidence is never passed; the bundle holds
 // exactly the cited entries and verifies; and whoever lacks the auditor's permissions is refused
-// and audited.
+// and audited. Issue #48 adds a test for each "fails when" rule of docs/operations/compliance.md
+// that none guarded (each with its mutation in tests/mutations/compliance-*.txt).
 #include "core_fixture.h"
 #include "jobs_world.h"
 
+#include "sealtrain/audit/audit_log.h"
 #include "sealtrain/audit/bundle.h"
 #include "sealtrain/core/compliance.h"
 #include "sealtrain/core/permissions.h"
@@ -62,6 +64,30 @@ core::JobInfo approvedJob(testing::JobsWorld& w, const std::string& name)
     if (!approved)
         qFatal("approve: %s", approved.error().message().c_str());
     return *approved;
+}
+
+// Appends `draft` to the control plane's log in a transaction of its own, as a service that
+// broke a rule would have recorded it, for the report to judge; returns its sequence number.
+std::uint64_t appendEntry(testing::JobsWorld& w, const audit::EntryDraft& draft)
+{
+    auto transaction = w.t.database->begin();
+    if (!transaction)
+        qFatal("begin: %s", transaction.error().message().c_str());
+    auto sequence = w.t.plane->auditLog().append(**transaction, draft);
+    if (!sequence)
+        qFatal("append: %s", sequence.error().message().c_str());
+    if (!(*transaction)->commit().ok())
+        qFatal("the appended entry did not commit");
+    return *sequence;
+}
+
+// The claims of `judged` that show its rule broken.
+std::vector<ComplianceClaim> brokenClaims(const core::ControlResult& judged)
+{
+    std::vector<ComplianceClaim> broken;
+    std::copy_if(judged.claims.begin(), judged.claims.end(), std::back_inserter(broken),
+                 [](const ComplianceClaim& claim) { return claim.broken; });
+    return broken;
 }
 
 }  // namespace
@@ -259,6 +285,180 @@ private slots:
                 QVERIFY2(registered.find("add_sealtrain_test(" + test + " ") != std::string::npos,
                          test.c_str());
         }
+    }
+
+    // CC8.1: a job whose recorded approver has no job.approve entry of their own fails; another
+    // person's approval of it does not stand in (issue #48).
+    void approverWithoutTheirOwnApprovalEntryFails()
+    {
+        testing::JobsWorld w;
+        const auto job = approvedJob(w, "borrowed");
+        QVERIFY(w.t.database
+                    ->run("UPDATE jobs SET approver = (SELECT id FROM users WHERE name = 'ivy') "
+                          "WHERE id = ?",
+                          {job.id})
+                    .ok());
+        auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        const auto& cc81 = control(*report, "CC8.1");
+        QCOMPARE(cc81.verdict, ControlVerdict::Failed);
+        QVERIFY2(claimsText(cc81).find("names ivy as approver, but the log has no such approval")
+                     != std::string::npos,
+                 claimsText(cc81).c_str());
+    }
+
+    // CC8.1, "past approval": a job that started an attempt is checked whatever its state now,
+    // so one that ran unapproved and then failed fails the control (issue #48).
+    void jobThatStartedAnAttemptWithoutApprovalFails()
+    {
+        testing::JobsWorld w;
+        approvedJob(w, "fine");
+        auto tried = w.jobs().submit(w.session("eve"), testing::spec("tried", "notes", "cpu"));
+        QVERIFY(tried.ok());
+        QVERIFY(
+            w.t.database->run("UPDATE jobs SET state = 'failed' WHERE id = ?", {tried->id}).ok());
+        QVERIFY(w.t.database
+                    ->run("INSERT INTO job_attempts (job_id, attempt, started, resumed_step, "
+                          "outcome) VALUES (?, 1, 0, 0, 'failed')",
+                          {tried->id})
+                    .ok());
+        auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        const auto& cc81 = control(*report, "CC8.1");
+        QCOMPARE(cc81.verdict, ControlVerdict::Failed);
+        QVERIFY2(claimsText(cc81).find("went past approval without an approval")
+                     != std::string::npos,
+                 claimsText(cc81).c_str());
+    }
+
+    // 164.312(c)(1) integrity: a job past approval whose spec differs from the approved one
+    // fails (issue #48).
+    void specThatDiffersFromTheApprovedOneFailsIntegrity()
+    {
+        testing::JobsWorld w;
+        const auto job = approvedJob(w, "edited");
+        QVERIFY(w.t.database->run("UPDATE jobs SET spec_hash = zeroblob(32) WHERE id = ?", {job.id})
+                    .ok());
+        auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        const auto& integrity = control(*report, "164.312(c)(1)");
+        QCOMPARE(integrity.verdict, ControlVerdict::Failed);
+        QVERIFY2(claimsText(integrity).find("differs from the one that was approved")
+                     != std::string::npos,
+                 claimsText(integrity).c_str());
+    }
+
+    // 164.312(a)(2)(iv) encryption: a KEK purpose with no active version fails (issue #48).
+    void kekPurposeWithoutAnActiveVersionFailsEncryption()
+    {
+        testing::JobsWorld w;
+        auto facts = healthyFacts();
+        facts.keks.front().state = crypto::KekState::DecryptOnly;
+        const std::string purpose = facts.keks.front().id;
+        auto report = w.t.plane->compliance().report(w.session("rita"), facts);
+        QVERIFY(report.ok());
+        const auto& encryption = control(*report, "164.312(a)(2)(iv)");
+        QCOMPARE(encryption.verdict, ControlVerdict::Failed);
+        QVERIFY2(claimsText(encryption).find("no active version of the '" + purpose + "' KEK")
+                     != std::string::npos,
+                 claimsText(encryption).c_str());
+    }
+
+    // 164.312(b), 164.312(c)(1) and CC7.2: the live log failing verification fails them, and the
+    // report's entry records the failure (issue #48).
+    void liveLogFailingVerificationFails()
+    {
+        testing::JobsWorld w;
+        approvedJob(w, "first");
+        const std::string rita = w.session("rita");
+        // An early entry's recorded leaf hash altered in the store: the live log no longer
+        // verifies, while the entries still decode and the bundle can still be made.
+        QVERIFY(w.t.database
+                    ->run("UPDATE audit_entries SET leaf_hash = zeroblob(32) WHERE sequence = 1")
+                    .ok());
+        auto report = w.t.plane->compliance().report(rita, healthyFacts());
+        QVERIFY2(report.ok(), report ? "" : report.error().message().c_str());
+        for (const char* id : {"164.312(b)", "164.312(c)(1)", "CC7.2"}) {
+            const auto& judged = control(*report, id);
+            QCOMPARE(judged.verdict, ControlVerdict::Failed);
+            QVERIFY2(claimsText(judged).find("failed verification") != std::string::npos,
+                     (std::string(id) + ": " + claimsText(judged)).c_str());
+        }
+        const auto entries = audit::verifyBundle(report->bundle, {}).entries;
+        const auto own = std::find_if(entries.begin(), entries.end(), [&](const audit::Entry& e) {
+            return e.sequence == report->reportEntry;
+        });
+        QVERIFY(own != entries.end());
+        QVERIFY(testing::detailOf(*own, "log_verification").starts_with("failed"));
+    }
+
+    // 164.312(a)(2)(i) and CC6.2: a user with no audited creation (control.init or user.create)
+    // fails both (issue #48).
+    void userWithoutAnAuditedCreationFails()
+    {
+        testing::JobsWorld w;
+        const std::string rita = w.session("rita");
+        // Renamed behind the control plane's back: no entry created a user of this name.
+        QVERIFY(w.t.database->run("UPDATE users SET name = 'ghost' WHERE name = 'ivy'").ok());
+        auto report = w.t.plane->compliance().report(rita, healthyFacts());
+        QVERIFY(report.ok());
+        for (const char* id : {"164.312(a)(2)(i)", "CC6.2"}) {
+            const auto& judged = control(*report, id);
+            QCOMPARE(judged.verdict, ControlVerdict::Failed);
+            QVERIFY2(claimsText(judged).find("User 'ghost' has no audited creation")
+                         != std::string::npos,
+                     (std::string(id) + ": " + claimsText(judged)).c_str());
+        }
+    }
+
+    // 164.312(d) and CC6.1: a sign-in that succeeded without password and TOTP fails both, and
+    // the broken claim cites it (issue #48).
+    void signInWithoutPasswordAndTotpFails()
+    {
+        testing::JobsWorld w;
+        const std::string rita = w.session("rita");
+        audit::EntryDraft signIn;
+        signIn.actor = {audit::ActorKind::User, "eve", "session-without-mfa", "password"};
+        signIn.action = "session.sign_in";
+        signIn.target = {"user", "eve"};
+        const std::uint64_t sequence = appendEntry(w, signIn);
+        auto report = w.t.plane->compliance().report(rita, healthyFacts());
+        QVERIFY(report.ok());
+        for (const char* id : {"164.312(d)", "CC6.1"}) {
+            const auto& judged = control(*report, id);
+            QCOMPARE(judged.verdict, ControlVerdict::Failed);
+            const auto broken = brokenClaims(judged);
+            QCOMPARE(broken.size(), std::size_t{1});
+            QVERIFY2(broken.front().text.find("succeeded without password and TOTP")
+                         != std::string::npos,
+                     broken.front().text.c_str());
+            QCOMPARE(broken.front().sequences, std::vector<std::uint64_t>{sequence});
+        }
+    }
+
+    // 164.312(a)(2)(ii) emergency access: a break-glass grant longer than the limit fails
+    // (issue #48).
+    void breakGlassLongerThanTheLimitFails()
+    {
+        testing::JobsWorld w;
+        const std::string rita = w.session("rita");
+        const auto limit = w.t.plane->options().maxBreakGlass.count();
+        audit::EntryDraft grant;
+        grant.actor = {audit::ActorKind::User, "alice", "session-of-alice", "password+totp"};
+        grant.action = "grant.break_glass";
+        grant.target = {"user", "sam"};
+        grant.details = {audit::textDetail("expires_in_s", std::to_string(limit + 3600)),
+                         audit::textDetail("break_glass_reason", "ward 3 outage, ticket 1234")};
+        const std::uint64_t sequence = appendEntry(w, grant);
+        auto report = w.t.plane->compliance().report(rita, healthyFacts());
+        QVERIFY(report.ok());
+        const auto& emergency = control(*report, "164.312(a)(2)(ii)");
+        QCOMPARE(emergency.verdict, ControlVerdict::Failed);
+        const auto broken = brokenClaims(emergency);
+        QCOMPARE(broken.size(), std::size_t{1});
+        QCOMPARE(broken.front().sequences, std::vector<std::uint64_t>{sequence});
+        QVERIFY2(broken.front().text.find("outside the policy") != std::string::npos,
+                 broken.front().text.c_str());
     }
 };
 

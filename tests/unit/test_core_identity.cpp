@@ -368,6 +368,29 @@ private slots:
         QCOMPARE(w.last().reason, std::string("wrong password"));
     }
 
+    // Issue #48 item 4: wrong codes sent without a session cost the log one entry per peer and
+    // window, like every anonymous refusal, and name nobody as their actor; the count is written
+    // when the window has passed.
+    void resetCodeRefusalsAreCounted()
+    {
+        testing::ServiceWorld w;
+        auto& identity = w.t.plane->identity();
+        QVERIFY(identity.createUser(w.admin, "target"));
+        const auto before = w.t.plane->auditLog().size();
+        for (int i = 0; i < 50; ++i)
+            QVERIFY(!identity.completeReset("target", "rc_guess" + std::to_string(i),
+                                            secret("my own new passphrase")));
+        QCOMPARE(w.t.plane->auditLog().size(), before + 1);
+        QCOMPARE(w.last().actor.id, std::string("unknown"));
+        QCOMPARE(w.last().target.id, std::string("target"));
+        QCOMPARE(w.last().reason, std::string("wrong reset code"));
+        w.t.clock.advance(std::chrono::seconds{11});
+        QVERIFY(w.t.plane->flushAnonymousRefusals(false));
+        QCOMPARE(w.t.plane->auditLog().size(), before + 2);
+        QCOMPARE(testing::detailOf(w.last(), "repeated"), std::string("49"));
+        QCOMPARE(w.last().action, std::string("user.complete_reset"));
+    }
+
     // Issue #13 item 7: a reset leaves no password and no TOTP secret; the old ones no longer
     // work, and the user alone chooses the new ones with the one-time code.
     void resetUserSetsTheirOwnCredentials()
@@ -394,6 +417,9 @@ private slots:
         // A wrong code, and the right code for another user, are refused and audited.
         const auto completeRefused = [&](const std::string& user, const std::string& code,
                                          const std::string& reason) {
+            // Past the window in which anonymous refusals from one peer are counted, so that each
+            // is written as itself (resetCodeRefusalsAreCounted).
+            w.t.clock.advance(std::chrono::seconds{11});
             auto refused = identity.completeReset(user, code, secret("my own new passphrase"));
             QVERIFY(!refused.ok());
             QVERIFY(isOneSentence(refused.error().message()));
@@ -401,6 +427,9 @@ private slots:
             QCOMPARE(entry.action, std::string("user.complete_reset"));
             QCOMPARE(entry.outcome, audit::Outcome::Denied);
             QCOMPARE(entry.reason, reason);
+            // Nobody was authenticated (issue #48): anonymous, against the account named.
+            QCOMPARE(entry.actor.id, std::string("unknown"));
+            QCOMPARE(entry.target.id, user == "nobody" ? std::string("unknown") : user);
         };
         completeRefused("engineer-user", "rc_guessed", "wrong reset code");
         completeRefused("auditor-user", reset->resetCode, "no reset is open");

@@ -3,6 +3,7 @@
 // one checkpoint's key), sealed to the worker it is for; and a checkpoint comes back only signed
 // by the right key, sealed under the right key and of the right job. Each attack is tried.
 #include "sealtrain/core/data_directory.h"
+#include "sealtrain/core/job_budgets.h"
 #include "sealtrain/core/job_spec.h"
 #include "sealtrain/core/key_release.h"
 #include "sealtrain/core/scheduler.h"
@@ -17,6 +18,7 @@
 #include "core_fixture.h"
 
 #include <QTemporaryDir>
+
 #include <QtTest/QtTest>
 
 #include <algorithm>
@@ -222,6 +224,31 @@ private slots:
         QVERIFY(resumed && resumed->resume);
         QVERIFY(
             trusts(parsed(*crypto::openSealedBox(box, resumed->sealedKeys)), signer.publicKey()));
+    }
+
+    // Issue #48: one GPU-hour rule for a worker's attempts and the control plane's own runs. A
+    // job on two nodes of four GPUs is charged eight GPUs' hours, and the worker is told so with
+    // its job; a CPU job none.
+    void twoNodeJobIsChargedEveryGpu()
+    {
+        auto box = crypto::BoxKeyPair::generate().value();
+        core::WorkerInfo worker;
+        worker.name = "cluster-1";
+        worker.boxKey = box.publicKey();
+        core::JobSpec spec;
+        spec.resources.nodes = 2;
+        spec.resources.gpusPerNode = 4;
+        QCOMPARE(core::chargedGpus(spec), std::int64_t{8});
+        QCOMPARE(core::gpuHoursCharged(spec, 0.5), 4.0);
+        auto handed =
+            core::KeyRelease(*platform_).forWorker(worker, dispatchOf(9), spec, std::nullopt);
+        QVERIFY2(handed, handed ? "" : handed.error().message().c_str());
+        QCOMPARE(handed->gpusPerNode, std::int64_t{4});
+        QCOMPARE(handed->chargedGpus, std::int64_t{8});
+        core::JobSpec cpu;
+        cpu.resources.gpusPerNode = 0;
+        cpu.resources.nodes = 3;
+        QCOMPARE(core::gpuHoursCharged(cpu, 2.0), 0.0);
     }
 
     // Sampling a run of the control plane's own trainer: only a checkpoint the platform signed,

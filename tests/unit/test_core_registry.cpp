@@ -26,6 +26,14 @@ private slots:
     void rejectedPromotionMovesNothing();
     void whatACallerMayMakeItKeepIsBounded();
     void exportNeedsASecondPersonAndGoesToWhoAsked();
+    void exportAppliesTheDataRule();
+    void anExportIsDecidedOnce();
+    void onlyModelApproveDecidesOnAnExport();
+    void aModelBelongsToOneProject();
+    void registeringNeedsToSeeTheJob();
+    void aliasNamesAreChecked();
+    void reasonsAndDescriptionsAreBoundedUtf8();
+    void approvedPromotionStatementNamesWhatItChanged();
     void referencesAreParsed();
 };
 
@@ -84,6 +92,38 @@ struct RegistryWorld {
 
     core::Registry& registry() const { return w.t.plane->registry(); }
     const std::string& session(const std::string& user) { return w.session(user); }
+
+    // A job of eve's in `project` (which the policy is given a budget), approved by ann and run
+    // to its end by a worker of its own named `node`, with one checkpoint recorded at step 2.
+    std::int64_t finishedJob(const std::string& name, const std::string& project,
+                             const std::string& node)
+    {
+        auto policy = core::parseJobPolicy(core::defaultJobPolicyText()).value();
+        policy.budgets[project].gpuHours = 10.0;
+        w.jobs().setPolicy(policy);
+        w.scheduler().setPolicy(policy);
+        std::string spec = testing::jobSpec(name, "notes", "cpu");
+        spec.replace(spec.find(R"("demo")"), 6, "\"" + project + "\"");
+        auto submitted = w.jobs().submit(session("eve"), spec);
+        if (!submitted || submitted->state != core::JobState::Vetted)
+            qFatal("cannot submit %s", name.c_str());
+        if (!w.jobs().approve(session("ann"), submitted->id, submitted->specSha256))
+            qFatal("cannot approve %s", name.c_str());
+        if (!w.scheduler().enqueue(submitted->id))
+            qFatal("cannot queue %s", name.c_str());
+        const auto worker = w.enrolled(node, "cpu");
+        auto taken = w.scheduler().take(worker);
+        if (!taken || !*taken)
+            qFatal("%s got no job", node.c_str());
+        if (!w.scheduler().recordCheckpoint(worker,
+                                            {submitted->id, 2, 1, "", std::string(64, 'e'),
+                                             std::string(64, 'd'), "checkpoint-2", 0},
+                                            []() -> Result<void> { return success(); }))
+            qFatal("cannot record a checkpoint of %s", name.c_str());
+        if (!w.scheduler().finish(worker, submitted->id, 1, true, 0.0, ""))
+            qFatal("cannot finish %s", name.c_str());
+        return submitted->id;
+    }
 };
 
 // The statement inside `envelopeJson`, once its signature verifies under `key`.
@@ -408,6 +448,257 @@ void TestCoreRegistry::exportNeedsASecondPersonAndGoesToWhoAsked()
     QVERIFY(!rejected);
     QCOMPARE(rejected.error().code(), ErrorCode::PermissionDenied);
     QCOMPARE(r.built, 1);
+}
+
+// Issue #48 item 3: an export is a way out like sampling: its requester must read the dataset the
+// version was trained on, and its classification must be one the policy lets leave, at the
+// request and again at the download (a read revoked after the approval stops it), each refusal
+// audited with the requester as the actor.
+void TestCoreRegistry::exportAppliesTheDataRule()
+{
+    RegistryWorld r;
+    auto version = r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 0});
+    QVERIFY2(version, version ? "" : version.error().message().c_str());
+    auto asked = r.registry().requestExport(r.session("eve"), "m@1", "for a partner");
+    QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
+    QVERIFY(r.registry().approveExport(r.session("ann"), asked->id, version->digest));
+    // The steward takes eve's read away after the approval: no download.
+    QVERIFY(r.w.t.plane->datasets().revokeRead(r.session("sam"), "notes", "eve"));
+    auto revoked = r.registry().exportModel(r.session("eve"), asked->id);
+    QVERIFY(!revoked);
+    QCOMPARE(revoked.error().code(), ErrorCode::PermissionDenied);
+    QVERIFY2(revoked.error().message().find("read grant") != std::string::npos,
+             revoked.error().message().c_str());
+    QCOMPARE(r.w.last().action, std::string("model.export"));
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Denied);
+    QCOMPARE(r.w.last().actor.id, std::string("eve"));
+    QCOMPARE(r.built, 0);
+    auto again = r.registry().requestExport(r.session("eve"), "m@1", "once more");
+    QVERIFY(!again);
+    QCOMPARE(again.error().code(), ErrorCode::PermissionDenied);
+    QCOMPARE(r.w.last().action, std::string("model.export_request"));
+    // Given back, it goes out; then the policy stops letting internal data leave.
+    QVERIFY(r.w.t.plane->datasets().grantRead(r.session("sam"), "notes", "eve"));
+    QVERIFY(r.registry().exportModel(r.session("eve"), asked->id));
+    QCOMPARE(r.built, 1);
+    core::JobPolicy policy = r.w.scheduler().policy();
+    policy.exportClassifications = {"public"};
+    r.w.scheduler().setPolicy(policy);
+    auto classified = r.registry().exportModel(r.session("eve"), asked->id);
+    QVERIFY(!classified);
+    QCOMPARE(classified.error().code(), ErrorCode::PermissionDenied);
+    QVERIFY2(classified.error().message().find("exports.classifications") != std::string::npos,
+             classified.error().message().c_str());
+    QVERIFY(!r.registry().requestExport(r.session("eve"), "m@1", "and again"));
+    QCOMPARE(r.built, 1);
+}
+
+// docs/registry.md, "Exports" (issue #48): an export is decided once: an approved one is not
+// rejected afterwards, nor a rejected one approved; the first decision stands.
+void TestCoreRegistry::anExportIsDecidedOnce()
+{
+    RegistryWorld r;
+    auto version = r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 0});
+    QVERIFY2(version, version ? "" : version.error().message().c_str());
+    auto first = r.registry().requestExport(r.session("eve"), "m@1", "for a partner");
+    QVERIFY2(first, first ? "" : first.error().message().c_str());
+    QVERIFY(r.registry().approveExport(r.session("ann"), first->id, version->digest));
+    auto unapproved = r.registry().rejectExport(r.session("ann"), first->id, "changed my mind");
+    QVERIFY(!unapproved);
+    QCOMPARE(unapproved.error().code(), ErrorCode::FailedPrecondition);
+    QCOMPARE(r.w.last().action, std::string("model.export_reject"));
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Failed);
+
+    auto second = r.registry().requestExport(r.session("eve"), "m@1", "for another partner");
+    QVERIFY2(second, second ? "" : second.error().message().c_str());
+    QVERIFY(r.registry().rejectExport(r.session("ann"), second->id, "no partner agreement"));
+    auto late = r.registry().approveExport(r.session("ann"), second->id, version->digest);
+    QVERIFY(!late);
+    QCOMPARE(late.error().code(), ErrorCode::FailedPrecondition);
+    QCOMPARE(r.w.last().action, std::string("model.export_approve"));
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Failed);
+
+    auto shown = r.registry().show(r.session("ann"), "m");
+    QVERIFY2(shown, shown ? "" : shown.error().message().c_str());
+    QCOMPARE(shown->exports.at(0).state, core::PromotionState::Approved);
+    QCOMPARE(shown->exports.at(1).state, core::PromotionState::Rejected);
+    QCOMPARE(shown->exports.at(1).decisionReason, std::string("no partner agreement"));
+    QVERIFY(!r.registry().exportModel(r.session("eve"), second->id));
+    QCOMPARE(r.built, 0);
+    QVERIFY(r.registry().exportModel(r.session("eve"), first->id));
+    QCOMPARE(r.built, 1);
+}
+
+// docs/registry.md, "Who may" (issue #48): an export is approved or rejected only with
+// model.approve in the model's project; anyone else is refused, audited, and it stays pending.
+void TestCoreRegistry::onlyModelApproveDecidesOnAnExport()
+{
+    RegistryWorld r;
+    auto version = r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 0});
+    QVERIFY2(version, version ? "" : version.error().message().c_str());
+    auto asked = r.registry().requestExport(r.session("eve"), "m@1", "");
+    QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
+    for (const std::string user : {"sam", "rita", "olivia"}) {
+        auto approved = r.registry().approveExport(r.session(user), asked->id, version->digest);
+        QVERIFY2(!approved, user.c_str());
+        QCOMPARE(approved.error().code(), ErrorCode::PermissionDenied);
+        QCOMPARE(r.w.last().action, std::string("model.export_approve"));
+        QCOMPARE(r.w.last().outcome, audit::Outcome::Denied);
+        QCOMPARE(r.w.last().actor.id, user);
+        auto rejected = r.registry().rejectExport(r.session(user), asked->id, "not today");
+        QVERIFY2(!rejected, user.c_str());
+        QCOMPARE(rejected.error().code(), ErrorCode::PermissionDenied);
+        QCOMPARE(r.w.last().action, std::string("model.export_reject"));
+    }
+    auto shown = r.registry().show(r.session("ann"), "m");
+    QVERIFY2(shown, shown ? "" : shown.error().message().c_str());
+    QCOMPARE(shown->exports.at(0).state, core::PromotionState::Pending);
+    QVERIFY(!r.registry().exportModel(r.session("eve"), asked->id));
+    QCOMPARE(r.built, 0);
+}
+
+// docs/registry.md, "Versions" (issue #48): a model belongs to the project of its first version;
+// a job of another project is refused under its name (audited as denied) and registered under
+// another.
+void TestCoreRegistry::aModelBelongsToOneProject()
+{
+    RegistryWorld r;
+    QVERIFY(r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 0}));
+    const std::int64_t elsewhere = r.finishedJob("lab-run", "lab", "n2");
+    const int checked = r.checks;
+    auto refused = r.registry().registerVersion(r.session("eve"), {"m", "", elsewhere, 0});
+    QVERIFY(!refused);
+    QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
+    QCOMPARE(r.w.last().action, std::string("model.register"));
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Denied);
+    QCOMPARE(r.w.last().actor.id, std::string("eve"));
+    QCOMPARE(r.checks, checked);
+    auto shown = r.registry().show(r.session("eve"), "m");
+    QVERIFY2(shown, shown ? "" : shown.error().message().c_str());
+    QCOMPARE(shown->project, std::string("demo"));
+    QCOMPARE(shown->versions.size(), std::size_t{1});
+    auto apart = r.registry().registerVersion(r.session("eve"), {"lab-model", "", elsewhere, 0});
+    QVERIFY2(apart, apart ? "" : apart.error().message().c_str());
+    QCOMPARE(apart->project, std::string("lab"));
+    QCOMPARE(apart->version, std::int64_t{1});
+}
+
+// docs/registry.md, "Who may" (issue #48): registering needs model.register in the job's project
+// and that the caller may see the job (job.submit or job.approve there): model.register alone
+// registers nothing, and the refusal comes before any file is checked.
+void TestCoreRegistry::registeringNeedsToSeeTheJob()
+{
+    RegistryWorld r;
+    const std::string& admin = r.session("alice");
+    QVERIFY(r.w.t.plane->access().createRole(admin, "modeller", {"model.register"}).ok());
+    auto mona = testing::enrolUser(r.w.t.plane->identity(), admin, "mona",
+                                   testing::secret(testing::kWorldPassword));
+    QVERIFY2(mona, mona ? "" : mona.error().message().c_str());
+    r.w.uris["mona"] = mona->otpauthUri;
+    QVERIFY(r.w.t.plane->access().grantRole(admin, "mona", "modeller", "").ok());
+    auto refused = r.registry().registerVersion(r.session("mona"), {"m", "", r.job, 0});
+    QVERIFY(!refused);
+    QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
+    QCOMPARE(r.w.last().action, std::string("model.register"));
+    QCOMPARE(r.w.last().outcome, audit::Outcome::Denied);
+    QCOMPARE(r.w.last().actor.id, std::string("mona"));
+    QCOMPARE(r.checks, 0);
+    auto none = r.registry().show(r.session("eve"), "m");
+    QVERIFY(!none);
+    QCOMPARE(none.error().code(), ErrorCode::NotFound);
+    // Her model.register holds: once eve registered the job, she reads the model.
+    QVERIFY(r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 0}));
+    auto shown = r.registry().show(r.session("mona"), "m");
+    QVERIFY2(shown, shown ? "" : shown.error().message().c_str());
+}
+
+// docs/registry.md, "Limits" (issue #48): an alias is a name of 1 to 64 of a-z, 0-9, _ and -,
+// like a model's; a promotion to any other is refused and nothing waits.
+void TestCoreRegistry::aliasNamesAreChecked()
+{
+    RegistryWorld r;
+    QVERIFY(r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 0}));
+    for (const std::string& alias : std::vector<std::string>{"", "Production", "../prod",
+                                                             "pro duction", std::string(65, 'a')}) {
+        auto asked = r.registry().requestPromotion(r.session("eve"), "m", 1, alias, "");
+        QVERIFY2(!asked, alias.c_str());
+        QCOMPARE(asked.error().code(), ErrorCode::InvalidArgument);
+        QCOMPARE(r.w.last().action, std::string("model.promote_request"));
+        QCOMPARE(r.w.last().outcome, audit::Outcome::Failed);
+    }
+    auto shown = r.registry().show(r.session("eve"), "m");
+    QVERIFY2(shown, shown ? "" : shown.error().message().c_str());
+    QVERIFY(shown->promotions.empty());
+    QVERIFY(r.registry().requestPromotion(r.session("eve"), "m", 1, "prod_2-a", ""));
+}
+
+// docs/registry.md, "Limits" (issue #48): a reason is at most 500 bytes of UTF-8 wherever a caller
+// gives one (a promotion's rejection, an export's request and its rejection), and a description
+// is UTF-8; anything else is refused and changes nothing.
+void TestCoreRegistry::reasonsAndDescriptionsAreBoundedUtf8()
+{
+    RegistryWorld r;
+    const std::string tooLong(core::kMaxPromotionReason + 1, 'x');
+    const std::string notUtf8("not \xff\xfe text");
+    auto badDescription = r.registry().registerVersion(r.session("eve"), {"m", notUtf8, r.job, 0});
+    QVERIFY(!badDescription);
+    QCOMPARE(badDescription.error().code(), ErrorCode::InvalidArgument);
+    QVERIFY(r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 0}));
+    auto asked = r.registry().requestPromotion(r.session("eve"), "m", 1, "production", "");
+    QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
+    for (const std::string& reason : {tooLong, notUtf8}) {
+        auto rejected = r.registry().rejectPromotion(r.session("ann"), asked->id, reason);
+        QVERIFY(!rejected);
+        QCOMPARE(rejected.error().code(), ErrorCode::InvalidArgument);
+        QCOMPARE(r.w.last().action, std::string("model.promote_reject"));
+        auto exportAsked = r.registry().requestExport(r.session("eve"), "m@1", reason);
+        QVERIFY(!exportAsked);
+        QCOMPARE(exportAsked.error().code(), ErrorCode::InvalidArgument);
+        QCOMPARE(r.w.last().action, std::string("model.export_request"));
+    }
+    auto exportAsked = r.registry().requestExport(r.session("eve"), "m@1", "");
+    QVERIFY2(exportAsked, exportAsked ? "" : exportAsked.error().message().c_str());
+    for (const std::string& reason : {tooLong, notUtf8}) {
+        auto rejected = r.registry().rejectExport(r.session("ann"), exportAsked->id, reason);
+        QVERIFY(!rejected);
+        QCOMPARE(rejected.error().code(), ErrorCode::InvalidArgument);
+    }
+    auto shown = r.registry().show(r.session("ann"), "m");
+    QVERIFY2(shown, shown ? "" : shown.error().message().c_str());
+    QCOMPARE(shown->promotions.at(0).state, core::PromotionState::Pending);
+    QCOMPARE(shown->exports.size(), std::size_t{1});
+    QCOMPARE(shown->exports.at(0).state, core::PromotionState::Pending);
+}
+
+// docs/registry.md, "Promotions" (issue #48): an approved promotion is kept as a signed statement
+// of who asked, who approved, the reason and the version the alias named before.
+void TestCoreRegistry::approvedPromotionStatementNamesWhatItChanged()
+{
+    RegistryWorld r;
+    QVERIFY(r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 2}));
+    QVERIFY(r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 4}));
+    auto first =
+        r.registry().requestPromotion(r.session("eve"), "m", 1, "production", "passed review");
+    QVERIFY2(first, first ? "" : first.error().message().c_str());
+    auto approvedFirst = r.registry().approvePromotion(r.session("ann"), first->id, first->digest);
+    QVERIFY2(approvedFirst, approvedFirst ? "" : approvedFirst.error().message().c_str());
+    const auto before = statementOf(approvedFirst->statement, r.key.publicKey())["predicate"];
+    QCOMPARE(before.value("reason", std::string()), std::string("passed review"));
+    QCOMPARE(before.value("previous_version", std::int64_t{-1}), std::int64_t{0});
+
+    auto second =
+        r.registry().requestPromotion(r.session("eve"), "m", 2, "production", "lower loss");
+    QVERIFY2(second, second ? "" : second.error().message().c_str());
+    auto approvedSecond =
+        r.registry().approvePromotion(r.session("ann"), second->id, second->digest);
+    QVERIFY2(approvedSecond, approvedSecond ? "" : approvedSecond.error().message().c_str());
+    const auto after = statementOf(approvedSecond->statement, r.key.publicKey())["predicate"];
+    QCOMPARE(after.value("version", std::int64_t{-1}), std::int64_t{2});
+    QCOMPARE(after.value("previous_version", std::int64_t{-1}), std::int64_t{1});
+    QCOMPARE(after.value("reason", std::string()), std::string("lower loss"));
+    QCOMPARE(after.value("requested_by", std::string()), std::string("eve"));
+    QCOMPARE(after.value("approved_by", std::string()), std::string("ann"));
+    QVERIFY(!after.value("approved", std::string()).empty());
 }
 
 void TestCoreRegistry::referencesAreParsed()

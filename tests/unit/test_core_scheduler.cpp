@@ -203,6 +203,11 @@ void TestCoreScheduler::readAccessCheckedAgainAtDispatch()
     QVERIFY(w.t.plane->access().revokeRole(w.session("alice"), "eve", "engineer", ""));
     QVERIFY(getsNothing(w, w.enrolled("n2", "cpu")));
     QVERIFY(w.t.plane->access().grantRole(w.session("alice"), "eve", "engineer", ""));
+    // A disabled submitter's approved job waits too (issue #48; docs/operations/scheduling.md),
+    // with every grant and role still in place.
+    QVERIFY(w.t.plane->identity().disableUser(w.session("alice"), "eve"));
+    QVERIFY(getsNothing(w, w.enrolled("n3", "cpu")));
+    QVERIFY(w.t.plane->identity().enableUser(w.session("alice"), "eve"));
     QCOMPARE(taken(w, worker).job.id, id);
 }
 

@@ -5,12 +5,14 @@
 #include "../session/session.h"
 
 #include <QComboBox>
+#include <QDateTime>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QLocale>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTabWidget>
@@ -155,11 +157,13 @@ QWidget* AccessPage::makeUsersTab()
     connect(create, &QPushButton::clicked, this, [this] {
         call([name = newUser_->text().trimmed().toStdString()](
                  api::ControlClient& client) { return client.createUser(name); },
-             [this](Result<std::string> code) {
-                 showCode(QString::fromStdString(*code),
+             [this](Result<api::NewUserResult> created) {
+                 showCode(QString::fromStdString(created->enrolmentCode),
                           tr("%1 is created; they set their password and TOTP with this code "
-                             "(sealtrain, \"I have a one-time code\").")
-                              .arg(newUser_->text().trimmed()));
+                             "(sealtrain, \"I have a one-time code\") before %2.")
+                              .arg(newUser_->text().trimmed(),
+                                   QDateTime::fromSecsSinceEpoch(created->codeExpires)
+                                       .toString(QLocale().dateTimeFormat(QLocale::ShortFormat))));
                  newUser_->clear();
              });
     });
@@ -174,9 +178,20 @@ QWidget* AccessPage::makeUsersTab()
                  });
         };
     };
-    connect(disable, &QPushButton::clicked, this,
-            onUser([](api::ControlClient& c, const std::string& u) { return c.disableUser(u); },
-                   tr("%1 is disabled: their sessions end and they cannot sign in.")));
+    connect(disable, &QPushButton::clicked, this, [this] {
+        const std::string user = selectedUser();
+        if (user.empty())
+            return;
+        call([user](api::ControlClient& client) { return client.disableUser(user); },
+             [this, user](Result<api::ChangeResult> result) {
+                 status_->setText(
+                     (result->pending
+                          ? tr("Disabling %1 would leave one admin: it waits for the other "
+                               "admin's same request.")
+                          : tr("%1 is disabled: their sessions end and they cannot sign in."))
+                         .arg(QString::fromStdString(user)));
+             });
+    });
     connect(enable, &QPushButton::clicked, this,
             onUser([](api::ControlClient& c, const std::string& u) { return c.enableUser(u); },
                    tr("%1 may sign in again.")));
@@ -416,8 +431,9 @@ void AccessPage::grant(bool add)
              [this, user, role](Result<api::GrantResult> result) {
                  status_->setText(
                      (result->pending
-                          ? tr("The grant of %1 to %2 waits for a second admin's same grant "
-                               "(the role carries a separated duty).")
+                          ? tr("The grant of %1 to %2 waits for the same grant again: by a "
+                               "second admin while there are two, and only once %2 has set "
+                               "their own credentials.")
                           : tr("%2 now holds %1."))
                          .arg(QString::fromStdString(role), QString::fromStdString(user)));
              });
@@ -425,8 +441,10 @@ void AccessPage::grant(bool add)
     }
     call([user, role,
           project](api::ControlClient& client) { return client.revokeRole(user, role, project); },
-         [this, user, role](auto) {
-             status_->setText(tr("%2 no longer holds %1.")
+         [this, user, role](Result<api::ChangeResult> result) {
+             status_->setText((result->pending ? tr("Taking %1 from %2 would leave one admin: it "
+                                                    "waits for the other admin's same request.")
+                                               : tr("%2 no longer holds %1."))
                                   .arg(QString::fromStdString(role), QString::fromStdString(user)));
          });
 }
@@ -462,8 +480,12 @@ void AccessPage::createRole()
     }
     call([name = newRole_->text().trimmed().toStdString(),
           chosen](api::ControlClient& client) { return client.createRole(name, chosen); },
-         [this](auto) {
-             status_->setText(tr("The role %1 is made; grant it on the Users tab.")
+         [this](Result<api::ChangeResult> result) {
+             status_->setText((result->pending ? tr("The role %1 gives a separated duty: it is "
+                                                    "made when a second admin asks for the same "
+                                                    "role with the same permissions.")
+                                               : tr("The role %1 is made; grant it on the Users "
+                                                    "tab."))
                                   .arg(newRole_->text().trimmed()));
              newRole_->clear();
              for (int row = 0; row < permissions_->count(); ++row)

@@ -97,6 +97,19 @@ struct ResetResult {
     std::string user;
     bool pending = false;
     std::string resetCode;
+    std::int64_t codeExpires = 0;  // Unix seconds: the code stops working then
+};
+
+// A new account's one-time enrolment code ("rc_…") and when it stops working.
+struct NewUserResult {
+    std::string enrolmentCode;
+    std::int64_t codeExpires = 0;
+};
+
+// What a change that may wait for a second admin did: `pending`, it waits for another admin's
+// same call (docs/operations/access-control.md).
+struct ChangeResult {
+    bool pending = false;
 };
 
 struct DatasetSummary {
@@ -303,7 +316,8 @@ struct JobAssignment {
     std::vector<std::uint8_t> sealedKeys;
     std::string manifestsPublicKeyPem;
     bool resume = false;
-    std::int64_t gpus = 0;
+    std::int64_t gpus = 0;         // GPUs per node
+    std::int64_t chargedGpus = 0;  // what the attempt's wall-clock hours are multiplied by
     std::string checkpointKek;
     std::int64_t nodes = 1;
     std::int64_t ranksPerNode = 1;
@@ -413,8 +427,9 @@ public:
     [[nodiscard]] Result<std::vector<UserSummary>> listUsers();
     // The new user's one-time enrolment code ("rc_…"), to hand over once: with it they set their
     // own password and receive their TOTP secret (completeReset).
-    [[nodiscard]] Result<std::string> createUser(const std::string& name);
-    [[nodiscard]] Result<void> disableUser(const std::string& name);
+    [[nodiscard]] Result<NewUserResult> createUser(const std::string& name);
+    // `pending`: the user is one of two admins, and the other admin must make the same call.
+    [[nodiscard]] Result<ChangeResult> disableUser(const std::string& name);
     [[nodiscard]] Result<void> enableUser(const std::string& name);
     // Takes away the user's password and TOTP secret; the result holds the one-time reset code,
     // or says that the reset waits for a second admin (approveReset).
@@ -439,8 +454,9 @@ public:
     // `pending`: the role carries a separated duty and waits for another admin's same call.
     [[nodiscard]] Result<GrantResult> grantRole(const std::string& user, const std::string& role,
                                                 const std::string& project);
-    [[nodiscard]] Result<void> revokeRole(const std::string& user, const std::string& role,
-                                          const std::string& project);
+    // `pending`: taking admin from one of two admins waits for the other admin's same call.
+    [[nodiscard]] Result<ChangeResult> revokeRole(const std::string& user, const std::string& role,
+                                                  const std::string& project);
     // An emergency grant that expires after `duration`; every action under it is flagged.
     [[nodiscard]] Result<void> grantBreakGlass(const std::string& user, const std::string& role,
                                                const std::string& project,
@@ -448,8 +464,9 @@ public:
                                                std::chrono::seconds duration);
     // Every role, page by page, built-in ones first.
     [[nodiscard]] Result<std::vector<RoleSummary>> listRoles();
-    [[nodiscard]] Result<void> createRole(const std::string& name,
-                                          const std::vector<std::string>& permissions);
+    // `pending`: the role gives a separated duty and waits for another admin's same call.
+    [[nodiscard]] Result<ChangeResult> createRole(const std::string& name,
+                                                  const std::vector<std::string>& permissions);
     [[nodiscard]] Result<void> deleteRole(const std::string& name);
     // Every dataset the caller may read, page by page, by name and newest version first.
     [[nodiscard]] Result<std::vector<DatasetSummary>> listDatasets();

@@ -119,12 +119,14 @@ struct ServerInfoView {
     std::uint32_t maxAuditPage = 0;
     std::uint32_t maxPasswordChecks = 0;
     std::uint64_t maxSpecBytes = 0;
+    std::int64_t enrolmentCodeLifetimeSeconds = 0;  // enrolment and reset codes expire after it
 };
 
 // A permission of the catalogue (Access.ListPermissions).
 struct PermissionView {
     std::string name;
     std::string description;
+    std::string duty;  // its duty class, e.g. "infrastructure" (docs/operations/access-control.md)
 };
 
 // The control plane's check of its live log (Audit.VerifyLog).

@@ -1,9 +1,9 @@
 // Access: who may do what (docs/operations/access-control.md). Custom roles from the permission
 // catalogue (core/permissions.h), grants of a role to a user globally or for one project,
-// time-limited break-glass grants, and the separation-of-duties rules: one table of duties that
-// no role combines and no user holds together (identity administration apart from data, jobs,
-// audit and infrastructure; infrastructure apart from data and jobs), and the last admin stays.
-// Every call goes through the audited transaction (docs/operations/access-control.md).
+// time-limited break-glass grants, and the separation-of-duties rules: the pairs of duty classes
+// (core/permissions.h) that no role combines and no user holds together, four eyes derived from
+// the same classes whenever there are two admins, and the last admin stays. Every call goes
+// through the audited transaction (docs/operations/access-control.md).
 #pragma once
 
 #include "sealtrain/base/result.h"
@@ -17,10 +17,15 @@
 #include <string>
 #include <vector>
 
+namespace sealtrain::audit {
+struct EntryDraft;
+}  // namespace sealtrain::audit
+
 namespace sealtrain::core {
 
 class AuditedTransactions;
 class Database;
+struct Caller;
 
 struct RoleInfo {
     std::string name;
@@ -39,18 +44,25 @@ struct RoleInfo {
 // more. Said by `doctor`, by every export of the audit log, and by the GUI's overview.
 [[nodiscard]] std::optional<std::string> fourEyesWarning(const std::vector<std::string>& admins);
 
-struct GrantOutcome {
-    bool pending = false;  // the grant waits for a second admin
+// What a change that may wait for a second admin did (issue #48).
+struct ChangeOutcome {
+    bool pending = false;  // recorded as a request; the same call by another admin makes it
 };
+using GrantOutcome = ChangeOutcome;
 
 class Access final {
 public:
     // `gate` and `options` must outlive this object.
     Access(AuditedTransactions& gate, const ControlPlaneOptions& options);
 
-    // A custom role; a role may not combine two separated duties (see the class comment).
-    [[nodiscard]] Result<void> createRole(const std::string& session, const std::string& name,
-                                          const std::vector<std::string>& permissions);
+    // A custom role; a role may not combine two separated duties (see the class comment). With
+    // two or more admins, a role that gives a separated duty is made by two: the first call
+    // records the request (role.request, `pending`), the same role with the same permissions by
+    // another admin makes it (role.create, naming who requested it).
+    [[nodiscard]] Result<ChangeOutcome> createRole(const std::string& session,
+                                                   const std::string& name,
+                                                   const std::vector<std::string>& permissions);
+    // Deletes a custom role nobody holds, or withdraws a request for one.
     [[nodiscard]] Result<void> deleteRole(const std::string& session, const std::string& name);
     // Every role with its permissions (role.manage).
     // One page of the roles, built-in ones first, by name (role.manage; audited as role.list
@@ -58,18 +70,24 @@ public:
     [[nodiscard]] Result<KeyedPaged<RoleInfo>> listRoles(const std::string& session,
                                                          const KeyedPage& page = {});
 
-    // `project` empty: global. A role that carries a separated duty (identity administration,
-    // dataset import or grants, job approval, audit: admin, steward, approver, auditor) is
-    // granted by two admins whenever there are two or more: the first call records the request
-    // (grant.request, `pending` true), the same grant by another admin makes it (grant.create,
-    // naming who requested it). The requester and the grantee never approve it.
+    // `project` empty: global. A role that gives a separated duty class (every class the
+    // separation table names: core/permissions.h) is granted by two admins whenever there are two
+    // or more: the first call records the request (grant.request, `pending` true), the same grant
+    // by another admin makes it (grant.create, naming who requested it). The requester and the
+    // grantee never approve it. A grant to an account whose enrolment or reset code is still open
+    // is only ever a request, made once the user has set their own credentials (by another admin
+    // when there are two).
     [[nodiscard]] Result<GrantOutcome> grantRole(const std::string& session,
                                                  const std::string& user, const std::string& role,
                                                  const std::string& project);
-    [[nodiscard]] Result<void> revokeRole(const std::string& session, const std::string& user,
-                                          const std::string& role, const std::string& project);
+    // Revoking a global admin grant that would leave fewer than two admins waits for another
+    // admin (grant.revoke_request), as removeAdmin says.
+    [[nodiscard]] Result<GrantOutcome> revokeRole(const std::string& session,
+                                                  const std::string& user, const std::string& role,
+                                                  const std::string& project);
     // A time-limited grant for an emergency: needs a reason, expires by itself, and every audit
-    // entry its holder makes while it lasts is flagged `break_glass`.
+    // entry its holder makes while it lasts is flagged `break_glass`. Never to an account whose
+    // enrolment or reset code is still open.
     [[nodiscard]] Result<void> grantBreakGlass(const std::string& session, const std::string& user,
                                                const std::string& role, const std::string& project,
                                                const std::string& reason,
@@ -79,15 +97,19 @@ public:
     // name. Reads only, for any caller that opened the data directory (doctor, exports).
     [[nodiscard]] Result<std::vector<std::string>> adminNames() const;
 
-    // Whether granting `role` now needs a second admin: it carries a separated duty and two or
-    // more admins exist.
+    // Whether granting `role` now needs a second admin: it gives a separated duty class and two
+    // or more admins exist.
     [[nodiscard]] Result<bool> needsSecondAdmin(const std::string& role) const;
 
-    // For a change inside another service's audited transaction (disabling a user): refuses
-    // when `userId` is the only enabled user holding the admin role globally (break-glass grants
-    // do not count: they expire). `what` completes "Cannot …".
-    [[nodiscard]] Result<void> requireAnotherAdmin(std::int64_t userId,
-                                                   const std::string& what) const;
+    // For a change inside another service's audited transaction (disabling a user, revoking a
+    // global admin grant) that takes `userId` out of the admins: nothing to decide when they are
+    // none (true); refused when they are the last (break-glass grants do not count: they expire;
+    // `what` completes "Cannot …"); with exactly two, so that fewer than two would remain, the
+    // first call records a request (the entry's action becomes ACTION_request, `pending`) and
+    // returns false, and the same call by another admin (the user concerned too: their consent)
+    // returns true, naming who requested it. True with three or more.
+    [[nodiscard]] Result<bool> removeAdmin(const Caller& caller, std::int64_t userId,
+                                           const std::string& what, audit::EntryDraft& draft);
 
     // How many enabled users hold the admin role globally (break-glass grants do not count).
     // With two or more, a reset waits for a second admin; with one, four eyes is not guaranteed
@@ -99,6 +121,8 @@ public:
     [[nodiscard]] Result<bool> administersIdentities(std::int64_t userId) const;
 
 private:
+    // Two or more enabled admins: changes that give a separated duty take two of them.
+    [[nodiscard]] Result<bool> fourEyesApply() const;
     // grantRole and grantBreakGlass (a break-glass grant when `reason` or `duration` is given).
     [[nodiscard]] Result<GrantOutcome> grant(const std::string& session, const std::string& user,
                                              const std::string& role, const std::string& project,

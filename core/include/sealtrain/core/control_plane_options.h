@@ -28,6 +28,9 @@ struct ControlPlaneOptions {
     // sessionIdle minus this and sessionIdle after its last use, never later.
     std::chrono::seconds sessionUseInterval{60};
     std::chrono::seconds maxBreakGlass{14400};
+    // An enrolment or reset code works this long after it was made (issue #48); then an admin
+    // makes a new one.
+    std::chrono::seconds enrolmentCodeLifetime{7 * 24 * 3600};
     std::string totpIssuer = "Sealtrain";
 };
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/access.h"
 #include "sealtrain/core/call_origin.h"
 #include "sealtrain/core/control_plane_options.h"
 #include "sealtrain/core/list_page.h"
@@ -35,6 +36,7 @@ struct Enrollment {
 struct NewUser {
     std::string user;
     std::string enrolmentCode;
+    std::int64_t codeExpires = 0;  // Unix seconds; ControlPlaneOptions::enrolmentCodeLifetime
 };
 
 // What a reset did. It took effect: `resetCode` is the one-time code to hand to the user out of
@@ -43,8 +45,15 @@ struct NewUser {
 struct ResetOutcome {
     std::string user;
     std::string resetCode;
+    std::int64_t codeExpires = 0;  // Unix seconds, with resetCode
 
     [[nodiscard]] bool pending() const noexcept { return resetCode.empty(); }
+};
+
+// A password hash and a TOTP secret made for a user before the transaction that stores them.
+struct NewCredentials {
+    std::string passwordHash;
+    crypto::SecretBytes totpSecret;
 };
 
 struct SessionInfo {
@@ -174,7 +183,7 @@ struct PendingTotp {
 class Identity final {
 public:
     // `gate`, `access` and `options` must outlive this object.
-    Identity(AuditedTransactions& gate, const Access& access, const ControlPlaneOptions& options);
+    Identity(AuditedTransactions& gate, Access& access, const ControlPlaneOptions& options);
 
     // Creates the default roles and the first admin; refused once any user exists.
     [[nodiscard]] Result<Enrollment> init(const std::string& adminName,
@@ -210,8 +219,10 @@ public:
 
     // A new account with no password and no TOTP secret, and its one-time enrolment code.
     [[nodiscard]] Result<NewUser> createUser(const std::string& session, const std::string& name);
-    // Disabling revokes the user's sessions. The last admin can not be disabled.
-    [[nodiscard]] Result<void> disableUser(const std::string& session, const std::string& name);
+    // Disabling revokes the user's sessions. The last admin can not be disabled, and disabling
+    // one of two admins waits for the other (Access::removeAdmin: `pending`).
+    [[nodiscard]] Result<ChangeOutcome> disableUser(const std::string& session,
+                                                    const std::string& name);
     [[nodiscard]] Result<void> enableUser(const std::string& session, const std::string& name);
     // Takes away the user's password and TOTP secret, ends their sessions and lockout, and
     // returns the one-time code with which they set new ones (completeReset); until then no
@@ -226,10 +237,23 @@ public:
                                                     const std::string& name);
     // The new or reset user's first step in: with the one-time code they choose their password
     // and receive a new TOTP secret, then sign in with both. One sentence, the same for an unknown
-    // user, a user with no open reset and a wrong code.
+    // user, a user with no open reset and a wrong code; only the holder of the right code learns
+    // that it expired. Nobody is authenticated until the code matches: a refusal's actor is
+    // "unknown", its target the account named, and refusals are counted per peer and window like
+    // every anonymous refusal (issue #48).
     [[nodiscard]] Result<Enrollment> completeReset(const std::string& name,
                                                    const std::string& resetCode,
                                                    const crypto::SecretBytes& password);
+    // The same in two steps, so that a server hashes the password (Argon2id, slow) outside its
+    // commit group and in a password-check slot: whether `resetCode` is the open, unexpired code
+    // of `name` (reads only, decides nothing), then the credentials made from the password
+    // (checks its policy), then the redemption with them, which checks the code again.
+    [[nodiscard]] bool resetCodeWorks(const std::string& name, const std::string& resetCode) const;
+    [[nodiscard]] Result<NewCredentials> makeCredentials(const std::string& name,
+                                                         const crypto::SecretBytes& password) const;
+    [[nodiscard]] Result<Enrollment> completeReset(const std::string& name,
+                                                   const std::string& resetCode,
+                                                   const NewCredentials& credentials);
     [[nodiscard]] Result<void> revokeSessions(const std::string& session, const std::string& name);
     // One page of the sessions, newest first (session.manage; each page audited as
     // session.list with the page's start).
@@ -274,10 +298,12 @@ private:
     [[nodiscard]] Result<Enrollment> storeNewCredentials(std::int64_t userId,
                                                          const std::string& name,
                                                          const crypto::SecretBytes& password);
+    [[nodiscard]] Result<Enrollment> storeCredentials(std::int64_t userId, const std::string& name,
+                                                      const NewCredentials& credentials);
 
     AuditedTransactions& gate_;
     Database& database_;
-    const Access& access_;
+    Access& access_;
     const ControlPlaneOptions& options_;
 };
 

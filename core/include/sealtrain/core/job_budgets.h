@@ -34,6 +34,12 @@ struct PolicyView {
     std::vector<BudgetUse> budgets;
 };
 
+// The one GPU-hour rule (issue #48): an attempt is charged its wall-clock hours times every GPU it
+// holds, on every node: nodes × GPUs per node. The control plane's own runs and a worker's
+// attempts alike (a worker is told the count with its job, Workers.TakeJob's `charged_gpus`).
+[[nodiscard]] std::int64_t chargedGpus(const JobSpec& spec);
+[[nodiscard]] double gpuHoursCharged(const JobSpec& spec, double wallClockHours);
+
 // Hours, in thousandths, the project's jobs have used (what dispatch checks the budget against).
 [[nodiscard]] Result<std::int64_t> projectUsedMilli(const Database& database,
                                                     const std::string& project);

@@ -49,6 +49,9 @@ struct JobPolicy {
         std::int64_t maxPromptBytes = 4096;
         std::int64_t maxSeconds = 120;
     } sampling;
+    // The classifications of data whose models may leave the platform as an export (issue #48):
+    // every dataset behind an exported version must have one of them.
+    std::vector<std::string> exportClassifications{"public", "internal"};
 };
 
 // Parses a policy file (JSON); InvalidArgument naming the field otherwise.

@@ -86,6 +86,7 @@ struct WorkerRelease {
     std::vector<std::string> trainerArguments;  // the spec's, then the job's, run's and dataset's
     std::int64_t nodes = 1;
     std::int64_t gpusPerNode = 0;
+    std::int64_t chargedGpus = 0;  // core::chargedGpus: what the attempt's hours are multiplied by
     std::int64_t ranksPerNode = 1;
     bool resume = false;
     bool startsFromModel = false;  // Workers.FetchInitModel, then --init-from that file

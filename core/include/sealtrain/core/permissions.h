@@ -4,8 +4,11 @@
 
 #include "sealtrain/base/result.h"
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sealtrain::core::permission {
@@ -37,11 +40,43 @@ inline constexpr std::string_view kWorkerEnroll = "worker.enroll";
 inline constexpr std::string_view kWorkerManage = "worker.manage";
 inline constexpr std::string_view kWorkerRead = "worker.read";
 
+// The duty a permission serves (issue #48). Every permission declares its class beside its name
+// in the catalogue (permissions.cpp); separation of duties and four eyes are derived from the
+// classes, never from a list of permissions.
+enum class DutyClass {
+    Administration,  // identities, access, the keyring, backups
+    Data,            // datasets: import, read, grants
+    Jobs,            // training jobs and the versions registered from them
+    ModelApproval,   // approving other people's promotions and exports
+    Infrastructure,  // GPU workers
+    Audit,           // reading and exporting the audit log
+};
+inline constexpr std::size_t kDutyClassCount = 6;
+
+struct PermissionInfo {
+    std::string_view name;
+    DutyClass duty;
+    std::string_view description;  // what holding it lets one do, in a few words
+};
+
+// The catalogue: every permission this build knows, with its duty class.
+[[nodiscard]] const std::vector<PermissionInfo>& catalogue();
 // Every permission this build knows; a custom role may only hold these.
 [[nodiscard]] const std::vector<std::string_view>& all();
 [[nodiscard]] bool isKnown(std::string_view permission);
 // What holding `permission` lets one do, in a few words, for a role editor; empty when unknown.
 [[nodiscard]] std::string_view description(std::string_view permission);
+// The duty class `permission` declares; nullopt when this build does not know it.
+[[nodiscard]] std::optional<DutyClass> dutyOf(std::string_view permission);
+// The class as refusals and the docs say it, e.g. "infrastructure".
+[[nodiscard]] std::string_view dutyClassName(DutyClass duty);
+
+// The separation of duties (docs/operations/access-control.md): the pairs of classes that no role
+// combines and no user holds together.
+[[nodiscard]] const std::vector<std::pair<DutyClass, DutyClass>>& separatedDuties();
+// Whether `duty` is kept apart from another class: a grant, a role's creation or a change that
+// gives it takes a second admin whenever there are two or more.
+[[nodiscard]] bool isSeparated(DutyClass duty);
 
 }  // namespace sealtrain::core::permission
 

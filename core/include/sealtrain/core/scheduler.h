@@ -84,6 +84,7 @@ public:
     Scheduler(AuditedTransactions& gate, const JobPolicy& policy);
 
     void setPolicy(const JobPolicy& policy);
+    [[nodiscard]] const JobPolicy& policy() const noexcept { return policy_; }
 
     // The control plane queues a job once it is approved exactly as it is (job.queue, system).
     [[nodiscard]] Result<JobInfo> enqueue(std::int64_t jobId);
@@ -152,7 +153,10 @@ private:
                                               const std::string& pool, const std::string& reason);
     // Whether the job's submitter may still read the job's dataset now: enabled, holding
     // dataset.read in its project, with a read grant on the pinned version.
-    [[nodiscard]] Result<bool> submitterMayRead(const internal::JobRow& job);
+    // Whether the job's submitter may still read every one of `datasets` (the job's own and those
+    // behind its starting model): dataset.read in the project, a read grant, not disabled.
+    [[nodiscard]] Result<bool> submitterMayRead(const internal::JobRow& job,
+                                                const std::vector<std::string>& datasets);
     [[nodiscard]] Result<void> failForBudget(std::int64_t jobId, std::int64_t usedMilli,
                                              double budgetHours);
     [[nodiscard]] Result<std::optional<Dispatch>> dispatch(const WorkerInfo& worker,
