@@ -176,7 +176,8 @@ Result<SigningKeys> ControlClient::signingKeys()
     if (!status.ok())
         return state_->failure(status);
     return SigningKeys{reply.audit_public_key_pem(), reply.manifests_public_key_pem(),
-                       reply.checkpoints_public_key_pem(), reply.registry_public_key_pem()};
+                       reply.checkpoints_public_key_pem(), reply.registry_public_key_pem(),
+                       reply.artefact_root_pem()};
 }
 
 Result<TrainOutcome> ControlClient::train(const std::string& dataset,

@@ -25,6 +25,9 @@ constexpr const char* kKeySuffix = ".key";
 constexpr const char* kCertificateSuffix = ".crt";
 // The data directory keeps the platform CA's certificate in the clear (data-directory.md).
 constexpr const char* kDataDirCaCertificate = "ca.crt";
+// The artefact root (issue #48): what this client checks exported models against; the data
+// directory keeps it under the same name.
+constexpr const char* kArtefactRootFile = "artefact-ca.crt";
 constexpr std::uint64_t kMaxProfileFile = std::uint64_t{1} << 20;
 
 std::span<const std::uint8_t> bytesOf(const std::string& text)
@@ -111,10 +114,19 @@ Result<void> Profile::connect(const std::string& address, const std::string& ser
     auto ca = fetchPinnedCaCertificate(address, serverName, fingerprint);
     if (!ca)
         return ca.error();
-    SEALTRAIN_TRY(storeEndpoint(Endpoint{address, serverName, *ca}));
+    const Endpoint endpoint{address, serverName, *ca};
+    SEALTRAIN_TRY(storeEndpoint(endpoint));
     std::error_code ignored;
     std::filesystem::remove(folder_ / kWorkstationFile, ignored);  // no longer this one's
-    return success();
+    // The artefact root, fetched over the channel the pinned identity CA now authenticates: both
+    // roots are pinned (issue #48).
+    auto client = ControlClient::connect(endpoint, nullptr);
+    if (!client)
+        return client.error();
+    auto keys = (*client)->signingKeys();
+    if (!keys)
+        return keys.error();
+    return writePublic(folder_ / kArtefactRootFile, keys->artefactRootPem);
 }
 
 Result<Endpoint> Profile::endpoint() const
@@ -152,6 +164,8 @@ Result<void> Profile::useWorkstation(const Workstation& workstation) const
                                  resolved.dataDir.string()));
     const std::string socket = "unix:" + (resolved.runFolder / "control.sock").string();
     SEALTRAIN_TRY(storeEndpoint(Endpoint{socket, "localhost", *ca}));
+    if (auto root = readWholeFile(resolved.dataDir / kArtefactRootFile, kMaxProfileFile))
+        SEALTRAIN_TRY(writePublic(folder_ / kArtefactRootFile, *root));
     const nlohmann::json json{{"data_dir", resolved.dataDir.string()},
                               {"run_folder", resolved.runFolder.string()}};
     return writePublic(folder_ / kWorkstationFile, json.dump(2) + "\n");

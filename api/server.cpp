@@ -93,6 +93,7 @@ public:
         reply->set_checkpoints_public_key_pem(
             shared_.platform.checkpointsKey().publicKey().toPem());
         reply->set_registry_public_key_pem(shared_.platform.registryKey().publicKey().toPem());
+        reply->set_artefact_root_pem(shared_.platform.artefactRoot().certificatePem());
         return Status::OK;
     }
 

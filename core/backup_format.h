@@ -32,7 +32,7 @@ inline constexpr std::uint64_t kMaxIndexMember = std::uint64_t{64} << 20U;  // i
 
 // The top-level files a backup copies when they exist (keyring.json travels outside the payload,
 // the database as a copy the backup API made).
-inline constexpr std::array<std::string_view, 15> kTopLevelFiles{"signing.key.sealed",
+inline constexpr std::array<std::string_view, 17> kTopLevelFiles{"signing.key.sealed",
                                                                  "signing.pub.pem",
                                                                  "manifests.key.sealed",
                                                                  "manifests.pub.pem",
@@ -44,6 +44,8 @@ inline constexpr std::array<std::string_view, 15> kTopLevelFiles{"signing.key.se
                                                                  "model-signing.crt",
                                                                  "ca.crt",
                                                                  "ca.key.sealed",
+                                                                 "artefact-ca.crt",
+                                                                 "artefact-ca.key.sealed",
                                                                  "audit.witness",
                                                                  "job-policy.json",
                                                                  "control.db"};

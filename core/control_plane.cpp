@@ -63,6 +63,19 @@ Result<void> ControlPlane::recordBusyRefusal(const std::string& action,
     return gate_->recordAnonymousRefusal({action, {}, {}, {targetKind, "*"}}, why);
 }
 
+Result<void> ControlPlane::recordPlatformChange(const std::string& action,
+                                                std::vector<audit::Detail> details)
+{
+    return gate_->performWithoutSession(
+        {action, {}, {}, {"platform", "data-directory"}},
+        [&](audit::EntryDraft& draft) -> Result<void> {
+            draft.actor = {audit::ActorKind::System, "control-plane", "", "internal"};
+            for (auto& detail : details)
+                draft.details.push_back(std::move(detail));
+            return success();
+        });
+}
+
 void ControlPlane::setCallOrigin(std::optional<CallOrigin> origin)
 {
     gate_->setOrigin(std::move(origin));

@@ -144,7 +144,13 @@ Result<void> createPlatformKeys(const std::filesystem::path& dir, const crypto::
     SEALTRAIN_TRY(sealSecret(file(dir, datadir::kCaKey), **signingKek,
                              "application/vnd.sealtrain.pkcs8-pem", ca->privateKeyPem().bytes(),
                              AtomicFileSink::Overwrite::Refuse));
-    return writePublicFile(file(dir, datadir::kCaCertificate), ca->certificatePem());
+    SEALTRAIN_TRY(writePublicFile(file(dir, datadir::kCaCertificate), ca->certificatePem()));
+    // The artefact root, apart from the identity CA (issue #48).
+    bool created = false;
+    auto artefactRoot = internal::loadArtefactRoot(dir, keyring, created);
+    if (!artefactRoot)
+        return artefactRoot.error();
+    return success();
 }
 
 }  // namespace
@@ -207,6 +213,8 @@ struct DataDirectory::State {
     std::optional<crypto::SigningKey> registryKey;
     std::optional<audit::AuditKey> auditKey;
     std::optional<crypto::CertificateAuthority> ca;
+    std::optional<crypto::CertificateAuthority> artefactRoot;
+    bool artefactRootCreated = false;  // here, for a data directory from before issue #48
     std::optional<internal::ModelSigningIdentity> modelSigning;
     std::unique_ptr<audit::EntryForwarder> forwarder;  // outlives the plane's log
     std::unique_ptr<ControlPlane> plane;
@@ -241,7 +249,31 @@ struct DataDirectory::State {
         if (!openedPlane)
             return openedPlane.error();
         plane = std::move(*openedPlane);
+        SEALTRAIN_TRY(recordTrustRootChanges());
         return loadJobPolicy();
+    }
+
+    // What opening changed about the trust roots, audited (issue #48): the artefact root made
+    // for a data directory from before it, and a model-signing certificate issued anew.
+    [[nodiscard]] Result<void> recordTrustRootChanges() const
+    {
+        if (artefactRootCreated) {
+            auto fingerprint = crypto::certificateFingerprint(artefactRoot->certificatePem());
+            if (!fingerprint)
+                return fingerprint.error();
+            SEALTRAIN_TRY(plane->recordPlatformChange(
+                "platform.artefact_root", {audit::textDetail("fingerprint", *fingerprint)}));
+        }
+        if (!modelSigning->replaced.empty() && modelSigning->replaced != "first") {
+            auto fingerprint = crypto::certificateFingerprint(modelSigning->certificatePem);
+            if (!fingerprint)
+                return fingerprint.error();
+            SEALTRAIN_TRY(
+                plane->recordPlatformChange("platform.model_signing_certificate",
+                                            {audit::textDetail("fingerprint", *fingerprint),
+                                             audit::textDetail("reason", modelSigning->replaced)}));
+        }
+        return success();
     }
 
     // The admin's job policy, when there is one; a malformed one stops the open, naming the field.
@@ -295,7 +327,11 @@ struct DataDirectory::State {
         if (!loaded)
             return loaded.error();
         ca.emplace(std::move(*loaded));
-        auto signer = internal::loadModelSigningIdentity(dataDir, *keyring, *ca);
+        auto root = internal::loadArtefactRoot(dataDir, *keyring, artefactRootCreated);
+        if (!root)
+            return root.error();
+        artefactRoot.emplace(std::move(*root));
+        auto signer = internal::loadModelSigningIdentity(dataDir, *keyring, *artefactRoot);
         if (!signer)
             return signer.error();
         modelSigning.emplace(std::move(*signer));
@@ -490,7 +526,7 @@ Result<std::string> DataDirectory::signModelStatement(std::string_view statement
 {
     return crypto::modelSigningBundle(statement, state_->modelSigning->privateKeyPem,
                                       state_->modelSigning->certificatePem,
-                                      state_->ca->certificatePem());
+                                      state_->artefactRoot->certificatePem());
 }
 
 const crypto::SigningKey& DataDirectory::registryKey() const noexcept
@@ -516,6 +552,11 @@ const audit::AuditKey& DataDirectory::auditKey() const noexcept
 const crypto::CertificateAuthority& DataDirectory::certificateAuthority() const noexcept
 {
     return *state_->ca;
+}
+
+const crypto::CertificateAuthority& DataDirectory::artefactRoot() const noexcept
+{
+    return *state_->artefactRoot;
 }
 
 const audit::Clock& DataDirectory::clock() const noexcept

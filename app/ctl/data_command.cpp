@@ -265,7 +265,8 @@ int runSigningKeys(const CommandRegistry& registry, const KeysOptions& options)
     for (const auto& [name, pem] : {std::pair{"signing.pub.pem", &keys->auditPem},
                                     std::pair{"manifests.pub.pem", &keys->manifestsPem},
                                     std::pair{"checkpoints.pub.pem", &keys->checkpointsPem},
-                                    std::pair{"registry.pub.pem", &keys->registryPem}}) {
+                                    std::pair{"registry.pub.pem", &keys->registryPem},
+                                    std::pair{"artefact-ca.pem", &keys->artefactRootPem}}) {
         if (auto written = writeText(options.outDir / name, *pem, 0644U); !written)
             return registry.fail(written.error());
         registry.out() << fmt::format("{}\n", (options.outDir / name).string());
@@ -375,8 +376,9 @@ void registerDataCommands(CLI::App& app, CommandRegistry& registry)
     auto keysOptions = std::make_shared<KeysOptions>();
     auto* keysCommand = app.add_subcommand(
         "signing-keys", "Save the platform's public keys (audit heads, manifests, checkpoints, "
-                        "the model registry) for checking its signatures offline");
-    keysCommand->add_option("--out-dir", keysOptions->outDir, "Where to write the four .pem files")
+                        "the model registry) and the artefact root that model exports chain to, "
+                        "for checking its signatures offline");
+    keysCommand->add_option("--out-dir", keysOptions->outDir, "Where to write the five .pem files")
         ->required();
     addClientOptions(keysCommand, keysOptions->client, true);
     registry.onRun(keysCommand,

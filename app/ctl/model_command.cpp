@@ -388,9 +388,10 @@ int downloadExport(const CommandRegistry& registry, const ModelOptions& options)
     auto digest = (*client)->downloadExport(options.promotion, options.out);
     if (!digest)
         return registry.fail(digest.error());
-    registry.out() << fmt::format("exported into {} (digest {}); a reviewer checks it with "
-                                  "'model_signing verify certificate --signature {}/model.sig "
-                                  "--certificate_chain ca.pem {}'\n",
+    registry.out() << fmt::format("exported into {} (digest {}); a reviewer checks it against the "
+                                  "artefact root ('sealtrainctl signing-keys' saves it), never the "
+                                  "identity CA: 'model_signing verify certificate --signature "
+                                  "{}/model.sig --certificate_chain artefact-ca.pem {}'\n",
                                   options.out, *digest, options.out, options.out);
     return kExitOk;
 }

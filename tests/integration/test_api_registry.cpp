@@ -262,8 +262,10 @@ private slots:
 
     // An export is asked for by one person and approved by another for the version's digest;
     // only then is the folder built, and only for whoever asked. The outside tools check it:
-    // model_signing verifies it against the platform CA alone (and not once a byte changed),
-    // transformers loads it with our loss on a fixed batch.
+    // model_signing verifies it against the artefact root alone (not against the identity CA, and
+    // not once a byte changed), and a copy with 64 bytes changed that an engineer's session key
+    // or a worker's key signed again fails against the artefact root (issue #48: it passed under
+    // the identity CA); transformers loads it with our loss on a fixed batch.
     void exportIsApprovedSignedAndLoadsInTransformers()
     {
         auto bob = daemon_.as("bob");
@@ -336,12 +338,33 @@ private slots:
             return QString::fromStdString(all.dump());
         };
         const auto ca = writeDocument("ca.pem", daemon_.caPem());
+        auto keys = daemon_.as("ann")->signingKeys();
+        QVERIFY2(keys, keys ? "" : keys.error().message().c_str());
+        QVERIFY(keys->artefactRootPem.find("BEGIN CERTIFICATE") != std::string::npos);
+        QVERIFY(keys->artefactRootPem != daemon_.caPem());
+        const auto root = writeDocument("artefact-ca.pem", keys->artefactRootPem);
+        // What an engineer's client profile holds, and what a worker holds: keys and
+        // certificates the identity CA issued, with digitalSignature.
+        const api::ClientIdentity& session = daemon_.session("bob");
+        const auto secretText = [](const crypto::SecretBytes& bytes) {
+            return std::string(reinterpret_cast<const char*>(bytes.bytes().data()), bytes.size());
+        };
+        const auto sessionKey = writeDocument("bob.key", secretText(session.privateKeyPem));
+        const auto sessionCertificate = writeDocument("bob.crt", session.certificatePem);
+        testing::TestWorker forger = testing::enrollTestWorker(daemon_, "otto", "forger", "cpu");
+        const auto workerKey =
+            writeDocument("forger.key", secretText(forger.identity->privateKeyPem));
+        const auto workerCertificate = writeDocument("forger.crt", forger.identity->certificatePem);
         if (!std::filesystem::exists(SEALTRAIN_INTEROP_PYTHON))
             QSKIP("The interoperability tools' environment is missing; run scripts/setup.");
         QProcess tools;
+        const auto text = [](const std::filesystem::path& path) {
+            return QString::fromStdString(path.string());
+        };
         tools.start(SEALTRAIN_INTEROP_PYTHON,
-                    {SEALTRAIN_EXPORT_INTEROP, QString::fromStdString(folder.string()),
-                     QString::fromStdString(ca.string()), rows(tokens), rows(targets)});
+                    {SEALTRAIN_EXPORT_INTEROP, text(folder), text(root), text(ca),
+                     text(sessionKey) + ":" + text(sessionCertificate),
+                     text(workerKey) + ":" + text(workerCertificate), rows(tokens), rows(targets)});
         QVERIFY(tools.waitForFinished(240000));
         const QString out = QString::fromUtf8(tools.readAllStandardOutput());
         const QString err = QString::fromUtf8(tools.readAllStandardError());

@@ -227,6 +227,21 @@ def check(fixture, programs):
         if verified.returncode != 0 or "VERIFIED" not in verified.stdout:
             raise Failed(f"the audit log of both releases does not verify:\n{verified.stdout}")
         print("upgrade: the audit log, entries of both releases, verifies offline")
+        # Issue #48: the earlier release had one CA for everything; the first start made the
+        # artefact root, apart from it, and issued the model-signing certificate anew under it.
+        root = work / "keys" / "artefact-ca.pem"
+        if not root.exists() or root.read_text() != (work / "data" / "artefact-ca.crt").read_text():
+            raise Failed("the upgraded data directory has no artefact root, or signing-keys does "
+                         "not hand it out")
+        if root.read_text() == (work / "data" / "ca.crt").read_text():
+            raise Failed("the artefact root is the identity CA")
+        signing = subprocess.run(["openssl", "verify", "-CAfile", str(root), "-purpose", "any",
+                                  str(work / "data" / "model-signing.crt")],
+                                 capture_output=True, text=True, timeout=60)
+        if signing.returncode != 0:
+            raise Failed(f"the model-signing certificate does not chain to the artefact root:\n"
+                         f"{signing.stdout}{signing.stderr}")
+        print("upgrade: the artefact root was made and the model-signing certificate issued by it")
     finally:
         platform.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -7,6 +7,7 @@
 #include "sealtrain/core/job_spec.h"
 #include "sealtrain/core/key_release.h"
 #include "sealtrain/core/scheduler.h"
+#include "sealtrain/core/sql_audit_store.h"
 #include "sealtrain/core/workers.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/dataset/import.h"
@@ -16,6 +17,7 @@
 #include "sealtrain/trainer/trainer_keys.h"
 
 #include "core_fixture.h"
+#include "sealtrain/base/byte_io.h"
 
 #include <QTemporaryDir>
 
@@ -365,6 +367,64 @@ private slots:
         auto swapped = release.jobCheckpoint(notRecorded, worker.signingKeyPem);
         QVERIFY(!swapped);
         QCOMPARE(swapped.error().code(), ErrorCode::Integrity);
+    }
+
+    // Issue #48, one trust root per purpose: the artefact root is apart from the identity CA and
+    // the model-signing certificate chains to it alone. A data directory from before (no artefact
+    // root) gets one when it opens, and a model-signing certificate issued anew by it, both
+    // audited by the control plane. Last: it opens the data directory again.
+    void artefactRootApartAndMadeOnUpgrade()
+    {
+        const fs::path data = fs::path(dir_.path().toStdString()) / "data";
+        const std::string identityCa = platform_->certificateAuthority().certificatePem();
+        const std::string root = platform_->artefactRoot().certificatePem();
+        QVERIFY(root != identityCa);
+        crypto::VerifyOptions codeSigning;
+        codeSigning.purpose = crypto::CertificatePurpose::CodeSigning;
+        codeSigning.requireCrl = false;
+        const auto signingOf = [&] {
+            return readWholeFile(data / core::datadir::kModelSigningCertificate).value();
+        };
+        QVERIFY(crypto::verifyCertificate(signingOf(), root, codeSigning));
+        QVERIFY(!crypto::verifyCertificate(signingOf(), identityCa, codeSigning));
+
+        platform_.reset();
+        fs::remove(data / core::datadir::kArtefactCaCertificate);
+        fs::remove(data / core::datadir::kArtefactCaKey);
+        core::KeyringUnlock unlock;
+        unlock.passphrase = []() -> Result<crypto::SecretBytes> {
+            return testing::secret(kPassphrase);
+        };
+        auto opened = core::DataDirectory::open(data, unlock);
+        QVERIFY2(opened, opened ? "" : opened.error().message().c_str());
+        platform_ = std::move(opened).value();
+        const std::string made = platform_->artefactRoot().certificatePem();
+        QVERIFY(made != root && made != identityCa);
+        QVERIFY(fs::exists(data / core::datadir::kArtefactCaKey));
+        QCOMPARE(readWholeFile(data / core::datadir::kArtefactCaCertificate).value(), made);
+        QVERIFY(crypto::verifyCertificate(signingOf(), made, codeSigning));
+        QVERIFY(!crypto::verifyCertificate(signingOf(), root, codeSigning));
+
+        const auto size = platform_->controlPlane().auditLog().size();
+        const auto stored = core::SqlAuditStore(platform_->database()).readEntries(size - 2, 2);
+        QVERIFY(stored);
+        const auto first = audit::decodeEntry(stored->at(0).bytes).value();
+        const auto second = audit::decodeEntry(stored->at(1).bytes).value();
+        QCOMPARE(first.action, std::string("platform.artefact_root"));
+        QCOMPARE(testing::detailOf(first, "fingerprint"),
+                 crypto::certificateFingerprint(made).value());
+        QCOMPARE(second.action, std::string("platform.model_signing_certificate"));
+        QCOMPARE(testing::detailOf(second, "fingerprint"),
+                 crypto::certificateFingerprint(signingOf()).value());
+        QCOMPARE(first.actor.id, std::string("control-plane"));
+
+        // Opened again, nothing more is made.
+        platform_.reset();
+        opened = core::DataDirectory::open(data, unlock);
+        QVERIFY(opened);
+        platform_ = std::move(opened).value();
+        QCOMPARE(platform_->artefactRoot().certificatePem(), made);
+        QCOMPARE(platform_->controlPlane().auditLog().size(), size);
     }
 };
 

@@ -363,6 +363,9 @@ struct SigningKeys {
     std::string manifestsPem;
     std::string checkpointsPem;
     std::string registryPem;  // the model registry's statements
+    // The artefact root's certificate (issue #48): model exports chain to it, and nothing else
+    // does; what a reviewer pins for `model_signing verify certificate`.
+    std::string artefactRootPem;
 };
 
 // A backup received (ControlClient::backup): the archive's facts as the control plane sent them.

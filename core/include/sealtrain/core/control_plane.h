@@ -95,6 +95,10 @@ public:
     // refusals.
     [[nodiscard]] Result<void> recordBusyRefusal(const std::string& action,
                                                  const std::string& targetKind, const Error& why);
+    // Audits a change the control plane made to itself when it opened (a trust root made, a
+    // signing certificate issued anew): actor the control plane, target the data directory.
+    [[nodiscard]] Result<void> recordPlatformChange(const std::string& action,
+                                                    std::vector<audit::Detail> details);
 
     [[nodiscard]] const audit::AuditLog& auditLog() const noexcept { return *log_; }
     [[nodiscard]] const ControlPlaneOptions& options() const noexcept { return options_; }

@@ -9,10 +9,13 @@
 //   checkpoints.key.sealed, checkpoints.pub.pem  the key that signs checkpoints (the only one a
 //                       trainer is ever given)
 //   registry.key.sealed, registry.pub.pem        the key that signs the model registry's statements
-//   model-signing.key.sealed, model-signing.crt  the P-256 key and CA certificate that sign
-//                       exported models (OpenSSF model-signing)
-//   ca.crt              the platform CA's certificate (public)
+//   model-signing.key.sealed, model-signing.crt  the P-256 key and certificate that sign
+//                       exported models (OpenSSF model-signing), issued by the artefact root
+//   ca.crt              the platform CA's certificate (public): the identity root, for TLS only
 //   ca.key.sealed       the CA's private key (PKCS#8 PEM), sealed under the `signing` KEK
+//   artefact-ca.crt     the artefact root (public): its only leaves are the platform's signing
+//                       certificates; what reviewers pin (docs/decisions/0011-trust-roots.md)
+//   artefact-ca.key.sealed  its private key, sealed under the `signing` KEK
 //   audit.witness       every signed audit head, one line each, outside the database
 //   session             the CLI's session token, sealed under the `database` KEK, mode 0600
 //   datasets/           one folder per dataset id (docs/formats/dataset.md)
@@ -63,6 +66,8 @@ inline constexpr std::string_view kModelSigningKey = "model-signing.key.sealed";
 inline constexpr std::string_view kModelSigningCertificate = "model-signing.crt";
 inline constexpr std::string_view kCaCertificate = "ca.crt";
 inline constexpr std::string_view kCaKey = "ca.key.sealed";
+inline constexpr std::string_view kArtefactCaCertificate = "artefact-ca.crt";
+inline constexpr std::string_view kArtefactCaKey = "artefact-ca.key.sealed";
 inline constexpr std::string_view kWitness = "audit.witness";
 inline constexpr std::string_view kSessions = "sessions";  // one sealed token per signed-in user
 inline constexpr std::string_view kDatasets = "datasets";  // one folder per dataset id
@@ -140,6 +145,9 @@ public:
     [[nodiscard]] Result<std::string> signModelStatement(std::string_view statement) const;
     [[nodiscard]] const audit::AuditKey& auditKey() const noexcept;
     [[nodiscard]] const crypto::CertificateAuthority& certificateAuthority() const noexcept;
+    // The artefact root (issue #48): it issues the platform's model-signing certificates and
+    // nothing else, so no session's or worker's certificate chains to it.
+    [[nodiscard]] const crypto::CertificateAuthority& artefactRoot() const noexcept;
     [[nodiscard]] const audit::Clock& clock() const noexcept;
 
     // Where the dataset folders live (datasets/).
