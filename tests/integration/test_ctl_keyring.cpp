@@ -121,17 +121,18 @@ private slots:
         QCOMPARE(site.ctl({"dataset", "show", "notes"}, "sam").code, kExitOk);
     }
 
-    // The platform's signing keys and the CA key are sealed under `signing`: its old version can
-    // only be retired once they are re-wrapped, and the control plane still starts afterwards.
+    // The platform's signing keys, the CA key and the artefact root's key (issue #48) are sealed
+    // under `signing`: its old version can only be retired once all seven are re-wrapped, and
+    // the control plane still starts afterwards.
     void retiringTheSigningKeysVersionNeedsRewrap()
     {
         Site site;
         site.open();
         QCOMPARE(site.ctl({"keyring", "rotate", "signing"}).code, kExitOk);
         verifyOneSentenceError(site.ctl({"keyring", "retire", "signing", "1"}),
-                               "still wraps 6 sealed object(s)");
+                               "still wraps 7 sealed object(s)");
         const auto rewrapped = site.ctl({"keyring", "rewrap", "signing"});
-        QVERIFY2(rewrapped.out.find("Re-wrapped 6 object(s)") != std::string::npos,
+        QVERIFY2(rewrapped.out.find("Re-wrapped 7 object(s)") != std::string::npos,
                  rewrapped.out.c_str());
         QCOMPARE(site.ctl({"keyring", "retire", "signing", "1"}).code, kExitOk);
         QCOMPARE(site.stop().code, kExitOk);
