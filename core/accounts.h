@@ -7,12 +7,17 @@
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/control_plane_options.h"
 #include "sealtrain/core/database.h"
+#include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace sealtrain::core {
+class AuditedTransactions;
+}  // namespace sealtrain::core
 
 namespace sealtrain::core::internal {
 
@@ -56,5 +61,15 @@ struct Account {
                                                      audit::EntryDraft& draft);
 // Forgets the counts of peers whose last failure is a day old and whose lock is over.
 [[nodiscard]] Result<void> pruneFailures(const Database& database, std::int64_t now);
+
+// Marks a sessionless call's entry denied with `reason`; the caller gets `error` once the entry
+// is committed.
+[[nodiscard]] Error refuse(audit::EntryDraft& draft, std::string reason, Error error);
+// An unknown name is recorded only as a keyed hash: it may be a password typed into the wrong
+// field.
+void recordUnknownUser(const AuditedTransactions& gate, const std::string& name,
+                       audit::EntryDraft& draft);
+// What the database keeps of an enrolment or reset code.
+[[nodiscard]] crypto::Sha256Digest hashOfResetCode(const std::string& code);
 
 }  // namespace sealtrain::core::internal

@@ -30,7 +30,10 @@ using internal::clearFailures;
 using internal::closedAccount;
 using internal::countFailure;
 using internal::findAccount;
+using internal::hashOfResetCode;
 using internal::pruneFailures;
+using internal::recordUnknownUser;
+using internal::refuse;
 
 namespace {
 
@@ -49,23 +52,6 @@ Error wrongCredentials()
                  "now; try again, or ask an admin.");
 }
 
-// One answer for every refused reset completion.
-Error wrongResetCode()
-{
-    return Error(ErrorCode::Unauthenticated,
-                 "The user name or reset code is wrong, or the reset was completed already; "
-                 "check them, or ask an admin for a new reset.");
-}
-
-// Marks the sign-in's entry denied with `reason`; the caller gets `error` once the entry (and
-// the failure count, if any) is committed.
-Error refuse(audit::EntryDraft& draft, std::string reason, Error error)
-{
-    draft.outcome = audit::Outcome::Denied;
-    draft.reason = std::move(reason);
-    return error;
-}
-
 // Costs what checking a wrong password costs, one Argon2id computation, for the refusals that
 // have no password hash to check against (an unknown name, a disabled, locked or reset account):
 // no timing oracle for user names or account states.
@@ -80,17 +66,6 @@ Result<void> spendOneVerification(const crypto::Argon2Params& hashing,
         return dummy.error();
     }
     return success();
-}
-
-// An unknown name is recorded only as a keyed hash: it may be a password typed into the wrong
-// field.
-void recordUnknownUser(const AuditedTransactions& gate, const std::string& name,
-                       audit::EntryDraft& draft)
-{
-    draft.actor.id = "unknown";
-    if (gate.auditKey() != nullptr)
-        draft.sensitive.emplace_back("user_name", name);
-    draft.target = {"user", "unknown"};
 }
 
 // The TOTP time step the code matches when the password is right too (`passwordOk`) and the
@@ -150,11 +125,6 @@ Result<void> revokeSessionsOf(const Database& database, std::int64_t userId)
     return database.run("UPDATE sessions SET revoked = 1 WHERE user_id = ?", {userId});
 }
 
-crypto::Sha256Digest hashOfResetCode(const std::string& code)
-{
-    return crypto::sha256(asBytes(code));
-}
-
 // Leaves `userId` with no password and no TOTP secret, ends their sessions, lockout and any
 // pending request, and returns the one-time code with which they set new credentials until
 // `expires` (the database keeps only its SHA-256).
@@ -169,13 +139,6 @@ Result<std::string> openReset(const Database& database, std::int64_t userId, std
     SEALTRAIN_TRY(clearAllFailures(database, userId));
     SEALTRAIN_TRY(revokeSessionsOf(database, userId));
     return code;
-}
-
-bool resetCodeMatches(const std::vector<std::uint8_t>& stored, const std::string& code)
-{
-    const auto hash = hashOfResetCode(code);
-    return stored.size() == hash.size()
-           && CRYPTO_memcmp(stored.data(), hash.data(), hash.size()) == 0;
 }
 
 struct ResetRequest {
@@ -247,6 +210,35 @@ Result<ResetOutcome> performReset(AuditedTransactions& gate, const std::string& 
 
 }  // namespace
 
+namespace internal {
+
+// Marks the sign-in's entry denied with `reason`; the caller gets `error` once the entry (and
+// the failure count, if any) is committed.
+Error refuse(audit::EntryDraft& draft, std::string reason, Error error)
+{
+    draft.outcome = audit::Outcome::Denied;
+    draft.reason = std::move(reason);
+    return error;
+}
+
+// An unknown name is recorded only as a keyed hash: it may be a password typed into the wrong
+// field.
+void recordUnknownUser(const AuditedTransactions& gate, const std::string& name,
+                       audit::EntryDraft& draft)
+{
+    draft.actor.id = "unknown";
+    if (gate.auditKey() != nullptr)
+        draft.sensitive.emplace_back("user_name", name);
+    draft.target = {"user", "unknown"};
+}
+
+crypto::Sha256Digest hashOfResetCode(const std::string& code)
+{
+    return crypto::sha256(asBytes(code));
+}
+
+}  // namespace internal
+
 Result<std::int64_t> userIdByName(const Database& database, const std::string& name)
 {
     std::int64_t id = 0;
@@ -266,43 +258,6 @@ Identity::Identity(AuditedTransactions& gate, Access& access, const ControlPlane
     , access_(access)
     , options_(options)
 {
-}
-
-Result<NewCredentials> Identity::makeCredentials(const std::string& name,
-                                                 const crypto::SecretBytes& password) const
-{
-    SEALTRAIN_TRY(checkPasswordPolicy(name, password));
-    auto hash = hashPassword(password, options_.passwordHashing);
-    if (!hash)
-        return hash.error();
-    auto secret = crypto::SecretBytes::random(kTotpSecretSize);
-    if (!secret)
-        return secret.error();
-    return NewCredentials{std::move(*hash), std::move(*secret)};
-}
-
-Result<Enrollment> Identity::storeCredentials(std::int64_t id, const std::string& name,
-                                              const NewCredentials& credentials)
-{
-    // The TOTP secret is stored as is: the whole database is encrypted under the database key
-    // (docs/formats/database.md), and the server must be able to compute codes from it. A new
-    // secret the user had started to move to (identity_totp.cpp) goes: these are the credentials.
-    SEALTRAIN_TRY(database_.run(
-        "UPDATE users SET password_hash = ?, totp_secret = ?, "
-        "totp_last_step = 0, failed_attempts = 0, locked_until = 0, "
-        "reset_code_hash = NULL, totp_pending = NULL, "
-        "totp_pending_expires = 0, totp_pending_misses = 0 WHERE id = ?",
-        {credentials.passwordHash, SqlValue::blob(credentials.totpSecret.bytes()), id}));
-    return Enrollment{name, otpauthUri(options_.totpIssuer, name, credentials.totpSecret)};
-}
-
-Result<Enrollment> Identity::storeNewCredentials(std::int64_t id, const std::string& name,
-                                                 const crypto::SecretBytes& password)
-{
-    auto made = makeCredentials(name, password);
-    if (!made)
-        return made.error();
-    return storeCredentials(id, name, *made);
 }
 
 Result<Enrollment> Identity::init(const std::string& adminName, const crypto::SecretBytes& password)
@@ -589,70 +544,6 @@ Result<ResetOutcome> Identity::approveReset(const std::string& session, const st
             draft.details.push_back(audit::textDetail("requested_by", (*request)->requester));
             return true;
         });
-}
-
-bool Identity::resetCodeWorks(const std::string& name, const std::string& resetCode) const
-{
-    auto account = findAccount(database_, options_, name, std::string(kLocalPeer));
-    if (!account || !*account || !(*account)->resetCodeHash)
-        return false;
-    return resetCodeMatches(*(*account)->resetCodeHash, resetCode)
-           && gate_.now() < (*account)->resetCodeExpires;
-}
-
-Result<Enrollment> Identity::completeReset(const std::string& name, const std::string& resetCode,
-                                           const crypto::SecretBytes& password)
-{
-    auto credentials = makeCredentials(name, password);
-    if (!credentials)
-        return credentials.error();
-    return completeReset(name, resetCode, *credentials);
-}
-
-Result<Enrollment> Identity::completeReset(const std::string& name, const std::string& resetCode,
-                                           const NewCredentials& credentials)
-{
-    Enrollment enrollment;
-    auto completed = gate_.performAnonymously(
-        {"user.complete_reset", {}, {}, {"user", name}},
-        [&](audit::EntryDraft& draft) -> Result<void> {
-            // Nobody is authenticated until the code matches (issue #48): a refusal's actor is
-            // unknown, its target the account named.
-            draft.actor = {audit::ActorKind::User, "unknown", "", "reset code"};
-            auto account = findAccount(database_, options_, name, std::string(kLocalPeer));
-            if (!account)
-                return account.error();
-            if (!*account) {
-                recordUnknownUser(gate_, name, draft);
-                return refuse(draft, "unknown user", wrongResetCode());
-            }
-            const auto& stored = (*account)->resetCodeHash;
-            if (!stored)
-                return refuse(draft, "no reset is open", wrongResetCode());
-            if (!resetCodeMatches(*stored, resetCode))
-                return refuse(draft, "wrong reset code", wrongResetCode());
-            // Told only to whoever holds the right code (issue #48).
-            if (gate_.now() >= (*account)->resetCodeExpires)
-                return refuse(draft, "reset code expired",
-                              Error(ErrorCode::Unauthenticated,
-                                    "This code has expired; ask an admin for a new one "
-                                    "('sealtrainctl user reset "
-                                        + name + "')."));
-            // Credentials made for a code that did not work a moment before (a reset opened in
-            // between) are none: refused, nothing stored.
-            if (credentials.passwordHash.empty())
-                return Error(ErrorCode::FailedPrecondition,
-                             "The reset changed while it was being completed; try again.");
-            draft.actor.id = name;
-            auto made = storeCredentials((*account)->id, name, credentials);
-            if (!made)
-                return made.error();
-            enrollment = std::move(*made);
-            return success();
-        });
-    if (!completed)
-        return completed.error();
-    return enrollment;
 }
 
 Result<void> Identity::revokeSessions(const std::string& session, const std::string& name)
