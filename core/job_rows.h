@@ -38,6 +38,19 @@ struct JobRow {
 // and is of the job's project, its shape is the spec's and its tokenizer is that of the dataset
 // `datasetId` (as `tokenizerOf` reads it). `pinned` is set to the version as "NAME@VERSION" once
 // it resolved, so an alias that moves after the review can not change what was approved.
+// What vetting resolved a spec's references to: the dataset id, the starting model's version.
+struct Pins {
+    std::string datasetId;
+    std::string init;
+};
+
+// The automatic vetting of `spec` for `submitterId` under `policy`: every check, passed or not,
+// in the order the approver reads them; what its references resolved to in `pins`.
+[[nodiscard]] std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& policy,
+                                                const TokenizerLookup& tokenizerOf,
+                                                const JobSpec& spec, std::int64_t submitterId,
+                                                std::int64_t excludeJob, Pins& pins);
+
 // The data behind the version `label` a job starts from (issue #48): "base model data", ok when
 // `submitterId` holds a read grant on every dataset behind it and each one's classification is in
 // `poolAllowed` (nullptr: the pool is not in the policy).

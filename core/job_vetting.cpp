@@ -1,0 +1,98 @@
+// The automatic vetting of a job spec (docs/formats/job-policy.md, "The vetting report"): every
+// check the approver reads, in order, and what the spec's references resolved to.
+#include "job_rows.h"
+#include "sealtrain/core/datasets.h"
+#include "sealtrain/core/job_budgets.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+namespace sealtrain::core::internal {
+
+// The automatic vetting of `spec` for `submitterId` under `policy`: every check, passed or not,
+// in the order the approver reads them; what its references resolved to in `pins`.
+std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& policy,
+                                  const TokenizerLookup& tokenizerOf, const JobSpec& spec,
+                                  std::int64_t submitterId, std::int64_t excludeJob, Pins& pins)
+{
+    std::string& datasetId = pins.datasetId;
+    std::vector<VettingCheck> checks;
+    checks.push_back({"spec", true, "well-formed, version 1"});
+
+    auto view = datasetForReader(database, spec.dataset, submitterId);
+    std::string classification;
+    if (!view) {
+        checks.push_back({"dataset", false, view.error().message()});
+    } else {
+        datasetId = view->dataset.id;
+        classification = view->dataset.classification;
+        checks.push_back(
+            {"dataset", view->granted,
+             view->granted
+                 ? fmt::format("{} version {} ({}), the submitter may read it", view->dataset.name,
+                               view->dataset.version, view->dataset.id)
+                 : fmt::format("the submitter holds no read grant on {} version {}",
+                               view->dataset.name, view->dataset.version)});
+    }
+
+    const auto pool = policy.poolClassifications.find(spec.resources.pool);
+    if (!spec.model.init.empty()) {
+        checks.push_back(internal::vetBaseModel(database, spec, datasetId, tokenizerOf, pins.init));
+        // The data the starting model carries (issue #48): the submitter may read it, and the
+        // pool may see it, as for the job's own dataset.
+        if (!pins.init.empty())
+            checks.push_back(internal::vetBaseModelData(
+                database, pins.init, submitterId,
+                pool == policy.poolClassifications.end() ? nullptr : &pool->second,
+                spec.resources.pool));
+    }
+
+    if (pool == policy.poolClassifications.end()) {
+        checks.push_back({"classification", false,
+                          fmt::format("the policy has no worker pool '{}'", spec.resources.pool)});
+    } else if (!classification.empty()) {
+        const bool allowed = std::find(pool->second.begin(), pool->second.end(), classification)
+                             != pool->second.end();
+        checks.push_back({"classification", allowed,
+                          fmt::format("'{}' data {} allowed on pool '{}'", classification,
+                                      allowed ? "is" : "is not", spec.resources.pool)});
+    }
+
+    const std::vector<std::string> over = capsExceeded(policy.caps, spec);
+    checks.push_back({"caps", over.empty(),
+                      over.empty()
+                          ? std::string("within the policy's caps")
+                          : "over the policy's caps: " + fmt::format("{}", fmt::join(over, ", "))});
+
+    // The budget: what the project's other jobs hold (their limit while they may still run,
+    // what they used once ended) plus this job's limit.
+    const auto budget = policy.budgets.find(spec.project);
+    auto committed = projectHeldMilli(database, spec.project, excludeJob);
+    const double held = committed ? fromMilli(*committed) : 0.0;
+    const double wanted = held + spec.limits.gpuHours;
+    if (budget == policy.budgets.end()) {
+        // Every project needs a budget, a CPU job's too: no job runs on a project the admin
+        // never accounted for.
+        checks.push_back({"budget", false,
+                          fmt::format("project '{}' has no budget in the policy", spec.project)});
+    } else if (spec.limits.gpuHours <= 0.0) {
+        checks.push_back({"budget", true, "uses no GPU hours"});
+    } else if (budget->second.gpuHours <= 0.0) {
+        checks.push_back(
+            {"budget", false, fmt::format("project '{}' has no GPU-hour budget", spec.project)});
+    } else {
+        const double limit = budget->second.gpuHours;
+        const bool within = wanted <= limit + 1e-9;
+        std::string detail = fmt::format("{:.3f} of {:.3f} GPU hours of project '{}' with this "
+                                         "job",
+                                         wanted, limit, spec.project);
+        if (within && wanted >= budget->second.alertAt * limit)
+            detail += fmt::format(" (alert: at or above {:.0f} %)", budget->second.alertAt * 100);
+        checks.push_back({"budget", within, detail});
+    }
+    return checks;
+}
+
+}  // namespace sealtrain::core::internal
