@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <span>
 
 namespace sealtrain::api::server_internal {
 namespace {
@@ -239,38 +240,56 @@ public:
         });
     }
 
+    // One of the download slots (options.maxDownloads; a refusal is audited with the caller),
+    // then the export built and staged sealed on disk inside the commit group, then streamed
+    // from there a chunk at a time outside it.
     Status DownloadExport(ServerContext* context, const v1::ExportIdRequest* request,
                           grpc::ServerWriter<v1::ExportChunk>* writer) override
     {
-        std::optional<core::ExportFolder> folder;
+        const auto slot = shared_.downloadSlot();
+        if (!slot) {
+            const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+            return statusOf(registry().refuseBusyDownload(
+                callerOf(shared_, *context).token, request->id(),
+                fmt::format("The control plane is sending {} downloads already; try again when "
+                            "one has finished.",
+                            shared_.options.maxDownloads)));
+        }
+        std::optional<core::StagedExport> staged;
         Status built = shared_.inGroup(*context, [&]() -> Status {
             auto exported =
                 registry().exportModel(callerOf(shared_, *context).token, request->id());
             if (!exported)
                 return Internal::toStatus(exported.error());
-            folder = std::move(exported).value();
+            staged = std::move(exported).value();
             return Status::OK;
         });
         if (!built.ok())
             return built;
         bool first = true;
-        for (const core::ExportFile& file : folder->files) {
-            std::size_t offset = 0;
-            do {
-                const std::size_t length = std::min(kChunkBytes, file.bytes.size() - offset);
+        bool gone = false;
+        for (std::size_t i = 0; i < staged->files().size(); ++i) {
+            const core::StagedExport::File& file = staged->files()[i];
+            bool started = false;
+            auto sent = staged->read(i, kChunkBytes, [&](std::span<const std::uint8_t> piece) {
                 v1::ExportChunk chunk;
                 if (first)
-                    chunk.set_folder_digest(folder->digest);
+                    chunk.set_folder_digest(staged->digest());
                 first = false;
-                if (offset == 0) {
+                if (!started) {
                     chunk.set_name(file.name);
-                    chunk.set_size(file.bytes.size());
+                    chunk.set_size(file.size);
                 }
-                chunk.set_data(file.bytes.data() + offset, length);
-                if (!writer->Write(chunk))
-                    return Status(grpc::StatusCode::CANCELLED, "The caller went away.");
-                offset += length;
-            } while (offset < file.bytes.size());
+                started = true;
+                chunk.set_data(piece.data(), piece.size());
+                gone = !writer->Write(chunk);
+                return !gone;
+            });
+            if (gone || context->IsCancelled())
+                return Status(grpc::StatusCode::CANCELLED, "The caller went away.");
+            if (!sent)
+                return Internal::toStatus(sent.error());
         }
         return Status::OK;
     }

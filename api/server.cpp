@@ -139,8 +139,8 @@ private:
 
 struct ControlServer::State {
     explicit State(core::DataDirectory& platform, const ServerOptions& options)
-        : shared{platform, options, {}, {}, {}, {}, {}, 0,  nullptr, {},
-                 {},       {},      {}, 0,  {}, 0,  0,  {}, {}}
+        : shared{platform, options, {}, {}, {}, {}, {}, 0, nullptr, {},
+                 {},       {},      {}, 0,  {}, 0,  0,  0, {},      {}}
         , platformService(shared)
         , sessionsService(server_internal::makeSessionsService(shared))
         , usersService(server_internal::makeUsersService(shared))

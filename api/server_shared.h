@@ -78,6 +78,8 @@ struct Shared {
     unsigned uploads = 0;
     // Job watches streaming now: at most options.maxWatches (watchSlot()).
     unsigned watches = 0;
+    // Export downloads being sent now: at most options.maxDownloads (downloadSlot()).
+    unsigned downloads = 0;
     // Held while a backup is taken and sent: one archive on disk at a time (backup_service.cpp).
     std::mutex backupLock;
     // Held while a backup's archive is written, and by every keyring change (taken before
@@ -203,33 +205,26 @@ struct Shared {
         return PasswordCheckSlot(*this);
     }
 
-    // A slot for one dataset upload while the returned guard lives; nullptr when all
-    // options.maxUploads are taken (the caller is told to try again, never queued).
-    [[nodiscard]] std::shared_ptr<void> uploadSlot()
+    // A slot for one dataset upload, export download or job watch while the returned guard
+    // lives; nullptr when options.maxUploads, maxDownloads or maxWatches are taken (the caller is
+    // told to try again, never queued).
+    [[nodiscard]] std::shared_ptr<void> slot(unsigned& taken, unsigned limit)
     {
         const std::lock_guard guard(uploadsLock);
-        if (uploads >= std::max(1U, options.maxUploads))
+        if (taken >= std::max(1U, limit))
             return nullptr;
-        ++uploads;
-        return {this, [](Shared* self) {
-                    const std::lock_guard released(self->uploadsLock);
-                    --self->uploads;
+        ++taken;
+        return {&taken, [this](unsigned* counter) {
+                    const std::lock_guard released(uploadsLock);
+                    --*counter;
                 }};
     }
-
-    // A slot for one job watch while the returned guard lives; nullptr when all
-    // options.maxWatches are taken.
-    [[nodiscard]] std::shared_ptr<void> watchSlot()
+    [[nodiscard]] std::shared_ptr<void> uploadSlot() { return slot(uploads, options.maxUploads); }
+    [[nodiscard]] std::shared_ptr<void> downloadSlot()
     {
-        const std::lock_guard guard(uploadsLock);
-        if (watches >= std::max(1U, options.maxWatches))
-            return nullptr;
-        ++watches;
-        return {this, [](Shared* self) {
-                    const std::lock_guard released(self->uploadsLock);
-                    --self->watches;
-                }};
+        return slot(downloads, options.maxDownloads);
     }
+    [[nodiscard]] std::shared_ptr<void> watchSlot() { return slot(watches, options.maxWatches); }
 
     [[nodiscard]] bool isRevoked(const std::string& serial)
     {

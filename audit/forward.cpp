@@ -226,6 +226,7 @@ std::optional<ForwardedLine> readLine(std::string_view text, std::string& why)
         }
         line.first = *first;
         line.last = *last;
+        line.summary = {{"origin", text_of("origin").value_or("")}};
         return line;
     }
     if (line.type != "entry") {
@@ -417,12 +418,13 @@ ForwardCheck checkForwarded(std::string_view forwarded, std::string_view bundleT
             continue;
         }
         ++check.lines;
-        if (line->type == "gap") {
-            declared.emplace_back(line->first, line->last);
-            continue;
-        }
+        // A line of another log, a gap line too, stands for nothing of this one.
         if (line->summary.value("origin", std::string()) != bundle->origin) {
             fail(number, "comes from another log than the bundle's");
+            continue;
+        }
+        if (line->type == "gap") {
+            declared.emplace_back(line->first, line->last);
             continue;
         }
         const Hash leaf = leafHash(line->bytes);

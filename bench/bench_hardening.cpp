@@ -34,16 +34,6 @@ constexpr int kAnonymousSignIns = 32;
 constexpr unsigned kPasswordChecks = 4;
 constexpr double kArgon2MiB = 64.0;  // crypto::kArgon2Floor, the default password hashing
 
-// A kibibyte count from /proc/self/status ("VmHWM:", "VmRSS:").
-long long statusKiB(const std::string& field)
-{
-    std::ifstream status("/proc/self/status");
-    for (std::string line; std::getline(status, line);)
-        if (line.rfind(field, 0) == 0)
-            return std::stoll(line.substr(field.size()));
-    return -1;
-}
-
 struct Phase {
     bench::Percentiles spread;
     std::size_t failures = 0;
@@ -113,7 +103,7 @@ int main(int argc, char** argv)
     auto mallory = control.signIn("mallory");
 
     const Phase quiet = usersCall(users, seconds);
-    const long long quietPeakKiB = statusKiB("VmHWM:");
+    const long long quietPeakKiB = bench::statusKiB("VmHWM:");
 
     std::atomic<bool> attacking{true};
     std::atomic<std::size_t> signIns{0};
@@ -149,7 +139,7 @@ int main(int argc, char** argv)
     attacking = false;
     for (auto& attacker : attackers)
         attacker.join();
-    const long long attackedPeakKiB = statusKiB("VmHWM:");
+    const long long attackedPeakKiB = bench::statusKiB("VmHWM:");
 
     const double grownMiB = static_cast<double>(attackedPeakKiB - quietPeakKiB) / 1024.0;
     const double boundMiB = kPasswordChecks * kArgon2MiB + 64.0;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +68,16 @@ inline Percentiles percentiles(std::vector<double> milliseconds)
     result.p50Ms = milliseconds[milliseconds.size() / 2];
     result.p99Ms = milliseconds[std::min(milliseconds.size() - 1, milliseconds.size() * 99 / 100)];
     return result;
+}
+
+// A kibibyte count from /proc/self/status ("VmHWM:", "VmRSS:"); -1 when it has none.
+inline long long statusKiB(const std::string& field)
+{
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind(field, 0) == 0)
+            return std::stoll(line.substr(field.size()));
+    return -1;
 }
 
 }  // namespace sealtrain::bench

@@ -450,6 +450,7 @@ private:
                                          i + 1, request_.witness->string()));
             if (!newest || head->size > newest->size)
                 newest = *head;
+            givenHeads_.push_back(*head);
         }
         if (newest && newest->size > done_.manifest.head && !request_.acceptLoss)
             return Error(ErrorCode::FailedPrecondition,
@@ -484,14 +485,23 @@ private:
         details.push_back(audit::textDetail("archive_sha256", toHex(*archiveDigest)));
         if (!witness) {
             details.push_back(audit::textDetail("witness", request_.witness ? "empty" : "none"));
-        } else if (witness->size <= head.size) {
-            auto at = log.tree().rootAt(witness->size);
-            if (!at || *at != witness->root)
+        }
+        // Every head the witness signed within the backup's log names the backup's history, not
+        // only its newest: a witness of another history is refused, --accept-loss or not.
+        for (const audit::TreeHead& given : givenHeads_) {
+            if (given.size > head.size)
+                continue;
+            auto at = log.tree().rootAt(given.size);
+            if (!at || *at != given.root)
                 return Error(ErrorCode::Integrity,
-                             "The witness file records a history the backup does not hold (a "
-                             "head it signed differs); give this platform's witness file.");
+                             fmt::format("The witness file records a history the backup does not "
+                                         "hold (its head over {} entries differs); give this "
+                                         "platform's witness file.",
+                                         given.size));
+        }
+        if (witness && witness->size <= head.size) {
             details.push_back(audit::textDetail("witness_head", std::to_string(witness->size)));
-        } else {
+        } else if (witness) {
             done_.lostEntries = witness->size - head.size;
             details.push_back(audit::textDetail("witness_head", std::to_string(witness->size)));
             details.push_back(audit::textDetail("lost_entries", std::to_string(done_.lostEntries)));
@@ -530,6 +540,7 @@ private:
     std::filesystem::path staging_;
     std::vector<Reference> referenced_;
     RestoreDone done_;
+    std::vector<audit::TreeHead> givenHeads_;  // every head of the witness file given
 };
 
 }  // namespace

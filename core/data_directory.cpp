@@ -400,6 +400,10 @@ void removeAbandonedUploads(const std::filesystem::path& dataDir)
     }
     for (const auto& entry : std::filesystem::directory_iterator(dataDir / "jobs" / "incoming", ec))
         abandoned.push_back(entry.path());
+    // An export staged for a download the daemon did not finish (core/export_staging.h).
+    for (const auto& entry :
+         std::filesystem::directory_iterator(file(dataDir, datadir::kDownloads), ec))
+        abandoned.push_back(entry.path());
     // A backup's archive not yet sent on (core/backup.h).
     for (const auto& entry : std::filesystem::directory_iterator(dataDir, ec))
         if (entry.path().filename().string().rfind(".backup-", 0) == 0)
@@ -508,10 +512,12 @@ void DataDirectory::connectRegistry()
         [this](const JobCheckpoint& recorded, const std::string& signerPem) -> Result<std::string> {
             return KeyRelease(*this).checkedJobCheckpoint(recorded, signerPem);
         });
-    registry.setExportBuilder([this](const JobCheckpoint& recorded, const std::string& signerPem,
-                                     const std::string& modelName) -> Result<ExportFolder> {
-        return KeyRelease(*this).exportFolder(recorded, signerPem, modelName);
-    });
+    registry.setExportBuilder(
+        [this](const JobCheckpoint& recorded, const std::string& signerPem,
+               const std::string& modelName) -> Result<ExportFolder> {
+            return KeyRelease(*this).exportFolder(recorded, signerPem, modelName);
+        },
+        file(path(), datadir::kDownloads));
     registry.setImportStore(
         [this](const ImportModel& upload, const std::string& name, std::int64_t version,
                const ImportAccept& accept) {

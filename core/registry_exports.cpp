@@ -268,7 +268,19 @@ Result<ModelExport> Registry::decideExport(const std::string& session, std::int6
         });
 }
 
-Result<ExportFolder> Registry::exportModel(const std::string& session, std::int64_t id)
+Result<void> Registry::refuseBusyDownload(const std::string& session, std::int64_t id,
+                                          const std::string& reason)
+{
+    auto caller = gate_.admit(session, {"model.export", "", "", {"export", std::to_string(id)}},
+                              [&](const Caller&, audit::EntryDraft&) -> Result<void> {
+                                  return Error(ErrorCode::ResourceExhausted, reason);
+                              });
+    if (!caller)
+        return caller.error();
+    return Error(ErrorCode::Internal, "A download refused as busy was let through; report it.");
+}
+
+Result<StagedExport> Registry::exportModel(const std::string& session, std::int64_t id)
 {
     return gate_.performReturning(
         session,
@@ -276,7 +288,7 @@ Result<ExportFolder> Registry::exportModel(const std::string& session, std::int6
          permission::kModelRegister,
          exportProject(gate_.database(), id),
          {"export", std::to_string(id)}},
-        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<ExportFolder> {
+        [&](const Caller& caller, audit::EntryDraft& draft) -> Result<StagedExport> {
             auto exported = internal::loadExport(gate_.database(), id);
             if (!exported)
                 return exported.error();
@@ -312,11 +324,14 @@ Result<ExportFolder> Registry::exportModel(const std::string& session, std::int6
                                   exported->model + "-" + std::to_string(exported->version));
             if (!folder)
                 return folder.error();
+            auto staged = StagedExport::stage(std::move(folder).value(), exportStaging_);
+            if (!staged)
+                return staged.error();
             SEALTRAIN_TRY(gate_.database().run("UPDATE model_exports SET downloads = downloads + "
                                                "1, folder_digest = ? WHERE id = ?",
-                                               {folder->digest, id}));
-            draft.details.push_back(audit::textDetail("folder_digest", folder->digest));
-            return folder;
+                                               {staged->digest(), id}));
+            draft.details.push_back(audit::textDetail("folder_digest", staged->digest()));
+            return staged;
         });
 }
 

@@ -43,6 +43,7 @@ struct Options {
     std::uint64_t maxImportBytes = std::uint64_t{4} << 30U;
     unsigned maxPasswordChecks = 4;
     unsigned maxUploads = 4;
+    unsigned maxDownloads = 4;
     unsigned maxWatches = 32;
     int uploadIdleSeconds = 60;
     int anonymousRefusalWindow = 10;
@@ -168,6 +169,7 @@ int run(const Options& options)
     serverOptions.maxImportBytes = options.maxImportBytes;
     serverOptions.maxPasswordChecks = options.maxPasswordChecks;
     serverOptions.maxUploads = options.maxUploads;
+    serverOptions.maxDownloads = options.maxDownloads;
     serverOptions.maxWatches = options.maxWatches;
     serverOptions.jobSpecLimits = options.jobSpecLimits;
     serverOptions.uploadIdleTimeout = std::chrono::seconds(options.uploadIdleSeconds);
@@ -260,6 +262,11 @@ int main(int argc, char** argv)
     app.add_option("--max-uploads", options.maxUploads,
                    "Dataset uploads received at once (each held in memory until sealed); more "
                    "are told to try again")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
+    app.add_option("--max-downloads", options.maxDownloads,
+                   "Model export downloads sent at once (each staged sealed on disk, the size of "
+                   "the model); more are told to try again")
         ->capture_default_str()
         ->check(CLI::Range(1, 256));
     app.add_option("--max-watches", options.maxWatches,

@@ -22,6 +22,7 @@
 #include <QtTest/QtTest>
 
 #include <fstream>
+#include <thread>
 
 using namespace sealtrain;
 
@@ -31,7 +32,9 @@ class TestApiRegistry : public QObject {
     QTemporaryDir tmp_;
     testing::DaemonFixture daemon_;
     api::JobAssignment job_;
-    std::string digest_;  // of the checkpoint at step 4, as the registry names it
+    std::string digest_;         // of the checkpoint at step 4, as the registry names it
+    std::int64_t exportId_ = 0;  // bob's approved export of notes-model@1
+    int busyDownloads_ = 0;      // downloads turned away as busy
     std::optional<crypto::PublicKey> registryKey_;
     std::filesystem::path samplerArgv_;
 
@@ -77,7 +80,7 @@ private slots:
         // The trainer the operator configured: a stand-in that records the sampler's arguments.
         samplerArgv_ = root / "sampler.argv";
         qputenv("SEALTRAIN_TEST_SAMPLER_ARGV", QByteArray::fromStdString(samplerArgv_.string()));
-        daemon_.start({"--trainer", SEALTRAIN_RECORD_SAMPLER});
+        daemon_.start({"--trainer", SEALTRAIN_RECORD_SAMPLER, "--max-downloads", "1"});
 
         auto sam = daemon_.as("sam");
         const auto text = root / "notes.txt";
@@ -286,6 +289,7 @@ private slots:
         QCOMPARE(byBob.error().code(), ErrorCode::PermissionDenied);
         auto approved = ann->approveExport(asked->id, digest_);
         QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
+        exportId_ = asked->id;
         auto byAnn = ann->downloadExport(asked->id, daemon_.runDir() / "exported-by-ann");
         QVERIFY(!byAnn);
         QCOMPARE(byAnn.error().code(), ErrorCode::PermissionDenied);
@@ -383,6 +387,48 @@ private slots:
                 QString("transformers %1, ours %2").arg(theirs, 0, 'g', 17).arg(mine, 0, 'g', 17)));
     }
 
+    // Issue #48: downloads are bounded (--max-downloads 1 here): while one is being built and
+    // sent, another is turned away with a sentence that says to try again, audited with its
+    // caller; every download that went through is the same folder, and none leaves its staged
+    // copy behind.
+    void downloadsAreBoundedAndLeaveNothingStaged()
+    {
+        QVERIFY(exportId_ > 0);
+        std::string expected;
+        for (int round = 0; round < 20 && busyDownloads_ == 0; ++round) {
+            constexpr int kConcurrent = 6;
+            std::vector<Result<std::string>> results(kConcurrent, Error(ErrorCode::Internal, "."));
+            std::vector<std::thread> threads;
+            for (int i = 0; i < kConcurrent; ++i)
+                threads.emplace_back([&, i] {
+                    results[static_cast<std::size_t>(i)] = daemon_.as("bob")->downloadExport(
+                        exportId_,
+                        daemon_.runDir()
+                            / ("concurrent-" + std::to_string(round) + "-" + std::to_string(i)));
+                });
+            for (auto& thread : threads)
+                thread.join();
+            for (const auto& result : results) {
+                if (result) {
+                    if (expected.empty())
+                        expected = *result;
+                    QCOMPARE(*result, expected);
+                    continue;
+                }
+                QCOMPARE(result.error().code(), ErrorCode::ResourceExhausted);
+                QVERIFY2(result.error().message().find("downloads already") != std::string::npos,
+                         result.error().message().c_str());
+                ++busyDownloads_;
+            }
+        }
+        QVERIFY2(busyDownloads_ > 0, "six downloads at once all went through --max-downloads 1");
+        const auto staging = daemon_.dataDir() / "downloads";
+        QVERIFY(!std::filesystem::exists(staging) || std::filesystem::is_empty(staging));
+        // The slot is given back: a download alone goes through.
+        auto alone = daemon_.as("bob")->downloadExport(exportId_, daemon_.runDir() / "alone");
+        QVERIFY2(alone, alone ? "" : alone.error().message().c_str());
+    }
+
     // Every registry call and refusal is in the audit log with its real actor.
     void everyCallIsAudited()
     {
@@ -411,6 +457,15 @@ private slots:
         QCOMPARE(count("model.export_approve", audit::Outcome::Denied, "bob"), 1L);
         QCOMPARE(count("model.export_approve", audit::Outcome::Failed, "ann"), 1L);
         QCOMPARE(count("model.export_approve", audit::Outcome::Ok, "ann"), 1L);
+        // Each download turned away as busy, with bob as its actor.
+        QCOMPARE(std::count_if(entries->begin(), entries->end(),
+                               [](const audit::Entry& e) {
+                                   return e.action == "model.export" && e.actor.id == "bob"
+                                          && e.outcome != audit::Outcome::Ok
+                                          && e.reason.find("downloads already")
+                                                 != std::string::npos;
+                               }),
+                 static_cast<long>(busyDownloads_));
         // The download is audited with the folder's digest.
         QVERIFY(std::any_of(entries->begin(), entries->end(), [](const audit::Entry& e) {
             return e.action == "model.export" && e.outcome == audit::Outcome::Ok

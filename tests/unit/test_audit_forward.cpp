@@ -510,6 +510,18 @@ private slots:
         QVERIFY2(errorsOf(check).find("Entries 4 to 4 are missing from the forwarded copy")
                      != std::string::npos,
                  errorsOf(check).c_str());
+        // Nor does a gap line of another log: one naming entry 4, put where it was, is refused
+        // as another log's, and the entry is still missing.
+        lines.insert(lines.begin() + 3, forwardedGapLine("other.site/audit", 4, 4));
+        const auto forged = checkForwarded(joined(lines), bundle, trusting(t));
+        QVERIFY2(errorsOf(forged).find("Line 4 of the forwarded copy comes from another log")
+                     != std::string::npos,
+                 errorsOf(forged).c_str());
+        QVERIFY(!forged.ok());
+        // The same gap line with this log's origin would have stood for it.
+        lines[3] = forwardedGapLine("sealtrain.test/audit", 4, 4);
+        const auto declared = checkForwarded(joined(lines), bundle, trusting(t));
+        QVERIFY2(declared.errors.empty(), errorsOf(declared).c_str());
     }
 
     // audit-forward.md, "Checking a copy", exit status 3: entries at the end of the signed log

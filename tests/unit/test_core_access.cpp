@@ -248,7 +248,7 @@ private slots:
         QTest::addColumn<QString>("permission");
         for (const auto permission : core::permission::all())
             QTest::newRow(std::string(permission).c_str())
-                << QString::fromUtf8(permission.data(), permission.size());
+                << QString::fromUtf8(permission.data(), static_cast<qsizetype>(permission.size()));
     }
 
     void everyPermissionTakesTwoAdmins()
@@ -274,7 +274,7 @@ private slots:
         QCOMPARE(w.last().action, std::string("role.create"));
         QCOMPARE(testing::detailOf(w.last(), "requested_by"), std::string("alice"));
         // The grant: to someone with no other duty, asked by alice, made by bea.
-        testing::enrolUser(w.t.plane->identity(), w.admin, "fresh", secret(kPassword)).value();
+        QVERIFY(testing::enrolUser(w.t.plane->identity(), w.admin, "fresh", secret(kPassword)));
         auto granted = access.grantRole(w.admin, "fresh", "only-one", "");
         QVERIFY2(granted, granted ? "" : granted.error().message().c_str());
         QVERIFY(granted->pending);

@@ -496,6 +496,19 @@ private slots:
         QVERIFY2(refused.error().message().find("history") != std::string::npos,
                  refused.error().message().c_str());
         QVERIFY(!std::filesystem::exists(request.target));
+
+        // Every head is checked, not only the newest: the same forged head followed by a newer
+        // one of this platform is refused, --accept-loss or not.
+        const auto newest = audit::readWitness(data_ / "audit.witness").value().back();
+        QVERIFY(audit::appendWitness(witness, newest));
+        request = restoreRequest("over-other-history-then-newer");
+        request.withoutWitness = false;
+        request.witness = witness;
+        request.acceptLoss = true;
+        refused = core::restoreBackup(request);
+        QVERIFY2(!refused, "a witness whose older head is of another history was accepted");
+        QCOMPARE(refused.error().code(), ErrorCode::Integrity);
+        QVERIFY(!std::filesystem::exists(request.target));
     }
 
     // docs/operations/backup.md, "The witness rule stays" (issue #48): a witness that is not this

@@ -52,16 +52,19 @@ struct RegistryWorld {
     int checks = 0;
 
     int built = 0;
+    QTemporaryDir staging;
 
     RegistryWorld()
     {
         registry().setSigningKey(&key);
-        registry().setExportBuilder([this](const core::JobCheckpoint& recorded, const std::string&,
-                                           const std::string& name) -> Result<core::ExportFolder> {
-            ++built;
-            return core::ExportFolder{{{name + ".txt", {1, 2, 3}}},
-                                      "sha256:" + recorded.plaintextSha256};
-        });
+        registry().setExportBuilder(
+            [this](const core::JobCheckpoint& recorded, const std::string&,
+                   const std::string& name) -> Result<core::ExportFolder> {
+                ++built;
+                return core::ExportFolder{{{name + ".txt", {1, 2, 3}}},
+                                          "sha256:" + recorded.plaintextSha256};
+            },
+            staging.filePath("downloads").toStdString());
         registry().setCheckpointCheck([this](const core::JobCheckpoint& recorded,
                                              const std::string& signerPem) -> Result<std::string> {
             ++checks;
@@ -419,18 +422,24 @@ void TestCoreRegistry::exportNeedsASecondPersonAndGoesToWhoAsked()
     auto folder = r.registry().exportModel(r.session("eve"), asked->id);
     QVERIFY2(folder, folder ? "" : folder.error().message().c_str());
     QCOMPARE(r.built, 1);
-    QCOMPARE(folder->files.at(0).name, std::string("m-1.txt"));
+    QCOMPARE(folder->files().at(0).name, std::string("m-1.txt"));
+    std::vector<std::uint8_t> received;
+    QVERIFY(folder->read(0, 2, [&](std::span<const std::uint8_t> piece) {
+        received.insert(received.end(), piece.begin(), piece.end());
+        return true;
+    }));
+    QCOMPARE(received, (std::vector<std::uint8_t>{1, 2, 3}));
     QCOMPARE(r.w.last().action, std::string("model.export"));
     QCOMPARE(r.w.last().outcome, audit::Outcome::Ok);
     const auto details = r.w.last().details;
     QVERIFY(std::any_of(details.begin(), details.end(), [&](const audit::Detail& detail) {
         return detail.name == "folder_digest"
-               && std::string(detail.value.begin(), detail.value.end()) == folder->digest;
+               && std::string(detail.value.begin(), detail.value.end()) == folder->digest();
     }));
     auto shown = r.registry().show(r.session("ann"), "m");
     QVERIFY2(shown, shown ? "" : shown.error().message().c_str());
     QCOMPARE(shown->exports.at(0).downloads, std::int64_t{1});
-    QCOMPARE(shown->exports.at(0).folderDigest, folder->digest);
+    QCOMPARE(shown->exports.at(0).folderDigest, folder->digest());
 
     // Altered on disk since: not exported.
     r.tampered.insert(4);

@@ -33,8 +33,8 @@ private slots:
     void reportsEveryLibrary()
     {
         QTemporaryDir dir;
-        const auto report =
-            runDoctor({std::filesystem::path(dir.path().toStdString()), 1, std::nullopt});
+        const auto report = runDoctor(
+            {std::filesystem::path(dir.path().toStdString()), 1, std::nullopt, std::nullopt});
         for (const char* name :
              {"Qt", "OpenSSL", "libsodium", "SQLCipher", "gRPC", "MPI", "BLAS", "GPU",
               "CUDA runtime", "cuBLAS", "NCCL", "CPU AES", "Data directory"}) {
@@ -116,7 +116,8 @@ private slots:
         QVERIFY(single.has_value());
         const auto report = runDoctor(
             {data, 1,
-             sealtrain::Result<std::vector<std::string>>(std::vector<std::string>{*single})});
+             sealtrain::Result<std::vector<std::string>>(std::vector<std::string>{*single}),
+             std::nullopt});
         const Check* fourEyes = findCheck(report, "Four eyes");
         QVERIFY(fourEyes != nullptr);
         QCOMPARE(fourEyes->status, CheckStatus::Warning);
@@ -128,10 +129,38 @@ private slots:
         const auto unasked =
             runDoctor({data, 1,
                        sealtrain::Result<std::vector<std::string>>(sealtrain::Error(
-                           sealtrain::ErrorCode::Io, "Cannot reach the control plane."))});
+                           sealtrain::ErrorCode::Io, "Cannot reach the control plane.")),
+                       std::nullopt});
         QCOMPARE(findCheck(unasked, "Four eyes")->status, CheckStatus::Warning);
         // Nobody signed in: nothing asked, nothing said.
-        QVERIFY(findCheck(runDoctor({data, 1, std::nullopt}), "Four eyes") == nullptr);
+        QVERIFY(findCheck(runDoctor({data, 1, std::nullopt, std::nullopt}), "Four eyes")
+                == nullptr);
+    }
+
+    // Issue #48: doctor says how long enrolment and reset codes work, and warns past 14 days,
+    // since whoever finds an unused code becomes that user.
+    void enrolmentCodeLifetime()
+    {
+        constexpr std::int64_t kDay = 24 * 3600;
+        const Check week = assessEnrolmentCodes(7 * kDay);
+        QCOMPARE(week.status, CheckStatus::Ok);
+        QVERIFY2(week.finding.find("7 days") != std::string::npos, week.finding.c_str());
+        QCOMPARE(assessEnrolmentCodes(14 * kDay).status, CheckStatus::Ok);
+        QVERIFY(assessEnrolmentCodes(kDay).finding.find("1 day after") != std::string::npos);
+        QVERIFY(assessEnrolmentCodes(90).finding.find("90 s") != std::string::npos);
+        const Check month = assessEnrolmentCodes(30 * kDay);
+        QCOMPARE(month.status, CheckStatus::Warning);
+        QVERIFY2(month.advice.find("--enrolment-code-lifetime") != std::string::npos,
+                 month.advice.c_str());
+        QCOMPARE(assessEnrolmentCodes(14 * kDay + 1).status, CheckStatus::Warning);
+        // Asked of the control plane (signed in): reported; not asked: not said.
+        QTemporaryDir dir;
+        const std::filesystem::path data = dir.path().toStdString();
+        const auto asked = runDoctor({data, 1, std::nullopt, 30 * kDay});
+        QVERIFY(findCheck(asked, "Enrolment codes") != nullptr);
+        QCOMPARE(findCheck(asked, "Enrolment codes")->status, CheckStatus::Warning);
+        QVERIFY(findCheck(runDoctor({data, 1, std::nullopt, std::nullopt}), "Enrolment codes")
+                == nullptr);
     }
 
     void jsonReport()

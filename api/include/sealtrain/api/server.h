@@ -48,6 +48,9 @@ struct ServerOptions {
     // Dataset uploads received at once (each held in memory until sealed), and how long one may
     // send nothing before it is cancelled (issue #27: stalled uploads held threads forever).
     unsigned maxUploads = 4;
+    // Export downloads sent at once (each staged sealed on disk, issue #48); more are told to
+    // try again.
+    unsigned maxDownloads = 4;
     std::chrono::seconds uploadIdleTimeout{std::chrono::seconds(60)};
     // Jobs.WatchJob streams open at once (each holds a thread of the server while it lasts),
     // and how often each looks for news.

@@ -20,6 +20,8 @@
 //   session             the CLI's session token, sealed under the `database` KEK, mode 0600
 //   datasets/           one folder per dataset id (docs/formats/dataset.md)
 //   runs/               the daemon's training runs (sealed, signed checkpoints)
+//   downloads/          exports staged for a download under way, sealed with a key held in
+//                       memory only (export_staging.h); emptied when the directory is opened
 //   lock                held (flock) by the one process that has the directory open
 //   job-policy.json     the job policy an admin edits (optional; read at open)
 //
@@ -69,8 +71,9 @@ inline constexpr std::string_view kCaKey = "ca.key.sealed";
 inline constexpr std::string_view kArtefactCaCertificate = "artefact-ca.crt";
 inline constexpr std::string_view kArtefactCaKey = "artefact-ca.key.sealed";
 inline constexpr std::string_view kWitness = "audit.witness";
-inline constexpr std::string_view kSessions = "sessions";  // one sealed token per signed-in user
-inline constexpr std::string_view kDatasets = "datasets";  // one folder per dataset id
+inline constexpr std::string_view kSessions = "sessions";    // one sealed token per signed-in user
+inline constexpr std::string_view kDatasets = "datasets";    // one folder per dataset id
+inline constexpr std::string_view kDownloads = "downloads";  // exports staged for a download
 // Locked (flock, exclusive) by the process that has the directory open: one writer at a time.
 inline constexpr std::string_view kLock = "lock";
 // The admin's job policy (docs/formats/job-policy.md); absent: the built-in default.

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/export_staging.h"
 #include "sealtrain/core/key_release.h"
 #include "sealtrain/core/scheduler.h"
 #include "sealtrain/crypto/signing.h"
@@ -201,7 +202,13 @@ public:
     // approving are refused with a sentence. `key` must outlive this object.
     void setCheckpointCheck(CheckpointCheck check) { check_ = std::move(check); }
     void setSigningKey(const crypto::SigningKey* key) { key_ = key; }
-    void setExportBuilder(ExportBuilder builder) { export_ = std::move(builder); }
+    // Exports are built by `builder` and staged for their download under `staging`
+    // (export_staging.h).
+    void setExportBuilder(ExportBuilder builder, std::filesystem::path staging)
+    {
+        export_ = std::move(builder);
+        exportStaging_ = std::move(staging);
+    }
     void setImportStore(ImportStore store, ImportCheck check)
     {
         importStore_ = std::move(store);
@@ -255,7 +262,13 @@ public:
                                                     const std::string& digest);
     [[nodiscard]] Result<ModelExport> rejectExport(const std::string& session, std::int64_t id,
                                                    const std::string& reason);
-    [[nodiscard]] Result<ExportFolder> exportModel(const std::string& session, std::int64_t id);
+    // The folder, staged sealed on disk for one download (export_staging.h), so that streaming
+    // it holds one piece in memory at a time.
+    [[nodiscard]] Result<StagedExport> exportModel(const std::string& session, std::int64_t id);
+    // A download refused because every download slot is taken, audited as model.export of
+    // export `id` with the caller; returns the refusal.
+    [[nodiscard]] Result<void> refuseBusyDownload(const std::string& session, std::int64_t id,
+                                                  const std::string& reason);
 
     // The version `reference` names, its checkpoint checked, for `purpose` ("sample"; audited as
     // model.use with the digest). The caller still needs the dataset's read release to use it.
@@ -288,6 +301,7 @@ private:
     CheckpointCheck check_;
     const crypto::SigningKey* key_ = nullptr;
     ExportBuilder export_;
+    std::filesystem::path exportStaging_;
     ImportStore importStore_;
     ImportCheck importCheck_;
 };
