@@ -85,6 +85,12 @@ struct Shared {
     // Held while a backup's archive is written, and by every keyring change (taken before
     // `lock`): the objects it reads stay under the keyring it copied.
     std::mutex backupWrite;
+    // What the TLS handshake did, as the compliance report states it from this process (issue
+    // #49): whether client certificates are checked against the CA and the revocation list
+    // (set where the server's credentials are made), and how many were checked and refused.
+    bool clientCertificatesVerified = false;
+    std::atomic<std::uint64_t> certificatesVerified{0};
+    std::atomic<std::uint64_t> certificatesRefused{0};
 
     // The serial of `pem` (a certificate the handshake verified), or empty when it has none.
     [[nodiscard]] std::string serialOf(const std::string& pem)

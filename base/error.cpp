@@ -38,7 +38,9 @@ Error Error::withContext(const std::string& context) const
         && std::isupper(static_cast<unsigned char>(lowered[1])) == 0) {
         lowered[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(lowered[0])));
     }
-    return Error(code_, context + ": " + lowered);
+    Error contextual(code_, context + ": " + lowered);
+    contextual.reason_ = reason_;
+    return contextual;
 }
 
 bool isOneSentence(const std::string& text) noexcept

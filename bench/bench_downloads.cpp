@@ -110,6 +110,7 @@ int main(int argc, char** argv)
     std::atomic<std::uint64_t> checksum{0};
     const auto start = WallClock::now();
     std::vector<std::thread> downloads;
+    downloads.reserve(kDownloads);
     for (int d = 0; d < kDownloads; ++d)
         downloads.emplace_back([&, d] {
             std::optional<core::StagedExport> staged;

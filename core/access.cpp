@@ -4,6 +4,7 @@
 #include "audited_transaction.h"
 
 #include "sealtrain/core/identity.h"
+#include "sealtrain/core/reason_codes.h"
 
 #include <fmt/format.h>
 
@@ -78,7 +79,8 @@ Result<void> checkRoleMix(const std::vector<std::string>& permissions)
     const Duties duties = dutiesOf(permissions);
     if (auto pair = separatedPair(duties, duties))
         return denied("A role may not combine " + className(pair->first) + " with "
-                      + className(pair->second) + " permissions; make two roles.");
+                      + className(pair->second) + " permissions; make two roles.")
+            .because(reason::kDutiesCombined);
     return success();
 }
 
@@ -225,7 +227,8 @@ Result<ChangeOutcome> Access::createRole(const std::string& session, const std::
                                        "choose another name or delete that request first.");
                 if (request->requesterId == caller.userId)
                     return denied("The role '" + name
-                                  + "' waits for another admin's approval; ask one.");
+                                  + "' waits for another admin's approval; ask one.")
+                        .because(reason::kOwnApproval);
                 SEALTRAIN_TRY(database_.run("DELETE FROM pending_roles WHERE name = ?", {name}));
                 draft.details.push_back(audit::textDetail("requested_by", request->requester));
             }
@@ -344,7 +347,8 @@ Result<bool> Access::removeAdmin(const Caller& caller, std::int64_t userId, cons
     if (isThisUser == 0)
         return true;
     if (*admins <= 1)
-        return denied("Cannot " + what + ": it is the last admin; make another admin first.");
+        return denied("Cannot " + what + ": it is the last admin; make another admin first.")
+            .because(reason::kLastAdmin);
     if (*admins >= 3)
         return true;
     // Two admins: one of them alone would return the plane to single-admin mode (issue #48).
@@ -364,7 +368,8 @@ Result<bool> Access::removeAdmin(const Caller& caller, std::int64_t userId, cons
     }
     if (request->first == caller.userId)
         return denied("You asked to " + what
-                      + " yourself and it would leave one admin; another admin must agree.");
+                      + " yourself and it would leave one admin; another admin must agree.")
+            .because(reason::kOwnApproval);
     SEALTRAIN_TRY(
         database_.run("DELETE FROM pending_admin_changes WHERE user_id = ? AND action = ?",
                       {userId, draft.action}));
@@ -437,7 +442,8 @@ Result<GrantOutcome> Access::grant(const std::string& session, const std::string
                     [&](const Statement& row) { request.emplace(row.integer(0), row.text(1)); }));
                 if (caller.userId == *id)
                     return denied("Nobody may request or approve a grant of '" + role
-                                  + "' to themselves; another admin must.");
+                                  + "' to themselves; another admin must.")
+                        .because(reason::kOwnApproval);
                 if (!request) {
                     SEALTRAIN_TRY(database_.run(
                         "INSERT INTO pending_grants (user_id, role, project, requested_by, "
@@ -458,7 +464,8 @@ Result<GrantOutcome> Access::grant(const std::string& session, const std::string
                                        "it again after that.");
                 if (secondAdmin && request->first == caller.userId)
                     return denied("The grant of '" + role + "' to '" + user
-                                  + "' waits for another admin's approval; ask one.");
+                                  + "' waits for another admin's approval; ask one.")
+                        .because(reason::kOwnApproval);
                 SEALTRAIN_TRY(database_.run(
                     "DELETE FROM pending_grants WHERE user_id = ? AND role = ? AND project = ?",
                     {*id, role, project}));

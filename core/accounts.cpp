@@ -88,15 +88,17 @@ Result<std::optional<Account>> findAccount(const Database& database,
 
 // Why `account` may not sign in at `now` whatever its credentials (the audit entry's reason):
 // disabled, locked out, or reset and waiting for its user to set new credentials.
-std::optional<std::string> closedAccount(const Account& account, std::int64_t now)
+std::optional<ClosedAccount> closedAccount(const Account& account, std::int64_t now)
 {
     if (account.disabled)
-        return "account disabled";
+        return ClosedAccount{"account disabled", reason::kAccountDisabled};
     if (account.lockedUntil > now)
-        return "account locked for " + std::to_string(account.lockedUntil - now)
-               + " more seconds after repeated failed sign-ins";
+        return ClosedAccount{"account locked for " + std::to_string(account.lockedUntil - now)
+                                 + " more seconds after repeated failed sign-ins",
+                             reason::kAccountLocked};
     if (account.resetCodeHash)
-        return "account reset: its user must set new credentials with the reset code";
+        return ClosedAccount{"account reset: its user must set new credentials with the reset code",
+                             reason::kAccountInReset};
     return std::nullopt;
 }
 

@@ -7,6 +7,7 @@
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/control_plane_options.h"
 #include "sealtrain/core/database.h"
+#include "sealtrain/core/reason_codes.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
@@ -43,7 +44,11 @@ struct Account {
                                                          const std::string& peer);
 // Why `account` may not sign in at `now` whatever its credentials (the audit entry's reason):
 // disabled, locked out, or reset and waiting for its user to set new credentials.
-[[nodiscard]] std::optional<std::string> closedAccount(const Account& account, std::int64_t now);
+struct ClosedAccount {
+    std::string reason;
+    ReasonCode code;
+};
+[[nodiscard]] std::optional<ClosedAccount> closedAccount(const Account& account, std::int64_t now);
 // Counts one more failure in a row from the account's peer; from maxFailedSignIns on, locks it
 // there for a time that doubles with every further failure, up to maxLockout.
 [[nodiscard]] Result<void> countFailure(const Database& database,

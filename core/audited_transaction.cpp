@@ -5,6 +5,7 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/logging.h"
 #include "sealtrain/base/utf8.h"
+#include "sealtrain/core/reason_codes.h"
 
 #include <fmt/format.h>
 
@@ -13,6 +14,13 @@
 namespace sealtrain::core {
 
 namespace {
+
+// A refusal's reason code, when it has one, as its entry's reason_code detail (audit.md).
+void addReasonCode(audit::EntryDraft& draft, const Error& error)
+{
+    if (!error.reasonCode().empty())
+        draft.details.push_back(audit::textDetail("reason_code", std::string(error.reasonCode())));
+}
 
 audit::Actor userActor(const std::string& name, const std::string& sessionId)
 {
@@ -167,6 +175,7 @@ Result<void> AuditedTransactions::recordRefusal(const audit::Actor& actor,
     audit::EntryDraft draft = draftFor(actor, request);
     draft.outcome = outcome;
     draft.reason = error.message();
+    addReasonCode(draft, error);
     addScope(draft, request.project, breakGlass);
     fitRefusal(draft);
     return commit(**transaction, draft);
@@ -201,17 +210,21 @@ AuditedTransactions::checkSession(const std::string& session, std::int64_t t)
     if (!found)
         return found.error();
     if (!*found)
-        return Error(ErrorCode::Unauthenticated, "The session is not valid; sign in again.");
+        return Error(ErrorCode::Unauthenticated, "The session is not valid; sign in again.")
+            .because(reason::kSessionInvalid);
     check.caller.sessionId = "s" + std::to_string(check.row);
     const bool expired = t - check.lastUsed > options_.sessionIdle.count()
                          || t - created > options_.sessionMax.count();
     if (revoked)
-        return Error(ErrorCode::Unauthenticated, "The session was revoked; sign in again.");
+        return Error(ErrorCode::Unauthenticated, "The session was revoked; sign in again.")
+            .because(reason::kSessionRevoked);
     if (disabled)
         return Error(ErrorCode::Unauthenticated,
-                     "The account '" + check.caller.name + "' is disabled; ask an admin.");
+                     "The account '" + check.caller.name + "' is disabled; ask an admin.")
+            .because(reason::kAccountDisabled);
     if (expired)
-        return Error(ErrorCode::Unauthenticated, "The session has expired; sign in again.");
+        return Error(ErrorCode::Unauthenticated, "The session has expired; sign in again.")
+            .because(reason::kSessionExpired);
     auto breakGlass = database_.queryInteger("SELECT count(*) FROM grants WHERE user_id = ? AND "
                                              "break_glass = 1 AND expires > ?",
                                              {check.caller.userId, t});
@@ -257,7 +270,8 @@ Result<void> AuditedTransactions::authorize(const Caller& caller, std::string_vi
         return denied("The user '" + caller.name + "' lacks the permission '"
                       + std::string(permission) + "'"
                       + (project.empty() ? std::string() : " in project '" + project + "'")
-                      + "; ask an admin for a grant.");
+                      + "; ask an admin for a grant.")
+            .because(reason::kNoPermission);
     return success();
 }
 
@@ -350,6 +364,7 @@ bool AuditedTransactions::countAnonymous(const AuditedRequest& request, const Er
             counted.last = t;
             counted.peer = peer;
             counted.reason = error.message();
+            counted.reasonCode = error.reasonCode();
             return true;
         }
         if (counted.count > 0) {
@@ -364,8 +379,8 @@ bool AuditedTransactions::countAnonymous(const AuditedRequest& request, const Er
             log::warn("audit", "could not record counted refusals in the audit log",
                       {{"error", flushed.error().message()}});
     }
-    anonymous_.emplace(
-        key, CountedRefusals{request.action, request.target.kind, peer, t, t, 0, error.message()});
+    anonymous_.emplace(key, CountedRefusals{request.action, request.target.kind, peer, t, t, 0,
+                                            error.message(), error.reasonCode()});
     return false;
 }
 
@@ -394,6 +409,8 @@ Result<void> AuditedTransactions::writeCounted(const CountedRefusals& counted)
     draft.details.push_back(audit::textDetail("window_start", std::to_string(counted.windowStart)));
     draft.details.push_back(audit::textDetail("last", std::to_string(counted.last)));
     draft.details.push_back(audit::textDetail("peer", escapeControls(counted.peer.substr(0, 256))));
+    if (!counted.reasonCode.empty())
+        draft.details.push_back(audit::textDetail("reason_code", std::string(counted.reasonCode)));
     fitRefusal(draft);
     return commit(**transaction, draft);
 }
@@ -481,7 +498,8 @@ Result<void> AuditedTransactions::performSessionless(const AuditedRequest& reque
     }
     // An anonymous refusal changes nothing: counted, and written with its window's count.
     if (countRefusals && !outcome
-        && countAnonymous(request, Error(outcome.error().code(), draft.reason))) {
+        && countAnonymous(
+            request, Error(outcome.error().code(), draft.reason).withReasonOf(outcome.error()))) {
         (*transaction)->rollback();
         return outcome;
     }

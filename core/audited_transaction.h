@@ -234,8 +234,9 @@ private:
         std::string peer;  // the newest refusal's, as the transport named it
         std::int64_t windowStart = 0;
         std::int64_t last = 0;
-        std::int64_t count = 0;  // refusals in the window after the one written
-        std::string reason;      // the newest refusal's sentence
+        std::int64_t count = 0;       // refusals in the window after the one written
+        std::string reason;           // the newest refusal's sentence
+        std::string_view reasonCode;  // and its reason code (a ReasonCode's name)
     };
     static constexpr std::size_t kMaxCountedKeys = 1024;
     // True when this anonymous refusal was counted in its key's open window instead of written.

@@ -154,8 +154,14 @@ void transport(Builder& b)
     b.configured("The control plane's TLS stack accepts " + f.minimumTls
                      + " and newer only (tested live on the serving process's OpenSSL).",
                  f.minimumTls != "TLSv1.3");
-    b.configured("Every call after sign-in presents a client certificate that chains to the "
-                 "platform CA, is bound to the caller's session and is not revoked.",
+    b.configured(f.clientCertificatesVerified
+                     ? fmt::format("Every call after sign-in presents a client certificate that "
+                                   "chains to the platform CA, is bound to the caller's session "
+                                   "and is not revoked; the serving process checked {} at the "
+                                   "handshake since it started and refused {} as revoked.",
+                                   f.certificatesVerified, f.certificatesRefused)
+                     : "The serving process does not check client certificates against the "
+                       "platform CA and the revocation list.",
                  !f.clientCertificatesVerified);
 }
 
@@ -256,11 +262,23 @@ ControlResult integrity(const Evidence& e)
     b.observed(plural(e.log.approvals.size(), "approval", "approvals")
                    + " recorded, each bound to the SHA-256 of what was approved",
                e.log.approvals);
-    for (const JobFact& job : e.jobs)
-        if (job.pastApproval && !job.approver.empty() && !job.approvedAsSubmitted)
+    // The spec as stored now, re-hashed, against the SHA-256 its approver's signed job.approve
+    // entry holds (issue #49): an edit of the spec, or of both hash columns, shows.
+    for (const JobFact& job : e.jobs) {
+        if (!job.pastApproval || job.approver.empty() || job.approvedSha256 == job.specSha256)
+            continue;
+        if (job.approveEntry)
             b.brokenRule(fmt::format("Job {} ({}) is {} although its spec differs from the one "
-                                     "that was approved.",
-                                     job.id, job.name, job.state));
+                                     "that was approved: it hashes to {}, the approval entry "
+                                     "names {}.",
+                                     job.id, job.name, job.state, job.specSha256,
+                                     job.approvedSha256),
+                         {*job.approveEntry});
+        else
+            b.brokenRule(fmt::format("Job {} ({}) is {} although no job.approve entry by its "
+                                     "approver {} names the spec that was approved.",
+                                     job.id, job.name, job.state, job.approver));
+    }
     return b.done();
 }
 

@@ -4,7 +4,10 @@
 
 #include "audited_transaction.h"
 
+#include "sealtrain/base/encoding.h"
 #include "sealtrain/core/database.h"
+#include "sealtrain/core/reason_codes.h"
+#include "sealtrain/crypto/hash.h"
 
 #include <algorithm>
 #include <charconv>
@@ -42,13 +45,11 @@ bool isRemoval(const std::string& action)
     return action == "user.disable" || action == "grant.revoke" || action == "session.revoke";
 }
 
-// A refusal by a separation-of-duties rule (four eyes, the last admin, duties a role may not
-// combine), as the services word them.
-bool isDutyRefusal(const audit::Entry& entry)
+// The refusal's reason code (reason_codes.h), written by the control plane; never the sentence,
+// which may quote what a caller typed (issue #49).
+std::string reasonCodeOf(const audit::Entry& entry)
 {
-    return entry.reason.starts_with("Nobody may")
-           || entry.reason.find("last admin") != std::string::npos
-           || entry.reason.starts_with("A role may not combine");
+    return detailText(entry, "reason_code").value_or("");
 }
 
 }  // namespace
@@ -67,8 +68,7 @@ Result<void> readDatabaseFacts(const Database& database, Evidence& evidence)
             evidence.users.push_back(std::move(user));
         }));
     SEALTRAIN_TRY(database.query(
-        "SELECT j.id, j.name, j.state, s.name, COALESCE(a.name, ''), "
-        "j.approved_hash IS NOT NULL AND j.approved_hash = j.spec_hash, "
+        "SELECT j.id, j.name, j.state, s.name, COALESCE(a.name, ''), j.spec, "
         "j.state IN ('approved', 'queued', 'running', 'succeeded') "
         "OR EXISTS (SELECT 1 FROM job_attempts t WHERE t.job_id = j.id) "
         "FROM jobs j JOIN users s ON s.id = j.submitter LEFT JOIN users a ON a.id = j.approver "
@@ -80,7 +80,10 @@ Result<void> readDatabaseFacts(const Database& database, Evidence& evidence)
             job.state = row.text(2);
             job.submitter = row.text(3);
             job.approver = row.text(4);
-            job.approvedAsSubmitted = row.integer(5) != 0;
+            // Re-hashed here, not read from a column an edit could keep in step (issue #49).
+            const std::string spec = row.text(5);
+            job.specSha256 = toHex(
+                crypto::sha256({reinterpret_cast<const std::uint8_t*>(spec.data()), spec.size()}));
             job.pastApproval = row.integer(6) != 0;
             evidence.jobs.push_back(std::move(job));
         }));
@@ -101,9 +104,10 @@ void indexEntries(const std::vector<audit::Entry>& entries, Evidence& evidence)
         const bool ok = e.outcome == audit::Outcome::Ok;
         if (e.outcome == audit::Outcome::Denied) {
             log.denied.push_back(seq);
-            if (isDutyRefusal(e))
+            const std::string code = reasonCodeOf(e);
+            if (reason::isSeparationOfDuties(code))
                 log.dutyRefusals.push_back(seq);
-            if (e.reason.find("session has expired") != std::string::npos)
+            if (code == reason::kSessionExpired.name())
                 log.expiredSessions.push_back(seq);
         }
         if (detailText(e, "certificate_serial"))
@@ -136,7 +140,8 @@ void indexEntries(const std::vector<audit::Entry>& entries, Evidence& evidence)
                     log.signInsWithoutMfa.push_back(seq);
             } else if (e.outcome == audit::Outcome::Denied) {
                 log.signInsDenied.push_back(seq);
-                if (detailText(e, "locked_until") || e.reason.starts_with("account locked"))
+                if (detailText(e, "locked_until")
+                    || reasonCodeOf(e) == reason::kAccountLocked.name())
                     log.lockouts.push_back(seq);
             }
         } else if (e.action == "grant.break_glass" && ok) {
@@ -158,6 +163,7 @@ void indexEntries(const std::vector<audit::Entry>& entries, Evidence& evidence)
             else if (e.action == "job.approve" && e.actor.id == fact.approver) {
                 fact.approveEntry = seq;
                 fact.approveEntryActor = e.actor.id;
+                fact.approvedSha256 = detailText(e, "sha256").value_or("");
             } else if ((e.action == "job.dispatch" || e.action == "job.start") && !fact.runEntry)
                 fact.runEntry = seq;
         }

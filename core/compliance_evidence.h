@@ -34,9 +34,10 @@ struct JobFact {
     std::string name;
     std::string state;
     std::string submitter;
-    std::string approver;              // empty: none recorded
-    bool approvedAsSubmitted = false;  // approved_hash equals spec_hash
-    bool pastApproval = false;  // approved, queued, running, succeeded, or any attempt started
+    std::string approver;        // empty: none recorded
+    std::string specSha256;      // the stored spec's SHA-256 (hex), computed by the report
+    std::string approvedSha256;  // the sha256 detail of the approver's job.approve entry
+    bool pastApproval = false;   // approved, queued, running, succeeded, or any attempt started
     std::optional<std::uint64_t> submitEntry;
     std::optional<std::uint64_t> approveEntry;  // an ok job.approve of this job by `approver`
     std::string approveEntryActor;

@@ -8,6 +8,7 @@
 #include "sealtrain/base/folder_cleanup.h"
 #include "sealtrain/core/identity.h"
 #include "sealtrain/core/permissions.h"
+#include "sealtrain/core/reason_codes.h"
 #include "sealtrain/dataset/manifest.h"
 
 #include <fmt/format.h>
@@ -393,7 +394,8 @@ Result<void> Datasets::grantRead(const std::string& session, const std::string& 
             draft.details.push_back(audit::textDetail("version", std::to_string(dataset.version)));
             if (subject.userId == caller.userId)
                 return denied("Nobody grants themselves a read; the importer's own read comes "
-                              "with the import.");
+                              "with the import.")
+                    .because(reason::kOwnApproval);
             if (auto done = database_.run("INSERT INTO dataset_grants (dataset_id, user_id, "
                                           "granted_by, created) VALUES (?, ?, ?, ?)",
                                           {dataset.id, subject.userId, caller.userId, gate_.now()});

@@ -13,6 +13,7 @@
 #include "sealtrain/core/access.h"
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/password.h"
+#include "sealtrain/core/reason_codes.h"
 #include "sealtrain/core/totp.h"
 #include "sealtrain/crypto/random.h"
 
@@ -218,6 +219,8 @@ Error refuse(audit::EntryDraft& draft, std::string reason, Error error)
 {
     draft.outcome = audit::Outcome::Denied;
     draft.reason = std::move(reason);
+    if (!error.reasonCode().empty())
+        draft.details.push_back(audit::textDetail("reason_code", std::string(error.reasonCode())));
     return error;
 }
 
@@ -349,12 +352,13 @@ Result<std::string> Identity::finishSignIn(const SignInAttempt& attempt,
                 recordUnknownUser(gate_, name, draft);
                 if (!attempt.checked_)
                     SEALTRAIN_TRY(spendOneVerification(options_.passwordHashing, password));
-                return refuse(draft, "unknown user", wrongCredentials());
+                return refuse(draft, "unknown user",
+                              wrongCredentials().because(reason::kUnknownUser));
             }
             if (auto closed = closedAccount(**account, t)) {
                 if (!attempt.checked_)
                     SEALTRAIN_TRY(spendOneVerification(options_.passwordHashing, password));
-                return refuse(draft, *closed, wrongCredentials());
+                return refuse(draft, closed->reason, wrongCredentials().because(closed->code));
             }
             // The check made before the transaction holds while the hash it used is the
             // account's; after a change of credentials (or none made) the password is checked
@@ -367,7 +371,8 @@ Result<std::string> Identity::finishSignIn(const SignInAttempt& attempt,
             const auto check = checkCredentials(**account, passwordOk, totpCode, gate_.clock());
             if (!check.failure.empty()) {
                 SEALTRAIN_TRY(countFailure(database_, options_, **account, t, draft));
-                return refuse(draft, check.failure, wrongCredentials());
+                return refuse(draft, check.failure,
+                              wrongCredentials().because(reason::kWrongCredentials));
             }
             SEALTRAIN_TRY(clearFailures(database_, **account, check.step));
             draft.actor.id = name;
@@ -537,10 +542,12 @@ Result<ResetOutcome> Identity::approveReset(const std::string& session, const st
                                                       + name + "'.");
             if ((*request)->requesterId == caller.userId)
                 return denied("You requested the reset of '" + name
-                              + "' yourself; another admin must approve it.");
+                              + "' yourself; another admin must approve it.")
+                    .because(reason::kOwnApproval);
             if (id == caller.userId)
                 return denied("Nobody may approve the reset of their own account; another admin "
-                              "must approve it.");
+                              "must approve it.")
+                    .because(reason::kOwnApproval);
             draft.details.push_back(audit::textDetail("requested_by", (*request)->requester));
             return true;
         });

@@ -108,20 +108,24 @@ Result<Enrollment> Identity::completeReset(const std::string& name, const std::s
                 return account.error();
             if (!*account) {
                 recordUnknownUser(gate_, name, draft);
-                return refuse(draft, "unknown user", wrongResetCode());
+                return refuse(draft, "unknown user",
+                              wrongResetCode().because(reason::kUnknownUser));
             }
             const auto& stored = (*account)->resetCodeHash;
             if (!stored)
-                return refuse(draft, "no reset is open", wrongResetCode());
+                return refuse(draft, "no reset is open",
+                              wrongResetCode().because(reason::kWrongCredentials));
             if (!resetCodeMatches(*stored, resetCode))
-                return refuse(draft, "wrong reset code", wrongResetCode());
+                return refuse(draft, "wrong reset code",
+                              wrongResetCode().because(reason::kWrongCredentials));
             // Told only to whoever holds the right code (issue #48).
             if (gate_.now() >= (*account)->resetCodeExpires)
                 return refuse(draft, "reset code expired",
                               Error(ErrorCode::Unauthenticated,
                                     "This code has expired; ask an admin for a new one "
                                     "('sealtrainctl user reset "
-                                        + name + "')."));
+                                        + name + "').")
+                                  .because(reason::kCodeExpired));
             // Credentials made for a code that did not work a moment before (a reset opened in
             // between) are none: refused, nothing stored.
             if (credentials.passwordHash.empty())

@@ -11,6 +11,7 @@
 #include "sealtrain/core/datasets.h"
 #include "sealtrain/core/job_states.h"
 #include "sealtrain/core/permissions.h"
+#include "sealtrain/core/reason_codes.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -428,7 +429,8 @@ Result<JobInfo> Jobs::approve(const std::string& session, std::int64_t id,
                 if (!job)
                     return job.error();
                 if (job->submitterId == caller.userId)
-                    return denied("Nobody may approve their own job; ask another approver.");
+                    return denied("Nobody may approve their own job; ask another approver.")
+                        .because(reason::kOwnApproval);
                 // Not a refusal of the approver: the spec moved on (FailedPrecondition), so that
                 // a client tells it from a missing role and shows the new spec (issue #29).
                 if (job->info.specSha256 != specSha256)
@@ -464,7 +466,8 @@ Result<JobInfo> Jobs::reject(const std::string& session, std::int64_t id, const 
                     return job.error();
                 if (job->submitterId == caller.userId)
                     return denied("Nobody may decide on their own job; ask another approver, or "
-                                  "cancel it.");
+                                  "cancel it.")
+                        .because(reason::kOwnApproval);
                 if (!jobMayMove(job->info.state, JobState::Rejected, JobMover::Approver,
                                 "job.reject"))
                     return wrongState(job->info, "rejected");

@@ -6,6 +6,7 @@
 #include "registry_rows.h"
 #include "sealtrain/base/utf8.h"
 #include "sealtrain/core/permissions.h"
+#include "sealtrain/core/reason_codes.h"
 
 #include "sealtrain/core/datasets.h"
 #include "sealtrain/core/scheduler.h"
@@ -248,7 +249,8 @@ Result<ModelExport> Registry::decideExport(const std::string& session, std::int6
             if (!requester)
                 return requester.error();
             if (*requester == caller.userId)
-                return denied("Nobody may decide on their own export; ask another approver.");
+                return denied("Nobody may decide on their own export; ask another approver.")
+                    .because(reason::kOwnApproval);
             if (exported->state != PromotionState::Pending)
                 return Error(ErrorCode::FailedPrecondition,
                              fmt::format("Export {} was {} already.", id,

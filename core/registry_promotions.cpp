@@ -6,6 +6,7 @@
 #include "registry_rows.h"
 #include "sealtrain/base/utf8.h"
 #include "sealtrain/core/permissions.h"
+#include "sealtrain/core/reason_codes.h"
 
 #include <fmt/format.h>
 
@@ -326,7 +327,8 @@ Result<Promotion> Registry::decide(const std::string& session, std::int64_t id,
             if (!requester)
                 return requester.error();
             if (*requester == caller.userId)
-                return denied("Nobody may decide on their own promotion; ask another approver.");
+                return denied("Nobody may decide on their own promotion; ask another approver.")
+                    .because(reason::kOwnApproval);
             if (promotion->state != PromotionState::Pending)
                 return Error(ErrorCode::FailedPrecondition,
                              fmt::format("Promotion {} was {} already.", id,

@@ -5,6 +5,7 @@
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/permissions.h"
+#include "sealtrain/core/reason_codes.h"
 
 #include <algorithm>
 #include <functional>
@@ -115,7 +116,8 @@ Result<void> Submissions::approve(const std::string& session, std::int64_t id,
         gate_, session, id, "approve", permission::kJobApprove, contentHash,
         [&](const Caller& caller, const Submission& submission) -> Result<void> {
             if (submission.submitter == caller.userId)
-                return denied("Nobody may approve their own submission; ask another approver.");
+                return denied("Nobody may approve their own submission; ask another approver.")
+                    .because(reason::kOwnApproval);
             if (!std::equal(submission.contentHash.begin(), submission.contentHash.end(),
                             contentHash.begin(), contentHash.end()))
                 return denied("The approval is for content that differs from the submission's "

@@ -49,7 +49,7 @@ struct Options {
     int anonymousRefusalWindow = 10;
     int passwordCheckWaitMs = 10000;
     std::int64_t maxLockoutPeers = 256;
-    std::int64_t enrolmentCodeLifetime = 7 * 24 * 3600;
+    std::int64_t enrolmentCodeLifetime = std::int64_t{7} * 24 * 3600;
     core::JobSpecLimits jobSpecLimits;
     int heartbeatMs = 5000;
     int workerTimeoutSeconds = 30;

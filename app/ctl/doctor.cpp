@@ -208,7 +208,7 @@ Check assessFourEyes(const std::vector<std::string>& warnings)
 
 Check assessEnrolmentCodes(std::int64_t lifetimeSeconds)
 {
-    constexpr std::int64_t kDay = 24 * 3600;
+    constexpr std::int64_t kDay = std::int64_t{24} * 3600;
     const std::string lifetime =
         lifetimeSeconds % kDay == 0
             ? fmt::format("{} day{}", lifetimeSeconds / kDay, lifetimeSeconds == kDay ? "" : "s")

@@ -399,6 +399,7 @@ private slots:
             constexpr int kConcurrent = 6;
             std::vector<Result<std::string>> results(kConcurrent, Error(ErrorCode::Internal, "."));
             std::vector<std::thread> threads;
+            threads.reserve(kConcurrent);
             for (int i = 0; i < kConcurrent; ++i)
                 threads.emplace_back([&, i] {
                     results[static_cast<std::size_t>(i)] = daemon_.as("bob")->downloadExport(

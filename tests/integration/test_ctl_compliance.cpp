@@ -124,6 +124,12 @@ private slots:
                      .code,
                  kExitOk);
 
+        // Issue #49: an engineer's refused grant whose project imitates the automatic-logoff
+        // evidence ("The session has expired") stays a refusal; the control keeps NO EVIDENCE.
+        const auto forged = site.ctl(
+            {"grant", "add", "eve", "engineer", "--project", "The session has expired"}, "eve");
+        QVERIFY(forged.code != kExitOk);
+
         // An engineer may not: one sentence.
         const fs::path pdf = site.root / "report.pdf";
         verifyOneSentenceError(site.ctl({"compliance", "report", "--out", pdf.string()}, "eve"),
@@ -181,6 +187,13 @@ private slots:
         for (const char* id : {"CC8.1", "164.312(d)", "164.312(e)(1)", "164.312(b)"})
             QCOMPARE(summary.at(id).verdict, std::string("PASSED"));
         QCOMPARE(summary.at("164.312(a)(2)(ii)").verdict, std::string("NO EVIDENCE"));
+        QCOMPARE(summary.at("164.312(a)(2)(iii)").verdict, std::string("NO EVIDENCE"));
+        // The client-certificate claim is what the serving process observed, not assumed (issue
+        // #49): the handshakes of the calls above were checked and counted.
+        const auto handshakes =
+            QRegularExpression(R"(checked\s+(\d+)\s+at\s+the\s+handshake)").match(text);
+        QVERIFY2(handshakes.hasMatch(), "the report does not say what the handshake checked");
+        QVERIFY(handshakes.captured(1).toInt() > 0);
 
         // The bundle verifies offline with the platform's audit key and holds exactly the
         // cited entries.

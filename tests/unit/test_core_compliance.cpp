@@ -12,6 +12,8 @@
 #include "sealtrain/audit/bundle.h"
 #include "sealtrain/core/compliance.h"
 #include "sealtrain/core/permissions.h"
+#include "sealtrain/core/reason_codes.h"
+#include "sealtrain/crypto/hash.h"
 
 #include <QtTest/QtTest>
 
@@ -203,6 +205,23 @@ private slots:
         QVERIFY(report.ok());
         for (const char* id : {"164.312(e)(1)", "CC6.6", "CC6.7"})
             QCOMPARE(control(*report, id).verdict, ControlVerdict::Failed);
+        // Issue #49: client certificates are claimed only as the serving process reports them.
+        facts = healthyFacts();
+        facts.clientCertificatesVerified = false;
+        report = w.t.plane->compliance().report(w.session("rita"), facts);
+        QVERIFY(report.ok());
+        QCOMPARE(control(*report, "164.312(e)(1)").verdict, ControlVerdict::Failed);
+        QVERIFY(claimsText(control(*report, "164.312(e)(1)")).find("does not check client")
+                != std::string::npos);
+        facts.clientCertificatesVerified = true;
+        facts.certificatesVerified = 12;
+        facts.certificatesRefused = 3;
+        report = w.t.plane->compliance().report(w.session("rita"), facts);
+        QVERIFY(report.ok());
+        QVERIFY2(claimsText(control(*report, "164.312(e)(1)"))
+                         .find("checked 12 at the handshake since it started and refused 3")
+                     != std::string::npos,
+                 claimsText(control(*report, "164.312(e)(1)")).c_str());
     }
 
     void breakGlassUseIsCitedWithItsReason()
@@ -337,15 +356,34 @@ private slots:
     {
         testing::JobsWorld w;
         const auto job = approvedJob(w, "edited");
-        QVERIFY(w.t.database->run("UPDATE jobs SET spec_hash = zeroblob(32) WHERE id = ?", {job.id})
-                    .ok());
         auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        QCOMPARE(control(*report, "164.312(c)(1)").verdict, ControlVerdict::Passed);
+        // Issue #49: the spec edited after its approval with both hash columns kept in step
+        // (as a database edit would) still fails, since the report re-hashes the spec and
+        // compares it with the SHA-256 of the signed job.approve entry, which it cites.
+        const std::string edited = R"({"edited":true})";
+        const auto hash =
+            crypto::sha256({reinterpret_cast<const std::uint8_t*>(edited.data()), edited.size()});
+        QVERIFY(w.t.database
+                    ->run("UPDATE jobs SET spec = ?, spec_hash = ?, approved_hash = ? WHERE id = ?",
+                          {edited, core::SqlValue::blob(hash), core::SqlValue::blob(hash), job.id})
+                    .ok());
+        report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
         QVERIFY(report.ok());
         const auto& integrity = control(*report, "164.312(c)(1)");
         QCOMPARE(integrity.verdict, ControlVerdict::Failed);
         QVERIFY2(claimsText(integrity).find("differs from the one that was approved")
                      != std::string::npos,
                  claimsText(integrity).c_str());
+        const auto broken = brokenClaims(integrity);
+        QCOMPARE(broken.size(), std::size_t{1});
+        QCOMPARE(broken.front().sequences.size(), std::size_t{1});
+        const auto cited =
+            w.t.plane->auditLog().store().readEntries(broken.front().sequences.front(), 1);
+        QVERIFY(cited && cited->size() == 1);
+        QCOMPARE(audit::decodeEntry(cited->front().bytes).value().action,
+                 std::string("job.approve"));
     }
 
     // 164.312(a)(2)(iv) encryption: a KEK purpose with no active version fails (issue #48).
@@ -459,6 +497,97 @@ private slots:
         QCOMPARE(broken.front().sequences, std::vector<std::uint64_t>{sequence});
         QVERIFY2(broken.front().text.find("outside the policy") != std::string::npos,
                  broken.front().text.c_str());
+    }
+    // Issue #49, item 1: evidence is read from the reason code the control plane writes
+    // (reason_code), never from the sentence, which may quote caller text. An engineer's refused
+    // grants whose project imitates every reason the report looks for, and entries whose very
+    // sentences are the platform's own words but carry no code, leave automatic logoff with no
+    // evidence and count as no duty refusal and no lockout; the real refusals, with their codes,
+    // do count.
+    void evidenceIsReadFromReasonCodesNeverFromText()
+    {
+        testing::JobsWorld w;
+        const std::string eve = w.session("eve");
+        const std::string rita = w.session("rita");
+        for (const std::string project :
+             {"The session has expired", "Nobody may approve their own job", "the last admin",
+              "A role may not combine", "account locked"}) {
+            auto refused = w.t.plane->access().grantRole(eve, "eve", "engineer", project);
+            QVERIFY(!refused);
+            QCOMPARE(w.last().outcome, audit::Outcome::Denied);
+            QVERIFY2(w.last().reason.find(project) != std::string::npos, w.last().reason.c_str());
+            QCOMPARE(testing::detailOf(w.last(), "reason_code"), std::string("no_permission"));
+        }
+        for (const auto& [action, sentence] : std::vector<std::pair<std::string, std::string>>{
+                 {"job.approve", "Nobody may approve their own job; ask another approver."},
+                 {"user.disable", "Cannot disable 'bea': it is the last admin; make another "
+                                  "admin first."},
+                 {"role.create", "A role may not combine data with jobs permissions; make two "
+                                 "roles."},
+                 {"dataset.list", "The session has expired; sign in again."},
+                 {"session.sign_in", "account locked for 60 more seconds after repeated failed "
+                                     "sign-ins"}}) {
+            audit::EntryDraft draft;
+            draft.actor = {audit::ActorKind::User, "eve", "session-of-eve", "password+totp"};
+            draft.action = action;
+            draft.outcome = audit::Outcome::Denied;
+            draft.reason = sentence;
+            appendEntry(w, draft);
+        }
+        auto report = w.t.plane->compliance().report(rita, healthyFacts());
+        QVERIFY(report.ok());
+        const auto observedIn = [&](const std::string& id, const std::string& words) {
+            for (const auto& claim : control(*report, id).claims)
+                if (claim.text.find(words) != std::string::npos)
+                    return claim;
+            qFatal("no claim with '%s' in %s", words.c_str(), id.c_str());
+            return ComplianceClaim{};
+        };
+        QCOMPARE(control(*report, "164.312(a)(2)(iii)").verdict, ControlVerdict::NoEvidence);
+        QVERIFY(observedIn("164.312(a)(2)(iii)", "expired session").sequences.empty());
+        QVERIFY(observedIn("CC6.3", "separation-of-duties").sequences.empty());
+        QVERIFY2(observedIn("CC6.6", "failed sign-in").text.find("0 of them under lockout")
+                     != std::string::npos,
+                 observedIn("CC6.6", "failed sign-in").text.c_str());
+
+        // The real refusals carry their codes and count: sam granting himself a read, and a
+        // call with a session left unused past the idle limit.
+        QVERIFY(!w.t.plane->datasets().grantRead(w.session("sam"), "notes", "sam"));
+        const std::uint64_t ownApproval = w.last().sequence;
+        QCOMPARE(testing::detailOf(w.last(), "reason_code"), std::string("own_approval"));
+        w.t.clock.advance(w.t.plane->options().sessionIdle + std::chrono::seconds(1));
+        QVERIFY(!w.jobs().list(eve));
+        const std::uint64_t expired = w.last().sequence;
+        QCOMPARE(testing::detailOf(w.last(), "reason_code"), std::string("session_expired"));
+        report = w.t.plane->compliance().report(
+            w.t.signIn("rita", testing::kPassword, w.uris["rita"]), healthyFacts());
+        QVERIFY(report.ok());
+        QCOMPARE(control(*report, "164.312(a)(2)(iii)").verdict, ControlVerdict::Passed);
+        QCOMPARE(observedIn("164.312(a)(2)(iii)", "expired session").sequences,
+                 std::vector<std::uint64_t>{expired});
+        QCOMPARE(observedIn("CC6.3", "separation-of-duties").sequences,
+                 std::vector<std::uint64_t>{ownApproval});
+    }
+
+    // Every reason code the control plane writes is listed in docs/formats/audit.md, and the list
+    // names no other.
+    void everyReasonCodeIsDocumented()
+    {
+        std::ifstream in(
+            std::filesystem::path(SEALTRAIN_TESTS_CMAKELISTS).parent_path().parent_path() / "docs"
+            / "formats" / "audit.md");
+        const std::string doc{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+        const auto section = doc.find("## Reason codes");
+        QVERIFY2(section != std::string::npos, "docs/formats/audit.md has no Reason codes section");
+        const std::string table = doc.substr(section, doc.find("\n## ", section + 1) - section);
+        std::size_t rows = 0;
+        for (std::size_t at = table.find("\n| `"); at != std::string::npos;
+             at = table.find("\n| `", at + 1))
+            ++rows;
+        QCOMPARE(rows, core::reason::kAll.size());
+        for (const ReasonCode code : core::reason::kAll)
+            QVERIFY2(table.find("| `" + std::string(code.name()) + "` |") != std::string::npos,
+                     std::string(code.name()).c_str());
     }
 };
 

@@ -141,7 +141,7 @@ private slots:
     // since whoever finds an unused code becomes that user.
     void enrolmentCodeLifetime()
     {
-        constexpr std::int64_t kDay = 24 * 3600;
+        constexpr std::int64_t kDay = std::int64_t{24} * 3600;
         const Check week = assessEnrolmentCodes(7 * kDay);
         QCOMPARE(week.status, CheckStatus::Ok);
         QVERIFY2(week.finding.find("7 days") != std::string::npos, week.finding.c_str());

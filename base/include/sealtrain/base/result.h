@@ -28,6 +28,25 @@ enum class ErrorCode {
 
 [[nodiscard]] const char* errorCodeName(ErrorCode code) noexcept;
 
+// Why a refusal was made, for programs (the audit entry's reason_code, docs/formats/audit.md):
+// one of the names the code declares (core/reason_codes.h). Made at compile time only, from a
+// literal, so that no text a caller wrote can ever become one.
+class ReasonCode final {
+public:
+    consteval explicit ReasonCode(const char* name)
+        : name_(name)
+    {
+    }
+    [[nodiscard]] constexpr std::string_view name() const noexcept { return name_; }
+    friend constexpr bool operator==(ReasonCode a, ReasonCode b) noexcept
+    {
+        return a.name() == b.name();
+    }
+
+private:
+    const char* name_;
+};
+
 class Error final {
 public:
     // `message` must be one sentence ending in a full stop (checked in debug builds).
@@ -35,14 +54,31 @@ public:
 
     [[nodiscard]] ErrorCode code() const noexcept { return code_; }
     [[nodiscard]] const std::string& message() const noexcept { return message_; }
+    // The refusal's reason code; empty when none was given.
+    [[nodiscard]] std::string_view reasonCode() const noexcept { return reason_; }
 
     // Returns a copy whose message is "<context>: <message>" with the first letter lowered,
     // e.g. "Cannot import dataset 'x': the file ends early." for layered reporting.
     [[nodiscard]] Error withContext(const std::string& context) const;
+    // Returns a copy that carries `reason`.
+    [[nodiscard]] Error because(ReasonCode reason) const
+    {
+        Error copy = *this;
+        copy.reason_ = reason.name();
+        return copy;
+    }
+    // Returns a copy that carries `other`'s reason code (none when it has none).
+    [[nodiscard]] Error withReasonOf(const Error& other) const
+    {
+        Error copy = *this;
+        copy.reason_ = other.reason_;
+        return copy;
+    }
 
 private:
     ErrorCode code_;
     std::string message_;
+    std::string_view reason_;  // a ReasonCode's name: static storage
 };
 
 // True when `text` reads as one sentence for a user: non-empty, starts with a capital letter

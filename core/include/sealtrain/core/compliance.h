@@ -52,8 +52,12 @@ struct ComplianceFacts {
     // The lowest TLS version the serving process's OpenSSL accepts ("TLSv1.3"); empty: unknown.
     std::string minimumTls;
     bool clientCertificatesVerified = false;  // chained to the platform CA, not revoked
-    std::uint64_t revokedCertificates = 0;    // refused at the handshake now
-    std::vector<crypto::KekInfo> keks;        // the keyring's KEK versions
+    // Client certificates the serving process checked at the handshake since it started, and
+    // those it refused as revoked.
+    std::uint64_t certificatesVerified = 0;
+    std::uint64_t certificatesRefused = 0;
+    std::uint64_t revokedCertificates = 0;  // refused at the handshake now
+    std::vector<crypto::KekInfo> keks;      // the keyring's KEK versions
 };
 
 struct ComplianceReport {
