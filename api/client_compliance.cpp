@@ -19,6 +19,12 @@ ComplianceReportView viewOf(const v1::ComplianceReport& report)
     view.auditor = report.auditor();
     view.reportEntry = report.report_entry();
     view.logSize = report.log_size();
+    view.period = report.period();
+    if (report.has_from_unix_s())
+        view.fromUnixSeconds = report.from_unix_s();
+    if (report.has_to_unix_s())
+        view.toUnixSeconds = report.to_unix_s();
+    view.inPeriod = report.in_period();
     view.cited.assign(report.cited().begin(), report.cited().end());
     for (const v1::ComplianceControl& control : report.controls()) {
         ComplianceControlView& to = view.controls.emplace_back();
@@ -31,19 +37,25 @@ ComplianceReportView viewOf(const v1::ComplianceReport& report)
             to.claims.push_back({claim.kind(),
                                  claim.text(),
                                  {claim.sequences().begin(), claim.sequences().end()},
-                                 claim.broken()});
+                                 claim.broken(),
+                                 claim.count()});
     }
     return view;
 }
 
 }  // namespace
 
-Result<ComplianceReportView> ControlClient::complianceReport()
+Result<ComplianceReportView> ControlClient::complianceReport(const CompliancePeriodRequest& period)
 {
+    v1::ComplianceReportRequest request;
+    if (period.fromUnixSeconds)
+        request.set_from_unix_s(*period.fromUnixSeconds);
+    if (period.toUnixSeconds)
+        request.set_to_unix_s(*period.toUnixSeconds);
     const auto stub = v1::Compliance::NewStub(state_->channel);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + client_internal::kStreamTimeout);
-    auto stream = stub->Report(&context, v1::ComplianceReportRequest{});
+    auto stream = stub->Report(&context, request);
     ComplianceReportView view;
     bool gotReport = false;
     v1::ComplianceReportPart part;

@@ -28,6 +28,12 @@ void fillReport(const core::ComplianceReport& report, v1::ComplianceReport* out)
     out->set_auditor(report.auditor);
     out->set_report_entry(report.reportEntry);
     out->set_log_size(report.logSize);
+    out->set_period(report.period.describe());
+    if (report.period.fromUnixSeconds)
+        out->set_from_unix_s(*report.period.fromUnixSeconds);
+    if (report.period.toUnixSeconds)
+        out->set_to_unix_s(*report.period.toUnixSeconds);
+    out->set_in_period(report.inPeriod);
     for (const std::uint64_t sequence : report.cited)
         out->add_cited(sequence);
     for (const core::ControlResult& control : report.controls) {
@@ -43,6 +49,7 @@ void fillReport(const core::ComplianceReport& report, v1::ComplianceReport* out)
             c->set_kind(claim.kind == core::ClaimKind::Configured ? "configured" : "observed");
             c->set_text(claim.text);
             c->set_broken(claim.broken);
+            c->set_count(claim.count);
             for (const std::uint64_t sequence : claim.sequences)
                 c->add_sequences(sequence);
         }
@@ -56,9 +63,15 @@ public:
     {
     }
 
-    Status Report(ServerContext* context, const v1::ComplianceReportRequest*,
+    Status Report(ServerContext* context, const v1::ComplianceReportRequest* request,
                   grpc::ServerWriter<v1::ComplianceReportPart>* writer) override
     {
+        // Read by core once it has checked the caller.
+        core::CompliancePeriod period;
+        if (request->has_from_unix_s())
+            period.fromUnixSeconds = request->from_unix_s();
+        if (request->has_to_unix_s())
+            period.toUnixSeconds = request->to_unix_s();
         core::ComplianceFacts facts;
         facts.minimumTls = lowestAcceptedTlsVersion();
         // Observed in this process: the handshake's check as configured (server.cpp), and the
@@ -77,7 +90,7 @@ public:
             const Shared::OriginScope origin(shared_, shared_.originOf(*context));
             facts.keks = shared_.platform.keyring().list();
             report = shared_.platform.controlPlane().compliance().report(
-                callerOf(shared_, *context).token, facts);
+                callerOf(shared_, *context).token, facts, period);
         }
         if (!report)
             return Internal::toStatus(report.error());

@@ -154,7 +154,8 @@ public:
                     return audited;
                 return Internal::toStatus(busy);
             }
-            Result<core::NewCredentials> made = Error(ErrorCode::Internal, "not made");
+            Result<core::NewCredentials> made =
+                Error(ErrorCode::Internal, "The credentials were not made.");
             server_internal::atLowPriority(
                 [&] { made = plane.identity().makeCredentials(request->user(), *password); });
             if (!made) {

@@ -2,6 +2,7 @@
 #include "sealtrain/base/result.h"
 
 #include <cctype>
+#include <cstdio>
 
 namespace sealtrain {
 
@@ -27,6 +28,12 @@ Error::Error(ErrorCode code, std::string message)
     : code_(code)
     , message_(std::move(message))
 {
+#ifndef NDEBUG
+    // Say which message broke the rule before the assertion stops a debug build: the abort of
+    // a daemon in a test shows only this line (error messages hold no secret, by rule).
+    if (!isOneSentence(message_))
+        std::fprintf(stderr, "Not one sentence: \"%s\"\n", message_.c_str());
+#endif
     assert(isOneSentence(message_) && "Error messages are one sentence ending in a full stop");
 }
 

@@ -317,7 +317,8 @@ Result<Caller> AuditedTransactions::enter(const std::string& session, const Audi
                                  : audit::Outcome::Failed;
         const audit::Actor owner = sessionOwner(session);
         if (outcome == audit::Outcome::Denied && owner.kind == audit::ActorKind::User
-            && owner.id == "unknown" && countAnonymous(request, caller.error()))
+            && owner.id == "unknown"
+            && countAnonymous(request, caller.error().message(), caller.error().reasonCode()))
             return caller.error();
         return recordFailure(owner, request, outcome, caller.error(), false);
     }
@@ -351,7 +352,8 @@ Error AuditedTransactions::recordFailure(const audit::Actor& actor, const Audite
     return error;
 }
 
-bool AuditedTransactions::countAnonymous(const AuditedRequest& request, const Error& error)
+bool AuditedTransactions::countAnonymous(const AuditedRequest& request, const std::string& reason,
+                                         std::string_view reasonCode)
 {
     const std::string peer = origin_ ? origin_->peer : std::string(kLocalPeer);
     const auto key = std::make_pair(request.action, lockoutPeer(peer));
@@ -363,8 +365,8 @@ bool AuditedTransactions::countAnonymous(const AuditedRequest& request, const Er
             ++counted.count;
             counted.last = t;
             counted.peer = peer;
-            counted.reason = error.message();
-            counted.reasonCode = error.reasonCode();
+            counted.reason = reason;
+            counted.reasonCode = reasonCode;
             return true;
         }
         if (counted.count > 0) {
@@ -380,14 +382,14 @@ bool AuditedTransactions::countAnonymous(const AuditedRequest& request, const Er
                       {{"error", flushed.error().message()}});
     }
     anonymous_.emplace(key, CountedRefusals{request.action, request.target.kind, peer, t, t, 0,
-                                            error.message(), error.reasonCode()});
+                                            reason, reasonCode});
     return false;
 }
 
 Result<void> AuditedTransactions::recordAnonymousRefusal(const AuditedRequest& request,
                                                          const Error& error)
 {
-    if (countAnonymous(request, error))
+    if (countAnonymous(request, error.message(), error.reasonCode()))
         return success();
     return recordRefusal({audit::ActorKind::User, "unknown", "", std::string(kAuthMethod)}, request,
                          audit::Outcome::Failed, error, false);
@@ -498,8 +500,7 @@ Result<void> AuditedTransactions::performSessionless(const AuditedRequest& reque
     }
     // An anonymous refusal changes nothing: counted, and written with its window's count.
     if (countRefusals && !outcome
-        && countAnonymous(
-            request, Error(outcome.error().code(), draft.reason).withReasonOf(outcome.error()))) {
+        && countAnonymous(request, draft.reason, outcome.error().reasonCode())) {
         (*transaction)->rollback();
         return outcome;
     }

@@ -240,7 +240,9 @@ private:
     };
     static constexpr std::size_t kMaxCountedKeys = 1024;
     // True when this anonymous refusal was counted in its key's open window instead of written.
-    [[nodiscard]] bool countAnonymous(const AuditedRequest& request, const Error& error);
+    // `reason` is the audit entry's reason (not a sentence for a caller), `reasonCode` its code.
+    [[nodiscard]] bool countAnonymous(const AuditedRequest& request, const std::string& reason,
+                                      std::string_view reasonCode);
     // One entry for a window's counted refusals.
     [[nodiscard]] Result<void> writeCounted(const CountedRefusals& counted);
 

@@ -131,8 +131,9 @@ Result<TarWriter> TarWriter::create(ByteSink& sink, Format format)
     state->sink = &sink;
     state->handle = archive_write_new();
     if (state->handle == nullptr)
-        return Error(ErrorCode::Internal, "libarchive could not start an archive; check the "
-                                          "libarchive library.");
+        return Error(ErrorCode::Internal,
+                     "The libarchive library could not start an archive; check the "
+                     "libarchive library.");
     const int formatted = format == Format::Gnu
                               ? archive_write_set_format_gnutar(state->handle)
                               : archive_write_set_format_pax_restricted(state->handle);
@@ -204,8 +205,9 @@ Result<TarReader> TarReader::open(const std::filesystem::path& file)
     auto state = std::make_unique<State>();
     state->handle = archive_read_new();
     if (state->handle == nullptr)
-        return Error(ErrorCode::Internal, "libarchive could not start reading; check the "
-                                          "libarchive library.");
+        return Error(ErrorCode::Internal,
+                     "The libarchive library could not start reading; check the "
+                     "libarchive library.");
     archive_read_support_format_tar(state->handle);
     if (archive_read_open_filename(state->handle, file.c_str(), kPiece) != ARCHIVE_OK)
         return Error(ErrorCode::NotFound,

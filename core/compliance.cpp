@@ -12,7 +12,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <iterator>
+#include <functional>
+#include <optional>
 
 namespace sealtrain::core {
 namespace {
@@ -21,10 +22,10 @@ using compliance_internal::Evidence;
 
 constexpr std::uint64_t kReadPage = 4096;
 
-Result<std::vector<audit::Entry>> readEntries(const audit::AuditStore& store, std::uint64_t first,
-                                              std::uint64_t end)
+// Calls `use` with each page of decoded entries in [first, end).
+Result<void> forEachPage(const audit::AuditStore& store, std::uint64_t first, std::uint64_t end,
+                         const std::function<void(const std::vector<audit::Entry>&)>& use)
 {
-    std::vector<audit::Entry> entries;
     for (std::uint64_t at = first; at < end; at += kReadPage) {
         auto page = store.readEntries(at, std::min(kReadPage, end - at));
         if (!page)
@@ -34,9 +35,9 @@ Result<std::vector<audit::Entry>> readEntries(const audit::AuditStore& store, st
         auto decoded = decodeStoredEntries(*page);
         if (!decoded)
             return decoded.error();
-        std::move(decoded->begin(), decoded->end(), std::back_inserter(entries));
+        use(*decoded);
     }
-    return entries;
+    return success();
 }
 
 std::string verificationText(const audit::StoreVerification& v)
@@ -70,7 +71,28 @@ std::vector<audit::Detail> factDetails(const Evidence& e)
             audit::textDetail("log_verification", verificationText(e.verification))};
 }
 
+constexpr std::int64_t kNsPerSecond = 1'000'000'000;
+
 }  // namespace
+
+bool CompliancePeriod::contains(std::uint64_t timeNs) const noexcept
+{
+    const auto seconds = static_cast<std::int64_t>(timeNs / kNsPerSecond);
+    return (!fromUnixSeconds || seconds >= *fromUnixSeconds)
+           && (!toUnixSeconds || seconds < *toUnixSeconds);
+}
+
+std::string CompliancePeriod::describe() const
+{
+    if (!bounded())
+        return "the whole log";
+    if (!toUnixSeconds)
+        return "from " + audit::formatUtcSeconds(*fromUnixSeconds);
+    if (!fromUnixSeconds)
+        return "until " + audit::formatUtcSeconds(*toUnixSeconds);
+    return "from " + audit::formatUtcSeconds(*fromUnixSeconds) + " to "
+           + audit::formatUtcSeconds(*toUnixSeconds);
+}
 
 Compliance::Compliance(AuditedTransactions& gate)
     : gate_(gate)
@@ -78,7 +100,8 @@ Compliance::Compliance(AuditedTransactions& gate)
 }
 
 Result<ComplianceReport> Compliance::report(const std::string& session,
-                                            const ComplianceFacts& facts)
+                                            const ComplianceFacts& facts,
+                                            const CompliancePeriod& period)
 {
     const AuditedRequest request{
         "compliance.report", permission::kAuditExport, {}, {"compliance", "report"}};
@@ -86,6 +109,12 @@ Result<ComplianceReport> Compliance::report(const std::string& session,
         if (!gate_.holds(caller, permission::kAuditRead, ""))
             return denied("The compliance report needs audit.read as well as audit.export; ask "
                           "an admin for the auditor role.");
+        // The period is read only once the caller may see what it selects.
+        if (period.fromUnixSeconds && period.toUnixSeconds
+            && *period.fromUnixSeconds >= *period.toUnixSeconds)
+            return Error(ErrorCode::InvalidArgument,
+                         "The report's period ends before it begins; give a --from before "
+                         "the --to.");
         return success();
     };
     // The caller first: nothing is read for a caller who may not see it.
@@ -96,39 +125,40 @@ Result<ComplianceReport> Compliance::report(const std::string& session,
     Evidence evidence;
     evidence.options = gate_.options();
     evidence.facts = facts;
+    evidence.period = period;
     audit::AuditLog& log = gate_.log();
     evidence.verification = verifyLiveLog(log);
     SEALTRAIN_TRY(compliance_internal::readDatabaseFacts(gate_.database(), evidence));
     auto size = log.store().entryCount();
     if (!size)
         return size.error();
-    auto entries = readEntries(log.store(), 0, *size);
-    if (!entries)
-        return entries.error();
-    compliance_internal::indexEntries(*entries, evidence);
-    entries->clear();
+    // A page at a time: what the index keeps does not grow with the log (compliance_evidence.h).
+    compliance_internal::EvidenceIndex index(evidence);
+    SEALTRAIN_TRY(forEachPage(log.store(), 0, *size,
+                              [&](const std::vector<audit::Entry>& page) { index.add(page); }));
 
     // The facts the configured claims cite, recorded where the bundle carries them.
     const auto recordFacts = [&](const Caller& c, audit::EntryDraft& draft) -> Result<void> {
         SEALTRAIN_TRY(needsAuditRead(c, draft));
         draft.details = factDetails(evidence);
         draft.details.push_back(audit::textDetail("log_size", std::to_string(*size)));
+        draft.details.push_back(audit::textDetail("period", period.describe()));
         return success();
     };
     SEALTRAIN_TRY(gate_.perform(session, request, recordFacts));
     auto after = log.store().entryCount();
     if (!after)
         return after.error();
-    auto appended = readEntries(log.store(), *size, *after);
-    if (!appended)
-        return appended.error();
-    const auto own = std::find_if(appended->begin(), appended->end(), [&](const audit::Entry& e) {
-        return e.action == request.action && e.actor.session == caller->sessionId;
-    });
-    if (own == appended->end())
+    std::optional<std::uint64_t> own;
+    SEALTRAIN_TRY(forEachPage(log.store(), *size, *after, [&](const auto& page) {
+        for (const audit::Entry& e : page)
+            if (!own && e.action == request.action && e.actor.session == caller->sessionId)
+                own = e.sequence;
+    }));
+    if (!own)
         return Error(ErrorCode::Internal,
                      "The compliance report's own audit entry was not found; this is a bug.");
-    evidence.reportEntry = own->sequence;
+    evidence.reportEntry = *own;
 
     ComplianceReport report;
     report.origin = log.origin();
@@ -136,6 +166,8 @@ Result<ComplianceReport> Compliance::report(const std::string& session,
     report.auditor = caller->name;
     report.reportEntry = evidence.reportEntry;
     report.logSize = *size;
+    report.period = period;
+    report.inPeriod = evidence.log.entries;
     report.controls = compliance_internal::evaluateControls(evidence);
     for (const ControlResult& control : report.controls)
         for (const ComplianceClaim& claim : control.claims)

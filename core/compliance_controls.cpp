@@ -41,22 +41,23 @@ namespace {
 
 using Sequences = std::vector<std::uint64_t>;
 
-// The newest kMaxCitedPerClaim of `all` (ascending).
-Sequences newest(const Sequences& all)
+Tally tallyOf(const Sequences& all)
 {
-    const std::size_t skip = all.size() > kMaxCitedPerClaim ? all.size() - kMaxCitedPerClaim : 0;
-    return {all.begin() + static_cast<std::ptrdiff_t>(skip), all.end()};
+    Tally t;
+    for (const std::uint64_t sequence : all)
+        t.add(sequence);
+    return t;
 }
 
 // " (N in all; the newest 25 cited)" when not every entry is cited.
-std::string citedNote(std::size_t count)
+std::string citedNote(std::uint64_t count)
 {
     return count > kMaxCitedPerClaim
                ? fmt::format(" ({} in all; the newest {} cited)", count, kMaxCitedPerClaim)
                : std::string();
 }
 
-std::string plural(std::size_t count, std::string_view one, std::string_view many)
+std::string plural(std::uint64_t count, std::string_view one, std::string_view many)
 {
     return fmt::format("{} {}", count, count == 1 ? one : many);
 }
@@ -79,25 +80,39 @@ struct Builder {
     void configured(std::string text, bool broken = false)
     {
         control.claims.push_back(
-            {ClaimKind::Configured, std::move(text), {evidence.reportEntry}, broken});
+            {ClaimKind::Configured, std::move(text), {evidence.reportEntry}, broken, 1});
     }
 
-    // What the log shows; `all` is every entry that shows it, of which the newest are cited.
+    // What the period's log shows: how many entries show it, the newest of them cited.
+    void observed(const std::string& text, const Tally& shown, bool broken = false)
+    {
+        control.claims.push_back({ClaimKind::Observed, text + citedNote(shown.count), shown.newest,
+                                  broken, shown.count});
+    }
+
     void observed(const std::string& text, const Sequences& all, bool broken = false)
     {
-        control.claims.push_back(
-            {ClaimKind::Observed, text + citedNote(all.size()), newest(all), broken});
+        observed(text, tallyOf(all), broken);
     }
 
     void brokenRule(std::string text, Sequences sequences = {})
     {
+        const auto count = static_cast<std::uint64_t>(sequences.size());
         control.claims.push_back(
-            {ClaimKind::Observed, std::move(text), std::move(sequences), true});
+            {ClaimKind::Observed, std::move(text), std::move(sequences), true, count});
     }
 
     ControlResult done()
     {
         control.verdict = verdictOf(control.claims);
+        // A period without the activity a control rests on is said to be one, not left blank.
+        if (control.verdict == ControlVerdict::NoEvidence && evidence.period.bounded())
+            control.claims.push_back({ClaimKind::Observed,
+                                      "No activity this control rests on in the period ("
+                                          + evidence.period.describe() + ").",
+                                      {},
+                                      false,
+                                      0});
         return std::move(control);
     }
 };
@@ -115,37 +130,46 @@ std::string daysOld(const std::string& created)
     return fmt::format("{} days old", days);
 }
 
+// A job is judged in a period when one of its entries (submission, approval, first run) lies in
+// it, or when it has none at all: a job past approval with no entries is a fact of the present.
+bool judgedInPeriod(const JobFact& job)
+{
+    return job.activeInPeriod || (!job.submitEntry && !job.approveEntry && !job.runEntry);
+}
+
 // Users that were not made through the control plane (no audited creation).
 void requireCreation(Builder& b)
 {
     Sequences created;
     for (const UserFact& user : b.evidence.users) {
-        if (user.created)
-            created.push_back(*user.created);
-        else
+        if (user.created) {
+            if (user.createdInPeriod)
+                created.push_back(*user.created);
+        } else
             b.brokenRule("User '" + user.name
                          + "' has no audited creation (control.init or user.create): it was not "
                            "made through the control plane.");
     }
     std::sort(created.begin(), created.end());
     b.observed(plural(b.evidence.users.size(), "user exists", "users exist")
-                   + ", each created by an audited entry that names who created it",
+                   + ", each created by an audited entry that names who created it; the "
+                     "creations in the period",
                created);
 }
 
+// The log's verification is a fact of the moment the report is made, recorded in its own entry:
+// a configured claim, which never makes a control pass alone (issue #49).
 void logVerified(Builder& b)
 {
     const audit::StoreVerification& v = b.evidence.verification;
     if (!v.ok()) {
-        b.brokenRule("The live audit log failed verification: " + v.failure->message(),
-                     {b.evidence.reportEntry});
+        b.configured("The live audit log failed verification: " + v.failure->message(), true);
         return;
     }
-    b.observed(fmt::format("The live audit log verified when this report was made: {} entries "
-                           "chained, {} signed heads checked against the log's key, {} witness "
-                           "heads found in the log",
-                           v.entries, v.heads, v.witnessHeads),
-               {b.evidence.reportEntry});
+    b.configured(fmt::format("The live audit log verified when this report was made: {} entries "
+                             "chained, {} signed heads checked against the log's key, {} witness "
+                             "heads found in the log.",
+                             v.entries, v.heads, v.witnessHeads));
 }
 
 void transport(Builder& b)
@@ -184,15 +208,23 @@ ControlResult emergencyAccess(const Evidence& e)
                              "entry made under it carries break_glass = true.",
                              max));
     if (e.log.breakGlass.empty())
-        b.observed("No break-glass use is recorded in the log.", {});
+        b.observed("No break-glass use is recorded in the log.", Sequences{});
+    std::uint64_t listedOutside = 0;
     for (const BreakGlassUse& use : e.log.breakGlass) {
-        const bool broken =
-            use.reason.empty() || use.expiresInSeconds < 0 || use.expiresInSeconds > max;
+        const bool broken = outsidePolicy(use, e.options);
+        listedOutside += broken ? 1U : 0U;
         b.observed(fmt::format("{} granted break-glass access to {} for {} s, reason: \"{}\"{}",
                                use.actor, use.grantee, use.expiresInSeconds, use.reason,
                                broken ? " (outside the policy: no reason or too long)" : ""),
-                   {use.sequence}, broken);
+                   Sequences{use.sequence}, broken);
     }
+    // Older uses than the newest kMaxBreakGlassListed still count when they broke the policy.
+    if (e.log.breakGlassOutsidePolicy.count > listedOutside)
+        b.brokenRule(fmt::format("{} break-glass grants in all were outside the policy ({} of "
+                                 "{} grants listed above).",
+                                 e.log.breakGlassOutsidePolicy.count, listedOutside,
+                                 e.log.breakGlassCount),
+                     e.log.breakGlassOutsidePolicy.newest);
     return b.done();
 }
 
@@ -203,7 +235,7 @@ ControlResult automaticLogoff(const Evidence& e)
     b.configured(fmt::format("A session expires after {} s without use and {} s after sign-in "
                              "whatever its use.",
                              e.options.sessionIdle.count(), e.options.sessionMax.count()));
-    b.observed(plural(e.log.expiredSessions.size(), "call", "calls")
+    b.observed(plural(e.log.expiredSessions.count, "call", "calls")
                    + " with an expired session refused and audited",
                e.log.expiredSessions);
     return b.done();
@@ -232,9 +264,9 @@ ControlResult encryption(const Evidence& e)
                          {e.reportEntry});
     }
     b.observed("The keyring and the encrypted database were created by control.init", e.log.init);
-    b.observed(plural(e.log.rotations.size(), "KEK rotation", "KEK rotations") + " audited",
+    b.observed(plural(e.log.rotations.count, "KEK rotation", "KEK rotations") + " audited",
                e.log.rotations);
-    b.observed(plural(e.log.sealedImports.size(), "dataset import", "dataset imports")
+    b.observed(plural(e.log.sealedImports.count, "dataset import", "dataset imports")
                    + " sealed under the datasets KEK",
                e.log.sealedImports);
     return b.done();
@@ -248,7 +280,7 @@ ControlResult auditControls(const Evidence& e)
     b.configured("Every change and every refusal appends an entry in the same database "
                  "transaction (fail closed); reads of the log are audited too.");
     logVerified(b);
-    b.observed(plural(e.log.denied.size(), "refusal", "refusals") + " recorded in the log",
+    b.observed(plural(e.log.denied.count, "refusal", "refusals") + " recorded in the log",
                e.log.denied);
     return b.done();
 }
@@ -259,13 +291,14 @@ ControlResult integrity(const Evidence& e)
               {"test_audit_merkle_proofs", "test_audit_store_verify", "test_core_submissions",
                "test_core_jobs"});
     logVerified(b);
-    b.observed(plural(e.log.approvals.size(), "approval", "approvals")
+    b.observed(plural(e.log.approvals.count, "approval", "approvals")
                    + " recorded, each bound to the SHA-256 of what was approved",
                e.log.approvals);
     // The spec as stored now, re-hashed, against the SHA-256 its approver's signed job.approve
     // entry holds (issue #49): an edit of the spec, or of both hash columns, shows.
     for (const JobFact& job : e.jobs) {
-        if (!job.pastApproval || job.approver.empty() || job.approvedSha256 == job.specSha256)
+        if (!job.pastApproval || job.approver.empty() || job.approvedSha256 == job.specSha256
+            || !judgedInPeriod(job))
             continue;
         if (job.approveEntry)
             b.brokenRule(fmt::format("Job {} ({}) is {} although its spec differs from the one "
@@ -298,7 +331,7 @@ ControlResult personAuthentication(const Evidence& e)
         ++enabled;
         if (!user.hasTotp && !user.inReset)
             b.brokenRule("User '" + user.name + "' may sign in without a TOTP second factor.");
-        if (user.secondFactorIssued)
+        if (user.secondFactorIssued && user.secondFactorInPeriod)
             issued.push_back(*user.secondFactorIssued);
     }
     std::sort(issued.begin(), issued.end());
@@ -307,15 +340,15 @@ ControlResult personAuthentication(const Evidence& e)
                      "used); the entries that issued the factors",
                issued);
     if (!e.log.signInsWithoutMfa.empty())
-        b.brokenRule(plural(e.log.signInsWithoutMfa.size(), "sign-in", "sign-ins")
+        b.brokenRule(plural(e.log.signInsWithoutMfa.count, "sign-in", "sign-ins")
                          + " succeeded without password and TOTP",
-                     newest(e.log.signInsWithoutMfa));
-    b.observed(plural(e.log.signInsOk.size(), "sign-in", "sign-ins")
+                     e.log.signInsWithoutMfa.newest);
+    b.observed(plural(e.log.signInsOk.count, "sign-in", "sign-ins")
                    + " succeeded, every one "
                      "with password and TOTP",
                e.log.signInsOk);
-    b.observed(plural(e.log.signInsDenied.size(), "failed sign-in", "failed sign-ins")
-                   + " refused and audited, " + std::to_string(e.log.lockouts.size())
+    b.observed(plural(e.log.signInsDenied.count, "failed sign-in", "failed sign-ins")
+                   + " refused and audited, " + std::to_string(e.log.lockouts.count)
                    + " of them while or when locked out",
                e.log.signInsDenied);
     return b.done();
@@ -326,7 +359,7 @@ ControlResult transmission(const Evidence& e)
     Builder b(e, "HIPAA", "164.312(e)(1)", "Transmission security",
               {"test_api_transport", "test_api_daemon", "test_api_hardening"});
     transport(b);
-    b.observed(plural(e.log.overMutualTls.size(), "call", "calls")
+    b.observed(plural(e.log.overMutualTls.count, "call", "calls")
                    + " recorded with the client certificate they presented",
                e.log.overMutualTls);
     return b.done();
@@ -338,11 +371,11 @@ ControlResult cc61(const Evidence& e)
               {"test_core_access", "test_api_rbac", "test_api_hardening"});
     b.configured("Every call is authorised on the server by one permission check against the "
                  "caller's authenticated session; roles are sets of permissions.");
-    b.observed(plural(e.log.denied.size(), "call", "calls") + " refused and audited", e.log.denied);
+    b.observed(plural(e.log.denied.count, "call", "calls") + " refused and audited", e.log.denied);
     if (!e.log.signInsWithoutMfa.empty())
         b.brokenRule("Sign-ins succeeded without password and TOTP",
-                     newest(e.log.signInsWithoutMfa));
-    b.observed(plural(e.log.signInsOk.size(), "sign-in", "sign-ins") + " with password and TOTP",
+                     e.log.signInsWithoutMfa.newest);
+    b.observed(plural(e.log.signInsOk.count, "sign-in", "sign-ins") + " with password and TOTP",
                e.log.signInsOk);
     return b.done();
 }
@@ -363,12 +396,12 @@ ControlResult cc63(const Evidence& e)
               {"test_core_access", "test_core_submissions", "test_api_rbac"});
     b.configured("Grants, revocations, role changes and account disabling are audited; duties "
                  "that must stay apart are refused together.");
-    b.observed(plural(e.log.accessChanges.size(), "access change", "access changes") + " audited",
+    b.observed(plural(e.log.accessChanges.count, "access change", "access changes") + " audited",
                e.log.accessChanges);
-    b.observed(plural(e.log.removals.size(), "removal", "removals")
+    b.observed(plural(e.log.removals.count, "removal", "removals")
                    + " of access (disabled users, revoked grants and sessions)",
                e.log.removals);
-    b.observed(plural(e.log.dutyRefusals.size(), "refusal", "refusals")
+    b.observed(plural(e.log.dutyRefusals.count, "refusal", "refusals")
                    + " by a separation-of-duties rule",
                e.log.dutyRefusals);
     return b.done();
@@ -382,14 +415,14 @@ ControlResult cc66(const Evidence& e)
     transport(b);
     b.configured(fmt::format("{} revoked certificates are refused at the handshake.",
                              e.facts.revokedCertificates));
-    b.observed(plural(e.log.workerRevokes.size(), "worker certificate", "worker certificates")
+    b.observed(plural(e.log.workerRevokes.count, "worker certificate", "worker certificates")
                    + " revoked",
                e.log.workerRevokes);
-    b.observed(plural(e.log.revokedRefused.size(), "connection", "connections")
+    b.observed(plural(e.log.revokedRefused.count, "connection", "connections")
                    + " with a revoked certificate refused",
                e.log.revokedRefused);
-    b.observed(plural(e.log.signInsDenied.size(), "failed sign-in", "failed sign-ins") + ", "
-                   + std::to_string(e.log.lockouts.size()) + " of them under lockout",
+    b.observed(plural(e.log.signInsDenied.count, "failed sign-in", "failed sign-ins") + ", "
+                   + std::to_string(e.log.lockouts.count) + " of them under lockout",
                e.log.signInsDenied);
     return b.done();
 }
@@ -401,7 +434,7 @@ ControlResult cc67(const Evidence& e)
     transport(b);
     b.configured("Data keys leave the control plane only sealed to an enrolled worker's key, for "
                  "the job that worker was dispatched.");
-    b.observed(plural(e.log.overMutualTls.size(), "call", "calls")
+    b.observed(plural(e.log.overMutualTls.count, "call", "calls")
                    + " recorded with the client certificate they presented",
                e.log.overMutualTls);
     return b.done();
@@ -413,10 +446,9 @@ ControlResult cc72(const Evidence& e)
               {"test_core_audited_transaction", "test_audit_forward", "test_api_audit_forward",
                "test_audit_store_verify"});
     logVerified(b);
-    b.observed(plural(e.log.signInsDenied.size(), "failed sign-in", "failed sign-ins")
-                   + " recorded",
+    b.observed(plural(e.log.signInsDenied.count, "failed sign-in", "failed sign-ins") + " recorded",
                e.log.signInsDenied);
-    b.observed(plural(e.log.denied.size(), "refusal", "refusals") + " recorded", e.log.denied);
+    b.observed(plural(e.log.denied.count, "refusal", "refusals") + " recorded", e.log.denied);
     return b.done();
 }
 
@@ -429,7 +461,7 @@ ControlResult cc81(const Evidence& e)
     Sequences proof;
     std::size_t checked = 0;
     for (const JobFact& job : e.jobs) {
-        if (!job.pastApproval)
+        if (!job.pastApproval || !judgedInPeriod(job))
             continue;
         ++checked;
         const std::string which = fmt::format("Job {} ({}, {})", job.id, job.name, job.state);

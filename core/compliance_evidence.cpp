@@ -90,83 +90,136 @@ Result<void> readDatabaseFacts(const Database& database, Evidence& evidence)
     return success();
 }
 
-void indexEntries(const std::vector<audit::Entry>& entries, Evidence& evidence)
+bool outsidePolicy(const BreakGlassUse& use, const ControlPlaneOptions& options)
 {
-    std::map<std::string, UserFact*> users;
+    return use.reason.empty() || use.expiresInSeconds < 0
+           || use.expiresInSeconds > options.maxBreakGlass.count();
+}
+
+void Tally::add(std::uint64_t sequence)
+{
+    ++count;
+    newest.push_back(sequence);
+    if (newest.size() > kMaxCitedPerClaim)
+        newest.erase(newest.begin());
+}
+
+EvidenceIndex::EvidenceIndex(Evidence& evidence)
+    : evidence_(evidence)
+{
     for (auto& user : evidence.users)
-        users[user.name] = &user;
-    std::map<std::string, JobFact*> jobs;
+        users_[user.name] = &user;
     for (auto& job : evidence.jobs)
-        jobs[std::to_string(job.id)] = &job;
-    LogEvidence& log = evidence.log;
-    for (const audit::Entry& e : entries) {
-        const std::uint64_t seq = e.sequence;
-        const bool ok = e.outcome == audit::Outcome::Ok;
-        if (e.outcome == audit::Outcome::Denied) {
-            log.denied.push_back(seq);
-            const std::string code = reasonCodeOf(e);
-            if (reason::isSeparationOfDuties(code))
-                log.dutyRefusals.push_back(seq);
-            if (code == reason::kSessionExpired.name())
-                log.expiredSessions.push_back(seq);
+        jobs_[std::to_string(job.id)] = &job;
+}
+
+void EvidenceIndex::add(const std::vector<audit::Entry>& entries)
+{
+    for (const audit::Entry& entry : entries)
+        addEntry(entry);
+}
+
+void EvidenceIndex::addJobEntry(const audit::Entry& e, JobFact& fact, bool inPeriod)
+{
+    bool named = false;
+    if (e.action == "job.submit" && !fact.submitEntry) {
+        fact.submitEntry = e.sequence;
+        named = true;
+    } else if (e.action == "job.approve" && e.actor.id == fact.approver) {
+        fact.approveEntry = e.sequence;
+        fact.approveEntryActor = e.actor.id;
+        fact.approvedSha256 = detailText(e, "sha256").value_or("");
+        named = true;
+    } else if ((e.action == "job.dispatch" || e.action == "job.start") && !fact.runEntry) {
+        fact.runEntry = e.sequence;
+        named = true;
+    }
+    if (named && inPeriod)
+        fact.activeInPeriod = true;
+}
+
+// One entry sorted by what it shows: the period's tallies, and the entries users and jobs name
+// (whatever their time: the facts of the present state need them).
+void EvidenceIndex::addEntry(const audit::Entry& e)
+{
+    const std::uint64_t seq = e.sequence;
+    const bool ok = e.outcome == audit::Outcome::Ok;
+    const bool in = evidence_.period.contains(e.timeNs);
+    LogEvidence& log = evidence_.log;
+    const auto tally = [&](Tally& t) {
+        if (in)
+            t.add(seq);
+    };
+    if (in)
+        ++log.entries;
+    if (e.outcome == audit::Outcome::Denied) {
+        tally(log.denied);
+        const std::string code = reasonCodeOf(e);
+        if (reason::isSeparationOfDuties(code))
+            tally(log.dutyRefusals);
+        if (code == reason::kSessionExpired.name())
+            tally(log.expiredSessions);
+    }
+    if (detailText(e, "certificate_serial"))
+        tally(log.overMutualTls);
+    if (ok && isAccessChange(e.action))
+        tally(log.accessChanges);
+    if (ok && isRemoval(e.action))
+        tally(log.removals);
+    if (ok && e.action.ends_with(".approve"))
+        tally(log.approvals);
+    const auto user = e.target.kind == "user" ? users_.find(e.target.id) : users_.end();
+    UserFact* const named = user != users_.end() ? user->second : nullptr;
+    if (e.action == "control.init" && ok) {
+        tally(log.init);
+        if (named != nullptr) {
+            named->created = named->secondFactorIssued = seq;
+            named->createdInPeriod = named->secondFactorInPeriod = in;
         }
-        if (detailText(e, "certificate_serial"))
-            log.overMutualTls.push_back(seq);
-        if (ok && isAccessChange(e.action))
-            log.accessChanges.push_back(seq);
-        if (ok && isRemoval(e.action))
-            log.removals.push_back(seq);
-        if (ok && e.action.ends_with(".approve"))
-            log.approvals.push_back(seq);
-        const auto user = e.target.kind == "user" ? users.find(e.target.id) : users.end();
-        const auto job = e.target.kind == "job" ? jobs.find(e.target.id) : jobs.end();
-        if (e.action == "control.init" && ok) {
-            log.init.push_back(seq);
-            if (user != users.end()) {
-                user->second->created = seq;
-                user->second->secondFactorIssued = seq;
-            }
-        } else if (e.action == "user.create" && ok) {
-            log.userCreates.push_back(seq);
-            if (user != users.end())
-                user->second->created = seq;
-        } else if ((e.action == "user.complete_reset" || e.action == "user.totp_confirm") && ok) {
-            if (user != users.end())
-                user->second->secondFactorIssued = seq;
-        } else if (e.action == "session.sign_in") {
-            if (ok) {
-                log.signInsOk.push_back(seq);
-                if (e.actor.authMethod != kAuthMethod)
-                    log.signInsWithoutMfa.push_back(seq);
-            } else if (e.outcome == audit::Outcome::Denied) {
-                log.signInsDenied.push_back(seq);
-                if (detailText(e, "locked_until")
-                    || reasonCodeOf(e) == reason::kAccountLocked.name())
-                    log.lockouts.push_back(seq);
-            }
-        } else if (e.action == "grant.break_glass" && ok) {
-            log.breakGlass.push_back({seq, e.actor.id, e.target.id,
-                                      detailText(e, "break_glass_reason").value_or(""),
-                                      numberOr(detailText(e, "expires_in_s"), -1)});
-        } else if (e.action == "worker.revoke" && ok) {
-            log.workerRevokes.push_back(seq);
-        } else if (e.action == "worker.connect" && e.outcome == audit::Outcome::Denied) {
-            log.revokedRefused.push_back(seq);
-        } else if (e.action == "keyring.rotate" && ok) {
-            log.rotations.push_back(seq);
-        } else if (e.action == "dataset.import" && ok) {
-            log.sealedImports.push_back(seq);
-        } else if (job != jobs.end() && ok) {
-            JobFact& fact = *job->second;
-            if (e.action == "job.submit" && !fact.submitEntry)
-                fact.submitEntry = seq;
-            else if (e.action == "job.approve" && e.actor.id == fact.approver) {
-                fact.approveEntry = seq;
-                fact.approveEntryActor = e.actor.id;
-                fact.approvedSha256 = detailText(e, "sha256").value_or("");
-            } else if ((e.action == "job.dispatch" || e.action == "job.start") && !fact.runEntry)
-                fact.runEntry = seq;
+    } else if (e.action == "user.create" && ok) {
+        tally(log.userCreates);
+        if (named != nullptr) {
+            named->created = seq;
+            named->createdInPeriod = in;
         }
+    } else if ((e.action == "user.complete_reset" || e.action == "user.totp_confirm") && ok) {
+        if (named != nullptr) {
+            named->secondFactorIssued = seq;
+            named->secondFactorInPeriod = in;
+        }
+    } else if (e.action == "session.sign_in") {
+        if (ok) {
+            tally(log.signInsOk);
+            if (e.actor.authMethod != kAuthMethod)
+                tally(log.signInsWithoutMfa);
+        } else if (e.outcome == audit::Outcome::Denied) {
+            tally(log.signInsDenied);
+            if (detailText(e, "locked_until") || reasonCodeOf(e) == reason::kAccountLocked.name())
+                tally(log.lockouts);
+        }
+    } else if (e.action == "grant.break_glass" && ok) {
+        if (in) {
+            ++log.breakGlassCount;
+            BreakGlassUse use{seq, e.actor.id, e.target.id,
+                              detailText(e, "break_glass_reason").value_or(""),
+                              numberOr(detailText(e, "expires_in_s"), -1)};
+            if (outsidePolicy(use, evidence_.options))
+                log.breakGlassOutsidePolicy.add(seq);
+            log.breakGlass.push_back(std::move(use));
+            if (log.breakGlass.size() > kMaxBreakGlassListed)
+                log.breakGlass.erase(log.breakGlass.begin());
+        }
+    } else if (e.action == "worker.revoke" && ok) {
+        tally(log.workerRevokes);
+    } else if (e.action == "worker.connect" && e.outcome == audit::Outcome::Denied) {
+        tally(log.revokedRefused);
+    } else if (e.action == "keyring.rotate" && ok) {
+        tally(log.rotations);
+    } else if (e.action == "dataset.import" && ok) {
+        tally(log.sealedImports);
+    } else if (ok && e.target.kind == "job") {
+        if (const auto job = jobs_.find(e.target.id); job != jobs_.end())
+            addJobEntry(e, *job->second, in);
     }
 }
 

@@ -1,6 +1,8 @@
 // What the compliance report reads before it judges (compliance.h): the facts of the database's
 // users and jobs, and the audit entries that bear on each control, gathered in one pass over the
-// log. Not installed: compliance.cpp gathers, compliance_controls.cpp judges.
+// log a page at a time: each kind of entry is a count and its newest sequences, so the memory it
+// takes does not grow with the log. Not installed: compliance.cpp gathers,
+// compliance_controls.cpp judges.
 #pragma once
 
 #include "sealtrain/audit/entry.h"
@@ -9,6 +11,7 @@
 #include "sealtrain/core/control_plane_options.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -20,6 +23,15 @@ class Database;
 
 namespace compliance_internal {
 
+// How many entries show a thing in the period, and the newest kMaxCitedPerClaim of them.
+struct Tally {
+    std::uint64_t count = 0;
+    std::vector<std::uint64_t> newest;  // ascending, at most kMaxCitedPerClaim
+
+    void add(std::uint64_t sequence);
+    [[nodiscard]] bool empty() const noexcept { return count == 0; }
+};
+
 struct UserFact {
     std::string name;
     bool disabled = false;
@@ -27,6 +39,8 @@ struct UserFact {
     bool inReset = false;                  // an enrolment or reset code is open: no sign-in works
     std::optional<std::uint64_t> created;  // the control.init or user.create entry
     std::optional<std::uint64_t> secondFactorIssued;  // the newest complete_reset / totp_confirm
+    bool createdInPeriod = false;
+    bool secondFactorInPeriod = false;
 };
 
 struct JobFact {
@@ -42,6 +56,7 @@ struct JobFact {
     std::optional<std::uint64_t> approveEntry;  // an ok job.approve of this job by `approver`
     std::string approveEntryActor;
     std::optional<std::uint64_t> runEntry;  // the first ok job.dispatch or job.start
+    bool activeInPeriod = false;            // one of those entries lies in the period
 };
 
 struct BreakGlassUse {
@@ -52,31 +67,38 @@ struct BreakGlassUse {
     std::int64_t expiresInSeconds = -1;  // -1: not recorded
 };
 
-// The log's entries by what they show, each list ascending.
+// No reason, or longer than the policy's longest break-glass grant.
+[[nodiscard]] bool outsidePolicy(const BreakGlassUse& use, const ControlPlaneOptions& options);
+
+// The period's entries by what they show.
 struct LogEvidence {
-    std::vector<std::uint64_t> init;               // control.init ok
-    std::vector<std::uint64_t> signInsOk;          // session.sign_in ok
-    std::vector<std::uint64_t> signInsWithoutMfa;  // ok, but not password+totp
-    std::vector<std::uint64_t> signInsDenied;      // session.sign_in denied
-    std::vector<std::uint64_t> lockouts;           // denied while locked out
-    std::vector<std::uint64_t> expiredSessions;    // refused: the session expired
-    std::vector<std::uint64_t> denied;             // every denied entry
-    std::vector<std::uint64_t> dutyRefusals;       // denied by separation of duties
-    std::vector<std::uint64_t> userCreates;        // user.create ok
-    std::vector<std::uint64_t> accessChanges;   // grant.*, role.create/delete, user.disable/enable
-    std::vector<std::uint64_t> removals;        // user.disable, grant.revoke, session.revoke
-    std::vector<std::uint64_t> workerRevokes;   // worker.revoke ok
-    std::vector<std::uint64_t> revokedRefused;  // worker.connect denied
-    std::vector<std::uint64_t> rotations;       // keyring.rotate ok
-    std::vector<std::uint64_t> sealedImports;   // dataset.import ok
-    std::vector<std::uint64_t> overMutualTls;   // entries that name a client certificate
-    std::vector<std::uint64_t> approvals;       // <kind>.approve ok
-    std::vector<BreakGlassUse> breakGlass;      // grant.break_glass ok
+    Tally init;                             // control.init ok
+    Tally signInsOk;                        // session.sign_in ok
+    Tally signInsWithoutMfa;                // ok, but not password+totp
+    Tally signInsDenied;                    // session.sign_in denied
+    Tally lockouts;                         // denied while locked out
+    Tally expiredSessions;                  // refused: the session expired
+    Tally denied;                           // every denied entry
+    Tally dutyRefusals;                     // denied by separation of duties
+    Tally userCreates;                      // user.create ok
+    Tally accessChanges;                    // grant.*, role.create/delete, user.disable/enable
+    Tally removals;                         // user.disable, grant.revoke, session.revoke
+    Tally workerRevokes;                    // worker.revoke ok
+    Tally revokedRefused;                   // worker.connect denied
+    Tally rotations;                        // keyring.rotate ok
+    Tally sealedImports;                    // dataset.import ok
+    Tally overMutualTls;                    // entries that name a client certificate
+    Tally approvals;                        // <kind>.approve ok
+    std::vector<BreakGlassUse> breakGlass;  // grant.break_glass ok, the newest kMaxBreakGlassListed
+    std::uint64_t breakGlassCount = 0;
+    Tally breakGlassOutsidePolicy;  // without a reason, or longer than the policy allows
+    std::uint64_t entries = 0;      // entries in the period
 };
 
 struct Evidence {
     ControlPlaneOptions options;
     ComplianceFacts facts;
+    CompliancePeriod period;
     std::uint64_t reportEntry = 0;
     audit::StoreVerification verification;
     std::vector<UserFact> users;
@@ -84,9 +106,22 @@ struct Evidence {
     LogEvidence log;
 };
 
-// One pass over `entries` (decoded, ascending), filling `evidence.log` and the entries that
-// users and jobs name. `evidence.users` and `evidence.jobs` must be read first.
-void indexEntries(const std::vector<audit::Entry>& entries, Evidence& evidence);
+// One pass over the log, a page of decoded entries at a time (ascending), filling
+// `evidence.log` and the entries that users and jobs name. `evidence.users` and `evidence.jobs`
+// must be read first and outlive it; so must `evidence`.
+class EvidenceIndex final {
+public:
+    explicit EvidenceIndex(Evidence& evidence);
+    void add(const std::vector<audit::Entry>& entries);
+
+private:
+    void addEntry(const audit::Entry& entry);
+    void addJobEntry(const audit::Entry& entry, JobFact& job, bool inPeriod);
+
+    Evidence& evidence_;
+    std::map<std::string, UserFact*, std::less<>> users_;
+    std::map<std::string, JobFact*, std::less<>> jobs_;
+};
 
 // The users and jobs as the database holds them.
 [[nodiscard]] Result<void> readDatabaseFacts(const Database& database, Evidence& evidence);

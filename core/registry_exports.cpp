@@ -97,8 +97,9 @@ Result<void> requireDataMayLeave(AuditedTransactions& gate, const Caller& caller
                                       caller.name, view->dataset.name, version.label()));
         const std::string& classification = view->dataset.classification;
         if (std::find(allowed.begin(), allowed.end(), classification) == allowed.end())
-            return denied(fmt::format("{} was trained on '{}' data ({}), which the job policy "
-                                      "does not let leave the platform (exports.classifications).",
+            return denied(fmt::format("The model {} was trained on '{}' data ({}), which the job "
+                                      "policy does not let leave the platform "
+                                      "(exports.classifications).",
                                       version.label(), classification, view->dataset.name));
     }
     return success();

@@ -32,7 +32,8 @@ Result<BoxKeyPair> BoxKeyPair::fromSecretKey(const SecretBytes& secretKey)
         return copy.error();
     BoxPublicKey publicKey{};
     if (crypto_scalarmult_base(publicKey.data(), copy->bytes().data()) != 0)
-        return Error(ErrorCode::Internal, "libsodium could not derive an X25519 public key.");
+        return Error(ErrorCode::Internal,
+                     "The libsodium library could not derive an X25519 public key.");
     return BoxKeyPair(publicKey, std::move(*copy));
 }
 

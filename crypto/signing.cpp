@@ -139,7 +139,8 @@ Result<SigningKey> SigningKey::fromSeed(const SecretBytes& seed32)
     std::array<std::uint8_t, kEd25519PublicKeySize> raw{};
     if (crypto_sign_seed_keypair(raw.data(), expanded->mutableBytes().data(), seed->bytes().data())
         != 0) {
-        return Error(ErrorCode::Internal, "libsodium could not derive an Ed25519 key pair.");
+        return Error(ErrorCode::Internal,
+                     "The libsodium library could not derive an Ed25519 key pair.");
     }
     return SigningKey(std::move(*seed), std::move(*expanded), PublicKey(raw));
 }

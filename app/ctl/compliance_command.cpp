@@ -1,7 +1,9 @@
 // `sealtrainctl compliance report`: the control plane's compliance report (HIPAA 164.312 and
-// SOC 2 CC6-CC8 judged from live evidence; docs/operations/compliance.md) written as a PDF for
-// people and an audit bundle of exactly the cited entries for a reviewer to verify offline, with
-// a summary on standard output. Auditors only (audit.read and audit.export); the server decides.
+// SOC 2 CC6-CC8 judged from live evidence over a period; docs/operations/compliance.md) written
+// as a PDF for people, optionally as JSON for programs (docs/formats/compliance-report.md), and
+// an audit bundle of exactly the cited entries for a reviewer to verify offline, with a summary
+// on standard output and an exit status to gate on. Auditors only (audit.read and
+// audit.export); the server decides.
 #include "client_options.h"
 #include "commands.h"
 #include "compliance_report.h"
@@ -9,14 +11,19 @@
 #include "input_file.h"
 
 #include "sealtrain/audit/bundle.h"
+#include "sealtrain/audit/tree_head.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/hash.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace sealtrain::ctl {
 namespace {
@@ -25,7 +32,71 @@ struct ComplianceOptions {
     ClientOptions client;
     std::string out;
     std::string bundle;
+    std::string json;
+    std::string from;
+    std::string to;
 };
+
+// A period's end: an RFC 3339 UTC time, or a date meaning its midnight UTC.
+Result<std::optional<std::int64_t>> periodEnd(const std::string& text, const char* flag)
+{
+    if (text.empty())
+        return std::optional<std::int64_t>();
+    const bool dateOnly = text.size() == 10 && text[4] == '-' && text[7] == '-';
+    auto seconds = audit::parseUtcSeconds(dateOnly ? text + "T00:00:00Z" : text);
+    if (!seconds)
+        return Error(ErrorCode::InvalidArgument,
+                     fmt::format("{} '{}' is not a date or UTC time; write 2026-11-01 or "
+                                 "2026-11-01T09:00:00Z.",
+                                 flag, text));
+    return std::optional<std::int64_t>(*seconds);
+}
+
+// The report for programs (docs/formats/compliance-report.md).
+nlohmann::ordered_json reportJson(const api::ComplianceReportView& report,
+                                  const report::ComplianceSource& source)
+{
+    using Json = nlohmann::ordered_json;
+    const auto end = [](const std::optional<std::int64_t>& seconds) {
+        return seconds ? Json(audit::formatUtcSeconds(*seconds)) : Json(nullptr);
+    };
+    Json controls = Json::array();
+    std::map<std::string, int> summary{{"passed", 0}, {"failed", 0}, {"no evidence", 0}};
+    for (const auto& control : report.controls) {
+        ++summary[control.verdict];
+        Json claims = Json::array();
+        for (const auto& claim : control.claims)
+            claims.push_back({{"kind", claim.kind},
+                              {"text", claim.text},
+                              {"broken", claim.broken},
+                              {"count", claim.count},
+                              {"cited", claim.sequences}});
+        controls.push_back({{"framework", control.framework},
+                            {"id", control.id},
+                            {"title", control.title},
+                            {"verdict", control.verdict},
+                            {"claims", std::move(claims)},
+                            {"tests", control.tests}});
+    }
+    return {{"format", "sealtrain-compliance-report/1"},
+            {"origin", report.origin},
+            {"generated_at", report.generatedAt},
+            {"auditor", report.auditor},
+            {"period", {{"from", end(report.fromUnixSeconds)}, {"to", end(report.toUnixSeconds)}}},
+            {"entries_in_period", report.inPeriod},
+            {"log_size", report.logSize},
+            {"report_entry", report.reportEntry},
+            {"summary",
+             {{"passed", summary["passed"]},
+              {"failed", summary["failed"]},
+              {"no_evidence", summary["no evidence"]}}},
+            {"controls", std::move(controls)},
+            {"bundle",
+             {{"file", source.bundleName},
+              {"sha256", source.bundleSha256},
+              {"key_id", source.bundleKeyId},
+              {"cited", report.cited}}}};
+}
 
 // The bundle's default name: the PDF's, with .bundle for .pdf ("report.pdf" -> "report.bundle").
 std::string defaultBundle(const std::string& pdf)
@@ -49,7 +120,21 @@ int writeComplianceReport(const CommandRegistry& registry, const ComplianceOptio
         options.bundle.empty() ? defaultBundle(options.out) : options.bundle;
     if (bundlePath == options.out)
         return registry.failUsage("Give the bundle a name other than the PDF's (--bundle).");
-    for (const std::string& path : {options.out, bundlePath})
+    if (!options.json.empty() && (options.json == options.out || options.json == bundlePath))
+        return registry.failUsage("Give the JSON report a name of its own (--json).");
+    auto from = periodEnd(options.from, "--from");
+    if (!from)
+        return registry.failUsage(from.error().message());
+    auto to = periodEnd(options.to, "--to");
+    if (!to)
+        return registry.failUsage(to.error().message());
+    if (*from && *to && **from >= **to)
+        return registry.failUsage(
+            "The period ends before it begins; give a --from before the --to.");
+    std::vector<std::string> outputs{options.out, bundlePath};
+    if (!options.json.empty())
+        outputs.push_back(options.json);
+    for (const std::string& path : outputs)
         if (std::filesystem::exists(path))
             return registry.fail(
                 Error(ErrorCode::AlreadyExists,
@@ -57,7 +142,7 @@ int writeComplianceReport(const CommandRegistry& registry, const ComplianceOptio
     auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
-    auto report = (*client)->complianceReport();
+    auto report = (*client)->complianceReport({*from, *to});
     if (!report)
         return registry.fail(report.error());
 
@@ -81,6 +166,11 @@ int writeComplianceReport(const CommandRegistry& registry, const ComplianceOptio
     if (auto written = writeOutputFile(bundlePath, asBytes(report->bundle), "evidence bundle");
         !written)
         return registry.fail(written.error());
+    if (!options.json.empty()) {
+        const std::string json = reportJson(*report, source).dump(2) + "\n";
+        if (auto written = writeOutputFile(options.json, asBytes(json), "JSON report"); !written)
+            return registry.fail(written.error());
+    }
     if (auto written = writeOutputFile(options.out,
                                        {reinterpret_cast<const std::uint8_t*>(pdf->constData()),
                                         static_cast<std::size_t>(pdf->size())},
@@ -90,19 +180,28 @@ int writeComplianceReport(const CommandRegistry& registry, const ComplianceOptio
 
     auto& out = registry.out();
     std::size_t passed = 0;
+    std::size_t failed = 0;
+    out << fmt::format("Period: {} ({} entries).\n", report->period, report->inPeriod);
     for (const auto& control : report->controls) {
         passed += control.verdict == "passed" ? 1U : 0U;
+        failed += control.verdict == "failed" ? 1U : 0U;
         out << fmt::format("{:<6} {:<19} {:<12} {}  [entries {}]\n", control.framework, control.id,
                            report::verdictHeading(control.verdict), control.title,
                            citedText(report::citedBy(control)));
     }
-    out << fmt::format("{} of {} controls passed; the others are failed or have no evidence.\n",
-                       passed, report->controls.size());
+    const std::size_t unproven = report->controls.size() - passed - failed;
+    out << fmt::format("{} of {} controls passed, {} failed, {} without evidence.\n", passed,
+                       report->controls.size(), failed, unproven);
     out << fmt::format("Wrote {} and {} ({} cited entries); check the evidence with "
                        "`sealtrainctl audit verify {} --key signing.pub.pem` "
                        "(`sealtrainctl signing-keys` saves the key).\n",
                        options.out, bundlePath, report->cited.size(), bundlePath);
-    return kExitOk;
+    if (!options.json.empty())
+        out << fmt::format("Wrote {} for programs.\n", options.json);
+    // For cron and CI to gate on: 1 when a control failed, 3 when one has no evidence.
+    if (failed > 0)
+        return kExitFailure;
+    return unproven > 0 ? kExitUnconfirmed : kExitOk;
 }
 
 }  // namespace
@@ -119,11 +218,21 @@ void registerComplianceCommands(CLI::App& app, CommandRegistry& registry)
         "evidence: a PDF of every control's verdict (passed, failed, no evidence), the audit "
         "entries each claim cites and the tests that guard it, and a signed audit bundle of "
         "exactly those entries that `sealtrainctl audit verify` checks offline. Needs audit.read "
-        "and audit.export (the auditor role). Refuses to overwrite either file.");
+        "and audit.export (the auditor role). Refuses to overwrite a file. Exits 0 when every "
+        "control passed, 1 when one failed, 3 when one has no evidence (the files are written "
+        "in each case).");
     addClientOptions(report, options->client, true);
     report->add_option("--out", options->out, "The PDF to write, e.g. report.pdf")->required();
     report->add_option("--bundle", options->bundle,
                        "The evidence bundle to write (default: beside the PDF, .bundle for .pdf)");
+    report->add_option("--json", options->json,
+                       "Also write the report as JSON for programs "
+                       "(docs/formats/compliance-report.md)");
+    report->add_option("--from", options->from,
+                       "Judge the period from this date or UTC time on (2026-11-01 or "
+                       "2026-11-01T09:00:00Z; default: the log's start)");
+    report->add_option("--to", options->to,
+                       "Judge the period before this date or UTC time (default: now)");
     registry.onRun(report,
                    [&registry, options] { return writeComplianceReport(registry, *options); });
 }

@@ -7,9 +7,10 @@
 
 namespace sealtrain::ctl {
 
-// Exit codes: 0 success, 1 the command ran and failed (or found errors), 2 bad usage, 3 nothing
-// failed but something is unproven (`audit verify|report`: no trusted key, entries beyond the
-// newest signed head, a filtered selection nobody signed).
+// Exit codes: 0 success, 1 the command ran and failed (or found errors: `compliance report` with
+// a failed control), 2 bad usage, 3 nothing failed but something is unproven (`audit
+// verify|report`: no trusted key, entries beyond the newest signed head, a filtered selection
+// nobody signed; `compliance report`: a control without evidence).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;

@@ -69,6 +69,10 @@ QString reportHtml(const api::ComplianceReportView& report, const ComplianceSour
     html += "<table cellpadding=3>";
     html += row("Log", escaped(report.origin));
     html += row("Generated", escaped(report.generatedAt) + " for " + escaped(report.auditor));
+    html +=
+        row("Period", escaped(report.period.empty() ? std::string("the whole log") : report.period)
+                          + " (" + QString::number(report.inPeriod)
+                          + " entries; observed claims count and cite only these)");
     html += row("Report entry", QString::number(report.reportEntry));
     html += row("Entries read", QString::number(report.logSize));
     html += row("Evidence bundle", escaped(source.bundleName) + " ("

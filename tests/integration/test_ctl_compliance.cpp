@@ -3,10 +3,17 @@
 // auditor's PDF, read back with pdftotext, lists every control with its verdict and the entries
 // it cites; the bundle shipped beside it verifies offline with the platform's audit key and holds
 // exactly the cited entries; removing any one cited entry makes verification fail; an engineer
-// is refused in one sentence; and neither file is ever overwritten.
+// is refused in one sentence; and neither file is ever overwritten. Issue #49: the JSON twin, a
+// period, and the exit status cron or CI gates on (1 for a failed control, 3 for one without
+// evidence), with a user slipped into the database past the control plane as the failure.
 #include "ctl_site.h"
 
 #include "sealtrain/audit/bundle.h"
+#include "sealtrain/audit/tree_head.h"
+#include "sealtrain/base/encoding.h"
+#include "sealtrain/core/data_directory.h"
+#include "sealtrain/core/database.h"
+#include "sealtrain/crypto/hash.h"
 
 #include <QProcess>
 #include <QRegularExpression>
@@ -15,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <set>
@@ -136,8 +144,9 @@ private slots:
                                "audit.export");
         QVERIFY(!fs::exists(pdf));
 
+        // Break-glass and automatic logoff have no evidence here: exit 3, the files written.
         const auto made = site.ctl({"compliance", "report", "--out", pdf.string()}, "rita");
-        QVERIFY2(made.code == kExitOk, made.err.c_str());
+        QVERIFY2(made.code == ctl::kExitUnconfirmed, made.err.c_str());
         const fs::path bundle = site.root / "report.bundle";
         QVERIFY(fs::exists(bundle));
         QCOMPARE(testing::modeOf(pdf), 0600U);
@@ -239,12 +248,125 @@ private slots:
         QVERIFY(!fs::exists(other));
     }
 
+    // Issue #49: the JSON twin says what the PDF says; a period judges only its own entries; the
+    // exit status is 3 while a control lacks evidence and 1 once one fails (a user inserted into
+    // the database behind the control plane's back, with the passphrase, while it was stopped).
+    void jsonPeriodAndExitStatus()
+    {
+        Site site;
+        site.open();
+        site.addUser("rita", "auditor");
+        const fs::path json = site.root / "report.json";
+        const auto made = site.ctl({"compliance", "report", "--out", (site.root / "r.pdf").string(),
+                                    "--json", json.string()},
+                                   "rita");
+        QCOMPARE(made.code, ctl::kExitUnconfirmed);
+        QVERIFY2(made.out.find("Period: the whole log") != std::string::npos, made.out.c_str());
+        const auto report = nlohmann::json::parse(readFile(json));
+        QCOMPARE(report["format"].get<std::string>(), std::string("sealtrain-compliance-report/1"));
+        QVERIFY(report["period"]["from"].is_null() && report["period"]["to"].is_null());
+        QCOMPARE(report["entries_in_period"].get<std::uint64_t>(),
+                 report["log_size"].get<std::uint64_t>());
+        QCOMPARE(report["controls"].size(), std::size_t{15});
+        const auto summary = summaryOf(made.out);
+        std::map<std::string, int> verdicts;
+        std::set<std::uint64_t> cited;
+        for (const auto& control : report["controls"]) {
+            const std::string id = control["id"];
+            const std::string verdict = control["verdict"];
+            ++verdicts[verdict];
+            QCOMPARE(QString::fromStdString(verdict).toUpper().toStdString(),
+                     summary.at(id).verdict);
+            for (const auto& claim : control["claims"]) {
+                QVERIFY(claim["count"].get<std::uint64_t>() >= claim["cited"].size());
+                for (const auto& sequence : claim["cited"])
+                    cited.insert(sequence.get<std::uint64_t>());
+            }
+        }
+        QCOMPARE(report["summary"]["failed"].get<int>(), verdicts["failed"]);
+        QCOMPARE(report["summary"]["no_evidence"].get<int>(), verdicts["no evidence"]);
+        QVERIFY(verdicts["no evidence"] > 0);
+        QCOMPARE(verdicts["failed"], 0);
+        const auto bundleCited = report["bundle"]["cited"].get<std::vector<std::uint64_t>>();
+        QCOMPARE(cited, std::set<std::uint64_t>(bundleCited.begin(), bundleCited.end()));
+        QCOMPARE(report["bundle"]["sha256"].get<std::string>(),
+                 toHex(crypto::sha256(asBytes(readFile(site.root / "r.bundle")))));
+
+        // A period that starts tomorrow holds nothing: every control says so.
+        const auto tomorrow =
+            std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now())
+            + std::chrono::days(1);
+        const std::string day =
+            audit::formatUtcSeconds(
+                std::chrono::duration_cast<std::chrono::seconds>(tomorrow.time_since_epoch())
+                    .count())
+                .substr(0, 10);
+        const fs::path later = site.root / "later.json";
+        const auto empty =
+            site.ctl({"compliance", "report", "--out", (site.root / "later.pdf").string(), "--json",
+                      later.string(), "--from", day},
+                     "rita");
+        QCOMPARE(empty.code, ctl::kExitUnconfirmed);
+        const auto period = nlohmann::json::parse(readFile(later));
+        QCOMPARE(period["period"]["from"].get<std::string>(), day + "T00:00:00Z");
+        QCOMPARE(period["entries_in_period"].get<std::uint64_t>(), std::uint64_t{0});
+        for (const auto& control : period["controls"]) {
+            QCOMPARE(control["verdict"].get<std::string>(), std::string("no evidence"));
+            QVERIFY2(control["claims"].back()["text"].get<std::string>().starts_with(
+                         "No activity this control rests on in the period"),
+                     control["id"].get<std::string>().c_str());
+        }
+
+        // Periods that can not be: usage errors, nothing written.
+        const fs::path bad = site.root / "bad.pdf";
+        for (const std::vector<std::string>& flags :
+             {std::vector<std::string>{"--from", "2026-13-45"},
+              std::vector<std::string>{"--from", "2026-12-02", "--to", "2026-12-01"}}) {
+            std::vector<std::string> args{"compliance", "report", "--out", bad.string()};
+            args.insert(args.end(), flags.begin(), flags.end());
+            const auto refused = site.ctl(args, "rita");
+            QCOMPARE(refused.code, ctl::kExitUsage);
+            QVERIFY(!fs::exists(bad));
+        }
+
+        // A user slipped into the database with the passphrase, behind the control plane's back:
+        // no audited creation, 164.312(a)(2)(i) and CC6.2 fail, and the exit status says so.
+        QCOMPARE(site.stop().code, kExitOk);
+        {
+            core::KeyringUnlock unlock;
+            unlock.passphrase = [] { return testing::secret(testing::kSitePassphrase); };
+            auto platform = core::DataDirectory::open(site.data, unlock);
+            QVERIFY2(platform, platform ? "" : platform.error().message().c_str());
+            QVERIFY((*platform)
+                        ->database()
+                        .execute("INSERT INTO users (name, password_hash, totp_secret, created) "
+                                 "VALUES ('mallory', 'x', x'00', 0)")
+                        .ok());
+        }
+        QCOMPARE(site.start().code, kExitOk);
+        QCOMPARE(site.signIn("rita").code, kExitOk);
+        const fs::path failedJson = site.root / "failed.json";
+        const auto failed =
+            site.ctl({"compliance", "report", "--out", (site.root / "failed.pdf").string(),
+                      "--json", failedJson.string()},
+                     "rita");
+        QCOMPARE(failed.code, ctl::kExitFailure);
+        const auto judged = nlohmann::json::parse(readFile(failedJson));
+        for (const auto& control : judged["controls"])
+            if (control["id"] == "164.312(a)(2)(i)" || control["id"] == "CC6.2")
+                QCOMPARE(control["verdict"].get<std::string>(), std::string("failed"));
+        QVERIFY(judged["summary"]["failed"].get<int>() >= 2);
+        QVERIFY(readFile(failedJson).find("'mallory' has no audited creation")
+                != std::string::npos);
+    }
+
     void helpSaysWhatItNeeds()
     {
         const auto help = runCtl({"compliance", "report", "--help"});
         QCOMPARE(help.code, kExitOk);
         for (const char* expected :
-             {"--out", "--bundle", "audit.export", "164.312", "CC8.1", "audit verify"})
+             {"--out", "--bundle", "--json", "--from", "--to", "1 when one failed", "audit.export",
+              "164.312", "CC8.1", "audit verify"})
             QVERIFY2(help.out.find(expected) != std::string::npos, expected);
     }
 };

@@ -18,8 +18,10 @@
 #include <QtTest/QtTest>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 
 using namespace sealtrain;
@@ -83,6 +85,17 @@ std::uint64_t appendEntry(testing::JobsWorld& w, const audit::EntryDraft& draft)
     return *sequence;
 }
 
+// alice's break-glass grant to sam as the access service records it, with `details`.
+audit::EntryDraft breakGlassGrant(std::vector<audit::Detail> details)
+{
+    audit::EntryDraft grant;
+    grant.actor = {audit::ActorKind::User, "alice", "session-of-alice", "password+totp"};
+    grant.action = "grant.break_glass";
+    grant.target = {"user", "sam"};
+    grant.details = std::move(details);
+    return grant;
+}
+
 // The claims of `judged` that show its rule broken.
 std::vector<ComplianceClaim> brokenClaims(const core::ControlResult& judged)
 {
@@ -102,12 +115,16 @@ private slots:
     {
         testing::JobsWorld w;
         const auto job = approvedJob(w, "first");
+        // A refusal, for audit controls and monitoring to cite (the log's verification alone,
+        // a configured claim, passes neither).
+        QVERIFY(!w.t.plane->access().grantRole(w.session("eve"), "eve", "admin", "").ok());
         auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
         QVERIFY2(report.ok(), report ? "" : report.error().message().c_str());
         QCOMPARE(report->controls.size(), std::size_t{15});
         QCOMPARE(report->auditor, std::string("rita"));
-        for (const char* id : {"164.312(a)(2)(i)", "164.312(a)(2)(iv)", "164.312(b)",
-                               "164.312(c)(1)", "164.312(d)", "CC6.1", "CC6.2", "CC6.3", "CC8.1"})
+        for (const char* id :
+             {"164.312(a)(2)(i)", "164.312(a)(2)(iv)", "164.312(b)", "164.312(c)(1)", "164.312(d)",
+              "CC6.1", "CC6.2", "CC6.3", "CC7.2", "CC8.1"})
             QVERIFY2(control(*report, id).verdict == ControlVerdict::Passed,
                      (std::string(id) + ": " + claimsText(control(*report, id))).c_str());
         // Nobody used break-glass and no session expired: said, not passed.
@@ -241,13 +258,13 @@ private slots:
     // A control with no observed evidence is never passed, whatever its configured claims say.
     void noEvidenceIsNeverPassed()
     {
-        std::vector<ComplianceClaim> claims{{ClaimKind::Configured, "set so", {4}, false}};
+        std::vector<ComplianceClaim> claims{{ClaimKind::Configured, "set so", {4}, false, 1}};
         QCOMPARE(core::verdictOf(claims), ControlVerdict::NoEvidence);
-        claims.push_back({ClaimKind::Observed, "none seen", {}, false});
+        claims.push_back({ClaimKind::Observed, "none seen", {}, false, 0});
         QCOMPARE(core::verdictOf(claims), ControlVerdict::NoEvidence);
-        claims.push_back({ClaimKind::Observed, "seen", {7}, false});
+        claims.push_back({ClaimKind::Observed, "seen", {7}, false, 1});
         QCOMPARE(core::verdictOf(claims), ControlVerdict::Passed);
-        claims.push_back({ClaimKind::Observed, "broken", {}, true});
+        claims.push_back({ClaimKind::Observed, "broken", {}, true, 0});
         QCOMPARE(core::verdictOf(claims), ControlVerdict::Failed);
 
         // No job went past approval: CC8.1 has no evidence.
@@ -257,6 +274,103 @@ private slots:
         QCOMPARE(control(*report, "CC8.1").verdict, ControlVerdict::NoEvidence);
         QCOMPARE(std::string(core::controlVerdictName(ControlVerdict::NoEvidence)),
                  std::string("no evidence"));
+    }
+
+    // Issue #49: the report's own entry (the settings it records, the log's verification at that
+    // moment) never makes a control pass: every passed control cites other observed evidence.
+    void theReportsOwnEntryPassesNoControl()
+    {
+        testing::JobsWorld w;
+        auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        for (const auto& judged : report->controls) {
+            if (judged.verdict != ControlVerdict::Passed)
+                continue;
+            const bool other =
+                std::any_of(judged.claims.begin(), judged.claims.end(), [&](const auto& claim) {
+                    return claim.kind == ClaimKind::Observed
+                           && std::any_of(claim.sequences.begin(), claim.sequences.end(),
+                                          [&](auto s) { return s != report->reportEntry; });
+                });
+            QVERIFY2(other, (judged.id + ": " + claimsText(judged)).c_str());
+        }
+        // The log verified, but nothing was refused yet: audit controls and monitoring have
+        // the verification as a configured claim only.
+        for (const char* id : {"164.312(b)", "CC7.2"}) {
+            QVERIFY2(control(*report, id).verdict == ControlVerdict::NoEvidence,
+                     (std::string(id) + ": " + claimsText(control(*report, id))).c_str());
+            QVERIFY(claimsText(control(*report, id)).find("verified when this report was made")
+                    != std::string::npos);
+        }
+    }
+
+    // Issue #49: over a period, observed claims count and cite only the period's entries; a
+    // control whose activity all lies before it says so instead of passing on old evidence.
+    void aPeriodJudgesOnlyItsOwnActivity()
+    {
+        testing::JobsWorld w;
+        const auto old = approvedJob(w, "old");
+        w.t.clock.advance(std::chrono::hours(24 * 400));
+        w.sessions.clear();  // a year on, every session has expired
+        const std::int64_t now =
+            std::chrono::duration_cast<std::chrono::seconds>(w.t.clock.now().time_since_epoch())
+                .count();
+        const core::CompliancePeriod lastDay{now - 86'400, std::nullopt};
+        auto& compliance = w.t.plane->compliance();
+
+        auto whole = compliance.report(w.session("rita"), healthyFacts());
+        QVERIFY(whole.ok());
+        QCOMPARE(control(*whole, "CC8.1").verdict, ControlVerdict::Passed);
+        QCOMPARE(whole->inPeriod, whole->logSize);
+
+        auto recent = compliance.report(w.session("rita"), healthyFacts(), lastDay);
+        QVERIFY2(recent.ok(), recent ? "" : recent.error().message().c_str());
+        QVERIFY(recent->inPeriod < recent->logSize / 2);
+        for (const char* id : {"CC8.1", "164.312(a)(2)(i)", "CC6.2"}) {
+            const auto& judged = control(*recent, id);
+            QVERIFY2(judged.verdict == ControlVerdict::NoEvidence,
+                     (std::string(id) + ": " + claimsText(judged)).c_str());
+            QVERIFY(claimsText(judged).find("No activity this control rests on in the period")
+                    != std::string::npos);
+        }
+        // The sign-ins counted are the period's: rita's one, not the set-up's.
+        const auto& cc61 = control(*recent, "CC6.1");
+        const auto signIns = std::find_if(cc61.claims.begin(), cc61.claims.end(), [](auto& c) {
+            return c.text.find("with password and TOTP") != std::string::npos && !c.broken;
+        });
+        QVERIFY(signIns != cc61.claims.end());
+        QCOMPARE(signIns->count, std::uint64_t{1});
+        QCOMPARE(signIns->sequences.size(), std::size_t{1});
+
+        // A job approved in the period passes CC8.1 on its own entries, never the old job's.
+        const auto fresh = approvedJob(w, "fresh");
+        recent = compliance.report(w.session("rita"), healthyFacts(), lastDay);
+        QVERIFY(recent.ok());
+        const auto& cc81 = control(*recent, "CC8.1");
+        QCOMPARE(cc81.verdict, ControlVerdict::Passed);
+        const auto entries = audit::verifyBundle(recent->bundle, {}).entries;
+        for (const std::uint64_t cited : cc81.claims.back().sequences) {
+            const auto entry = std::find_if(entries.begin(), entries.end(),
+                                            [&](const auto& e) { return e.sequence == cited; });
+            QVERIFY(entry != entries.end());
+            QCOMPARE(entry->target.id, std::to_string(fresh.id));
+            QVERIFY(entry->target.id != std::to_string(old.id));
+        }
+    }
+
+    // A period that ends before it begins is refused once the caller is known to be an auditor;
+    // anyone else is refused for who they are, whatever the period says.
+    void aBackwardPeriodIsRefusedAfterTheCaller()
+    {
+        testing::JobsWorld w;
+        const core::CompliancePeriod backward{2'000'000'000, 1'000'000'000};
+        auto eve = w.t.plane->compliance().report(w.session("eve"), healthyFacts(), backward);
+        QVERIFY(!eve.ok());
+        QCOMPARE(eve.error().code(), ErrorCode::PermissionDenied);
+        auto rita = w.t.plane->compliance().report(w.session("rita"), healthyFacts(), backward);
+        QVERIFY(!rita.ok());
+        QCOMPARE(rita.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY(rita.error().message().find("--from before the --to") != std::string::npos);
     }
 
     // The caller first: an engineer, and an admin without audit.read, are refused and audited.
@@ -481,13 +595,10 @@ private slots:
         testing::JobsWorld w;
         const std::string rita = w.session("rita");
         const auto limit = w.t.plane->options().maxBreakGlass.count();
-        audit::EntryDraft grant;
-        grant.actor = {audit::ActorKind::User, "alice", "session-of-alice", "password+totp"};
-        grant.action = "grant.break_glass";
-        grant.target = {"user", "sam"};
-        grant.details = {audit::textDetail("expires_in_s", std::to_string(limit + 3600)),
-                         audit::textDetail("break_glass_reason", "ward 3 outage, ticket 1234")};
-        const std::uint64_t sequence = appendEntry(w, grant);
+        const std::uint64_t sequence = appendEntry(
+            w, breakGlassGrant(
+                   {audit::textDetail("expires_in_s", std::to_string(limit + 3600)),
+                    audit::textDetail("break_glass_reason", "ward 3 outage, ticket 1234")}));
         auto report = w.t.plane->compliance().report(rita, healthyFacts());
         QVERIFY(report.ok());
         const auto& emergency = control(*report, "164.312(a)(2)(ii)");
@@ -498,6 +609,64 @@ private slots:
         QVERIFY2(broken.front().text.find("outside the policy") != std::string::npos,
                  broken.front().text.c_str());
     }
+
+    // Issue #49: the report keeps the newest kMaxBreakGlass uses to list, but an older use
+    // outside the policy still fails the control, and is cited.
+    void breakGlassOutsideThePolicyBeyondTheListedStillFails()
+    {
+        testing::JobsWorld w;
+        const std::string rita = w.session("rita");
+        // No reason: outside the policy.
+        const std::uint64_t outside =
+            appendEntry(w, breakGlassGrant({audit::textDetail("expires_in_s", "600")}));
+        const auto within = breakGlassGrant({audit::textDetail("expires_in_s", "600"),
+                                             audit::textDetail("break_glass_reason", "ward 3")});
+        for (std::size_t i = 0; i < core::kMaxBreakGlassListed; ++i)
+            (void)appendEntry(w, within);
+        auto report = w.t.plane->compliance().report(rita, healthyFacts());
+        QVERIFY(report.ok());
+        const auto& emergency = control(*report, "164.312(a)(2)(ii)");
+        QCOMPARE(emergency.verdict, ControlVerdict::Failed);
+        const auto broken = brokenClaims(emergency);
+        QCOMPARE(broken.size(), std::size_t{1});
+        QCOMPARE(broken.front().sequences, std::vector<std::uint64_t>{outside});
+        QVERIFY2(broken.front().text.find("1 break-glass grants in all were outside the policy")
+                     != std::string::npos,
+                 broken.front().text.c_str());
+    }
+
+    // Issue #49: a claim's count is its whole population; only the newest 25 are cited, and
+    // the text says how many there are.
+    void populationsAreCountedBeyondTheCited()
+    {
+        testing::JobsWorld w;
+        const std::string rita = w.session("rita");
+        audit::EntryDraft refused;
+        refused.actor = {audit::ActorKind::User, "eve", "session-of-eve", "password+totp"};
+        refused.action = "role.create";
+        refused.target = {"role", "mine"};
+        refused.outcome = audit::Outcome::Denied;
+        refused.reason = "no permission";
+        refused.details = {audit::textDetail("reason_code", "no_permission")};
+        std::vector<std::uint64_t> appended;
+        for (int i = 0; i < 40; ++i)
+            appended.push_back(appendEntry(w, refused));
+        auto report = w.t.plane->compliance().report(rita, healthyFacts());
+        QVERIFY(report.ok());
+        const auto& audit = control(*report, "164.312(b)");
+        const auto refusals =
+            std::find_if(audit.claims.begin(), audit.claims.end(), [](const auto& claim) {
+                return claim.text.find("recorded in the log") != std::string::npos;
+            });
+        QVERIFY(refusals != audit.claims.end());
+        QVERIFY(refusals->count >= 40);
+        QCOMPARE(refusals->sequences.size(), core::kMaxCitedPerClaim);
+        QCOMPARE(refusals->sequences.back(), appended.back());
+        QVERIFY2(refusals->text.find(std::to_string(refusals->count) + " in all; the newest 25")
+                     != std::string::npos,
+                 refusals->text.c_str());
+    }
+
     // Issue #49, item 1: evidence is read from the reason code the control plane writes
     // (reason_code), never from the sentence, which may quote caller text. An engineer's refused
     // grants whose project imitates every reason the report looks for, and entries whose very

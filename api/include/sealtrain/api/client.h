@@ -493,7 +493,8 @@ public:
     [[nodiscard]] Result<SigningKeys> signingKeys();
     // audit.read and audit.export: the compliance report with its signed evidence bundle
     // (client_compliance.cpp; compliance.proto).
-    [[nodiscard]] Result<ComplianceReportView> complianceReport();
+    [[nodiscard]] Result<ComplianceReportView>
+    complianceReport(const CompliancePeriodRequest& period = {});
     // platform.backup: the control plane's encrypted, signed archive of itself, written to
     // `out` (atomically: nothing is left at `out` when the call fails; an existing file is
     // refused). `referenceOver`: 0 for the control plane's default. `progress` sees the bytes

@@ -10,6 +10,7 @@
 #include "sealtrain/crypto/keyring.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,8 @@ struct ComplianceClaim {
     std::string text;
     std::vector<std::uint64_t> sequences;  // ascending; the entries that prove it
     bool broken = false;                   // the claim shows the control's rule broken
+    std::uint64_t count = 0;  // the entries that show it (the population), of which the newest
+                              // kMaxCitedPerClaim are cited
 };
 
 struct ControlResult {
@@ -46,6 +49,19 @@ struct ControlResult {
 // The one rule of verdicts: failed when any claim is broken, no-evidence when no observed claim
 // cites an entry, passed otherwise.
 [[nodiscard]] ControlVerdict verdictOf(const std::vector<ComplianceClaim>& claims);
+
+// The period a report judges (issue #49): observed claims count and cite only entries whose time
+// lies in [from, to); an open end is unbounded. Facts of the present state (a user without an
+// audited creation, a job past approval without one) are judged whatever the period.
+struct CompliancePeriod {
+    std::optional<std::int64_t> fromUnixSeconds;
+    std::optional<std::int64_t> toUnixSeconds;
+
+    [[nodiscard]] bool bounded() const noexcept { return fromUnixSeconds || toUnixSeconds; }
+    [[nodiscard]] bool contains(std::uint64_t timeNs) const noexcept;
+    // "from 2026-11-01T00:00:00Z to 2026-12-01T00:00:00Z"; "the whole log" when unbounded.
+    [[nodiscard]] std::string describe() const;
+};
 
 // What the control plane's core can not see itself, handed over by the process that serves it.
 struct ComplianceFacts {
@@ -66,6 +82,8 @@ struct ComplianceReport {
     std::string auditor;            // who asked
     std::uint64_t reportEntry = 0;  // the compliance.report entry that records the facts
     std::uint64_t logSize = 0;      // entries when the evidence was read
+    CompliancePeriod period;        // what was judged
+    std::uint64_t inPeriod = 0;     // entries whose time lies in the period
     std::vector<ControlResult> controls;
     std::vector<std::uint64_t> cited;  // every cited sequence, ascending
     std::string bundle;                // the signed export of exactly `cited`
@@ -73,18 +91,24 @@ struct ComplianceReport {
 
 // At most this many entries are cited per claim (the newest); the claim's text gives the count.
 inline constexpr std::size_t kMaxCitedPerClaim = 25;
+// At most this many break-glass uses are listed (the newest); an older one outside the policy
+// still fails the control in a claim of its own.
+inline constexpr std::size_t kMaxBreakGlassListed = 100;
 
 class Compliance final {
 public:
     // `gate` must outlive this object.
     explicit Compliance(AuditedTransactions& gate);
 
-    // audit.read and audit.export: the controls evaluated and the bundle of their evidence.
-    // The caller is checked first (a refusal audited as compliance.report, denied); the log is
-    // verified, the evidence read, the facts recorded in a compliance.report entry (cited by
-    // the configured claims), and the cited entries exported under a head signed for it.
+    // audit.read and audit.export: the controls evaluated over `period` and the bundle of their
+    // evidence. The caller is checked first (a refusal audited as compliance.report, denied),
+    // then the period (from before to); the log is verified, the evidence read a page at a time
+    // (memory bounded by users, jobs and kMaxCitedPerClaim, not by the log), the facts recorded
+    // in a compliance.report entry (cited by the configured claims), and the cited entries
+    // exported under a head signed for it.
     [[nodiscard]] Result<ComplianceReport> report(const std::string& session,
-                                                  const ComplianceFacts& facts);
+                                                  const ComplianceFacts& facts,
+                                                  const CompliancePeriod& period = {});
 
 private:
     AuditedTransactions& gate_;
