@@ -1,6 +1,7 @@
 // Roles, grants, break-glass and the separation-of-duties rules, each decision audited.
 #include "sealtrain/core/access.h"
 
+#include "accounts.h"
 #include "audited_transaction.h"
 
 #include "sealtrain/core/identity.h"
@@ -310,13 +311,7 @@ std::optional<std::string> fourEyesWarning(const std::vector<std::string>& admin
 
 Result<std::vector<std::string>> Access::adminNames() const
 {
-    std::vector<std::string> names;
-    SEALTRAIN_TRY(database_.query(
-        "SELECT DISTINCT u.name FROM users u JOIN grants g ON g.user_id = u.id WHERE g.role = ? "
-        "AND g.project = '' AND g.break_glass = 0 AND g.expires = 0 AND u.disabled = 0 "
-        "ORDER BY u.name",
-        {std::string(kAdminRole)}, [&](const Statement& row) { names.push_back(row.text(0)); }));
-    return names;
+    return internal::enabledAdminNames(database_);
 }
 
 Result<bool> Access::fourEyesApply() const

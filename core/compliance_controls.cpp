@@ -4,6 +4,7 @@
 #include "compliance_evidence.h"
 
 #include "sealtrain/audit/entry.h"
+#include "sealtrain/core/access.h"
 
 #include <fmt/format.h>
 
@@ -135,6 +136,15 @@ std::string daysOld(const std::string& created)
 bool judgedInPeriod(const JobFact& job)
 {
     return job.activeInPeriod || (!job.submitEntry && !job.approveEntry && !job.runEntry);
+}
+
+// With fewer than two admins one person can make an account, grant it any role and act as it:
+// separated duties are not guaranteed, and the controls that rest on them say so and fail
+// (issue #54).
+void requireTwoAdmins(Builder& b)
+{
+    if (auto warning = fourEyesWarning(b.evidence.admins))
+        b.brokenRule(*warning);
 }
 
 // Users that were not made through the control plane (no audited creation).
@@ -387,6 +397,7 @@ ControlResult cc62(const Evidence& e)
     b.configured("Only a holder of user.manage creates a user; the user sets their own password "
                  "and receives their TOTP secret with a one-time enrolment code.");
     requireCreation(b);
+    requireTwoAdmins(b);
     return b.done();
 }
 
@@ -404,6 +415,7 @@ ControlResult cc63(const Evidence& e)
     b.observed(plural(e.log.dutyRefusals.count, "refusal", "refusals")
                    + " by a separation-of-duties rule",
                e.log.dutyRefusals);
+    requireTwoAdmins(b);
     return b.done();
 }
 
@@ -458,6 +470,7 @@ ControlResult cc81(const Evidence& e)
               {"test_core_jobs", "test_core_job_states", "test_core_submissions"});
     b.configured("A job runs only once someone other than its submitter approved its exact "
                  "spec (SHA-256); an edit voids the approval.");
+    requireTwoAdmins(b);
     Sequences proof;
     std::size_t checked = 0;
     for (const JobFact& job : e.jobs) {

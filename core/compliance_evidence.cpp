@@ -2,6 +2,7 @@
 // bear on each control, sorted in one pass over the log.
 #include "compliance_evidence.h"
 
+#include "accounts.h"
 #include "audited_transaction.h"
 
 #include "sealtrain/base/encoding.h"
@@ -67,6 +68,10 @@ Result<void> readDatabaseFacts(const Database& database, Evidence& evidence)
             user.inReset = row.integer(3) != 0;
             evidence.users.push_back(std::move(user));
         }));
+    auto admins = internal::enabledAdminNames(database);
+    if (!admins)
+        return admins.error();
+    evidence.admins = std::move(*admins);
     SEALTRAIN_TRY(database.query(
         "SELECT j.id, j.name, j.state, s.name, COALESCE(a.name, ''), j.spec, "
         "j.state IN ('approved', 'queued', 'running', 'succeeded') "

@@ -102,6 +102,7 @@ struct Evidence {
     std::uint64_t reportEntry = 0;
     audit::StoreVerification verification;
     std::vector<UserFact> users;
+    std::vector<std::string> admins;  // enabled, global, for good (Access::adminNames)
     std::vector<JobFact> jobs;
     LogEvidence log;
 };

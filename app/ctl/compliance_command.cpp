@@ -46,8 +46,8 @@ Result<std::optional<std::int64_t>> periodEnd(const std::string& text, const cha
     auto seconds = audit::parseUtcSeconds(dateOnly ? text + "T00:00:00Z" : text);
     if (!seconds)
         return Error(ErrorCode::InvalidArgument,
-                     fmt::format("{} '{}' is not a date or UTC time; write 2026-11-01 or "
-                                 "2026-11-01T09:00:00Z.",
+                     fmt::format("The {} value '{}' is not a date or UTC time; write 2026-11-01 "
+                                 "or 2026-11-01T09:00:00Z.",
                                  flag, text));
     return std::optional<std::int64_t>(*seconds);
 }

@@ -397,7 +397,8 @@ private slots:
         std::string expected;
         for (int round = 0; round < 20 && busyDownloads_ == 0; ++round) {
             constexpr int kConcurrent = 6;
-            std::vector<Result<std::string>> results(kConcurrent, Error(ErrorCode::Internal, "."));
+            std::vector<Result<std::string>> results(kConcurrent,
+                                                     Error(ErrorCode::Internal, "Not run yet."));
             std::vector<std::thread> threads;
             threads.reserve(kConcurrent);
             for (int i = 0; i < kConcurrent; ++i)

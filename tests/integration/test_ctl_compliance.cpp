@@ -102,6 +102,9 @@ private slots:
         site.addUser("eve", "engineer");
         site.addUser("ann", "approver");
         site.addUser("rita", "auditor");
+        // A second admin, last (from here on a role grant takes two): with one, the controls
+        // that rest on separated duties fail (issue #54).
+        site.addUser("bea", "admin");
         // A failed sign-in, for the authentication controls to cite.
         const std::string wrong = site.secretFile("wrong", "not the password at all");
         QVERIFY(site.signIn("eve", wrong).code != kExitOk);
@@ -256,6 +259,20 @@ private slots:
         Site site;
         site.open();
         site.addUser("rita", "auditor");
+        // Issue #54: with alice the only admin, the separated duties fail, and the report says
+        // why in the words doctor uses.
+        const fs::path alone = site.root / "alone.json";
+        const auto single = site.ctl({"compliance", "report", "--out",
+                                      (site.root / "alone.pdf").string(), "--json", alone.string()},
+                                     "rita");
+        QCOMPARE(single.code, ctl::kExitFailure);
+        const auto aloneReport = nlohmann::json::parse(readFile(alone));
+        for (const auto& control : aloneReport["controls"])
+            if (control["id"] == "CC6.2" || control["id"] == "CC6.3" || control["id"] == "CC8.1") {
+                QCOMPARE(control["verdict"].get<std::string>(), std::string("failed"));
+                QVERIFY(control.dump().find("Four eyes is not guaranteed") != std::string::npos);
+            }
+        site.addUser("bea", "admin");
         const fs::path json = site.root / "report.json";
         const auto made = site.ctl({"compliance", "report", "--out", (site.root / "r.pdf").string(),
                                     "--json", json.string()},

@@ -1029,7 +1029,7 @@ private slots:
                 std::find_if(recorded->begin(), recorded->end(),
                              [](const core::JobCheckpoint& c) { return c.step == kSteps; });
             if (last == recorded->end())
-                return Error(ErrorCode::NotFound, "no checkpoint at the last step");
+                return Error(ErrorCode::NotFound, "No checkpoint is recorded at the last step.");
             auto worker = plane.workers().byName(last->worker);
             if (!worker)
                 return worker.error();

@@ -70,6 +70,17 @@ struct JobsWorld {
 
     [[nodiscard]] core::Jobs& jobs() const { return t.plane->jobs(); }
 
+    // bea, a second admin (granted while alice is the only one, so at once): from here on
+    // changes that give a separated duty take two admins.
+    void addSecondAdmin()
+    {
+        uris["bea"] =
+            testing::enrolUser(t.plane->identity(), session("alice"), "bea", secret(kPassword))
+                ->otpauthUri;
+        if (!t.plane->access().grantRole(session("alice"), "bea", "admin", "").ok())
+            qFatal("cannot grant admin to bea");
+    }
+
     // A second version of `name` with other records, readable by eve.
     bool importNewVersion(const std::string& name)
     {

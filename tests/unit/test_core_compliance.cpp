@@ -114,6 +114,7 @@ private slots:
     void healthyPlatformPassesWithCitedEvidence()
     {
         testing::JobsWorld w;
+        w.addSecondAdmin();
         const auto job = approvedJob(w, "first");
         // A refusal, for audit controls and monitoring to cite (the log's verification alone,
         // a configured claim, passes neither).
@@ -173,6 +174,7 @@ private slots:
     void jobApprovedByItsOwnSubmitterFails()
     {
         testing::JobsWorld w;
+        w.addSecondAdmin();  // the failure is this rule's, not a single admin's
         const auto job = approvedJob(w, "mine");
         QVERIFY(
             w.t.database->run("UPDATE jobs SET approver = submitter WHERE id = ?", {job.id}).ok());
@@ -187,6 +189,7 @@ private slots:
     void jobThatRanWithoutApprovalFails()
     {
         testing::JobsWorld w;
+        w.addSecondAdmin();  // the failure is this rule's, not a single admin's
         approvedJob(w, "fine");
         auto unapproved = w.jobs().submit(w.session("eve"), testing::spec("sly", "notes", "cpu"));
         QVERIFY(unapproved.ok());
@@ -269,6 +272,7 @@ private slots:
 
         // No job went past approval: CC8.1 has no evidence.
         testing::JobsWorld w;
+        w.addSecondAdmin();  // the failure is this rule's, not a single admin's
         auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
         QVERIFY(report.ok());
         QCOMPARE(control(*report, "CC8.1").verdict, ControlVerdict::NoEvidence);
@@ -309,6 +313,7 @@ private slots:
     void aPeriodJudgesOnlyItsOwnActivity()
     {
         testing::JobsWorld w;
+        w.addSecondAdmin();
         const auto old = approvedJob(w, "old");
         w.t.clock.advance(std::chrono::hours(24 * 400));
         w.sessions.clear();  // a year on, every session has expired
@@ -356,6 +361,31 @@ private slots:
             QCOMPARE(entry->target.id, std::to_string(fresh.id));
             QVERIFY(entry->target.id != std::to_string(old.id));
         }
+    }
+
+    // Issue #54: with a single admin, who can make an account, grant it any role and act as it,
+    // the controls that rest on separated duties fail and say why; a second admin clears it.
+    void aSingleAdminFailsTheSeparatedDuties()
+    {
+        testing::JobsWorld w;
+        approvedJob(w, "first");
+        const std::vector<std::string> separated{"CC6.2", "CC6.3", "CC8.1"};
+        auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        for (const std::string& id : separated) {
+            const auto& judged = control(*report, id);
+            QCOMPARE(judged.verdict, ControlVerdict::Failed);
+            QVERIFY2(claimsText(judged).find("Four eyes is not guaranteed: this control plane has "
+                                             "a single admin (alice)")
+                         != std::string::npos,
+                     claimsText(judged).c_str());
+        }
+        w.addSecondAdmin();
+        report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        for (const std::string& id : separated)
+            QVERIFY2(control(*report, id).verdict != ControlVerdict::Failed,
+                     claimsText(control(*report, id)).c_str());
     }
 
     // A period that ends before it begins is refused once the caller is known to be an auditor;
@@ -425,6 +455,7 @@ private slots:
     void approverWithoutTheirOwnApprovalEntryFails()
     {
         testing::JobsWorld w;
+        w.addSecondAdmin();  // the failure is this rule's, not a single admin's
         const auto job = approvedJob(w, "borrowed");
         QVERIFY(w.t.database
                     ->run("UPDATE jobs SET approver = (SELECT id FROM users WHERE name = 'ivy') "
@@ -445,6 +476,7 @@ private slots:
     void jobThatStartedAnAttemptWithoutApprovalFails()
     {
         testing::JobsWorld w;
+        w.addSecondAdmin();  // the failure is this rule's, not a single admin's
         approvedJob(w, "fine");
         auto tried = w.jobs().submit(w.session("eve"), testing::spec("tried", "notes", "cpu"));
         QVERIFY(tried.ok());
@@ -549,6 +581,7 @@ private slots:
     void userWithoutAnAuditedCreationFails()
     {
         testing::JobsWorld w;
+        w.addSecondAdmin();  // the failure is this rule's, not a single admin's
         const std::string rita = w.session("rita");
         // Renamed behind the control plane's back: no entry created a user of this name.
         QVERIFY(w.t.database->run("UPDATE users SET name = 'ghost' WHERE name = 'ivy'").ok());
