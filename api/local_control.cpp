@@ -28,7 +28,7 @@ using namespace std::chrono_literals;
 constexpr auto kPoll = 100ms;
 
 // The run folder, made 0700 when missing; refused when it is not this user's alone.
-Result<void> privateFolder(const std::filesystem::path& folder)
+Result<void> privateRunFolder(const std::filesystem::path& folder)
 {
     std::error_code ec;
     if (std::filesystem::create_directories(folder, ec))
@@ -76,7 +76,7 @@ LocalControlPlane::~LocalControlPlane()
 Result<LocalControlPlane> LocalControlPlane::start(const LocalControlOptions& options,
                                                    crypto::SecretBytes passphrase)
 {
-    SEALTRAIN_TRY(privateFolder(options.runFolder));
+    SEALTRAIN_TRY(privateRunFolder(options.runFolder));
     const auto socket = options.runFolder / "control.sock";
     const auto ready = options.runFolder / "ready.json";
     std::error_code ignored;

@@ -56,7 +56,7 @@ Result<void> requireUserName(const std::string& user)
 
 // The folder, made with mode 0700 when missing; refused when it is not this user's alone (a
 // profile holds private keys).
-Result<void> privateFolder(const std::filesystem::path& folder)
+Result<void> privateProfileFolder(const std::filesystem::path& folder)
 {
     std::error_code ec;
     if (std::filesystem::create_directories(folder, ec))
@@ -101,7 +101,7 @@ Profile::Profile(std::filesystem::path folder)
 
 Result<void> Profile::storeEndpoint(const Endpoint& endpoint) const
 {
-    SEALTRAIN_TRY(privateFolder(folder_));
+    SEALTRAIN_TRY(privateProfileFolder(folder_));
     SEALTRAIN_TRY(forgetSessions());
     SEALTRAIN_TRY(writePublic(folder_ / kCaFile, endpoint.caCertificatePem));
     const nlohmann::json json{{"address", endpoint.address}, {"server_name", endpoint.serverName}};
@@ -258,7 +258,7 @@ Result<StoredSession> Profile::signIn(const std::string& user, const crypto::Sec
     auto signedIn = (*client)->signIn(user, password, totpCode);
     if (!signedIn)
         return signedIn.error();
-    SEALTRAIN_TRY(privateFolder(folder_));
+    SEALTRAIN_TRY(privateProfileFolder(folder_));
     // The certificate last: a key without one is not a session, and is replaced next time.
     SEALTRAIN_TRY(writeFileAtomically(folder_ / (user + kKeySuffix),
                                       signedIn->identity.privateKeyPem.bytes(),

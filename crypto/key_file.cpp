@@ -18,7 +18,7 @@ namespace sealtrain::crypto {
 namespace {
 
 constexpr std::string_view kMagic = "sealtrain-kek-v1";
-constexpr std::size_t kKeySize = 32;
+constexpr std::size_t kKekSize = 32;
 constexpr std::size_t kMaxFileSize = 512;
 
 // A buffer that wipes itself: key files pass through it.
@@ -73,7 +73,7 @@ Result<Kek> generateKek(const std::string& id, std::uint32_t version)
     }
     if (version == 0)
         return Error(ErrorCode::InvalidArgument, "Key versions start at 1; pass 1 or more.");
-    auto key = SecretBytes::random(kKeySize);
+    auto key = SecretBytes::random(kKekSize);
     if (!key)
         return key.error();
     return Kek{id, version, std::move(key).value()};
@@ -145,7 +145,7 @@ Result<Kek> readKekFile(const std::filesystem::path& path)
         return malformed(path);
 
     auto decoded = fromBase64(fields[3]);
-    if (!decoded || decoded->size() != kKeySize) {
+    if (!decoded || decoded->size() != kKekSize) {
         if (decoded)
             wipeMemory(*decoded);
         return malformed(path);
@@ -159,7 +159,7 @@ Result<Kek> readKekFile(const std::filesystem::path& path)
 
 Result<void> writeKekFile(const std::filesystem::path& path, const Kek& kek)
 {
-    if (!isValidKekId(kek.id) || kek.version == 0 || kek.key.size() != kKeySize)
+    if (!isValidKekId(kek.id) || kek.version == 0 || kek.key.size() != kKekSize)
         return Error(ErrorCode::InvalidArgument,
                      "Cannot write an incomplete key; generate it first.");
     FileDescriptor file(

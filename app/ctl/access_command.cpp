@@ -15,12 +15,12 @@
 namespace sealtrain::ctl {
 namespace {
 
-struct ListOptions {
+struct AccessListOptions {
     ClientOptions client;
     bool json = false;
 };
 
-int runRoleList(const CommandRegistry& registry, const ListOptions& options)
+int runRoleList(const CommandRegistry& registry, const AccessListOptions& options)
 {
     auto client = signedInClient(options.client, registry.err());
     if (!client)
@@ -37,7 +37,7 @@ int runRoleList(const CommandRegistry& registry, const ListOptions& options)
 
 // `role permissions`: the catalogue with each permission's duty class, from which separation of
 // duties and four eyes follow (docs/operations/access-control.md).
-int runRolePermissions(const CommandRegistry& registry, const ListOptions& options)
+int runRolePermissions(const CommandRegistry& registry, const AccessListOptions& options)
 {
     auto client = signedInClient(options.client, registry.err());
     if (!client)
@@ -90,7 +90,7 @@ int runRoleDelete(const CommandRegistry& registry, const RoleOptions& options)
         fmt::format("Deleted the role '{}'.\n", options.name));
 }
 
-int runSessionList(const CommandRegistry& registry, const ListOptions& options)
+int runSessionList(const CommandRegistry& registry, const AccessListOptions& options)
 {
     auto client = signedInClient(options.client, registry.err());
     if (!client)
@@ -184,13 +184,13 @@ void registerRoles(CLI::App& app, CommandRegistry& registry)
 {
     auto* role = app.add_subcommand("role", "Roles, sets of permissions (admin)");
     role->require_subcommand(1);
-    auto listOptions = std::make_shared<ListOptions>();
+    auto listOptions = std::make_shared<AccessListOptions>();
     auto* list = role->add_subcommand("list", "List roles and their permissions");
     list->add_flag("--json", listOptions->json, "Print JSON for scripts");
     addClientOptions(list, listOptions->client, true);
     registry.onRun(list, [&registry, listOptions] { return runRoleList(registry, *listOptions); });
 
-    auto permissionsOptions = std::make_shared<ListOptions>();
+    auto permissionsOptions = std::make_shared<AccessListOptions>();
     auto* permissions = role->add_subcommand(
         "permissions", "List every permission with its duty class and what it lets one do");
     permissions->add_flag("--json", permissionsOptions->json, "Print JSON for scripts");
@@ -228,7 +228,7 @@ void registerSessions(CLI::App& app, CommandRegistry& registry)
 {
     auto* session = app.add_subcommand("session", "Everyone's sessions (admin)");
     session->require_subcommand(1);
-    auto listOptions = std::make_shared<ListOptions>();
+    auto listOptions = std::make_shared<AccessListOptions>();
     auto* list = session->add_subcommand("list", "List sessions, newest first");
     list->add_flag("--json", listOptions->json, "Print JSON for scripts");
     addClientOptions(list, listOptions->client, true);

@@ -26,7 +26,7 @@ Result<void> writeText(const std::string& path, const std::string& text, const c
     return writeOutputFile(path, asBytes(text), what);
 }
 
-struct VerifyOptions {
+struct AuditVerifyOptions {
     std::string bundle;
     std::string key;
     std::string witness;
@@ -39,7 +39,7 @@ struct VerifiedBundle {
     audit::VerifyReport report;
 };
 
-Result<VerifiedBundle> verifyBundleFile(const VerifyOptions& options)
+Result<VerifiedBundle> verifyBundleFile(const AuditVerifyOptions& options)
 {
     auto text = readInputFile(options.bundle, "bundle");
     if (!text)
@@ -60,7 +60,7 @@ Result<VerifiedBundle> verifyBundleFile(const VerifyOptions& options)
     return VerifiedBundle{std::move(*text), std::move(report)};
 }
 
-std::string repeatCommand(const VerifyOptions& options, const audit::VerifyReport& report)
+std::string repeatCommand(const AuditVerifyOptions& options, const audit::VerifyReport& report)
 {
     // The key as the reviewer gave it (a file stays a file), else the fingerprint that was used.
     const std::string key = !options.key.empty()   ? options.key
@@ -69,7 +69,8 @@ std::string repeatCommand(const VerifyOptions& options, const audit::VerifyRepor
     return report::repeatVerifyCommand(options.bundle, key, options.witness);
 }
 
-void printReport(const audit::VerifyReport& report, const VerifyOptions& options, std::ostream& out)
+void printReport(const audit::VerifyReport& report, const AuditVerifyOptions& options,
+                 std::ostream& out)
 {
     out << "Bundle:          " << options.bundle << "\n";
     out << "Log:             " << report.origin << "\n";
@@ -158,7 +159,7 @@ Result<std::string> demoBundle(int count, const audit::ExportFilter& filter,
     return audit::exportBundle(**log, filter);
 }
 
-int verifyAuditBundle(const CommandRegistry& registry, const VerifyOptions& options)
+int verifyAuditBundle(const CommandRegistry& registry, const AuditVerifyOptions& options)
 {
     auto verified = verifyBundleFile(options);
     if (!verified)
@@ -168,7 +169,7 @@ int verifyAuditBundle(const CommandRegistry& registry, const VerifyOptions& opti
 }
 
 struct ReportOptions {
-    VerifyOptions verify;
+    AuditVerifyOptions verify;
     std::string out;
 };
 
@@ -245,7 +246,7 @@ int exportAuditBundle(const CommandRegistry& registry, const ExportOptions& opti
 
 void registerVerify(CLI::App* group, CommandRegistry& registry)
 {
-    auto options = std::make_shared<VerifyOptions>();
+    auto options = std::make_shared<AuditVerifyOptions>();
     auto* command = group->add_subcommand(
         "verify", "Verify an audit bundle offline: hashes, proofs, signatures, consistency");
     command->add_option("BUNDLE", options->bundle, "The bundle file")->required();

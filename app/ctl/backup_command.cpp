@@ -71,12 +71,12 @@ int takeBackup(const CommandRegistry& registry, const BackupOptions& options)
     return kExitOk;
 }
 
-struct VerifyOptions {
+struct BackupVerifyOptions {
     std::string archive;
     std::string key;
 };
 
-int verifyBackup(const CommandRegistry& registry, const VerifyOptions& options)
+int verifyBackup(const CommandRegistry& registry, const BackupVerifyOptions& options)
 {
     auto key = crypto::PublicKey::fromPemFile(options.key);
     if (!key)
@@ -176,7 +176,7 @@ void registerBackupCommands(CLI::App& app, CommandRegistry& registry)
     backup->footer("Example: sealtrainctl backup --out /backups/sealtrain-2026-12-05.tar\n"
                    "Restore with: sealtrainctl restore ARCHIVE --data-dir NEW --witness FILE");
 
-    auto verifyOptions = std::make_shared<VerifyOptions>();
+    auto verifyOptions = std::make_shared<BackupVerifyOptions>();
     auto* verify = backup->add_subcommand(
         "verify", "Check an archive offline: its signature under the platform's audit key and "
                   "every member against its signed manifest");

@@ -38,14 +38,14 @@ void printLineage(std::ostream& out, const trainer::CheckpointLineage& lineage)
         << '\n';
 }
 
-struct VerifyOptions {
+struct CheckpointVerifyOptions {
     std::string checkpoint;
     std::vector<std::string> keys;
     std::string kekFile;
 };
 
 // With the checkpoints KEK: decrypts the content and checks it against the signed SHA-256.
-int verifyContent(const CommandRegistry& registry, const VerifyOptions& options,
+int verifyContent(const CommandRegistry& registry, const CheckpointVerifyOptions& options,
                   const trainer::CheckpointFiles& files,
                   const std::vector<crypto::PublicKey>& trusted)
 {
@@ -64,7 +64,7 @@ int verifyContent(const CommandRegistry& registry, const VerifyOptions& options,
     return kExitOk;
 }
 
-int verifyCheckpoint(const CommandRegistry& registry, const VerifyOptions& options)
+int verifyCheckpoint(const CommandRegistry& registry, const CheckpointVerifyOptions& options)
 {
     auto files = trainer::checkpointFilesFor(options.checkpoint);
     if (!files)
@@ -161,7 +161,7 @@ int downloadJobCheckpoint(const CommandRegistry& registry, const JobCheckpointOp
 
 void registerCheckpointCommands(CLI::App& app, CommandRegistry& registry)
 {
-    auto options = std::make_shared<VerifyOptions>();
+    auto options = std::make_shared<CheckpointVerifyOptions>();
     auto* group = app.add_subcommand(
         "checkpoint", "Training checkpoints: a job's list and download, and the offline check");
     group->require_subcommand(1);

@@ -260,14 +260,14 @@ int runChangePassword(const CommandRegistry& registry, const PasswordChangeOptio
     return kExitOk;
 }
 
-struct ListOptions {
+struct ClientListOptions {
     ClientOptions client;
     bool json = false;
 };
 
 constexpr std::string_view kUserColumns = "{:<20} {:<9} {}\n";
 
-int runUserList(const CommandRegistry& registry, const ListOptions& options)
+int runUserList(const CommandRegistry& registry, const ClientListOptions& options)
 {
     auto client = signedInClient(options.client, registry.err());
     if (!client)
@@ -436,7 +436,7 @@ void registerClientCommands(CLI::App& app, CommandRegistry& registry)
     });
     auto* user = app.add_subcommand("user", "Users (admin)");
     user->require_subcommand(1);
-    auto listOptions = std::make_shared<ListOptions>();
+    auto listOptions = std::make_shared<ClientListOptions>();
     auto* list = user->add_subcommand("list", "List users and their grants");
     list->add_flag("--json", listOptions->json, "Print JSON for scripts");
     addClientOptions(list, listOptions->client, true);

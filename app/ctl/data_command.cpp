@@ -30,14 +30,14 @@
 namespace sealtrain::ctl {
 namespace {
 
-struct ListOptions {
+struct DataListOptions {
     ClientOptions client;
     bool json = false;
 };
 
 constexpr std::string_view kDatasetColumns = "{:<20} {:>7}  {:<14} {:>9} {:>11}  {}\n";
 
-int runDatasetList(const CommandRegistry& registry, const ListOptions& options)
+int runDatasetList(const CommandRegistry& registry, const DataListOptions& options)
 {
     auto client = signedInClient(options.client, registry.err());
     if (!client)
@@ -315,7 +315,7 @@ void registerDataCommands(CLI::App& app, CommandRegistry& registry)
     auto* dataset = commandGroup(app, "dataset",
                                  "Datasets: import, list, show, share and verify "
                                  "(docs/operations/datasets.md)");
-    auto listOptions = std::make_shared<ListOptions>();
+    auto listOptions = std::make_shared<DataListOptions>();
     auto* list = dataset->add_subcommand("list", "List the datasets you may read");
     list->add_flag("--json", listOptions->json, "Print JSON for scripts");
     addClientOptions(list, listOptions->client, true);

@@ -20,7 +20,7 @@
 namespace sealtrain::ctl {
 namespace {
 
-struct VerifyOptions {
+struct DatasetVerifyOptions {
     ClientOptions client;
     std::string reference;
     std::string folder;
@@ -40,7 +40,7 @@ void printVerified(std::ostream& out, const dataset::VerifyReport& report,
 }
 
 // A copy of a dataset folder, checked without keys against the platform's public key.
-int verifyDatasetCopy(const CommandRegistry& registry, const VerifyOptions& options)
+int verifyDatasetCopy(const CommandRegistry& registry, const DatasetVerifyOptions& options)
 {
     auto trusted = crypto::PublicKey::fromPemFile(options.key);
     if (!trusted)
@@ -53,7 +53,7 @@ int verifyDatasetCopy(const CommandRegistry& registry, const VerifyOptions& opti
 }
 
 // A dataset of the control plane, checked there as the signed-in reader.
-int verifyOnControlPlane(const CommandRegistry& registry, const VerifyOptions& options)
+int verifyOnControlPlane(const CommandRegistry& registry, const DatasetVerifyOptions& options)
 {
     auto client = signedInClient(options.client, registry.err());
     if (!client)
@@ -68,7 +68,7 @@ int verifyOnControlPlane(const CommandRegistry& registry, const VerifyOptions& o
     return kExitOk;
 }
 
-int verifyDatasetCommand(const CommandRegistry& registry, const VerifyOptions& options)
+int verifyDatasetCommand(const CommandRegistry& registry, const DatasetVerifyOptions& options)
 {
     if (options.folder.empty() == options.reference.empty())
         return registry.failUsage("Give either a DATASET (checked by the control plane) or "
@@ -85,7 +85,7 @@ void registerDatasetCommands(CLI::App& app, CommandRegistry& registry)
     auto* group = commandGroup(app, "dataset",
                                "Datasets: import, list, show, share and verify "
                                "(docs/operations/datasets.md)");
-    auto options = std::make_shared<VerifyOptions>();
+    auto options = std::make_shared<DatasetVerifyOptions>();
     auto* command = group->add_subcommand(
         "verify", "Check a dataset: its manifest against its id and the platform's signature and "
                   "every shard, decrypted by the control plane (DATASET), or a copy's shard hashes "

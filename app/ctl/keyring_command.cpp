@@ -39,14 +39,14 @@ int generateKeyFile(const CommandRegistry& registry, const KeyfileOptions& optio
     return kExitOk;
 }
 
-struct ListOptions {
+struct KeyringListOptions {
     ClientOptions client;
     bool json = false;
 };
 
 constexpr std::string_view kKekColumns = "{:<16} {:>7}  {:<13} {}\n";
 
-int listKeks(const CommandRegistry& registry, const ListOptions& options)
+int listKeks(const CommandRegistry& registry, const KeyringListOptions& options)
 {
     auto client = signedInClient(options.client, registry.err());
     if (!client)
@@ -153,7 +153,7 @@ void registerKeyfile(CLI::App& app, CommandRegistry& registry)
 
 void registerKeyringChanges(CLI::App* group, CommandRegistry& registry)
 {
-    auto list = std::make_shared<ListOptions>();
+    auto list = std::make_shared<KeyringListOptions>();
     auto* listCommand = group->add_subcommand("list", "List the KEKs, their versions and states");
     listCommand->add_flag("--json", list->json, "Print JSON for scripts");
     addClientOptions(listCommand, list->client, true);

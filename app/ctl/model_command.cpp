@@ -44,14 +44,10 @@ struct ModelOptions {
     bool quiet = false;
 };
 
-std::string shown(const std::string& text)
-{
-    return escapeControls(text);
-}
-
 std::string aliasesText(const std::vector<std::string>& aliases)
 {
-    return aliases.empty() ? std::string("-") : shown(fmt::format("{}", fmt::join(aliases, ",")));
+    return aliases.empty() ? std::string("-")
+                           : escapeControls(fmt::format("{}", fmt::join(aliases, ",")));
 }
 
 nlohmann::json versionJson(const api::ModelVersionView& version)
@@ -95,18 +91,18 @@ nlohmann::json promotionJson(const api::PromotionView& promotion)
 void printPromotion(std::ostream& out, const api::PromotionView& promotion)
 {
     out << fmt::format("promotion {}: {}@{} to {} ({}), asked by {} at {}", promotion.id,
-                       shown(promotion.model), promotion.version, shown(promotion.alias),
-                       shown(promotion.state), shown(promotion.requestedBy),
-                       utcText(promotion.requestedUnix));
+                       escapeControls(promotion.model), promotion.version,
+                       escapeControls(promotion.alias), escapeControls(promotion.state),
+                       escapeControls(promotion.requestedBy), utcText(promotion.requestedUnix));
     if (!promotion.decidedBy.empty())
-        out << fmt::format(", {} by {} at {}", shown(promotion.state), shown(promotion.decidedBy),
-                           utcText(promotion.decidedUnix));
+        out << fmt::format(", {} by {} at {}", escapeControls(promotion.state),
+                           escapeControls(promotion.decidedBy), utcText(promotion.decidedUnix));
     out << '\n';
     out << fmt::format("  digest: {}\n", promotion.digest);
     if (!promotion.reason.empty())
-        out << fmt::format("  reason: {}\n", shown(promotion.reason));
+        out << fmt::format("  reason: {}\n", escapeControls(promotion.reason));
     if (!promotion.decisionReason.empty())
-        out << fmt::format("  decision: {}\n", shown(promotion.decisionReason));
+        out << fmt::format("  decision: {}\n", escapeControls(promotion.decisionReason));
 }
 
 nlohmann::json exportJson(const api::ModelExportView& exported)
@@ -128,10 +124,12 @@ nlohmann::json exportJson(const api::ModelExportView& exported)
 void printExport(std::ostream& out, const api::ModelExportView& exported)
 {
     out << fmt::format("export {}: {}@{} ({}), asked by {} at {}", exported.id,
-                       shown(exported.model), exported.version, shown(exported.state),
-                       shown(exported.requestedBy), utcText(exported.requestedUnix));
+                       escapeControls(exported.model), exported.version,
+                       escapeControls(exported.state), escapeControls(exported.requestedBy),
+                       utcText(exported.requestedUnix));
     if (!exported.decidedBy.empty())
-        out << fmt::format(", {} by {}", shown(exported.state), shown(exported.decidedBy));
+        out << fmt::format(", {} by {}", escapeControls(exported.state),
+                           escapeControls(exported.decidedBy));
     out << fmt::format("; downloaded {} time{}\n", exported.downloads,
                        exported.downloads == 1 ? "" : "s");
     out << fmt::format("  digest: {}\n", exported.digest);
@@ -153,7 +151,7 @@ int registerModel(const CommandRegistry& registry, const ModelOptions& options)
         return kExitOk;
     }
     registry.out() << fmt::format("registered {}@{}: job {} at step {}, digest {}\n",
-                                  shown(version->name), version->version, version->job,
+                                  escapeControls(version->name), version->version, version->job,
                                   version->step, version->digest);
     return kExitOk;
 }
@@ -179,8 +177,8 @@ int importModel(const CommandRegistry& registry, const ModelOptions& options)
         return kExitOk;
     }
     registry.out() << fmt::format("imported {}@{} as a base model: {}, digest {}\n",
-                                  shown(version->name), version->version, shown(version->shape),
-                                  version->digest);
+                                  escapeControls(version->name), version->version,
+                                  escapeControls(version->shape), version->digest);
     return kExitOk;
 }
 
@@ -210,8 +208,8 @@ int listModels(const CommandRegistry& registry, const ModelOptions& options)
             std::vector<std::string> aliases;
             for (const auto& [alias, version] : model.aliases)
                 aliases.push_back(fmt::format("{}={}", alias, version));
-            return fmt::format(row, shown(model.name), shown(model.project), model.versions,
-                               model.pendingPromotions, aliasesText(aliases));
+            return fmt::format(row, escapeControls(model.name), escapeControls(model.project),
+                               model.versions, model.pendingPromotions, aliasesText(aliases));
         });
     return kExitOk;
 }
@@ -244,23 +242,26 @@ int showModel(const CommandRegistry& registry, const ModelOptions& options)
         return kExitOk;
     }
     std::ostream& out = registry.out();
-    out << fmt::format("model '{}' in project '{}'\n", shown(model->name), shown(model->project));
+    out << fmt::format("model '{}' in project '{}'\n", escapeControls(model->name),
+                       escapeControls(model->project));
     for (const api::ModelVersionView& version : model->versions) {
         if (version.source == "import")
             out << fmt::format("  version {} [{}]: imported base model, by {} at {}\n",
                                version.version, aliasesText(version.aliases),
-                               shown(version.registeredBy), utcText(version.registeredUnix));
+                               escapeControls(version.registeredBy),
+                               utcText(version.registeredUnix));
         else
             out << fmt::format("  version {} [{}]: job {} at step {}, worker {}, registered by {} "
                                "at {}\n",
                                version.version, aliasesText(version.aliases), version.job,
-                               version.step, shown(version.worker), shown(version.registeredBy),
+                               version.step, escapeControls(version.worker),
+                               escapeControls(version.registeredBy),
                                utcText(version.registeredUnix));
         if (!version.base.empty())
-            out << fmt::format("    fine-tuned from: {}\n", shown(version.base));
+            out << fmt::format("    fine-tuned from: {}\n", escapeControls(version.base));
         out << fmt::format("    digest: {}\n", version.digest);
         if (!version.description.empty())
-            out << fmt::format("    {}\n", shown(version.description));
+            out << fmt::format("    {}\n", escapeControls(version.description));
     }
     for (const api::PromotionView& promotion : model->promotions)
         printPromotion(out, promotion);
@@ -414,7 +415,7 @@ int exportLineage(const CommandRegistry& registry, const ModelOptions& options)
         return registry.fail(written.error());
     registry.err() << fmt::format("Wrote the lineage of {} to {}; check it with 'sealtrainctl "
                                   "model verify-lineage {} --key registry.pub.pem'.\n",
-                                  shown(options.name), options.out, options.out);
+                                  escapeControls(options.name), options.out, options.out);
     return kExitOk;
 }
 
@@ -436,9 +437,10 @@ int verifyLineageDocument(const CommandRegistry& registry, const ModelOptions& o
         return registry.fail(verdict.error());
     }
     for (const std::string& line : verdict->checked)
-        registry.out() << "ok  " << shown(line) << '\n';
+        registry.out() << "ok  " << escapeControls(line) << '\n';
     registry.out() << fmt::format("VERIFIED {} {}: {} signatures and links checked\n",
-                                  shown(verdict->model), verdict->digest, verdict->checked.size());
+                                  escapeControls(verdict->model), verdict->digest,
+                                  verdict->checked.size());
     return kExitOk;
 }
 

@@ -29,11 +29,6 @@ struct RunOptions {
     std::string out;
 };
 
-std::string shown(const std::string& text)
-{
-    return escapeControls(text);
-}
-
 std::string lossText(const std::optional<double>& loss)
 {
     return loss ? fmt::format("{:.4f}", *loss) : std::string("-");
@@ -44,7 +39,7 @@ std::string workersOf(const api::RunView& run)
 {
     std::vector<std::string> names;
     for (const api::RunAttemptView& attempt : run.attempts) {
-        const std::string name = attempt.worker.empty() ? "local" : shown(attempt.worker);
+        const std::string name = attempt.worker.empty() ? "local" : escapeControls(attempt.worker);
         if (std::find(names.begin(), names.end(), name) == names.end())
             names.push_back(name);
     }
@@ -121,8 +116,8 @@ int listRuns(const CommandRegistry& registry, const RunOptions& options)
                           "restarts", "workers"),
               runJson, [&](const api::RunView& run) {
                   return fmt::format(
-                      row, run.job.id, shown(run.job.name), shown(run.job.project),
-                      shown(run.job.state),
+                      row, run.job.id, escapeControls(run.job.name),
+                      escapeControls(run.job.project), escapeControls(run.job.state),
                       fmt::format("{}/{}", run.summary.stepsDone, run.summary.stepsPlanned),
                       lossText(run.summary.lastLoss), lossText(run.summary.lastValidationLoss),
                       run.job.restarts, workersOf(run));
@@ -132,12 +127,13 @@ int listRuns(const CommandRegistry& registry, const RunOptions& options)
 
 void printRun(std::ostream& out, const api::RunView& run)
 {
-    out << fmt::format("run {} '{}' in project '{}': {}{}\n", run.job.id, shown(run.job.name),
-                       shown(run.job.project), shown(run.job.state),
-                       run.job.reason.empty() ? std::string() : " (" + shown(run.job.reason) + ")");
+    out << fmt::format(
+        "run {} '{}' in project '{}': {}{}\n", run.job.id, escapeControls(run.job.name),
+        escapeControls(run.job.project), escapeControls(run.job.state),
+        run.job.reason.empty() ? std::string() : " (" + escapeControls(run.job.reason) + ")");
     out << fmt::format("  submitted by {}, approved by {}; dataset {}; spec sha256 {}\n",
-                       shown(run.job.submitter), shown(run.job.approver), shown(run.job.datasetId),
-                       shown(run.job.specSha256));
+                       escapeControls(run.job.submitter), escapeControls(run.job.approver),
+                       escapeControls(run.job.datasetId), escapeControls(run.job.specSha256));
     const api::RunSummaryView& summary = run.summary;
     out << fmt::format("  steps {} of {}; loss {}; validation loss {} (best {} at step {})\n",
                        summary.stepsDone, summary.stepsPlanned, lossText(summary.lastLoss),
@@ -152,11 +148,12 @@ void printRun(std::ostream& out, const api::RunView& run)
     for (const api::RunAttemptView& attempt : run.attempts) {
         out << fmt::format(
             "    {} on {}, {} to {}: {}{}; {}; steps {}\n", attempt.attempt,
-            attempt.worker.empty() ? std::string("the control plane") : shown(attempt.worker),
+            attempt.worker.empty() ? std::string("the control plane")
+                                   : escapeControls(attempt.worker),
             utcText(attempt.startedUnix),
             attempt.endedUnix == 0 ? std::string("now") : utcText(attempt.endedUnix),
-            shown(attempt.outcome),
-            attempt.reason.empty() ? "" : " (" + shown(attempt.reason) + ")",
+            escapeControls(attempt.outcome),
+            attempt.reason.empty() ? "" : " (" + escapeControls(attempt.reason) + ")",
             attempt.resumedFromStep == 0
                 ? std::string("from scratch")
                 : fmt::format("resumed from the checkpoint at step {}", attempt.resumedFromStep),
@@ -166,11 +163,11 @@ void printRun(std::ostream& out, const api::RunView& run)
     out << "  checkpoints:\n";
     for (const api::JobCheckpointView& checkpoint : run.checkpoints)
         out << fmt::format("    step {} (attempt {}, signed by {}) sha256 {}\n", checkpoint.step,
-                           checkpoint.attempt, shown(checkpoint.worker),
-                           shown(checkpoint.sealedSha256));
+                           checkpoint.attempt, escapeControls(checkpoint.worker),
+                           escapeControls(checkpoint.sealedSha256));
     out << "  parameters:\n";
     for (const auto& [name, value] : api::runParameters(run.job.specJson))
-        out << fmt::format("    {} = {}\n", shown(name), shown(value));
+        out << fmt::format("    {} = {}\n", escapeControls(name), escapeControls(value));
 }
 
 int showRun(const CommandRegistry& registry, const RunOptions& options)
@@ -237,9 +234,11 @@ int compareRuns(const CommandRegistry& registry, const RunOptions& options)
         out << '\n';
     };
     line("run", [](const api::RunView& run) { return fmt::format("{}", run.job.id); });
-    line("name", [](const api::RunView& run) { return shown(run.job.name).substr(0, 16); });
-    line("state", [](const api::RunView& run) { return shown(run.job.state); });
-    line("dataset", [](const api::RunView& run) { return shown(run.job.datasetId).substr(0, 16); });
+    line("name",
+         [](const api::RunView& run) { return escapeControls(run.job.name).substr(0, 16); });
+    line("state", [](const api::RunView& run) { return escapeControls(run.job.state); });
+    line("dataset",
+         [](const api::RunView& run) { return escapeControls(run.job.datasetId).substr(0, 16); });
     line("steps", [](const api::RunView& run) {
         return fmt::format("{}/{}", run.summary.stepsDone, run.summary.stepsPlanned);
     });
@@ -259,9 +258,9 @@ int compareRuns(const CommandRegistry& registry, const RunOptions& options)
         if (!row.differs && !options.allParameters)
             continue;
         any = true;
-        out << fmt::format("{:<24}", shown(row.name).substr(0, 24));
+        out << fmt::format("{:<24}", escapeControls(row.name).substr(0, 24));
         for (const std::string& value : row.values)
-            out << fmt::format(" {:>16}", shown(value).substr(0, 16));
+            out << fmt::format(" {:>16}", escapeControls(value).substr(0, 16));
         out << '\n';
     }
     if (!any)
@@ -293,8 +292,8 @@ int printMetrics(const CommandRegistry& registry, const RunOptions& options)
         for (std::size_t i = 0; i < runs->size(); ++i) {
             const api::RunView& run = (*runs)[i];
             text += fmt::format("run {} '{}'\n{:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>6}\n",
-                                run.job.id, shown(run.job.name), "step", "attempt", "loss", "val",
-                                "lr", "grad", "tok/s", "MFU");
+                                run.job.id, escapeControls(run.job.name), "step", "attempt", "loss",
+                                "val", "lr", "grad", "tok/s", "MFU");
             std::int64_t attempt = -1;
             for (const api::RunPointView& point : histories[i]) {
                 if (attempt != -1 && point.attempt != attempt) {
@@ -303,7 +302,8 @@ int printMetrics(const CommandRegistry& registry, const RunOptions& options)
                         if (a.attempt == point.attempt)
                             text += fmt::format(
                                 "  -- restart: attempt {} on {} resumed from step {} --\n",
-                                a.attempt, a.worker.empty() ? "the control plane" : shown(a.worker),
+                                a.attempt,
+                                a.worker.empty() ? "the control plane" : escapeControls(a.worker),
                                 a.resumedFromStep);
                 }
                 attempt = point.attempt;

@@ -1,5 +1,6 @@
 // The PDF audit report: HTML laid out by QTextDocument and printed through QPdfWriter.
 #include "audit_report.h"
+#include "report_html.h"
 
 #include <QBuffer>
 #include <QCoreApplication>
@@ -15,20 +16,13 @@
 namespace sealtrain::report {
 namespace {
 
-QString escaped(const std::string& text)
-{
-    return QString::fromStdString(text).toHtmlEscaped();
-}
+using html::escaped;
+using html::row;
 
 QString timeText(std::uint64_t timeNs)
 {
     return QString::fromStdString(
         audit::formatUtcSeconds(static_cast<std::int64_t>(timeNs / 1000000000U)));
-}
-
-QString row(const QString& name, const QString& value)
-{
-    return "<tr><th align=left>" + name + "</th><td>" + value + "</td></tr>";
 }
 
 QString entryRow(const audit::Entry& e)

@@ -2,6 +2,7 @@
 #include "compliance_report.h"
 
 #include "audit_report.h"
+#include "report_html.h"
 
 #include <QString>
 
@@ -11,10 +12,8 @@
 namespace sealtrain::report {
 namespace {
 
-QString escaped(const std::string& text)
-{
-    return QString::fromStdString(text).toHtmlEscaped();
-}
+using html::escaped;
+using html::row;
 
 QString sequencesText(const std::vector<std::uint64_t>& sequences)
 {
@@ -32,11 +31,6 @@ QString verdictCell(const std::string& verdict)
     const QString colour = verdict == "passed" ? "#1a7f37" : "#cf222e";
     return "<b><span style='color: " + colour + "'>" + escaped(verdictHeading(verdict))
            + "</span></b>";
-}
-
-QString row(const QString& name, const QString& value)
-{
-    return "<tr><th align=left>" + name + "</th><td>" + value + "</td></tr>";
 }
 
 QString controlSection(const api::ComplianceControlView& control)

@@ -12,11 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-QString text(const std::string& value)
-{
-    return QString::fromStdString(value);
-}
-
 // `object[name]` as text (a number as its decimal form), empty when absent.
 QString field(const json& object, const char* name)
 {
@@ -25,7 +20,7 @@ QString field(const json& object, const char* name)
     const auto found = object.find(name);
     if (found == object.end())
         return {};
-    return found->is_string() ? text(found->get<std::string>()) : text(found->dump());
+    return QString::fromStdString(found->is_string() ? found->get<std::string>() : found->dump());
 }
 
 // The first 16 characters of a digest or id, and an ellipsis.
