@@ -27,7 +27,8 @@ Result<TreeHead> checkedHead(const std::string& note, const NoteVerifier& key,
 }  // namespace
 
 StoreVerification verifyStore(const AuditStore& store, const NoteVerifier& key,
-                              const std::vector<std::string>& witnessHeads)
+                              const std::vector<std::string>& witnessHeads,
+                              const std::function<void()>& betweenPages)
 {
     StoreVerification out;
     // Every root the entries must produce, by tree size, and who claimed it.
@@ -114,6 +115,8 @@ StoreVerification verifyStore(const AuditStore& store, const NoteVerifier& key,
                 return out;
             }
         }
+        if (betweenPages)
+            betweenPages();
     }
     for (const auto& [size, claim] : claims) {
         if (size > out.entries) {

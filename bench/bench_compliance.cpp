@@ -8,8 +8,8 @@
 //   memory    the process's peak RSS above its RSS before the report, beside what the decoded log
 //             would take if it were held whole (the report before issue #49 held it)
 //   waiting   another user's calls (whoAmI, in a loop) while the report runs: the longest wait,
-//             and how many gave up at the client's deadline, since the report holds the control
-//             plane's lock throughout
+//             and how many gave up at the client's deadline (the report lets waiting calls
+//             run after each page it reads; before, it held the control plane's lock throughout)
 // Usage: bench_compliance [ENTRIES] [DIR]   (default 10000000, in the system's temporary folder)
 #include "bench_support.h"
 #include "control_bench.h"

@@ -84,7 +84,8 @@ Result<std::vector<audit::Entry>> decodeStoredEntries(const std::vector<audit::S
     return entries;
 }
 
-audit::StoreVerification verifyLiveLog(const audit::AuditLog& log)
+audit::StoreVerification verifyLiveLog(const audit::AuditLog& log,
+                                       const std::function<void()>& betweenPages)
 {
     std::vector<std::string> witness;
     if (const auto& file = log.witnessFile(); file && std::filesystem::exists(*file)) {
@@ -96,7 +97,7 @@ audit::StoreVerification verifyLiveLog(const audit::AuditLog& log)
         }
         witness = std::move(*heads);
     }
-    return audit::verifyStore(log.store(), log.verifier(), witness);
+    return audit::verifyStore(log.store(), log.verifier(), witness, betweenPages);
 }
 
 AuditQueries::AuditQueries(AuditedTransactions& gate)

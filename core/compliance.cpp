@@ -24,7 +24,8 @@ constexpr std::uint64_t kReadPage = 4096;
 
 // Calls `use` with each page of decoded entries in [first, end).
 Result<void> forEachPage(const audit::AuditStore& store, std::uint64_t first, std::uint64_t end,
-                         const std::function<void(const std::vector<audit::Entry>&)>& use)
+                         const std::function<void(const std::vector<audit::Entry>&)>& use,
+                         const std::function<void()>& betweenPages = {})
 {
     for (std::uint64_t at = first; at < end; at += kReadPage) {
         auto page = store.readEntries(at, std::min(kReadPage, end - at));
@@ -36,6 +37,8 @@ Result<void> forEachPage(const audit::AuditStore& store, std::uint64_t first, st
         if (!decoded)
             return decoded.error();
         use(*decoded);
+        if (betweenPages)
+            betweenPages();
     }
     return success();
 }
@@ -101,7 +104,8 @@ Compliance::Compliance(AuditedTransactions& gate)
 
 Result<ComplianceReport> Compliance::report(const std::string& session,
                                             const ComplianceFacts& facts,
-                                            const CompliancePeriod& period)
+                                            const CompliancePeriod& period,
+                                            const std::function<void()>& betweenPages)
 {
     const AuditedRequest request{
         "compliance.report", permission::kAuditExport, {}, {"compliance", "report"}};
@@ -127,15 +131,18 @@ Result<ComplianceReport> Compliance::report(const std::string& session,
     evidence.facts = facts;
     evidence.period = period;
     audit::AuditLog& log = gate_.log();
-    evidence.verification = verifyLiveLog(log);
+    // The database's facts and the log's size at one moment, before the first pause: what the
+    // report judges (the verification below covers at least these entries).
     SEALTRAIN_TRY(compliance_internal::readDatabaseFacts(gate_.database(), evidence));
     auto size = log.store().entryCount();
     if (!size)
         return size.error();
+    evidence.verification = verifyLiveLog(log, betweenPages);
     // A page at a time: what the index keeps does not grow with the log (compliance_evidence.h).
     compliance_internal::EvidenceIndex index(evidence);
-    SEALTRAIN_TRY(forEachPage(log.store(), 0, *size,
-                              [&](const std::vector<audit::Entry>& page) { index.add(page); }));
+    SEALTRAIN_TRY(forEachPage(
+        log.store(), 0, *size, [&](const std::vector<audit::Entry>& page) { index.add(page); },
+        betweenPages));
 
     // The facts the configured claims cite, recorded where the bundle carries them.
     const auto recordFacts = [&](const Caller& c, audit::EntryDraft& draft) -> Result<void> {

@@ -10,6 +10,7 @@
 
 #include "sealtrain/audit/audit_log.h"
 #include "sealtrain/audit/bundle.h"
+#include "sealtrain/core/audit_queries.h"
 #include "sealtrain/core/compliance.h"
 #include "sealtrain/core/permissions.h"
 #include "sealtrain/core/reason_codes.h"
@@ -698,6 +699,69 @@ private slots:
         QVERIFY2(refusals->text.find(std::to_string(refusals->count) + " in all; the newest 25")
                      != std::string::npos,
                  refusals->text.c_str());
+    }
+
+    // Issue #49: the report reads the whole log (minutes at ten million entries), and the API
+    // lets other calls run after each page it reads (betweenPages). What they write is left to
+    // the next report: this one judges the log's first logSize entries, as it stood when it
+    // began, its verification still holds, and its own entry comes after theirs. The caller is
+    // checked again when that entry is written: rita's role taken away during a pause refuses
+    // the report.
+    void aLongReportLetsOtherCallsRunBetweenItsPages()
+    {
+        testing::JobsWorld w;
+        w.addSecondAdmin();
+        const std::string rita = w.session("rita");
+        const std::string alice = w.session("alice");
+        {
+            // More than two of the report's pages (4,096 entries each), in one transaction.
+            auto transaction = w.t.database->begin();
+            QVERIFY(transaction.ok());
+            audit::EntryDraft filler;
+            filler.actor = {audit::ActorKind::User, "eve", "session-of-eve", "password+totp"};
+            filler.action = "role.list";
+            filler.target = {"role", "*"};
+            for (int i = 0; i < 9000; ++i)
+                QVERIFY(w.t.plane->auditLog().append(**transaction, filler).ok());
+            QVERIFY((*transaction)->commit().ok());
+        }
+        const std::uint64_t before = *w.t.plane->auditLog().store().entryCount();
+        int pauses = 0;
+        std::uint64_t madeMeanwhile = 0;
+        auto report = w.t.plane->compliance().report(rita, healthyFacts(), {}, [&] {
+            if (++pauses == 1) {
+                QVERIFY(w.t.plane->identity().createUser(alice, "pat").ok());
+                madeMeanwhile = w.last().sequence;
+            }
+        });
+        QVERIFY2(report.ok(), report.ok() ? "" : report.error().message().c_str());
+        // The verification's pages and the index's: three each.
+        QVERIFY2(pauses >= 6, std::to_string(pauses).c_str());
+        QCOMPARE(report->logSize, before);
+        QVERIFY(madeMeanwhile >= before);
+        QVERIFY(report->reportEntry > madeMeanwhile);
+        const auto own = w.t.plane->auditLog().store().readEntries(report->reportEntry, 1);
+        QVERIFY(own.ok() && own->size() == 1);
+        const auto decoded = core::decodeStoredEntries(*own);
+        QVERIFY(decoded.ok());
+        QCOMPARE(decoded->front().action, std::string("compliance.report"));
+        QCOMPARE(testing::detailOf(decoded->front(), "log_size"), std::to_string(before));
+        QVERIFY(testing::detailOf(decoded->front(), "log_verification").starts_with("verified"));
+
+        // rita loses the auditor role while the report pauses: its entry is refused.
+        bool revoked = false;
+        auto refused = w.t.plane->compliance().report(rita, healthyFacts(), {}, [&] {
+            if (!revoked) {
+                revoked = true;
+                const std::string bea = w.session("bea");
+                QVERIFY(w.t.plane->access().revokeRole(bea, "rita", "auditor", "").ok());
+            }
+        });
+        QVERIFY(revoked);
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
+        QCOMPARE(w.last().action, std::string("compliance.report"));
+        QCOMPARE(w.last().outcome, audit::Outcome::Denied);
     }
 
     // Issue #49, item 1: evidence is read from the reason code the control plane writes

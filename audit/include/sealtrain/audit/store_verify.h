@@ -10,6 +10,7 @@
 #include "sealtrain/base/result.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,8 +29,12 @@ struct StoreVerification {
 
 // Streams the store from entry 0 in pages (bounded memory). `witnessHeads`: the witness file's
 // signed notes (readWitness), empty when the log keeps none. A failure names the entry or head
-// and what to do.
+// and what to do. `betweenPages`, when given, is called after each page, with no read open: a
+// caller that holds a lock others wait on lets them in there (the compliance report). What is
+// verified is what the store held when it began: the heads and the entry count are read first,
+// and entries or heads appended meanwhile are left to the next verification.
 [[nodiscard]] StoreVerification verifyStore(const AuditStore& store, const NoteVerifier& key,
-                                            const std::vector<std::string>& witnessHeads);
+                                            const std::vector<std::string>& witnessHeads,
+                                            const std::function<void()>& betweenPages = {});
 
 }  // namespace sealtrain::audit

@@ -9,6 +9,7 @@
 #include "sealtrain/base/result.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,8 +23,10 @@ class AuditedTransactions;
 decodeStoredEntries(const std::vector<audit::StoredEntry>& stored);
 
 // The live log verified where it is kept: audit/store_verify.h over its store and its witness
-// file (when it keeps one). Unaudited: the callers audit the look first.
-[[nodiscard]] audit::StoreVerification verifyLiveLog(const audit::AuditLog& log);
+// file (when it keeps one). Unaudited: the callers audit the look first. `betweenPages`: as
+// verifyStore's.
+[[nodiscard]] audit::StoreVerification
+verifyLiveLog(const audit::AuditLog& log, const std::function<void()>& betweenPages = {});
 
 // One page of the log as a browser asks for it (Audit.QueryEntries).
 struct AuditQuery {

@@ -10,6 +10,7 @@
 #include "sealtrain/crypto/keyring.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -105,10 +106,15 @@ public:
     // then the period (from before to); the log is verified, the evidence read a page at a time
     // (memory bounded by users, jobs and kMaxCitedPerClaim, not by the log), the facts recorded
     // in a compliance.report entry (cited by the configured claims), and the cited entries
-    // exported under a head signed for it.
+    // exported under a head signed for it. It judges the log as it stood when it began: its
+    // first logSize entries and the database's facts read at that moment. The long reads (the
+    // verification, the index) call `betweenPages` after each page, where the API lets other
+    // calls run (api/compliance_service.cpp); what they append is left to the next report, and
+    // the caller is checked again when the report's own entry is written.
     [[nodiscard]] Result<ComplianceReport> report(const std::string& session,
                                                   const ComplianceFacts& facts,
-                                                  const CompliancePeriod& period = {});
+                                                  const CompliancePeriod& period = {},
+                                                  const std::function<void()>& betweenPages = {});
 
 private:
     AuditedTransactions& gate_;
