@@ -464,13 +464,21 @@ ControlResult cc72(const Evidence& e)
     return b.done();
 }
 
-ControlResult cc81(const Evidence& e)
+// Segregation of duties (COSO principle 10, under SOC 2's CC5.1): four eyes on every job, every
+// promotion and every export.
+ControlResult cc51(const Evidence& e)
 {
-    Builder b(e, "SOC 2", "CC8.1", "Change management (four eyes on every job)",
-              {"test_core_jobs", "test_core_job_states", "test_core_submissions"});
+    Builder b(
+        e, "SOC 2", "CC5.1", "Segregation of duties (four eyes on jobs, promotions, exports)",
+        {"test_core_jobs", "test_core_job_states", "test_core_submissions", "test_core_registry"});
     b.configured("A job runs only once someone other than its submitter approved its exact "
-                 "spec (SHA-256); an edit voids the approval.");
+                 "spec (SHA-256); an edit voids the approval. A model's promotion or export "
+                 "takes effect only once someone other than its requester approved it.");
     requireTwoAdmins(b);
+    for (const DecisionFact& decision : e.approvedDecisions)
+        if (decision.requester == decision.decider)
+            b.brokenRule(decision.what + " was approved by its own requester, " + decision.decider
+                         + ".");
     Sequences proof;
     std::size_t checked = 0;
     for (const JobFact& job : e.jobs) {
@@ -503,6 +511,37 @@ ControlResult cc81(const Evidence& e)
     return b.done();
 }
 
+// Change management: the platform's own changes (its starts with their release and
+// configuration, its schema migrations, its upgrades) are audited entries.
+ControlResult cc81(const Evidence& e)
+{
+    Builder b(e, "SOC 2", "CC8.1", "Change management (releases, configuration, schema)",
+              {"test_core_platform_changes", "test_core_compliance", "test_ctl_compliance"});
+    b.configured("The control plane audits each start with its release and the SHA-256 of its "
+                 "effective configuration, each upgrade of its release and each schema "
+                 "migration of its database, before it serves a call.");
+    for (const SchemaMigrationFact& row : e.schema) {
+        if (row.version < kFirstAuditedMigration
+            || !e.period.contains(
+                static_cast<std::uint64_t>(std::max<std::int64_t>(row.appliedUnix, 0))
+                * 1000000000U))
+            continue;
+        if (!e.log.migrationAudited(row.version))
+            b.brokenRule(fmt::format("Schema version {}, applied at {}, has no audited "
+                                     "platform.migrate entry: the database was changed outside "
+                                     "the control plane.",
+                                     row.version, audit::formatUtcSeconds(row.appliedUnix)));
+    }
+    b.observed(plural(e.log.starts.count, "start", "starts")
+                   + " of the control plane, each with its release and configuration digest",
+               e.log.starts);
+    b.observed(plural(e.log.upgrades.count, "upgrade", "upgrades") + " of the release",
+               e.log.upgrades);
+    b.observed(plural(e.log.migrations.count, "schema migration", "schema migrations") + " audited",
+               e.log.migrations);
+    return b.done();
+}
+
 }  // namespace
 
 std::vector<ControlResult> evaluateControls(const Evidence& e)
@@ -515,6 +554,7 @@ std::vector<ControlResult> evaluateControls(const Evidence& e)
             integrity(e),
             personAuthentication(e),
             transmission(e),
+            cc51(e),
             cc61(e),
             cc62(e),
             cc63(e),

@@ -92,6 +92,22 @@ Result<void> readDatabaseFacts(const Database& database, Evidence& evidence)
             job.pastApproval = row.integer(6) != 0;
             evidence.jobs.push_back(std::move(job));
         }));
+    SEALTRAIN_TRY(database.query(
+        "SELECT version, applied FROM schema_version ORDER BY version", {},
+        [&](const Statement& row) {
+            evidence.schema.push_back({static_cast<int>(row.integer(0)), row.integer(1)});
+        }));
+    SEALTRAIN_TRY(database.query(
+        "SELECT 'Promotion ' || p.id || ' (' || v.name || '@' || v.version || ' to ' || p.alias "
+        "|| ')', r.name, d.name FROM model_promotions p JOIN model_versions v ON v.id = "
+        "p.version_id JOIN users r ON r.id = p.requested_by JOIN users d ON d.id = p.decided_by "
+        "WHERE p.state = 'approved' "
+        "UNION ALL SELECT 'Export ' || e.id || ' (' || v.name || '@' || v.version || ')', r.name, "
+        "d.name FROM model_exports e JOIN model_versions v ON v.id = e.version_id JOIN users r ON "
+        "r.id = e.requested_by JOIN users d ON d.id = e.decided_by WHERE e.state = 'approved'",
+        {}, [&](const Statement& row) {
+            evidence.approvedDecisions.push_back({row.text(0), row.text(1), row.text(2)});
+        }));
     return success();
 }
 
@@ -145,6 +161,34 @@ void EvidenceIndex::addJobEntry(const audit::Entry& e, JobFact& fact, bool inPer
 
 // One entry sorted by what it shows: the period's tallies, and the entries users and jobs name
 // (whatever their time: the facts of the present state need them).
+bool LogEvidence::migrationAudited(std::int64_t version) const
+{
+    return std::any_of(auditedMigrations.begin(), auditedMigrations.end(), [&](const auto& run) {
+        return run.first < version && version <= run.second;
+    });
+}
+
+// The control plane's own changes (change management, CC8.1): only entries it wrote itself, as
+// the system actor, count.
+void EvidenceIndex::addPlatformEntry(const audit::Entry& e, bool inPeriod)
+{
+    LogEvidence& log = evidence_.log;
+    Tally* tally = nullptr;
+    if (e.action == "platform.start") {
+        tally = &log.starts;
+    } else if (e.action == "platform.upgrade") {
+        tally = &log.upgrades;
+    } else if (e.action == "platform.migrate") {
+        tally = &log.migrations;
+        const std::int64_t from = numberOr(detailText(e, "from_version"), -1);
+        const std::int64_t to = numberOr(detailText(e, "to_version"), -1);
+        if (from >= 0 && to > from)
+            log.auditedMigrations.emplace_back(from, to);
+    }
+    if (tally != nullptr && inPeriod)
+        tally->add(e.sequence);
+}
+
 void EvidenceIndex::addEntry(const audit::Entry& e)
 {
     const std::uint64_t seq = e.sequence;
@@ -157,6 +201,8 @@ void EvidenceIndex::addEntry(const audit::Entry& e)
     };
     if (in)
         ++log.entries;
+    if (e.actor.kind == audit::ActorKind::System && ok && e.action.starts_with("platform."))
+        addPlatformEntry(e, in);
     if (e.outcome == audit::Outcome::Denied) {
         tally(log.denied);
         const std::string code = reasonCodeOf(e);

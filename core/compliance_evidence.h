@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sealtrain::core {
@@ -92,7 +93,33 @@ struct LogEvidence {
     std::vector<BreakGlassUse> breakGlass;  // grant.break_glass ok, the newest kMaxBreakGlassListed
     std::uint64_t breakGlassCount = 0;
     Tally breakGlassOutsidePolicy;  // without a reason, or longer than the policy allows
-    std::uint64_t entries = 0;      // entries in the period
+    Tally starts;                   // platform.start ok (the control plane's own)
+    Tally upgrades;                 // platform.upgrade ok
+    Tally migrations;               // platform.migrate ok
+    // The schema versions each audited platform.migrate went from (exclusive) and to, whenever
+    // it was: one pair per open that migrated.
+    std::vector<std::pair<std::int64_t, std::int64_t>> auditedMigrations;
+
+    // Whether an audited migration brought the database to `version`.
+    [[nodiscard]] bool migrationAudited(std::int64_t version) const;
+    std::uint64_t entries = 0;  // entries in the period
+};
+
+// The first schema version whose migration the control plane audits (platform.migrate, issue
+// #49): the ones before it were applied before migrations were audited, and are not judged.
+inline constexpr int kFirstAuditedMigration = 17;
+
+// A row of schema_version: a migration the database holds and when it was applied.
+struct SchemaMigrationFact {
+    int version = 0;
+    std::int64_t appliedUnix = 0;
+};
+
+// A promotion or export decided by someone (model_promotions, model_exports).
+struct DecisionFact {
+    std::string what;  // "Promotion 3 (gpt@2 to prod)", "Export 2 (gpt@2)"
+    std::string requester;
+    std::string decider;
 };
 
 struct Evidence {
@@ -104,6 +131,8 @@ struct Evidence {
     std::vector<UserFact> users;
     std::vector<std::string> admins;  // enabled, global, for good (Access::adminNames)
     std::vector<JobFact> jobs;
+    std::vector<SchemaMigrationFact> schema;
+    std::vector<DecisionFact> approvedDecisions;  // approved promotions and exports
     LogEvidence log;
 };
 
@@ -117,6 +146,7 @@ public:
 
 private:
     void addEntry(const audit::Entry& entry);
+    void addPlatformEntry(const audit::Entry& entry, bool inPeriod);
     void addJobEntry(const audit::Entry& entry, JobFact& job, bool inPeriod);
 
     Evidence& evidence_;

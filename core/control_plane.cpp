@@ -48,8 +48,15 @@ ControlPlane::open(Database& database, audit::AuditStore& store,
     auto log = audit::AuditLog::open(store, signingKey, auditKey, clock, std::move(logOptions));
     if (!log)
         return log.error();
-    return std::unique_ptr<ControlPlane>(
+    std::unique_ptr<ControlPlane> plane(
         new ControlPlane(database, auditKey, clock, std::move(options), std::move(*log)));
+    // Change management (issue #49): the schema migrations this open applied, audited before
+    // anything else is done with the database.
+    if (const auto migrated = database.takeMigrationRun())
+        SEALTRAIN_TRY(plane->recordPlatformChange(
+            "platform.migrate", {audit::textDetail("from_version", std::to_string(migrated->from)),
+                                 audit::textDetail("to_version", std::to_string(migrated->to))}));
+    return plane;
 }
 
 Result<void> ControlPlane::flushAnonymousRefusals(bool all)
@@ -64,11 +71,14 @@ Result<void> ControlPlane::recordBusyRefusal(const std::string& action,
 }
 
 Result<void> ControlPlane::recordPlatformChange(const std::string& action,
-                                                std::vector<audit::Detail> details)
+                                                std::vector<audit::Detail> details,
+                                                const std::function<Result<void>()>& alongside)
 {
     return gate_->performWithoutSession(
         {action, {}, {}, {"platform", "data-directory"}},
         [&](audit::EntryDraft& draft) -> Result<void> {
+            if (alongside)
+                SEALTRAIN_TRY(alongside());
             draft.actor = {audit::ActorKind::System, "control-plane", "", "internal"};
             for (auto& detail : details)
                 draft.details.push_back(std::move(detail));

@@ -5,6 +5,7 @@
 #include "base_models.h"
 #include "data_directory_files.h"
 #include "model_signing_key.h"
+#include "platform_starts.h"
 #include "sealtrain/audit/forward.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
@@ -355,8 +356,11 @@ struct DataDirectory::State {
         if (!databaseKey)
             return databaseKey.error();
         {
-            // Creates the file and its schema; closed again before the control plane opens it.
-            auto database = Database::open(file(dir, datadir::kDatabase), *databaseKey);
+            // Creates the file, with no schema yet: the control plane's open migrates it from 0,
+            // and audits that (platform.migrate) as the log's first entry.
+            DatabaseOptions empty;
+            empty.schemaVersion = 0;
+            auto database = Database::open(file(dir, datadir::kDatabase), *databaseKey, empty);
             if (!database)
                 return database.error();
         }
@@ -636,6 +640,14 @@ Result<void> DataDirectory::signPendingEntries()
     if (!signedHead)
         return signedHead.error();
     return success();
+}
+
+Result<void> DataDirectory::recordStart(const PlatformStart& start)
+{
+    const auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(state_->clock->now().time_since_epoch())
+            .count();
+    return internal::recordPlatformStart(*state_->database, *state_->plane, start, now);
 }
 
 }  // namespace sealtrain::core

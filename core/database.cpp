@@ -563,6 +563,9 @@ Result<void> Database::migrate(int target)
                           {migration.version}));
         SEALTRAIN_TRY((*transaction)->commit());
         SEALTRAIN_TRY(execute("PRAGMA foreign_keys = ON"));
+        if (!migratedOnOpen_)
+            migratedOnOpen_ = MigrationRun{*current, migration.version};
+        migratedOnOpen_->to = migration.version;
     }
     return success();
 }

@@ -411,15 +411,26 @@ CREATE TABLE pending_admin_changes (
 );
 )sql";
 
+// Version 17: the control plane's starts (issue #49, change management): the release and the
+// configuration digest each start ran with, so that the next start knows what changed.
+constexpr std::string_view kSchemaV17 = R"sql(
+CREATE TABLE platform_starts (
+    id INTEGER PRIMARY KEY,
+    version TEXT NOT NULL,
+    config_sha256 TEXT NOT NULL,
+    started INTEGER NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations()
 {
     static const std::vector<Migration> kMigrations{
-        {1, kSchemaV1},   {2, kSchemaV2},   {3, kSchemaV3},   {4, kSchemaV4},
-        {5, kSchemaV5},   {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},
-        {9, kSchemaV9},   {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12},
-        {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15}, {16, kSchemaV16}};
+        {1, kSchemaV1},   {2, kSchemaV2},   {3, kSchemaV3},   {4, kSchemaV4},   {5, kSchemaV5},
+        {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},   {9, kSchemaV9},   {10, kSchemaV10},
+        {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15},
+        {16, kSchemaV16}, {17, kSchemaV17}};
     return kMigrations;
 }
 

@@ -6,11 +6,14 @@
 #include "sealtrain/api/server.h"
 #include "sealtrain/api/tls_policy.h"
 #include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/encoding.h"
 #include "sealtrain/base/paths.h"
 #include "sealtrain/base/process.h"
+#include "sealtrain/base/version.h"
 #include "sealtrain/base/wipe.h"
 #include "sealtrain/core/data_directory.h"
 #include "sealtrain/core/job_spec.h"
+#include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
 #include <CLI/CLI.hpp>
@@ -119,7 +122,7 @@ Result<crypto::SecretBytes> passphraseFromStdin()
     return secret;
 }
 
-int run(const Options& options)
+int run(const Options& options, const std::string& effectiveOptions)
 {
     if (auto isPrivate = checkPrivate(options.dataDir); !isPrivate)
         return fail(isPrivate.error());
@@ -182,6 +185,12 @@ int run(const Options& options)
         else if (auto found = siblingExecutable("sealtrain-train", "train"))
             serverOptions.trainer = *found;
     }
+    // Change management (issue #49): this start, its release and its configuration, audited
+    // before the first call is served.
+    const std::string configSha256 = toHex(crypto::sha256(
+        {reinterpret_cast<const std::uint8_t*>(effectiveOptions.data()), effectiveOptions.size()}));
+    if (auto recorded = (*platform)->recordStart({kVersion, configSha256}); !recorded)
+        return fail(recorded.error());
     auto server = api::ControlServer::start(**platform, serverOptions);
     if (!server)
         return fail(server.error());
@@ -323,5 +332,8 @@ int main(int argc, char** argv)
                    "`file:/ABSOLUTE/PATH` (docs/formats/audit-forward.md); check the copy with "
                    "`sealtrainctl audit verify-forwarded`");
     CLI11_PARSE(app, argc, argv);
-    return run(options);
+    // The effective options (the file's, the command line's and the defaults) as TOML: their
+    // SHA-256 goes into the start's audit entry, so a changed configuration is a recorded change.
+    // Hashed in run(), once the TLS policy is set: nothing may touch OpenSSL before it.
+    return run(options, app.config_to_str(true, false));
 }

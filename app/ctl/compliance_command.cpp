@@ -214,7 +214,7 @@ void registerComplianceCommands(CLI::App& app, CommandRegistry& registry)
     auto options = std::make_shared<ComplianceOptions>();
     auto* report = group->add_subcommand(
         "report",
-        "HIPAA 45 CFR 164.312 (a)-(e) and SOC 2 CC6.1-CC8.1 judged from the control plane's live "
+        "HIPAA 45 CFR 164.312 (a)-(e) and SOC 2 CC5.1-CC8.1 judged from the control plane's live "
         "evidence: a PDF of every control's verdict (passed, failed, no evidence), the audit "
         "entries each claim cites and the tests that guard it, and a signed audit bundle of "
         "exactly those entries that `sealtrainctl audit verify` checks offline. Needs audit.read "

@@ -122,11 +122,11 @@ private slots:
         QVERIFY(!w.t.plane->access().grantRole(w.session("eve"), "eve", "admin", "").ok());
         auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
         QVERIFY2(report.ok(), report ? "" : report.error().message().c_str());
-        QCOMPARE(report->controls.size(), std::size_t{15});
+        QCOMPARE(report->controls.size(), std::size_t{16});
         QCOMPARE(report->auditor, std::string("rita"));
         for (const char* id :
              {"164.312(a)(2)(i)", "164.312(a)(2)(iv)", "164.312(b)", "164.312(c)(1)", "164.312(d)",
-              "CC6.1", "CC6.2", "CC6.3", "CC7.2", "CC8.1"})
+              "CC5.1", "CC6.1", "CC6.2", "CC6.3", "CC7.2", "CC8.1"})
             QVERIFY2(control(*report, id).verdict == ControlVerdict::Passed,
                      (std::string(id) + ": " + claimsText(control(*report, id))).c_str());
         // Nobody used break-glass and no session expired: said, not passed.
@@ -135,18 +135,18 @@ private slots:
         // Called in-process, no call came over mutual TLS: the transport is configured only.
         QCOMPARE(control(*report, "164.312(e)(1)").verdict, ControlVerdict::NoEvidence);
 
-        // CC8.1 cites the job's submission and approval.
-        const auto& cc81 = control(*report, "CC8.1");
+        // CC5.1 cites the job's submission and approval.
+        const auto& cc51 = control(*report, "CC5.1");
         const auto entries = audit::verifyBundle(report->bundle, {}).entries;
-        std::vector<std::uint64_t> cc81Cited;
-        for (const auto& claim : cc81.claims)
-            cc81Cited.insert(cc81Cited.end(), claim.sequences.begin(), claim.sequences.end());
+        std::vector<std::uint64_t> cc51Cited;
+        for (const auto& claim : cc51.claims)
+            cc51Cited.insert(cc51Cited.end(), claim.sequences.begin(), claim.sequences.end());
         for (const std::string action : {"job.submit", "job.approve"})
             QVERIFY2(
                 std::any_of(entries.begin(), entries.end(),
                             [&](const audit::Entry& e) {
                                 return e.action == action && e.target.id == std::to_string(job.id)
-                                       && std::count(cc81Cited.begin(), cc81Cited.end(), e.sequence)
+                                       && std::count(cc51Cited.begin(), cc51Cited.end(), e.sequence)
                                               == 1;
                             }),
                 action.c_str());
@@ -181,10 +181,10 @@ private slots:
             w.t.database->run("UPDATE jobs SET approver = submitter WHERE id = ?", {job.id}).ok());
         auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
         QVERIFY(report.ok());
-        const auto& cc81 = control(*report, "CC8.1");
-        QCOMPARE(cc81.verdict, ControlVerdict::Failed);
-        QVERIFY2(claimsText(cc81).find("approved by its own submitter, eve") != std::string::npos,
-                 claimsText(cc81).c_str());
+        const auto& cc51 = control(*report, "CC5.1");
+        QCOMPARE(cc51.verdict, ControlVerdict::Failed);
+        QVERIFY2(claimsText(cc51).find("approved by its own submitter, eve") != std::string::npos,
+                 claimsText(cc51).c_str());
     }
 
     void jobThatRanWithoutApprovalFails()
@@ -199,10 +199,10 @@ private slots:
                 .ok());
         auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
         QVERIFY(report.ok());
-        const auto& cc81 = control(*report, "CC8.1");
-        QCOMPARE(cc81.verdict, ControlVerdict::Failed);
-        QVERIFY2(claimsText(cc81).find("without an approval") != std::string::npos,
-                 claimsText(cc81).c_str());
+        const auto& cc51 = control(*report, "CC5.1");
+        QCOMPARE(cc51.verdict, ControlVerdict::Failed);
+        QVERIFY2(claimsText(cc51).find("without an approval") != std::string::npos,
+                 claimsText(cc51).c_str());
     }
 
     void userWithoutSecondFactorFails()
@@ -271,12 +271,12 @@ private slots:
         claims.push_back({ClaimKind::Observed, "broken", {}, true, 0});
         QCOMPARE(core::verdictOf(claims), ControlVerdict::Failed);
 
-        // No job went past approval: CC8.1 has no evidence.
+        // No job went past approval: CC5.1 has no evidence.
         testing::JobsWorld w;
         w.addSecondAdmin();  // the failure is this rule's, not a single admin's
         auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
         QVERIFY(report.ok());
-        QCOMPARE(control(*report, "CC8.1").verdict, ControlVerdict::NoEvidence);
+        QCOMPARE(control(*report, "CC5.1").verdict, ControlVerdict::NoEvidence);
         QCOMPARE(std::string(core::controlVerdictName(ControlVerdict::NoEvidence)),
                  std::string("no evidence"));
     }
@@ -326,13 +326,13 @@ private slots:
 
         auto whole = compliance.report(w.session("rita"), healthyFacts());
         QVERIFY(whole.ok());
-        QCOMPARE(control(*whole, "CC8.1").verdict, ControlVerdict::Passed);
+        QCOMPARE(control(*whole, "CC5.1").verdict, ControlVerdict::Passed);
         QCOMPARE(whole->inPeriod, whole->logSize);
 
         auto recent = compliance.report(w.session("rita"), healthyFacts(), lastDay);
         QVERIFY2(recent.ok(), recent ? "" : recent.error().message().c_str());
         QVERIFY(recent->inPeriod < recent->logSize / 2);
-        for (const char* id : {"CC8.1", "164.312(a)(2)(i)", "CC6.2"}) {
+        for (const char* id : {"CC5.1", "164.312(a)(2)(i)", "CC6.2"}) {
             const auto& judged = control(*recent, id);
             QVERIFY2(judged.verdict == ControlVerdict::NoEvidence,
                      (std::string(id) + ": " + claimsText(judged)).c_str());
@@ -348,14 +348,14 @@ private slots:
         QCOMPARE(signIns->count, std::uint64_t{1});
         QCOMPARE(signIns->sequences.size(), std::size_t{1});
 
-        // A job approved in the period passes CC8.1 on its own entries, never the old job's.
+        // A job approved in the period passes CC5.1 on its own entries, never the old job's.
         const auto fresh = approvedJob(w, "fresh");
         recent = compliance.report(w.session("rita"), healthyFacts(), lastDay);
         QVERIFY(recent.ok());
-        const auto& cc81 = control(*recent, "CC8.1");
-        QCOMPARE(cc81.verdict, ControlVerdict::Passed);
+        const auto& cc51 = control(*recent, "CC5.1");
+        QCOMPARE(cc51.verdict, ControlVerdict::Passed);
         const auto entries = audit::verifyBundle(recent->bundle, {}).entries;
-        for (const std::uint64_t cited : cc81.claims.back().sequences) {
+        for (const std::uint64_t cited : cc51.claims.back().sequences) {
             const auto entry = std::find_if(entries.begin(), entries.end(),
                                             [&](const auto& e) { return e.sequence == cited; });
             QVERIFY(entry != entries.end());
@@ -370,7 +370,7 @@ private slots:
     {
         testing::JobsWorld w;
         approvedJob(w, "first");
-        const std::vector<std::string> separated{"CC6.2", "CC6.3", "CC8.1"};
+        const std::vector<std::string> separated{"CC6.2", "CC6.3", "CC5.1"};
         auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
         QVERIFY(report.ok());
         for (const std::string& id : separated) {
@@ -451,7 +451,7 @@ private slots:
         }
     }
 
-    // CC8.1: a job whose recorded approver has no job.approve entry of their own fails; another
+    // CC5.1: a job whose recorded approver has no job.approve entry of their own fails; another
     // person's approval of it does not stand in (issue #48).
     void approverWithoutTheirOwnApprovalEntryFails()
     {
@@ -465,14 +465,14 @@ private slots:
                     .ok());
         auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
         QVERIFY(report.ok());
-        const auto& cc81 = control(*report, "CC8.1");
-        QCOMPARE(cc81.verdict, ControlVerdict::Failed);
-        QVERIFY2(claimsText(cc81).find("names ivy as approver, but the log has no such approval")
+        const auto& cc51 = control(*report, "CC5.1");
+        QCOMPARE(cc51.verdict, ControlVerdict::Failed);
+        QVERIFY2(claimsText(cc51).find("names ivy as approver, but the log has no such approval")
                      != std::string::npos,
-                 claimsText(cc81).c_str());
+                 claimsText(cc51).c_str());
     }
 
-    // CC8.1, "past approval": a job that started an attempt is checked whatever its state now,
+    // CC5.1, "past approval": a job that started an attempt is checked whatever its state now,
     // so one that ran unapproved and then failed fails the control (issue #48).
     void jobThatStartedAnAttemptWithoutApprovalFails()
     {
@@ -490,11 +490,11 @@ private slots:
                     .ok());
         auto report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
         QVERIFY(report.ok());
-        const auto& cc81 = control(*report, "CC8.1");
-        QCOMPARE(cc81.verdict, ControlVerdict::Failed);
-        QVERIFY2(claimsText(cc81).find("went past approval without an approval")
+        const auto& cc51 = control(*report, "CC5.1");
+        QCOMPARE(cc51.verdict, ControlVerdict::Failed);
+        QVERIFY2(claimsText(cc51).find("went past approval without an approval")
                      != std::string::npos,
-                 claimsText(cc81).c_str());
+                 claimsText(cc51).c_str());
     }
 
     // 164.312(c)(1) integrity: a job past approval whose spec differs from the approved one
@@ -699,6 +699,111 @@ private slots:
         QVERIFY2(refusals->text.find(std::to_string(refusals->count) + " in all; the newest 25")
                      != std::string::npos,
                  refusals->text.c_str());
+    }
+
+    // Issue #49, CC8.1 change management: the control plane's own starts, upgrades and schema
+    // migrations are the evidence, read only from entries it wrote itself (the system actor). A
+    // schema version the database holds without an audited migration (the database changed
+    // outside the control plane) fails the control; a promotion or export approved by its own
+    // requester fails CC5.1.
+    void changeManagementRestsOnThePlatformsOwnEntries()
+    {
+        testing::JobsWorld w;
+        w.addSecondAdmin();
+        const std::string rita = w.session("rita");
+        QVERIFY(w.t.plane->recordPlatformChange(
+            "platform.start", {audit::textDetail("version", "0.1.0"),
+                               audit::textDetail("config_sha256", std::string(64, 'c'))}));
+        QVERIFY(w.t.plane->recordPlatformChange("platform.upgrade",
+                                                {audit::textDetail("from_version", "0.1.0"),
+                                                 audit::textDetail("to_version", "0.2.0")}));
+        // A user's entry with a platform action is not the platform's.
+        audit::EntryDraft forged;
+        forged.actor = {audit::ActorKind::User, "eve", "session-of-eve", "password+totp"};
+        forged.action = "platform.migrate";
+        forged.target = {"platform", "data-directory"};
+        forged.details = {audit::textDetail("from_version", "17"),
+                          audit::textDetail("to_version", "18")};
+        appendEntry(w, forged);
+        auto report = w.t.plane->compliance().report(rita, healthyFacts());
+        QVERIFY(report.ok());
+        const auto& cc81 = control(*report, "CC8.1");
+        QVERIFY2(cc81.verdict == ControlVerdict::Passed, claimsText(cc81).c_str());
+        const auto claimCounting = [&](const char* text) {
+            const auto found = std::find_if(cc81.claims.begin(), cc81.claims.end(), [&](auto& c) {
+                return c.text.find(text) != std::string::npos;
+            });
+            return found == cc81.claims.end() ? std::uint64_t{999} : found->count;
+        };
+        QCOMPARE(claimCounting("start of the control plane"), std::uint64_t{1});
+        QCOMPARE(claimCounting("upgrade of the release"), std::uint64_t{1});
+        // The database's own migration at creation (0 to the newest), not eve's entry.
+        QCOMPARE(claimCounting("schema migration audited"), std::uint64_t{1});
+
+        // Schema version 18 appears with no audited migration: eve's entry does not cover it.
+        QVERIFY(w.t.database
+                    ->run("INSERT INTO schema_version (version, applied) VALUES (18, "
+                          "strftime('%s', 'now'))")
+                    .ok());
+        report = w.t.plane->compliance().report(rita, healthyFacts());
+        QVERIFY(report.ok());
+        QCOMPARE(control(*report, "CC8.1").verdict, ControlVerdict::Failed);
+        QVERIFY2(claimsText(control(*report, "CC8.1")).find("Schema version 18")
+                     != std::string::npos,
+                 claimsText(control(*report, "CC8.1")).c_str());
+    }
+
+    // CC5.1: a promotion or an export approved by the person who asked for it breaks the
+    // separation of duties (the rows as the registry keeps them); one approved by another passes.
+    void aPromotionOrExportApprovedByItsRequesterFails()
+    {
+        testing::JobsWorld w;
+        w.addSecondAdmin();
+        approvedJob(w, "model");
+        const std::string rita = w.session("rita");
+        QVERIFY(w.t.database
+                    ->run("INSERT INTO model_versions (id, name, version, project, description, "
+                          "source, step, digest, sealed_sha256, worker, dataset_id, "
+                          "registered_by, registered, statement) VALUES (1, 'gpt', 2, 'p', '', "
+                          "'import', 0, 'sha256:00', '00', '', '', (SELECT id FROM users WHERE "
+                          "name = 'eve'), 0, '')")
+                    .ok());
+        const auto promote = [&](const char* requester, const char* decider) {
+            return w.t.database->run(
+                "INSERT INTO model_promotions (version_id, alias, digest, reason, requested_by, "
+                "requested, state, decided_by, decided) VALUES (1, 'prod', 'sha256:00', 'r', "
+                "(SELECT id FROM users WHERE name = ?), 0, 'approved', (SELECT id FROM users "
+                "WHERE name = ?), 0)",
+                {std::string(requester), std::string(decider)});
+        };
+        QVERIFY(promote("eve", "ann").ok());
+        auto report = w.t.plane->compliance().report(rita, healthyFacts());
+        QVERIFY(report.ok());
+        QVERIFY2(control(*report, "CC5.1").verdict == ControlVerdict::Passed,
+                 claimsText(control(*report, "CC5.1")).c_str());
+
+        QVERIFY(promote("ann", "ann").ok());
+        report = w.t.plane->compliance().report(rita, healthyFacts());
+        QVERIFY(report.ok());
+        QCOMPARE(control(*report, "CC5.1").verdict, ControlVerdict::Failed);
+        QVERIFY2(claimsText(control(*report, "CC5.1"))
+                         .find("Promotion 2 (gpt@2 to prod) was approved by its own requester, ann")
+                     != std::string::npos,
+                 claimsText(control(*report, "CC5.1")).c_str());
+        QVERIFY(w.t.database->run("DELETE FROM model_promotions WHERE id = 2").ok());
+        QVERIFY(w.t.database
+                    ->run("INSERT INTO model_exports (version_id, digest, reason, requested_by, "
+                          "requested, state, decided_by, decided) VALUES (1, 'sha256:00', 'r', "
+                          "(SELECT id FROM users WHERE name = 'sam'), 0, 'approved', (SELECT id "
+                          "FROM users WHERE name = 'sam'), 0)")
+                    .ok());
+        report = w.t.plane->compliance().report(rita, healthyFacts());
+        QVERIFY(report.ok());
+        QCOMPARE(control(*report, "CC5.1").verdict, ControlVerdict::Failed);
+        QVERIFY2(claimsText(control(*report, "CC5.1"))
+                         .find("Export 1 (gpt@2) was approved by its own requester, sam")
+                     != std::string::npos,
+                 claimsText(control(*report, "CC5.1")).c_str());
     }
 
     // Issue #49: the report reads the whole log (minutes at ten million entries), and the API

@@ -30,6 +30,7 @@
 #include "sealtrain/core/workers.h"
 #include "sealtrain/crypto/signing.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -96,9 +97,12 @@ public:
     [[nodiscard]] Result<void> recordBusyRefusal(const std::string& action,
                                                  const std::string& targetKind, const Error& why);
     // Audits a change the control plane made to itself when it opened (a trust root made, a
-    // signing certificate issued anew): actor the control plane, target the data directory.
-    [[nodiscard]] Result<void> recordPlatformChange(const std::string& action,
-                                                    std::vector<audit::Detail> details);
+    // signing certificate issued anew, a migration, a start): actor the control plane, target
+    // the data directory. `alongside`, when given, runs in the entry's transaction: the entry
+    // and what it writes commit together or not at all.
+    [[nodiscard]] Result<void>
+    recordPlatformChange(const std::string& action, std::vector<audit::Detail> details,
+                         const std::function<Result<void>()>& alongside = {});
 
     [[nodiscard]] const audit::AuditLog& auditLog() const noexcept { return *log_; }
     [[nodiscard]] const ControlPlaneOptions& options() const noexcept { return options_; }

@@ -99,6 +99,12 @@ struct DataDirectoryOptions {
     std::string auditForward;
 };
 
+// What a start of the control plane runs with (change management, issue #49).
+struct PlatformStart {
+    std::string version;       // the release (base/version.h's kVersion)
+    std::string configSha256;  // SHA-256 (hex) of the daemon's effective options, as TOML
+};
+
 // What a new data directory starts with (`sealtrainctl init`).
 struct NewDataDirectory {
     std::filesystem::path path;  // empty: defaultDataDir() (base/paths.h)
@@ -172,6 +178,10 @@ public:
     // Signs an audit head over the entries appended since the last one (and appends it to the
     // witness file); nothing when there are none.
     [[nodiscard]] Result<void> signPendingEntries();
+
+    // The daemon's start, audited (core/platform_starts.h): platform.start, and platform.upgrade
+    // when the release differs from the previous start's.
+    [[nodiscard]] Result<void> recordStart(const PlatformStart& start);
 
 private:
     struct State;

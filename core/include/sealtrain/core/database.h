@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -234,6 +235,17 @@ public:
     [[nodiscard]] Result<int> schemaVersion() const;
     // Applies the migrations after the current version up to `target`.
     [[nodiscard]] Result<void> migrate(int target);
+    // The schema versions this connection's open migrated from and to (from 0: a new database),
+    // handed over once (ControlPlane::open audits it as platform.migrate); nullopt when it applied
+    // none or it was taken.
+    struct MigrationRun {
+        int from = 0;
+        int to = 0;
+    };
+    [[nodiscard]] std::optional<MigrationRun> takeMigrationRun() noexcept
+    {
+        return std::exchange(migratedOnOpen_, std::nullopt);
+    }
     // Re-encrypts every page under `newKey` (PRAGMA rekey with a raw key), in place; the
     // connection goes on with the new key. For a rotation of the `database` KEK.
     [[nodiscard]] Result<void> rekey(const crypto::SecretBytes& newKey);
@@ -266,6 +278,7 @@ private:
     sqlite3* handle_;
     Transaction* current_ = nullptr;
     Transaction* group_ = nullptr;
+    std::optional<MigrationRun> migratedOnOpen_;
 };
 
 }  // namespace sealtrain::core
