@@ -22,8 +22,9 @@ namespace {
 
 constexpr const char* kPassphrase = "a long passphrase for the change tests";
 constexpr const char* kPassword = "a long password for the change tests";
-const std::string kConfigA(64, 'a');
-const std::string kConfigB(64, 'b');
+// Two configuration digests (64 hex digits each).
+constexpr const char* kConfigA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+constexpr const char* kConfigB = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 
 core::KeyringUnlock unlock()
 {
@@ -143,7 +144,7 @@ private slots:
             const audit::Entry& first = starts.front();
             QCOMPARE(first.actor.kind, audit::ActorKind::System);
             QCOMPARE(testing::detailOf(first, "version"), std::string("0.1.0"));
-            QCOMPARE(testing::detailOf(first, "config_sha256"), kConfigA);
+            QCOMPARE(testing::detailOf(first, "config_sha256"), std::string(kConfigA));
             QCOMPARE(testing::detailOf(first, "schema_version"),
                      std::to_string(core::latestSchemaVersion()));
             QCOMPARE(testing::detailOf(first, "previous_version"), std::string("none"));
