@@ -683,6 +683,7 @@ private slots:
         refused.reason = "no permission";
         refused.details = {audit::textDetail("reason_code", "no_permission")};
         std::vector<std::uint64_t> appended;
+        appended.reserve(40);
         for (int i = 0; i < 40; ++i)
             appended.push_back(appendEntry(w, refused));
         auto report = w.t.plane->compliance().report(rita, healthyFacts());
