@@ -108,6 +108,7 @@ public:
                 scope.emplace(shared_, origin);
             };
             facts.keks = shared_.platform.keyring().list();
+            facts.witnessesOutside = shared_.platform.witnessesOutside();
             report = shared_.platform.controlPlane().compliance().report(
                 callerOf(shared_, *context).token, facts, period, letOthersIn);
         }

@@ -3,7 +3,6 @@
 
 #include "sealtrain/audit/forward.h"
 
-#include "sealtrain/audit/witness.h"
 #include "sealtrain/base/logging.h"
 
 namespace sealtrain::audit {
@@ -27,6 +26,11 @@ AuditLog::AuditLog(AuditStore& store, const crypto::SigningKey& signingKey,
     , options_(std::move(options))
     , lastHeadTime_(clock.now())
 {
+    if (options_.witnessFile) {
+        witnessFile_ = std::make_unique<FileWitness>(*options_.witnessFile);
+        witnesses_.push_back(witnessFile_.get());
+    }
+    witnesses_.insert(witnesses_.end(), options_.witnesses.begin(), options_.witnesses.end());
 }
 
 NoteVerifier AuditLog::verifier() const
@@ -46,7 +50,7 @@ Result<std::unique_ptr<AuditLog>> AuditLog::open(AuditStore& store,
         new AuditLog(store, signingKey, auditKey, clock, std::move(options)));
     SEALTRAIN_TRY(log->readNewEntries());
     SEALTRAIN_TRY(log->readNewHeads());
-    SEALTRAIN_TRY(log->checkWitness());
+    SEALTRAIN_TRY(log->checkWitnesses());
     return log;
 }
 
@@ -122,63 +126,17 @@ Result<void> AuditLog::readNewHeads()
     return success();
 }
 
-Result<void> AuditLog::checkWitness() const
+Result<void> AuditLog::checkWitnesses()
 {
-    if (!options_.witnessFile)
-        return success();
-    std::error_code ec;
-    if (!std::filesystem::exists(*options_.witnessFile, ec)) {
-        if (lastHead_)
-            log::warn("audit", "the audit log has signed heads but its witness file is missing",
-                      {{"file", options_.witnessFile->string()}});
-        return success();
+    const WitnessedLog log{tree_, headsRead_, verifier()};
+    for (auto* witness : witnesses_) {
+        auto checked = witness->check(log);
+        if (checked)
+            continue;
+        if (!options_.acceptWitnessLoss)
+            return checked.error();
+        lostWitnesses_.push_back(LostWitness{witness, checked.error()});
     }
-    auto notes = readWitness(*options_.witnessFile);
-    if (!notes)
-        return notes.error();
-    // The newest witnessed head is the one with the largest size; the others are consistent
-    // with it, because the log never signs a head inconsistent with an earlier one.
-    std::optional<std::size_t> newest;
-    std::uint64_t newestSize = 0;
-    for (std::size_t i = 0; i < notes->size(); ++i) {
-        auto parsed = parseSignedNote((*notes)[i]);
-        if (!parsed)
-            return parsed.error().withContext("Line " + std::to_string(i + 1)
-                                              + " of the audit witness file");
-        auto head = parseTreeHeadText(parsed->text);
-        if (!head)
-            return head.error().withContext("Line " + std::to_string(i + 1)
-                                            + " of the audit witness file");
-        if (!newest || head->size >= newestSize) {
-            newest = i;
-            newestSize = head->size;
-        }
-    }
-    if (!newest)
-        return success();
-    auto witnessed = verifyTreeHead((*notes)[*newest], verifier());
-    if (!witnessed)
-        return Error(ErrorCode::Integrity,
-                     "Line " + std::to_string(*newest + 1)
-                         + " of the audit witness file is not a head signed by this log; the "
-                           "witness file was altered, compare it with its copies.");
-    if (witnessed->size > tree_.size())
-        return Error(ErrorCode::Integrity,
-                     "The database holds " + std::to_string(tree_.size())
-                         + " audit entries but its witness file recorded a signed head of "
-                         + std::to_string(witnessed->size) + " on "
-                         + formatUtcSeconds(witnessed->timeSeconds)
-                         + ", so the database is an older copy (a restored backup would bring "
-                           "back revoked sessions and grants); restore the newest database, or "
-                           "see docs/operations/data-directory.md to accept the loss.");
-    auto root = tree_.rootAt(witnessed->size);
-    if (!root || *root != witnessed->root)
-        return Error(ErrorCode::Integrity,
-                     "The database's audit log differs from the head its witness file recorded "
-                     "at size "
-                         + std::to_string(witnessed->size)
-                         + ", so the log was rewritten; restore the database from a backup and "
-                           "verify it.");
     return success();
 }
 
@@ -284,8 +242,15 @@ Result<TreeHead> AuditLog::signHead()
     });
     if (!locked)
         return locked.error();
-    if (options_.witnessFile)
-        SEALTRAIN_TRY(appendWitness(*options_.witnessFile, note));
+    // Every witness is given the head, even after one failed: the first failure is reported.
+    std::optional<Error> failed;
+    for (auto* witness : witnesses_) {
+        auto recorded = witness->record(note, headsRead_);
+        if (!recorded && !failed)
+            failed = recorded.error().withContext("Witness " + witness->location());
+    }
+    if (failed)
+        return *failed;
     return *lastHead_;
 }
 

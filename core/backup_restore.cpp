@@ -467,7 +467,9 @@ private:
                                const std::optional<audit::TreeHead>& witness)
     {
         say("Opening the restored data directory");
-        auto directory = DataDirectory::open(staging_, unlock_);
+        DataDirectoryOptions restoring;
+        restoring.restoring = true;
+        auto directory = DataDirectory::open(staging_, unlock_, restoring);
         if (!directory)
             return directory.error().withContext("The restored data directory does not open");
         const auto& log = (*directory)->controlPlane().auditLog();
@@ -484,7 +486,16 @@ private:
             return archiveDigest.error();
         details.push_back(audit::textDetail("archive_sha256", toHex(*archiveDigest)));
         if (!witness) {
+            // Nothing says how far the old platform went after the backup: what may be lost is
+            // everything it acknowledged from the backup's moment to this restore.
             details.push_back(audit::textDetail("witness", request_.witness ? "empty" : "none"));
+            details.push_back(audit::textDetail("loss_window_from", done_.manifest.created));
+            details.push_back(audit::textDetail(
+                "loss_window_to",
+                audit::formatUtcSeconds(std::chrono::duration_cast<std::chrono::seconds>(
+                                            (*directory)->clock().now().time_since_epoch())
+                                            .count())));
+            details.push_back(audit::textDetail("lost_entries", "unknown"));
         }
         // Every head the witness signed within the backup's log names the backup's history, not
         // only its newest: a witness of another history is refused, --accept-loss or not.
@@ -524,8 +535,12 @@ private:
                 ->controlPlane()
                 .backups()
                 .recordRestore(request_.operatorName.empty() ? "operator" : request_.operatorName,
-                               std::move(details)));
+                               std::move(details), !witness || done_.lostEntries > 0));
         done_.restoreEntry = log.size() - 1;
+        auto detached = (*directory)->detachRecordedWitnesses();
+        if (!detached)
+            return detached.error();
+        done_.detachedWitnesses = std::move(*detached);
         return (*directory)->signPendingEntries();
     }
 

@@ -59,6 +59,9 @@ std::vector<audit::Detail> factDetails(const Evidence& e)
     for (const crypto::KekInfo& kek : e.facts.keks)
         keks += fmt::format("{}{} v{} {} {}", keks.empty() ? "" : "; ", kek.id, kek.version,
                             crypto::kekStateName(kek.state), kek.created);
+    std::string witnesses;
+    for (const std::string& witness : e.facts.witnessesOutside)
+        witnesses += (witnesses.empty() ? "" : "; ") + witness;
     return {audit::textDetail("tls_minimum",
                               e.facts.minimumTls.empty() ? "unknown" : e.facts.minimumTls),
             audit::textDetail("client_certificates",
@@ -71,6 +74,7 @@ std::vector<audit::Detail> factDetails(const Evidence& e)
             audit::textDetail("max_lockout_s", std::to_string(o.maxLockout.count())),
             audit::textDetail("max_break_glass_s", std::to_string(o.maxBreakGlass.count())),
             audit::textDetail("keks", keks.empty() ? "none" : keks),
+            audit::textDetail("witnesses_outside", witnesses.empty() ? "none" : witnesses),
             audit::textDetail("log_verification", verificationText(e.verification))};
 }
 

@@ -182,6 +182,31 @@ void logVerified(Builder& b)
                              v.entries, v.heads, v.witnessHeads));
 }
 
+// A head verified outside the data directory (issue #49): the log verifying proves only that
+// the directory agrees with itself, and a copy of the whole directory put back brings its own
+// witness file with it.
+void witnessedOutside(Builder& b)
+{
+    const auto& witnesses = b.evidence.facts.witnessesOutside;
+    if (witnesses.empty()) {
+        b.configured("No witness outside the data directory keeps the log's signed heads, so a "
+                     "copy of the whole directory put back in its place would go unnoticed; "
+                     "attach one with sealtrain-control --audit-witness "
+                     "(docs/operations/data-directory.md, \"Witnesses\").",
+                     true);
+        return;
+    }
+    std::string names;
+    for (const auto& witness : witnesses)
+        names += (names.empty() ? "" : ", ") + witness;
+    b.configured(fmt::format("The serving process checked the log against {} outside the data "
+                             "directory when it opened it, and gives them every signed head: {}.",
+                             plural(witnesses.size(), "witness", "witnesses"), names));
+    b.observed(
+        plural(b.evidence.log.witnessAttaches.count, "witness attached", "witnesses attached"),
+        b.evidence.log.witnessAttaches);
+}
+
 void transport(Builder& b)
 {
     const ComplianceFacts& f = b.evidence.facts;
@@ -286,10 +311,11 @@ ControlResult auditControls(const Evidence& e)
 {
     Builder b(e, "HIPAA", "164.312(b)", "Audit controls",
               {"test_audit_log", "test_audit_store_verify", "test_audit_bundle",
-               "test_core_audited_transaction", "test_core_crash"});
+               "test_core_audited_transaction", "test_core_crash", "test_core_witnesses"});
     b.configured("Every change and every refusal appends an entry in the same database "
                  "transaction (fail closed); reads of the log are audited too.");
     logVerified(b);
+    witnessedOutside(b);
     b.observed(plural(e.log.denied.count, "refusal", "refusals") + " recorded in the log",
                e.log.denied);
     return b.done();
@@ -299,8 +325,14 @@ ControlResult integrity(const Evidence& e)
 {
     Builder b(e, "HIPAA", "164.312(c)(1)", "Integrity",
               {"test_audit_merkle_proofs", "test_audit_store_verify", "test_core_submissions",
-               "test_core_jobs"});
+               "test_core_jobs", "test_core_witnesses"});
     logVerified(b);
+    witnessedOutside(b);
+    // A witness reset is a loss accepted: entries it kept may be gone from the log.
+    if (e.log.witnessResets.count != 0)
+        b.observed(plural(e.log.witnessResets.count, "witness was", "witnesses were")
+                       + " reset after the log lost what they kept (audit.witness_reset)",
+                   e.log.witnessResets, true);
     b.observed(plural(e.log.approvals.count, "approval", "approvals")
                    + " recorded, each bound to the SHA-256 of what was approved",
                e.log.approvals);
@@ -456,8 +488,9 @@ ControlResult cc72(const Evidence& e)
 {
     Builder b(e, "SOC 2", "CC7.2", "Monitoring for anomalies",
               {"test_core_audited_transaction", "test_audit_forward", "test_api_audit_forward",
-               "test_audit_store_verify"});
+               "test_audit_store_verify", "test_core_witnesses"});
     logVerified(b);
+    witnessedOutside(b);
     b.observed(plural(e.log.signInsDenied.count, "failed sign-in", "failed sign-ins") + " recorded",
                e.log.signInsDenied);
     b.observed(plural(e.log.denied.count, "refusal", "refusals") + " recorded", e.log.denied);

@@ -203,6 +203,10 @@ void EvidenceIndex::addEntry(const audit::Entry& e)
         ++log.entries;
     if (e.actor.kind == audit::ActorKind::System && ok && e.action.starts_with("platform."))
         addPlatformEntry(e, in);
+    if (e.actor.kind == audit::ActorKind::System && ok && e.action == "audit.witness_attach")
+        tally(log.witnessAttaches);
+    if (e.actor.kind == audit::ActorKind::System && ok && e.action == "audit.witness_reset")
+        tally(log.witnessResets);
     if (e.outcome == audit::Outcome::Denied) {
         tally(log.denied);
         const std::string code = reasonCodeOf(e);

@@ -96,6 +96,8 @@ struct LogEvidence {
     Tally starts;                   // platform.start ok (the control plane's own)
     Tally upgrades;                 // platform.upgrade ok
     Tally migrations;               // platform.migrate ok
+    Tally witnessAttaches;          // audit.witness_attach ok (the control plane's own)
+    Tally witnessResets;            // audit.witness_reset ok: a witness's loss accepted
     // The schema versions each audited platform.migrate went from (exclusive) and to, whenever
     // it was: one pair per open that migrated.
     std::vector<std::pair<std::int64_t, std::int64_t>> auditedMigrations;

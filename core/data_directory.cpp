@@ -2,6 +2,7 @@
 // the audit key, the witness file and the control plane over them.
 #include "sealtrain/core/data_directory.h"
 
+#include "audit_witnesses.h"
 #include "base_models.h"
 #include "data_directory_files.h"
 #include "model_signing_key.h"
@@ -218,6 +219,7 @@ struct DataDirectory::State {
     bool artefactRootCreated = false;  // here, for a data directory from before issue #48
     std::optional<internal::ModelSigningIdentity> modelSigning;
     std::unique_ptr<audit::EntryForwarder> forwarder;  // outlives the plane's log
+    std::optional<internal::Witnesses> witnesses;      // outlive the plane's log
     std::unique_ptr<ControlPlane> plane;
 
     // Everything but the keyring, which the caller has unlocked or created.
@@ -238,6 +240,20 @@ struct DataDirectory::State {
         logOptions.origin = std::string(kOrigin);
         logOptions.policy = options.headPolicy;
         logOptions.witnessFile = file(dataDir, datadir::kWitness);
+        std::vector<std::string> configured;
+        for (const auto& location : options.auditWitnesses) {
+            auto normal = internal::normaliseWitnessLocation(location, dataDir);
+            if (!normal)
+                return normal.error();
+            configured.push_back(std::move(*normal));
+        }
+        auto recorded = options.restoring ? Result<internal::Witnesses>(internal::Witnesses())
+                                          : internal::Witnesses::recorded(*database);
+        if (!recorded)
+            return recorded.error();
+        witnesses.emplace(std::move(*recorded));
+        logOptions.witnesses = witnesses->forLog();
+        logOptions.acceptWitnessLoss = options.acceptWitnessLoss;
         if (!options.auditForward.empty()) {
             auto forward = audit::openForwarder(options.auditForward, std::string(kOrigin));
             if (!forward)
@@ -250,6 +266,10 @@ struct DataDirectory::State {
         if (!openedPlane)
             return openedPlane.error();
         plane = std::move(*openedPlane);
+        SEALTRAIN_TRY(witnesses->settle(
+            *database, *plane, configured, options.acceptWitnessLoss,
+            std::chrono::duration_cast<std::chrono::seconds>(clock->now().time_since_epoch())
+                .count()));
         SEALTRAIN_TRY(recordTrustRootChanges());
         return loadJobPolicy();
     }
@@ -640,6 +660,16 @@ Result<void> DataDirectory::signPendingEntries()
     if (!signedHead)
         return signedHead.error();
     return success();
+}
+
+Result<std::vector<std::string>> DataDirectory::detachRecordedWitnesses()
+{
+    return internal::detachRecordedWitnesses(*state_->database, *state_->plane);
+}
+
+std::vector<std::string> DataDirectory::witnessesOutside() const
+{
+    return state_->witnesses->locations();
 }
 
 Result<void> DataDirectory::recordStart(const PlatformStart& start)

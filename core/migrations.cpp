@@ -422,6 +422,17 @@ CREATE TABLE platform_starts (
 );
 )sql";
 
+// Version 18: the witnesses the data directory keeps its audit heads with outside itself (issue
+// #49): "file:/ABSOLUTE/PATH" or "tpm:0xINDEX[@TCTI]"; `base` is a TPM counter's value minus
+// the heads the log had when it was attached (0 for a file).
+constexpr std::string_view kSchemaV18 = R"sql(
+CREATE TABLE audit_witnesses (
+    location TEXT PRIMARY KEY,
+    base INTEGER NOT NULL,
+    attached INTEGER NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations()
@@ -430,7 +441,7 @@ const std::vector<Migration>& migrations()
         {1, kSchemaV1},   {2, kSchemaV2},   {3, kSchemaV3},   {4, kSchemaV4},   {5, kSchemaV5},
         {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},   {9, kSchemaV9},   {10, kSchemaV10},
         {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15},
-        {16, kSchemaV16}, {17, kSchemaV17}};
+        {16, kSchemaV16}, {17, kSchemaV17}, {18, kSchemaV18}};
     return kMigrations;
 }
 

@@ -59,6 +59,8 @@ struct Options {
     std::filesystem::path trainer;
     bool noTrainer = false;
     std::string auditForward;
+    std::vector<std::string> auditWitnesses;
+    bool acceptWitnessLoss = false;
 };
 
 int fail(const Error& error)
@@ -152,6 +154,8 @@ int run(const Options& options, const std::string& effectiveOptions)
     directoryOptions.controlPlane.enrolmentCodeLifetime =
         std::chrono::seconds(options.enrolmentCodeLifetime);
     directoryOptions.auditForward = options.auditForward;
+    directoryOptions.auditWitnesses = options.auditWitnesses;
+    directoryOptions.acceptWitnessLoss = options.acceptWitnessLoss;
     auto platform = core::DataDirectory::open(options.dataDir, unlock, directoryOptions);
     detachStandardInput();  // also with a key file: children never read what started the daemon
     if (!platform)
@@ -331,6 +335,16 @@ int main(int argc, char** argv)
                    "number and leaf hash, to `journal` (the systemd journal) or "
                    "`file:/ABSOLUTE/PATH` (docs/formats/audit-forward.md); check the copy with "
                    "`sealtrainctl audit verify-forwarded`");
+    app.add_option("--audit-witness", options.auditWitnesses,
+                   "Also keep every signed audit head outside the data directory, where a "
+                   "rollback of the directory cannot reach: `file:/ABSOLUTE/PATH` on another "
+                   "file system or host, or a TPM counter `tpm:0xINDEX[@TCTI]` (repeatable; "
+                   "docs/operations/data-directory.md, \"Witnesses\"); once attached the data "
+                   "directory requires it at every start");
+    app.add_flag("--accept-witness-loss", options.acceptWitnessLoss,
+                 "Start although a witness is missing, empty or newer than the database: each "
+                 "starts again from the newest head, and the loss is audited "
+                 "(audit.witness_reset); use it only once the loss is understood");
     CLI11_PARSE(app, argc, argv);
     // The effective options (the file's, the command line's and the defaults) as TOML: their
     // SHA-256 goes into the start's audit entry, so a changed configuration is a recorded change.

@@ -100,14 +100,28 @@ struct Site {
     }
 
     CtlOutcome start() { return plain({"start", "--passphrase-file", passphraseFile}); }
+    // With options for sealtrain-control, e.g. {"--audit-witness", "file:/…"}.
+    CtlOutcome start(const std::vector<std::string>& daemonOptions)
+    {
+        std::vector<std::string> arguments{
+            "start", "--passphrase-file", passphraseFile, "--client-dir", client, "--"};
+        arguments.insert(arguments.end(), daemonOptions.begin(), daemonOptions.end());
+        return runCtl(arguments);
+    }
+    // A witness outside the data directory, as a deployment that passes the log controls of the
+    // compliance report keeps one (data-directory.md, "Witnesses").
+    [[nodiscard]] std::vector<std::string> outsideWitness() const
+    {
+        return {"--audit-witness", "file:" + (root / "outside.witness").string()};
+    }
     CtlOutcome stop() { return plain({"stop"}); }
 
     // init, start and alice signed in: where most tests begin.
-    void open()
+    void open(const std::vector<std::string>& daemonOptions = {})
     {
         const auto made = init();
         QVERIFY2(made.code == ctl::kExitOk, made.err.c_str());
-        const auto started = start();
+        const auto started = daemonOptions.empty() ? start() : start(daemonOptions);
         QVERIFY2(started.code == ctl::kExitOk, started.err.c_str());
         const auto in = signIn("alice");
         QVERIFY2(in.code == ctl::kExitOk, in.err.c_str());

@@ -97,7 +97,7 @@ private slots:
     void theAuditorsReportAndItsEvidence()
     {
         Site site;
-        site.open();
+        site.open(site.outsideWitness());
         site.addUser("sam", "steward");
         site.addUser("eve", "engineer");
         site.addUser("ann", "approver");
@@ -194,6 +194,8 @@ private slots:
             const auto mine = numbers(line.entries);
             cited.insert(mine.begin(), mine.end());
         }
+        // The log controls rest on the witness outside the data directory the daemon checked.
+        QVERIFY(text.contains("outside.witness"));
         // Nothing is broken here; four eyes held for the job; nobody used break-glass.
         for (const auto& [id, line] : summary)
             QVERIFY2(line.verdict != "FAILED", id.c_str());
@@ -259,7 +261,7 @@ private slots:
     void jsonPeriodAndExitStatus()
     {
         Site site;
-        site.open();
+        site.open(site.outsideWitness());
         site.addUser("rita", "auditor");
         // Issue #54: with alice the only admin, the separated duties fail, and the report says
         // why in the words doctor uses.

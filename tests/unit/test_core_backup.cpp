@@ -3,6 +3,7 @@
 // rule kept (a newer witness refused unless the loss is accepted, and then audited), files
 // referenced by digest checked at restore, and a failed restore leaving nothing behind.
 #include "core_fixture.h"
+#include "data_directory_fixture.h"
 
 #include "sealtrain/audit/store.h"
 #include "sealtrain/audit/tree_head.h"
@@ -39,15 +40,6 @@ void writeFile(const std::filesystem::path& path, const std::string& bytes)
     std::ofstream(path, std::ios::binary) << bytes;
 }
 
-core::KeyringUnlock unlockWith(const char* passphrase)
-{
-    core::KeyringUnlock unlock;
-    unlock.passphrase = [passphrase] {
-        return crypto::SecretBytes::fromBytes(asBytes(passphrase));
-    };
-    return unlock;
-}
-
 audit::Entry entryAt(const audit::AuditLog& log, std::uint64_t sequence)
 {
     const auto stored = log.store().readEntries(sequence, 1).value();
@@ -82,7 +74,7 @@ class TestCoreBackup : public QObject {
 
     std::unique_ptr<core::DataDirectory> open(const std::filesystem::path& path)
     {
-        auto opened = core::DataDirectory::open(path, unlockWith(kPassphrase), options());
+        auto opened = core::DataDirectory::open(path, testing::unlockWith(kPassphrase), options());
         if (!opened)
             qFatal("open %s: %s", path.c_str(), opened.error().message().c_str());
         return std::move(opened).value();
@@ -104,7 +96,7 @@ class TestCoreBackup : public QObject {
         core::RestoreRequest request;
         request.archive = archive_;
         request.target = root_ / target;
-        request.unlock = unlockWith(kPassphrase);
+        request.unlock = testing::unlockWith(kPassphrase);
         request.withoutWitness = true;
         request.operatorName = "opal";
         request.objectsFrom = data_;
@@ -152,6 +144,20 @@ private slots:
         QVERIFY(bob);
         uris_["bob"] = bob->otpauthUri;
         QVERIFY(directory->controlPlane().access().grantRole(alice, "bob", "engineer", ""));
+        // What a restore must not trust again when entries after the backup may be lost: an
+        // active worker, an unused worker enrolment token (rows as enrolment leaves them) and
+        // carol's open enrolment code.
+        QVERIFY(directory->database().run(
+            "INSERT INTO workers (name, pool, state, serial, certificate, signing_key, box_key, "
+            "inventory, enrolled) VALUES ('gpu-1', 'default', 'active', '01', '', '', x'00', "
+            "'{}', 0)"));
+        QVERIFY(directory->database().run(
+            "INSERT INTO worker_tokens (token_hash, worker, pool, created_by, created, expires) "
+            "VALUES (x'01', 'gpu-2', 'default', 1, 0, 4000000000)"));
+        QVERIFY(directory->controlPlane().identity().createUser(alice, "carol"));
+        // The fixture's clock lies before the restore's (the system's): keep the code open then.
+        QVERIFY(directory->database().run(
+            "UPDATE users SET reset_code_expires = 4000000000 WHERE name = 'carol'"));
         QVERIFY(directory->signPendingEntries());
         // Sealed objects as the data directory keeps them: one big enough to be referenced.
         writeFile(data_ / "datasets" / "d1" / "shard-0.sealed", std::string(8192, 'x'));
@@ -340,7 +346,7 @@ private slots:
     void aWrongPassphraseRestoresNothing()
     {
         auto request = restoreRequest("wrong-passphrase");
-        request.unlock = unlockWith("not the passphrase of this keyring");
+        request.unlock = testing::unlockWith("not the passphrase of this keyring");
         auto refused = core::restoreBackup(request);
         QVERIFY(!refused);
         QCOMPARE(refused.error().code(), ErrorCode::Unauthenticated);
@@ -414,6 +420,27 @@ private slots:
         QCOMPARE(entry.action, std::string("platform.restore"));
         QCOMPARE(testing::detailOf(entry, "backup_head"), std::to_string(backupHead_));
         QCOMPARE(testing::detailOf(entry, "witness"), std::string("none"));
+        // Without a witness the loss is unknown: the entry states the window it may lie in,
+        // from the backup's moment to the restore's.
+        QCOMPARE(testing::detailOf(entry, "lost_entries"), std::string("unknown"));
+        QCOMPARE(testing::detailOf(entry, "loss_window_from"), restored->manifest.created);
+        // And what that span may have ended stays ended: the worker is revoked, the token and
+        // carol's code no longer work.
+        QCOMPARE(testing::detailOf(entry, "workers_revoked"), std::string("1"));
+        QCOMPARE(testing::detailOf(entry, "worker_tokens_voided"), std::string("1"));
+        QCOMPARE(testing::detailOf(entry, "codes_voided"), std::string("1"));
+        const auto count = [&](const char* sql) {
+            return directory->database().queryInteger(sql, {}).value();
+        };
+        QCOMPARE(count("SELECT count(*) FROM workers WHERE state = 'active'"), std::int64_t{0});
+        QCOMPARE(count("SELECT count(*) FROM worker_tokens WHERE expires > strftime('%s', 'now')"),
+                 std::int64_t{0});
+        QCOMPARE(count("SELECT count(*) FROM users WHERE reset_code_hash IS NOT NULL AND "
+                       "reset_code_expires > strftime('%s', 'now')"),
+                 std::int64_t{0});
+        const std::string to = testing::detailOf(entry, "loss_window_to");
+        QVERIFY2(to.size() == 20 && to.back() == 'Z' && to >= restored->manifest.created,
+                 to.c_str());
         QCOMPARE(testing::detailOf(entry, "archive_sha256"),
                  toHex(crypto::sha256File(archive_).value()));
         // Every session the backup held was revoked by the restore (bob's and alice's were live).
@@ -470,6 +497,12 @@ private slots:
         QCOMPARE(testing::detailOf(entry, "witness_head"), std::to_string(backupHead_));
         QCOMPARE(testing::detailOf(entry, "lost_entries"), std::string());
         QVERIFY(!std::filesystem::exists(request.target / "audit.witness.before-restore"));
+        // Nothing was lost, so nothing more is ended than the sessions.
+        QCOMPARE(testing::detailOf(entry, "workers_revoked"), std::string("0"));
+        QCOMPARE(directory->database()
+                     .queryInteger("SELECT count(*) FROM workers WHERE state = 'active'", {})
+                     .value(),
+                 std::int64_t{1});
     }
 
     // docs/operations/backup.md, "The witness rule stays" (issue #48): a witness that records a

@@ -39,6 +39,7 @@ core::ComplianceFacts healthyFacts()
     facts.clientCertificatesVerified = true;
     for (const std::string& purpose : crypto::defaultKekPurposes())
         facts.keks.push_back({purpose, 1, crypto::KekState::Active, "2026-11-01T00:00:00Z", ""});
+    facts.witnessesOutside = {"file:/mnt/worm/sealtrain.witness"};
     return facts;
 }
 
@@ -169,6 +170,50 @@ private slots:
         QCOMPARE(testing::detailOf(*own, "tls_minimum"), std::string("TLSv1.3"));
         QCOMPARE(testing::detailOf(*own, "session_idle_s"), std::string("900"));
         QVERIFY(testing::detailOf(*own, "log_verification").starts_with("verified"));
+    }
+
+    // Issue #49: the log verifying proves only that the data directory agrees with itself. With
+    // no witness outside it, audit controls, integrity and monitoring fail; an accepted witness
+    // loss (audit.witness_reset, the control plane's own entry) fails integrity, and the same
+    // action written by a person is not taken for it.
+    void theLogControlsNeedAWitnessOutsideTheDirectory()
+    {
+        testing::JobsWorld w;
+        w.addSecondAdmin();
+        approvedJob(w, "first");
+        QVERIFY(!w.t.plane->access().grantRole(w.session("eve"), "eve", "admin", "").ok());
+        auto facts = healthyFacts();
+        facts.witnessesOutside.clear();
+        auto report = w.t.plane->compliance().report(w.session("rita"), facts);
+        QVERIFY(report.ok());
+        for (const char* id : {"164.312(b)", "164.312(c)(1)", "CC7.2"}) {
+            QVERIFY2(control(*report, id).verdict == ControlVerdict::Failed,
+                     (std::string(id) + ": " + claimsText(control(*report, id))).c_str());
+            QVERIFY(claimsText(control(*report, id)).find("No witness outside the data directory")
+                    != std::string::npos);
+        }
+
+        audit::EntryDraft reset;
+        reset.actor = {audit::ActorKind::User, "alice", "session-of-alice", "password+totp"};
+        reset.action = "audit.witness_reset";
+        reset.target = {"platform", "data-directory"};
+        reset.details = {audit::textDetail("found", "witness_ahead")};
+        appendEntry(w, reset);
+        report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        QVERIFY2(control(*report, "164.312(c)(1)").verdict == ControlVerdict::Passed,
+                 claimsText(control(*report, "164.312(c)(1)")).c_str());
+
+        reset.actor = {audit::ActorKind::System, "control-plane", "", "internal"};
+        const auto sequence = appendEntry(w, reset);
+        report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        const auto& integrity = control(*report, "164.312(c)(1)");
+        QCOMPARE(integrity.verdict, ControlVerdict::Failed);
+        const auto broken = brokenClaims(integrity);
+        QCOMPARE(broken.size(), std::size_t{1});
+        QCOMPARE(broken.front().sequences, std::vector<std::uint64_t>{sequence});
+        QCOMPARE(control(*report, "164.312(b)").verdict, ControlVerdict::Passed);
     }
 
     // Issue #31: a control whose rule is broken on purpose shows as failed, never passed.
@@ -741,15 +786,19 @@ private slots:
         // The database's own migration at creation (0 to the newest), not eve's entry.
         QCOMPARE(claimCounting("schema migration audited"), std::uint64_t{1});
 
-        // Schema version 18 appears with no audited migration: eve's entry does not cover it.
+        // A schema version newer than any appears with no audited migration: eve's entry does
+        // not cover it.
+        const int unaudited = core::latestSchemaVersion() + 1;
         QVERIFY(w.t.database
-                    ->run("INSERT INTO schema_version (version, applied) VALUES (18, "
-                          "strftime('%s', 'now'))")
+                    ->run("INSERT INTO schema_version (version, applied) VALUES (?, "
+                          "strftime('%s', 'now'))",
+                          {unaudited})
                     .ok());
         report = w.t.plane->compliance().report(rita, healthyFacts());
         QVERIFY(report.ok());
         QCOMPARE(control(*report, "CC8.1").verdict, ControlVerdict::Failed);
-        QVERIFY2(claimsText(control(*report, "CC8.1")).find("Schema version 18")
+        QVERIFY2(claimsText(control(*report, "CC8.1"))
+                         .find("Schema version " + std::to_string(unaudited))
                      != std::string::npos,
                  claimsText(control(*report, "CC8.1")).c_str());
     }

@@ -3,6 +3,7 @@
 // release, schema version, configuration digest, what changed) and its upgrades
 // (platform.upgrade, when the release differs from the previous start's).
 #include "core_fixture.h"
+#include "data_directory_fixture.h"
 
 #include "sealtrain/audit/store.h"
 #include "sealtrain/core/audit_queries.h"
@@ -25,25 +26,6 @@ constexpr const char* kPassword = "a long password for the change tests";
 // Two configuration digests (64 hex digits each).
 constexpr const char* kConfigA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 constexpr const char* kConfigB = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
-
-core::KeyringUnlock unlock()
-{
-    core::KeyringUnlock unlock;
-    unlock.passphrase = [] { return crypto::SecretBytes::fromBytes(asBytes(kPassphrase)); };
-    return unlock;
-}
-
-std::vector<audit::Entry> entriesOf(core::DataDirectory& directory, const std::string& action)
-{
-    const auto& store = directory.controlPlane().auditLog().store();
-    const auto stored = store.readEntries(0, store.entryCount().value()).value();
-    std::vector<audit::Entry> decoded = core::decodeStoredEntries(stored).value();
-    std::vector<audit::Entry> found;
-    for (audit::Entry& e : decoded)
-        if (e.action == action)
-            found.push_back(std::move(e));
-    return found;
-}
 
 }  // namespace
 
@@ -76,7 +58,7 @@ class TestCorePlatformChanges : public QObject {
 
     std::unique_ptr<core::DataDirectory> open(const std::filesystem::path& path)
     {
-        auto opened = core::DataDirectory::open(path, unlock(), options());
+        auto opened = core::DataDirectory::open(path, testing::unlockWith(kPassphrase), options());
         if (!opened)
             qFatal("open %s: %s", path.c_str(), opened.error().message().c_str());
         return std::move(opened).value();
@@ -90,7 +72,7 @@ private slots:
     {
         const auto path = create("new");
         auto directory = open(path);
-        auto migrated = entriesOf(*directory, "platform.migrate");
+        auto migrated = testing::entriesWithAction(*directory, "platform.migrate");
         QCOMPARE(migrated.size(), std::size_t{1});
         QCOMPARE(migrated.front().actor.kind, audit::ActorKind::System);
         QCOMPARE(testing::detailOf(migrated.front(), "from_version"), std::string("0"));
@@ -98,7 +80,7 @@ private slots:
                  std::to_string(core::latestSchemaVersion()));
         directory.reset();
         directory = open(path);
-        QCOMPARE(entriesOf(*directory, "platform.migrate").size(), std::size_t{1});
+        QCOMPARE(testing::entriesWithAction(*directory, "platform.migrate").size(), std::size_t{1});
     }
 
     // An older database (schema 16) opened by this release: the migrations it needs are applied
@@ -139,7 +121,7 @@ private slots:
             auto directory = open(path);
             const auto recorded = directory->recordStart({"0.1.0", kConfigA});
             QVERIFY2(recorded, recorded ? "" : recorded.error().message().c_str());
-            const auto starts = entriesOf(*directory, "platform.start");
+            const auto starts = testing::entriesWithAction(*directory, "platform.start");
             QCOMPARE(starts.size(), std::size_t{1});
             const audit::Entry& first = starts.front();
             QCOMPARE(first.actor.kind, audit::ActorKind::System);
@@ -149,33 +131,35 @@ private slots:
                      std::to_string(core::latestSchemaVersion()));
             QCOMPARE(testing::detailOf(first, "previous_version"), std::string("none"));
             QCOMPARE(testing::detailOf(first, "config_changed"), std::string("first start"));
-            QVERIFY(entriesOf(*directory, "platform.upgrade").empty());
+            QVERIFY(testing::entriesWithAction(*directory, "platform.upgrade").empty());
         }
         {
             auto directory = open(path);
             QVERIFY(directory->recordStart({"0.1.0", kConfigA}));
             QCOMPARE(
-                testing::detailOf(entriesOf(*directory, "platform.start").back(), "config_changed"),
+                testing::detailOf(testing::entriesWithAction(*directory, "platform.start").back(),
+                                  "config_changed"),
                 std::string("no"));
             QVERIFY(directory->recordStart({"0.1.0", kConfigB}));
             QCOMPARE(
-                testing::detailOf(entriesOf(*directory, "platform.start").back(), "config_changed"),
+                testing::detailOf(testing::entriesWithAction(*directory, "platform.start").back(),
+                                  "config_changed"),
                 std::string("yes"));
-            QVERIFY(entriesOf(*directory, "platform.upgrade").empty());
+            QVERIFY(testing::entriesWithAction(*directory, "platform.upgrade").empty());
         }
         auto directory = open(path);
         QVERIFY(directory->recordStart({"0.2.0", kConfigB}));
-        const auto upgrades = entriesOf(*directory, "platform.upgrade");
+        const auto upgrades = testing::entriesWithAction(*directory, "platform.upgrade");
         QCOMPARE(upgrades.size(), std::size_t{1});
         QCOMPARE(testing::detailOf(upgrades.front(), "from_version"), std::string("0.1.0"));
         QCOMPARE(testing::detailOf(upgrades.front(), "to_version"), std::string("0.2.0"));
-        const auto start = entriesOf(*directory, "platform.start").back();
+        const auto start = testing::entriesWithAction(*directory, "platform.start").back();
         QCOMPARE(testing::detailOf(start, "previous_version"), std::string("0.1.0"));
         QVERIFY(upgrades.front().sequence < start.sequence);
         // A start without its release or a digest is refused, and nothing is recorded.
         QVERIFY(!directory->recordStart({"", kConfigA}));
         QVERIFY(!directory->recordStart({"0.2.0", "abc"}));
-        QCOMPARE(entriesOf(*directory, "platform.start").size(), std::size_t{4});
+        QCOMPARE(testing::entriesWithAction(*directory, "platform.start").size(), std::size_t{4});
     }
 };
 

@@ -1,9 +1,10 @@
 // The audit log: appends entries inside the caller's transaction, keeps the RFC 6962 tree over
 // them, and signs tree heads by policy (every N entries, every T seconds while entries wait,
 // as an idle heartbeat, on demand and on export). It never signs a head that is smaller than, or
-// inconsistent with, the newest one in the store, and appends every head to the witness file
-// when one is configured. Several logs may share one store (two control planes on one
-// database): each re-reads what the others appended under the store's write lock.
+// inconsistent with, the newest one in the store, and hands every head to its witnesses
+// (witness.h): the witness file when one is configured, and any others it is given. Several logs
+// may share one store (two control planes on one database): each re-reads what the others appended
+// under the store's write lock.
 #pragma once
 
 #include "sealtrain/audit/entry.h"
@@ -11,6 +12,7 @@
 #include "sealtrain/audit/selection_statement.h"
 #include "sealtrain/audit/store.h"
 #include "sealtrain/audit/tree_head.h"
+#include "sealtrain/audit/witness.h"
 
 #include <chrono>
 #include <filesystem>
@@ -62,13 +64,27 @@ struct LogOptions {
     std::optional<std::filesystem::path> witnessFile;
     // Handed each commit's entries after the commit (forward.h); must outlive the log.
     EntryForwarder* forwarder = nullptr;
+    // Further witnesses (another file system, a TPM counter), checked at open and given every
+    // head after the witness file; each must outlive the log.
+    std::vector<HeadWitness*> witnesses{};
+    // Open even when a witness's check fails (the operator accepted the loss, audited by the
+    // caller): the failures are kept in lostWitnesses() and the caller resets each one.
+    bool acceptWitnessLoss = false;
+};
+
+// A witness whose check failed at open, and why (its reasonCode() names what was found:
+// witness_missing, witness_empty, witness_ahead, witness_differs, witness_behind).
+struct LostWitness {
+    HeadWitness* witness = nullptr;
+    Error why;
 };
 
 class AuditLog final {
 public:
     // Reads the store's entries and heads, re-hashes them and checks every stored head against
-    // the tree (Integrity when the store was altered), then the newest head of the witness file
-    // (Integrity when the store is older than it: a restored backup or a rollback). `signingKey`,
+    // the tree (Integrity when the store was altered), then every witness (Integrity when the
+    // store is older than what one kept: a restored backup or a rollback; or when one that must
+    // hold heads is missing or empty). `signingKey`,
     // `auditKey` and `clock` must outlive the log; so must the store. `auditKey` may be null when
     // no entry is sensitive.
     [[nodiscard]] static Result<std::unique_ptr<AuditLog>>
@@ -104,6 +120,18 @@ public:
     {
         return options_.witnessFile;
     }
+    // The witness file first, then the others, in the order they were given.
+    [[nodiscard]] const std::vector<HeadWitness*>& witnesses() const noexcept { return witnesses_; }
+    // A witness that joins an open log (core attaches one the operator configured): it is given
+    // every head signed from now on. The caller has given it the newest head already.
+    void addWitness(HeadWitness& witness) { witnesses_.push_back(&witness); }
+    // The witnesses whose check failed at open, with acceptWitnessLoss.
+    [[nodiscard]] const std::vector<LostWitness>& lostWitnesses() const noexcept
+    {
+        return lostWitnesses_;
+    }
+    // The number of signed heads in the store, as this process last read it.
+    [[nodiscard]] std::size_t storedHeads() const noexcept { return headsRead_; }
 
 private:
     AuditLog(AuditStore& store, const crypto::SigningKey& signingKey, const AuditKey* auditKey,
@@ -116,8 +144,8 @@ private:
     // Checks the heads stored since this process last looked: signed by this log, matching the
     // tree, never smaller than an earlier one.
     [[nodiscard]] Result<void> readNewHeads();
-    // Refuses a store older than, or different from, the newest head in the witness file.
-    [[nodiscard]] Result<void> checkWitness() const;
+    // Refuses a store older than, or different from, what any witness kept.
+    [[nodiscard]] Result<void> checkWitnesses();
     // Signs and stores a head over the whole tree; returns the signed note.
     [[nodiscard]] Result<std::string> signHeadHoldingTheLock();
 
@@ -126,6 +154,9 @@ private:
     const AuditKey* auditKey_;
     const Clock& clock_;
     LogOptions options_;
+    std::unique_ptr<FileWitness> witnessFile_;  // from options_.witnessFile
+    std::vector<HeadWitness*> witnesses_;
+    std::vector<LostWitness> lostWitnesses_;
     MerkleTree tree_;
     std::optional<TreeHead> lastHead_;
     std::size_t headsRead_ = 0;

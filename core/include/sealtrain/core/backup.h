@@ -135,6 +135,10 @@ struct RestoreDone {
     std::uint64_t restoreEntry = 0;  // the sequence number of the platform.restore entry
     std::optional<std::uint64_t> witnessHead;
     std::uint64_t lostEntries = 0;
+    // The witnesses outside the directory the backup's database recorded, forgotten after the
+    // restore's entry (audit.witness_detach): the restored control plane's --audit-witness
+    // attaches them again (data-directory.md, "Witnesses").
+    std::vector<std::string> detachedWitnesses;
     std::uint64_t files = 0;
     std::uint64_t referenced = 0;
 };

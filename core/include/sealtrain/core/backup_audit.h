@@ -33,9 +33,13 @@ public:
 
     // platform.restore: appended by the restore into the restored database, as its first entry
     // after the backup's head; the actor is the operator's account on the machine. Every session
-    // the backup holds is revoked in the same transaction (detail `sessions_revoked`).
+    // the backup holds is revoked in the same transaction (detail `sessions_revoked`). When
+    // entries after the backup may be lost (`lossPossible`: no witness, or a loss accepted),
+    // what they may have ended stays ended: every active worker is revoked, every unused worker
+    // enrolment token and open enrolment or reset code expires (details `workers_revoked`,
+    // `worker_tokens_voided`, `codes_voided`).
     [[nodiscard]] Result<void> recordRestore(const std::string& operatorName,
-                                             std::vector<audit::Detail> details);
+                                             std::vector<audit::Detail> details, bool lossPossible);
 
 private:
     AuditedTransactions& gate_;

@@ -75,6 +75,9 @@ struct ComplianceFacts {
     std::uint64_t certificatesRefused = 0;
     std::uint64_t revokedCertificates = 0;  // refused at the handshake now
     std::vector<crypto::KekInfo> keks;      // the keyring's KEK versions
+    // The witnesses outside the data directory that the serving process checked the log against
+    // when it opened it and gives every head (DataDirectory::witnessesOutside).
+    std::vector<std::string> witnessesOutside;
 };
 
 struct ComplianceReport {

@@ -97,6 +97,17 @@ struct DataDirectoryOptions {
     // Where each committed audit entry is also written as a JSON line (audit/forward.h):
     // "journal" or "file:/ABSOLUTE/PATH"; empty: nowhere.
     std::string auditForward;
+    // Witnesses outside the directory that must keep every audit head ("file:/ABSOLUTE/PATH",
+    // "tpm:0xINDEX[@TCTI]"; docs/operations/data-directory.md, "Witnesses"). One the database
+    // does not record yet is attached (audited); the database's own list is checked whatever
+    // this says.
+    std::vector<std::string> auditWitnesses;
+    // Open although a witness lost what it kept or the database is older than it: each such
+    // witness starts again from the newest head, audited (audit.witness_reset).
+    bool acceptWitnessLoss = false;
+    // The restore's own open of what it built (backup.h): the witnesses the restored database
+    // records are the old platform's, not checked here; detachRecordedWitnesses forgets them.
+    bool restoring = false;
 };
 
 // What a start of the control plane runs with (change management, issue #49).
@@ -178,6 +189,14 @@ public:
     // Signs an audit head over the entries appended since the last one (and appends it to the
     // witness file); nothing when there are none.
     [[nodiscard]] Result<void> signPendingEntries();
+
+    // The witnesses outside the directory that were checked when it opened and are given every
+    // head ("file:…", "tpm:…"); empty when there are none.
+    [[nodiscard]] std::vector<std::string> witnessesOutside() const;
+
+    // With DataDirectoryOptions::restoring: forgets the witnesses the restored database records,
+    // each audited as audit.witness_detach; returns them.
+    [[nodiscard]] Result<std::vector<std::string>> detachRecordedWitnesses();
 
     // The daemon's start, audited (core/platform_starts.h): platform.start, and platform.upgrade
     // when the release differs from the previous start's.
