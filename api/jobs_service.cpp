@@ -154,17 +154,22 @@ public:
         core::ControlPlane& plane = shared_.platform.controlPlane();
         // The caller first: an anonymous caller takes no slot; core refuses and audits it.
         std::shared_ptr<void> slot;
-        if (shared_.isSignedIn(*context)) {
-            slot = shared_.watchSlot();
+        if (const std::string user = shared_.signedInUser(*context); !user.empty()) {
+            bool userLimit = false;
+            slot = shared_.watchSlot(user, userLimit);
             if (!slot) {
                 const std::lock_guard guard(shared_.lock);
                 const Shared::OriginScope origin(shared_, shared_.originOf(*context));
                 return Internal::toStatus(plane.jobWatches().refuseBusy(
                     callerOf(shared_, *context).token, request->id(),
                     Error(ErrorCode::ResourceExhausted,
-                          fmt::format("The control plane is streaming {} job watches already; "
-                                      "try again when one has ended.",
-                                      shared_.options.maxWatches))));
+                          userLimit ? fmt::format("You are streaming {} job watches already, the "
+                                                  "most one user may; end one first.",
+                                                  shared_.options.maxWatchesPerUser)
+                                    : fmt::format("The control plane is streaming {} job "
+                                                  "watches already; try again when one has "
+                                                  "ended.",
+                                                  shared_.options.maxWatches))));
             }
         }
         core::JobWatchCursor cursor;

@@ -76,8 +76,10 @@ struct Shared {
     // Dataset uploads being received now: at most options.maxUploads (uploadSlot()).
     std::mutex uploadsLock;
     unsigned uploads = 0;
-    // Job watches streaming now: at most options.maxWatches (watchSlot()).
+    // Job watches streaming now: at most options.maxWatches, and options.maxWatchesPerUser of
+    // one user's (watchSlot()); a user is in the map only while they hold one.
     unsigned watches = 0;
+    std::map<std::string, unsigned, std::less<>> watchesByUser;
     // Export downloads being sent now: at most options.maxDownloads (downloadSlot()).
     unsigned downloads = 0;
     // Held while a backup is taken and sent: one archive on disk at a time (backup_service.cpp).
@@ -169,6 +171,8 @@ struct Shared {
     // parsed. Takes `lock` for the lookup, so it waits for a running group; never call it
     // inside one.
     [[nodiscard]] bool isSignedIn(const ServerContext& context);
+    // The user whose session the caller's certificate is bound to; empty when none.
+    [[nodiscard]] std::string signedInUser(const ServerContext& context);
 
     // A slot for one password check, held while the returned object lives; nullopt when none
     // came free within options.passwordCheckWait.
@@ -230,7 +234,27 @@ struct Shared {
     {
         return slot(downloads, options.maxDownloads);
     }
-    [[nodiscard]] std::shared_ptr<void> watchSlot() { return slot(watches, options.maxWatches); }
+    // A slot for one job watch of `user` while the returned guard lives; nullptr when the user
+    // holds options.maxWatchesPerUser already (`userLimit` set) or the platform
+    // options.maxWatches (issue #54: one user can not take every slot).
+    [[nodiscard]] std::shared_ptr<void> watchSlot(const std::string& user, bool& userLimit)
+    {
+        const std::lock_guard guard(uploadsLock);
+        const auto held = watchesByUser.find(user);
+        const unsigned mine = held == watchesByUser.end() ? 0 : held->second;
+        userLimit = mine >= std::max(1U, options.maxWatchesPerUser);
+        if (userLimit || watches >= std::max(1U, options.maxWatches))
+            return nullptr;
+        ++watches;
+        ++watchesByUser[user];
+        return {&watches, [this, user](unsigned* counter) {
+                    const std::lock_guard released(uploadsLock);
+                    --*counter;
+                    const auto entry = watchesByUser.find(user);
+                    if (entry != watchesByUser.end() && --entry->second == 0)
+                        watchesByUser.erase(entry);
+                }};
+    }
 
     [[nodiscard]] bool isRevoked(const std::string& serial)
     {
@@ -349,6 +373,17 @@ inline core::CallOrigin Shared::originOf(const ServerContext& context)
 {
     const std::string pem = peerCertificate(context);
     return {context.peer(), pem.empty() ? std::string() : serialOf(pem)};
+}
+
+inline std::string Shared::signedInUser(const ServerContext& context)
+{
+    const std::string pem = peerCertificate(context);
+    const std::string serial = pem.empty() ? std::string() : serialOf(pem);
+    if (serial.empty())
+        return {};
+    const std::lock_guard guard(lock);
+    const auto binding = bindings.find(serial);
+    return binding == bindings.end() ? std::string() : binding->second.user;
 }
 
 inline bool Shared::isSignedIn(const ServerContext& context)

@@ -98,6 +98,32 @@ std::string ExportFilter::describe() const
     return out;
 }
 
+namespace {
+
+// What an export reads, as [first, end) runs: the whole log, or only the runs of the sequences
+// the filter names (the compliance report's cited entries), so that a small selection of a long
+// log reads only itself (issue #49: the report's bundle held the global lock for a whole pass).
+std::vector<std::pair<std::uint64_t, std::uint64_t>> spansToRead(const ExportFilter& filter,
+                                                                 std::uint64_t size)
+{
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+    if (filter.sequences.empty()) {
+        spans.emplace_back(0, size);
+        return spans;
+    }
+    for (const std::uint64_t sequence : filter.sequences) {
+        if (sequence >= size)
+            break;
+        if (!spans.empty() && spans.back().second == sequence)
+            ++spans.back().second;
+        else
+            spans.emplace_back(sequence, sequence + 1);
+    }
+    return spans;
+}
+
+}  // namespace
+
 Result<std::string> exportBundle(AuditLog& log, const ExportFilter& filter)
 {
     auto exportHead = log.signHead();
@@ -142,24 +168,27 @@ Result<std::string> exportBundle(AuditLog& log, const ExportFilter& filter)
             return proof.error();
         bundle.consistency.push_back({sizes[i - 1], sizes[i], std::move(*proof), 0});
     }
-    for (std::uint64_t first = 0; first < exportHead->size; first += kExportPage) {
-        auto page = log.store().readEntries(first, std::min(kExportPage, exportHead->size - first));
-        if (!page)
-            return page.error();
-        for (auto& stored : *page) {
-            auto entry = decodeEntry(stored.bytes);
-            if (!entry)
-                return entry.error().withContext(seqText(stored.sequence));
-            if (!filter.matches(*entry))
-                continue;
-            const auto headSize = coveringHead(sizes, stored.sequence);
-            if (!headSize)
-                return Error(ErrorCode::Internal, "An exported entry has no covering head.");
-            auto proof = log.tree().inclusionProof(stored.sequence, *headSize);
-            if (!proof)
-                return proof.error();
-            bundle.entries.push_back(
-                {stored.sequence, headSize, std::move(stored.bytes), std::move(*proof), 0});
+    const auto spans = spansToRead(filter, exportHead->size);
+    for (const auto& [from, end] : spans) {
+        for (std::uint64_t first = from; first < end; first += kExportPage) {
+            auto page = log.store().readEntries(first, std::min(kExportPage, end - first));
+            if (!page)
+                return page.error();
+            for (auto& stored : *page) {
+                auto entry = decodeEntry(stored.bytes);
+                if (!entry)
+                    return entry.error().withContext(seqText(stored.sequence));
+                if (!filter.matches(*entry))
+                    continue;
+                const auto headSize = coveringHead(sizes, stored.sequence);
+                if (!headSize)
+                    return Error(ErrorCode::Internal, "An exported entry has no covering head.");
+                auto proof = log.tree().inclusionProof(stored.sequence, *headSize);
+                if (!proof)
+                    return proof.error();
+                bundle.entries.push_back(
+                    {stored.sequence, headSize, std::move(stored.bytes), std::move(*proof), 0});
+            }
         }
     }
     bundle.statement = log.signSelection(selectionOf(bundle, *exportHead));

@@ -1,7 +1,11 @@
 // UTF-8 decoding and validation by the well-formed byte sequences of Unicode's table 3-7.
 #include "sealtrain/base/utf8.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 
 namespace sealtrain {
 
@@ -88,6 +92,37 @@ bool isValidUtf8(std::span<const std::uint8_t> bytes)
     return isValidUtf8(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
+bool isInvisibleFormatCharacter(char32_t codePoint) noexcept
+{
+    // Unicode 15.0's general category Cf, as ranges.
+    struct Range {
+        char32_t first;
+        char32_t last;
+    };
+    static constexpr Range kFormat[] = {
+        {0x00AD, 0x00AD},   {0x0600, 0x0605},   {0x061C, 0x061C},   {0x06DD, 0x06DD},
+        {0x070F, 0x070F},   {0x0890, 0x0891},   {0x08E2, 0x08E2},   {0x180E, 0x180E},
+        {0x200B, 0x200F},   {0x202A, 0x202E},   {0x2060, 0x2064},   {0x2066, 0x206F},
+        {0xFEFF, 0xFEFF},   {0xFFF9, 0xFFFB},   {0x110BD, 0x110BD}, {0x110CD, 0x110CD},
+        {0x13430, 0x1343F}, {0x1BCA0, 0x1BCA3}, {0x1D173, 0x1D17A}, {0xE0001, 0xE0001},
+        {0xE0020, 0xE007F}};
+    return std::any_of(std::begin(kFormat), std::end(kFormat), [&](const Range& range) {
+        return codePoint >= range.first && codePoint <= range.last;
+    });
+}
+
+bool hasInvisibleFormatCharacter(std::string_view text)
+{
+    for (std::size_t pos = 0; pos < text.size();) {
+        char32_t cp = 0;
+        const std::size_t length = decodeUtf8(text, pos, cp);
+        if (length != 0 && isInvisibleFormatCharacter(cp))
+            return true;
+        pos += length == 0 ? 1 : length;
+    }
+    return false;
+}
+
 std::string escapeControls(std::string_view text)
 {
     static constexpr char kHex[] = "0123456789abcdef";
@@ -97,6 +132,11 @@ std::string escapeControls(std::string_view text)
         char32_t cp = 0;
         const std::size_t length = decodeUtf8(text, pos, cp);
         const bool control = length == 0 || cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F);
+        if (!control && isInvisibleFormatCharacter(cp)) {
+            out += fmt::format("\\u{{{:04X}}}", static_cast<std::uint32_t>(cp));
+            pos += length;
+            continue;
+        }
         if (!control) {
             out.append(text.substr(pos, length));
             pos += length;

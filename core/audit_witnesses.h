@@ -5,6 +5,7 @@
 // reset here like the others when its loss is accepted.
 #pragma once
 
+#include "sealtrain/audit/audit_log.h"
 #include "sealtrain/audit/witness.h"
 #include "sealtrain/base/result.h"
 

@@ -68,7 +68,7 @@ Result<void> BackupAudit::recordRestore(const std::string& operatorName,
                                      SqlValues arguments) -> Result<std::string> {
                 if (!lossPossible)
                     return std::string("0");
-                SEALTRAIN_TRY(gate_.database().run(sql, std::move(arguments)));
+                SEALTRAIN_TRY(gate_.database().run(sql, arguments));
                 return std::to_string(gate_.database().changes());
             };
             auto workers =

@@ -208,7 +208,8 @@ bool isPlainInputName(std::string_view name)
 {
     constexpr std::size_t kMaxName = 4096;
     constexpr std::size_t kMaxPart = 255;
-    if (name.empty() || name.size() > kMaxName || !isValidUtf8(name))
+    if (name.empty() || name.size() > kMaxName || !isValidUtf8(name)
+        || hasInvisibleFormatCharacter(name))
         return false;
     if (std::any_of(name.begin(), name.end(), [](char c) {
             return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\';
@@ -281,7 +282,8 @@ Result<std::vector<SourceFile>> listSources(const ImportOptions& options)
         if (!isPlainInputName(options.inputNames[i]))
             return Error(ErrorCode::InvalidArgument,
                          "An input's name must be a relative path of plain parts (no '..', no "
-                         "leading '/', no control characters); rename it and import again.");
+                         "leading '/', no control or invisible format characters such as a "
+                         "right-to-left override); rename it and import again.");
         std::error_code ec;
         const auto size = std::filesystem::file_size(options.inputs[i], ec);
         if (ec)

@@ -48,6 +48,7 @@ struct Options {
     unsigned maxUploads = 4;
     unsigned maxDownloads = 4;
     unsigned maxWatches = 32;
+    unsigned maxWatchesPerUser = 8;
     int uploadIdleSeconds = 60;
     int anonymousRefusalWindow = 10;
     int passwordCheckWaitMs = 10000;
@@ -178,6 +179,7 @@ int run(const Options& options, const std::string& effectiveOptions)
     serverOptions.maxUploads = options.maxUploads;
     serverOptions.maxDownloads = options.maxDownloads;
     serverOptions.maxWatches = options.maxWatches;
+    serverOptions.maxWatchesPerUser = options.maxWatchesPerUser;
     serverOptions.jobSpecLimits = options.jobSpecLimits;
     serverOptions.uploadIdleTimeout = std::chrono::seconds(options.uploadIdleSeconds);
     serverOptions.passwordCheckWait = std::chrono::milliseconds(options.passwordCheckWaitMs);
@@ -285,6 +287,11 @@ int main(int argc, char** argv)
     app.add_option("--max-watches", options.maxWatches,
                    "Job watches (live metrics streams) open at once, each holding a thread; "
                    "more are told to try again")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1024));
+    app.add_option("--max-watches-per-user", options.maxWatchesPerUser,
+                   "Of those, the most one user may hold, so that one user can not take them "
+                   "all; more are told to end one first")
         ->capture_default_str()
         ->check(CLI::Range(1, 1024));
     app.add_option("--upload-idle-timeout", options.uploadIdleSeconds,

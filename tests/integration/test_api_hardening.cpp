@@ -318,12 +318,15 @@ private slots:
 
     // Issue #27, item 16: the name an uploader gives a file is what the signed manifest
     // records as its source; a path that climbs out ("../../../etc/shadow") or is absolute is
-    // refused before its bytes are read, and nothing is imported.
+    // refused before its bytes are read, and nothing is imported. Issue #54: so is a name with a
+    // right-to-left override ("report<RLO>txt.exe" reads "reportexe.txt") or another invisible
+    // format character.
     void uploadedNamesArePlainPaths()
     {
         const std::filesystem::path file = tmp_.filePath("shadow.txt").toStdString();
         std::ofstream(file) << "root:x:0:0\n";
-        for (const std::string name : {"../../../etc/shadow", "/etc/shadow"}) {
+        for (const std::string name : {"../../../etc/shadow", "/etc/shadow",
+                                       "report\xe2\x80\xaetxt.exe", "in\xe2\x80\x8b.txt"}) {
             api::ImportSettings settings;
             settings.name = "climbing";
             const std::vector<api::UploadFile> files{{file, name, 11}};

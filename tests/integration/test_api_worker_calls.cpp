@@ -87,7 +87,8 @@ private slots:
         daemon_.create(
             root, "alice",
             {{"sam", "steward"}, {"bob", "engineer"}, {"ann", "approver"}, {"otto", "operator"}});
-        daemon_.start({"--upload-idle-timeout", "1", "--max-watches", "1"});
+        daemon_.start({"--upload-idle-timeout", "1", "--max-watches", "1",
+                       "--max-watches-per-user", "1"});
 
         // Two datasets bob may read.
         auto sam = daemon_.as("sam");
@@ -308,6 +309,17 @@ private slots:
         QVERIFY(!busy);
         QCOMPARE(busy.error().code(), ErrorCode::ResourceExhausted);
         QVERIFY(isOneSentence(busy.error().message()));
+        QVERIFY2(busy.error().message().find("The control plane is streaming")
+                     != std::string::npos,
+                 busy.error().message().c_str());
+        // Issue #54: and bob, who holds his share (--max-watches-per-user), is told so: one user
+        // can not hold every slot.
+        auto more = bob->watchJob(job_.job, [](const api::JobWatchEvent&) { return false; });
+        QVERIFY(!more);
+        QCOMPARE(more.error().code(), ErrorCode::ResourceExhausted);
+        QVERIFY2(more.error().message().find("You are streaming 1 job watches already")
+                     != std::string::npos,
+                 more.error().message().c_str());
 
         api::MetricsReport report;
         report.job = job_.job;
@@ -661,16 +673,17 @@ private slots:
         }
         QVERIFY(listing);
 
-        // Issue #29: bob's watch is one entry however many looks it took; ann's busy refusal and
-        // otto's are there with their callers.
+        // Issue #29: bob's watch is one entry however many looks it took; ann's busy refusal,
+        // bob's second (past his share, issue #54) and otto's are there with their callers.
         std::multiset<std::pair<std::string, audit::Outcome>> watches;
         for (const audit::Entry& entry : *entries)
             if (entry.action == "job.watch")
                 watches.insert({entry.actor.id, entry.outcome});
         QCOMPARE(watches.count({"bob", audit::Outcome::Ok}), std::size_t{1});
+        QCOMPARE(watches.count({"bob", audit::Outcome::Failed}), std::size_t{1});
         QCOMPARE(watches.count({"ann", audit::Outcome::Failed}), std::size_t{1});
         QCOMPARE(watches.count({"otto", audit::Outcome::Denied}), std::size_t{1});
-        QCOMPARE(watches.size(), std::size_t{3});
+        QCOMPARE(watches.size(), std::size_t{4});
 
         // The checkpoints' list and downloads, each an entry with its caller; a download names
         // what it sent.

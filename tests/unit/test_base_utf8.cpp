@@ -25,6 +25,30 @@ private slots:
                                                         "2J")
                                           << QByteArray("x\\xc2\\x9b2J");
         QTest::newRow("not UTF-8") << QByteArray("\xff\xfe!") << QByteArray("\\xff\\xfe!");
+        // Issue #54: a right-to-left override makes "report<RLO>txt.exe" read "reportexe.txt";
+        // shown, it is named instead.
+        QTest::newRow("right-to-left override")
+            << QByteArray("report\xe2\x80\xaetxt.exe") << QByteArray("report\\u{202E}txt.exe");
+        QTest::newRow("zero-width space, isolate, BOM, tag")
+            << QByteArray("a\xe2\x80\x8b" "b\xe2\x81\xa6" "c\xef\xbb\xbf" "d\xf3\xa0\x80\x81")
+            << QByteArray("a\\u{200B}b\\u{2066}c\\u{FEFF}d\\u{E0001}");
+    }
+
+    // What counts as an invisible format character (Unicode's Cf), and what does not.
+    void invisibleFormatCharacters()
+    {
+        for (const char32_t cp : {U'\u00AD', U'\u061C', U'\u200B', U'\u200E', U'\u200F', U'\u202A',
+                                  U'\u202E', U'\u2066', U'\u2069', U'\u2060', U'\uFEFF',
+                                  U'\U000E0001', U'\U000E007F'})
+            QVERIFY2(sealtrain::isInvisibleFormatCharacter(cp),
+                     QByteArray::number(static_cast<unsigned>(cp), 16).constData());
+        for (const char32_t cp : {U'a', U'\u00E9', U'\u05D0', U'\u0627', U'\u20AC', U'\u2028',
+                                  U'\uFE0F', U'\U0001F600', U'\u202F'})
+            QVERIFY2(!sealtrain::isInvisibleFormatCharacter(cp),
+                     QByteArray::number(static_cast<unsigned>(cp), 16).constData());
+        QVERIFY(sealtrain::hasInvisibleFormatCharacter("report\xe2\x80\xaetxt.exe"));
+        QVERIFY(!sealtrain::hasInvisibleFormatCharacter("na\xc3\xafve.txt"));
+        QVERIFY(!sealtrain::hasInvisibleFormatCharacter("\xe2\x80"));
     }
 
     void controlsAreEscapedForTerminals()

@@ -317,7 +317,11 @@ private slots:
         writeFile(input, "one record\n");
         for (const std::string& bad : std::vector<std::string>{
                  "../../../etc/shadow", "/etc/shadow", "a/../b", "./a", "a//b", "a/", "", "a\\b",
-                 "a\x1b[2Jb", "bad \xc3\x28 utf8", std::string(256, 'x')}) {
+                 "a\x1b[2Jb", "bad \xc3\x28 utf8", std::string(256, 'x'),
+                 // Issue #54: names that read as others (right-to-left override, an isolate, a
+                 // zero-width space, a byte order mark inside).
+                 "report\xe2\x80\xaetxt.exe", std::string("a\xe2\x81\xa6") + "b.txt",
+                 "in\xe2\x80\x8b.txt", "in\xef\xbb\xbf.txt"}) {
             QVERIFY2(!isPlainInputName(bad), bad.c_str());
             auto o = options(input, InputFormat::TextRecords, "named-out");
             o.inputNames = {bad};

@@ -55,6 +55,8 @@ struct ServerOptions {
     // Jobs.WatchJob streams open at once (each holds a thread of the server while it lasts),
     // and how often each looks for news.
     unsigned maxWatches = 32;
+    // Of them, one user's at most (issue #54).
+    unsigned maxWatchesPerUser = 8;
     std::chrono::milliseconds watchInterval{500};
     // The most bytes one checkpoint upload (sealed file and envelope) may hold.
     std::uint64_t maxCheckpointBytes = std::uint64_t{64} << 30U;
