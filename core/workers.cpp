@@ -5,6 +5,7 @@
 
 #include "audited_transaction.h"
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/base/utf8.h"
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/permissions.h"
 #include "sealtrain/crypto/certificate_authority.h"
@@ -162,6 +163,16 @@ Result<std::uint64_t> readUnsigned(const Json& value, const std::string& field)
     return value.get<std::uint64_t>();
 }
 
+// What a worker writes and people read (`worker list`): UTF-8 without control characters or
+// invisible format characters, so that it can neither drive a terminal nor read as something
+// else (issue #54).
+// escapeControls changes exactly such text: C0 and C1 controls, DEL, bytes that are not UTF-8,
+// invisible format characters.
+bool isPlainText(std::string_view text)
+{
+    return escapeControls(text) == text;
+}
+
 Result<GpuInfo> parseGpu(const Json& item, const std::string& path)
 {
     if (!item.is_object())
@@ -172,8 +183,10 @@ Result<GpuInfo> parseGpu(const Json& item, const std::string& path)
         field += ".";
         field += key;
         if (key == "model") {
-            if (!value.is_string() || value.get<std::string>().size() > kMaxModelName)
-                return inventoryError(field, "must be a text of at most 128 bytes");
+            if (!value.is_string() || value.get<std::string>().size() > kMaxModelName
+                || !isPlainText(value.get<std::string>()))
+                return inventoryError(field, "must be a text of at most 128 bytes of UTF-8 "
+                                             "without control or invisible format characters");
             gpu.model = value.get<std::string>();
         } else if (key == "memory_bytes") {
             SEALTRAIN_ASSIGN(gpu.memoryBytes, readUnsigned(value, field));

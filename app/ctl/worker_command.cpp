@@ -4,6 +4,7 @@
 #include "client_options.h"
 #include "commands.h"
 #include "ctl.h"
+#include "sealtrain/base/utf8.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -30,7 +31,8 @@ std::string whenText(std::int64_t unixSeconds)
     return unixSeconds == 0 ? std::string("never") : utcText(unixSeconds);
 }
 
-// "2 x NVIDIA H200 (141 GiB), 16 cores" from the inventory's JSON.
+// "2 x NVIDIA H200 (141 GiB), 16 cores" from the inventory's JSON; the worker wrote it, so it is
+// shown escaped (issue #54: an inventory stored before its fields were checked).
 std::string inventoryText(const std::string& json, bool interconnectDeclared)
 {
     const auto inventory = nlohmann::json::parse(json, nullptr, false);
@@ -116,7 +118,7 @@ int listWorkers(const CommandRegistry& registry, const WorkerOptions& options)
             "{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", worker.name, worker.pool, worker.state,
             whenText(worker.lastSeenUnix),
             worker.currentJob == 0 ? std::string("-") : std::to_string(worker.currentJob),
-            inventoryText(worker.inventoryJson, worker.interconnectDeclared));
+            escapeControls(inventoryText(worker.inventoryJson, worker.interconnectDeclared)));
     return kExitOk;
 }
 

@@ -87,8 +87,8 @@ private slots:
         daemon_.create(
             root, "alice",
             {{"sam", "steward"}, {"bob", "engineer"}, {"ann", "approver"}, {"otto", "operator"}});
-        daemon_.start({"--upload-idle-timeout", "1", "--max-watches", "1",
-                       "--max-watches-per-user", "1"});
+        daemon_.start(
+            {"--upload-idle-timeout", "1", "--max-watches", "1", "--max-watches-per-user", "1"});
 
         // Two datasets bob may read.
         auto sam = daemon_.as("sam");
@@ -309,8 +309,7 @@ private slots:
         QVERIFY(!busy);
         QCOMPARE(busy.error().code(), ErrorCode::ResourceExhausted);
         QVERIFY(isOneSentence(busy.error().message()));
-        QVERIFY2(busy.error().message().find("The control plane is streaming")
-                     != std::string::npos,
+        QVERIFY2(busy.error().message().find("The control plane is streaming") != std::string::npos,
                  busy.error().message().c_str());
         // Issue #54: and bob, who holds his share (--max-watches-per-user), is told so: one user
         // can not hold every slot.
@@ -628,6 +627,21 @@ private slots:
                     return names;
                 })),
             whole);
+    }
+
+    // Issue #54: a heartbeat whose inventory would clear an operator's screen, ring and forge a
+    // row of `worker list` (a GPU model "A100 ESC[2J BEL LF node-9 revoked") is refused.
+    // (Late: an accepted heartbeat would tell the control plane this worker is idle.)
+    void inventoryWithTerminalControlsIsRefused()
+    {
+        core::WorkerInventory inventory;
+        inventory.gpus.push_back({"A100\x1b[2J\x07\nnode-9 revoked", 1});
+        const std::string forged = core::workerInventoryJson(inventory);
+        auto refused = worker_->heartbeat(forged, 0, 0);
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY2(refused.error().message().find("gpus[0].model") != std::string::npos,
+                 refused.error().message().c_str());
     }
 
     void refusalsAreAuditedWithTheWorker()

@@ -105,6 +105,16 @@ void TestCoreWorkers::inventoryIsParsedStrictly_data()
     for (int i = 0; i < 65; ++i)
         many += std::string(i == 0 ? "" : ",") + "{}";
     QTest::newRow("65 gpus") << QString::fromStdString(many + "]}") << "gpus";
+    // Issue #54: a model name that clears the screen, rings and forges a row of `worker list`,
+    // or that reads backwards.
+    QTest::newRow("model with terminal controls")
+        << R"({"gpus": [{"model": "A100\u001b[2J\u0007\nnode-9 revoked"}]})"
+        << "gpus[0].model";
+    QTest::newRow("model with a C1 control") << R"({"gpus": [{"model": "A100\u009b2J"}]})"
+                                             << "gpus[0].model";
+    QTest::newRow("model with a right-to-left override")
+        << R"({"gpus": [{"model": "H100\u202e08A"}]})"
+        << "gpus[0].model";
     QTest::newRow("backend") << R"({"backend": "rocm"})"
                              << "backend";
     QTest::newRow("cores as text") << R"({"cpu_cores": "16"})"
