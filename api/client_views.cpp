@@ -109,6 +109,7 @@ Result<ServerInfoView> ControlClient::serverInfo()
     info.maxPasswordChecks = reply.max_password_checks();
     info.maxSpecBytes = reply.max_spec_bytes();
     info.enrolmentCodeLifetimeSeconds = reply.enrolment_code_lifetime_seconds();
+    info.auditWitnessesOutside = reply.audit_witnesses_outside();
     return info;
 }
 

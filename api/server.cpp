@@ -132,6 +132,8 @@ public:
         reply->set_max_password_checks(options.maxPasswordChecks);
         reply->set_max_spec_bytes(options.jobSpecLimits.maxBytes);
         reply->set_enrolment_code_lifetime_seconds(plane.options().enrolmentCodeLifetime.count());
+        reply->set_audit_witnesses_outside(
+            static_cast<std::uint32_t>(shared_.platform.witnessesOutside().size()));
         return Status::OK;
     }
 

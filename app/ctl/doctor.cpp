@@ -192,6 +192,8 @@ DoctorReport runDoctor(const DoctorOptions& options)
     }
     if (options.enrolmentCodeLifetimeSeconds)
         checks.push_back(assessEnrolmentCodes(*options.enrolmentCodeLifetimeSeconds));
+    if (options.auditWitnessesOutside)
+        checks.push_back(assessAuditWitnesses(*options.auditWitnessesOutside));
     return report;
 }
 
@@ -221,6 +223,19 @@ Check assessEnrolmentCodes(std::int64_t lifetimeSeconds)
     return {"Enrolment codes",
             CheckStatus::Ok,
             "enrolment and reset codes expire " + lifetime + " after they are made",
+            {}};
+}
+
+Check assessAuditWitnesses(std::uint32_t outside)
+{
+    if (outside == 0)
+        return {"Audit witnesses", CheckStatus::Warning, "none outside the data directory",
+                "A copy of the whole data directory put back in its place would go unnoticed; "
+                "start sealtrain-control with --audit-witness (docs/operations/"
+                "data-directory.md#witnesses)."};
+    return {"Audit witnesses",
+            CheckStatus::Ok,
+            fmt::format("{} outside the data directory, checked at every start", outside),
             {}};
 }
 

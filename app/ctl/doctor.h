@@ -39,6 +39,8 @@ struct DoctorOptions {
     std::optional<Result<std::vector<std::string>>> controlPlaneWarnings;
     // When known (asked with the same session): how long enrolment and reset codes work.
     std::optional<std::int64_t> enrolmentCodeLifetimeSeconds;
+    // When known (asked with the same session): the audit witnesses outside the data directory.
+    std::optional<std::uint32_t> auditWitnessesOutside{};
 };
 
 [[nodiscard]] DoctorReport runDoctor(const DoctorOptions& options);
@@ -54,6 +56,9 @@ struct DoctorOptions {
 [[nodiscard]] Check assessFourEyes(const std::vector<std::string>& warnings);
 // How long the control plane's enrolment and reset codes work (issue #48): a warning past 14 days.
 [[nodiscard]] Check assessEnrolmentCodes(std::int64_t lifetimeSeconds);
+// The control plane's audit witnesses outside its data directory (issue #49): a warning with
+// none, since a copy of the whole directory put back would go unnoticed.
+[[nodiscard]] Check assessAuditWitnesses(std::uint32_t outside);
 
 void printReport(const DoctorReport& report, std::ostream& out);
 void printReportJson(const DoctorReport& report, std::ostream& out);

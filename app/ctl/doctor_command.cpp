@@ -43,8 +43,10 @@ int doctor(const CommandRegistry& registry, const DoctorCommandOptions& options)
     if (auto user = profile.chooseUser(options.client.user); user && profile.endpoint()) {
         doctorOptions.controlPlaneWarnings = controlPlaneWarnings(profile, *user);
         if (auto client = profile.client(*user))
-            if (auto info = (*client)->serverInfo())
+            if (auto info = (*client)->serverInfo()) {
                 doctorOptions.enrolmentCodeLifetimeSeconds = info->enrolmentCodeLifetimeSeconds;
+                doctorOptions.auditWitnessesOutside = info->auditWitnessesOutside;
+            }
     }
     const auto report = runDoctor(doctorOptions);
     if (options.json)

@@ -196,6 +196,10 @@ private slots:
         }
         // The log controls rest on the witness outside the data directory the daemon checked.
         QVERIFY(text.contains("outside.witness"));
+        // And doctor, asking the same control plane, counts it (issue #49).
+        const auto doctor = site.ctl({"doctor"}, "rita");
+        QVERIFY2(doctor.out.find("1 outside the data directory") != std::string::npos,
+                 doctor.out.c_str());
         // Nothing is broken here; four eyes held for the job; nobody used break-glass.
         for (const auto& [id, line] : summary)
             QVERIFY2(line.verdict != "FAILED", id.c_str());

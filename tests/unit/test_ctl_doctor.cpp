@@ -137,6 +137,25 @@ private slots:
                 == nullptr);
     }
 
+    // Issue #49: doctor says whether the control plane keeps its audit heads outside its data
+    // directory, and warns when it does not.
+    void auditWitnesses()
+    {
+        const Check none = assessAuditWitnesses(0);
+        QCOMPARE(none.status, CheckStatus::Warning);
+        QVERIFY2(none.advice.find("--audit-witness") != std::string::npos, none.advice.c_str());
+        const Check two = assessAuditWitnesses(2);
+        QCOMPARE(two.status, CheckStatus::Ok);
+        QVERIFY2(two.finding.find("2 outside") != std::string::npos, two.finding.c_str());
+        QTemporaryDir dir;
+        const std::filesystem::path data = dir.path().toStdString();
+        DoctorOptions asked{data, 1, std::nullopt, std::nullopt};
+        asked.auditWitnessesOutside = 0;
+        QCOMPARE(findCheck(runDoctor(asked), "Audit witnesses")->status, CheckStatus::Warning);
+        QVERIFY(findCheck(runDoctor({data, 1, std::nullopt, std::nullopt}), "Audit witnesses")
+                == nullptr);
+    }
+
     // Issue #48: doctor says how long enrolment and reset codes work, and warns past 14 days,
     // since whoever finds an unused code becomes that user.
     void enrolmentCodeLifetime()

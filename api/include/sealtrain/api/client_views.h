@@ -120,6 +120,7 @@ struct ServerInfoView {
     std::uint32_t maxPasswordChecks = 0;
     std::uint64_t maxSpecBytes = 0;
     std::int64_t enrolmentCodeLifetimeSeconds = 0;  // enrolment and reset codes expire after it
+    std::uint32_t auditWitnessesOutside = 0;  // witnesses outside the data directory (a count)
 };
 
 // A permission of the catalogue (Access.ListPermissions).
