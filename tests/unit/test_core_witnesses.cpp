@@ -11,6 +11,7 @@
 #include "sealtrain/audit/witness.h"
 #include "sealtrain/core/audit_queries.h"
 #include "sealtrain/core/data_directory.h"
+#include "sealtrain/crypto/signing.h"
 
 #include <QtTest/QtTest>
 
@@ -223,6 +224,39 @@ private slots:
         auto opened = open(path);
         QVERIFY2(opened.ok(), opened.ok() ? "" : opened.error().message().c_str());
         QCOMPARE((*opened)->witnessesOutside().size(), std::size_t{1});
+    }
+
+    // The counter's rule (docs/formats/audit.md, "TPM counter"): ahead of the store's heads is
+    // an older copy, refused; a few behind (a crash between storing a head and counting it) is
+    // brought level; more than 16 behind is another TPM or an index defined anew, refused.
+    void aTpmCounterIsComparedWithTheStoredHeads()
+    {
+        QTemporaryDir state;
+        SoftwareTpm tpm(state.path());
+        if (!tpm.running())
+            QSKIP("swtpm is not installed or did not start (scripts/setup installs it)");
+        const auto where =
+            audit::parseTpmCounterLocation(tpm.witness("0x01500018").substr(4)).value();
+        const std::uint64_t value = audit::defineTpmCounter(where).value();
+        const audit::MerkleTree tree;
+        const auto key = crypto::SigningKey::generate().value();
+        const audit::NoteVerifier verifier{"sealtrain.test/audit", key.publicKey()};
+        const auto base = static_cast<std::int64_t>(value) - 10;  // counted: 10 heads
+
+        audit::TpmCounterWitness ahead(where, base);
+        const auto older = ahead.check({tree, 9, verifier});
+        QVERIFY(!older);
+        QCOMPARE(older.error().reasonCode(), audit::kAhead.name());
+
+        audit::TpmCounterWitness behind(where, base);
+        QVERIFY(behind.check({tree, 12, verifier}).ok());
+        QCOMPARE(audit::readTpmCounter(where).value(), value + 2);
+
+        audit::TpmCounterWitness another(where, base);
+        const auto far = another.check({tree, 12 + 17, verifier});
+        QVERIFY(!far);
+        QCOMPARE(far.error().reasonCode(), audit::kBehind.name());
+        QCOMPARE(audit::readTpmCounter(where).value(), value + 2);
     }
 
     // A witness that kept heads and is now missing or empty is refused, not warned about: the
