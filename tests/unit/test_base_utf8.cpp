@@ -30,16 +30,19 @@ private slots:
         QTest::newRow("right-to-left override")
             << QByteArray("report\xe2\x80\xaetxt.exe") << QByteArray("report\\u{202E}txt.exe");
         QTest::newRow("zero-width space, isolate, BOM, tag")
-            << QByteArray("a\xe2\x80\x8b" "b\xe2\x81\xa6" "c\xef\xbb\xbf" "d\xf3\xa0\x80\x81")
+            << QByteArray("a\xe2\x80\x8b"
+                          "b\xe2\x81\xa6"
+                          "c\xef\xbb\xbf"
+                          "d\xf3\xa0\x80\x81")
             << QByteArray("a\\u{200B}b\\u{2066}c\\u{FEFF}d\\u{E0001}");
     }
 
     // What counts as an invisible format character (Unicode's Cf), and what does not.
     void invisibleFormatCharacters()
     {
-        for (const char32_t cp : {U'\u00AD', U'\u061C', U'\u200B', U'\u200E', U'\u200F', U'\u202A',
-                                  U'\u202E', U'\u2066', U'\u2069', U'\u2060', U'\uFEFF',
-                                  U'\U000E0001', U'\U000E007F'})
+        for (const char32_t cp :
+             {U'\u00AD', U'\u061C', U'\u200B', U'\u200E', U'\u200F', U'\u202A', U'\u202E',
+              U'\u2066', U'\u2069', U'\u2060', U'\uFEFF', U'\U000E0001', U'\U000E007F'})
             QVERIFY2(sealtrain::isInvisibleFormatCharacter(cp),
                      QByteArray::number(static_cast<unsigned>(cp), 16).constData());
         for (const char32_t cp : {U'a', U'\u00E9', U'\u05D0', U'\u0627', U'\u20AC', U'\u2028',
