@@ -92,6 +92,15 @@ ErrorCode openFails(std::span<const std::uint8_t> object, const KekResolver& res
 
 }  // namespace
 
+// Every bit of the object is flipped in the default build. Under AddressSanitizer (CI's step 2) a
+// flip inside a chunk costs about half a millisecond, 130 s for the 262,400 of them, so there every
+// bit of every 16th byte of the chunks is flipped (and every bit outside them still is).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr std::size_t kChunkByteStride = 16;
+#else
+constexpr std::size_t kChunkByteStride = 1;
+#endif
+
 class TestSealedObject : public QObject {
     Q_OBJECT
 
@@ -230,8 +239,12 @@ private slots:
         std::vector<std::uint8_t> chunk(kChunkSize, 0);
         std::size_t refusedAtOpen = 0;
         std::size_t refusedAtChunk = 0;
+        std::size_t chunkBytesFlipped = 0;
         for (std::size_t byte = 0; byte < object.size(); ++byte) {
             const bool inChunk = byte >= chunksStart && byte < finalChunkStart;
+            if (inChunk && (byte - chunksStart) % kChunkByteStride != 0)
+                continue;
+            chunkBytesFlipped += inChunk ? 1 : 0;
             for (unsigned bit = 0; bit < 8; ++bit) {
                 object[byte] ^= static_cast<std::uint8_t>(1U << bit);
                 if (!inChunk || (bit == 0 && byte % 997 == 0)) {
@@ -264,10 +277,15 @@ private slots:
                 object[byte] ^= static_cast<std::uint8_t>(1U << bit);
             }
         }
-        qInfo("%zu single-bit flips: %zu refused at open, %zu refused at their chunk",
-              object.size() * 8, refusedAtOpen, refusedAtChunk);
-        QCOMPARE(refusedAtOpen + refusedAtChunk, object.size() * 8);
-        QCOMPARE(refusedAtChunk, 2 * kEncryptedChunkSize * 8);
+        qInfo("%zu single-bit flips: %zu refused at open, %zu refused at their chunk (one byte in "
+              "%zu "
+              "of the chunks flipped)",
+              refusedAtOpen + refusedAtChunk, refusedAtOpen, refusedAtChunk, kChunkByteStride);
+        const std::size_t outsideChunks = object.size() - 2 * kEncryptedChunkSize;
+        QCOMPARE(refusedAtOpen, outsideChunks * 8);
+        QCOMPARE(chunkBytesFlipped,
+                 (2 * kEncryptedChunkSize + kChunkByteStride - 1) / kChunkByteStride);
+        QCOMPARE(refusedAtChunk, chunkBytesFlipped * 8);
     }
 
     void truncationAndExtensionAreRefused()
