@@ -110,6 +110,16 @@ Result<ServerInfoView> ControlClient::serverInfo()
     info.maxSpecBytes = reply.max_spec_bytes();
     info.enrolmentCodeLifetimeSeconds = reply.enrolment_code_lifetime_seconds();
     info.auditWitnessesOutside = reply.audit_witnesses_outside();
+    if (reply.has_audit_forwarding()) {
+        const auto& forwarding = reply.audit_forwarding();
+        info.auditForwarding = AuditForwardingView{forwarding.kind(),
+                                                   forwarding.delivered(),
+                                                   forwarding.log_size(),
+                                                   forwarding.head_size(),
+                                                   forwarding.last_delivery_unix(),
+                                                   forwarding.failing_since_unix(),
+                                                   forwarding.failures()};
+    }
     return info;
 }
 

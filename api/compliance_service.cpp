@@ -109,6 +109,7 @@ public:
             };
             facts.keks = shared_.platform.keyring().list();
             facts.witnessesOutside = shared_.platform.witnessesOutside();
+            facts.forwarding = shared_.platform.forwardHealth();
             report = shared_.platform.controlPlane().compliance().report(
                 callerOf(shared_, *context).token, facts, period, letOthersIn);
         }

@@ -134,6 +134,16 @@ public:
         reply->set_enrolment_code_lifetime_seconds(plane.options().enrolmentCodeLifetime.count());
         reply->set_audit_witnesses_outside(
             static_cast<std::uint32_t>(shared_.platform.witnessesOutside().size()));
+        if (const auto health = shared_.platform.forwardHealth()) {
+            auto* forwarding = reply->mutable_audit_forwarding();
+            forwarding->set_kind(health->target.substr(0, health->target.find(':')));
+            forwarding->set_delivered(health->delivered);
+            forwarding->set_log_size(health->logSize);
+            forwarding->set_head_size(health->headSize);
+            forwarding->set_last_delivery_unix(health->lastDeliveryUnix.value_or(0));
+            forwarding->set_failing_since_unix(health->failingSinceUnix.value_or(0));
+            forwarding->set_failures(health->failures);
+        }
         return Status::OK;
     }
 

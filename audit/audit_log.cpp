@@ -188,8 +188,6 @@ Result<std::uint64_t> AuditLog::append(StoreTransaction& transaction, const Entr
         transaction.onRollback([this] { rolledBack(); });
     }
     pending_.push_back(stored.leafHash);
-    if (options_.forwarder != nullptr)
-        pendingForForwarder_.push_back(std::move(stored));
     return entry.sequence;
 }
 
@@ -199,11 +197,6 @@ void AuditLog::committed()
         tree_.append(hash);
     pending_.clear();
     openTransaction_ = nullptr;
-    if (options_.forwarder != nullptr && !pendingForForwarder_.empty()) {
-        const auto forwarded = std::move(pendingForForwarder_);
-        pendingForForwarder_.clear();
-        options_.forwarder->forward(forwarded);
-    }
     const std::uint64_t signedSize = lastHead_ ? lastHead_->size : 0;
     if (options_.policy.everyEntries != 0
         && tree_.size() - signedSize >= options_.policy.everyEntries) {
@@ -214,12 +207,14 @@ void AuditLog::committed()
             deferredError_ = head.error();
         }
     }
+    // After the head the commit may have signed, so that the forwarder sends both at once.
+    if (options_.forwarder != nullptr)
+        options_.forwarder->committed(tree_.size());
 }
 
 void AuditLog::rolledBack()
 {
     pending_.clear();
-    pendingForForwarder_.clear();
     openTransaction_ = nullptr;
 }
 

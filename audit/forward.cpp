@@ -3,6 +3,8 @@
 #include "sealtrain/audit/forward.h"
 
 #include "sealtrain/audit/merkle_hash.h"
+#include "sealtrain/audit/merkle_tree.h"
+#include "sealtrain/audit/tree_head.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/logging.h"
 
@@ -30,159 +32,6 @@ std::string dumpLine(const nlohmann::json& json)
     return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// Appends whole lines to one file; a write that fails part-way is cut back off.
-class FileTarget final {
-public:
-    explicit FileTarget(int fd)
-        : fd_(fd)
-    {
-    }
-    FileTarget(const FileTarget&) = delete;
-    FileTarget& operator=(const FileTarget&) = delete;
-    ~FileTarget() { ::close(fd_); }
-
-    bool write(std::string_view line) const
-    {
-        struct stat before {};
-        if (::fstat(fd_, &before) != 0)
-            return false;
-        std::string text(line);
-        text += '\n';
-        std::size_t done = 0;
-        while (done < text.size()) {
-            const auto wrote = ::write(fd_, text.data() + done, text.size() - done);
-            if (wrote < 0 && errno == EINTR)
-                continue;
-            if (wrote <= 0) {
-                // Best effort: should the cut fail too, the checker names the partial line.
-                [[maybe_unused]] const int cut = ::ftruncate(fd_, before.st_size);
-                return false;
-            }
-            done += static_cast<std::size_t>(wrote);
-        }
-        return true;
-    }
-
-private:
-    int fd_;
-};
-
-// The journal's native protocol (systemd.journal-fields(7), "native protocol"): one datagram of
-// FIELD=value lines; a message too large for a datagram goes in a sealed memfd passed instead.
-class JournalTarget final {
-public:
-    JournalTarget(int fd, sockaddr_un address)
-        : fd_(fd)
-        , address_(address)
-    {
-    }
-    JournalTarget(const JournalTarget&) = delete;
-    JournalTarget& operator=(const JournalTarget&) = delete;
-    ~JournalTarget() { ::close(fd_); }
-
-    bool write(std::string_view line, const StoredEntry* entry)
-    {
-        std::string datagram = "SYSLOG_IDENTIFIER=sealtrain-control\nPRIORITY=6\n";
-        datagram += "SEALTRAIN_AUDIT_FORMAT=" + std::string(kForwardFormat) + "\n";
-        if (entry != nullptr) {
-            datagram += fmt::format("SEALTRAIN_AUDIT_SEQUENCE={}\n", entry->sequence);
-            datagram += "SEALTRAIN_AUDIT_LEAF_HASH=" + toHex(entry->leafHash) + "\n";
-        }
-        datagram += "MESSAGE=";
-        datagram += line;
-        datagram += '\n';
-        const auto sent = ::sendto(fd_, datagram.data(), datagram.size(), MSG_NOSIGNAL,
-                                   reinterpret_cast<const sockaddr*>(&address_), sizeof address_);
-        if (sent == static_cast<ssize_t>(datagram.size()))
-            return true;
-        if (sent < 0 && (errno == EMSGSIZE || errno == ENOBUFS))
-            return sendInMemfd(datagram);
-        return false;
-    }
-
-private:
-    bool sendInMemfd(const std::string& datagram)
-    {
-        const int memfd = ::memfd_create("sealtrain-audit", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        if (memfd < 0)
-            return false;
-        bool ok =
-            ::write(memfd, datagram.data(), datagram.size())
-                == static_cast<ssize_t>(datagram.size())
-            && ::fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
-                   == 0;
-        if (ok) {
-            msghdr message{};
-            message.msg_name = &address_;
-            message.msg_namelen = sizeof address_;
-            alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-            message.msg_control = control;
-            message.msg_controllen = sizeof control;
-            cmsghdr* header = CMSG_FIRSTHDR(&message);
-            header->cmsg_level = SOL_SOCKET;
-            header->cmsg_type = SCM_RIGHTS;
-            header->cmsg_len = CMSG_LEN(sizeof(int));
-            std::memcpy(CMSG_DATA(header), &memfd, sizeof(int));
-            ok = ::sendmsg(fd_, &message, MSG_NOSIGNAL) >= 0;
-        }
-        ::close(memfd);
-        return ok;
-    }
-
-    int fd_;
-    sockaddr_un address_;
-};
-
-Result<std::unique_ptr<EntryForwarder>> fileForwarder(const std::filesystem::path& path,
-                                                      std::string origin)
-{
-    if (!path.is_absolute())
-        return Error(ErrorCode::InvalidArgument,
-                     fmt::format("The audit forward file '{}' is not an absolute path; give one "
-                                 "such as file:/var/log/sealtrain/audit.jsonl.",
-                                 path.string()));
-    const int fd =
-        ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
-        return Error(ErrorCode::Io,
-                     fmt::format("Cannot open the audit forward file '{}' ({}); check that its "
-                                 "folder exists and that this daemon's user may write there.",
-                                 path.string(), std::strerror(errno)));
-    auto target = std::make_shared<FileTarget>(fd);
-    return std::unique_ptr<EntryForwarder>(std::make_unique<LineForwarder>(
-        std::move(origin),
-        [target](std::string_view line, const StoredEntry*) { return target->write(line); }));
-}
-
-Result<std::unique_ptr<EntryForwarder>> journalForwarder(const std::filesystem::path& socketPath,
-                                                         std::string origin)
-{
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    const std::string path = socketPath.string();
-    if (path.size() >= sizeof address.sun_path)
-        return Error(ErrorCode::InvalidArgument,
-                     "The journal's socket path is too long for a Unix socket.");
-    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return Error(ErrorCode::Io, fmt::format("Cannot make a socket for the journal ({}).",
-                                                std::strerror(errno)));
-    struct stat info {};
-    if (::stat(socketPath.c_str(), &info) != 0 || !S_ISSOCK(info.st_mode)) {
-        ::close(fd);
-        return Error(ErrorCode::NotFound,
-                     fmt::format("The systemd journal's socket '{}' is not there; forward to a "
-                                 "file instead (--audit-forward file:/PATH).",
-                                 path));
-    }
-    auto target = std::make_shared<JournalTarget>(fd, address);
-    return std::unique_ptr<EntryForwarder>(std::make_unique<LineForwarder>(
-        std::move(origin), [target](std::string_view line, const StoredEntry* entry) {
-            return target->write(line, entry);
-        }));
-}
-
 // One line's fields, read strictly: nullopt with `why` when a field is missing or mistyped.
 struct ForwardedLine {
     std::string type;
@@ -191,6 +40,7 @@ struct ForwardedLine {
     std::uint64_t last = 0;
     std::string leafHashHex;
     std::vector<std::uint8_t> bytes;
+    std::string note;  // a head's signed note
     nlohmann::json summary;
 };
 
@@ -229,8 +79,20 @@ std::optional<ForwardedLine> readLine(std::string_view text, std::string& why)
         line.summary = {{"origin", text_of("origin").value_or("")}};
         return line;
     }
+    if (line.type == "head") {
+        auto size = number_of("tree_size");
+        auto note = text_of("note");
+        if (!size || !note) {
+            why = "its head lacks its tree_size or note";
+            return std::nullopt;
+        }
+        line.sequence = *size;
+        line.note = std::move(*note);
+        line.summary = json;
+        return line;
+    }
     if (line.type != "entry") {
-        why = "its type is neither entry nor gap";
+        why = "its type is not entry, head or gap";
         return std::nullopt;
     }
     auto sequence = number_of("sequence");
@@ -267,6 +129,13 @@ nlohmann::json summaryOf(const Entry& entry)
             {"reason", entry.reason}};
 }
 
+nlohmann::json headSummary(const TreeHead& head)
+{
+    return {{"tree_size", head.size},
+            {"root", toHex(head.root)},
+            {"time", formatUtcSeconds(head.timeSeconds)}};
+}
+
 }  // namespace
 
 Result<std::string> forwardedEntryLine(std::string_view origin, const StoredEntry& entry)
@@ -284,6 +153,20 @@ Result<std::string> forwardedEntryLine(std::string_view origin, const StoredEntr
     return dumpLine(json);
 }
 
+Result<std::string> forwardedHeadLine(std::string_view origin, std::string_view signedNote)
+{
+    auto note = parseSignedNote(signedNote);
+    if (!note)
+        return note.error();
+    auto head = parseTreeHeadText(note->text);
+    if (!head)
+        return head.error();
+    nlohmann::json json{{"format", kForwardFormat}, {"type", "head"}, {"origin", origin}};
+    json.update(headSummary(*head));
+    json["note"] = std::string(signedNote);
+    return dumpLine(json);
+}
+
 std::string forwardedGapLine(std::string_view origin, std::uint64_t first, std::uint64_t last)
 {
     return dumpLine({{"format", kForwardFormat},
@@ -295,104 +178,88 @@ std::string forwardedGapLine(std::string_view origin, std::uint64_t first, std::
                                 "holds; these entries are in the signed log only"}});
 }
 
-LineForwarder::LineForwarder(std::string origin, LineWriter writer, ForwarderLimits limits)
-    : origin_(std::move(origin))
-    , writer_(std::move(writer))
-    , limits_(limits)
-{
-}
+namespace {
 
-void LineForwarder::forward(std::span<const StoredEntry> entries) noexcept
+// The key the copy's heads (and the bundle) must verify under, or a warning that none was given.
+std::optional<NoteVerifier> copyVerifier(const VerifyOptions& options, const Bundle* bundle,
+                                         std::string_view origin, ForwardCheck& check)
 {
-    try {
-        for (const auto& entry : entries) {
-            auto line = forwardedEntryLine(origin_, entry);
-            if (!line) {  // the log wrote it, so it decodes; if not, the gap says so
-                dropped_ = {dropped_ ? dropped_->first : entry.sequence, entry.sequence};
-                continue;
-            }
-            backlogBytes_ += line->size();
-            backlog_.push_back({entry, std::move(*line)});
+    const std::string& trusted = options.trustedKey;
+    if (trusted.empty()) {
+        check.warnings.push_back("No trusted key was given, so the copy's signed heads were not "
+                                 "checked; pass --key with the log's public key.");
+        return std::nullopt;
+    }
+    if (trusted.find("-----BEGIN") != std::string::npos) {
+        auto key = crypto::PublicKey::fromPem(trusted);
+        if (!key) {
+            check.errors.push_back("The trusted key is not an Ed25519 public key in PEM form.");
+            return std::nullopt;
         }
-        flush();
-        // Whatever the target still refuses is kept within the bound, the oldest dropped first.
-        while (backlog_.size() > limits_.maxBacklogLines
-               || backlogBytes_ > limits_.maxBacklogBytes) {
-            const auto sequence = backlog_.front().entry.sequence;
-            dropped_ = {dropped_ ? dropped_->first : sequence, sequence};
-            backlogBytes_ -= backlog_.front().line.size();
-            backlog_.pop_front();
+        return NoteVerifier{std::string(origin), *key};
+    }
+    if (trusted.find('+') != std::string::npos) {
+        auto verifier = NoteVerifier::fromVkey(trusted);
+        if (!verifier) {
+            check.errors.push_back(verifier.error().message());
+            return std::nullopt;
         }
-    } catch (const std::exception&) {
-        // Out of memory while copying: the entries stay in the signed log; the next gap line
-        // can not name them, so the copy's checker reports the missing sequences.
-        backlog_.clear();
-        backlogBytes_ = 0;
+        return *verifier;
     }
+    if (bundle != nullptr)
+        for (const auto& key : bundle->keys)
+            if (key.key.keyId() == trusted)
+                return key;
+    check.errors.push_back(
+        bundle != nullptr ? "None of the bundle's keys has the fingerprint " + trusted + "."
+                          : "A fingerprint names a key but does not hold it; without --bundle, "
+                            "pass the log's public key (PEM) or its verifier key.");
+    return std::nullopt;
 }
 
-void LineForwarder::flush() noexcept
-{
-    const auto refused = [this] {
-        if (!warned_)
-            log::warn("audit",
-                      "the audit forward target refused a write; entries wait in "
-                      "memory and are retried at the next commit",
-                      {{"waiting", std::to_string(backlog_.size())}});
-        warned_ = true;
-    };
-    if (dropped_) {
-        if (!writer_(forwardedGapLine(origin_, dropped_->first, dropped_->second), nullptr))
-            return refused();
-        dropped_.reset();
-    }
-    while (!backlog_.empty()) {
-        if (!writer_(backlog_.front().line, &backlog_.front().entry))
-            return refused();
-        backlogBytes_ -= backlog_.front().line.size();
-        backlog_.pop_front();
-    }
-    if (warned_)
-        log::info("audit", "the audit forward target takes writes again");
-    warned_ = false;
-}
+struct CopyHead {
+    std::size_t lineNumber = 0;
+    TreeHead head;
+};
 
-Result<std::unique_ptr<EntryForwarder>> openForwarder(std::string_view target, std::string origin,
-                                                      const std::filesystem::path& journalSocket)
-{
-    if (target == "journal")
-        return journalForwarder(journalSocket, std::move(origin));
-    if (target.starts_with("file:"))
-        return fileForwarder(std::filesystem::path(target.substr(5)), std::move(origin));
-    return Error(ErrorCode::InvalidArgument,
-                 fmt::format("'{}' is not an audit forward target; give journal or "
-                             "file:/ABSOLUTE/PATH.",
-                             target));
-}
+}  // namespace
 
+// One pass over the lines, then the checks that need all of them (heads, gaps, the prefix).
+// Longer than 100 lines: each rule of the format's "Checking a copy" is a few lines here, in
+// its order, and splitting them would hand the shared maps between a dozen functions.
 ForwardCheck checkForwarded(std::string_view forwarded, std::string_view bundleText,
                             const VerifyOptions& options)
 {
     ForwardCheck check;
-    VerifyOptions verifyOptions = options;
-    verifyOptions.keepEntries = false;
-    const auto report = verifyBundle(bundleText, verifyOptions);
-    if (!report.ok()) {
-        check.errors.push_back("The bundle does not verify: " + report.errors.front());
-        return check;
-    }
-    auto bundle = parseBundle(bundleText);
-    if (!bundle) {
-        check.errors.push_back("The bundle does not parse: " + bundle.error().message());
-        return check;
+    std::optional<Bundle> bundle;
+    if (!bundleText.empty()) {
+        VerifyOptions verifyOptions = options;
+        verifyOptions.keepEntries = false;
+        const auto report = verifyBundle(bundleText, verifyOptions);
+        if (!report.ok()) {
+            check.errors.push_back("The bundle does not verify: " + report.errors.front());
+            return check;
+        }
+        auto parsed = parseBundle(bundleText);
+        if (!parsed) {
+            check.errors.push_back("The bundle does not parse: " + parsed.error().message());
+            return check;
+        }
+        bundle = std::move(*parsed);
     }
     std::map<std::uint64_t, Hash> signedLeaves;
-    for (const auto& entry : bundle->entries)
-        if (entry.headSize)
-            signedLeaves.emplace(entry.sequence, leafHash(entry.bytes));
+    if (bundle)
+        for (const auto& entry : bundle->entries)
+            if (entry.headSize)
+                signedLeaves.emplace(entry.sequence, leafHash(entry.bytes));
 
+    std::optional<std::string> origin;
+    if (bundle)
+        origin = bundle->origin;
     std::map<std::uint64_t, Hash> seen;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> declared;
+    std::vector<CopyHead> heads;
+    std::vector<std::pair<std::size_t, std::string>> notes;
     const auto fail = [&](std::size_t number, const std::string& what) {
         check.errors.push_back(fmt::format("Line {} of the forwarded copy {}.", number, what));
     };
@@ -418,13 +285,34 @@ ForwardCheck checkForwarded(std::string_view forwarded, std::string_view bundleT
             continue;
         }
         ++check.lines;
-        // A line of another log, a gap line too, stands for nothing of this one.
-        if (line->summary.value("origin", std::string()) != bundle->origin) {
-            fail(number, "comes from another log than the bundle's");
+        // A line of another log, a gap or head line too, stands for nothing of this one.
+        const auto lineOrigin = line->summary.value("origin", std::string());
+        if (!origin)
+            origin = lineOrigin;
+        if (lineOrigin != *origin) {
+            fail(number, bundle ? "comes from another log than the bundle's"
+                                : "comes from another log than the copy's first line");
             continue;
         }
         if (line->type == "gap") {
             declared.emplace_back(line->first, line->last);
+            continue;
+        }
+        if (line->type == "head") {
+            notes.emplace_back(number, line->note);
+            auto note = parseSignedNote(line->note);
+            auto head = note ? parseTreeHeadText(note->text) : Result<TreeHead>(note.error());
+            if (!head || head->origin != *origin) {
+                fail(number, "holds a note that is not a tree head of this log");
+                continue;
+            }
+            const auto summary = headSummary(*head);
+            for (const auto& [name, value] : summary.items())
+                if (!line->summary.contains(name) || line->summary[name] != value) {
+                    fail(number, fmt::format("says {} differently from its signed note", name));
+                    break;
+                }
+            heads.push_back({number, *head});
             continue;
         }
         const Hash leaf = leafHash(line->bytes);
@@ -464,8 +352,6 @@ ForwardCheck checkForwarded(std::string_view forwarded, std::string_view bundleT
                                          entry->sequence));
             else
                 ++check.entriesMatched;
-        } else {
-            ++check.entriesBeyondBundle;
         }
     }
     if (seen.empty())
@@ -477,6 +363,16 @@ ForwardCheck checkForwarded(std::string_view forwarded, std::string_view bundleT
             return gap.first <= first && last <= gap.second;
         });
     };
+    // The copy begins at the log's first entry: a copy whose first lines were cut off would
+    // otherwise verify as the whole record.
+    if (*check.firstSequence > 0) {
+        check.gaps.emplace_back(0, *check.firstSequence - 1);
+        if (!isDeclared(0, *check.firstSequence - 1))
+            check.errors.push_back(fmt::format(
+                "The forwarded copy begins at entry {}: entries 0 to {} are missing from it "
+                "(its beginning was removed, or it is not the target's whole copy).",
+                *check.firstSequence, *check.firstSequence - 1));
+    }
     // What the signed log holds after the copy's last line was not forwarded (yet): the copy
     // is incomplete, which is not tampering (forwarding may have been turned off).
     if (auto after = signedLeaves.upper_bound(*check.lastSequence); after != signedLeaves.end())
@@ -494,6 +390,45 @@ ForwardCheck checkForwarded(std::string_view forwarded, std::string_view bundleT
         expected = sequence + 1;
     }
     std::sort(check.gaps.begin(), check.gaps.end());
+
+    // The copy's own heads: signed by the trusted key over the root of its first entries.
+    const auto verifier = copyVerifier(options, bundle ? &*bundle : nullptr, *origin, check);
+    std::uint64_t coveredByHeads = 0;
+    if (verifier) {
+        for (const auto& [lineNumber, note] : notes)
+            if (!verifyTreeHead(note, *verifier))
+                fail(lineNumber, "holds a tree head the trusted key did not sign");
+        std::sort(heads.begin(), heads.end(),
+                  [](const CopyHead& a, const CopyHead& b) { return a.head.size < b.head.size; });
+        CompactRange range;
+        auto at = seen.begin();
+        for (const auto& [lineNumber, head] : heads) {
+            while (range.size() < head.size && at != seen.end() && at->first == range.size()) {
+                range.append(at->second);
+                ++at;
+            }
+            if (range.size() < head.size) {
+                fail(lineNumber, fmt::format("holds a head of {} entries, but the copy lacks "
+                                             "entry {}",
+                                             head.size, range.size()));
+                continue;
+            }
+            if (range.root() != head.root) {
+                fail(lineNumber, fmt::format("holds a head whose root is not that of the copy's "
+                                             "first {} entries",
+                                             head.size));
+                continue;
+            }
+            ++check.headsVerified;
+            coveredByHeads = std::max(coveredByHeads, head.size);
+        }
+    }
+    for (const auto& [sequence, leaf] : seen) {
+        if (sequence < coveredByHeads)
+            ++check.entriesUnderHeads;
+        else if (!signedLeaves.contains(sequence))
+            ++check.entriesUnsigned;
+    }
     return check;
 }
 

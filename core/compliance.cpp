@@ -75,6 +75,13 @@ std::vector<audit::Detail> factDetails(const Evidence& e)
             audit::textDetail("max_break_glass_s", std::to_string(o.maxBreakGlass.count())),
             audit::textDetail("keks", keks.empty() ? "none" : keks),
             audit::textDetail("witnesses_outside", witnesses.empty() ? "none" : witnesses),
+            audit::textDetail("audit_forwarding",
+                              e.facts.forwarding ? fmt::format(
+                                  "{}: {} of {} delivered, head {}{}", e.facts.forwarding->target,
+                                  e.facts.forwarding->delivered, e.facts.forwarding->logSize,
+                                  e.facts.forwarding->headSize,
+                                  e.facts.forwarding->lastError.empty() ? "" : ", refusing")
+                                                 : std::string("none")),
             audit::textDetail("log_verification", verificationText(e.verification))};
 }
 

@@ -4,6 +4,7 @@
 #include "compliance_evidence.h"
 
 #include "sealtrain/audit/entry.h"
+#include "sealtrain/audit/tree_head.h"
 #include "sealtrain/core/access.h"
 
 #include <fmt/format.h>
@@ -207,6 +208,34 @@ void witnessedOutside(Builder& b)
         b.evidence.log.witnessAttaches);
 }
 
+// Where the entries leave the platform as they are written (issue #49): said as it stands when
+// the report is made, never breaking a claim, since the signed log stays the record.
+void forwardedCopy(Builder& b)
+{
+    const auto& forwarding = b.evidence.facts.forwarding;
+    if (!forwarding) {
+        b.configured("No SIEM receives the audit entries as they are written "
+                     "(sealtrain-control --audit-forward); the signed log is the only copy "
+                     "until it is exported.");
+        return;
+    }
+    const auto& f = *forwarding;
+    std::string state =
+        f.lastError.empty()
+            ? "its last delivery succeeded"
+            : fmt::format("it has refused lines since {} ({} failed deliveries; they wait in the "
+                          "signed log)",
+                          f.failingSinceUnix ? audit::formatUtcSeconds(*f.failingSinceUnix)
+                                             : std::string("the start"),
+                          f.failures);
+    b.configured(fmt::format(
+        "Every entry and signed head is delivered at least once, in order, "
+        "to {} (docs/formats/audit-forward.md): when this report was made it "
+        "held entries 0 to {} of {} and the signed head of {}, and {}.",
+        f.target, f.delivered == 0 ? std::string("none") : std::to_string(f.delivered - 1),
+        f.logSize, f.headSize, state));
+}
+
 void transport(Builder& b)
 {
     const ComplianceFacts& f = b.evidence.facts;
@@ -316,6 +345,7 @@ ControlResult auditControls(const Evidence& e)
                  "transaction (fail closed); reads of the log are audited too.");
     logVerified(b);
     witnessedOutside(b);
+    forwardedCopy(b);
     b.observed(plural(e.log.denied.count, "refusal", "refusals") + " recorded in the log",
                e.log.denied);
     return b.done();
@@ -491,6 +521,7 @@ ControlResult cc72(const Evidence& e)
                "test_audit_store_verify", "test_core_witnesses"});
     logVerified(b);
     witnessedOutside(b);
+    forwardedCopy(b);
     b.observed(plural(e.log.signInsDenied.count, "failed sign-in", "failed sign-ins") + " recorded",
                e.log.signInsDenied);
     b.observed(plural(e.log.denied.count, "refusal", "refusals") + " recorded", e.log.denied);

@@ -7,7 +7,7 @@
 #include "data_directory_files.h"
 #include "model_signing_key.h"
 #include "platform_starts.h"
-#include "sealtrain/audit/forward.h"
+#include "sealtrain/audit/forward_spool.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/folder_cleanup.h"
@@ -218,8 +218,12 @@ struct DataDirectory::State {
     std::optional<crypto::CertificateAuthority> artefactRoot;
     bool artefactRootCreated = false;  // here, for a data directory from before issue #48
     std::optional<internal::ModelSigningIdentity> modelSigning;
-    std::unique_ptr<audit::EntryForwarder> forwarder;  // outlives the plane's log
-    std::optional<internal::Witnesses> witnesses;      // outlive the plane's log
+    // The forwarder reads the log through a connection of its own, on its own thread; it
+    // outlives the plane's log.
+    std::unique_ptr<Database> forwardDatabase;
+    std::unique_ptr<SqlAuditStore> forwardStore;
+    std::unique_ptr<audit::DurableForwarder> forwarder;
+    std::optional<internal::Witnesses> witnesses;  // outlive the plane's log
     std::unique_ptr<ControlPlane> plane;
 
     // Everything but the keyring, which the caller has unlocked or created.
@@ -255,10 +259,7 @@ struct DataDirectory::State {
         logOptions.witnesses = witnesses->forLog();
         logOptions.acceptWitnessLoss = options.acceptWitnessLoss;
         if (!options.auditForward.empty()) {
-            auto forward = audit::openForwarder(options.auditForward, std::string(kOrigin));
-            if (!forward)
-                return forward.error();
-            forwarder = std::move(*forward);
+            SEALTRAIN_TRY(startForwarder(options, dbPath));
             logOptions.forwarder = forwarder.get();
         }
         auto openedPlane = ControlPlane::open(*database, *store, *signingKey, &*auditKey, *clock,
@@ -272,6 +273,32 @@ struct DataDirectory::State {
                 .count()));
         SEALTRAIN_TRY(recordTrustRootChanges());
         return loadJobPolicy();
+    }
+
+    // The audit forwarder (issue #49): its target, a second connection to the database and the
+    // cursor beside it.
+    Result<void> startForwarder(const DataDirectoryOptions& options,
+                                const std::filesystem::path& dbPath)
+    {
+        audit::TargetOptions targetOptions;
+        targetOptions.caFile = options.auditForwardCa;
+        targetOptions.certificateFile = options.auditForwardCertificate;
+        targetOptions.keyFile = options.auditForwardKey;
+        auto target = audit::openForwardTarget(options.auditForward, targetOptions);
+        if (!target)
+            return target.error();
+        auto opened = Database::openWithKeyring(dbPath, *keyring);
+        if (!opened)
+            return opened.error();
+        forwardDatabase = std::move(*opened);
+        forwardStore = std::make_unique<SqlAuditStore>(*forwardDatabase);
+        auto started = audit::DurableForwarder::start(std::move(*target), *forwardStore,
+                                                      file(dataDir, datadir::kForwardCursor),
+                                                      std::string(kOrigin));
+        if (!started)
+            return started.error();
+        forwarder = std::move(*started);
+        return success();
     }
 
     // What opening changed about the trust roots, audited (issue #48): the artefact root made
@@ -665,6 +692,21 @@ Result<void> DataDirectory::signPendingEntries()
 Result<std::vector<std::string>> DataDirectory::detachRecordedWitnesses()
 {
     return internal::detachRecordedWitnesses(*state_->database, *state_->plane);
+}
+
+bool DataDirectory::finishForwarding(std::chrono::milliseconds timeout)
+{
+    if (state_->forwarder == nullptr)
+        return true;
+    auto count = state_->store->entryCount();
+    return count && state_->forwarder->waitDelivered(*count, timeout, true);
+}
+
+std::optional<audit::ForwardHealth> DataDirectory::forwardHealth() const
+{
+    if (state_->forwarder == nullptr)
+        return std::nullopt;
+    return state_->forwarder->health();
 }
 
 std::vector<std::string> DataDirectory::witnessesOutside() const

@@ -60,6 +60,9 @@ struct Options {
     std::filesystem::path trainer;
     bool noTrainer = false;
     std::string auditForward;
+    std::filesystem::path auditForwardCa;
+    std::filesystem::path auditForwardCertificate;
+    std::filesystem::path auditForwardKey;
     std::vector<std::string> auditWitnesses;
     bool acceptWitnessLoss = false;
 };
@@ -155,6 +158,9 @@ int run(const Options& options, const std::string& effectiveOptions)
     directoryOptions.controlPlane.enrolmentCodeLifetime =
         std::chrono::seconds(options.enrolmentCodeLifetime);
     directoryOptions.auditForward = options.auditForward;
+    directoryOptions.auditForwardCa = options.auditForwardCa;
+    directoryOptions.auditForwardCertificate = options.auditForwardCertificate;
+    directoryOptions.auditForwardKey = options.auditForwardKey;
     directoryOptions.auditWitnesses = options.auditWitnesses;
     directoryOptions.acceptWitnessLoss = options.acceptWitnessLoss;
     auto platform = core::DataDirectory::open(options.dataDir, unlock, directoryOptions);
@@ -222,6 +228,14 @@ int run(const Options& options, const std::string& effectiveOptions)
     (*server)->wait();
     if (auto signedHead = (*platform)->signPendingEntries(); !signedHead)
         return fail(signedHead.error());
+    if (!(*platform)->finishForwarding(std::chrono::seconds(10))) {
+        const auto health = (*platform)->forwardHealth();
+        std::fprintf(stderr,
+                     "sealtrain-control: the audit forward target has %llu of %llu entries; the "
+                     "rest follows at the next start\n",
+                     static_cast<unsigned long long>(health ? health->delivered : 0),
+                     static_cast<unsigned long long>(health ? health->logSize : 0));
+    }
     std::fprintf(stderr, "sealtrain-control: stopped\n");
     return 0;
 }
@@ -338,10 +352,23 @@ int main(int argc, char** argv)
                    "default: the one beside sealtrain-control");
     app.add_flag("--no-trainer", options.noTrainer, "Refuse training calls");
     app.add_option("--audit-forward", options.auditForward,
-                   "Also write each committed audit entry as a JSON line, with its sequence "
-                   "number and leaf hash, to `journal` (the systemd journal) or "
-                   "`file:/ABSOLUTE/PATH` (docs/formats/audit-forward.md); check the copy with "
+                   "Also deliver each committed audit entry and signed head, at least once and "
+                   "in order, as a JSON line to `journal` (the systemd journal), "
+                   "`file:/ABSOLUTE/PATH` or a SIEM's syslog receiver `syslog-tls://HOST:PORT` "
+                   "(RFC 5425; docs/formats/audit-forward.md); the cursor is the data "
+                   "directory's audit-forward.cursor; check the copy with "
                    "`sealtrainctl audit verify-forwarded`");
+    app.add_option("--audit-forward-ca", options.auditForwardCa,
+                   "The CA certificates (PEM) the syslog receiver's certificate must chain to; "
+                   "default: the system's")
+        ->check(CLI::ExistingFile);
+    app.add_option("--audit-forward-cert", options.auditForwardCertificate,
+                   "A client certificate (PEM) for a syslog receiver that asks for one; with "
+                   "--audit-forward-key")
+        ->check(CLI::ExistingFile);
+    app.add_option("--audit-forward-key", options.auditForwardKey,
+                   "The client certificate's private key (PEM, readable by this daemon alone)")
+        ->check(CLI::ExistingFile);
     app.add_option("--audit-witness", options.auditWitnesses,
                    "Also keep every signed audit head outside the data directory, where a "
                    "rollback of the directory cannot reach: `file:/ABSOLUTE/PATH` on another "

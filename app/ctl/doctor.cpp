@@ -194,6 +194,8 @@ DoctorReport runDoctor(const DoctorOptions& options)
         checks.push_back(assessEnrolmentCodes(*options.enrolmentCodeLifetimeSeconds));
     if (options.auditWitnessesOutside)
         checks.push_back(assessAuditWitnesses(*options.auditWitnessesOutside));
+    if (options.auditForwarding)
+        checks.push_back(assessAuditForwarding(*options.auditForwarding, options.nowUnix));
     return report;
 }
 
@@ -275,6 +277,31 @@ void printReportJson(const DoctorReport& report, std::ostream& out)
                                   {"warnings", report.warningCount()},
                                   {"checks", checks}};
     out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+}
+
+Check assessAuditForwarding(const std::optional<api::AuditForwardingView>& forwarding,
+                            std::int64_t nowUnix, std::uint64_t maxLag)
+{
+    constexpr const char* kName = "Audit forwarding";
+    if (!forwarding)
+        return {kName, CheckStatus::Warning, "no SIEM gets the audit entries",
+                "Start sealtrain-control with --audit-forward syslog-tls://HOST:PORT (or file: or "
+                "journal), so that a copy of every entry leaves the platform as it is written "
+                "(docs/formats/audit-forward.md)."};
+    const auto& f = *forwarding;
+    const auto position = fmt::format("{}: {} of {} entries delivered, signed head of {}", f.kind,
+                                      f.delivered, f.logSize, f.headSize);
+    if (f.failingSinceUnix != 0)
+        return {kName, CheckStatus::Warning,
+                fmt::format("{}; the target refuses lines since {} s ago ({} failures)", position,
+                            std::max<std::int64_t>(0, nowUnix - f.failingSinceUnix), f.failures),
+                "Nothing is lost (the entries wait in the signed log); see the daemon's log for "
+                "the target's error and bring the target back."};
+    if (f.lag() > maxLag)
+        return {kName, CheckStatus::Warning, fmt::format("{}; {} behind", position, f.lag()),
+                "The target is catching up; if the lag keeps growing, check its speed and the "
+                "daemon's log."};
+    return {kName, CheckStatus::Ok, position, {}};
 }
 
 }  // namespace sealtrain::ctl

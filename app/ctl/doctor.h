@@ -2,6 +2,7 @@
 // warning (works, with a limitation and what to do) or error (something will fail).
 #pragma once
 
+#include "sealtrain/api/client_views.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/platform.h"
 #include "sealtrain/trainer/gpu_probe.h"
@@ -41,6 +42,10 @@ struct DoctorOptions {
     std::optional<std::int64_t> enrolmentCodeLifetimeSeconds;
     // When known (asked with the same session): the audit witnesses outside the data directory.
     std::optional<std::uint32_t> auditWitnessesOutside{};
+    // When known (asked with the same session): the audit forwarder's health, the inner nullopt
+    // when nothing is forwarded; and the time to judge it at.
+    std::optional<std::optional<api::AuditForwardingView>> auditForwarding{};
+    std::int64_t nowUnix = 0;
 };
 
 [[nodiscard]] DoctorReport runDoctor(const DoctorOptions& options);
@@ -59,6 +64,10 @@ struct DoctorOptions {
 // The control plane's audit witnesses outside its data directory (issue #49): a warning with
 // none, since a copy of the whole directory put back would go unnoticed.
 [[nodiscard]] Check assessAuditWitnesses(std::uint32_t outside);
+// How far the audit forward target has the log (issue #49): a warning when nothing is
+// forwarded, when the target refuses lines, or when it is more than `maxLag` entries behind.
+[[nodiscard]] Check assessAuditForwarding(const std::optional<api::AuditForwardingView>& forwarding,
+                                          std::int64_t nowUnix, std::uint64_t maxLag = 1000);
 
 void printReport(const DoctorReport& report, std::ostream& out);
 void printReportJson(const DoctorReport& report, std::ostream& out);

@@ -6,6 +6,7 @@
 
 #include "sealtrain/base/paths.h"
 
+#include <chrono>
 #include <memory>
 
 namespace sealtrain::ctl {
@@ -46,6 +47,10 @@ int doctor(const CommandRegistry& registry, const DoctorCommandOptions& options)
             if (auto info = (*client)->serverInfo()) {
                 doctorOptions.enrolmentCodeLifetimeSeconds = info->enrolmentCodeLifetimeSeconds;
                 doctorOptions.auditWitnessesOutside = info->auditWitnessesOutside;
+                doctorOptions.auditForwarding = info->auditForwarding;
+                doctorOptions.nowUnix = std::chrono::duration_cast<std::chrono::seconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count();
             }
     }
     const auto report = runDoctor(doctorOptions);

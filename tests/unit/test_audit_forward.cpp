@@ -1,10 +1,13 @@
 // Audit forwarding (issue #31): committed entries become JSON lines with their sequence and
-// leaf hash; a rolled-back transaction forwards nothing; a refusing target keeps a bounded
-// backlog and writes a gap line for what it dropped; and the copy is checked against a bundle,
-// which catches an edited line, other bytes, a removed line and a line of another log. Issue #48
-// adds the rules of docs/formats/audit-forward.md that none guarded: the readable time fields,
-// O_NOFOLLOW, and each step of "Checking a copy" (mutations: tests/mutations/audit-forward-*).
+// leaf hash; a rolled-back transaction forwards nothing; and the copy is checked against a
+// bundle, which catches an edited line, other bytes, a removed line and a line of another log.
+// Issue #48 adds the rules of docs/formats/audit-forward.md that none guarded: the readable time
+// fields, O_NOFOLLOW, and each step of "Checking a copy" (mutations: tests/mutations/audit-
+// forward-*). Issue #49: delivery at least once from the log itself (a refusing target loses
+// nothing, a restart resumes at the cursor, another log starts again from 0), signed heads in
+// the copy that let it verify on its own, and a missing prefix or a twice-seen sequence refused.
 #include "sealtrain/audit/forward.h"
+#include "sealtrain/audit/forward_spool.h"
 
 #include "audit_fixture.h"
 #include "sealtrain/base/encoding.h"
@@ -28,27 +31,66 @@ using sealtrain::testing::TestLog;
 
 namespace {
 
-// A target that keeps lines in memory and refuses writes while `refusing` is set.
-struct Collected {
+// A target that keeps lines in memory (entry lines in `lines`, every line in `all`) and refuses
+// deliveries while `refusing` is set.
+struct Collected final : ForwardTarget {
     std::vector<std::string> lines;
+    std::vector<std::string> all;
     bool refusing = false;
 
-    LineWriter writer()
+    [[nodiscard]] std::string describe() const override { return "memory:test"; }
+    Result<void> deliver(std::span<const ForwardLine> given) override
     {
-        return [this](std::string_view line, const StoredEntry*) {
-            if (refusing)
-                return false;
-            lines.emplace_back(line);
-            return true;
-        };
+        if (refusing)
+            return Error(ErrorCode::Io, "The test target refuses lines.");
+        for (const auto& line : given) {
+            if (line.kind == "entry")
+                lines.push_back(line.text);
+            all.push_back(line.text);
+        }
+        return success();
     }
     [[nodiscard]] std::string text() const
     {
-        std::string all;
+        std::string joined;
         for (const auto& line : lines)
-            all += line + "\n";
-        return all;
+            joined += line + "\n";
+        return joined;
     }
+};
+
+// A DurableForwarder over a test log's store, pumped by hand (the store is not for threads), its
+// cursor in a folder of its own.
+struct Spool {
+    QTemporaryDir dir;
+    std::unique_ptr<DurableForwarder> forwarder;
+
+    Spool(TestLog& t, std::unique_ptr<ForwardTarget> target, SpoolOptions options = {})
+    {
+        options.startThread = false;
+        forwarder = DurableForwarder::start(std::move(target), t.store, cursorFile(),
+                                            "sealtrain.test/audit", options)
+                        .value();
+    }
+    [[nodiscard]] std::filesystem::path cursorFile() const
+    {
+        return std::filesystem::path(dir.path().toStdString()) / "audit-forward.cursor";
+    }
+    bool pump() { return forwarder->pump(); }
+};
+
+// The test's Collected, owned by the spool's forwarder.
+struct Forwarded {
+    Collected* target = nullptr;
+    std::unique_ptr<Spool> spool;
+
+    explicit Forwarded(TestLog& t, SpoolOptions options = {})
+    {
+        auto owned = std::make_unique<Collected>();
+        target = owned.get();
+        spool = std::make_unique<Spool>(t, std::move(owned), options);
+    }
+    bool pump() { return spool->pump(); }
 };
 
 VerifyOptions trusting(const TestLog& log)
@@ -114,10 +156,11 @@ class TestAuditForward : public QObject {
 private slots:
     void committedEntriesAreForwardedInOrder()
     {
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer());
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t);
+        auto& target = *forwarded.target;
         t.append(5);
+        forwarded.pump();
         QCOMPARE(target.lines.size(), std::size_t{5});
         for (std::size_t i = 0; i < target.lines.size(); ++i) {
             const auto json = nlohmann::json::parse(target.lines[i]);
@@ -134,9 +177,9 @@ private slots:
 
     void aRolledBackTransactionForwardsNothing()
     {
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer());
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t);
+        auto& target = *forwarded.target;
         {
             auto transaction = t.store.begin();
             QVERIFY(t.log->append(*transaction, testing::draftNumber(0)));
@@ -145,28 +188,31 @@ private slots:
         }
         QVERIFY(target.lines.empty());
         t.append(1);
+        forwarded.pump();
         QCOMPARE(target.lines.size(), std::size_t{1});
         QCOMPARE(nlohmann::json::parse(target.lines[0])["sequence"].get<int>(), 0);
     }
 
     void aCopyChecksAgainstTheBundle()
     {
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer());
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t);
+        auto& target = *forwarded.target;
         t.append(12, 4);
+        forwarded.pump();
         const auto bundle = exportBundle(*t.log, {}).value();
         const auto check = checkForwarded(target.text(), bundle, trusting(t));
         QVERIFY2(check.ok(), errorsOf(check).c_str());
         QCOMPARE(check.lines, std::uint64_t{12});
         QCOMPARE(check.entriesMatched, std::uint64_t{12});
-        QCOMPARE(check.entriesBeyondBundle, std::uint64_t{0});
+        QCOMPARE(check.entriesUnsigned, std::uint64_t{0});
 
         // Entries after the bundle's head are unconfirmed, not failed.
         t.append(2);
+        forwarded.pump();
         const auto newer = checkForwarded(target.text(), bundle, trusting(t));
         QVERIFY2(newer.errors.empty(), errorsOf(newer).c_str());
-        QCOMPARE(newer.entriesBeyondBundle, std::uint64_t{2});
+        QCOMPARE(newer.entriesUnsigned, std::uint64_t{2});
     }
 
     void tamperingWithTheCopyIsCaught_data()
@@ -191,10 +237,11 @@ private slots:
     {
         QFETCH(QString, attack);
         QFETCH(QString, expected);
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer());
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t);
+        auto& target = *forwarded.target;
         t.append(10, 5);
+        forwarded.pump();
         const auto bundle = exportBundle(*t.log, {}).value();
         std::string copy;
         if (attack == "summary") {
@@ -235,10 +282,11 @@ private slots:
 
     void aBundleThatFailsFailsTheCheck()
     {
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer());
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t);
+        auto& target = *forwarded.target;
         t.append(4, 2);
+        forwarded.pump();
         const auto bundle = exportBundle(*t.log, {}).value();
         TestLog other(2);  // another key: the bundle is not signed by the key we trust
         const auto check = checkForwarded(target.text(), bundle, trusting(other));
@@ -249,48 +297,200 @@ private slots:
 
     void aRefusingTargetCatchesUpInOrder()
     {
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer());
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t);
+        auto& target = *forwarded.target;
         t.append(2);
+        forwarded.pump();
         target.refusing = true;
         t.append(3);
+        forwarded.pump();
         QCOMPARE(target.lines.size(), std::size_t{2});
-        QCOMPARE(forwarder.backlog(), std::size_t{3});
+        const auto failing = forwarded.spool->forwarder->health();
+        QCOMPARE(failing.delivered, std::uint64_t{2});
+        QCOMPARE(failing.lag(), std::uint64_t{3});
+        QVERIFY(!failing.lastError.empty());
+        QVERIFY(failing.failingSinceUnix.has_value());
         target.refusing = false;
         t.append(1);
+        forwarded.pump();
         QCOMPARE(target.lines.size(), std::size_t{6});
-        QCOMPARE(forwarder.backlog(), std::size_t{0});
+        const auto healthy = forwarded.spool->forwarder->health();
+        QCOMPARE(healthy.delivered, std::uint64_t{6});
+        QCOMPARE(healthy.lag(), std::uint64_t{0});
+        QVERIFY(healthy.lastError.empty());
+        QCOMPARE(healthy.failures, std::uint64_t{1});
         const auto bundle = exportBundle(*t.log, {}).value();
         const auto check = checkForwarded(target.text(), bundle, trusting(t));
         QVERIFY2(check.ok(), errorsOf(check).c_str());
         QCOMPARE(check.entriesMatched, std::uint64_t{6});
     }
 
-    // The backlog is bounded: what it drops becomes one gap line, written before the next
-    // entry; the checker reports the gap without calling the copy tampered.
-    void theBacklogIsBoundedAndDropsBecomeAGap()
+    // The log is the spool: however long the target refuses, nothing is dropped and no gap is
+    // written; every entry arrives, in order, once it takes lines again.
+    void aLongRefusalLosesNothing()
     {
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer(), {3, 1U << 20U});
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
-        t.append(1);
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t, SpoolOptions{.batchEntries = 4});
+        auto& target = *forwarded.target;
         target.refusing = true;
-        t.append(5);  // entries 1..5: 1 and 2 are dropped, 3..5 wait
-        QCOMPARE(forwarder.backlog(), std::size_t{3});
+        t.append(50);
+        QVERIFY(!forwarded.pump());
+        QVERIFY(target.all.empty());
         target.refusing = false;
-        t.append(1);
-        QCOMPARE(target.lines.size(), std::size_t{6});  // entry 0, the gap, entries 3..6
-        const auto gap = nlohmann::json::parse(target.lines[1]);
-        QCOMPARE(gap["type"].get<std::string>(), std::string("gap"));
-        QCOMPARE(gap["first"].get<int>(), 1);
-        QCOMPARE(gap["last"].get<int>(), 2);
-        const auto bundle = exportBundle(*t.log, {}).value();
-        const auto check = checkForwarded(target.text(), bundle, trusting(t));
+        QVERIFY(forwarded.pump());
+        QCOMPARE(target.lines.size(), std::size_t{50});
+        for (std::size_t i = 0; i < target.lines.size(); ++i)
+            QCOMPARE(nlohmann::json::parse(target.lines[i])["sequence"].get<std::size_t>(), i);
+        for (const auto& line : target.all)
+            QVERIFY(nlohmann::json::parse(line)["type"] != "gap");
+    }
+
+    // After a crash the forwarder starts at its cursor: what the target took before is not sent
+    // again (beyond the batch in flight), what it had not is.
+    void aRestartResumesAtTheCursor()
+    {
+        TestLog t(1, {0, {}, {}});
+        QTemporaryDir dir;
+        const auto cursor = std::filesystem::path(dir.path().toStdString()) / "cursor";
+        auto first = std::make_unique<Collected>();
+        auto* firstTarget = first.get();
+        SpoolOptions options;
+        options.startThread = false;
+        {
+            auto forwarder = DurableForwarder::start(std::move(first), t.store, cursor,
+                                                     "sealtrain.test/audit", options)
+                                 .value();
+            t.append(5);
+            QVERIFY(forwarder->pump());
+        }
+        QCOMPARE(firstTarget == nullptr, false);
+        const auto saved = readForwardCursor(cursor).value();
+        QVERIFY(saved.has_value());
+        QCOMPARE(saved->delivered, std::uint64_t{5});
+        QCOMPARE(saved->target, std::string("memory:test"));
+        t.append(3);
+        auto second = std::make_unique<Collected>();
+        auto* secondTarget = second.get();
+        auto forwarder = DurableForwarder::start(std::move(second), t.store, cursor,
+                                                 "sealtrain.test/audit", options)
+                             .value();
+        QVERIFY(forwarder->pump());
+        QCOMPARE(secondTarget->lines.size(), std::size_t{3});
+        QCOMPARE(nlohmann::json::parse(secondTarget->lines[0])["sequence"].get<int>(), 5);
+    }
+
+    // A cursor of another log (a restored or rolled back directory: its entry there is not the
+    // one forwarded) or of another target starts again from entry 0.
+    void aCursorOfAnotherLogStartsAgainFromTheBeginning()
+    {
+        QTemporaryDir dir;
+        const auto cursor = std::filesystem::path(dir.path().toStdString()) / "cursor";
+        SpoolOptions options;
+        options.startThread = false;
+        TestLog one(1, {0, {}, {}});
+        one.append(4);
+        {
+            auto forwarder = DurableForwarder::start(std::make_unique<Collected>(), one.store,
+                                                     cursor, "sealtrain.test/audit", options)
+                                 .value();
+            QVERIFY(forwarder->pump());
+        }
+        TestLog other(2, {0, {}, {}});
+        other.next = 100;  // other drafts: entries that are not the first log's
+        other.append(6);
+        auto target = std::make_unique<Collected>();
+        auto* received = target.get();
+        auto forwarder = DurableForwarder::start(std::move(target), other.store, cursor,
+                                                 "sealtrain.test/audit", options)
+                             .value();
+        QVERIFY(forwarder->pump());
+        QCOMPARE(received->lines.size(), std::size_t{6});
+        QCOMPARE(forwarder->health().restarts, std::uint64_t{1});
+        // A cursor that is not ours stops the start with a sentence, rather than guessing.
+        std::ofstream(cursor) << "{\"format\": \"something else\"}\n";
+        auto refused = DurableForwarder::start(std::make_unique<Collected>(), other.store, cursor,
+                                               "sealtrain.test/audit", options);
+        QVERIFY(!refused);
+        QVERIFY2(isOneSentence(refused.error().message()), refused.error().message().c_str());
+    }
+
+    // The newest signed head follows the entries it covers, and the copy then verifies on its own
+    // (no bundle): its heads are signed by the log key over the copy's own entries.
+    void signedHeadsTravelAndTheCopyVerifiesOnItsOwn()
+    {
+        TestLog t(1, {4, {}, {}});
+        Forwarded forwarded(t);
+        auto& target = *forwarded.target;
+        t.append(10);
+        QVERIFY(forwarded.pump());
+        std::vector<std::uint64_t> headSizes;
+        for (const auto& line : target.all) {
+            const auto json = nlohmann::json::parse(line);
+            if (json["type"] == "head")
+                headSizes.push_back(json["tree_size"].get<std::uint64_t>());
+        }
+        QCOMPARE(headSizes, (std::vector<std::uint64_t>{8}));
+        const auto copy = joined(target.all);
+        VerifyOptions pem;
+        pem.trustedKey = t.signingKey.publicKey().toPem();
+        const auto check = checkForwarded(copy, "", pem);
         QVERIFY2(check.errors.empty(), errorsOf(check).c_str());
-        QCOMPARE(check.gaps.size(), std::size_t{1});
-        QCOMPARE(check.gaps.front(), (std::pair<std::uint64_t, std::uint64_t>{1, 2}));
-        QVERIFY(!check.ok());
+        QCOMPARE(check.headsVerified, std::uint64_t{1});
+        QCOMPARE(check.entriesUnderHeads, std::uint64_t{8});
+        QCOMPARE(check.entriesUnsigned, std::uint64_t{2});  // 8 and 9: under no head yet
+        // Another key's verdict: the head fails.
+        TestLog other(2);
+        VerifyOptions wrong;
+        wrong.trustedKey = other.signingKey.publicKey().toPem();
+        const auto forged = checkForwarded(copy, "", wrong);
+        QVERIFY2(errorsOf(forged).find("tree head the trusted key did not sign")
+                     != std::string::npos,
+                 errorsOf(forged).c_str());
+        // A head whose entries were swapped for others' does not match the copy's root.
+        auto lines = target.all;
+        lines[3] = forgedLine(lines[3]);
+        const auto swapped = checkForwarded(joined(lines), "", pem);
+        QVERIFY2(errorsOf(swapped).find("root is not that of the copy's first 8 entries")
+                     != std::string::npos,
+                 errorsOf(swapped).c_str());
+        // Without a key nothing is VERIFIED: a warning says the heads were not checked.
+        const auto unkeyed = checkForwarded(copy, "", {});
+        QVERIFY(unkeyed.errors.empty());
+        QVERIFY(!unkeyed.warnings.empty());
+    }
+
+    // verify-forwarded refuses a copy whose beginning was cut off, and a sequence seen twice
+    // with different entries (issue #49).
+    void aMissingPrefixAndATwiceSeenSequenceFail()
+    {
+        TestLog t(1, {4, {}, {}});
+        Forwarded forwarded(t);
+        t.append(10);
+        QVERIFY(forwarded.pump());
+        VerifyOptions pem;
+        pem.trustedKey = t.signingKey.publicKey().toPem();
+        auto lines = forwarded.target->all;
+        const std::vector<std::string> withoutPrefix(lines.begin() + 2, lines.end());
+        const auto cut = checkForwarded(joined(withoutPrefix), "", pem);
+        QVERIFY2(errorsOf(cut).find("begins at entry 2: entries 0 to 1 are missing")
+                     != std::string::npos,
+                 errorsOf(cut).c_str());
+        // The same sequence again, holding another log's entry 5 (same origin, sound on its own).
+        TestLog other(2, {0, {}, {}});
+        other.next = 100;  // other drafts: entries that are not the first log's
+        Forwarded otherForwarded(other);
+        other.append(6);
+        QVERIFY(otherForwarded.pump());
+        lines.push_back(otherForwarded.target->lines[5]);
+        const auto twice = checkForwarded(joined(lines), "", pem);
+        QVERIFY2(errorsOf(twice).find("holds another entry 5 than an earlier line")
+                     != std::string::npos,
+                 errorsOf(twice).c_str());
+        // The same entry twice (a redelivery) is fine.
+        lines.back() = forwarded.target->lines[5];
+        const auto again = checkForwarded(joined(lines), "", pem);
+        QVERIFY2(again.errors.empty(), errorsOf(again).c_str());
     }
 
     // A file is appended to, never truncated: a restarted daemon goes on after the last line.
@@ -301,13 +501,17 @@ private slots:
         TestLog t;
         t.append(3, 3);
         const auto entries = t.store.readEntries(0, 3).value();
+        std::vector<ForwardLine> lines;
+        for (const auto& entry : entries)
+            lines.push_back({forwardedEntryLine("sealtrain.test/audit", entry).value(), "entry",
+                             entry.sequence, toHex(entry.leafHash), 0});
         {
-            auto first = openForwarder("file:" + path, "sealtrain.test/audit");
+            auto first = openForwardTarget("file:" + path, {});
             QVERIFY2(first, first ? "" : first.error().message().c_str());
-            (*first)->forward(std::span(entries).first(2));
+            QVERIFY((*first)->deliver(std::span(lines).first(2)));
         }
-        auto again = openForwarder("file:" + path, "sealtrain.test/audit").value();
-        again->forward(std::span(entries).subspan(2));
+        auto again = openForwardTarget("file:" + path, {}).value();
+        QVERIFY(again->deliver(std::span(lines).subspan(2)));
         std::ifstream in(path);
         const std::string text((std::istreambuf_iterator<char>(in)), {});
         QCOMPARE(std::count(text.begin(), text.end(), '\n'), 3L);
@@ -325,6 +529,14 @@ private slots:
         QTest::addColumn<int>("code");
         QTest::newRow("relative file") << "file:audit.jsonl" << int(ErrorCode::InvalidArgument);
         QTest::newRow("unknown") << "syslog" << int(ErrorCode::InvalidArgument);
+        QTest::newRow("syslog without a port")
+            << "syslog-tls://siem.example" << int(ErrorCode::InvalidArgument);
+        QTest::newRow("syslog without a host")
+            << "syslog-tls://:6514" << int(ErrorCode::InvalidArgument);
+        QTest::newRow("syslog port out of range")
+            << "syslog-tls://siem.example:70000" << int(ErrorCode::InvalidArgument);
+        QTest::newRow("syslog with a path")
+            << "syslog-tls://siem.example:6514/x" << int(ErrorCode::InvalidArgument);
         QTest::newRow("missing folder")
             << "file:/nonexistent-folder/audit.jsonl" << int(ErrorCode::Io);
     }
@@ -333,7 +545,7 @@ private slots:
     {
         QFETCH(QString, target);
         QFETCH(int, code);
-        auto forwarder = openForwarder(target.toStdString(), "o");
+        auto forwarder = openForwardTarget(target.toStdString(), {});
         QVERIFY(!forwarder);
         QCOMPARE(int(forwarder.error().code()), code);
         QVERIFY2(isOneSentence(forwarder.error().message()), forwarder.error().message().c_str());
@@ -350,11 +562,17 @@ private slots:
         address.sun_family = AF_UNIX;
         std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
         QCOMPARE(::bind(server, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-        QVERIFY(!openForwarder("journal", "o", dir.filePath("absent.socket").toStdString()));
-        auto forwarder = openForwarder("journal", "sealtrain.test/audit", path);
+        TargetOptions absent;
+        absent.journalSocket = dir.filePath("absent.socket").toStdString();
+        QVERIFY(!openForwardTarget("journal", absent));
+        TargetOptions options;
+        options.journalSocket = path;
+        auto forwarder = openForwardTarget("journal", options);
         QVERIFY2(forwarder, forwarder ? "" : forwarder.error().message().c_str());
-        TestLog t(1, {0, {}, {}}, std::nullopt, forwarder->get());
+        TestLog t(1, {0, {}, {}});
+        Spool spool(t, std::move(*forwarder));
         t.append(1);
+        QVERIFY(spool.pump());
         std::string datagram(1U << 16U, '\0');
         const auto got = ::recv(server, datagram.data(), datagram.size(), MSG_DONTWAIT);
         ::close(server);
@@ -375,10 +593,11 @@ private slots:
     // UTC to the second and as nanoseconds since the epoch (issue #48).
     void theReadableFieldsAreTheEntrysOwn()
     {
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer());
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t);
+        auto& target = *forwarded.target;
         t.append(4);
+        forwarded.pump();
         QCOMPARE(target.lines.size(), std::size_t{4});
         // The test clock starts at 2026-11-30T09:00:00Z and moves one second after each entry.
         const auto json = nlohmann::json::parse(target.lines[3]);
@@ -407,7 +626,7 @@ private slots:
         const std::filesystem::path linkPath = dir.filePath("audit.jsonl").toStdString();
         std::ofstream(elsewhere) << "not the audit copy\n";
         std::filesystem::create_symlink(elsewhere, linkPath);
-        auto forwarder = openForwarder("file:" + linkPath.string(), "sealtrain.test/audit");
+        auto forwarder = openForwardTarget("file:" + linkPath.string(), {});
         QVERIFY(!forwarder);
         QCOMPARE(int(forwarder.error().code()), int(ErrorCode::Io));
         QVERIFY2(isOneSentence(forwarder.error().message()), forwarder.error().message().c_str());
@@ -419,10 +638,11 @@ private slots:
     // audit-forward.md, "Checking a copy" 1: a line of another format fails (issue #48).
     void aLineOfAnotherFormatFails()
     {
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer());
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t);
+        auto& target = *forwarded.target;
         t.append(10, 5);
+        forwarded.pump();
         const auto bundle = exportBundle(*t.log, {}).value();
         const auto copy = editLine(target.lines, 4, [](nlohmann::json& json) {
             json["format"] = "sealtrain-audit-forward-2";
@@ -437,10 +657,11 @@ private slots:
     // that names another sequence number fails (issue #48).
     void aLineNamesItsEntrysSequence()
     {
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer());
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t);
+        auto& target = *forwarded.target;
         t.append(10, 5);
+        forwarded.pump();
         const auto bundle = exportBundle(*t.log, {}).value();
         const auto copy = editLine(
             target.lines, 4, [](nlohmann::json& json) { json["sequence"] = std::uint64_t{7}; });
@@ -454,17 +675,19 @@ private slots:
     // it, which catches a replaced entry the bundle can not vouch for (issue #48).
     void anEntryChainsToThePredecessorInTheCopy()
     {
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer());
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t);
+        auto& target = *forwarded.target;
         t.append(4, 4);
+        forwarded.pump();
         const auto bundle = exportBundle(*t.log, {}).value();
         t.append(4);  // entries 4 to 7: after the bundle's newest signed head
+        forwarded.pump();
         auto lines = target.lines;
         QCOMPARE(lines.size(), std::size_t{8});
         lines[5] = forgedLine(lines[5]);
         const auto check = checkForwarded(joined(lines), bundle, trusting(t));
-        QCOMPARE(check.entriesBeyondBundle, std::uint64_t{4});
+        QCOMPARE(check.entriesUnsigned, std::uint64_t{4});
         QVERIFY2(errorsOf(check).find("Line 7 of the forwarded copy does not chain to the entry "
                                       "before it")
                      != std::string::npos,
@@ -475,10 +698,11 @@ private slots:
     // replayed as it was passes, another entry under the same number fails (issue #48).
     void aSequenceSeenTwiceHoldsTheSameEntry()
     {
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer());
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t);
+        auto& target = *forwarded.target;
         t.append(10, 5);
+        forwarded.pump();
         const auto bundle = exportBundle(*t.log, {}).value();
         const auto replayed =
             checkForwarded(target.text() + target.lines[4] + "\n", bundle, trusting(t));
@@ -494,17 +718,21 @@ private slots:
     // line removed after them still fails the check (issue #48).
     void aGapLineStandsOnlyForTheEntriesItNames()
     {
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer(), {3, 1U << 20U});
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
-        t.append(1);
-        target.refusing = true;
-        t.append(5);  // entries 1..5: 1 and 2 are dropped, 3..5 wait
-        target.refusing = false;
-        t.append(1);
-        QCOMPARE(target.lines.size(), std::size_t{6});  // entry 0, the gap, entries 3..6
+        // A copy as an older daemon's bounded backlog left it: entry 0, a gap line for 1 and 2,
+        // entries 3 to 6.
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t);
+        t.append(7);
+        QVERIFY(forwarded.pump());
+        auto lines = forwarded.target->lines;
+        lines.erase(lines.begin() + 1, lines.begin() + 3);
+        lines.insert(lines.begin() + 1, forwardedGapLine("sealtrain.test/audit", 1, 2));
+        QCOMPARE(lines.size(), std::size_t{6});
         const auto bundle = exportBundle(*t.log, {}).value();
-        auto lines = target.lines;
+        const auto gapOnly = checkForwarded(joined(lines), bundle, trusting(t));
+        QVERIFY2(gapOnly.errors.empty(), errorsOf(gapOnly).c_str());
+        QCOMPARE(gapOnly.gaps.front(), (std::pair<std::uint64_t, std::uint64_t>{1, 2}));
+        QVERIFY(!gapOnly.ok());
         lines.erase(lines.begin() + 3);  // entry 4, which no gap line names
         const auto check = checkForwarded(joined(lines), bundle, trusting(t));
         QVERIFY2(errorsOf(check).find("Entries 4 to 4 are missing from the forwarded copy")
@@ -528,10 +756,11 @@ private slots:
     // that are not in the copy are reported, so the copy is not VERIFIED (issue #48).
     void entriesTheSignedLogEndsWithAreNotInTheCopy()
     {
-        Collected target;
-        LineForwarder forwarder("sealtrain.test/audit", target.writer());
-        TestLog t(1, {0, {}, {}}, std::nullopt, &forwarder);
+        TestLog t(1, {0, {}, {}});
+        Forwarded forwarded(t);
+        auto& target = *forwarded.target;
         t.append(10, 5);
+        forwarded.pump();
         const auto bundle = exportBundle(*t.log, {}).value();
         const std::vector<std::string> firstSeven(target.lines.begin(), target.lines.begin() + 7);
         const auto check = checkForwarded(joined(firstSeven), bundle, trusting(t));

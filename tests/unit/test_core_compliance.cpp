@@ -172,6 +172,43 @@ private slots:
         QVERIFY(testing::detailOf(*own, "log_verification").starts_with("verified"));
     }
 
+    // Issue #49 item 4: the audit controls and monitoring say where the entries leave the
+    // platform and how far the target has them, from the serving process's forwarder; a target
+    // that refuses is said, and breaks nothing (the signed log stays the record).
+    void theLogControlsSayHowFarTheSiemHasTheLog()
+    {
+        testing::JobsWorld w;
+        approvedJob(w, "first");
+        auto facts = healthyFacts();
+        auto report = w.t.plane->compliance().report(w.session("rita"), facts);
+        QVERIFY(report.ok());
+        for (const char* id : {"164.312(b)", "CC7.2"})
+            QVERIFY2(claimsText(control(*report, id)).find("No SIEM receives the audit entries")
+                         != std::string::npos,
+                     claimsText(control(*report, id)).c_str());
+        audit::ForwardHealth health;
+        health.target = "syslog-tls://siem.example:6514";
+        health.delivered = 40;
+        health.logSize = 42;
+        health.headSize = 32;
+        health.lastError = "The syslog receiver did not answer in time.";
+        health.failingSinceUnix = 1796029200;  // 2026-11-30T09:00:00Z
+        health.failures = 3;
+        facts.forwarding = health;
+        report = w.t.plane->compliance().report(w.session("rita"), facts);
+        QVERIFY(report.ok());
+        for (const char* id : {"164.312(b)", "CC7.2"}) {
+            const auto text = claimsText(control(*report, id));
+            QVERIFY2(text.find("to syslog-tls://siem.example:6514 (docs/formats/audit-forward.md): "
+                               "when this report was made it held entries 0 to 39 of 42 and the "
+                               "signed head of 32, and it has refused lines since "
+                               "2026-11-30T09:00:00Z (3 failed deliveries")
+                         != std::string::npos,
+                     text.c_str());
+            QVERIFY2(control(*report, id).verdict != ControlVerdict::Failed, text.c_str());
+        }
+    }
+
     // Issue #49: the log verifying proves only that the data directory agrees with itself. With
     // no witness outside it, audit controls, integrity and monitoring fail; an accepted witness
     // loss (audit.witness_reset, the control plane's own entry) fails integrity, and the same

@@ -156,6 +156,37 @@ private slots:
                 == nullptr);
     }
 
+    // Issue #49 item 4: doctor says how far the SIEM has the audit log, and warns when nothing
+    // is forwarded, when the target refuses lines, or when it is far behind.
+    void auditForwarding()
+    {
+        const Check off = assessAuditForwarding(std::nullopt, 1000);
+        QCOMPARE(off.status, CheckStatus::Warning);
+        QVERIFY2(off.advice.find("--audit-forward") != std::string::npos, off.advice.c_str());
+        sealtrain::api::AuditForwardingView healthy{"syslog-tls", 120, 120, 120, 990, 0, 0};
+        const Check ok = assessAuditForwarding(healthy, 1000);
+        QCOMPARE(ok.status, CheckStatus::Ok);
+        QVERIFY2(ok.finding.find("syslog-tls: 120 of 120 entries delivered") != std::string::npos,
+                 ok.finding.c_str());
+        auto failing = healthy;
+        failing.logSize = 130;
+        failing.failingSinceUnix = 940;
+        failing.failures = 4;
+        const Check refused = assessAuditForwarding(failing, 1000);
+        QCOMPARE(refused.status, CheckStatus::Warning);
+        QVERIFY2(refused.finding.find("refuses lines since 60 s ago (4 failures)")
+                     != std::string::npos,
+                 refused.finding.c_str());
+        auto behind = healthy;
+        behind.logSize = 5000;
+        QCOMPARE(assessAuditForwarding(behind, 1000).status, CheckStatus::Warning);
+        QTemporaryDir dir;
+        DoctorOptions asked{dir.path().toStdString(), 1, std::nullopt, std::nullopt};
+        asked.auditForwarding = std::optional<sealtrain::api::AuditForwardingView>(failing);
+        asked.nowUnix = 1000;
+        QCOMPARE(findCheck(runDoctor(asked), "Audit forwarding")->status, CheckStatus::Warning);
+    }
+
     // Issue #48: doctor says how long enrolment and reset codes work, and warns past 14 days,
     // since whoever finds an unused code becomes that user.
     void enrolmentCodeLifetime()

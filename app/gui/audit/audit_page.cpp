@@ -15,6 +15,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDateTime>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -58,6 +59,7 @@ AuditPage::AuditPage(Session& session, QWidget* parent)
     , bundlePath_(new QLineEdit(this))
     , openBundle_(new QPushButton(tr("Verify a &bundle"), this))
     , status_(new QLabel(this))
+    , forwarding_(new QLabel(this))
 {
     setObjectName("auditPage");
     setUpTable(*table_, *model_, "auditTable", tr("Audit entries"));
@@ -93,6 +95,9 @@ AuditPage::AuditPage(Session& session, QWidget* parent)
     bundlePath_->setPlaceholderText(tr("bundle file someone sent"));
     openBundle_->setObjectName("auditOpenBundle");
     status_->setObjectName("auditStatus");
+    forwarding_->setObjectName("auditForwarding");
+    forwarding_->setWordWrap(true);
+    forwarding_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     auto* filters = new QHBoxLayout;
     filters->addWidget(new QLabel(tr("Actor"), this));
@@ -114,6 +119,7 @@ AuditPage::AuditPage(Session& session, QWidget* parent)
     layout->addLayout(filters);
     layout->addWidget(table_, 1);
     layout->addWidget(status_);
+    layout->addWidget(forwarding_);
     layout->addLayout(live);
     layout->addLayout(files);
 
@@ -155,6 +161,49 @@ void AuditPage::reload()
     exhausted_ = false;
     loading_ = false;
     loadMore();
+    showForwarding();
+}
+
+// docs/formats/audit-forward.md, "Delivery": the counts and times the control plane gives.
+void AuditPage::showForwarding()
+{
+    auto client = session_.client();
+    if (!client)
+        return;
+    runInBackground(
+        this, [client] { return client->serverInfo(); },
+        [this](const Result<api::ServerInfoView>& info) {
+            if (!info) {
+                forwarding_->setText(tr("Forwarding: unknown (%1)").arg(sentence(info.error())));
+                return;
+            }
+            if (!info->auditForwarding) {
+                forwarding_->setText(tr("Forwarding: off. No SIEM receives the entries as they "
+                                        "are written (sealtrain-control --audit-forward)."));
+                return;
+            }
+            const api::AuditForwardingView& f = *info->auditForwarding;
+            QString text = tr("Forwarding to %1: %2 of %3 entries delivered (%4 behind), signed "
+                              "head of %5")
+                               .arg(QString::fromStdString(f.kind))
+                               .arg(f.delivered)
+                               .arg(f.logSize)
+                               .arg(f.lag())
+                               .arg(f.headSize);
+            if (f.lastDeliveryUnix != 0)
+                text += tr("; last delivery %1")
+                            .arg(QDateTime::fromSecsSinceEpoch(f.lastDeliveryUnix)
+                                     .toUTC()
+                                     .toString(Qt::ISODate));
+            if (f.failingSinceUnix != 0)
+                text += tr(". The target refuses lines since %1 (%2 failures); nothing is lost, "
+                           "the entries wait in the signed log.")
+                            .arg(QDateTime::fromSecsSinceEpoch(f.failingSinceUnix)
+                                     .toUTC()
+                                     .toString(Qt::ISODate))
+                            .arg(f.failures);
+            forwarding_->setText(text);
+        });
 }
 
 void AuditPage::loadMore()

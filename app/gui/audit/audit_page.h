@@ -38,6 +38,7 @@ public:
 
 private:
     void loadMore();
+    void showForwarding();
     void verifyLive();
     void exportBundle();
 
@@ -56,6 +57,7 @@ private:
     QLineEdit* bundlePath_;
     QPushButton* openBundle_;
     QLabel* status_;
+    QLabel* forwarding_;  // how far the SIEM has the log (GetServerInfo)
     std::uint64_t cursor_ = 0;
     bool loading_ = false;
     bool exhausted_ = false;

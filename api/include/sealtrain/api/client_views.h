@@ -108,6 +108,22 @@ struct PendingTotpView {
 };
 
 // What a signed-in client may know of the control plane (Platform.GetServerInfo).
+// The audit forwarder's health (GetServerInfo; docs/formats/audit-forward.md, "Delivery").
+struct AuditForwardingView {
+    std::string kind;  // "file", "journal" or "syslog-tls"
+    std::uint64_t delivered = 0;
+    std::uint64_t logSize = 0;
+    std::uint64_t headSize = 0;
+    std::int64_t lastDeliveryUnix = 0;  // 0: never
+    std::int64_t failingSinceUnix = 0;  // 0: not failing
+    std::uint64_t failures = 0;
+
+    [[nodiscard]] std::uint64_t lag() const noexcept
+    {
+        return logSize > delivered ? logSize - delivered : 0;
+    }
+};
+
 struct ServerInfoView {
     std::string version;
     std::string apiVersion;  // "sealtrain.v1"
@@ -121,6 +137,8 @@ struct ServerInfoView {
     std::uint64_t maxSpecBytes = 0;
     std::int64_t enrolmentCodeLifetimeSeconds = 0;  // enrolment and reset codes expire after it
     std::uint32_t auditWitnessesOutside = 0;  // witnesses outside the data directory (a count)
+    // How far the audit forward target has the log; nullopt when nothing is forwarded.
+    std::optional<AuditForwardingView> auditForwarding;
 };
 
 // A permission of the catalogue (Access.ListPermissions).

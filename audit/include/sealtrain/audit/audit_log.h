@@ -62,7 +62,7 @@ struct LogOptions {
     std::string origin;  // the log's name: origin line and signing key name
     HeadPolicy policy;
     std::optional<std::filesystem::path> witnessFile;
-    // Handed each commit's entries after the commit (forward.h); must outlive the log.
+    // Told after each commit (forward.h); must outlive the log.
     EntryForwarder* forwarder = nullptr;
     // Further witnesses (another file system, a TPM counter), checked at open and given every
     // head after the witness file; each must outlive the log.
@@ -163,7 +163,6 @@ private:
     std::chrono::system_clock::time_point lastHeadTime_;
     StoreTransaction* openTransaction_ = nullptr;
     std::vector<Hash> pending_;
-    std::vector<StoredEntry> pendingForForwarder_;  // only with options_.forwarder
     std::optional<Error> deferredError_;
 };
 

@@ -6,6 +6,7 @@
 // exactly those entries, which a reviewer verifies offline (`sealtrainctl audit verify`).
 #pragma once
 
+#include "sealtrain/audit/forward.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/keyring.h"
 
@@ -78,6 +79,9 @@ struct ComplianceFacts {
     // The witnesses outside the data directory that the serving process checked the log against
     // when it opened it and gives every head (DataDirectory::witnessesOutside).
     std::vector<std::string> witnessesOutside;
+    // How far the audit forward target had the log when the report was made; nullopt when
+    // nothing is forwarded (DataDirectory::forwardHealth).
+    std::optional<audit::ForwardHealth> forwarding;
 };
 
 struct ComplianceReport {

@@ -33,6 +33,7 @@
 
 #include "sealtrain/audit/audit_log.h"
 #include "sealtrain/audit/entry.h"
+#include "sealtrain/audit/forward.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/database.h"
@@ -42,6 +43,7 @@
 #include "sealtrain/crypto/secret_bytes.h"
 #include "sealtrain/crypto/signing.h"
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -78,6 +80,8 @@ inline constexpr std::string_view kDownloads = "downloads";  // exports staged f
 inline constexpr std::string_view kLock = "lock";
 // The admin's job policy (docs/formats/job-policy.md); absent: the built-in default.
 inline constexpr std::string_view kJobPolicy = "job-policy.json";
+// How far the audit forward target has the log (audit/forward_spool.h).
+inline constexpr std::string_view kForwardCursor = "audit-forward.cursor";
 // The keyring KEK that seals dataset shards.
 inline constexpr std::string_view kDatasetsKekId = "datasets";
 }  // namespace datadir
@@ -94,9 +98,16 @@ struct DataDirectoryOptions {
     const audit::Clock* clock = nullptr;  // null: the system clock; must outlive the directory
     ControlPlaneOptions controlPlane;
     audit::HeadPolicy headPolicy;
-    // Where each committed audit entry is also written as a JSON line (audit/forward.h):
-    // "journal" or "file:/ABSOLUTE/PATH"; empty: nowhere.
+    // Where each committed audit entry and signed head is also written as a JSON line, at least
+    // once (audit/forward_spool.h): "journal", "file:/ABSOLUTE/PATH" or
+    // "syslog-tls://HOST:PORT"; empty: nowhere. The cursor is the directory's
+    // audit-forward.cursor.
     std::string auditForward;
+    // syslog-tls: the receiver's CA certificates (empty: the system's), and a client certificate
+    // with its key when the receiver asks for one (PEM files).
+    std::filesystem::path auditForwardCa;
+    std::filesystem::path auditForwardCertificate;
+    std::filesystem::path auditForwardKey;
     // Witnesses outside the directory that must keep every audit head ("file:/ABSOLUTE/PATH",
     // "tpm:0xINDEX[@TCTI]"; docs/operations/data-directory.md, "Witnesses"). One the database
     // does not record yet is attached (audited); the database's own list is checked whatever
@@ -193,6 +204,13 @@ public:
     // The witnesses outside the directory that were checked when it opened and are given every
     // head ("file:…", "tpm:…"); empty when there are none.
     [[nodiscard]] std::vector<std::string> witnessesOutside() const;
+
+    // A stop's last step, after signPendingEntries: waits up to `timeout` for the forward target
+    // to have every entry and the newest head. False when it has not (the rest follows at the
+    // next start); true when it has or nothing is forwarded.
+    [[nodiscard]] bool finishForwarding(std::chrono::milliseconds timeout);
+    // How far the audit forward target has the log; nullopt when nothing is forwarded.
+    [[nodiscard]] std::optional<audit::ForwardHealth> forwardHealth() const;
 
     // With DataDirectoryOptions::restoring: forgets the witnesses the restored database records,
     // each audited as audit.witness_detach; returns them.
