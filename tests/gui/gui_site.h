@@ -110,7 +110,8 @@ public:
                                       {"sam", "steward"},  {"otto", "operator"}};
         users.insert(users.end(), more.begin(), more.end());
         daemon.create(tmp_.path().toStdString(), "alice", users);
-        daemon.start();
+        // The SIEM's copy, whose health the audit screen shows (issue #49).
+        daemon.start({"--audit-forward", "file:" + tmp_.filePath("siem.jsonl")});
         fingerprint = crypto::certificateFingerprint(daemon.caPem()).value();
         if (!daemon.as("alice")->grantRole("ivy", "approver", ""))
             qFatal("ivy's approver grant");

@@ -48,6 +48,7 @@
 #include <QStackedWidget>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QRegularExpression>
 #include <QtTest/QtTest>
 
 #include <nlohmann/json.hpp>
@@ -498,6 +499,14 @@ private slots:
         QVERIFY(rita.window->showScreen("auditPage"));
         auto* audit = rita.find<gui::AuditPage>("auditPage");
         QTRY_VERIFY_WITH_TIMEOUT(audit->model().rowCount() > 20, 15000);
+        // How far the SIEM has the log (the site forwards to a file), from the control plane.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            rita.find<QLabel>("auditForwarding")->text().startsWith("Forwarding to file: "),
+            15000);
+        const QString forwarding = rita.find<QLabel>("auditForwarding")->text();
+        QVERIFY2(forwarding.contains(QRegularExpression("[0-9]+ of [0-9]+ entries delivered")),
+                 qPrintable(forwarding));
+        QVERIFY2(!forwarding.contains("refuses"), qPrintable(forwarding));
         rita.find<QLineEdit>("auditActor")->setText("ann");
         QTest::mouseClick(rita.find<QPushButton>("auditApply"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(!audit->loading() && audit->model().rowCount() > 0, 15000);
