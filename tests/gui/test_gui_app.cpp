@@ -44,11 +44,11 @@
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSpinBox>
 #include <QStackedWidget>
 #include <QTabWidget>
 #include <QTableWidget>
-#include <QRegularExpression>
 #include <QtTest/QtTest>
 
 #include <nlohmann/json.hpp>
@@ -501,8 +501,7 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(audit->model().rowCount() > 20, 15000);
         // How far the SIEM has the log (the site forwards to a file), from the control plane.
         QTRY_VERIFY_WITH_TIMEOUT(
-            rita.find<QLabel>("auditForwarding")->text().startsWith("Forwarding to file: "),
-            15000);
+            rita.find<QLabel>("auditForwarding")->text().startsWith("Forwarding to file: "), 15000);
         const QString forwarding = rita.find<QLabel>("auditForwarding")->text();
         QVERIFY2(forwarding.contains(QRegularExpression("[0-9]+ of [0-9]+ entries delivered")),
                  qPrintable(forwarding));
