@@ -182,16 +182,14 @@ public:
                      v1::HeartbeatReply* reply) override
     {
         return shared_.inGroup(*context, [&]() -> Status {
-            auto worker = workerOf(*context);
+            auto worker = workerOf(*context, "Workers.Heartbeat");
             if (!worker)
                 return Internal::toStatus(worker.error());
             // The worker first (issue #27): its inventory is read only then, at most 64 KiB of
-            // JSON parsed in well under a millisecond.
-            auto inventory = core::parseWorkerInventory(request->inventory_json());
-            if (!inventory)
-                return Internal::toStatus(inventory.error());
+            // JSON parsed in well under a millisecond; a refused one is audited (issue #54).
             auto& plane = shared_.platform.controlPlane();
-            if (auto beat = plane.workers().heartbeat(worker->id, *inventory); !beat)
+            if (auto beat = plane.workers().heartbeatFrom(*worker, request->inventory_json());
+                !beat)
                 return Internal::toStatus(beat.error());
             auto stop = plane.scheduler().jobsToStop(worker->id);
             if (!stop)
@@ -223,7 +221,7 @@ public:
         // the job as a failed handover does (below).
         Result<std::optional<core::StartingModel>> start = std::optional<core::StartingModel>();
         Status taken = shared_.inGroup(*context, [&]() -> Status {
-            auto found = workerOf(*context);
+            auto found = workerOf(*context, "Workers.TakeJob");
             if (!found)
                 return Internal::toStatus(found.error());
             worker = std::move(found).value();
@@ -270,7 +268,7 @@ public:
     Status FetchDataset(ServerContext* context, const v1::JobAttempt* request,
                         grpc::ServerWriter<v1::FileChunk>* writer) override
     {
-        auto dispatch = currentOf(*context, request->job(), request->attempt());
+        auto dispatch = currentOf(*context, "Workers.FetchDataset", request->job(), request->attempt());
         if (!dispatch)
             return Internal::toStatus(dispatch.error());
         const auto folder =
@@ -293,7 +291,7 @@ public:
     Status FetchCheckpoint(ServerContext* context, const v1::JobAttempt* request,
                            grpc::ServerWriter<v1::FileChunk>* writer) override
     {
-        auto dispatch = currentOf(*context, request->job(), request->attempt());
+        auto dispatch = currentOf(*context, "Workers.FetchCheckpoint", request->job(), request->attempt());
         if (!dispatch)
             return Internal::toStatus(dispatch.error());
         std::optional<core::JobCheckpoint> newest;
@@ -322,7 +320,7 @@ public:
     Status FetchInitModel(ServerContext* context, const v1::JobAttempt* request,
                           grpc::ServerWriter<v1::FileChunk>* writer) override
     {
-        auto dispatch = currentOf(*context, request->job(), request->attempt());
+        auto dispatch = currentOf(*context, "Workers.FetchInitModel", request->job(), request->attempt());
         if (!dispatch)
             return Internal::toStatus(dispatch.error());
         auto spec = core::parseJobSpec(dispatch->job.specJson, core::kJobSpecCeiling);
@@ -351,7 +349,7 @@ public:
     {
         // The worker first (issue #27): the lines of an anonymous or unknown caller are never
         // parsed; those of a worker are parsed here, outside the group that commits.
-        if (Status known = knownWorker(*context); !known.ok())
+        if (Status known = knownWorker(*context, "Workers.ReportMetrics"); !known.ok())
             return known;
         std::vector<core::MetricsLine> lines;
         for (const std::string& text : request->metrics_lines()) {
@@ -368,7 +366,7 @@ public:
         lines.insert(lines.end(), std::make_move_iterator(logs->begin()),
                      std::make_move_iterator(logs->end()));
         return shared_.inGroup(*context, [&]() -> Status {
-            auto worker = workerOf(*context);
+            auto worker = workerOf(*context, "Workers.ReportMetrics");
             if (!worker)
                 return Internal::toStatus(worker.error());
             auto stop = shared_.platform.controlPlane().scheduler().report(
@@ -384,7 +382,7 @@ public:
                             v1::UploadCheckpointReply* reply) override
     {
         // The worker first (issue #27): an anonymous caller gets no folder and no thread.
-        if (Status known = knownWorker(*context); !known.ok())
+        if (Status known = knownWorker(*context, "Workers.UploadCheckpoint"); !known.ok())
             return known;
         // An upload that sends nothing for uploadIdleTimeout is cancelled, like a dataset's.
         IdleWatchdog watchdog(*context, shared_.options.uploadIdleTimeout);
@@ -414,7 +412,8 @@ public:
                 return read;
             },
             [&](const v1::FileChunk& first) -> Result<void> {
-                auto found = currentOf(*context, first.attempt().job(), first.attempt().attempt());
+                auto found = currentOf(*context, "Workers.UploadCheckpoint",
+                                       first.attempt().job(), first.attempt().attempt());
                 if (!found) {
                     if (found.error().code() == ErrorCode::PermissionDenied)
                         notCurrent = first.attempt();
@@ -442,7 +441,7 @@ public:
             return Internal::toStatus(named.error());
         std::string baseSha256;
         Status identified = shared_.inGroup(*context, [&]() -> Status {
-            auto found = workerOf(*context);
+            auto found = workerOf(*context, "Workers.UploadCheckpoint");
             if (!found)
                 return Internal::toStatus(found.error());
             worker = std::move(found).value();
@@ -483,7 +482,7 @@ public:
                      v1::JobReply* reply) override
     {
         return shared_.inGroup(*context, [&]() -> Status {
-            auto worker = workerOf(*context);
+            auto worker = workerOf(*context, "Workers.FinishJob");
             if (!worker)
                 return Internal::toStatus(worker.error());
             auto finished = shared_.platform.controlPlane().scheduler().finish(
@@ -499,29 +498,22 @@ public:
 private:
     // OK when the caller is an enrolled, active worker (checked in a group of its own), for a
     // call that reads its request outside the group that will act on it.
-    Status knownWorker(const ServerContext& context)
+    Status knownWorker(const ServerContext& context, std::string_view call)
     {
         return shared_.inGroup(context, [&]() -> Status {
-            auto worker = workerOf(context);
+            auto worker = workerOf(context, call);
             return worker ? Status::OK : Internal::toStatus(worker.error());
         });
     }
 
-    // The worker calling, by its certificate's serial (inside a group).
-    [[nodiscard]] Result<core::WorkerInfo> workerOf(const ServerContext& context)
+    // The worker calling `call`, by its certificate's serial (inside a group); a caller that
+    // is no enrolled worker is refused and audited there (Workers::caller).
+    [[nodiscard]] Result<core::WorkerInfo> workerOf(const ServerContext& context,
+                                                    std::string_view call)
     {
         const std::string pem = peerCertificate(context);
         const std::string serial = pem.empty() ? std::string() : shared_.serialOf(pem);
-        if (serial.empty())
-            return Error(ErrorCode::Unauthenticated,
-                         "This call needs an enrolled worker's certificate; enroll the worker "
-                         "first ('sealtrain-worker enroll').");
-        auto worker = shared_.platform.controlPlane().workers().bySerial(serial);
-        if (!worker && worker.error().code() == ErrorCode::NotFound)
-            return Error(ErrorCode::Unauthenticated,
-                         "This certificate is not an enrolled worker's; enroll the worker first "
-                         "('sealtrain-worker enroll').");
-        return worker;
+        return shared_.platform.controlPlane().workers().caller(serial, call);
     }
 
     // A checkpoint upload refused before it was recorded, audited with the worker as the actor
@@ -531,7 +523,7 @@ private:
                             const Error& why)
     {
         return shared_.inGroup(context, [&]() -> Status {
-            auto worker = workerOf(context);
+            auto worker = workerOf(context, "Workers.UploadCheckpoint");
             if (!worker)
                 return Internal::toStatus(worker.error());
             return statusOf(shared_.platform.controlPlane().scheduler().refuseCheckpoint(
@@ -540,13 +532,14 @@ private:
     }
 
     // The caller's current attempt at `job` (fenced), outside any group.
-    [[nodiscard]] Result<core::Dispatch> currentOf(const ServerContext& context, std::int64_t job,
+    [[nodiscard]] Result<core::Dispatch> currentOf(const ServerContext& context,
+                                                   std::string_view call, std::int64_t job,
                                                    std::int64_t attempt)
     {
         Result<core::Dispatch> result =
             Error(ErrorCode::Internal, "The attempt was not looked up; try again.");
         Status looked = shared_.inGroup(context, [&]() -> Status {
-            auto worker = workerOf(context);
+            auto worker = workerOf(context, call);
             if (!worker) {
                 result = worker.error();
                 return Status::OK;

@@ -5,6 +5,7 @@
 
 #include "audited_transaction.h"
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/base/logging.h"
 #include "sealtrain/base/utf8.h"
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/permissions.h"
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <utility>
 
 namespace sealtrain::core {
@@ -405,6 +407,51 @@ Result<WorkerInfo> Workers::bySerial(const std::string& serial)
     if (!recorded)
         return recorded.error();
     return denied("The worker '" + name + "' was revoked; enroll it again with a new token.");
+}
+
+Result<WorkerInfo> Workers::caller(const std::string& serial, std::string_view call)
+{
+    std::optional<Error> refusal;
+    if (serial.empty()) {
+        refusal = Error(ErrorCode::Unauthenticated,
+                        fmt::format("{} needs an enrolled worker's certificate; enroll the worker "
+                                    "first ('sealtrain-worker enroll').",
+                                    call));
+    } else {
+        auto worker = bySerial(serial);
+        if (worker || worker.error().code() != ErrorCode::NotFound)
+            return worker;
+        refusal = Error(ErrorCode::Unauthenticated,
+                        fmt::format("{} was called with a certificate that is not an enrolled "
+                                    "worker's; enroll the worker first ('sealtrain-worker "
+                                    "enroll').",
+                                    call));
+    }
+    if (auto recorded =
+            gate_.recordAnonymousRefusal({"worker.connect", "", "", {"worker", "*"}}, *refusal);
+        !recorded)
+        log::warn("audit", "could not record a refused worker call in the audit log",
+                  {{"error", recorded.error().message()}});
+    return *refusal;
+}
+
+Result<void> Workers::heartbeatFrom(const WorkerInfo& worker, std::string_view inventoryJson)
+{
+    auto inventory = parseWorkerInventory(inventoryJson);
+    if (inventory)
+        return heartbeat(worker.id, *inventory);
+    auto recorded = gate_.performWithoutSession(
+        {"worker.heartbeat", "", "", {"worker", worker.name}}, [&](audit::EntryDraft& draft) {
+            draft.actor = workerActor(worker.name, kCertificateAuth);
+            draft.outcome = audit::Outcome::Denied;
+            draft.reason = inventory.error().message();
+            draft.details.push_back(audit::textDetail("worker", worker.name));
+            return success();
+        });
+    if (!recorded)
+        log::warn("audit", "could not record a refused heartbeat in the audit log",
+                  {{"error", recorded.error().message()}});
+    return inventory.error();
 }
 
 Result<WorkerInfo> Workers::byName(const std::string& name)

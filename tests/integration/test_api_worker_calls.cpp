@@ -644,6 +644,48 @@ private slots:
                  refused.error().message().c_str());
     }
 
+    // Issue #54: a worker call from no enrolled worker (a user's session certificate, no
+    // certificate at all) is refused and audited as worker.connect, the first of its window
+    // written with the certificate presented and the rest counted; a refused heartbeat
+    // inventory is audited with the worker (checked in refusalsAreAuditedWithTheWorker).
+    void workerCallsFromNoWorkerAreRefusedAndAudited()
+    {
+        const auto& bob = daemon_.session("bob");
+        auto asUser = sealtrain::v1::Workers::NewStub(daemon_.rawChannel(&bob));
+        auto anonymous = sealtrain::v1::Workers::NewStub(daemon_.rawChannel());
+        const auto deadline = [](grpc::ClientContext& context) {
+            context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+        };
+        {
+            grpc::ClientContext context;
+            deadline(context);
+            sealtrain::v1::HeartbeatRequest request;
+            sealtrain::v1::HeartbeatReply reply;
+            const auto status = asUser->Heartbeat(&context, request, &reply);
+            QCOMPARE(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+            QVERIFY2(std::string(status.error_message()).find("Workers.Heartbeat was called with "
+                                                              "a certificate that is not")
+                         != std::string::npos,
+                     status.error_message().c_str());
+        }
+        {
+            grpc::ClientContext context;
+            deadline(context);
+            sealtrain::v1::HeartbeatRequest request;
+            sealtrain::v1::HeartbeatReply reply;
+            QCOMPARE(anonymous->Heartbeat(&context, request, &reply).error_code(),
+                     grpc::StatusCode::UNAUTHENTICATED);
+        }
+        {
+            grpc::ClientContext context;
+            deadline(context);
+            sealtrain::v1::TakeJobRequest request;
+            sealtrain::v1::TakeJobReply reply;
+            QCOMPARE(anonymous->TakeJob(&context, request, &reply).error_code(),
+                     grpc::StatusCode::UNAUTHENTICATED);
+        }
+    }
+
     void refusalsAreAuditedWithTheWorker()
     {
         QVERIFY(daemon_.stop());
@@ -661,6 +703,37 @@ private slots:
         }
         QCOMPARE(denied, 3);  // the three foreign lineages
         QCOMPARE(failed, 1);  // the second checkpoint of step 4
+        // Issue #54: the forged inventory's heartbeat, with the worker; the three calls from no
+        // worker, the first with bob's certificate, the other two counted.
+        int refusedHeartbeats = 0;
+        std::uint64_t noWorkerCalls = 0;
+        bool firstNamesTheCertificate = false;
+        for (const audit::Entry& entry : *entries) {
+            if (entry.action == "worker.heartbeat") {
+                QCOMPARE(entry.outcome, audit::Outcome::Denied);
+                QCOMPARE(entry.actor.kind, audit::ActorKind::Worker);
+                QCOMPARE(entry.actor.id, std::string("n1"));
+                QVERIFY2(entry.reason.find("gpus[0].model") != std::string::npos,
+                         entry.reason.c_str());
+                ++refusedHeartbeats;
+            }
+            if (entry.action != "worker.connect" || entry.actor.id != "unknown")
+                continue;
+            QVERIFY(entry.outcome != audit::Outcome::Ok);
+            const std::string repeated = testing::detailOf(entry, "repeated");
+            if (repeated.empty()) {
+                ++noWorkerCalls;
+                firstNamesTheCertificate =
+                    entry.reason.find("Workers.Heartbeat was called with a certificate")
+                        != std::string::npos
+                    && !testing::detailOf(entry, "certificate_serial").empty();
+            } else {
+                noWorkerCalls += std::stoull(repeated);
+            }
+        }
+        QCOMPARE(refusedHeartbeats, 1);
+        QCOMPARE(noWorkerCalls, std::uint64_t{3});
+        QVERIFY(firstNamesTheCertificate);
         // Each policy read is audited with its reader (bob three times, sam once).
         int policyReads = 0;
         for (const audit::Entry& entry : *entries)

@@ -103,11 +103,23 @@ public:
     // The worker whose certificate has `serial`: NotFound when none, PermissionDenied (audited)
     // when it was revoked.
     [[nodiscard]] Result<WorkerInfo> bySerial(const std::string& serial);
+    // The worker making a worker-only call (`call`, e.g. "Workers.Heartbeat"), by the serial of
+    // the certificate it presented (empty: none). A caller that is no enrolled worker (no
+    // certificate, or another's: a user's session certificate) is Unauthenticated and audited
+    // as worker.connect, an anonymous refusal counted per peer and window (the window's first
+    // is written as itself, its certificate_serial naming the certificate presented; the rest
+    // are counted; issue #54); a revoked worker is refused as bySerial does.
+    [[nodiscard]] Result<WorkerInfo> caller(const std::string& serial, std::string_view call);
     // The worker called `name` (the control plane's own lookup, no session): NotFound when none.
     [[nodiscard]] Result<WorkerInfo> byName(const std::string& name);
     // Records a heartbeat (not audited): last seen now, and the inventory as reported (one row
     // update; docs/operations/limits.md has its cost).
     [[nodiscard]] Result<void> heartbeat(std::int64_t workerId, const WorkerInventory& inventory);
+    // The heartbeat `worker` sent, its inventory as the JSON it wrote: read strictly
+    // (parseWorkerInventory); one that is refused is audited as worker.heartbeat, denied, with
+    // the worker as actor (issue #54), and nothing is updated.
+    [[nodiscard]] Result<void> heartbeatFrom(const WorkerInfo& worker,
+                                             std::string_view inventoryJson);
     // worker.read (the operator role): every worker, by name.
     // One page of the workers, by name (worker.read; audited as worker.list with detail
     // `after`).
