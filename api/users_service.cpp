@@ -132,9 +132,18 @@ public:
                          v1::CreateUserReply* reply) override
     {
         core::ControlPlane& plane = shared_.platform.controlPlane();
+        // Refused before the redemption's own entry (a malformed or weak password): audited as
+        // an anonymous refusal, counted per peer and window (issue #54).
+        const auto refuse = [&](const Error& why) -> Status {
+            server_internal::wipeRequestField(request->reset_code());
+            Status audited = shared_.inGroup(*context, [&]() -> Status {
+                return statusOf(plane.recordBusyRefusal("user.complete_reset", "user", why));
+            });
+            return audited.ok() ? Internal::toStatus(why) : audited;
+        };
         auto password = server_internal::takeSecret(request->password());
         if (!password)
-            return Internal::toStatus(password.error());
+            return refuse(password.error());
         const bool works = [&] {
             const std::lock_guard guard(shared_.lock);
             return plane.identity().resetCodeWorks(request->user(), request->reset_code());
@@ -158,10 +167,8 @@ public:
                 Error(ErrorCode::Internal, "The credentials were not made.");
             server_internal::atLowPriority(
                 [&] { made = plane.identity().makeCredentials(request->user(), *password); });
-            if (!made) {
-                server_internal::wipeRequestField(request->reset_code());
-                return Internal::toStatus(made.error());
-            }
+            if (!made)
+                return refuse(made.error());
             credentials = std::move(*made);
         }
         return shared_.inGroup(*context, [&]() -> Status {

@@ -268,7 +268,8 @@ public:
     Status FetchDataset(ServerContext* context, const v1::JobAttempt* request,
                         grpc::ServerWriter<v1::FileChunk>* writer) override
     {
-        auto dispatch = currentOf(*context, "Workers.FetchDataset", request->job(), request->attempt());
+        auto dispatch =
+            currentOf(*context, "Workers.FetchDataset", request->job(), request->attempt());
         if (!dispatch)
             return Internal::toStatus(dispatch.error());
         const auto folder =
@@ -291,7 +292,8 @@ public:
     Status FetchCheckpoint(ServerContext* context, const v1::JobAttempt* request,
                            grpc::ServerWriter<v1::FileChunk>* writer) override
     {
-        auto dispatch = currentOf(*context, "Workers.FetchCheckpoint", request->job(), request->attempt());
+        auto dispatch =
+            currentOf(*context, "Workers.FetchCheckpoint", request->job(), request->attempt());
         if (!dispatch)
             return Internal::toStatus(dispatch.error());
         std::optional<core::JobCheckpoint> newest;
@@ -320,7 +322,8 @@ public:
     Status FetchInitModel(ServerContext* context, const v1::JobAttempt* request,
                           grpc::ServerWriter<v1::FileChunk>* writer) override
     {
-        auto dispatch = currentOf(*context, "Workers.FetchInitModel", request->job(), request->attempt());
+        auto dispatch =
+            currentOf(*context, "Workers.FetchInitModel", request->job(), request->attempt());
         if (!dispatch)
             return Internal::toStatus(dispatch.error());
         auto spec = core::parseJobSpec(dispatch->job.specJson, core::kJobSpecCeiling);
@@ -412,8 +415,8 @@ public:
                 return read;
             },
             [&](const v1::FileChunk& first) -> Result<void> {
-                auto found = currentOf(*context, "Workers.UploadCheckpoint",
-                                       first.attempt().job(), first.attempt().attempt());
+                auto found = currentOf(*context, "Workers.UploadCheckpoint", first.attempt().job(),
+                                       first.attempt().attempt());
                 if (!found) {
                     if (found.error().code() == ErrorCode::PermissionDenied)
                         notCurrent = first.attempt();

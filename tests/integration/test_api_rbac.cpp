@@ -60,7 +60,8 @@ class TestApiRbac : public QObject {
 
     QTemporaryDir tmp_;
     testing::DaemonFixture daemon_;
-    std::set<Expected> expected_;  // checked in the audit log after SIGTERM
+    std::set<Expected> expected_;
+    bool weakResetRefused_ = false;  // checked in the audit log after SIGTERM
     std::string datasetId_;
 
     // `result` is a refusal with `code`, in one sentence that contains `says` (when given); the
@@ -397,6 +398,12 @@ private slots:
         auto otherUser = anonymous->completeReset("rita", reset->resetCode, secret(kNewPassword));
         QVERIFY(!otherUser);
         QCOMPARE(otherUser.error().code(), ErrorCode::Unauthenticated);
+        // A password too weak is refused before the redemption (the code still works after it),
+        // and audited as a counted refusal (issue #54).
+        auto weak = anonymous->completeReset("ivy", reset->resetCode, secret("short"));
+        QVERIFY(!weak);
+        QCOMPARE(weak.error().code(), ErrorCode::InvalidArgument);
+        weakResetRefused_ = true;
         auto uri = anonymous->completeReset("ivy", reset->resetCode, secret(kNewPassword));
         QVERIFY2(uri, uri ? "" : uri.error().message().c_str());
         QVERIFY(uri->rfind("otpauth://totp/", 0) == 0);
@@ -638,6 +645,19 @@ private slots:
                 flagged = std::find(entry.details.begin(), entry.details.end(),
                                     audit::textDetail("break_glass", "true"))
                           != entry.details.end();
+        }
+        // Every refused redemption is in the log, written or counted in its window's entry
+        // (issue #48): the guessed code, another user's code, the weak password (issue #54) and
+        // the used code.
+        if (weakResetRefused_) {
+            std::uint64_t refusals = 0;
+            for (const audit::Entry& entry : *entries) {
+                if (entry.action != "user.complete_reset" || entry.outcome == audit::Outcome::Ok)
+                    continue;
+                const std::string repeated = testing::detailOf(entry, "repeated");
+                refusals += repeated.empty() ? 1 : std::stoull(repeated);
+            }
+            QCOMPARE(refusals, std::uint64_t{4});
         }
         for (const Expected& entry : expected_)
             QVERIFY2(found.count(entry) == 1,

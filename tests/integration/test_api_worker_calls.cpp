@@ -663,8 +663,9 @@ private slots:
             sealtrain::v1::HeartbeatReply reply;
             const auto status = asUser->Heartbeat(&context, request, &reply);
             QCOMPARE(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
-            QVERIFY2(std::string(status.error_message()).find("Workers.Heartbeat was called with "
-                                                              "a certificate that is not")
+            QVERIFY2(std::string(status.error_message())
+                             .find("Workers.Heartbeat was called with "
+                                   "a certificate that is not")
                          != std::string::npos,
                      status.error_message().c_str());
         }
