@@ -5,7 +5,7 @@
 
 #include "backup_format.h"
 #include "backup_tar.h"
-#include "data_directory_files.h"
+#include "data_directory/files.h"
 #include "sealtrain/audit/merkle_tree.h"
 #include "sealtrain/audit/proof.h"
 #include "sealtrain/audit/tree_head.h"

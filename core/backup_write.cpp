@@ -6,7 +6,7 @@
 
 #include "backup_format.h"
 #include "backup_tar.h"
-#include "data_directory_files.h"
+#include "data_directory/files.h"
 #include "sealtrain/audit/tree_head.h"
 #include "sealtrain/audit/witness.h"
 #include "sealtrain/base/byte_io.h"

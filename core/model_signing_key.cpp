@@ -1,7 +1,7 @@
 // The platform's model-signing key and certificate (model_signing_key.h).
 #include "model_signing_key.h"
 
-#include "data_directory_files.h"
+#include "data_directory/files.h"
 #include "sealtrain/core/data_directory.h"
 
 #include <chrono>

@@ -1,5 +1,5 @@
-// The data directory's small files (data_directory_files.h).
-#include "data_directory_files.h"
+// The data directory's small files (files.h).
+#include "files.h"
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/key_file.h"

@@ -1,5 +1,5 @@
-// The data directory's small files (data_directory.cpp, model_signing_key.cpp): secrets sealed
-// under a KEK, public keys and certificates, each written atomically. Not installed.
+// The data directory's small files (data_directory.cpp, model_signing_key.cpp, backups): secrets
+// sealed under a KEK, public keys and certificates, each written atomically. Not installed.
 #pragma once
 
 #include "sealtrain/base/byte_io.h"

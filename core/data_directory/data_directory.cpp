@@ -4,7 +4,8 @@
 
 #include "audit_witnesses.h"
 #include "base_models.h"
-#include "data_directory_files.h"
+#include "files.h"
+#include "keys.h"
 #include "model_signing_key.h"
 #include "platform_starts.h"
 #include "sealtrain/audit/forward_spool.h"
@@ -38,6 +39,10 @@
 namespace sealtrain::core {
 namespace {
 
+using internal::createKeyring;
+using internal::createPlatformKeys;
+using internal::createPurposeKeys;
+using internal::deriveAuditKey;
 using internal::file;
 using internal::makeTemporarySibling;
 using internal::readPublicFile;
@@ -46,12 +51,7 @@ using internal::unsealSecret;
 using internal::writePublicFile;
 
 constexpr std::string_view kOrigin = "sealtrain.local/control";
-constexpr std::string_view kCaName = "Sealtrain platform CA";
-constexpr std::chrono::seconds kCaValidity{std::chrono::hours(24 * 365 * 10)};
-constexpr std::string_view kAuditKeyLabel = "sealtrain audit hmac key v1";
-constexpr std::string_view kSigningKekId = "signing";
 constexpr std::string_view kDatabaseKekId = "database";  // also seals the CLI session
-constexpr std::string_view kAuditKekId = "audit";
 
 Error notInitialised(const std::filesystem::path& dataDir)
 {
@@ -59,18 +59,6 @@ Error notInitialised(const std::filesystem::path& dataDir)
                  fmt::format("There is no initialised data directory at '{}'; create one with "
                              "'sealtrainctl init --data-dir {}' or pass the right --data-dir.",
                              dataDir.string(), dataDir.string()));
-}
-
-Result<audit::AuditKey> deriveAuditKey(const crypto::Keyring& keyring)
-{
-    auto kek = keyring.activeKek(std::string(kAuditKekId));
-    if (!kek)
-        return kek.error();
-    auto key = crypto::hkdf(crypto::HkdfHash::Sha256, (*kek)->key.bytes(), {},
-                            asBytes(kAuditKeyLabel), 32);
-    if (!key)
-        return key.error();
-    return audit::AuditKey::create(std::move(*key), fmt::format("audit-hmac-v{}", (*kek)->version));
 }
 
 Result<crypto::Keyring> unlockKeyring(const std::filesystem::path& dataDir,
@@ -81,78 +69,6 @@ Result<crypto::Keyring> unlockKeyring(const std::filesystem::path& dataDir,
     if (!std::filesystem::exists(path, ec))
         return notInitialised(dataDir);
     return internal::unlockKeyringFile(path, unlock);
-}
-
-// A new keyring at `path`, from a passphrase or a master key file.
-Result<crypto::Keyring> createKeyring(const std::filesystem::path& path,
-                                      const NewDataDirectory& request)
-{
-    if (request.masterKeyFile) {
-        auto master = crypto::readKekFile(*request.masterKeyFile);
-        if (!master)
-            return master.error();
-        return crypto::Keyring::createWithMasterKey(path, *master);
-    }
-    if (request.passphrase) {
-        SEALTRAIN_TRY(checkPassphrasePolicy(*request.passphrase));
-        return crypto::Keyring::createWithPassphrase(path, *request.passphrase, request.argon2);
-    }
-    return Error(ErrorCode::InvalidArgument, "No key was given.");
-}
-
-// A new Ed25519 key sealed under the `signing` KEK at `keyFile`, its public key at `publicFile`.
-Result<void> createSigningKey(const std::filesystem::path& dir, const crypto::Keyring& keyring,
-                              std::string_view keyFile, std::string_view publicFile)
-{
-    auto signingKek = keyring.activeKek(std::string(kSigningKekId));
-    if (!signingKek)
-        return signingKek.error();
-    auto signingKey = crypto::SigningKey::generate();
-    if (!signingKey)
-        return signingKey.error();
-    SEALTRAIN_TRY(sealSecret(file(dir, keyFile), **signingKek,
-                             "application/vnd.sealtrain.ed25519-seed", signingKey->seed().bytes(),
-                             AtomicFileSink::Overwrite::Refuse));
-    return writePublicFile(file(dir, publicFile), signingKey->publicKey().toPem());
-}
-
-// The signing keys of the purposes that came after the audit log's (manifests, checkpoints),
-// made when missing: at creation, and once when a data directory from before them is opened.
-Result<void> createPurposeKeys(const std::filesystem::path& dir, const crypto::Keyring& keyring)
-{
-    for (const auto& [keyFile, publicFile] :
-         {std::pair{datadir::kManifestsKey, datadir::kManifestsPublicKey},
-          std::pair{datadir::kCheckpointsKey, datadir::kCheckpointsPublicKey},
-          std::pair{datadir::kRegistryKey, datadir::kRegistryPublicKey}}) {
-        std::error_code ec;
-        if (!std::filesystem::exists(file(dir, keyFile), ec))
-            SEALTRAIN_TRY(createSigningKey(dir, keyring, keyFile, publicFile));
-    }
-    return success();
-}
-
-// The platform's signing keys and CA: generated, sealed under the `signing` KEK, their public
-// halves beside them.
-Result<void> createPlatformKeys(const std::filesystem::path& dir, const crypto::Keyring& keyring)
-{
-    SEALTRAIN_TRY(createSigningKey(dir, keyring, datadir::kSigningKey, datadir::kSigningPublicKey));
-    SEALTRAIN_TRY(createPurposeKeys(dir, keyring));
-    auto signingKek = keyring.activeKek(std::string(kSigningKekId));
-    if (!signingKek)
-        return signingKek.error();
-    auto ca = crypto::CertificateAuthority::create(kCaName, kCaValidity);
-    if (!ca)
-        return ca.error();
-    SEALTRAIN_TRY(sealSecret(file(dir, datadir::kCaKey), **signingKek,
-                             "application/vnd.sealtrain.pkcs8-pem", ca->privateKeyPem().bytes(),
-                             AtomicFileSink::Overwrite::Refuse));
-    SEALTRAIN_TRY(writePublicFile(file(dir, datadir::kCaCertificate), ca->certificatePem()));
-    // The artefact root, apart from the identity CA (issue #48).
-    bool created = false;
-    auto artefactRoot = internal::loadArtefactRoot(dir, keyring, created);
-    if (!artefactRoot)
-        return artefactRoot.error();
-    return success();
 }
 
 }  // namespace
