@@ -27,7 +27,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -41,41 +40,6 @@ using grpc::Status;
 // The control plane's own run records its metrics lines this many at a time (and its last ones
 // when it ends): one write per 50 steps rather than one per step.
 constexpr std::size_t kRecordEvery = 50;
-
-// What a caller may pass to `sealtrain-train sample` (docs/api.md, "Training").
-constexpr std::string_view kSamplerOptions[] = {"--prompt", "--length", "--temperature", "--top-k",
-                                                "--seed"};
-
-// The caller's arguments when every option is one of `allowed` and has its value, as
-// "--name=value" or "--name value"; InvalidArgument naming the first that is not.
-Result<std::vector<std::string>>
-callerArguments(const google::protobuf::RepeatedPtrField<std::string>& given,
-                std::span<const std::string_view> allowed)
-{
-    std::vector<std::string> arguments;
-    std::string pending;  // an option still waiting for its value
-    for (const std::string& argument : given) {
-        if (!pending.empty()) {
-            arguments.push_back(argument);
-            pending.clear();
-            continue;
-        }
-        const std::string name = argument.substr(0, argument.find('='));
-        if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
-            return Error(ErrorCode::InvalidArgument,
-                         fmt::format("'{}' is not an option a caller may give the trainer; "
-                                     "the control plane sets paths, keys and the dataset itself "
-                                     "(allowed: {}).",
-                                     name.substr(0, 64), fmt::join(allowed, " ")));
-        arguments.push_back(argument);
-        if (argument.find('=') == std::string::npos)
-            pending = name;
-    }
-    if (!pending.empty())
-        return Error(ErrorCode::InvalidArgument,
-                     fmt::format("The option '{}' needs a value.", pending));
-    return arguments;
-}
 
 class TrainingService final : public v1::Training::Service {
 public:
@@ -234,27 +198,23 @@ public:
     Status Sample(ServerContext* context, const v1::SampleRequest* request,
                   v1::SampleReply* reply) override
     {
-        // The caller first (issue #27): an anonymous caller learns nothing of which runs or jobs
-        // have checkpoints; core refuses and audits the unknown session.
-        if (!shared_.isSignedIn(*context)) {
-            auto refused = authorizeRead(*context, "", "sample");
-            return Internal::toStatus(refused ? Error(ErrorCode::Unauthenticated, "Sign in first.")
-                                              : refused.error());
-        }
-        auto given = callerArguments(request->sampler_arguments(), kSamplerOptions);
-        if (!given)
-            return Internal::toStatus(given.error());
+        // One decision of core first (issue #54): the caller, the options, the object's read
+        // rule, then what the object holds; a refusal is audited with the caller, and an
+        // anonymous caller learns nothing of which runs or jobs have checkpoints.
+        const core::SampleTarget target{static_cast<std::int64_t>(request->job()), request->model(),
+                                        request->run_id(), request->step()};
+        const std::vector<std::string> given(request->sampler_arguments().begin(),
+                                             request->sampler_arguments().end());
         core::JobPolicy::Sampling limits;
-        Status read = shared_.inGroup(*context, [&]() -> Status {
-            limits = shared_.platform.controlPlane().jobs().policy().sampling;
-            return Status::OK;
+        Result<core::SamplerCall> call = Error(ErrorCode::Internal, "No sampling check ran.");
+        Status admitted = shared_.inGroup(*context, [&]() -> Status {
+            auto& jobs = shared_.platform.controlPlane().jobs();
+            limits = jobs.policy().sampling;
+            call = jobs.admitSample(callerOf(shared_, *context).token, target, given);
+            return call ? Status::OK : Internal::toStatus(call.error());
         });
-        if (!read.ok())
-            return read;
-        // Within the policy's length and prompt caps (issue #27, item 11).
-        auto call = core::samplerArguments(limits, std::move(given).value());
-        if (!call)
-            return Internal::toStatus(call.error());
+        if (!admitted.ok())
+            return admitted;
         if (auto trainer = configuredTrainer(); !trainer.ok())
             return trainer;
         if (request->job() != 0)

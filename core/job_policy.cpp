@@ -6,8 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
+#include <limits>
+#include <string_view>
+#include <utility>
 
 namespace sealtrain::core {
 namespace {
@@ -75,20 +79,29 @@ Result<double> readReal(const Json& object, const char* field, double fallback,
     return value.get<double>();
 }
 
-// The value of `--name` in arguments as "--name=value" or "--name value"; nullopt when absent.
-std::optional<std::string> optionValue(const std::vector<std::string>& arguments,
-                                       std::string_view name)
+// What a caller may pass to `sealtrain-train sample` (docs/api.md, "Training").
+constexpr std::array<std::string_view, 5> kSamplerOptions{"--prompt", "--length", "--temperature",
+                                                          "--top-k", "--seed"};
+constexpr std::uint64_t kMaxTopK = 1'000'000;
+constexpr double kMaxTemperature = 100.0;
+
+// `text` is a whole number (digits only) from `low` to `high`.
+bool wholeNumberIn(const std::string& text, std::uint64_t low, std::uint64_t high)
 {
-    std::optional<std::string> value;
-    for (std::size_t i = 0; i < arguments.size(); ++i) {
-        const std::string& argument = arguments[i];
-        if (argument == name && i + 1 < arguments.size())
-            value = arguments[++i];
-        else if (argument.size() > name.size() && argument.starts_with(name)
-                 && argument[name.size()] == '=')
-            value = argument.substr(name.size() + 1);
-    }
-    return value;
+    std::uint64_t number = 0;
+    const auto [end, failed] = std::from_chars(text.data(), text.data() + text.size(), number);
+    return !text.empty() && failed == std::errc() && end == text.data() + text.size()
+           && number >= low && number <= high;
+}
+
+// `text` is a decimal number from 0 to kMaxTemperature.
+bool temperatureIn(const std::string& text)
+{
+    double value = 0.0;
+    const auto [end, failed] =
+        std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed);
+    return !text.empty() && failed == std::errc() && end == text.data() + text.size()
+           && std::isfinite(value) && value >= 0.0 && value <= kMaxTemperature;
 }
 
 }  // namespace
@@ -214,52 +227,79 @@ std::vector<std::string> capsExceeded(const JobPolicy::Caps& caps, const JobSpec
 }
 
 Result<SamplerCall> samplerArguments(const JobPolicy::Sampling& limits,
-                                     std::vector<std::string> arguments)
+                                     const std::vector<std::string>& given)
 {
-    SamplerCall call;
-    // The prompt leaves the arguments: it reaches the sampler on its standard input. Every
-    // sampler option takes a value, given as "--name=value" or as the next argument.
-    for (std::size_t i = 0; i < arguments.size();) {
-        const std::string& argument = arguments[i];
+    // Every sampler option takes a value, given as "--name=value" or as the next argument; each
+    // is given at most once, and only those a caller may give (the control plane sets paths,
+    // keys and the dataset itself).
+    std::vector<std::pair<std::string, std::string>> options;
+    for (std::size_t i = 0; i < given.size(); ++i) {
+        const std::string& argument = given[i];
         const auto equals = argument.find('=');
-        const std::size_t width = equals == std::string::npos ? 2 : 1;
-        if (argument.substr(0, equals) != "--prompt") {
-            i += width;
+        std::string name = argument.substr(0, equals);
+        if (std::find(kSamplerOptions.begin(), kSamplerOptions.end(), name)
+            == kSamplerOptions.end())
+            return Error(ErrorCode::InvalidArgument,
+                         fmt::format("'{}' is not an option a caller may give the sampler; the "
+                                     "control plane sets paths, keys and the dataset itself "
+                                     "(allowed: {}).",
+                                     name.substr(0, 64), fmt::join(kSamplerOptions, " ")));
+        for (const auto& [seen, value] : options)
+            if (seen == name)
+                return Error(ErrorCode::InvalidArgument,
+                             fmt::format("The option '{}' is given twice; give it once.", name));
+        if (equals == std::string::npos && i + 1 >= given.size())
+            return Error(ErrorCode::InvalidArgument,
+                         fmt::format("The option '{}' needs a value.", name));
+        std::string value = equals == std::string::npos ? given[++i] : argument.substr(equals + 1);
+        options.emplace_back(std::move(name), std::move(value));
+    }
+
+    SamplerCall call;
+    bool lengthGiven = false;
+    for (auto& [name, value] : options) {
+        if (name == "--prompt") {
+            // The prompt leaves the arguments: it reaches the sampler on its standard input.
+            if (static_cast<std::int64_t>(value.size()) > limits.maxPromptBytes)
+                return Error(ErrorCode::InvalidArgument,
+                             fmt::format("The prompt is over the job policy's "
+                                         "sampling.max_prompt_bytes ({} bytes); shorten it.",
+                                         limits.maxPromptBytes));
+            call.prompt = std::move(value);
             continue;
         }
-        if (call.prompt)
-            return Error(ErrorCode::InvalidArgument,
-                         "The sampler takes one --prompt; give it once.");
-        if (i + width > arguments.size())
-            return Error(ErrorCode::InvalidArgument, "The option '--prompt' needs a value.");
-        call.prompt = width == 2 ? arguments[i + 1] : argument.substr(equals + 1);
-        const auto at = arguments.begin() + static_cast<std::ptrdiff_t>(i);
-        arguments.erase(at, at + static_cast<std::ptrdiff_t>(width));
+        if (name == "--length") {
+            lengthGiven = true;
+            if (!wholeNumberIn(value, 0, static_cast<std::uint64_t>(limits.maxLength)))
+                return Error(ErrorCode::InvalidArgument,
+                             fmt::format("The sampler's --length must be a whole number from 0 "
+                                         "to {} (the job policy's sampling.max_length); ask for "
+                                         "fewer tokens.",
+                                         limits.maxLength));
+        } else if (name == "--top-k") {
+            if (!wholeNumberIn(value, 0, kMaxTopK))
+                return Error(ErrorCode::InvalidArgument,
+                             fmt::format("The sampler's --top-k must be a whole number from 0 (the "
+                                         "whole vocabulary) to {}.",
+                                         kMaxTopK));
+        } else if (name == "--seed") {
+            if (!wholeNumberIn(value, 0, std::numeric_limits<std::uint64_t>::max()))
+                return Error(ErrorCode::InvalidArgument,
+                             "The sampler's --seed must be a whole number of 0 or more.");
+        } else if (name == "--temperature") {
+            if (!temperatureIn(value))
+                return Error(ErrorCode::InvalidArgument,
+                             fmt::format("The sampler's --temperature must be a number from 0 "
+                                         "(always the likeliest token) to {}; pass e.g. 0.8.",
+                                         kMaxTemperature));
+        }
+        call.arguments.push_back(name + "=" + value);
     }
-    if (call.prompt && static_cast<std::int64_t>(call.prompt->size()) > limits.maxPromptBytes)
-        return Error(ErrorCode::InvalidArgument,
-                     fmt::format("The prompt is over the job policy's sampling.max_prompt_bytes "
-                                 "({} bytes); shorten it.",
-                                 limits.maxPromptBytes));
-    const auto length = optionValue(arguments, "--length");
-    if (length) {
-        std::int64_t tokens = 0;
-        const auto [end, failed] =
-            std::from_chars(length->data(), length->data() + length->size(), tokens);
-        if (failed != std::errc() || end != length->data() + length->size() || tokens < 0
-            || tokens > limits.maxLength)
-            return Error(
-                ErrorCode::InvalidArgument,
-                fmt::format("The sampler's --length must be a whole number from 0 to {} (the job "
-                            "policy's sampling.max_length); ask for fewer tokens.",
-                            limits.maxLength));
-    } else {
-        arguments.push_back("--length");
-        arguments.push_back(std::to_string(std::min(kDefaultSampleLength, limits.maxLength)));
-    }
+    if (!lengthGiven)
+        call.arguments.push_back(
+            fmt::format("--length={}", std::min(kDefaultSampleLength, limits.maxLength)));
     if (call.prompt)
-        arguments.push_back("--prompt-stdin");
-    call.arguments = std::move(arguments);
+        call.arguments.push_back("--prompt-stdin");
     return call;
 }
 

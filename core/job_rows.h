@@ -78,6 +78,13 @@ struct Pins {
 [[nodiscard]] bool approvedAsIs(const JobRow& job);
 [[nodiscard]] Error wrongState(const JobInfo& job, const std::string& action);
 
+// The read rule of a dataset's key release (Datasets::authorizeRead) checked inside another
+// audited call (job_sampling.cpp): `caller` holds dataset.read and a read grant on `datasetId`;
+// PermissionDenied in one sentence, saying it is for `what` ("sampling job 4"), otherwise.
+[[nodiscard]] Result<void> requireReadRelease(AuditedTransactions& gate, const Caller& caller,
+                                              const std::string& datasetId,
+                                              const std::string& what);
+
 // Job `id` when `caller` may see it (job.submit or job.approve in its project), else denied.
 [[nodiscard]] Result<JobRow> visibleJob(AuditedTransactions& gate, const Caller& caller,
                                         std::int64_t id);

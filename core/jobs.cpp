@@ -532,6 +532,17 @@ Result<JobInfo> Jobs::admitRun(const std::string& session, std::int64_t id)
             if (job->submitterId != caller.userId)
                 return denied(fmt::format("Only job {}'s submitter ({}) runs it; ask them.", id,
                                           job->info.submitter));
+            // Decided whole before the key release that follows is recorded (issue #54).
+            if (!internal::approvedAsIs(*job))
+                return denied(fmt::format("Job {} may not run: nobody but its submitter approved "
+                                          "its current spec; it needs a second person's approval "
+                                          "first.",
+                                          id));
+            if (!jobMayMove(job->info.state, JobState::Running, JobMover::ControlPlane,
+                            "job.start"))
+                return internal::wrongState(job->info, "run");
+            SEALTRAIN_TRY(internal::requireReadRelease(gate_, caller, job->info.datasetId,
+                                                       fmt::format("running job {}", id)));
             return std::move(job->info);
         });
 }

@@ -76,9 +76,8 @@ Result<std::vector<std::string>> datasetsBehind(const Database& database,
     }
 }
 
-Result<void> requireDataMayLeave(AuditedTransactions& gate, const Caller& caller,
-                                 const ModelVersion& version,
-                                 const std::vector<std::string>& allowed)
+Result<std::vector<DatasetReaderView>>
+requireLineageReadable(AuditedTransactions& gate, const Caller& caller, const ModelVersion& version)
 {
     auto datasets = datasetsBehind(gate.database(), version);
     if (!datasets)
@@ -87,6 +86,7 @@ Result<void> requireDataMayLeave(AuditedTransactions& gate, const Caller& caller
         return denied(fmt::format("The user '{}' may not read data in project '{}', and {} "
                                   "carries its data; ask for dataset.read there.",
                                   caller.name, version.project, version.label()));
+    std::vector<DatasetReaderView> views;
     for (const std::string& id : *datasets) {
         auto view = datasetForReader(gate.database(), id, caller.userId);
         if (!view)
@@ -95,12 +95,25 @@ Result<void> requireDataMayLeave(AuditedTransactions& gate, const Caller& caller
             return denied(fmt::format("The user '{}' has no read grant on the dataset '{}' that "
                                       "{} was trained on; ask its steward for one.",
                                       caller.name, view->dataset.name, version.label()));
-        const std::string& classification = view->dataset.classification;
+        views.push_back(std::move(view).value());
+    }
+    return views;
+}
+
+Result<void> requireDataMayLeave(AuditedTransactions& gate, const Caller& caller,
+                                 const ModelVersion& version,
+                                 const std::vector<std::string>& allowed)
+{
+    auto views = requireLineageReadable(gate, caller, version);
+    if (!views)
+        return views.error();
+    for (const DatasetReaderView& view : *views) {
+        const std::string& classification = view.dataset.classification;
         if (std::find(allowed.begin(), allowed.end(), classification) == allowed.end())
             return denied(fmt::format("The model {} was trained on '{}' data ({}), which the job "
                                       "policy does not let leave the platform "
                                       "(exports.classifications).",
-                                      version.label(), classification, view->dataset.name));
+                                      version.label(), classification, view.dataset.name));
     }
     return success();
 }

@@ -4,6 +4,7 @@
 
 #include "audited_transaction.h"
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/datasets.h"
 #include "sealtrain/core/jobs.h"
 #include "sealtrain/core/registry.h"
 #include "sealtrain/crypto/signing.h"
@@ -46,6 +47,12 @@ inline constexpr std::string_view kImportPredicate =
 inline constexpr int kMaxLineage = 64;
 [[nodiscard]] Result<std::vector<std::string>> datasetsBehind(const Database& database,
                                                               const ModelVersion& version);
+// The read rule of a model's data (sampling, issue #54; exports): `caller` holds dataset.read in
+// `version`'s project and a read grant on every dataset behind it; those datasets as the caller
+// reads them. PermissionDenied in one sentence otherwise.
+[[nodiscard]] Result<std::vector<DatasetReaderView>>
+requireLineageReadable(AuditedTransactions& gate, const Caller& caller,
+                       const ModelVersion& version);
 // The data rule of a way out (issue #48): `caller` holds dataset.read in `version`'s project and a
 // read grant on every dataset behind it, and each dataset's classification is one of `allowed`
 // (the policy's exports.classifications). PermissionDenied in one sentence otherwise.

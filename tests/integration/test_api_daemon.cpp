@@ -80,6 +80,7 @@ crypto::SecretBytes secret(const std::string& text)
 }  // namespace
 
 class TestApiDaemon : public QObject {
+    std::int64_t unapprovedJob_ = 0;
     Q_OBJECT
 
     QTemporaryDir tmp_;
@@ -652,6 +653,22 @@ private slots:
         auto notApproved = asDave->runJob(unapproved->id, {});
         QVERIFY(!notApproved);
         QCOMPARE(notApproved.error().code(), ErrorCode::PermissionDenied);
+        unapprovedJob_ = unapproved->id;  // cleanupTestCase: one refusal, no key release
+        // Issue #54: sampling decides access before it says anything about the job. bob may not
+        // read its dataset: refused, not told that it has no checkpoint yet; dave may: told so.
+        auto asBob = as(session("bob", tcpAddress_), tcpAddress_);
+        auto unreadable = asBob->sampleJob(unapproved->id, 0, {});
+        QVERIFY(!unreadable);
+        QCOMPARE(unreadable.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY2(unreadable.error().message().find("checkpoint") == std::string::npos,
+                 unreadable.error().message().c_str());
+        auto noCheckpoint = asDave->sampleJob(unapproved->id, 0, {});
+        QVERIFY(!noCheckpoint);
+        QCOMPARE(noCheckpoint.error().code(), ErrorCode::NotFound);
+        // Options out of range are refused by core, audited with the caller (cleanupTestCase).
+        auto tooHot = asDave->sampleJob(unapproved->id, 0, {"--temperature", "-1"});
+        QVERIFY(!tooHot);
+        QCOMPARE(tooHot.error().code(), ErrorCode::InvalidArgument);
         std::vector<std::string> metrics;
         auto ran =
             asDave->runJob(job->id, [&](const std::string& line) { metrics.push_back(line); });
@@ -698,6 +715,32 @@ private slots:
         QVERIFY(denied("user.list", "bob"));
         // Issue #27, item 7: a non-submitter's RunJob is refused and audited.
         QVERIFY(denied("job.run", "ann"));
+        // Issue #54: the unapproved job's RunJob is one refusal naming dave, decided before any
+        // key release was recorded; the control plane never tried to start it.
+        QVERIFY(unapprovedJob_ != 0);
+        const std::string unapproved = std::to_string(unapprovedJob_);
+        int runRefusals = 0;
+        int sampleFailures = 0;
+        for (const auto& bytes : *stored) {
+            auto entry = audit::decodeEntry(bytes.bytes);
+            QVERIFY(entry);
+            if (entry->action == "job.run" && entry->target.id == unapproved) {
+                QCOMPARE(entry->actor.id, std::string("dave"));
+                QCOMPARE(entry->outcome, audit::Outcome::Denied);
+                ++runRefusals;
+            }
+            QVERIFY2(!(entry->action == "job.start" && entry->target.id == unapproved),
+                     "the unapproved job was tried");
+            QVERIFY2(!(entry->action == "dataset.read_key_release"
+                       && testing::detailOf(*entry, "purpose") == "job " + unapproved),
+                     "a key release was recorded for the unapproved job");
+            if (entry->action == "model.sample" && entry->actor.id == "dave"
+                && entry->target.id == unapproved && entry->outcome == audit::Outcome::Failed)
+                ++sampleFailures;
+        }
+        QCOMPARE(runRefusals, 1);
+        QVERIFY(denied("model.sample", "bob"));
+        QCOMPARE(sampleFailures, 2);  // no checkpoint yet; a temperature below 0
     }
 };
 

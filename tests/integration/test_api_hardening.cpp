@@ -53,6 +53,9 @@ std::string coreLimitOf(pid_t pid)
 
 }  // namespace
 
+// The sampling requests samplingIsCappedByThePolicy sends with options out of range.
+constexpr int kSamplingRefusals = 8;
+
 class TestApiHardening : public QObject {
     Q_OBJECT
 
@@ -437,6 +440,16 @@ private slots:
             QVERIFY2(refused.error().message().find("sampling.max_") != std::string::npos,
                      refused.error().message().c_str());
         }
+        // Issue #54: the sampler's other options are checked there too, each once and in range.
+        for (const std::vector<std::string>& arguments :
+             {std::vector<std::string>{"--temperature", "-1"},
+              std::vector<std::string>{"--top-k=x"},
+              std::vector<std::string>{"--seed", "1", "--seed", "2"},
+              std::vector<std::string>{"--device", "cuda"}}) {
+            auto refused = daemon_.as("bob")->sample("run-0123456789abcdef", 0, arguments);
+            QVERIFY(!refused);
+            QCOMPARE(refused.error().code(), ErrorCode::InvalidArgument);
+        }
         // Within the caps the request goes on to the run, which does not exist.
         auto within = daemon_.as("bob")->sample("run-0123456789abcdef", 0, {"--length", "1024"});
         QVERIFY(!within);
@@ -522,6 +535,7 @@ private slots:
         bool anonymousSubmit = false;
         bool bobSubmit = false;
         bool anonymousSample = false;
+        int bobSamplingRefusals = 0;
         for (const audit::Entry& entry : *entries) {
             if (entry.action == "job.submit" && entry.actor.id == "unknown"
                 && entry.outcome != audit::Outcome::Ok)
@@ -530,8 +544,12 @@ private slots:
                 && entry.outcome != audit::Outcome::Ok)
                 bobSubmit = true;
             if (entry.actor.id == "unknown" && entry.outcome != audit::Outcome::Ok
-                && entry.action.find("read") != std::string::npos)
+                && entry.action == "model.sample")
                 anonymousSample = true;
+            // Issue #54: options out of range are refused in core, audited with the caller.
+            if (entry.action == "model.sample" && entry.actor.id == "bob"
+                && entry.outcome == audit::Outcome::Failed)
+                ++bobSamplingRefusals;
         }
         QVERIFY(anonymousSubmit);
         const bool bobImportRefused =
@@ -550,6 +568,7 @@ private slots:
         QVERIFY(busyUploadAudited);
         QVERIFY(bobSubmit);
         QVERIFY(anonymousSample);
+        QCOMPARE(bobSamplingRefusals, kSamplingRefusals);
 
         // Every refused sign-in of dave names nobody as its actor, dave as its target, and the
         // peer it came from; the lock counted against 127.0.0.1, and his sign-in over the Unix

@@ -471,30 +471,35 @@ void TestCoreJobs::everyCostIsCapped()
 }
 
 // Issue #27, item 11: a sampling request is held to the policy: --length within max_length
-// (given the sampler's default when absent), the prompt within max_prompt_bytes.
+// (given the sampler's default when absent), the prompt within max_prompt_bytes. Issue #54: only
+// the sampler's own options, each once, each value in its range, decided in core (where a
+// refusal is audited) rather than by whoever adapts the call.
 void TestCoreJobs::samplingIsCapped()
 {
     core::JobPolicy::Sampling limits;
     limits.maxLength = 100;
     limits.maxPromptBytes = 8;
-    const auto given = [&](std::vector<std::string> arguments) {
-        return core::samplerArguments(limits, std::move(arguments));
+    const auto given = [&](const std::vector<std::string>& arguments) {
+        return core::samplerArguments(limits, arguments);
     };
     // The prompt leaves the arguments for the sampler's standard input (issue #27, item 4).
     auto prompted = given({"--prompt", "hi"});
     QVERIFY(prompted);
-    QCOMPARE(prompted->arguments, (std::vector<std::string>{"--length", "100", "--prompt-stdin"}));
+    QCOMPARE(prompted->arguments, (std::vector<std::string>{"--length=100", "--prompt-stdin"}));
     QCOMPARE(prompted->prompt, std::optional<std::string>("hi"));
-    prompted = given({"--seed", "3", "--prompt=a b", "--top-k", "--prompt"});
-    QVERIFY(prompted);
-    QCOMPARE(prompted->arguments, (std::vector<std::string>{"--seed", "3", "--top-k", "--prompt",
-                                                            "--length", "100", "--prompt-stdin"}));
+    prompted = given({"--seed", "3", "--prompt=a b", "--top-k", "40", "--temperature=0.8"});
+    QVERIFY2(prompted, prompted ? "" : prompted.error().message().c_str());
+    QCOMPARE(prompted->arguments,
+             (std::vector<std::string>{"--seed=3", "--top-k=40", "--temperature=0.8",
+                                       "--length=100", "--prompt-stdin"}));
     QCOMPARE(prompted->prompt, std::optional<std::string>("a b"));
     limits.maxLength = 1000;
-    QCOMPARE(given({}).value().arguments, (std::vector<std::string>{"--length", "200"}));
+    QCOMPARE(given({}).value().arguments, (std::vector<std::string>{"--length=200"}));
     QCOMPARE(given({}).value().prompt, std::nullopt);
     QVERIFY(given({"--length", "1000"}));
     QVERIFY(given({"--length=0", "--prompt=12345678"}));
+    QVERIFY(given({"--temperature", "0", "--top-k=0", "--seed=18446744073709551615"}));
+    QVERIFY(given({"--temperature=100"}));
     for (const std::vector<std::string>& refused : {std::vector<std::string>{"--length", "1001"},
                                                     {"--length=1001"},
                                                     {"--length", "-1"},
@@ -503,9 +508,22 @@ void TestCoreJobs::samplingIsCapped()
                                                     {"--length", "10", "--length", "5000"},
                                                     {"--prompt", "123456789"},
                                                     {"--prompt", "a", "--prompt=b"},
-                                                    {"--prompt"}}) {
+                                                    {"--prompt"},
+                                                    {"--temperature", "-0.5"},
+                                                    {"--temperature=nan"},
+                                                    {"--temperature=inf"},
+                                                    {"--temperature=100.5"},
+                                                    {"--temperature=1e1"},
+                                                    {"--top-k=-1"},
+                                                    {"--top-k=1000001"},
+                                                    {"--top-k", "--prompt"},
+                                                    {"--seed=18446744073709551616"},
+                                                    {"--seed=-1"},
+                                                    {"--checkpoint", "/etc/shadow"},
+                                                    {"--device=cuda"},
+                                                    {"--out", "x"}}) {
         auto result = given(refused);
-        QVERIFY(!result);
+        QVERIFY2(!result, refused.front().c_str());
         QCOMPARE(result.error().code(), ErrorCode::InvalidArgument);
         QVERIFY(isOneSentence(result.error().message()));
     }

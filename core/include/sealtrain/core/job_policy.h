@@ -71,11 +71,14 @@ struct SamplerCall {
     std::optional<std::string> prompt;  // none: the sampler starts from end-of-text
 };
 
-// The sampler's call (as `sealtrain-train sample` takes it) within `limits`: a --length from 0 to
-// max_length (added, the sampler's default or the cap if lower, when absent) and at most one
-// --prompt of at most max_prompt_bytes, moved out of the arguments; InvalidArgument naming the
-// limit otherwise.
+// The sampler's call (as `sealtrain-train sample` takes it) from a caller's options within
+// `limits`: only --prompt, --length, --temperature, --top-k and --seed, each once, as
+// "--name=value" or "--name value"; a --length from 0 to max_length (added, the sampler's default
+// or the cap if lower, when absent), a --top-k from 0 to 1,000,000, a --temperature from 0 to 100,
+// a whole
+// --seed, and a --prompt of at most max_prompt_bytes, moved out of the arguments. InvalidArgument,
+// naming the option and what to do, otherwise.
 [[nodiscard]] Result<SamplerCall> samplerArguments(const JobPolicy::Sampling& limits,
-                                                   std::vector<std::string> arguments);
+                                                   const std::vector<std::string>& given);
 
 }  // namespace sealtrain::core

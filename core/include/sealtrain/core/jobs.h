@@ -39,6 +39,16 @@ enum class JobState {
 // manifest: what a fine-tuning job's dataset must share with the model it starts from.
 using TokenizerLookup = std::function<Result<std::string>(const std::string& datasetId)>;
 
+// What a Sample call samples from: exactly one of a job's checkpoint (`job`, at `step`; 0: its
+// newest), a registered model version (`model`, NAME, NAME@VERSION or NAME@ALIAS) or a checkpoint
+// of the control plane's own run (`runId`, at `step`).
+struct SampleTarget {
+    std::int64_t job = 0;
+    std::string model;
+    std::string runId;
+    std::uint64_t step = 0;
+};
+
 struct VettingCheck {
     std::string check;  // "spec", "dataset", "classification", "caps", "budget"
     bool ok = false;
@@ -114,7 +124,21 @@ public:
     [[nodiscard]] Result<JobInfo> show(const std::string& session, std::int64_t id);
     // Whether the caller may run job `id` on the control plane's machine: only its submitter
     // may (job.run; a refusal is audited, issue #27 item 7). The job, for the run to start.
+    // Refused too, before any key is released (issue #54: decide, then record), when the job may
+    // not start (not approved as it is, or not waiting) or the submitter may no longer have its
+    // dataset's read key (dataset.read and a read grant).
     [[nodiscard]] Result<JobInfo> admitRun(const std::string& session, std::int64_t id);
+    // Whether the caller may sample `target` with the sampler options `arguments` (issue #54):
+    // one decision, audited as `model.sample` only when refused (the release that follows is
+    // audited as model.use and dataset.read_key_release). In order: the session; the options
+    // (samplerArguments under the policy's limits); the object's read rule (a job's or run's
+    // dataset: dataset.read and a read grant; a model: model.register or model.approve in its
+    // project, then dataset.read there and a grant on every dataset behind it); and only then
+    // what the object holds (a job's checkpoint at the step), so that a caller who may not read
+    // the object learns nothing of it.
+    [[nodiscard]] Result<SamplerCall> admitSample(const std::string& session,
+                                                  const SampleTarget& target,
+                                                  const std::vector<std::string>& arguments);
     // One page of the jobs the caller may see (job.submit or job.approve, globally or in their
     // projects), newest first (jobs_list.cpp; each page audited as job.list with its start).
     [[nodiscard]] Result<Paged<JobInfo>> list(const std::string& session,
