@@ -23,10 +23,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sealtrain::api::server_internal {
@@ -39,6 +41,24 @@ using grpc::Status;
 constexpr std::int64_t kDefaultTokenSeconds = std::int64_t{24} * 3600;
 // A checkpoint upload: the sealed file and its envelope.
 constexpr std::size_t kCheckpointFiles = 2;
+
+// The audit action of a worker's call refused for its attempt: "Workers.FetchDataset" is
+// "job.fetch_dataset" (docs/formats/database.md).
+std::string auditAction(std::string_view call)
+{
+    std::string action = "job.";
+    const auto dot = call.find('.');
+    for (const char c : call.substr(dot == std::string_view::npos ? 0 : dot + 1)) {
+        if (std::isupper(static_cast<unsigned char>(c)) != 0) {
+            if (action.size() > 4)
+                action += '_';
+            action += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        } else {
+            action += c;
+        }
+    }
+    return action;
+}
 
 Status refused(ErrorCode code, std::string sentence)
 {
@@ -547,7 +567,8 @@ private:
                 result = worker.error();
                 return Status::OK;
             }
-            result = shared_.platform.controlPlane().scheduler().current(*worker, job, attempt);
+            result = shared_.platform.controlPlane().scheduler().current(*worker, job, attempt,
+                                                                         auditAction(call));
             return Status::OK;
         });
         if (!looked.ok())

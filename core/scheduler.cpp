@@ -405,12 +405,30 @@ Result<std::optional<Dispatch>> Scheduler::dispatch(const WorkerInfo& worker, st
     return std::optional<Dispatch>(std::move(handed));
 }
 
+Error Scheduler::refuseAttempt(const WorkerInfo& worker, std::string_view action,
+                               std::int64_t jobId, std::int64_t attempt, const Error& why)
+{
+    auto recorded = gate_.performWithoutSession(
+        {std::string(action), "", "", {"job", std::to_string(jobId)}},
+        [&](audit::EntryDraft& draft) -> Result<void> {
+            draft.actor = workerActor(worker);
+            draft.details.push_back(audit::textDetail("attempt", std::to_string(attempt)));
+            draft.outcome = why.code() == ErrorCode::PermissionDenied ? audit::Outcome::Denied
+                                                                      : audit::Outcome::Failed;
+            draft.reason = why.message();
+            return why;
+        });
+    if (recorded)
+        return Error(ErrorCode::Internal, "A refused attempt was let through; report it.");
+    return recorded.error();
+}
+
 Result<Dispatch> Scheduler::current(const WorkerInfo& worker, std::int64_t jobId,
-                                    std::int64_t attempt)
+                                    std::int64_t attempt, std::string_view action)
 {
     auto job = currentAttempt(database_, worker.id, jobId, attempt, false);
     if (!job)
-        return job.error();
+        return refuseAttempt(worker, action, jobId, attempt, job.error());
     Dispatch handed;
     handed.attempt = attempt;
     handed.runId = "job-" + std::to_string(jobId);
@@ -424,6 +442,10 @@ Result<bool> Scheduler::report(const WorkerInfo& worker, std::int64_t jobId, std
 {
     SEALTRAIN_TRY(checkGpuHours(gpuHours));
     SEALTRAIN_TRY(internal::checkMetricsLines(lines));
+    // Fenced first, the refusal audited in a transaction of its own (issue #54); the check is
+    // made again inside the transaction that stores.
+    if (auto current = currentAttempt(database_, worker.id, jobId, attempt, true); !current)
+        return refuseAttempt(worker, "job.report", jobId, attempt, current.error());
     JobRow job;
     {
         auto transaction = database_.begin();

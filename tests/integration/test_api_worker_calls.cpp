@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -202,6 +203,42 @@ private slots:
         QVERIFY2(logs, logs ? "" : logs.error().message().c_str());
         QCOMPARE(logs->size(), std::size_t{1});
         QVERIFY2(logs->front().find("first line") != std::string::npos, logs->front().c_str());
+    }
+
+    // Issue #54: fencing refusals leave an entry. The worker's fetches and report for an attempt
+    // that is not its current one are refused with nothing handed over, each audited with the
+    // worker (refusalsAreAuditedWithTheWorker counts them); its current attempt is unharmed.
+    void callsOnAnotherAttemptAreRefusedAndAudited()
+    {
+        const std::int64_t stale = job_.attempt + 5;
+        const std::filesystem::path root = std::filesystem::path(tmp_.path().toStdString());
+        for (const char* name : {"stale-data", "stale-checkpoint", "stale-model"})
+            std::filesystem::create_directories(root / name);
+        auto dataset = worker_->fetchDataset(job_.job, stale, root / "stale-data");
+        QVERIFY(!dataset);
+        QCOMPARE(dataset.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY(std::filesystem::is_empty(root / "stale-data"));
+        auto checkpoint = worker_->fetchCheckpoint(job_.job, stale, root / "stale-checkpoint");
+        QVERIFY(!checkpoint);
+        QCOMPARE(checkpoint.error().code(), ErrorCode::PermissionDenied);
+        auto model = worker_->fetchInitModel(job_.job, stale, root / "stale-model");
+        QVERIFY(!model);
+        QCOMPARE(model.error().code(), ErrorCode::PermissionDenied);
+        api::MetricsReport report;
+        report.job = job_.job;
+        report.attempt = stale;
+        report.metricsLines = {R"({"kind":"step","step":99,"loss":0.01})"};
+        auto reported = worker_->reportMetrics(report);
+        QVERIFY(!reported);
+        QCOMPARE(reported.error().code(), ErrorCode::PermissionDenied);
+        auto metrics = daemon_.as("bob")->jobMetrics(job_.job, false, 0);
+        QVERIFY2(metrics, metrics ? "" : metrics.error().message().c_str());
+        for (const std::string& line : *metrics)
+            QVERIFY2(line.find("0.01") == std::string::npos, line.c_str());
+        const std::filesystem::path current = root / "current-data";
+        std::filesystem::create_directories(current);
+        auto fetched = worker_->fetchDataset(job_.job, job_.attempt, current);
+        QVERIFY2(fetched, fetched ? "" : fetched.error().message().c_str());
     }
 
     // Issue #27, item 10: a checkpoint upload that stops sending is cancelled after
@@ -733,6 +770,19 @@ private slots:
             }
         }
         QCOMPARE(refusedHeartbeats, 1);
+        // The four calls on another attempt, each once, denied, with the worker and the attempt.
+        std::map<std::string, int> fenced;
+        for (const audit::Entry& entry : *entries) {
+            if (entry.outcome != audit::Outcome::Denied || entry.actor.id != "n1"
+                || testing::detailOf(entry, "attempt") != std::to_string(job_.attempt + 5))
+                continue;
+            QCOMPARE(entry.target.id, std::to_string(job_.job));
+            ++fenced[entry.action];
+        }
+        QCOMPARE(fenced, (std::map<std::string, int>{{"job.fetch_checkpoint", 1},
+                                                     {"job.fetch_dataset", 1},
+                                                     {"job.fetch_init_model", 1},
+                                                     {"job.report", 1}}));
         QCOMPARE(noWorkerCalls, std::uint64_t{3});
         QVERIFY(firstNamesTheCertificate);
         // Each policy read is audited with its reader (bob three times, sam once).

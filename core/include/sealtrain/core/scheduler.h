@@ -22,6 +22,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -95,9 +96,11 @@ public:
     // allowed pool. A job whose project has no budget left fails, audited. A worker that
     // already runs a job gets nothing.
     [[nodiscard]] Result<std::optional<Dispatch>> take(const WorkerInfo& worker);
-    // The worker's current attempt at `jobId` (running): the job, or denied (fencing).
+    // The worker's current attempt at `jobId` (running): the job, or denied (fencing), the
+    // refusal audited as `action` with the worker as its actor (issue #54: a worker's fetch of
+    // another attempt's data leaves an entry).
     [[nodiscard]] Result<Dispatch> current(const WorkerInfo& worker, std::int64_t jobId,
-                                           std::int64_t attempt);
+                                           std::int64_t attempt, std::string_view action);
     // Stores metrics lines of the attempt (idempotent per kind and step); also accounts
     // `gpuHours` (the attempt's total so far, from the worker's report) against the budget.
     // Returns true when the job must stop now (cancelled, over its GPU-hour limit, or its
@@ -151,8 +154,6 @@ private:
     // take()'s three outcomes for one queued job, each in an audited transaction of its own.
     [[nodiscard]] Result<void> refuseDispatch(const WorkerInfo& worker, std::int64_t jobId,
                                               const std::string& pool, const std::string& reason);
-    // Whether the job's submitter may still read the job's dataset now: enabled, holding
-    // dataset.read in its project, with a read grant on the pinned version.
     // Whether the job's submitter may still read every one of `datasets` (the job's own and those
     // behind its starting model): dataset.read in the project, a read grant, not disabled.
     [[nodiscard]] Result<bool> submitterMayRead(const internal::JobRow& job,
@@ -161,6 +162,11 @@ private:
                                              double budgetHours);
     [[nodiscard]] Result<std::optional<Dispatch>> dispatch(const WorkerInfo& worker,
                                                            std::int64_t jobId);
+    // A worker's call on an attempt that is not its current one (fencing), or from a worker no
+    // longer active: `why`, audited as `action` on the job with the worker as its actor (denied,
+    // or failed for any other error); the log's own error when the entry can not be written.
+    [[nodiscard]] Error refuseAttempt(const WorkerInfo& worker, std::string_view action,
+                                      std::int64_t jobId, std::int64_t attempt, const Error& why);
     // Ends a running job as failed for the control plane (a limit reached), audited.
     [[nodiscard]] Result<void> stopForLimit(std::int64_t jobId, std::int64_t attempt,
                                             const std::string& reason);
