@@ -259,17 +259,22 @@ void TestCoreScheduler::fencingRefusesAnOldAttempt()
     const auto n2 = w.enrolled("n2", "cpu");
     const auto id = w.queuedJob("fenced", "notes", "cpu", kGpuHours);
     QCOMPARE(taken(w, n1).attempt, std::int64_t{1});
-    QVERIFY(w.scheduler().current(n1, id, 1));
+    QVERIFY(w.scheduler().current(n1, id, 1, "job.fetch_dataset"));
     QCOMPARE(w.scheduler().releaseWorker(n1.id, "presumed lost").value(),
              std::vector<std::int64_t>{id});
     const auto requeued = w.job(id);
     QCOMPARE(requeued.state, core::JobState::Queued);
     QCOMPARE(requeued.attempt, std::int64_t{1});
     QVERIFY(requeued.worker.empty());
-    verifyFenced(w.scheduler().current(n1, id, 1));
+    verifyFenced(w.scheduler().current(n1, id, 1, "job.fetch_dataset"));
+    QCOMPARE(w.last().action, std::string("job.fetch_dataset"));
+    QCOMPARE(w.last().outcome, audit::Outcome::Denied);
+    QCOMPARE(w.last().actor.id, std::string("n1"));
 
     QCOMPARE(taken(w, n1).attempt, std::int64_t{2});
     verifyFenced(w.scheduler().report(n1, id, 1, {{"step", 5, R"({"step": 5})"}}, 3.0));
+    QCOMPARE(w.last().action, std::string("job.report"));
+    QCOMPARE(w.last().outcome, audit::Outcome::Denied);
     verifyFenced(recorded(w, n1, checkpointAt(id, 5, 1)));
     QCOMPARE(w.last().action, std::string("job.checkpoint"));
     QCOMPARE(w.last().outcome, audit::Outcome::Denied);
@@ -279,7 +284,9 @@ void TestCoreScheduler::fencingRefusesAnOldAttempt()
     QCOMPARE(w.last().actor.id, std::string("n1"));
     // Another worker can not act for the current attempt either.
     verifyFenced(w.scheduler().report(n2, id, 2, {}, 0.0));
-    verifyFenced(w.scheduler().current(n2, id, 2));
+    verifyFenced(w.scheduler().current(n2, id, 2, "job.fetch_checkpoint"));
+    QCOMPARE(w.last().action, std::string("job.fetch_checkpoint"));
+    QCOMPARE(w.last().actor.id, std::string("n2"));
 
     const auto job = w.job(id);
     QCOMPARE(job.state, core::JobState::Running);
