@@ -210,17 +210,27 @@ public:
         IdleWatchdog watchdog(*context, shared_.options.uploadIdleTimeout);
         Upload upload;
         // The import's permission is checked with the header, before a byte of data is held.
+        bool refusedAtAdmission = false;  // then audited already
         const auto admit = [&](const v1::ImportHeader& header) -> Status {
             const std::lock_guard guard(shared_.lock);
             const Shared::OriginScope origin(shared_, shared_.originOf(*context));
-            return statusOf(shared_.platform.controlPlane().datasets().admitUpload(caller.token,
-                                                                                   header.name()));
+            auto admitted =
+                shared_.platform.controlPlane().datasets().admitUpload(caller.token, header.name());
+            refusedAtAdmission = !admitted;
+            return statusOf(admitted);
+        };
+        // Every later refusal of the upload is audited with the caller too (issue #54).
+        const auto refuse = [&](const Error& why) -> Status {
+            const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+            return Internal::toStatus(shared_.platform.controlPlane().datasets().refuseUpload(
+                caller.token, upload.header.name(), why));
         };
         auto received = receive(*reader, upload, admit, watchdog);
         if (watchdog.fired())
-            return Internal::toStatus(Error(ErrorCode::ResourceExhausted,
-                                            "The upload sent nothing for too long and was "
-                                            "cancelled; import again."));
+            return refuse(Error(ErrorCode::ResourceExhausted,
+                                "The upload sent nothing for too long and was cancelled; import "
+                                "again."));
         // A client that went away (cancelled, cut off) imports nothing, however much it sent.
         const auto gone = [] {
             return Status{grpc::StatusCode::CANCELLED,
@@ -229,11 +239,11 @@ public:
         if (context->IsCancelled())
             return gone();
         if (!received.ok())
-            return received;
+            return refusedAtAdmission ? received : refuse(Internal::fromStatus(received, "upload"));
 
         auto prepared = core::prepareImport(uploadOf(upload), shared_.platform.datasetsRoot());
         if (!prepared)
-            return Internal::toStatus(prepared.error());
+            return refuse(prepared.error());
         if (context->IsCancelled())
             return gone();
 

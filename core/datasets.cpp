@@ -254,14 +254,18 @@ Result<void> Datasets::admitUpload(const std::string& session, const std::string
 
 Result<void> Datasets::refuseBusyUpload(const std::string& session, const std::string& reason)
 {
-    auto caller =
-        gate_.admit(session, {"dataset.import", permission::kDatasetImport, {}, {"dataset", "*"}},
-                    [&](const Caller&, audit::EntryDraft&) -> Result<void> {
-                        return Error(ErrorCode::ResourceExhausted, reason);
-                    });
+    return refuseUpload(session, "*", Error(ErrorCode::ResourceExhausted, reason));
+}
+
+Error Datasets::refuseUpload(const std::string& session, const std::string& name, const Error& why)
+{
+    auto caller = gate_.admit(
+        session,
+        {"dataset.import", permission::kDatasetImport, {}, {"dataset", name.substr(0, 256)}},
+        [&](const Caller&, audit::EntryDraft&) -> Result<void> { return why; });
     if (!caller)
         return caller.error();
-    return Error(ErrorCode::Internal, "An upload refused as busy was let through; report it.");
+    return Error(ErrorCode::Internal, "A refused upload was let through; report it.");
 }
 
 Result<DatasetImported> Datasets::importDataset(const std::string& session,

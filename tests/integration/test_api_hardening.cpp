@@ -566,6 +566,18 @@ private slots:
                        && testing::detailOf(entry, "peer").starts_with("ipv4:127.0.0.1:");
             });
         QVERIFY(busyUploadAudited);
+        // Issue #54: uploads refused after their header was admitted are audited with the caller:
+        // the four names that are not plain paths, the stream cut short, the stalled one.
+        const auto failedImport = [&](const std::string& dataset, const std::string& why) {
+            return std::count_if(entries->begin(), entries->end(), [&](const audit::Entry& e) {
+                return e.action == "dataset.import" && e.actor.id == "sam"
+                       && e.outcome == audit::Outcome::Failed && e.target.id == dataset
+                       && e.reason.find(why) != std::string::npos;
+            });
+        };
+        QCOMPARE(failedImport("climbing", "plain parts"), 4L);
+        QCOMPARE(failedImport("truncated", "ended after 28 of its 1000 bytes"), 1L);
+        QCOMPARE(failedImport("stalled", "sent nothing for too long"), 1L);
         QVERIFY(bobSubmit);
         QVERIFY(anonymousSample);
         QCOMPARE(bobSamplingRefusals, kSamplingRefusals);

@@ -89,6 +89,12 @@ public:
     // goes unaudited). Always an error: ResourceExhausted with `reason`, or the session's own.
     [[nodiscard]] Result<void> refuseBusyUpload(const std::string& session,
                                                 const std::string& reason);
+    // An upload turned away after its header was admitted (a file name that is not a plain
+    // relative path, a stream cut short, over --max-import-bytes, stalled, files that are not a
+    // dataset): `why`, audited as a failed dataset.import of `name` with the caller as its actor
+    // (issue #54), or the session's own refusal. Never a success.
+    [[nodiscard]] Error refuseUpload(const std::string& session, const std::string& name,
+                                     const Error& why);
     // dataset.import. Checks the permission first (a refusal is audited and touches no file),
     // imports into request.datasetsRoot (dataset/import.h: a failed import leaves nothing),
     // signs the manifest with `platformKey` (manifest.sig beside it) and registers the dataset
