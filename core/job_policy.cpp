@@ -2,6 +2,8 @@
 // sampling limits it sets (docs/formats/job-policy.md).
 #include "sealtrain/core/job_policy.h"
 
+#include "sealtrain/trainer/gpt_config.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -21,9 +23,12 @@ using Json = nlohmann::json;
 constexpr const char* kDefaultPolicy = R"json({
   "policy_version": 1,
   "pools": {
-    "cpu": {"classifications": ["public", "internal"]},
-    "gpu": {"classifications": ["public", "internal"]},
-    "gpu-secure": {"classifications": ["public", "internal", "confidential", "phi"]}
+    "cpu": {"classifications": ["public", "internal"],
+            "max_parameters": 200000000, "max_memory_gib": 64, "max_step_tflop": 100},
+    "gpu": {"classifications": ["public", "internal"],
+            "max_parameters": 2000000000, "max_memory_gib": 80, "max_step_tflop": 1000000},
+    "gpu-secure": {"classifications": ["public", "internal", "confidential", "phi"],
+                   "max_parameters": 2000000000, "max_memory_gib": 80, "max_step_tflop": 1000000}
   },
   "caps": {
     "nodes": 4,
@@ -83,6 +88,7 @@ Result<double> readReal(const Json& object, const char* field, double fallback,
 constexpr std::array<std::string_view, 5> kSamplerOptions{"--prompt", "--length", "--temperature",
                                                           "--top-k", "--seed"};
 constexpr std::uint64_t kMaxTopK = 1'000'000;
+constexpr double kGib = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMaxTemperature = 100.0;
 
 // `text` is a whole number (digits only) from `low` to `high`.
@@ -139,6 +145,17 @@ Result<JobPolicy> parseJobPolicy(std::string_view text)
                 return policyError(path + ".classifications", "must hold strings only");
             allowed.push_back(label.get<std::string>());
         }
+        for (const auto& item : rules.items())
+            if (item.key() != "classifications" && item.key() != "max_parameters"
+                && item.key() != "max_memory_gib" && item.key() != "max_step_tflop")
+                return policyError(path + "." + item.key(), "is not part of a pool");
+        JobPolicy::PoolCosts& costs = policy.poolCosts[pool];
+        SEALTRAIN_ASSIGN(costs.maxParameters,
+                         readNumber(rules, "max_parameters", costs.maxParameters, path));
+        SEALTRAIN_ASSIGN(costs.maxMemoryGib,
+                         readReal(rules, "max_memory_gib", costs.maxMemoryGib, path));
+        SEALTRAIN_ASSIGN(costs.maxStepTflop,
+                         readReal(rules, "max_step_tflop", costs.maxStepTflop, path));
     }
     const Json caps = json.value("caps", Json::object());
     if (!caps.is_object())
@@ -224,6 +241,69 @@ std::vector<std::string> capsExceeded(const JobPolicy::Caps& caps, const JobSpec
     cap("limits.max_restarts", whole(spec.limits.maxRestarts), whole(caps.maxRestarts));
     cap("limits.gpu_hours", spec.limits.gpuHours, caps.gpuHours);
     return over;
+}
+
+JobCost jobCost(const JobSpec& spec, std::size_t vocabSize)
+{
+    const auto whole = [](std::int64_t value) { return static_cast<std::size_t>(value); };
+    trainer::GptConfig config;
+    config.vocabSize = vocabSize;
+    config.paddedVocabSize = trainer::GptConfig::padVocab(vocabSize);
+    config.contextLength = whole(spec.model.context);
+    config.layers = whole(spec.model.layers);
+    config.heads = whole(spec.model.heads);
+    config.width = whole(spec.model.width);
+    const trainer::ParameterLayout layout(config);
+    JobCost cost;
+    cost.parameters = static_cast<double>(layout.totalSize());
+    const double c = static_cast<double>(config.width);
+    const double t = static_cast<double>(config.contextLength);
+    const double layers = static_cast<double>(config.layers);
+    const double vocab = static_cast<double>(config.paddedVocabSize);
+    const double rows = static_cast<double>(spec.schedule.batch) * t;
+    // Either trainer keeps 16 bytes a parameter: the weights, their gradients, AdamW's moments.
+    if (spec.resources.gpusPerNode > 0) {
+        // The CUDA trainer (cuda_gpt_memory.cpp): per position, 16 width-wide rows a layer and
+        // the logits in bf16, one layer's gradients at a time, flash attention (no T x T).
+        cost.bytesPerRank =
+            16.0 * cost.parameters + 2.0 * rows * (layers * 16.0 * c + vocab + 16.0 * c);
+    } else {
+        // The CPU trainer (gpt.cpp, carve), fp32: per position, each layer keeps 17 width-wide
+        // rows, 4 statistics and a row of attention weights per head, then the embedding, the
+        // final norm, the logits and the probabilities; kept twice, with their gradients.
+        const double perRow = layers * (17.0 * c + 4.0 + static_cast<double>(config.heads) * t)
+                              + 2.0 * c + 2.0 * vocab + 3.0;
+        cost.bytesPerRank = 16.0 * cost.parameters + 4.0 * 2.0 * rows * perRow;
+    }
+    const double ranks =
+        static_cast<double>(spec.resources.nodes)
+        * static_cast<double>(spec.resources.gpusPerNode > 0 ? spec.resources.gpusPerNode
+                                                             : spec.resources.cpuRanksPerNode);
+    cost.stepFlops = trainer::trainingFlopsPerToken(config, config.contextLength) * rows
+                     * static_cast<double>(spec.schedule.gradAccum) * ranks;
+    return cost;
+}
+
+std::vector<std::string> costsExceeded(const JobPolicy::PoolCosts& caps, const JobCost& cost)
+{
+    std::vector<std::string> over;
+    if (cost.parameters > static_cast<double>(caps.maxParameters))
+        over.push_back(fmt::format("parameters {:.1f} M > {:.1f} M (max_parameters)",
+                                   cost.parameters / 1e6,
+                                   static_cast<double>(caps.maxParameters) / 1e6));
+    if (cost.bytesPerRank > caps.maxMemoryGib * kGib)
+        over.push_back(fmt::format("memory {:.1f} GiB per rank > {:.1f} GiB (max_memory_gib)",
+                                   cost.bytesPerRank / kGib, caps.maxMemoryGib));
+    if (cost.stepFlops > caps.maxStepTflop * 1e12)
+        over.push_back(fmt::format("{:.3g} TFLOP per step > {:.3g} (max_step_tflop)",
+                                   cost.stepFlops / 1e12, caps.maxStepTflop));
+    return over;
+}
+
+std::string describeCost(const JobCost& cost)
+{
+    return fmt::format("about {:.1f} M parameters, {:.2f} GiB per rank, {:.3g} TFLOP per step",
+                       cost.parameters / 1e6, cost.bytesPerRank / kGib, cost.stepFlops / 1e12);
 }
 
 Result<SamplerCall> samplerArguments(const JobPolicy::Sampling& limits,

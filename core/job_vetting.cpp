@@ -6,10 +6,18 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
 namespace sealtrain::core::internal {
+namespace {
+
+// GPT-2's vocabulary, the largest the trainer reads: a job whose dataset's tokenizer is not
+// known is costed with it.
+constexpr std::size_t kLargestVocabulary = 50257;
+
+}  // namespace
 
 // The automatic vetting of `spec` for `submitterId` under `policy`: every check, passed or not,
 // in the order the approver reads them; what its references resolved to in `pins`.
@@ -65,6 +73,27 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
                       over.empty()
                           ? std::string("within the policy's caps")
                           : "over the policy's caps: " + fmt::format("{}", fmt::join(over, ", "))});
+
+    // What the job costs (issue #54), against its pool's cost caps: the model's vocabulary is
+    // its dataset's tokenizer's, or GPT-2's (the largest the trainer reads) when it is unknown.
+    std::size_t vocab = kLargestVocabulary;
+    if (tokenizerOf && !datasetId.empty())
+        if (auto tokenizer = tokenizerOf(datasetId)) {
+            const auto parsed = nlohmann::json::parse(*tokenizer, nullptr, false);
+            if (parsed.is_object() && parsed.value("vocab_size", 0) > 0)
+                vocab = parsed.value("vocab_size", std::size_t{0});
+        }
+    const JobCost cost = jobCost(spec, vocab);
+    const auto poolCosts = policy.poolCosts.find(spec.resources.pool);
+    const std::vector<std::string> costly = costsExceeded(
+        poolCosts == policy.poolCosts.end() ? JobPolicy::PoolCosts{} : poolCosts->second, cost);
+    checks.push_back(
+        {"cost", costly.empty(),
+         costly.empty()
+             ? describeCost(cost) + fmt::format(", within pool '{}'", spec.resources.pool)
+             : describeCost(cost)
+                   + fmt::format("; over pool '{}': {}", spec.resources.pool,
+                                 fmt::join(costly, ", "))});
 
     // The budget: what the project's other jobs hold (their limit while they may still run,
     // what they used once ended) plus this job's limit.

@@ -609,7 +609,10 @@ private slots:
         QVERIFY2(job, job ? "" : job.error().message().c_str());
         QCOMPARE(job->state, std::string("vetted"));
         QCOMPARE(job->submitter, std::string("dave"));
-        QCOMPARE(job->vetting.size(), std::size_t{5});
+        // spec, dataset, classification, caps, cost (issue #54), budget.
+        QCOMPARE(job->vetting.size(), std::size_t{6});
+        QCOMPARE(job->vetting.at(4).check, std::string("cost"));
+        QVERIFY2(job->vetting.at(4).ok, job->vetting.at(4).detail.c_str());
         auto broken = asDave->submitJob("spec_version: 1\nname: x\n");
         QVERIFY(!broken);
         QCOMPARE(broken.error().code(), ErrorCode::InvalidArgument);

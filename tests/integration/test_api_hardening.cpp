@@ -243,6 +243,24 @@ private slots:
                  job.error().message().c_str());
     }
 
+    // Issue #54, item 4: a CPU job of about 39 billion parameters, each field within its cap,
+    // is rejected by its pool's cost caps, and the approver reads why in the vetting report.
+    void aJobBeyondItsPoolsCostIsRejected()
+    {
+        const std::string spec =
+            "spec_version: 1\nname: huge\nproject: demo\ndataset: notes\n"
+            "model: {layers: 48, heads: 64, width: 8192, context: 8192}\n"
+            "schedule: {steps: 10, batch: 8}\nresources: {pool: cpu, device: cpu}\n";
+        auto job = daemon_.as("bob")->submitJob(spec);
+        QVERIFY2(job, job ? "" : job.error().message().c_str());
+        QCOMPARE(job->state, std::string("rejected"));
+        const auto cost = std::find_if(job->vetting.begin(), job->vetting.end(),
+                                       [](const auto& check) { return check.check == "cost"; });
+        QVERIFY(cost != job->vetting.end());
+        QVERIFY(!cost->ok);
+        QVERIFY2(cost->detail.find("max_parameters") != std::string::npos, cost->detail.c_str());
+    }
+
     // 32 anonymous sign-ins at once (each an Argon2id computation of 64 MiB, unknown names cost
     // what known ones do): at most --max-password-checks (1 here) run together, so the daemon's
     // peak memory grows by about one of them (seen: 50 MiB with 1, 207 MiB with 4, 462 MiB

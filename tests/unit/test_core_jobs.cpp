@@ -35,6 +35,7 @@ private slots:
     void rolesAndRefusals();
     void policyFile();
     void everyCostIsCapped();
+    void aJobsCostIsCappedPerPool();
     void samplingIsCapped();
 };
 
@@ -468,6 +469,82 @@ void TestCoreJobs::everyCostIsCapped()
     QVERIFY(!check(*unbudgeted, "budget")->ok);
     QVERIFY2(check(*unbudgeted, "budget")->detail.find("no budget") != std::string::npos,
              check(*unbudgeted, "budget")->detail.c_str());
+}
+
+// Issue #54, item 4: per-field caps passed a 39-billion-parameter CPU job (48 layers, 64 heads,
+// width and context 8,192, each within its cap). What a job costs, estimated from its shape, is
+// capped per pool: its parameters, the memory one rank trains in, the FLOPs of one step.
+void TestCoreJobs::aJobsCostIsCappedPerPool()
+{
+    // The estimate: GPT-2 small has 124,475,904 parameters with its vocabulary padded to 50,304.
+    core::JobSpec gpt2;
+    gpt2.model = {12, 12, 768, 1024, ""};
+    gpt2.schedule.batch = 4;
+    gpt2.schedule.gradAccum = 2;
+    gpt2.resources.nodes = 2;
+    gpt2.resources.gpusPerNode = 4;
+    const core::JobCost small = core::jobCost(gpt2, 50257);
+    QCOMPARE(small.parameters, 124'475'904.0);
+    // 6 FLOPs a matmul parameter (wpe is a lookup) and 6·L·C·T for attention, per token; the
+    // tokens of one step: batch × context × grad_accum × 8 ranks.
+    const double perToken = 6.0 * (124'475'904.0 - 1024.0 * 768.0) + 6.0 * 12 * 768 * 1024;
+    QCOMPARE(small.stepFlops, perToken * 4 * 1024 * 2 * 8);
+    QVERIFY(small.bytesPerRank > 16.0 * small.parameters);
+    gpt2.resources.gpusPerNode = 0;  // the CPU trainer's layout keeps more per position
+    QVERIFY(core::jobCost(gpt2, 50257).bytesPerRank > small.bytesPerRank);
+
+    World w;
+    auto policy = core::parseJobPolicy(core::defaultJobPolicyText());
+    QVERIFY(policy);
+    QCOMPARE(policy->poolCosts.at("cpu").maxParameters, std::int64_t{200'000'000});
+    policy->budgets["demo"].gpuHours = 10;
+    w.jobs().setPolicy(*policy);
+    const auto shaped = [](const std::string& model, const std::string& pool) {
+        return R"({"spec_version": 1, "name": "shaped", "project": "demo", "dataset": "notes", "model": )"
+               + model + R"(, "schedule": {"steps": 10, "batch": 8}, "resources": {"pool": ")"
+               + pool + R"(", "device": "cpu"}})";
+    };
+    const std::string huge = R"({"layers": 48, "heads": 64, "width": 8192, "context": 8192})";
+    auto attack = w.jobs().submit(w.session("eve"), shaped(huge, "cpu"));
+    QVERIFY2(attack, attack ? "" : attack.error().message().c_str());
+    QCOMPARE(attack->state, core::JobState::Rejected);
+    QVERIFY(check(*attack, "caps")->ok);  // each field within its cap, as in the attack
+    const core::VettingCheck* cost = check(*attack, "cost");
+    QVERIFY(cost != nullptr && !cost->ok);
+    for (const char* over : {"max_parameters", "max_memory_gib", "max_step_tflop", "pool 'cpu'"})
+        QVERIFY2(cost->detail.find(over) != std::string::npos, cost->detail.c_str());
+    auto small2 =
+        w.jobs().submit(w.session("eve"),
+                        shaped(R"({"layers": 2, "heads": 2, "width": 32, "context": 16})", "cpu"));
+    QVERIFY2(small2, small2 ? "" : small2.error().message().c_str());
+    QCOMPARE(small2->state, core::JobState::Vetted);
+    QVERIFY2(check(*small2, "cost")->ok
+                 && check(*small2, "cost")->detail.find("M parameters") != std::string::npos,
+             check(*small2, "cost")->detail.c_str());
+
+    // Each cap on its own, set per pool in the policy file.
+    auto tight = core::parseJobPolicy(R"({"policy_version": 1,
+        "pools": {"cpu": {"classifications": ["internal"], "max_memory_gib": 0.0001}},
+        "budgets": {"demo": {"gpu_hours": 10}}})");
+    QVERIFY2(tight, tight ? "" : tight.error().message().c_str());
+    QCOMPARE(tight->poolCosts.at("cpu").maxParameters, std::int64_t{2'000'000'000});
+    w.jobs().setPolicy(*tight);
+    auto memory =
+        w.jobs().submit(w.session("eve"),
+                        shaped(R"({"layers": 2, "heads": 2, "width": 32, "context": 16})", "cpu"));
+    QVERIFY(memory);
+    QCOMPARE(memory->state, core::JobState::Rejected);
+    QVERIFY2(check(*memory, "cost")->detail.find("max_memory_gib") != std::string::npos
+                 && check(*memory, "cost")->detail.find("max_parameters") == std::string::npos,
+             check(*memory, "cost")->detail.c_str());
+    auto typo = core::parseJobPolicy(R"({"policy_version": 1,
+        "pools": {"cpu": {"classifications": ["internal"], "max_parametrs": 10}}})");
+    QVERIFY(!typo);
+    QVERIFY2(typo.error().message().find("'pools.cpu.max_parametrs'") != std::string::npos,
+             typo.error().message().c_str());
+    auto negative = core::parseJobPolicy(R"({"policy_version": 1,
+        "pools": {"cpu": {"classifications": ["internal"], "max_step_tflop": -1}}})");
+    QVERIFY(!negative);
 }
 
 // Issue #27, item 11: a sampling request is held to the policy: --length within max_length

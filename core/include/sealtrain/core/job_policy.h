@@ -21,6 +21,16 @@ inline constexpr std::int64_t kDefaultSampleLength = 200;
 
 struct JobPolicy {
     std::map<std::string, std::vector<std::string>> poolClassifications;
+    // What one job may cost on a pool (issue #54: per-field caps passed a 39-billion-parameter
+    // CPU job): its model's parameters, the memory its training needs per rank, and the
+    // floating-point work of one optimizer step, as jobCost estimates them. A pool's fields
+    // left out keep these values.
+    struct PoolCosts {
+        std::int64_t maxParameters = 2'000'000'000;
+        double maxMemoryGib = 80.0;
+        double maxStepTflop = 1'000'000.0;
+    };
+    std::map<std::string, PoolCosts> poolCosts;  // every pool of poolClassifications
     struct Caps {
         std::int64_t nodes = 1;
         std::int64_t gpusPerNode = 8;
@@ -62,6 +72,23 @@ struct JobPolicy {
 // Each field of `spec` over its cap, as "field value > cap"; empty when none is.
 [[nodiscard]] std::vector<std::string> capsExceeded(const JobPolicy::Caps& caps,
                                                     const JobSpec& spec);
+
+// What a spec asks of the machine that trains it, estimated from its shape before it runs
+// (docs/formats/job-policy.md, "Costs"): the parameters of its model with `vocabSize` tokens
+// (its dataset's tokenizer), the bytes one rank holds while training (16 a parameter, and the
+// activations of one micro-batch as the CPU trainer or, for a GPU job, the CUDA trainer lays them
+// out), and the FLOPs of one optimizer step over every rank.
+struct JobCost {
+    double parameters = 0.0;
+    double bytesPerRank = 0.0;
+    double stepFlops = 0.0;
+};
+[[nodiscard]] JobCost jobCost(const JobSpec& spec, std::size_t vocabSize);
+// Each cost over its pool's cap, as "parameters 39.0 B > 2.0 B"; empty when none is.
+[[nodiscard]] std::vector<std::string> costsExceeded(const JobPolicy::PoolCosts& caps,
+                                                     const JobCost& cost);
+// "about 12.3 M parameters, 0.41 GiB per rank, 0.052 TFLOP per step".
+[[nodiscard]] std::string describeCost(const JobCost& cost);
 
 // What the control plane hands `sealtrain-train sample`: its arguments, and the prompt apart,
 // for the sampler's standard input (--prompt-stdin), so that no prompt shows in the process list
