@@ -63,6 +63,8 @@ public:
             *syncStatus = Status(grpc::StatusCode::UNAUTHENTICATED,
                                  "The client certificate was revoked; sign in again.");
             ++shared_.certificatesRefused;
+            // Counted here, written by the reaper (issue #54): the handshake has no call yet.
+            shared_.countRefusedHandshake(serial ? serial->serialHex : std::string());
         } else {
             ++shared_.certificatesVerified;
         }
@@ -74,6 +76,23 @@ public:
 private:
     Shared& shared_;
 };
+
+// The refusals counted rather than written call by call: the anonymous ones whose window has
+// passed (every one when `all`), and the handshakes refused for their certificate.
+Status writeRefusals(Shared& shared, bool all)
+{
+    auto& plane = shared.platform.controlPlane();
+    if (auto flushed = plane.flushAnonymousRefusals(all); !flushed)
+        return statusOf(flushed);
+    const auto due =
+        shared.takeRefusedHandshakes(all, plane.options().anonymousRefusalWindow.count());
+    for (const auto& [serial, counted] : due)
+        if (auto written = plane.recordRefusedHandshakes(serial, counted.owner, counted.count,
+                                                         counted.first, counted.last);
+            !written)
+            return statusOf(written);
+    return Status::OK;
+}
 
 class PlatformService final : public v1::Platform::Service {
 public:
@@ -155,8 +174,8 @@ private:
 
 struct ControlServer::State {
     explicit State(core::DataDirectory& platform, const ServerOptions& options)
-        : shared{platform, options, {}, {}, {}, {}, {}, 0,  nullptr, {},    {}, {},
-                 {},       0,       {}, 0,  0,  {}, 0,  {}, {},      false, {}, {}}
+        : shared{platform, options, {}, {}, {}, {}, {}, 0,     nullptr, {}, {}, {}, {}, 0,
+                 {},       0,       0,  {}, 0,  {}, {}, false, {},      {}, {}, {}, {}}
         , platformService(shared)
         , sessionsService(server_internal::makeSessionsService(shared))
         , usersService(server_internal::makeUsersService(shared))
@@ -188,10 +207,10 @@ struct ControlServer::State {
             }
             if (stop.stop_requested())
                 continue;
-            // Anonymous refusals counted in a window that has passed are written now (issue #27).
-            const Status flushed = shared.inOwnGroup([&]() -> Status {
-                return statusOf(shared.platform.controlPlane().flushAnonymousRefusals(false));
-            });
+            // Anonymous refusals counted in a window that has passed are written now (issue #27),
+            // and so are the handshakes refused (issue #54).
+            const Status flushed =
+                shared.inOwnGroup([&]() -> Status { return writeRefusals(shared, false); });
             if (!flushed.ok())
                 sealtrain::log::warn("control", "Could not record counted refusals",
                                      {{"error", flushed.error_message()}});
@@ -357,9 +376,8 @@ void ControlServer::shutdown(std::chrono::milliseconds grace)
         state_->reaper.join();
     state_->server->Shutdown(std::chrono::system_clock::now() + grace);
     // No call runs now: every refusal still counted is written before the owner signs the head.
-    const Status flushed = state_->shared.inOwnGroup([&]() -> Status {
-        return statusOf(state_->shared.platform.controlPlane().flushAnonymousRefusals(true));
-    });
+    const Status flushed =
+        state_->shared.inOwnGroup([&]() -> Status { return writeRefusals(state_->shared, true); });
     if (!flushed.ok())
         sealtrain::log::warn("control", "Could not record counted refusals at shutdown",
                              {{"error", flushed.error_message()}});

@@ -160,8 +160,9 @@ public:
             auto ended = shared_.platform.controlPlane().identity().signOut(caller.token);
             if (!ended)
                 return Internal::toStatus(ended.error());
+            auto revoked = shared_.revoke({caller.serial});
             shared_.bindings.erase(caller.serial);
-            if (auto revoked = shared_.revoke({caller.serial}); !revoked)
+            if (!revoked)
                 return Internal::toStatus(revoked.error());
             return Status::OK;
         });
@@ -311,8 +312,8 @@ private:
     // A wrong current factor ended this session: its certificate goes too.
     void endCallerCertificate(const Caller& caller)
     {
-        shared_.bindings.erase(caller.serial);
         (void)shared_.revoke({caller.serial});
+        shared_.bindings.erase(caller.serial);
     }
 
     // The user's other sessions ended: their certificates go too, the caller's stays.

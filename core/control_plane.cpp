@@ -4,6 +4,10 @@
 
 #include "audited_transaction.h"
 
+#include <fmt/format.h>
+
+#include <optional>
+
 namespace sealtrain::core {
 
 ControlPlane::ControlPlane(Database& database, const audit::AuditKey* auditKey,
@@ -68,6 +72,38 @@ Result<void> ControlPlane::recordBusyRefusal(const std::string& action,
                                              const std::string& targetKind, const Error& why)
 {
     return gate_->recordAnonymousRefusal({action, {}, {}, {targetKind, "*"}}, why);
+}
+
+Result<void> ControlPlane::recordRefusedHandshakes(const std::string& serial,
+                                                   const std::string& owner, std::uint64_t count,
+                                                   std::int64_t first, std::int64_t last)
+{
+    const std::string shown = serial.substr(0, 64);
+    return gate_->performWithoutSession(
+        {"certificate.refuse", {}, {}, {"certificate", shown}},
+        [&](audit::EntryDraft& draft) -> Result<void> {
+            std::optional<std::string> worker;
+            SEALTRAIN_TRY(
+                gate_->database().queryOne("SELECT name FROM workers WHERE serial = ?", {shown},
+                                           [&](const Statement& row) { worker = row.text(0); }));
+            if (worker)
+                draft.actor = {audit::ActorKind::Worker, *worker, "", "mtls"};
+            else if (!owner.empty())
+                draft.actor = {audit::ActorKind::User, owner.substr(0, 64), "",
+                               std::string(kAuthMethod)};
+            else
+                draft.actor = {audit::ActorKind::User, "unknown", "", std::string(kAuthMethod)};
+            draft.outcome = audit::Outcome::Denied;
+            draft.reason =
+                fmt::format("{} TLS handshake{} presenting the client certificate {} "
+                            "{} refused: it is revoked or could not be read",
+                            count, count == 1 ? "" : "s", shown, count == 1 ? "was" : "were");
+            draft.details.push_back(audit::textDetail("certificate_serial", shown));
+            draft.details.push_back(audit::textDetail("repeated", std::to_string(count)));
+            draft.details.push_back(audit::textDetail("window_start", std::to_string(first)));
+            draft.details.push_back(audit::textDetail("last", std::to_string(last)));
+            return success();
+        });
 }
 
 Result<void> ControlPlane::recordPlatformChange(const std::string& action,

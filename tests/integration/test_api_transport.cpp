@@ -42,6 +42,7 @@ class TestApiTransport : public QObject {
     testing::DaemonFixture daemon_;
     std::string expiredCertificate_;  // alice's, from the platform CA, expired two hours ago
     crypto::SecretBytes expiredKey_;
+    std::string signedOutSerial_;  // dave's certificate after his sign-out
 
 private slots:
     void initTestCase()
@@ -148,6 +149,10 @@ private slots:
         QVERIFY(!again);
         // Refused at the handshake (the CRL check), not only by the ended session.
         verifyRefusedAtHandshake(again.error());
+        auto serial =
+            crypto::revocationFor(dave.identity.certificatePem, crypto::CertificateClock::now());
+        QVERIFY(serial);
+        signedOutSerial_ = serial->serialHex;  // cleanupTestCase finds its refusals audited
         QVERIFY(std::filesystem::exists(daemon_.dataDir() / "run" / "crl.pem"));
     }
 
@@ -219,6 +224,19 @@ private slots:
         }
         QVERIFY(anonymousDenied);
         QVERIFY(wrongPassword);
+        // Issue #54: the handshakes refused for dave's revoked certificate are audited, counted
+        // per serial, with dave (whose session it was) as the actor.
+        QVERIFY(!signedOutSerial_.empty());
+        std::uint64_t refusedHandshakes = 0;
+        for (const audit::Entry& entry : *entries) {
+            if (entry.action != "certificate.refuse"
+                || testing::detailOf(entry, "certificate_serial") != signedOutSerial_)
+                continue;
+            QCOMPARE(entry.outcome, audit::Outcome::Denied);
+            QCOMPARE(entry.actor.id, std::string("dave"));
+            refusedHandshakes += std::stoull(testing::detailOf(entry, "repeated"));
+        }
+        QVERIFY(refusedHandshakes >= 1);
     }
 };
 

@@ -96,6 +96,16 @@ public:
     // refusals.
     [[nodiscard]] Result<void> recordBusyRefusal(const std::string& action,
                                                  const std::string& targetKind, const Error& why);
+    // Audits `count` TLS handshakes refused between Unix seconds `first` and `last` because the
+    // client certificate with `serial` was revoked or could not be read (issue #54: the server
+    // counts them per serial and window; gRPC's verifier does not say the peer). One denied
+    // entry, `certificate.refuse`: its actor the worker whose certificate it is, else `owner`
+    // (the user whose session it was, as the server knew it), else nobody; details
+    // `certificate_serial`, `repeated`, `window_start`, `last`.
+    [[nodiscard]] Result<void> recordRefusedHandshakes(const std::string& serial,
+                                                       const std::string& owner,
+                                                       std::uint64_t count, std::int64_t first,
+                                                       std::int64_t last);
     // Audits a change the control plane made to itself when it opened (a trust root made, a
     // signing certificate issued anew, a migration, a start): actor the control plane, target
     // the data directory. `alongside`, when given, runs in the entry's transaction: the entry
