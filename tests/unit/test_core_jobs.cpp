@@ -492,6 +492,13 @@ void TestCoreJobs::aJobsCostIsCappedPerPool()
     QVERIFY(small.bytesPerRank > 16.0 * small.parameters);
     gpt2.resources.gpusPerNode = 0;  // the CPU trainer's layout keeps more per position
     QVERIFY(core::jobCost(gpt2, 50257).bytesPerRank > small.bytesPerRank);
+    // The figure docs/formats/job-policy.md shows, for resources/jobs/fortunes-small.json's shape
+    // on the byte tokenizer.
+    core::JobSpec fortunes;
+    fortunes.model = {4, 4, 128, 128, ""};
+    fortunes.schedule.batch = 16;
+    QCOMPARE(core::describeCost(core::jobCost(fortunes, 256)),
+             std::string("about 0.8 M parameters, 0.19 GiB per rank, 0.011 TFLOP per step"));
 
     World w;
     auto policy = core::parseJobPolicy(core::defaultJobPolicyText());
