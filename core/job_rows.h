@@ -79,7 +79,7 @@ struct Pins {
 [[nodiscard]] Error wrongState(const JobInfo& job, const std::string& action);
 
 // The read rule of a dataset's key release (Datasets::authorizeRead) checked inside another
-// audited call (job_sampling.cpp): `caller` holds dataset.read and a read grant on `datasetId`;
+// audited call (jobs/sampling.cpp): `caller` holds dataset.read and a read grant on `datasetId`;
 // PermissionDenied in one sentence, saying it is for `what` ("sampling job 4"), otherwise.
 [[nodiscard]] Result<void> requireReadRelease(AuditedTransactions& gate, const Caller& caller,
                                               const std::string& datasetId,
