@@ -8,6 +8,7 @@
 
 #include "audited_transaction.h"
 #include "job_rows.h"
+#include "jobs/attempts.h"
 #include "registry_rows.h"
 #include "sealtrain/core/database.h"
 #include "sealtrain/core/job_spec.h"
@@ -28,18 +29,13 @@ namespace sealtrain::core {
 namespace {
 
 using internal::controlPlaneActor;
+using internal::currentAttempt;
 using internal::fromMilli;
 using internal::JobRow;
 using internal::loadJob;
 using internal::reloaded;
 using internal::toMilli;
-
-constexpr std::size_t kMaxFileBase = 128;
-
-audit::Actor workerActor(const WorkerInfo& worker)
-{
-    return {audit::ActorKind::Worker, worker.name, "", "mtls"};
-}
+using internal::workerActor;
 
 // Fencing: a call about an attempt that is no longer the job's current one on this worker. The
 // API answers it as FAILED_PRECONDITION; the worker stops the attempt.
@@ -60,25 +56,6 @@ Result<std::string> activePool(const Database& database, std::int64_t workerId)
     if (!*found)
         return denied("This worker is revoked or not enrolled; enroll it again with a new token.");
     return pool;
-}
-
-// The job when `attempt` is its current one on `workerId`, and it is running, or (with
-// `endedToo`) was cancelled or failed by the control plane while it ran and the worker has not
-// finished it yet. Denied otherwise (fencing).
-Result<JobRow> currentAttempt(const Database& database, std::int64_t workerId, std::int64_t jobId,
-                              std::int64_t attempt, bool endedToo)
-{
-    SEALTRAIN_TRY(activePool(database, workerId));
-    auto job = loadJob(database, jobId);
-    if (!job)
-        return job.error().code() == ErrorCode::NotFound ? staleAttempt(jobId, attempt)
-                                                         : job.error();
-    const JobState state = job->info.state;
-    const bool live = state == JobState::Running
-                      || (endedToo && (state == JobState::Cancelled || state == JobState::Failed));
-    if (job->workerId != workerId || job->info.attempt != attempt || job->attemptEnded || !live)
-        return staleAttempt(jobId, attempt);
-    return job;
 }
 
 // The job's dataset, then those behind the model version its spec starts from (pinned to
@@ -113,23 +90,6 @@ Result<std::string> classificationOf(const Database& database, const std::string
     return classification;
 }
 
-bool isHex64(const std::string& text)
-{
-    return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-           });
-}
-
-bool isPlainFileBase(const std::string& name)
-{
-    if (name.empty() || name.size() > kMaxFileBase || name.front() == '.')
-        return false;
-    return std::all_of(name.begin(), name.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-               || c == '.' || c == '_' || c == '-';
-    });
-}
-
 Result<void> checkGpuHours(double gpuHours)
 {
     if (std::isfinite(gpuHours) && gpuHours >= 0.0 && gpuHours < 1e9)
@@ -137,16 +97,6 @@ Result<void> checkGpuHours(double gpuHours)
     return Error(ErrorCode::InvalidArgument,
                  "The GPU hours reported must be a number from 0; report the attempt's total.");
 }
-
-JobCheckpoint readCheckpoint(const Statement& row)
-{
-    return {row.integer(0), row.integer(1), row.integer(2), row.text(3),
-            row.text(4),    row.text(5),    row.text(6),    row.integer(7)};
-}
-
-constexpr std::string_view kCheckpointColumns =
-    "c.job_id, c.step, c.attempt, w.name, c.sealed_sha256, c.plaintext_sha256, c.file_base, "
-    "c.recorded FROM job_checkpoints c JOIN workers w ON w.id = c.worker_id";
 
 // A change the control plane makes with an UPDATE that names the state it moves from, checked
 // against the state machine (job_states.h) all the same.
@@ -161,6 +111,30 @@ Result<void> movable(JobState from, JobState to, std::string_view action)
 }
 
 }  // namespace
+
+audit::Actor internal::workerActor(const WorkerInfo& worker)
+{
+    return {audit::ActorKind::Worker, worker.name, "", "mtls"};
+}
+
+// The job when `attempt` is its current one on `workerId`, and it is running, or (with
+// `endedToo`) was cancelled or failed by the control plane while it ran and the worker has not
+// finished it yet. Denied otherwise (fencing).
+Result<JobRow> internal::currentAttempt(const Database& database, std::int64_t workerId,
+                                        std::int64_t jobId, std::int64_t attempt, bool endedToo)
+{
+    SEALTRAIN_TRY(activePool(database, workerId));
+    auto job = loadJob(database, jobId);
+    if (!job)
+        return job.error().code() == ErrorCode::NotFound ? staleAttempt(jobId, attempt)
+                                                         : job.error();
+    const JobState state = job->info.state;
+    const bool live = state == JobState::Running
+                      || (endedToo && (state == JobState::Cancelled || state == JobState::Failed));
+    if (job->workerId != workerId || job->info.attempt != attempt || job->attemptEnded || !live)
+        return staleAttempt(jobId, attempt);
+    return job;
+}
 
 Scheduler::Scheduler(AuditedTransactions& gate, const JobPolicy& policy)
     : gate_(gate)
@@ -501,98 +475,6 @@ Result<void> Scheduler::stopForLimit(std::int64_t jobId, std::int64_t attempt,
                 {jobStateName(JobState::Failed), reason, gate_.now(), jobId, attempt,
                  jobStateName(JobState::Running)});
         });
-}
-
-Result<void> Scheduler::recordCheckpoint(const WorkerInfo& worker, const JobCheckpoint& checkpoint,
-                                         const std::function<Result<void>()>& keepFiles)
-{
-    if (checkpoint.step < 0 || !isHex64(checkpoint.sealedSha256)
-        || !isHex64(checkpoint.plaintextSha256) || !isPlainFileBase(checkpoint.fileBase))
-        return Error(ErrorCode::InvalidArgument,
-                     "A checkpoint record needs a step from 0, two SHA-256 digests in lowercase "
-                     "hex and a plain file name; send the verified checkpoint's own.");
-    // The same checkpoint uploaded again (after a reconnect) is acknowledged without a new
-    // entry.
-    std::string recordedSealed;
-    SEALTRAIN_TRY(database_.queryOne(
-        "SELECT sealed_sha256 FROM job_checkpoints WHERE job_id = ? AND step = ?",
-        {checkpoint.jobId, checkpoint.step},
-        [&](const Statement& row) { recordedSealed = row.text(0); }));
-    if (recordedSealed == checkpoint.sealedSha256) {
-        SEALTRAIN_TRY(
-            currentAttempt(database_, worker.id, checkpoint.jobId, checkpoint.attempt, false));
-        return success();
-    }
-    return gate_.performWithoutSession(
-        {"job.checkpoint", "", "", {"job", std::to_string(checkpoint.jobId)}},
-        [&](audit::EntryDraft& draft) -> Result<void> {
-            draft.actor = workerActor(worker);
-            draft.details.push_back(audit::textDetail("step", std::to_string(checkpoint.step)));
-            draft.details.push_back(audit::textDetail("sealed_sha256", checkpoint.sealedSha256));
-            draft.details.push_back(
-                audit::textDetail("plaintext_sha256", checkpoint.plaintextSha256));
-            draft.details.push_back(audit::textDetail("worker", worker.name));
-            draft.details.push_back(
-                audit::textDetail("attempt", std::to_string(checkpoint.attempt)));
-            auto job =
-                currentAttempt(database_, worker.id, checkpoint.jobId, checkpoint.attempt, false);
-            if (!job) {
-                draft.outcome = job.error().code() == ErrorCode::PermissionDenied
-                                    ? audit::Outcome::Denied
-                                    : audit::Outcome::Failed;
-                draft.reason = job.error().message();
-                return job.error();
-            }
-            if (!recordedSealed.empty()) {
-                draft.outcome = audit::Outcome::Failed;
-                draft.reason = "another checkpoint of this step is recorded";
-                return Error(ErrorCode::AlreadyExists,
-                             fmt::format("Job {} already has another checkpoint at step {}; keep "
-                                         "training and upload the next one.",
-                                         checkpoint.jobId, checkpoint.step));
-            }
-            SEALTRAIN_TRY(keepFiles());
-            return database_.run(
-                "INSERT INTO job_checkpoints (job_id, step, attempt, worker_id, sealed_sha256, "
-                "plaintext_sha256, file_base, recorded) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                {checkpoint.jobId, checkpoint.step, checkpoint.attempt, worker.id,
-                 checkpoint.sealedSha256, checkpoint.plaintextSha256, checkpoint.fileBase,
-                 gate_.now()});
-        });
-}
-
-Result<void> Scheduler::refuseCheckpoint(const WorkerInfo& worker, std::int64_t jobId,
-                                         std::int64_t attempt, const Error& why)
-{
-    return gate_.performWithoutSession(
-        {"job.checkpoint", "", "", {"job", std::to_string(jobId)}},
-        [&](audit::EntryDraft& draft) -> Result<void> {
-            draft.actor = workerActor(worker);
-            draft.details.push_back(audit::textDetail("worker", worker.name));
-            draft.details.push_back(audit::textDetail("attempt", std::to_string(attempt)));
-            draft.outcome = audit::Outcome::Denied;
-            draft.reason = why.message();
-            return why;
-        });
-}
-
-Result<std::optional<JobCheckpoint>> Scheduler::newestCheckpoint(std::int64_t jobId)
-{
-    std::optional<JobCheckpoint> newest;
-    SEALTRAIN_TRY(database_.queryOne("SELECT " + std::string(kCheckpointColumns)
-                                         + " WHERE c.job_id = ? ORDER BY c.step DESC LIMIT 1",
-                                     {jobId},
-                                     [&](const Statement& row) { newest = readCheckpoint(row); }));
-    return newest;
-}
-
-Result<std::vector<JobCheckpoint>> Scheduler::checkpoints(std::int64_t jobId)
-{
-    std::vector<JobCheckpoint> all;
-    SEALTRAIN_TRY(database_.query(
-        "SELECT " + std::string(kCheckpointColumns) + " WHERE c.job_id = ? ORDER BY c.step",
-        {jobId}, [&](const Statement& row) { all.push_back(readCheckpoint(row)); }));
-    return all;
 }
 
 Result<JobInfo> Scheduler::finish(const WorkerInfo& worker, std::int64_t jobId,
