@@ -114,6 +114,8 @@ inline JobSummary summaryOf(const v1::Job& job)
     summary.maxRestarts = job.max_restarts();
     summary.gpuHoursLimit = job.gpu_hours_limit();
     summary.gpuHoursUsed = job.gpu_hours_used();
+    summary.cpuHoursLimit = job.cpu_hours_limit();
+    summary.cpuHoursUsed = job.cpu_hours_used();
     summary.createdUnix = job.created_unix();
     summary.updatedUnix = job.updated_unix();
     summary.worker = job.worker();

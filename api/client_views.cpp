@@ -161,8 +161,11 @@ Result<PolicySummary> ControlClient::showPolicy()
         return state_->failure(status);
     PolicySummary policy;
     for (const v1::PolicyPool& pool : reply.pools())
-        policy.pools.push_back(
-            {pool.name(), {pool.classifications().begin(), pool.classifications().end()}});
+        policy.pools.push_back({pool.name(),
+                                {pool.classifications().begin(), pool.classifications().end()},
+                                pool.max_parameters(),
+                                pool.max_memory_gib(),
+                                pool.max_step_tflop()});
     for (const v1::PolicyCap& cap : reply.caps())
         policy.caps.emplace_back(cap.name(), cap.value());
     policy.sampleMaxLength = reply.sample_max_length();
@@ -170,7 +173,8 @@ Result<PolicySummary> ControlClient::showPolicy()
     policy.sampleMaxSeconds = reply.sample_max_seconds();
     for (const v1::BudgetUse& budget : reply.budgets())
         policy.budgets.push_back({budget.project(), budget.gpu_hours(), budget.alert_at(),
-                                  budget.used_hours(), budget.held_hours()});
+                                  budget.used_hours(), budget.held_hours(), budget.cpu_hours(),
+                                  budget.cpu_used_hours(), budget.cpu_held_hours()});
     return policy;
 }
 

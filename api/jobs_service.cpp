@@ -124,15 +124,12 @@ public:
     Status JobMetrics(ServerContext* context, const v1::JobMetricsRequest* request,
                       v1::JobMetricsReply* reply) override
     {
-        // An anonymous caller is refused (and audited) by core before any field is looked at.
+        // The caller first: core refuses (and audits) an anonymous caller, then a wrong ask.
         const bool logs = request->what() == "logs";
-        if (!logs && request->what() != "metrics" && !request->what().empty()
-            && shared_.isSignedIn(*context))
-            return Internal::toStatus(
-                Error(ErrorCode::InvalidArgument, "Ask for a job's 'metrics' or its 'logs'."));
         return shared_.inGroup(*context, [&]() -> Status {
             auto lines = shared_.platform.controlPlane().scheduler().metrics(
-                callerOf(shared_, *context).token, request->id(), logs ? 0 : request->from_step());
+                callerOf(shared_, *context).token, request->id(), logs ? 0 : request->from_step(),
+                request->what());
             if (!lines)
                 return Internal::toStatus(lines.error());
             for (const core::MetricsLine& line : *lines) {
@@ -254,6 +251,13 @@ public:
                 out->set_name(pool);
                 for (const std::string& classification : classifications)
                     out->add_classifications(classification);
+                const auto costs = view->policy.poolCosts.find(pool);
+                const core::JobPolicy::PoolCosts cost = costs == view->policy.poolCosts.end()
+                                                            ? core::JobPolicy::PoolCosts{}
+                                                            : costs->second;
+                out->set_max_parameters(static_cast<double>(cost.maxParameters));
+                out->set_max_memory_gib(cost.maxMemoryGib);
+                out->set_max_step_tflop(cost.maxStepTflop);
             }
             for (const auto& [name, value] : core::namedCaps(view->policy.caps)) {
                 v1::PolicyCap* out = reply->add_caps();
@@ -270,6 +274,9 @@ public:
                 out->set_alert_at(budget.alertAt);
                 out->set_used_hours(budget.usedHours);
                 out->set_held_hours(budget.heldHours);
+                out->set_cpu_hours(budget.cpuHours);
+                out->set_cpu_used_hours(budget.cpuUsedHours);
+                out->set_cpu_held_hours(budget.cpuHeldHours);
             }
             return Status::OK;
         });
@@ -352,6 +359,8 @@ void fillJob(const core::JobInfo& job, sealtrain::v1::Job* out)
     out->set_max_restarts(job.maxRestarts);
     out->set_gpu_hours_limit(job.gpuHoursLimit);
     out->set_gpu_hours_used(job.gpuHoursUsed);
+    out->set_cpu_hours_limit(job.cpuHoursLimit);
+    out->set_cpu_hours_used(job.cpuHoursUsed);
     out->set_created_unix(job.created);
     out->set_updated_unix(job.updated);
     out->set_worker(job.worker);

@@ -312,22 +312,33 @@ public:
         const Caller& caller = start.caller;
         IdleWatchdog watchdog(*context, shared_.options.uploadIdleTimeout);
         ModelUpload upload;
+        bool refusedAtAdmission = false;  // then audited already
         const auto admit = [&](const v1::ImportModelHeader& header) -> Status {
             const std::lock_guard guard(shared_.lock);
             const Shared::OriginScope origin(shared_, shared_.originOf(*context));
-            return statusOf(registry().admitImport(caller.token, header.name(), header.project()));
+            auto admitted = registry().admitImport(caller.token, header.name(), header.project());
+            refusedAtAdmission = !admitted;
+            return statusOf(admitted);
+        };
+        // Every other refusal of the upload is audited with the caller too (issue #54).
+        const auto refuse = [&](const Error& why) -> Status {
+            const std::lock_guard guard(shared_.lock);
+            const Shared::OriginScope origin(shared_, shared_.originOf(*context));
+            return Internal::toStatus(registry().refuseImport(caller.token, upload.header.name(),
+                                                              upload.header.project(), why));
         };
         auto received =
             receiveModelUpload(*reader, upload, admit, watchdog, shared_.options.maxImportBytes);
         if (watchdog.fired())
-            return Internal::toStatus(Error(ErrorCode::ResourceExhausted,
-                                            "The upload sent nothing for too long and was "
-                                            "cancelled; import again."));
+            return refuse(Error(ErrorCode::ResourceExhausted,
+                                "The upload sent nothing for too long and was cancelled; import "
+                                "again."));
         if (context->IsCancelled())
             return {grpc::StatusCode::CANCELLED,
                     "The client went away during the upload; nothing was imported."};
         if (!received.ok())
-            return received;
+            return refusedAtAdmission ? received
+                                      : refuse(Internal::fromStatus(received, "model upload"));
         const core::ImportModel request{upload.header.name(),
                                         upload.header.project(),
                                         upload.header.description(),

@@ -174,8 +174,8 @@ private:
 
 struct ControlServer::State {
     explicit State(core::DataDirectory& platform, const ServerOptions& options)
-        : shared{platform, options, {}, {}, {}, {}, {}, 0,     nullptr, {}, {}, {}, {}, 0,
-                 {},       0,       0,  {}, 0,  {}, {}, false, {},      {}, {}, {}, {}}
+        : shared{platform, options, {}, {}, {}, {}, {}, 0,  nullptr, {}, {}, {}, {},
+                 0,        {},      0,  0,  {}, 0,  {}, {}, false,   {}, {}, {}, {}}
         , platformService(shared)
         , sessionsService(server_internal::makeSessionsService(shared))
         , usersService(server_internal::makeUsersService(shared))

@@ -3,6 +3,7 @@
 // call finds its caller. Internal to api/.
 #pragma once
 
+#include "handshake_refusals.h"
 #include "sealtrain/api/server.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/wipe.h"
@@ -93,19 +94,9 @@ struct Shared {
     bool clientCertificatesVerified = false;
     std::atomic<std::uint64_t> certificatesVerified{0};
     std::atomic<std::uint64_t> certificatesRefused{0};
-    // The handshakes refused, counted by the serial of the certificate presented ("unreadable"
-    // when it has none to read) until the reaper writes them, one entry a serial a window
-    // (issue #54: counted, never dropped; gRPC's verifier does not say the peer). At most
-    // kMaxRefusedSerials serials at once; the rest are counted under "other".
-    struct RefusedHandshakes {
-        std::uint64_t count = 0;
-        std::int64_t first = 0;  // Unix seconds
-        std::int64_t last = 0;
-        std::string owner;  // the user whose session the certificate was, when known
-    };
-    std::mutex refusedHandshakesLock;
-    std::map<std::string, RefusedHandshakes> refusedHandshakes;
-    static constexpr std::size_t kMaxRefusedSerials = 256;
+    // The handshakes refused, counted by the serial of the certificate presented
+    // (handshake_refusals.h).
+    HandshakeRefusals refusedHandshakes;
     std::map<std::string, std::string> revokedOwners;  // serial → user, under revokedLock
 
     // The serial of `pem` (a certificate the handshake verified), or empty when it has none.
@@ -271,48 +262,30 @@ struct Shared {
     }
 
     // The verifier refused a handshake presenting the certificate `serial` (empty: unreadable).
-    void countRefusedHandshake(std::string serial)
+    void countRefusedHandshake(const std::string& serial)
     {
-        if (serial.empty())
-            serial = "unreadable";
         std::string owner;
         {
             const std::lock_guard guard(revokedLock);
             if (const auto found = revokedOwners.find(serial); found != revokedOwners.end())
                 owner = found->second;
         }
-        const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count();
-        const std::lock_guard guard(refusedHandshakesLock);
-        if (refusedHandshakes.count(serial) == 0 && refusedHandshakes.size() >= kMaxRefusedSerials)
-            serial = "other";
-        RefusedHandshakes& counted = refusedHandshakes[serial];
-        if (counted.count++ == 0)
-            counted.first = now;
-        counted.last = now;
-        counted.owner = owner;
+        refusedHandshakes.count(serial, std::move(owner), unixNow());
     }
 
     // The counts whose window (`windowSeconds` from their first refusal) has passed, or every
     // count when `all`, taken out to be written.
-    [[nodiscard]] std::map<std::string, RefusedHandshakes>
+    [[nodiscard]] std::map<std::string, HandshakeRefusals::Counted>
     takeRefusedHandshakes(bool all, std::int64_t windowSeconds)
     {
-        const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count();
-        std::map<std::string, RefusedHandshakes> due;
-        const std::lock_guard guard(refusedHandshakesLock);
-        for (auto it = refusedHandshakes.begin(); it != refusedHandshakes.end();) {
-            if (all || now - it->second.first >= windowSeconds) {
-                due.insert(std::move(*it));
-                it = refusedHandshakes.erase(it);
-            } else {
-                ++it;
-            }
-        }
-        return due;
+        return refusedHandshakes.take(all, windowSeconds, unixNow());
+    }
+
+    [[nodiscard]] static std::int64_t unixNow()
+    {
+        return std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
     }
 
     [[nodiscard]] bool isRevoked(const std::string& serial)

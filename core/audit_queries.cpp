@@ -25,7 +25,8 @@ Result<void> recordLook(AuditedTransactions& gate, const std::string& session,
 }
 
 // The entries of `query` from the store, looking at no more than kMaxAuditScan of them.
-Result<AuditPage> readPage(const audit::AuditStore& store, const AuditQuery& query)
+Result<AuditPage> readPage(const audit::AuditStore& store, const AuditQuery& query,
+                           std::optional<audit::Outcome> outcome)
 {
     AuditPage page;
     auto size = store.entryCount();
@@ -35,7 +36,7 @@ Result<AuditPage> readPage(const audit::AuditStore& store, const AuditQuery& que
     constexpr std::uint64_t kRead = 1024;
     std::uint64_t scanned = 0;
     const auto wanted = [&](const audit::Entry& entry) {
-        return query.filter.matches(entry) && (!query.outcome || entry.outcome == *query.outcome);
+        return query.filter.matches(entry) && (!outcome || entry.outcome == *outcome);
     };
     // `at` is where the scan goes on: oldest first, the next sequence to look at; newest first,
     // the one below which to look.
@@ -121,16 +122,26 @@ Result<std::vector<audit::Entry>> AuditQueries::read(const std::string& session,
 
 Result<AuditPage> AuditQueries::query(const std::string& session, const AuditQuery& query)
 {
-    std::vector<audit::Detail> details{audit::textDetail("filter", query.filter.describe())};
-    if (query.outcome)
-        details.push_back(audit::textDetail("outcome", audit::outcomeName(*query.outcome)));
-    details.push_back(audit::textDetail("cursor", std::to_string(query.cursor)));
-    details.push_back(audit::textDetail("order", query.oldestFirst ? "oldest" : "newest"));
-    // The caller first; a malformed page is then a failure in the same entry.
+    std::optional<audit::Outcome> outcome;
+    // The caller first; a malformed query is then a failure in the same entry.
     if (auto looked = gate_.perform(
             session, {"audit.read", permission::kAuditRead, {}, {"audit", "log"}},
             [&](const Caller&, audit::EntryDraft& draft) -> Result<void> {
-                draft.details = details;
+                draft.details.push_back(audit::textDetail("filter", query.filter.describe()));
+                for (const audit::Outcome known :
+                     {audit::Outcome::Ok, audit::Outcome::Denied, audit::Outcome::Failed})
+                    if (query.outcome == audit::outcomeName(known))
+                        outcome = known;
+                if (!query.outcome.empty() && !outcome)
+                    return Error(ErrorCode::InvalidArgument,
+                                 "An outcome filter is ok, denied or failed; leave it empty for "
+                                 "all.");
+                if (outcome)
+                    draft.details.push_back(
+                        audit::textDetail("outcome", audit::outcomeName(*outcome)));
+                draft.details.push_back(audit::textDetail("cursor", std::to_string(query.cursor)));
+                draft.details.push_back(
+                    audit::textDetail("order", query.oldestFirst ? "oldest" : "newest"));
                 if (query.limit < 1 || query.limit > kMaxAuditPage)
                     return Error(ErrorCode::InvalidArgument,
                                  "A page holds 1 to 1000 audit entries; ask for fewer.");
@@ -138,7 +149,7 @@ Result<AuditPage> AuditQueries::query(const std::string& session, const AuditQue
             });
         !looked)
         return looked.error();
-    return readPage(gate_.log().store(), query);
+    return readPage(gate_.log().store(), query, outcome);
 }
 
 Result<audit::StoreVerification> AuditQueries::verifyLog(const std::string& session)

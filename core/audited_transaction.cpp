@@ -468,6 +468,14 @@ Result<Caller> AuditedTransactions::identify(const std::string& session,
         session, request, [](const Caller&, audit::EntryDraft&) { return success(); }, false);
 }
 
+std::optional<Caller> AuditedTransactions::peek(const std::string& session)
+{
+    auto check = checkSession(session, now());
+    if (!check)
+        return std::nullopt;
+    return std::move(check->caller);
+}
+
 Result<void> AuditedTransactions::performWithoutSession(const AuditedRequest& request,
                                                         const SessionlessBody& body)
 {

@@ -147,6 +147,13 @@ public:
     [[nodiscard]] Result<Caller> identify(const std::string& session,
                                           const AuditedRequest& request);
 
+    // The caller behind `session` when it is valid, by reads alone: nothing is recorded, and an
+    // invalid session is not audited here. Only for a call that reads before the one perform that
+    // decides it (a password change reads the stored hash first, so that its slow check runs
+    // outside any transaction): that perform refuses, and audits, an invalid session once
+    // (issue #54: one refusal, one entry).
+    [[nodiscard]] std::optional<Caller> peek(const std::string& session);
+
     // The door for the calls made before anyone has a session (init, sign-in): `body` makes the
     // change and fills in the entry (actor included). When it fails with the entry's outcome
     // still Ok (the database failed, or init found users already) everything rolls back and the

@@ -119,7 +119,7 @@ void TotpChange::check(const crypto::SecretBytes& password)
 TotpChange Identity::startTotpChange(const std::string& session)
 {
     TotpChange change;
-    change.account_ = readOwnAccount(session, kStartAction);
+    change.account_ = readOwnAccount(session);
     return change;
 }
 

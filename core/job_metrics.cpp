@@ -103,12 +103,15 @@ Result<void> Scheduler::recordOwnRun(std::int64_t jobId, std::int64_t attempt,
 }
 
 Result<std::vector<MetricsLine>> Scheduler::metrics(const std::string& session, std::int64_t jobId,
-                                                    std::int64_t fromStep)
+                                                    std::int64_t fromStep, std::string_view what)
 {
     return gate_.performReturning(
         session, internal::jobRequest(database_, jobId, "metrics", ""),
         [&](const Caller& caller, audit::EntryDraft&) -> Result<std::vector<MetricsLine>> {
             SEALTRAIN_TRY(internal::visibleJob(gate_, caller, jobId));
+            if (what != "metrics" && what != "logs" && !what.empty())
+                return Error(ErrorCode::InvalidArgument,
+                             "Ask for a job's 'metrics' or its 'logs'.");
             std::vector<MetricsLine> lines;
             SEALTRAIN_TRY(database_.query(
                 "SELECT kind, step, line FROM job_metrics WHERE job_id = ? AND step >= ? "

@@ -41,6 +41,7 @@ constexpr const char* kDefaultPolicy = R"json({
     "lr": 0.1,
     "max_restarts": 10,
     "gpu_hours": 1000,
+    "cpu_hours": 10000,
     "grad_accum": 64,
     "threads": 64,
     "cpu_ranks_per_node": 64,
@@ -49,7 +50,7 @@ constexpr const char* kDefaultPolicy = R"json({
   "sampling": {"max_length": 1024, "max_prompt_bytes": 4096, "max_seconds": 120},
   "exports": {"classifications": ["public", "internal"]},
   "budgets": {
-    "demo": {"gpu_hours": 10, "alert_at": 0.8}
+    "demo": {"gpu_hours": 10, "cpu_hours": 100, "alert_at": 0.8}
   }
 }
 )json";
@@ -171,6 +172,7 @@ Result<JobPolicy> parseJobPolicy(std::string_view text)
     SEALTRAIN_ASSIGN(c.lr, readReal(caps, "lr", c.lr, "caps"));
     SEALTRAIN_ASSIGN(c.maxRestarts, readNumber(caps, "max_restarts", c.maxRestarts, "caps"));
     SEALTRAIN_ASSIGN(c.gpuHours, readReal(caps, "gpu_hours", c.gpuHours, "caps"));
+    SEALTRAIN_ASSIGN(c.cpuHours, readReal(caps, "cpu_hours", c.cpuHours, "caps"));
     SEALTRAIN_ASSIGN(c.gradAccum, readNumber(caps, "grad_accum", c.gradAccum, "caps"));
     SEALTRAIN_ASSIGN(c.threads, readNumber(caps, "threads", c.threads, "caps"));
     SEALTRAIN_ASSIGN(c.cpuRanksPerNode,
@@ -207,6 +209,7 @@ Result<JobPolicy> parseJobPolicy(std::string_view text)
             return policyError(path, "must be an object");
         JobPolicy::Budget b;
         SEALTRAIN_ASSIGN(b.gpuHours, readReal(budget, "gpu_hours", 0.0, path));
+        SEALTRAIN_ASSIGN(b.cpuHours, readReal(budget, "cpu_hours", b.cpuHours, path));
         SEALTRAIN_ASSIGN(b.alertAt, readReal(budget, "alert_at", b.alertAt, path));
         if (b.alertAt > 1.0)
             return policyError(path + ".alert_at", "must be a share from 0 to 1");
@@ -229,7 +232,7 @@ std::vector<std::string> capsExceeded(const JobPolicy::Caps& caps, const JobSpec
         whole(caps.cpuRanksPerNode));
     cap("resources.threads", whole(spec.resources.threads), whole(caps.threads));
     cap("schedule.steps", whole(spec.schedule.steps), whole(caps.steps));
-    // A CPU job uses no GPU hours, so no budget bounds it: its steps are capped on their own.
+    // A CPU job's steps are capped on their own too (CPU-hours bound its time).
     if (spec.resources.gpusPerNode == 0)
         cap("schedule.steps of a CPU job", whole(spec.schedule.steps), whole(caps.cpuSteps));
     cap("schedule.grad_accum", whole(spec.schedule.gradAccum), whole(caps.gradAccum));
@@ -240,6 +243,8 @@ std::vector<std::string> capsExceeded(const JobPolicy::Caps& caps, const JobSpec
     cap("optimizer.lr", spec.optimizer.lr, caps.lr);
     cap("limits.max_restarts", whole(spec.limits.maxRestarts), whole(caps.maxRestarts));
     cap("limits.gpu_hours", spec.limits.gpuHours, caps.gpuHours);
+    if (spec.resources.gpusPerNode == 0)
+        cap("limits.cpu_hours", spec.limits.cpuHours, caps.cpuHours);
     return over;
 }
 

@@ -30,7 +30,17 @@ struct JobRow {
     // current attempt's total sets the job's use to this plus that total.
     std::int64_t earlierMilli = 0;
     bool attemptEnded = false;  // the current attempt's worker called finish (or it never ran)
+    // The same for CPU-hours, which the control plane measures (issue #54): the current attempt
+    // started at `started` (Unix seconds) and is charged `chargedCpus` cores.
+    std::int64_t cpuEarlierMilli = 0;
+    std::int64_t chargedCpus = 0;
+    std::int64_t started = 0;
 };
+
+// The CPU-hours, in thousandths, `job` has used by `now`: its earlier attempts' plus the current
+// attempt's wall-clock time since it started times its charged cores (never less than what was
+// recorded). What the scheduler and the control plane's own runs charge (job_budgets.h).
+[[nodiscard]] std::int64_t cpuMilliUsedBy(const JobRow& job, std::int64_t now);
 
 [[nodiscard]] Result<JobRow> loadJob(const Database& database, std::int64_t id);
 

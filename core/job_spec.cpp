@@ -244,12 +244,16 @@ Result<void> readResources(const Fields& top, JobSpec& spec)
     auto limits = top.object("limits", false);
     if (!limits)
         return limits.error();
-    SEALTRAIN_TRY(limits->onlyKnown({"gpu_hours", "max_restarts"}));
+    SEALTRAIN_TRY(limits->onlyKnown({"gpu_hours", "cpu_hours", "max_restarts"}));
     SEALTRAIN_ASSIGN(spec.limits.gpuHours, limits->number("gpu_hours", 0.0, 0.0, 1e7));
+    SEALTRAIN_ASSIGN(spec.limits.cpuHours,
+                     limits->number("cpu_hours", spec.limits.cpuHours, 0.0, 1e7));
     SEALTRAIN_ASSIGN(spec.limits.maxRestarts,
                      limits->integer("max_restarts", spec.limits.maxRestarts, 0, 100));
     if (r.gpusPerNode > 0 && spec.limits.gpuHours <= 0.0)
         return fieldError("limits.gpu_hours", "must be above 0 for a job that uses GPUs");
+    if (r.gpusPerNode == 0 && spec.limits.cpuHours <= 0.0)
+        return fieldError("limits.cpu_hours", "must be above 0 for a job that runs on CPUs");
     return success();
 }
 
@@ -323,7 +327,9 @@ std::string canonicalJobSpec(const JobSpec& spec)
           {"cpu_ranks_per_node", spec.resources.cpuRanksPerNode},
           {"threads", spec.resources.threads}}},
         {"limits",
-         {{"gpu_hours", spec.limits.gpuHours}, {"max_restarts", spec.limits.maxRestarts}}},
+         {{"gpu_hours", spec.limits.gpuHours},
+          {"cpu_hours", spec.limits.cpuHours},
+          {"max_restarts", spec.limits.maxRestarts}}},
         {"priority", spec.priority}};
     // Only a fine-tuning spec carries model.init, so every other spec keeps its hash.
     if (!spec.model.init.empty())

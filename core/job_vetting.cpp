@@ -17,6 +17,32 @@ namespace {
 // known is costed with it.
 constexpr std::size_t kLargestVocabulary = 50257;
 
+VettingCheck vetBudget(const Database& database, const JobPolicy& policy, const JobSpec& spec,
+                       std::int64_t excludeJob)
+{
+    const auto budget = policy.budgets.find(spec.project);
+    // Every project needs a budget: no job runs on a project the admin never accounted for.
+    if (budget == policy.budgets.end())
+        return {"budget", false,
+                fmt::format("project '{}' has no budget in the policy", spec.project)};
+    const bool cpu = spec.resources.gpusPerNode == 0;
+    const Hours hours = cpu ? Hours::Cpu : Hours::Gpu;
+    const char* unit = cpu ? "CPU-hour" : "GPU-hour";
+    const double limit = cpu ? budget->second.cpuHours : budget->second.gpuHours;
+    const double asked = cpu ? spec.limits.cpuHours : spec.limits.gpuHours;
+    if (limit <= 0.0)
+        return {"budget", false, fmt::format("project '{}' has no {} budget", spec.project, unit)};
+    auto committed = projectHeldMilli(database, spec.project, excludeJob, hours);
+    const double held = committed ? fromMilli(*committed) : 0.0;
+    const double wanted = held + asked;
+    const bool within = committed && wanted <= limit + 1e-9;
+    std::string detail = fmt::format("{:.3f} of {:.3f} {}s of project '{}' with this job", wanted,
+                                     limit, unit, spec.project);
+    if (within && wanted >= budget->second.alertAt * limit)
+        detail += fmt::format(" (alert: at or above {:.0f} %)", budget->second.alertAt * 100);
+    return {"budget", within, detail};
+}
+
 }  // namespace
 
 // The automatic vetting of `spec` for `submitterId` under `policy`: every check, passed or not,
@@ -96,31 +122,9 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
                                  fmt::join(costly, ", "))});
 
     // The budget: what the project's other jobs hold (their limit while they may still run,
-    // what they used once ended) plus this job's limit.
-    const auto budget = policy.budgets.find(spec.project);
-    auto committed = projectHeldMilli(database, spec.project, excludeJob);
-    const double held = committed ? fromMilli(*committed) : 0.0;
-    const double wanted = held + spec.limits.gpuHours;
-    if (budget == policy.budgets.end()) {
-        // Every project needs a budget, a CPU job's too: no job runs on a project the admin
-        // never accounted for.
-        checks.push_back({"budget", false,
-                          fmt::format("project '{}' has no budget in the policy", spec.project)});
-    } else if (spec.limits.gpuHours <= 0.0) {
-        checks.push_back({"budget", true, "uses no GPU hours"});
-    } else if (budget->second.gpuHours <= 0.0) {
-        checks.push_back(
-            {"budget", false, fmt::format("project '{}' has no GPU-hour budget", spec.project)});
-    } else {
-        const double limit = budget->second.gpuHours;
-        const bool within = wanted <= limit + 1e-9;
-        std::string detail = fmt::format("{:.3f} of {:.3f} GPU hours of project '{}' with this "
-                                         "job",
-                                         wanted, limit, spec.project);
-        if (within && wanted >= budget->second.alertAt * limit)
-            detail += fmt::format(" (alert: at or above {:.0f} %)", budget->second.alertAt * 100);
-        checks.push_back({"budget", within, detail});
-    }
+    // what they used once ended) plus this job's limit, in GPU hours for a GPU job and in
+    // CPU-hours for a CPU job.
+    checks.push_back(vetBudget(database, policy, spec, excludeJob));
     return checks;
 }
 

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 #include <utility>
 
 namespace sealtrain::core {
@@ -38,7 +39,8 @@ constexpr std::string_view kJobColumns =
     "j.dataset_id, j.pool, j.priority, j.vetting, j.reason, j.restarts, j.max_restarts, "
     "j.gpu_millihours_limit, j.gpu_millihours_used, j.created, j.updated, j.submitter, "
     "COALESCE(j.approved_hash, x''), COALESCE(w.name, ''), j.attempt, COALESCE(j.worker_id, 0), "
-    "j.gpu_millihours_earlier, j.finished IS NOT NULL "
+    "j.gpu_millihours_earlier, j.finished IS NOT NULL, j.cpu_millihours_limit, "
+    "j.cpu_millihours_used, j.cpu_millihours_earlier, j.charged_cpus, COALESCE(j.started, 0) "
     "FROM jobs j JOIN users s ON s.id = j.submitter LEFT JOIN users a ON a.id = j.approver "
     "LEFT JOIN workers w ON w.id = j.worker_id";
 
@@ -108,7 +110,18 @@ Result<JobRow> readRow(const Statement& row)
     job.workerId = row.integer(23);
     job.earlierMilli = row.integer(24);
     job.attemptEnded = row.integer(25) != 0;
+    info.cpuHoursLimit = fromMilli(row.integer(26));
+    info.cpuHoursUsed = fromMilli(row.integer(27));
+    job.cpuEarlierMilli = row.integer(28);
+    job.chargedCpus = row.integer(29);
+    job.started = row.integer(30);
     return job;
+}
+
+// What a job may use in CPU-hours, in thousandths: a GPU job is charged none.
+std::int64_t cpuLimitMilli(const JobSpec& spec)
+{
+    return spec.resources.gpusPerNode == 0 ? toMilli(spec.limits.cpuHours) : 0;
 }
 
 }  // namespace
@@ -118,6 +131,17 @@ namespace internal {
 std::int64_t toMilli(double hours)
 {
     return std::llround(hours * 1000.0);
+}
+
+std::int64_t cpuMilliUsedBy(const JobRow& job, std::int64_t now)
+{
+    const std::int64_t recorded = toMilli(job.info.cpuHoursUsed);
+    if (job.chargedCpus <= 0 || job.started <= 0 || now <= job.started)
+        return std::max(recorded, job.cpuEarlierMilli);
+    // Thousandths of an hour: seconds × cores / 3.6, rounded down (a partial thousandth is
+    // charged when it is complete).
+    const std::int64_t attempt = (now - job.started) * job.chargedCpus * 10 / 36;
+    return std::max(recorded, job.cpuEarlierMilli + attempt);
 }
 
 double fromMilli(std::int64_t milli)
@@ -296,14 +320,16 @@ Result<JobInfo> Jobs::submit(const std::string& session, const Result<JobSpec>& 
                 SEALTRAIN_TRY(database_.run(
                     "INSERT INTO jobs (name, project, state, submitter, spec, spec_hash, "
                     "dataset_id, "
-                    "pool, priority, vetting, reason, max_restarts, gpu_millihours_limit, created, "
-                    "updated) VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "pool, priority, vetting, reason, max_restarts, gpu_millihours_limit, "
+                    "cpu_millihours_limit, created, updated) "
+                    "VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     {spec->name, spec->project,
                      jobStateName(passed ? JobState::Vetted : JobState::Rejected), caller.userId,
                      canonical, SqlValue::blob(hash), datasetId, spec->resources.pool,
                      spec->priority, vettingJson(checks),
                      passed ? std::string() : std::string("rejected by policy"),
-                     spec->limits.maxRestarts, toMilli(spec->limits.gpuHours), now, now}));
+                     spec->limits.maxRestarts, toMilli(spec->limits.gpuHours), cpuLimitMilli(*spec),
+                     now, now}));
                 id = database_.lastInsertId();
                 draft.target.id = std::to_string(id);
                 draft.details.push_back(audit::textDetail("name", spec->name));
@@ -353,13 +379,15 @@ Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id, const Re
                 SEALTRAIN_TRY(database_.run(
                     "UPDATE jobs SET name = ?, state = ?, spec = ?, spec_hash = ?, "
                     "dataset_id = NULLIF(?, ''), pool = ?, priority = ?, vetting = ?, reason = ?, "
-                    "max_restarts = ?, gpu_millihours_limit = ?, approver = NULL, "
+                    "max_restarts = ?, gpu_millihours_limit = ?, cpu_millihours_limit = ?, "
+                    "approver = NULL, "
                     "approved_hash = NULL, updated = ? WHERE id = ?",
                     {spec->name, jobStateName(passed ? JobState::Vetted : JobState::Rejected),
                      canonicalJobSpec(pinned), SqlValue::blob(hash), datasetId,
                      spec->resources.pool, spec->priority, vettingJson(checks),
                      passed ? std::string() : std::string("rejected by policy"),
-                     spec->limits.maxRestarts, toMilli(spec->limits.gpuHours), gate_.now(), id}));
+                     spec->limits.maxRestarts, toMilli(spec->limits.gpuHours), cpuLimitMilli(*spec),
+                     gate_.now(), id}));
                 draft.details.push_back(audit::textDetail("sha256", toHex(hash)));
                 addVettingDetails(draft, checks);
                 return success();
@@ -569,12 +597,19 @@ Result<JobInfo> Jobs::start(std::int64_t id)
                 }
                 draft.details.push_back(audit::textDetail("sha256", job->info.specSha256));
                 const std::int64_t now = gate_.now();
+                auto spec = parseJobSpec(job->info.specJson, kJobSpecCeiling);
+                if (!spec)
+                    return spec.error();
+                // The control plane's own trainer runs on this host: its cores are the node's.
+                const std::int64_t cpus =
+                    chargedCpus(*spec, std::max(1U, std::thread::hardware_concurrency()));
                 SEALTRAIN_TRY(internal::openAttempt(database_, id, job->info.attempt + 1, 0, now));
                 return database_.run(
                     "UPDATE jobs SET state = ?, worker_id = NULL, attempt = attempt + 1, "
                     "started = ?, finished = NULL, gpu_millihours_earlier = gpu_millihours_used, "
+                    "cpu_millihours_earlier = cpu_millihours_used, charged_cpus = ?, "
                     "updated = ? WHERE id = ?",
-                    {jobStateName(JobState::Running), now, now, id});
+                    {jobStateName(JobState::Running), now, cpus, now, id});
             });
         !done)
         return done.error();
@@ -602,13 +637,17 @@ Result<JobInfo> Jobs::finish(std::int64_t id, bool succeeded, double gpuHoursUse
                                                      + "', which reports how it ends)");
                 draft.details.push_back(
                     audit::textDetail("gpu_hours", fmt::format("{:.3f}", gpuHoursUsed)));
+                const std::int64_t now = gate_.now();
+                const std::int64_t cpuUsed = internal::cpuMilliUsedBy(*job, now);
+                if (job->chargedCpus > 0)
+                    draft.details.push_back(audit::textDetail(
+                        "cpu_hours", fmt::format("{:.3f}", internal::fromMilli(cpuUsed))));
                 SEALTRAIN_TRY(internal::closeAttempt(database_, id, job->info.attempt,
-                                                     jobStateName(ended), reason, gate_.now()));
+                                                     jobStateName(ended), reason, now));
                 return database_.run(
                     "UPDATE jobs SET state = ?, gpu_millihours_used = gpu_millihours_earlier + ?, "
-                    "reason = ?, finished = ?, updated = ? WHERE id = ?",
-                    {jobStateName(ended), toMilli(gpuHoursUsed), reason, gate_.now(), gate_.now(),
-                     id});
+                    "cpu_millihours_used = ?, reason = ?, finished = ?, updated = ? WHERE id = ?",
+                    {jobStateName(ended), toMilli(gpuHoursUsed), cpuUsed, reason, now, now, id});
             });
         !done)
         return done.error();

@@ -433,6 +433,16 @@ CREATE TABLE audit_witnesses (
 );
 )sql";
 
+// Version 19 (issue #54): CPU jobs are charged CPU-hours as GPU jobs are charged GPU hours. The
+// control plane measures them itself: the attempt's wall-clock time since `started` times
+// `charged_cpus` (core::chargedCpus, fixed at dispatch), on top of `cpu_millihours_earlier`.
+constexpr std::string_view kSchemaV19 = R"sql(
+ALTER TABLE jobs ADD COLUMN cpu_millihours_limit INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN cpu_millihours_used INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN cpu_millihours_earlier INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN charged_cpus INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations()
@@ -441,7 +451,7 @@ const std::vector<Migration>& migrations()
         {1, kSchemaV1},   {2, kSchemaV2},   {3, kSchemaV3},   {4, kSchemaV4},   {5, kSchemaV5},
         {6, kSchemaV6},   {7, kSchemaV7},   {8, kSchemaV8},   {9, kSchemaV9},   {10, kSchemaV10},
         {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15},
-        {16, kSchemaV16}, {17, kSchemaV17}, {18, kSchemaV18}};
+        {16, kSchemaV16}, {17, kSchemaV17}, {18, kSchemaV18}, {19, kSchemaV19}};
     return kMigrations;
 }
 

@@ -51,13 +51,21 @@ Result<void> Registry::admitImport(const std::string& session, const std::string
 
 Result<void> Registry::refuseBusyImport(const std::string& session, const std::string& reason)
 {
-    auto caller = gate_.admit(session, {"model.import", "", "", {"model", "*"}},
-                              [&](const Caller&, audit::EntryDraft&) -> Result<void> {
-                                  return Error(ErrorCode::ResourceExhausted, reason);
-                              });
+    return refuseImport(session, "", "", Error(ErrorCode::ResourceExhausted, reason));
+}
+
+Error Registry::refuseImport(const std::string& session, const std::string& name,
+                             const std::string& project, const Error& why)
+{
+    // Before a header there is no project to check a permission in: the caller's session alone.
+    const AuditedRequest request = name.empty()
+                                       ? AuditedRequest{"model.import", "", "", {"model", "*"}}
+                                       : importRequest(name.substr(0, 256), project);
+    auto caller = gate_.admit(
+        session, request, [&](const Caller&, audit::EntryDraft&) -> Result<void> { return why; });
     if (!caller)
         return caller.error();
-    return Error(ErrorCode::Internal, "An import refused as busy was let through; report it.");
+    return Error(ErrorCode::Internal, "A refused import was let through; report it.");
 }
 
 Result<ModelVersion> Registry::importModel(const std::string& session, const ImportModel& upload)

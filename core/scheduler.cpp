@@ -250,14 +250,16 @@ Result<std::optional<Dispatch>> Scheduler::take(const WorkerInfo& worker)
                             datasets.size() > 1 ? " and those behind its starting model" : "")));
             continue;
         }
-        if (job.info.gpuHoursLimit > 0.0) {
+        if (job.info.gpuHoursLimit > 0.0 || job.info.cpuHoursLimit > 0.0) {
+            const Hours hours = job.info.gpuHoursLimit > 0.0 ? Hours::Gpu : Hours::Cpu;
             const auto budget = policy_.budgets.find(job.info.project);
-            const double budgetHours =
-                budget == policy_.budgets.end() ? 0.0 : budget->second.gpuHours;
+            const double budgetHours = budget == policy_.budgets.end() ? 0.0
+                                       : hours == Hours::Gpu           ? budget->second.gpuHours
+                                                                       : budget->second.cpuHours;
             std::int64_t used = 0;
-            SEALTRAIN_ASSIGN(used, projectUsedMilli(database_, job.info.project));
+            SEALTRAIN_ASSIGN(used, projectUsedMilli(database_, job.info.project, hours));
             if (used >= toMilli(budgetHours)) {
-                SEALTRAIN_TRY(failForBudget(job.info.id, used, budgetHours));
+                SEALTRAIN_TRY(failForBudget(job.info.id, hours, used, budgetHours));
                 continue;
             }
         }
@@ -307,19 +309,20 @@ Result<void> Scheduler::refuseDispatch(const WorkerInfo& worker, std::int64_t jo
     return success();
 }
 
-Result<void> Scheduler::failForBudget(std::int64_t jobId, std::int64_t usedMilli,
+Result<void> Scheduler::failForBudget(std::int64_t jobId, Hours hours, std::int64_t usedMilli,
                                       double budgetHours)
 {
+    const bool gpu = hours == Hours::Gpu;
     return gate_.performWithoutSession(
         {"job.dispatch", "", "", {"job", std::to_string(jobId)}},
         [&](audit::EntryDraft& draft) -> Result<void> {
             draft.actor = controlPlaneActor();
             draft.outcome = audit::Outcome::Denied;
             draft.reason = "project budget exhausted";
-            draft.details.push_back(
-                audit::textDetail("gpu_hours_used", fmt::format("{:.3f}", fromMilli(usedMilli))));
-            draft.details.push_back(
-                audit::textDetail("gpu_hours_budget", fmt::format("{:.3f}", budgetHours)));
+            draft.details.push_back(audit::textDetail(gpu ? "gpu_hours_used" : "cpu_hours_used",
+                                                      fmt::format("{:.3f}", fromMilli(usedMilli))));
+            draft.details.push_back(audit::textDetail(gpu ? "gpu_hours_budget" : "cpu_hours_budget",
+                                                      fmt::format("{:.3f}", budgetHours)));
             draft.details.push_back(audit::textDetail("state", jobStateName(JobState::Failed)));
             SEALTRAIN_TRY(movable(JobState::Queued, JobState::Failed, "job.dispatch"));
             return database_.run(
@@ -352,11 +355,18 @@ Result<std::optional<Dispatch>> Scheduler::dispatch(const WorkerInfo& worker, st
             draft.details.push_back(audit::textDetail("attempt", std::to_string(attempt)));
             draft.details.push_back(audit::textDetail("sha256", job->info.specSha256));
             const std::int64_t now = gate_.now();
+            auto spec = parseJobSpec(job->info.specJson, kJobSpecCeiling);
+            if (!spec)
+                return spec.error();
+            // Its CPU-hours are the control plane's measure, from now, at the cores the worker
+            // reported.
+            const std::int64_t cpus = chargedCpus(*spec, worker.inventory.cpuCores);
             SEALTRAIN_TRY(database_.run(
                 "UPDATE jobs SET state = ?, worker_id = ?, attempt = ?, started = ?, "
-                "finished = NULL, gpu_millihours_earlier = gpu_millihours_used, updated = ? "
+                "finished = NULL, gpu_millihours_earlier = gpu_millihours_used, "
+                "cpu_millihours_earlier = cpu_millihours_used, charged_cpus = ?, updated = ? "
                 "WHERE id = ?",
-                {jobStateName(JobState::Running), worker.id, attempt, now, now, jobId}));
+                {jobStateName(JobState::Running), worker.id, attempt, now, cpus, now, jobId}));
             SEALTRAIN_TRY(internal::openAttempt(database_, jobId, attempt, worker.id, now));
             // Asking for work is a sign of life.
             SEALTRAIN_TRY(
@@ -439,21 +449,42 @@ Result<bool> Scheduler::report(const WorkerInfo& worker, std::int64_t jobId, std
     const std::int64_t usedMilli =
         std::max(toMilli(job.info.gpuHoursUsed), job.earlierMilli + toMilli(gpuHours));
     std::string over;
-    if (usedMilli > toMilli(job.info.gpuHoursLimit)) {
-        over = fmt::format("over its GPU-hour limit ({:.3f} of {:.3f})", fromMilli(usedMilli),
-                           job.info.gpuHoursLimit);
-    } else if (usedMilli > 0) {
-        const auto budget = policy_.budgets.find(job.info.project);
-        const double budgetHours = budget == policy_.budgets.end() ? 0.0 : budget->second.gpuHours;
-        std::int64_t projectUsed = 0;
-        SEALTRAIN_ASSIGN(projectUsed, projectUsedMilli(database_, job.info.project));
-        if (projectUsed > toMilli(budgetHours))
-            over = "project budget exhausted";
-    }
+    SEALTRAIN_ASSIGN(over, chargeAndCheck(job, usedMilli, gate_.now()));
     if (over.empty())
         return false;
     SEALTRAIN_TRY(stopForLimit(jobId, attempt, over));
     return true;
+}
+
+Result<std::string> Scheduler::chargeAndCheck(const JobRow& job, std::int64_t gpuUsedMilli,
+                                              std::int64_t now)
+{
+    const auto budget = policy_.budgets.find(job.info.project);
+    if (job.chargedCpus > 0) {
+        const std::int64_t cpuMilli = internal::cpuMilliUsedBy(job, now);
+        SEALTRAIN_TRY(database_.run(
+            "UPDATE jobs SET cpu_millihours_used = MAX(cpu_millihours_used, ?) WHERE id = ?",
+            {cpuMilli, job.info.id}));
+        if (cpuMilli > toMilli(job.info.cpuHoursLimit))
+            return fmt::format("over its CPU-hour limit ({:.3f} of {:.3f})", fromMilli(cpuMilli),
+                               job.info.cpuHoursLimit);
+        const double budgetHours = budget == policy_.budgets.end() ? 0.0 : budget->second.cpuHours;
+        std::int64_t projectUsed = 0;
+        SEALTRAIN_ASSIGN(projectUsed, projectUsedMilli(database_, job.info.project, Hours::Cpu));
+        if (cpuMilli > 0 && projectUsed > toMilli(budgetHours))
+            return std::string("project CPU-hour budget exhausted");
+    }
+    if (gpuUsedMilli > toMilli(job.info.gpuHoursLimit))
+        return fmt::format("over its GPU-hour limit ({:.3f} of {:.3f})", fromMilli(gpuUsedMilli),
+                           job.info.gpuHoursLimit);
+    if (gpuUsedMilli > 0) {
+        const double budgetHours = budget == policy_.budgets.end() ? 0.0 : budget->second.gpuHours;
+        std::int64_t projectUsed = 0;
+        SEALTRAIN_ASSIGN(projectUsed, projectUsedMilli(database_, job.info.project));
+        if (projectUsed > toMilli(budgetHours))
+            return std::string("project budget exhausted");
+    }
+    return std::string();
 }
 
 Result<void> Scheduler::stopForLimit(std::int64_t jobId, std::int64_t attempt,
@@ -499,6 +530,8 @@ Result<JobInfo> Scheduler::finish(const WorkerInfo& worker, std::int64_t jobId,
                 }
                 const std::int64_t used = std::max(toMilli(job->info.gpuHoursUsed),
                                                    job->earlierMilli + toMilli(gpuHours));
+                const std::int64_t now = gate_.now();
+                const std::int64_t cpuUsed = internal::cpuMilliUsedBy(*job, now);
                 // A job cancelled, or failed by the control plane, while it ran keeps its end.
                 const bool running = job->info.state == JobState::Running;
                 const JobState state = running
@@ -509,15 +542,17 @@ Result<JobInfo> Scheduler::finish(const WorkerInfo& worker, std::int64_t jobId,
                     return internal::wrongState(job->info, "finished by its worker");
                 draft.details.push_back(
                     audit::textDetail("gpu_hours", fmt::format("{:.3f}", fromMilli(used))));
+                if (job->chargedCpus > 0)
+                    draft.details.push_back(
+                        audit::textDetail("cpu_hours", fmt::format("{:.3f}", fromMilli(cpuUsed))));
                 draft.details.push_back(audit::textDetail("state", jobStateName(state)));
-                const std::int64_t now = gate_.now();
                 const std::string& why = running ? reason : job->info.reason;
                 SEALTRAIN_TRY(internal::closeAttempt(database_, jobId, attempt, jobStateName(state),
                                                      why, now));
                 return database_.run(
-                    "UPDATE jobs SET state = ?, reason = ?, gpu_millihours_used = ?, finished = ?, "
-                    "updated = ? WHERE id = ?",
-                    {jobStateName(state), why, used, now, now, jobId});
+                    "UPDATE jobs SET state = ?, reason = ?, gpu_millihours_used = ?, "
+                    "cpu_millihours_used = ?, finished = ?, updated = ? WHERE id = ?",
+                    {jobStateName(state), why, used, cpuUsed, now, now, jobId});
             });
         !done)
         return done.error();
@@ -551,6 +586,11 @@ Result<std::vector<std::int64_t>> Scheduler::releaseWorker(std::int64_t workerId
                 const std::int64_t now = gate_.now();
                 SEALTRAIN_TRY(internal::closeAttempt(database_, jobId, job.info.attempt, "lost",
                                                      reason, now));
+                // A lost attempt is charged its CPU-hours up to now.
+                SEALTRAIN_TRY(database_.run(
+                    "UPDATE jobs SET cpu_millihours_used = MAX(cpu_millihours_used, ?) "
+                    "WHERE id = ?",
+                    {internal::cpuMilliUsedBy(job, now), jobId}));
                 // The attempt number stays: the next dispatch makes the next one, and every
                 // call of this one is refused from now on.
                 return database_.run(
@@ -584,6 +624,17 @@ Result<std::vector<std::int64_t>> Scheduler::releaseSilent(std::int64_t now,
 
 Result<std::vector<std::int64_t>> Scheduler::jobsToStop(std::int64_t workerId)
 {
+    auto running = internal::loadJobs(
+        database_, "j.worker_id = ? AND j.state = 'running' AND j.charged_cpus > 0", {workerId},
+        "j.id");
+    if (!running)
+        return running.error();
+    for (const JobRow& job : *running) {
+        std::string over;
+        SEALTRAIN_ASSIGN(over, chargeAndCheck(job, toMilli(job.info.gpuHoursUsed), gate_.now()));
+        if (!over.empty())
+            SEALTRAIN_TRY(stopForLimit(job.info.id, job.info.attempt, over));
+    }
     std::vector<std::int64_t> stop;
     SEALTRAIN_TRY(database_.query(
         "SELECT id FROM jobs WHERE worker_id = ? AND state IN ('cancelled', 'failed') AND "

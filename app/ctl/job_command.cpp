@@ -55,6 +55,8 @@ nlohmann::json toJson(const api::JobSummary& job)
             {"max_restarts", job.maxRestarts},
             {"gpu_hours_limit", job.gpuHoursLimit},
             {"gpu_hours_used", job.gpuHoursUsed},
+            {"cpu_hours_limit", job.cpuHoursLimit},
+            {"cpu_hours_used", job.cpuHoursUsed},
             {"created", utcText(job.createdUnix)},
             {"updated", utcText(job.updatedUnix)},
             {"worker", job.worker},
@@ -72,11 +74,14 @@ void printJob(std::ostream& out, const api::JobSummary& job)
                        job.approver.empty() ? std::string()
                                             : fmt::format(", decided by {}", shown(job.approver)));
     out << fmt::format("  spec sha256 {}\n", shown(job.specSha256));
-    out << fmt::format("  dataset {}, pool {}, priority {}, GPU hours {:.3f} of {:.3f}, "
+    // A CPU job is charged CPU-hours, a GPU job GPU hours (issue #54).
+    const bool cpu = job.gpuHoursLimit <= 0.0 && job.cpuHoursLimit > 0.0;
+    out << fmt::format("  dataset {}, pool {}, priority {}, {} hours {:.3f} of {:.3f}, "
                        "restarts {} of {}\n",
                        job.datasetId.empty() ? std::string("(unresolved)") : shown(job.datasetId),
-                       shown(job.pool), job.priority, job.gpuHoursUsed, job.gpuHoursLimit,
-                       job.restarts, job.maxRestarts);
+                       shown(job.pool), job.priority, cpu ? "CPU" : "GPU",
+                       cpu ? job.cpuHoursUsed : job.gpuHoursUsed,
+                       cpu ? job.cpuHoursLimit : job.gpuHoursLimit, job.restarts, job.maxRestarts);
     out << "  vetting:\n";
     for (const api::VettingCheck& check : job.vetting)
         out << fmt::format("    {:<4} {:<15} {}\n", check.ok ? "ok" : "FAIL", shown(check.check),

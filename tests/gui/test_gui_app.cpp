@@ -283,6 +283,12 @@ private slots:
         QTRY_VERIFY2_WITH_TIMEOUT(budgetText().contains("0.01 of 10.00 GPU hours held, 0.01 used"),
                                   qPrintable(budgetText()), 15000);
         QCOMPARE(bob.find<QProgressBar>("budget_demo")->value(), 1);  // 0.1 % in thousandths
+        // Issue #54: and its CPU-hour budget, which the CPU jobs are charged against.
+        auto* cpuText = bob.window->findChild<QLabel*>("cpuBudgetText_demo");
+        QVERIFY(cpuText != nullptr);
+        QVERIFY2(cpuText->text().contains(" of 100.00 CPU-hours held, "),
+                 qPrintable(cpuText->text()));
+        QVERIFY(bob.find<QProgressBar>("cpuBudget_demo") != nullptr);
     }
 
     // Issue #30: bob's Runs screen lists the run watched above and a second one a worker runs

@@ -4,6 +4,7 @@
 // an anonymous caller probing for checkpoints, every call of the contract made anonymously with
 // hostile fields, and an enrolment token on the command line.
 #include "../support/attacks.h"
+#include "contract_calls.h"
 #include "daemon_fixture.h"
 
 #include "sealtrain/v1/compliance.grpc.pb.h"
@@ -124,55 +125,21 @@ private slots:
     // Enroll: refused, never OK) or are public (the CA certificate and the signing keys).
     void everyCallChecksItsCallerFirst()
     {
-        grpc::GenericStub stub(daemon_.rawChannel());
         const std::set<std::string> credentialInRequest{"SignIn", "CompleteReset", "Enroll"};
         const std::set<std::string> publicCalls{"GetCaCertificate", "GetSigningKeys"};
+        const auto channel = daemon_.rawChannel();
         int called = 0;
-        // Linked in, so that its descriptor is in the generated pool.
-        QCOMPARE(sealtrain::v1::ComplianceReportRequest::descriptor()->file()->name(),
-                 std::string("sealtrain/v1/compliance.proto"));
-        // Every file of the contract (issue #30 added runs.proto and registry.proto, issue #31
-        // compliance.proto).
-        for (const char* name : {"sealtrain/v1/control.proto", "sealtrain/v1/runs.proto",
-                                 "sealtrain/v1/registry.proto", "sealtrain/v1/compliance.proto"}) {
-            const auto* file =
-                google::protobuf::DescriptorPool::generated_pool()->FindFileByName(name);
-            QVERIFY2(file != nullptr, name);
-            for (int s = 0; s < file->service_count(); ++s) {
-                const auto* service = file->service(s);
-                for (int m = 0; m < service->method_count(); ++m) {
-                    const auto* method = service->method(m);
-                    if (publicCalls.count(method->name()) != 0)
-                        continue;
-                    std::unique_ptr<google::protobuf::Message> request(
-                        google::protobuf::MessageFactory::generated_factory()
-                            ->GetPrototype(method->input_type())
-                            ->New());
-                    testing::fillHostile(*request, 0);
-                    const std::string bytes = request->SerializeAsString();
-                    grpc::Slice slice(bytes);
-                    grpc::ByteBuffer sent(&slice, 1);
-                    grpc::ByteBuffer received;
-                    grpc::ClientContext context;
-                    context.set_deadline(std::chrono::system_clock::now()
-                                         + std::chrono::seconds(20));
-                    std::promise<grpc::Status> done;
-                    stub.UnaryCall(
-                        &context, "/" + service->full_name() + "/" + method->name(),
-                        grpc::StubOptions(), &sent, &received,
-                        [&done](grpc::Status status) { done.set_value(std::move(status)); });
-                    const grpc::Status status = done.get_future().get();
-                    const std::string what = service->name() + "." + method->name() + ": "
-                                             + std::to_string(status.error_code()) + " "
-                                             + status.error_message();
-                    if (credentialInRequest.count(method->name()) != 0)
-                        QVERIFY2(!status.ok(), what.c_str());
-                    else
-                        QVERIFY2(status.error_code() == grpc::StatusCode::UNAUTHENTICATED,
-                                 what.c_str());
-                    ++called;
-                }
-            }
+        for (const testing::ContractMethod& method : testing::contractMethods()) {
+            if (publicCalls.count(method.method) != 0)
+                continue;
+            const grpc::Status status = testing::callHostile(channel, method);
+            const std::string what = method.name() + ": " + std::to_string(status.error_code())
+                                     + " " + status.error_message();
+            if (credentialInRequest.count(method.method) != 0)
+                QVERIFY2(!status.ok(), what.c_str());
+            else
+                QVERIFY2(status.error_code() == grpc::StatusCode::UNAUTHENTICATED, what.c_str());
+            ++called;
         }
         QVERIFY2(called >= 55, qPrintable(QString("only %1 calls made").arg(called)));
         auto whoami = daemon_.as("dave")->whoAmI();

@@ -475,7 +475,11 @@ private slots:
                                       [](const auto& pool) { return pool.name == "cpu"; });
         QVERIFY(cpu != policy->pools.end());
         QCOMPARE(cpu->classifications, (std::vector<std::string>{"public", "internal"}));
-        QCOMPARE(policy->caps.size(), std::size_t{14});
+        // What one job on the pool may cost (issue #54), as the default policy sets it.
+        QCOMPARE(cpu->maxParameters, 200'000'000.0);
+        QCOMPARE(cpu->maxMemoryGib, 64.0);
+        QCOMPARE(cpu->maxStepTflop, 100.0);
+        QCOMPARE(policy->caps.size(), std::size_t{15});
         QCOMPARE(policy->caps.front(), (std::pair<std::string, double>{"nodes", 4.0}));
         QCOMPARE(policy->sampleMaxLength, std::int64_t{1024});
         const auto before = demoOf(*policy);
@@ -501,6 +505,22 @@ private slots:
         auto released = bob->showPolicy();
         QVERIFY(released);
         QVERIFY(std::abs(demoOf(*released)->heldHours - before->heldHours) < 1e-9);
+
+        // A vetted CPU job holds its CPU-hour limit (issue #54); the GPU hours stay as they were.
+        QCOMPARE(before->cpuHours, 100.0);
+        auto cpuJob =
+            bob->submitJob("spec_version: 1\nname: cpu-held\nproject: demo\ndataset: notes\n"
+                           "model: {layers: 1, heads: 1, width: 8, context: 8}\n"
+                           "schedule: {steps: 10, batch: 2}\nresources: {pool: cpu, device: cpu}\n"
+                           "limits: {cpu_hours: 3}\n");
+        QVERIFY2(cpuJob, cpuJob ? "" : cpuJob.error().message().c_str());
+        QCOMPARE(cpuJob->state, std::string("vetted"));
+        QCOMPARE(cpuJob->cpuHoursLimit, 3.0);
+        auto cpuHeld = bob->showPolicy();
+        QVERIFY(cpuHeld);
+        QVERIFY(std::abs(demoOf(*cpuHeld)->cpuHeldHours - (before->cpuHeldHours + 3.0)) < 1e-9);
+        QVERIFY(std::abs(demoOf(*cpuHeld)->heldHours - before->heldHours) < 1e-9);
+        QVERIFY(bob->cancelJob(cpuJob->id, "the budget test is done"));
 
         // sam (a steward) reads the pools and caps but no project's budget; nobody anonymous.
         auto sam = daemon_.as("sam")->showPolicy();
@@ -785,14 +805,14 @@ private slots:
                                                      {"job.report", 1}}));
         QCOMPARE(noWorkerCalls, std::uint64_t{3});
         QVERIFY(firstNamesTheCertificate);
-        // Each policy read is audited with its reader (bob three times, sam once).
+        // Each policy read is audited with its reader (bob four times, sam once).
         int policyReads = 0;
         for (const audit::Entry& entry : *entries)
             if (entry.action == "policy.show" && entry.outcome == audit::Outcome::Ok) {
                 QVERIFY(entry.actor.id == "bob" || entry.actor.id == "sam");
                 ++policyReads;
             }
-        QCOMPARE(policyReads, 4);
+        QCOMPARE(policyReads, 5);
         std::string serial;
         bool listing = false;
         for (const audit::Entry& entry : *entries) {

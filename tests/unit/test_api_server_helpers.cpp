@@ -24,7 +24,43 @@ private slots:
     void secretIsTakenAndTheFieldWiped();
     void passwordChecksRunAtLowPriority();
     void errorsMapToCodesAClientCanActOn();
+    void refusedHandshakesAreCountedBounded();
 };
+
+// Issue #54: a handshake refused for its certificate is counted per serial and written once a
+// window (docs/formats/audit.md, `certificate.refuse`): a serial's refusals within its window are
+// one entry; at most 256 serials are counted at once and the rest together, as "other", which
+// names no one; a certificate that could not be read counts as "unreadable".
+void TestApiServerHelpers::refusedHandshakesAreCountedBounded()
+{
+    api::HandshakeRefusals refusals;
+    refusals.count("aa", "dave", 100);
+    refusals.count("aa", "dave", 104);
+    refusals.count("", "", 105);
+    QVERIFY(refusals.take(false, 10, 109).empty());  // the window is not over
+    refusals.count("aa", "dave", 109);
+    auto due = refusals.take(false, 10, 110);
+    QCOMPARE(due.size(), std::size_t{1});
+    QCOMPARE(due.at("aa").count, std::uint64_t{3});
+    QCOMPARE(due.at("aa").first, std::int64_t{100});
+    QCOMPARE(due.at("aa").last, std::int64_t{109});
+    QCOMPARE(due.at("aa").owner, std::string("dave"));
+    QVERIFY(refusals.take(false, 10, 110).empty());  // taken once
+    auto rest = refusals.take(true, 10, 111);        // at shutdown: whatever is left
+    QCOMPARE(rest.size(), std::size_t{1});
+    QCOMPARE(rest.at("unreadable").count, std::uint64_t{1});
+
+    // A flood of distinct certificates: 256 serials, then "other" for the rest, bounded.
+    for (int i = 0; i < 300; ++i)
+        refusals.count("serial-" + std::to_string(i), "user-" + std::to_string(i), 200);
+    refusals.count("serial-7", "user-7", 201);  // a serial already counted still counts as itself
+    auto flood = refusals.take(true, 10, 202);
+    QCOMPARE(flood.size(), api::HandshakeRefusals::kMaxSerials + 1);
+    QCOMPARE(flood.at("other").count, std::uint64_t{300 - api::HandshakeRefusals::kMaxSerials});
+    QCOMPARE(flood.at("other").owner, std::string());
+    QCOMPARE(flood.at("serial-7").count, std::uint64_t{2});
+    QCOMPARE(flood.at("serial-7").owner, std::string("user-7"));
+}
 
 // Issue #29: a client acts on the code. A state the call needs is FAILED_PRECONDITION both ways;
 // the server's own I/O failure is INTERNAL (the client would read UNAVAILABLE as the control

@@ -8,6 +8,7 @@
 #include "jobs_world.h"
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/job_budgets.h"
 #include "sealtrain/core/job_spec.h"
 #include "sealtrain/core/jobs.h"
 
@@ -36,6 +37,7 @@ private slots:
     void policyFile();
     void everyCostIsCapped();
     void aJobsCostIsCappedPerPool();
+    void cpuJobsAreBoundByCpuHours();
     void samplingIsCapped();
 };
 
@@ -435,7 +437,7 @@ void TestCoreJobs::everyCostIsCapped()
     auto policy = core::parseJobPolicy(R"({"policy_version": 1,
         "pools": {"cpu": {"classifications": ["internal"]}},
         "caps": {"grad_accum": 4, "threads": 2, "cpu_ranks_per_node": 2, "cpu_steps": 50},
-        "budgets": {"demo": {"gpu_hours": 10}}})");
+        "budgets": {"demo": {"gpu_hours": 10, "cpu_hours": 100}}})");
     QVERIFY2(policy, policy ? "" : policy.error().message().c_str());
     QCOMPARE(policy->caps.gradAccum, std::int64_t{4});
     w.jobs().setPolicy(*policy);
@@ -469,6 +471,82 @@ void TestCoreJobs::everyCostIsCapped()
     QVERIFY(!check(*unbudgeted, "budget")->ok);
     QVERIFY2(check(*unbudgeted, "budget")->detail.find("no budget") != std::string::npos,
              check(*unbudgeted, "budget")->detail.c_str());
+}
+
+// Issue #54, item 4: a CPU job is bound by CPU-hours as a GPU job is by GPU hours: its spec
+// declares a limit (default 1, above 0), capped by the policy; vetting counts it against its
+// project's CPU-hour budget, and a project whose budget has no CPU-hours runs no CPU job.
+void TestCoreJobs::cpuJobsAreBoundByCpuHours()
+{
+    const std::string base = R"({"spec_version": 1, "name": "timed", "project": "demo",
+        "dataset": "notes", "model": {"layers": 2, "heads": 2, "width": 32, "context": 16},
+        "schedule": {"steps": 10, "batch": 2}, "resources": {"pool": "cpu", "device": "cpu"})";
+    const auto limited = [&](const std::string& limits) {
+        return base + R"(, "limits": )" + limits + "}";
+    };
+    QCOMPARE(core::parseJobSpec(base + "}").value().limits.cpuHours, 1.0);
+    auto zero = core::parseJobSpec(limited(R"({"cpu_hours": 0})"));
+    QVERIFY(!zero);
+    QVERIFY2(zero.error().message().find("'limits.cpu_hours'") != std::string::npos,
+             zero.error().message().c_str());
+    QVERIFY(isOneSentence(zero.error().message()));
+    // The limit is part of what is approved.
+    QVERIFY(core::jobSpecHash(core::parseJobSpec(limited(R"({"cpu_hours": 2})")).value())
+            != core::jobSpecHash(core::parseJobSpec(limited(R"({"cpu_hours": 3})")).value()));
+    // The one charging rule: ranks × threads on every node; threads 0 takes the node's cores.
+    core::JobSpec spec = core::parseJobSpec(base + "}").value();
+    spec.resources.nodes = 2;
+    spec.resources.cpuRanksPerNode = 3;
+    spec.resources.threads = 4;
+    QCOMPARE(core::chargedCpus(spec, 64), std::int64_t{24});
+    spec.resources.threads = 0;
+    QCOMPARE(core::chargedCpus(spec, 16), std::int64_t{32});
+    QCOMPARE(core::chargedCpus(spec, 0), std::int64_t{6});  // cores unknown: one a rank
+    spec.resources.gpusPerNode = 1;
+    QCOMPARE(core::chargedCpus(spec, 16), std::int64_t{0});  // GPU hours only
+
+    World w;
+    auto policy = core::parseJobPolicy(R"({"policy_version": 1,
+        "pools": {"cpu": {"classifications": ["internal"]}}, "caps": {"cpu_hours": 50},
+        "budgets": {"demo": {"gpu_hours": 10, "cpu_hours": 5, "alert_at": 0.5},
+                    "gpuonly": {"gpu_hours": 10, "cpu_hours": 0}, "older": {"gpu_hours": 1}}})");
+    QVERIFY2(policy, policy ? "" : policy.error().message().c_str());
+    // A policy file written before CPU-hours were charged keeps its CPU jobs running.
+    QCOMPARE(policy->budgets.at("older").cpuHours, 100.0);
+    w.jobs().setPolicy(*policy);
+    auto first = w.jobs().submit(w.session("eve"), limited(R"({"cpu_hours": 2})"));
+    QVERIFY2(first, first ? "" : first.error().message().c_str());
+    QCOMPARE(first->state, core::JobState::Vetted);
+    QCOMPARE(first->cpuHoursLimit, 2.0);
+    QCOMPARE(check(*first, "budget")->detail,
+             std::string("2.000 of 5.000 CPU-hours of project 'demo' with this job"));
+    auto second = w.jobs().submit(w.session("eve"), limited(R"({"cpu_hours": 3})"));
+    QVERIFY(second);
+    QCOMPARE(second->state, core::JobState::Vetted);
+    QVERIFY2(check(*second, "budget")->detail.find("5.000 of 5.000 CPU-hours") != std::string::npos
+                 && check(*second, "budget")->detail.find("alert") != std::string::npos,
+             check(*second, "budget")->detail.c_str());
+    // What the two hold leaves nothing for a third.
+    auto third = w.jobs().submit(w.session("eve"), limited(R"({"cpu_hours": 0.5})"));
+    QVERIFY(third);
+    QCOMPARE(third->state, core::JobState::Rejected);
+    QVERIFY(!check(*third, "budget")->ok);
+    QVERIFY2(check(*third, "budget")->detail.find("5.500 of 5.000") != std::string::npos,
+             check(*third, "budget")->detail.c_str());
+    // The cap.
+    auto capped = w.jobs().submit(w.session("eve"), limited(R"({"cpu_hours": 51})"));
+    QVERIFY(capped);
+    QCOMPARE(capped->state, core::JobState::Rejected);
+    QVERIFY2(check(*capped, "caps")->detail.find("limits.cpu_hours 51 > 50") != std::string::npos,
+             check(*capped, "caps")->detail.c_str());
+    // A project with GPU hours only runs no CPU job.
+    std::string elsewhere = base + "}";
+    elsewhere.replace(elsewhere.find("\"demo\""), 6, "\"gpuonly\"");
+    auto gpuOnly = w.jobs().submit(w.session("eve"), elsewhere);
+    QVERIFY2(gpuOnly, gpuOnly ? "" : gpuOnly.error().message().c_str());
+    QCOMPARE(gpuOnly->state, core::JobState::Rejected);
+    QCOMPARE(check(*gpuOnly, "budget")->detail,
+             std::string("project 'gpuonly' has no CPU-hour budget"));
 }
 
 // Issue #54, item 4: per-field caps passed a 39-billion-parameter CPU job (48 layers, 64 heads,
@@ -532,7 +610,7 @@ void TestCoreJobs::aJobsCostIsCappedPerPool()
     // Each cap on its own, set per pool in the policy file.
     auto tight = core::parseJobPolicy(R"({"policy_version": 1,
         "pools": {"cpu": {"classifications": ["internal"], "max_memory_gib": 0.0001}},
-        "budgets": {"demo": {"gpu_hours": 10}}})");
+        "budgets": {"demo": {"gpu_hours": 10, "cpu_hours": 100}}})");
     QVERIFY2(tight, tight ? "" : tight.error().message().c_str());
     QCOMPARE(tight->poolCosts.at("cpu").maxParameters, std::int64_t{2'000'000'000});
     w.jobs().setPolicy(*tight);

@@ -25,6 +25,8 @@ private slots:
     void lostWorkerRequeuesUntilMaxRestarts();
     void silentWorkersAreReleased();
     void metricsAndGpuHoursCountOnce();
+    void cpuHoursMeasuredByTheControlPlane();
+    void cpuHourBudgetBoundsTheProject();
     void cancelWhileRunningStaysCancelled();
     void checkpointsRecordedNewestFirst();
     void localRunOfAQueuedJob();
@@ -53,6 +55,31 @@ core::Dispatch taken(WorkerWorld& w, const core::WorkerInfo& worker)
     if (!*dispatched)
         qFatal("%s got no job", worker.name.c_str());
     return **dispatched;
+}
+
+// A job's CPU-hours and state as recorded, read without a session (the tests of CPU-hours move
+// the clock past a session's idle time).
+double cpuUsed(WorkerWorld& w, std::int64_t job)
+{
+    return static_cast<double>(
+               w.t.database
+                   ->queryInteger("SELECT cpu_millihours_used FROM jobs WHERE id = ?", {job})
+                   .value())
+           / 1000.0;
+}
+
+std::string columnOf(WorkerWorld& w, const char* sql, std::int64_t job)
+{
+    std::string text;
+    if (!w.t.database->queryOne(sql, {job},
+                                [&](const core::Statement& row) { text = row.text(0); }))
+        qFatal("%s failed", sql);
+    return text;
+}
+
+std::string stateOf(WorkerWorld& w, std::int64_t job)
+{
+    return columnOf(w, "SELECT state FROM jobs WHERE id = ?", job);
 }
 
 bool getsNothing(WorkerWorld& w, const core::WorkerInfo& worker)
@@ -248,6 +275,82 @@ void TestCoreScheduler::budgetExhaustedFailsTheJob()
                       && entry.reason == "project budget exhausted");
     }
     QVERIFY(audited);
+}
+
+// Issue #54: a CPU job is charged CPU-hours that the control plane measures from its dispatch:
+// wall-clock time × the cores it holds (threads 0: the worker's 4 reported cores). A worker's
+// report can not lower them; past the job's limit its worker's heartbeat stops it (failed by the
+// control plane, audited), also when it sends no metrics; the worker's finish records the total.
+void TestCoreScheduler::cpuHoursMeasuredByTheControlPlane()
+{
+    WorkerWorld w;
+    const auto worker = w.enrolled("n1", "cpu");
+    const auto id = w.queuedJob("timed", "notes", "cpu", R"(, "limits": {"cpu_hours": 2})");
+    QCOMPARE(w.job(id).cpuHoursLimit, 2.0);
+    QCOMPARE(taken(w, worker).job.id, id);
+    w.t.clock.advance(std::chrono::minutes(15));
+    QCOMPARE(w.scheduler().report(worker, id, 1, {}, 0.0).value(), false);
+    QCOMPARE(cpuUsed(w, id), 1.0);  // a quarter hour × 4 cores
+    QCOMPARE(w.t.database->queryInteger("SELECT gpu_millihours_used FROM jobs WHERE id = ?", {id})
+                 .value(),
+             std::int64_t{0});
+    QCOMPARE(w.scheduler().jobsToStop(worker.id).value(), std::vector<std::int64_t>{});
+    QCOMPARE(stateOf(w, id), std::string("running"));
+    // 20 minutes more and no report: the heartbeat's answer stops it.
+    w.t.clock.advance(std::chrono::minutes(20));
+    QCOMPARE(w.scheduler().jobsToStop(worker.id).value(), std::vector<std::int64_t>{id});
+    QCOMPARE(stateOf(w, id), std::string("failed"));
+    QCOMPARE(w.last().action, std::string("job.finish"));
+    QCOMPARE(w.last().actor.id, std::string("control-plane"));
+    QCOMPARE(testing::detailOf(w.last(), "reason"),
+             std::string("over its CPU-hour limit (2.333 of 2.000)"));
+    // Its worker's finish, a minute later, records the total: 36 minutes × 4 cores.
+    w.t.clock.advance(std::chrono::minutes(1));
+    auto finished = w.scheduler().finish(worker, id, 1, true, 0.0, "");
+    QVERIFY2(finished, finished ? "" : finished.error().message().c_str());
+    QCOMPARE(finished->state, core::JobState::Failed);
+    QCOMPARE(finished->cpuHoursUsed, 2.4);
+    QCOMPARE(testing::detailOf(w.last(), "cpu_hours"), std::string("2.400"));
+}
+
+// Issue #54: a project past its CPU-hour budget (lowered after vetting) stops its running CPU
+// job at the next report and fails the next one at dispatch, audited with the figures; a lost
+// attempt is charged up to its loss and the next attempt adds to it.
+void TestCoreScheduler::cpuHourBudgetBoundsTheProject()
+{
+    WorkerWorld w;
+    const auto worker = w.enrolled("n1", "cpu");
+    const auto lost = w.queuedJob("lost", "notes", "cpu", R"(, "limits": {"cpu_hours": 3})");
+    QCOMPARE(taken(w, worker).job.id, lost);
+    w.t.clock.advance(std::chrono::minutes(3));
+    QVERIFY(w.scheduler().releaseWorker(worker.id, "restart"));
+    QCOMPARE(cpuUsed(w, lost), 0.2);  // 3 minutes × 4 cores, up to the loss
+    QCOMPARE(taken(w, worker).attempt, std::int64_t{2});
+    w.t.clock.advance(std::chrono::minutes(3));
+    QCOMPARE(w.scheduler().report(worker, lost, 2, {}, 0.0).value(), false);
+    QCOMPARE(cpuUsed(w, lost), 0.4);
+
+    const auto next = w.queuedJob("next", "notes", "cpu");
+    auto lowered = core::parseJobPolicy(core::defaultJobPolicyText()).value();
+    lowered.budgets["demo"].cpuHours = 0.5;
+    w.scheduler().setPolicy(lowered);
+    w.t.clock.advance(std::chrono::minutes(3));
+    QCOMPARE(w.scheduler().report(worker, lost, 2, {}, 0.0).value(), true);
+    QCOMPARE(stateOf(w, lost), std::string("failed"));
+    QCOMPARE(testing::detailOf(w.last(), "reason"),
+             std::string("project CPU-hour budget exhausted"));
+    QVERIFY(w.scheduler().finish(worker, lost, 2, false, 0.0, "stopped"));
+
+    QVERIFY(getsNothing(w, worker));
+    QCOMPARE(stateOf(w, next), std::string("failed"));
+    QCOMPARE(columnOf(w, "SELECT reason FROM jobs WHERE id = ?", next),
+             std::string("project budget exhausted"));
+    // The dispatch's refusal, the last entry.
+    QCOMPARE(w.last().action, std::string("job.dispatch"));
+    QCOMPARE(w.last().target.id, std::to_string(next));
+    QCOMPARE(w.last().reason, std::string("project budget exhausted"));
+    QCOMPARE(testing::detailOf(w.last(), "cpu_hours_used"), std::string("0.600"));
+    QCOMPARE(testing::detailOf(w.last(), "cpu_hours_budget"), std::string("0.500"));
 }
 
 // The worker was presumed lost and its job handed over again (to itself, then to another):

@@ -54,7 +54,7 @@ OverviewPage::OverviewPage(Session& session, QWidget* parent)
     permissions_ = panel(this, layout, tr("What you may do"), "overviewPermissions");
     workers_ = panel(this, layout, tr("Workers"), "overviewWorkers");
     jobs_ = panel(this, layout, tr("Jobs"), "overviewJobs");
-    budgets_ = new QGroupBox(tr("GPU-hour budgets"), this);
+    budgets_ = new QGroupBox(tr("Budgets"), this);
     budgets_->setObjectName("overviewBudgets");
     budgetRows_ = new QGridLayout(budgets_);
     layout->addWidget(budgets_);
@@ -202,36 +202,43 @@ void OverviewPage::showBudgets(const api::PolicySummary& policy)
         return;
     }
     int row = 0;
-    for (const api::PolicySummary::Budget& budget : policy.budgets) {
-        const QString project = QString::fromStdString(budget.project);
-        // The bar shows what is held (what vetting counts against the budget); the text adds
-        // what has been used.
+    // A row per project and kind of hours (GPU hours; CPU-hours, issue #54): the bar shows what
+    // is held (what vetting counts against the budget), the text adds what has been used.
+    const auto addRow = [&](const QString& project, const QString& prefix, const QString& unit,
+                            double limit, double held, double used, double alertAt) {
         auto* bar = new QProgressBar(budgets_);
-        bar->setObjectName("budget_" + project);
-        bar->setAccessibleName(tr("GPU hours held in project %1").arg(project));
+        bar->setObjectName(prefix + project);
+        bar->setAccessibleName(tr("%1 held in project %2").arg(unit, project));
         bar->setRange(0, 1000);
-        const double share = budget.gpuHours > 0 ? budget.heldHours / budget.gpuHours : 0.0;
+        const double share = limit > 0 ? held / limit : 0.0;
         bar->setValue(static_cast<int>(std::min(share, 1.0) * 1000));
         bar->setTextVisible(false);  // the label beside it says the figures
-        const bool alert = budget.gpuHours > 0 && share >= budget.alertAt;
+        const bool alert = limit > 0 && share >= alertAt;
         bar->setStyleSheet(QStringLiteral("QProgressBar { border: 1px solid #8a8a8a; background: "
                                           "white; min-height: 12px; } QProgressBar::chunk { "
                                           "background: %1; }")
                                .arg(alert ? "#b00020" : "#2f7fc1"));
         auto* text = new QLabel(
-            tr("%1 of %2 GPU hours held, %3 used%4")
-                .arg(budget.heldHours, 0, 'f', 2)
-                .arg(budget.gpuHours, 0, 'f', 2)
-                .arg(budget.usedHours, 0, 'f', 2)
-                .arg(alert
-                         ? tr(" (at or above the %1 % alert)").arg(budget.alertAt * 100, 0, 'f', 0)
-                         : QString()),
+            tr("%1 of %2 %3 held, %4 used%5")
+                .arg(held, 0, 'f', 2)
+                .arg(limit, 0, 'f', 2)
+                .arg(unit)
+                .arg(used, 0, 'f', 2)
+                .arg(alert ? tr(" (at or above the %1 % alert)").arg(alertAt * 100, 0, 'f', 0)
+                           : QString()),
             budgets_);
-        text->setObjectName("budgetText_" + project);
+        text->setObjectName(prefix.left(prefix.size() - 1) + "Text_" + project);
         budgetRows_->addWidget(new QLabel(project, budgets_), row, 0);
         budgetRows_->addWidget(bar, row, 1);
         budgetRows_->addWidget(text, row, 2);
         ++row;
+    };
+    for (const api::PolicySummary::Budget& budget : policy.budgets) {
+        const QString project = QString::fromStdString(budget.project);
+        addRow(project, "budget_", tr("GPU hours"), budget.gpuHours, budget.heldHours,
+               budget.usedHours, budget.alertAt);
+        addRow(project, "cpuBudget_", tr("CPU-hours"), budget.cpuHours, budget.cpuHeldHours,
+               budget.cpuUsedHours, budget.alertAt);
     }
     budgetRows_->setColumnStretch(1, 1);
 }

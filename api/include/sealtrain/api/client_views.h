@@ -77,6 +77,9 @@ struct PolicySummary {
     struct Pool {
         std::string name;
         std::vector<std::string> classifications;  // what data its workers may see
+        double maxParameters = 0.0;                // what one job in it may cost
+        double maxMemoryGib = 0.0;
+        double maxStepTflop = 0.0;
     };
     struct Budget {
         std::string project;
@@ -84,6 +87,9 @@ struct PolicySummary {
         double alertAt = 0.8;    // share at which vetting warns
         double usedHours = 0.0;  // used by the project's jobs
         double heldHours = 0.0;  // used, plus the limits of the jobs that may still run
+        double cpuHours = 0.0;   // the CPU-hour budget, and the same two figures for it
+        double cpuUsedHours = 0.0;
+        double cpuHeldHours = 0.0;
     };
     std::vector<Pool> pools;
     std::vector<std::pair<std::string, double>> caps;  // policy-file names, in its order

@@ -36,6 +36,8 @@ struct JobSummary {
     std::int64_t maxRestarts = 0;
     double gpuHoursLimit = 0.0;
     double gpuHoursUsed = 0.0;
+    double cpuHoursLimit = 0.0;  // a CPU job's; 0 for a GPU job
+    double cpuHoursUsed = 0.0;
     std::int64_t createdUnix = 0;
     std::int64_t updatedUnix = 0;
     std::string worker;  // the worker running it

@@ -31,7 +31,9 @@ verifyLiveLog(const audit::AuditLog& log, const std::function<void()>& betweenPa
 // One page of the log as a browser asks for it (Audit.QueryEntries).
 struct AuditQuery {
     audit::ExportFilter filter;
-    std::optional<audit::Outcome> outcome;
+    // "", "ok", "denied" or "failed", as the caller wrote it: judged after the caller (issue
+    // #54), a wrong one refused in the call's entry.
+    std::string outcome;
     // Newest first: entries below this sequence number (0: from the newest). Oldest first:
     // entries from this sequence number on.
     std::uint64_t cursor = 0;

@@ -290,10 +290,10 @@ public:
                                                           const std::string& newCode);
 
 private:
-    // The caller's account for a change of their own credentials (`action`), read without a
-    // transaction; unread (read false) when the session or the account does not read, which the
-    // change's finishing transaction then refuses and audits.
-    [[nodiscard]] OwnAccount readOwnAccount(const std::string& session, const char* action);
+    // The caller's account for a change of their own credentials, read without a transaction
+    // and without an entry; unread (read false) when the session or the account does not read,
+    // which the change's finishing transaction then refuses and audits, once (issue #54).
+    [[nodiscard]] OwnAccount readOwnAccount(const std::string& session);
     // A new password hash and TOTP secret for the user `userId`; clears the lockout.
     [[nodiscard]] Result<Enrollment> storeNewCredentials(std::int64_t userId,
                                                          const std::string& name,

@@ -27,6 +27,9 @@ struct BudgetUse {
     double alertAt = 0.8;    // share at which vetting warns
     double usedHours = 0.0;  // reported by the project's jobs so far
     double heldHours = 0.0;  // used, plus the limit of each job that may still run
+    double cpuHours = 0.0;   // the CPU-hour budget, and the same two figures for it
+    double cpuUsedHours = 0.0;
+    double cpuHeldHours = 0.0;
 };
 
 struct PolicyView {
@@ -40,14 +43,26 @@ struct PolicyView {
 [[nodiscard]] std::int64_t chargedGpus(const JobSpec& spec);
 [[nodiscard]] double gpuHoursCharged(const JobSpec& spec, double wallClockHours);
 
+// The one CPU-hour rule (issue #54): a CPU job (gpus_per_node 0) is charged its wall-clock hours
+// times the cores it holds on every node: ranks × threads, or, where threads is 0 (the
+// libraries take every core), the node's cores `nodeCores` (at least one per rank). A GPU job
+// is charged no CPU-hours. The control plane measures a CPU attempt's hours itself, from its
+// dispatch (the count is fixed then, from the worker's reported cores), never from a report.
+[[nodiscard]] std::int64_t chargedCpus(const JobSpec& spec, std::int64_t nodeCores);
+
+// Which hours a budget counts.
+enum class Hours { Gpu, Cpu };
+
 // Hours, in thousandths, the project's jobs have used (what dispatch checks the budget against).
-[[nodiscard]] Result<std::int64_t> projectUsedMilli(const Database& database,
-                                                    const std::string& project);
+[[nodiscard]] Result<std::int64_t>
+projectUsedMilli(const Database& database, const std::string& project, Hours hours = Hours::Gpu);
 // Hours, in thousandths, the project's jobs other than `exceptJob` hold: an ended job what it
 // used, a rejected one nothing, any other the larger of its limit and its use (what vetting
 // adds a new job's limit to).
-[[nodiscard]] Result<std::int64_t>
-projectHeldMilli(const Database& database, const std::string& project, std::int64_t exceptJob);
+[[nodiscard]] Result<std::int64_t> projectHeldMilli(const Database& database,
+                                                    const std::string& project,
+                                                    std::int64_t exceptJob,
+                                                    Hours hours = Hours::Gpu);
 
 // The caps by their names in the policy file ("nodes", "gpus_per_node", …), in its order.
 [[nodiscard]] std::vector<std::pair<std::string, double>> namedCaps(const JobPolicy::Caps& caps);

@@ -42,13 +42,17 @@ struct JobPolicy {
         double lr = 0.1;
         std::int64_t maxRestarts = 10;
         double gpuHours = 1000.0;
+        double cpuHours = 10'000.0;  // a CPU job's limits.cpu_hours
         std::int64_t gradAccum = 64;
         std::int64_t threads = 64;          // per rank
         std::int64_t cpuRanksPerNode = 64;  // of a CPU job
-        std::int64_t cpuSteps = 100'000;    // a CPU job's steps (no GPU-hour budget bounds it)
+        std::int64_t cpuSteps = 100'000;    // a CPU job's steps
     } caps;
     struct Budget {
         double gpuHours = 0.0;
+        // Left out of a policy file written before CPU-hours were charged: 100, so that its CPU
+        // jobs still run after the upgrade. 0: the project's CPU jobs are refused.
+        double cpuHours = 100.0;
         double alertAt = 0.8;  // share of the budget at which vetting warns
     };
     std::map<std::string, Budget> budgets;  // by project; a project without one has none

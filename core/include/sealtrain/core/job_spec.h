@@ -64,6 +64,9 @@ struct JobSpec {
     } resources;
     struct Limits {
         double gpuHours = 0.0;  // what the job may use; 0: no GPU time
+        // What a CPU job (gpus_per_node 0) may use: hours times the cores it is charged
+        // (core::chargedCpus). Above 0 for a CPU job; a GPU job is charged GPU hours only.
+        double cpuHours = 1.0;
         std::int64_t maxRestarts = 2;
     } limits;
     std::int64_t priority = 0;  // higher first, -100..100

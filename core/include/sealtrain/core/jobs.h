@@ -75,6 +75,8 @@ struct JobInfo {
     std::int64_t maxRestarts = 0;
     double gpuHoursLimit = 0.0;
     double gpuHoursUsed = 0.0;
+    double cpuHoursLimit = 0.0;  // a CPU job's (issue #54); 0 for a GPU job
+    double cpuHoursUsed = 0.0;   // measured by the control plane (core::chargedCpus)
     std::int64_t created = 0;
     std::int64_t updated = 0;
 

@@ -223,6 +223,13 @@ public:
     // caller; returns the refusal.
     [[nodiscard]] Result<void> refuseBusyImport(const std::string& session,
                                                 const std::string& reason);
+    // An upload turned away before its header was admitted (none sent) or after it (files that
+    // are not the four of a GPT-2 folder, a stream cut short, over --max-import-bytes, stalled):
+    // `why`, audited as a failed model.import of `name` in `project` ("" before a header) with
+    // the caller as its actor (issue #54), or the caller's own refusal (a session, or a
+    // permission, that does not hold). Never a success.
+    [[nodiscard]] Error refuseImport(const std::string& session, const std::string& name,
+                                     const std::string& project, const Error& why);
     // Imports a GPT-2 folder as the next version of `upload.name` (model.import, with the
     // version's digest and every uploaded file's SHA-256): checked, its parameters sealed, the
     // registration signed. Nothing is kept when any check fails.

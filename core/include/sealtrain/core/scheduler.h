@@ -14,6 +14,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/job_budgets.h"
 #include "sealtrain/core/jobs.h"
 #include "sealtrain/core/workers.h"
 
@@ -103,8 +104,9 @@ public:
                                            std::int64_t attempt, std::string_view action);
     // Stores metrics lines of the attempt (idempotent per kind and step); also accounts
     // `gpuHours` (the attempt's total so far, from the worker's report) against the budget.
-    // Returns true when the job must stop now (cancelled, over its GPU-hour limit, or its
-    // project's budget is exhausted: the last two end it as failed, audited).
+    // Returns true when the job must stop now (cancelled, over its GPU-hour or CPU-hour limit,
+    // or its project's budget is exhausted: the last two end it as failed, audited). A CPU job's
+    // hours are the control plane's own measure (core::chargedCpus), taken at each report.
     [[nodiscard]] Result<bool> report(const WorkerInfo& worker, std::int64_t jobId,
                                       std::int64_t attempt, const std::vector<MetricsLine>& lines,
                                       double gpuHours);
@@ -143,12 +145,18 @@ public:
     // (Unix seconds), released as above. Returns the workers released.
     [[nodiscard]] Result<std::vector<std::int64_t>> releaseSilent(std::int64_t now,
                                                                   std::int64_t timeoutSeconds);
-    // The jobs a worker must stop (cancelled while it ran them), for its heartbeat's answer.
+    // The jobs a worker must stop (cancelled while it ran them, or past a limit), for its
+    // heartbeat's answer. A running CPU job's CPU-hours are measured here first, so a job that
+    // sends no metrics is stopped at its limit too (failed, audited).
     [[nodiscard]] Result<std::vector<std::int64_t>> jobsToStop(std::int64_t workerId);
     // The job's metrics lines, in (step, kind) order, from `fromStep`, for whoever may see the
     // job as Jobs::show allows (refusals audited).
-    [[nodiscard]] Result<std::vector<MetricsLine>>
-    metrics(const std::string& session, std::int64_t jobId, std::int64_t fromStep);
+    // `what` is the caller's ask, "metrics", "logs" or "" (metrics), judged after the caller
+    // (issue #54): anything else is refused in the call's entry.
+    [[nodiscard]] Result<std::vector<MetricsLine>> metrics(const std::string& session,
+                                                           std::int64_t jobId,
+                                                           std::int64_t fromStep,
+                                                           std::string_view what = "");
 
 private:
     // take()'s three outcomes for one queued job, each in an audited transaction of its own.
@@ -158,8 +166,13 @@ private:
     // behind its starting model): dataset.read in the project, a read grant, not disabled.
     [[nodiscard]] Result<bool> submitterMayRead(const internal::JobRow& job,
                                                 const std::vector<std::string>& datasets);
-    [[nodiscard]] Result<void> failForBudget(std::int64_t jobId, std::int64_t usedMilli,
-                                             double budgetHours);
+    [[nodiscard]] Result<void> failForBudget(std::int64_t jobId, Hours hours,
+                                             std::int64_t usedMilli, double budgetHours);
+    // Records a running job's CPU-hours by `now` and says why it must stop (over its GPU-hour
+    // or CPU-hour limit, its project's budget exhausted), or nothing. `gpuUsedMilli` is its
+    // GPU use as now recorded.
+    [[nodiscard]] Result<std::string> chargeAndCheck(const internal::JobRow& job,
+                                                     std::int64_t gpuUsedMilli, std::int64_t now);
     [[nodiscard]] Result<std::optional<Dispatch>> dispatch(const WorkerInfo& worker,
                                                            std::int64_t jobId);
     // A worker's call on an attempt that is not its current one (fencing), or from a worker no
