@@ -226,6 +226,25 @@ private slots:
         QVERIFY(cost != job->vetting.end());
         QVERIFY(!cost->ok);
         QVERIFY2(cost->detail.find("max_parameters") != std::string::npos, cost->detail.c_str());
+        // Nor was it "using no GPU hours": a CPU job is bound by CPU-hours (issue #54), and one
+        // that asks for more than its project's budget (demo: 100) is rejected too.
+        const auto budget = std::find_if(job->vetting.begin(), job->vetting.end(),
+                                         [](const auto& check) { return check.check == "budget"; });
+        QVERIFY(budget != job->vetting.end());
+        QVERIFY2(budget->detail.find("CPU-hours of project 'demo'") != std::string::npos,
+                 budget->detail.c_str());
+        auto greedy = daemon_.as("bob")->submitJob(
+            "spec_version: 1\nname: greedy\nproject: demo\ndataset: notes\n"
+            "model: {layers: 1, heads: 1, width: 8, context: 8}\n"
+            "schedule: {steps: 10, batch: 2}\nresources: {pool: cpu, device: cpu}\n"
+            "limits: {cpu_hours: 5000}\n");
+        QVERIFY2(greedy, greedy ? "" : greedy.error().message().c_str());
+        QCOMPARE(greedy->state, std::string("rejected"));
+        const auto over = std::find_if(greedy->vetting.begin(), greedy->vetting.end(),
+                                       [](const auto& check) { return check.check == "budget"; });
+        QVERIFY(over != greedy->vetting.end() && !over->ok);
+        QVERIFY2(over->detail.find("of 100.000 CPU-hours") != std::string::npos,
+                 over->detail.c_str());
     }
 
     // 32 anonymous sign-ins at once (each an Argon2id computation of 64 MiB, unknown names cost
