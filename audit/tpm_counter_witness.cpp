@@ -1,12 +1,16 @@
 // The TPM counter witness (tpm_counter_witness.h) over the TSS2 enhanced system API (ESAPI).
 #include "sealtrain/audit/tpm_counter_witness.h"
 
+#include "sealtrain/base/wipe.h"
+
 #include <tss2/tss2_esys.h>
 #include <tss2/tss2_rc.h>
 #include <tss2/tss2_tctildr.h>
 
 #include <charconv>
+#include <cstring>
 #include <memory>
+#include <span>
 
 namespace sealtrain::audit {
 namespace {
@@ -21,6 +25,26 @@ std::string describe(TSS2_RC rc)
 {
     const char* text = Tss2_RC_Decode(rc);
     return text != nullptr ? std::string(text) : "TSS2 error " + std::to_string(rc);
+}
+
+// The TPM refused the authorisation (a wrong owner password, or none where one is set), or
+// locked it out after too many: the operator's to fix, not the TPM's.
+bool authRefused(TSS2_RC rc)
+{
+    const TSS2_RC code = rc & 0xFFFFU;
+    if ((code & TPM2_RC_FMT1) != 0) {
+        const TSS2_RC number = code & (TPM2_RC_FMT1 | 0x3FU);
+        return number == TPM2_RC_BAD_AUTH || number == TPM2_RC_AUTH_FAIL;
+    }
+    return code == TPM2_RC_LOCKOUT;
+}
+
+Error refusedAuth(const std::string& what)
+{
+    return Error(ErrorCode::PermissionDenied,
+                 "The TPM refused the owner hierarchy's authorisation to " + what
+                     + "; give the control plane the owner password the TPM's administrator "
+                       "set (--audit-witness-tpm-owner-file), or wait out the TPM's lockout.");
 }
 
 // One connection to the TPM, closed when it goes.
@@ -42,6 +66,20 @@ public:
         if (rc != TSS2_RC_SUCCESS)
             return Error(ErrorCode::Io, "Cannot open a session with the TPM (" + describe(rc)
                                             + "); check that it is present and started.");
+        if (where.ownerAuth) {
+            TPM2B_AUTH auth{};
+            if (where.ownerAuth->size() > sizeof auth.buffer)
+                return Error(ErrorCode::InvalidArgument,
+                             "The TPM owner password is longer than the 64 bytes a TPM "
+                             "takes; give the one its administrator set.");
+            auth.size = static_cast<UINT16>(where.ownerAuth->size());
+            std::memcpy(auth.buffer, where.ownerAuth->bytes().data(), where.ownerAuth->size());
+            rc = Esys_TR_SetAuth(tpm->esys_, ESYS_TR_RH_OWNER, &auth);
+            wipeMemory(std::span<std::uint8_t>(auth.buffer, sizeof auth.buffer));
+            if (rc != TSS2_RC_SUCCESS)
+                return Error(ErrorCode::Io, "Cannot give the TPM the owner's authorisation ("
+                                                + describe(rc) + "); check the TPM.");
+        }
         return tpm;
     }
     Tpm(const Tpm&) = delete;
@@ -74,6 +112,8 @@ public:
         TPM2B_MAX_NV_BUFFER* data = nullptr;
         const TSS2_RC rc = Esys_NV_Read(esys_, ESYS_TR_RH_OWNER, *handle, ESYS_TR_PASSWORD,
                                         ESYS_TR_NONE, ESYS_TR_NONE, 8, 0, &data);
+        if (authRefused(rc))
+            return refusedAuth("read the counter " + hex(index));
         if (rc != TSS2_RC_SUCCESS)
             return Error(ErrorCode::Io, "Cannot read the TPM counter " + hex(index) + " ("
                                             + describe(rc)
@@ -97,6 +137,8 @@ public:
             return handle.error();
         const TSS2_RC rc = Esys_NV_Increment(esys_, ESYS_TR_RH_OWNER, *handle, ESYS_TR_PASSWORD,
                                              ESYS_TR_NONE, ESYS_TR_NONE);
+        if (authRefused(rc))
+            return refusedAuth("increment the counter " + hex(index));
         if (rc != TSS2_RC_SUCCESS)
             return Error(ErrorCode::Io, "Cannot increment the TPM counter " + hex(index) + " ("
                                             + describe(rc) + "); check the TPM.");
@@ -116,6 +158,8 @@ public:
         ESYS_TR handle = ESYS_TR_NONE;
         const TSS2_RC rc = Esys_NV_DefineSpace(esys_, ESYS_TR_RH_OWNER, ESYS_TR_PASSWORD,
                                                ESYS_TR_NONE, ESYS_TR_NONE, &noAuth, &info, &handle);
+        if (authRefused(rc))
+            return refusedAuth("define the counter " + hex(index));
         if (rc != TSS2_RC_SUCCESS)
             return Error(ErrorCode::Io, "Cannot define the TPM counter " + hex(index) + " ("
                                             + describe(rc)
@@ -126,7 +170,7 @@ public:
 
     static std::string hex(std::uint32_t index)
     {
-        return formatTpmCounterLocation(TpmCounterLocation{index, {}});
+        return formatTpmCounterLocation(TpmCounterLocation{index, {}, nullptr});
     }
 
 private:

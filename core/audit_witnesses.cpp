@@ -8,7 +8,13 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <functional>
 #include <system_error>
 
@@ -18,8 +24,9 @@ namespace {
 constexpr std::string_view kFile = "file:";
 constexpr std::string_view kTpm = "tpm:";
 
-Result<std::unique_ptr<audit::HeadWitness>> makeWitness(std::string_view location,
-                                                        std::int64_t base)
+Result<std::unique_ptr<audit::HeadWitness>>
+makeWitness(std::string_view location, std::int64_t base,
+            const std::shared_ptr<const crypto::SecretBytes>& tpmOwnerAuth)
 {
     if (location.starts_with(kFile))
         return std::unique_ptr<audit::HeadWitness>(
@@ -27,6 +34,7 @@ Result<std::unique_ptr<audit::HeadWitness>> makeWitness(std::string_view locatio
     auto where = audit::parseTpmCounterLocation(location.substr(kTpm.size()));
     if (!where)
         return where.error();
+    where->ownerAuth = tpmOwnerAuth;
     return std::unique_ptr<audit::HeadWitness>(
         std::make_unique<audit::TpmCounterWitness>(std::move(*where), base));
 }
@@ -91,9 +99,71 @@ Result<std::string> normaliseWitnessLocation(std::string_view location,
     return std::string(kFile) + normal.string();
 }
 
-Result<Witnesses> Witnesses::recorded(const Database& database)
+Result<std::shared_ptr<const crypto::SecretBytes>>
+readTpmOwnerAuth(const std::filesystem::path& file)
+{
+    const auto cannot = [&](const std::string& why) {
+        return Error(ErrorCode::Io,
+                     fmt::format("Cannot read the TPM owner password file '{}' ({}); check that it "
+                                 "exists and that the control plane's account may read it.",
+                                 file.string(), why));
+    };
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return cannot(std::strerror(errno));
+    struct stat status {};
+    if (::fstat(fd, &status) != 0) {
+        const int saved = errno;
+        ::close(fd);
+        return cannot(std::strerror(saved));
+    }
+    if ((status.st_mode & (S_IRWXG | S_IRWXO)) != 0 || !S_ISREG(status.st_mode)) {
+        ::close(fd);
+        return Error(ErrorCode::PermissionDenied,
+                     fmt::format("The TPM owner password file '{}' is not a file readable by its "
+                                 "owner alone; make it so (chmod 600).",
+                                 file.string()));
+    }
+    // 64 bytes at most, and a newline.
+    constexpr std::size_t kMost = 65;
+    auto secret = crypto::SecretBytes::allocate(kMost + 1);
+    if (!secret) {
+        ::close(fd);
+        return secret.error();
+    }
+    std::size_t length = 0;
+    for (;;) {
+        const ssize_t got =
+            ::read(fd, secret->mutableBytes().data() + length, secret->size() - length);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            const int saved = errno;
+            ::close(fd);
+            return cannot(std::strerror(saved));
+        }
+        if (got == 0 || (length += static_cast<std::size_t>(got)) == secret->size())
+            break;
+    }
+    ::close(fd);
+    if (length > 0 && secret->bytes()[length - 1] == '\n')
+        --length;
+    if (length > 64)
+        return Error(ErrorCode::InvalidArgument,
+                     fmt::format("The TPM owner password in '{}' is longer than the 64 bytes a "
+                                 "TPM takes; give the one its administrator set.",
+                                 file.string()));
+    auto exact = crypto::SecretBytes::fromBytes(secret->bytes().first(length));
+    if (!exact)
+        return exact.error();
+    return std::make_shared<const crypto::SecretBytes>(std::move(*exact));
+}
+
+Result<Witnesses> Witnesses::recorded(const Database& database,
+                                      std::shared_ptr<const crypto::SecretBytes> tpmOwnerAuth)
 {
     Witnesses witnesses;
+    witnesses.tpmOwnerAuth_ = std::move(tpmOwnerAuth);
     // A database from before schema 18 (migrated as the control plane opens) records none.
     auto table = database.exists(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_witnesses'", {});
@@ -105,7 +175,8 @@ Result<Witnesses> Witnesses::recorded(const Database& database)
     auto read =
         database.query("SELECT location, base FROM audit_witnesses ORDER BY attached, location", {},
                        [&](const Statement& row) {
-                           auto witness = makeWitness(row.text(0), row.integer(1));
+                           auto witness =
+                               makeWitness(row.text(0), row.integer(1), witnesses.tpmOwnerAuth_);
                            if (!witness) {
                                if (!failed)
                                    failed = witness.error().withContext(
@@ -139,8 +210,15 @@ std::vector<std::string> Witnesses::locations() const
 
 Result<void> Witnesses::settle(Database& database, ControlPlane& plane,
                                const std::vector<std::string>& configured, bool acceptLoss,
-                               std::int64_t nowUnix)
+                               std::int64_t nowUnix, const std::vector<std::string>& detached)
 {
+    for (const auto& location : detached)
+        if (std::find(configured.begin(), configured.end(), location) != configured.end())
+            return Error(ErrorCode::InvalidArgument,
+                         fmt::format("The audit witness '{}' is both named to keep and to "
+                                     "detach; name it in one of --audit-witness or "
+                                     "--detach-audit-witness.",
+                                     location));
     for (const auto& lost : plane.auditLog().lostWitnesses())
         SEALTRAIN_TRY(reset(database, plane, lost, nowUnix));
     for (const auto& location : configured) {
@@ -149,6 +227,33 @@ Result<void> Witnesses::settle(Database& database, ControlPlane& plane,
         if (!known)
             SEALTRAIN_TRY(attach(database, plane, location, acceptLoss, nowUnix));
     }
+    for (const auto& location : detached)
+        SEALTRAIN_TRY(detach(database, plane, location));
+    return success();
+}
+
+// The operator detaches a recorded witness that agreed with the log at this open: it is forgotten,
+// audited, and no longer given heads or checked.
+Result<void> Witnesses::detach(Database& database, ControlPlane& plane, const std::string& location)
+{
+    const auto kept = std::find_if(kept_.begin(), kept_.end(),
+                                   [&](const Kept& k) { return k.location == location; });
+    if (kept == kept_.end())
+        return Error(ErrorCode::NotFound,
+                     fmt::format("The audit witness '{}' is not one this data directory records, "
+                                 "so there is nothing to detach; 'sealtrainctl doctor' lists "
+                                 "the witnesses it checks.",
+                                 location));
+    auto& log = plane.auditLog();
+    SEALTRAIN_TRY(plane.recordPlatformChange(
+        "audit.witness_detach",
+        {audit::textDetail("witness", location), audit::textDetail("reason", "operator"),
+         audit::textDetail("heads", std::to_string(log.storedHeads()))},
+        [&] {
+            return database.run("DELETE FROM audit_witnesses WHERE location = ?", {location});
+        }));
+    log.removeWitness(*kept->witness);
+    kept_.erase(kept);
     return success();
 }
 
@@ -237,6 +342,7 @@ Result<void> Witnesses::attach(Database& database, ControlPlane& plane, const st
         auto where = audit::parseTpmCounterLocation(location.substr(kTpm.size()));
         if (!where)
             return where.error();
+        where->ownerAuth = tpmOwnerAuth_;
         auto value = audit::defineTpmCounter(*where);
         if (!value && value.error().code() == ErrorCode::AlreadyExists) {
             if (!acceptLoss)
@@ -251,7 +357,7 @@ Result<void> Witnesses::attach(Database& database, ControlPlane& plane, const st
         details.push_back(audit::textDetail("base", std::to_string(base)));
     }
     details.push_back(audit::textDetail("heads", std::to_string(log.storedHeads())));
-    auto witness = makeWitness(location, base);
+    auto witness = makeWitness(location, base, tpmOwnerAuth_);
     if (!witness)
         return witness.error();
     // It joins the log first, so that a head signed as the entry commits reaches it too.

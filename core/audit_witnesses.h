@@ -8,6 +8,7 @@
 #include "sealtrain/audit/audit_log.h"
 #include "sealtrain/audit/witness.h"
 #include "sealtrain/base/result.h"
+#include "sealtrain/crypto/secret_bytes.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -28,10 +29,18 @@ namespace internal {
 [[nodiscard]] Result<std::string> normaliseWitnessLocation(std::string_view location,
                                                            const std::filesystem::path& dataDir);
 
+// The TPM owner hierarchy's password, from `file` (one line; a trailing newline is not part of
+// it): readable by its owner alone, at most 64 bytes. Kept in locked memory, never written.
+[[nodiscard]] Result<std::shared_ptr<const crypto::SecretBytes>>
+readTpmOwnerAuth(const std::filesystem::path& file);
+
 class Witnesses final {
 public:
-    // The witnesses the database records, ready to be handed to the log before it opens.
-    [[nodiscard]] static Result<Witnesses> recorded(const Database& database);
+    // The witnesses the database records, ready to be handed to the log before it opens. A TPM
+    // counter is read, incremented and defined with `tpmOwnerAuth` (null: empty).
+    [[nodiscard]] static Result<Witnesses>
+    recorded(const Database& database,
+             std::shared_ptr<const crypto::SecretBytes> tpmOwnerAuth = nullptr);
 
     [[nodiscard]] std::vector<audit::HeadWitness*> forLog() const;
 
@@ -39,9 +48,15 @@ public:
     // (audit.witness_reset), then attaches each of `configured` that the database does not
     // record yet (audit.witness_attach). A configured witness that already holds heads is
     // refused unless `acceptLoss`: the directory is a copy from before it was attached.
+    // Last, detaches each of `detached` (a witness the operator no longer wants): only a
+    // recorded one, and only once it agreed with the log at this open (a witness whose check
+    // failed stopped the open before this, unless its loss was accepted); never one also
+    // configured. Audited as audit.witness_detach (reason "operator", the heads it held);
+    // from then on it is neither given heads nor checked.
     [[nodiscard]] Result<void> settle(Database& database, ControlPlane& plane,
                                       const std::vector<std::string>& configured, bool acceptLoss,
-                                      std::int64_t nowUnix);
+                                      std::int64_t nowUnix,
+                                      const std::vector<std::string>& detached = {});
 
     // Every witness kept outside the data directory (all of them: a file inside is refused).
     [[nodiscard]] std::vector<std::string> locations() const;
@@ -56,7 +71,10 @@ private:
     [[nodiscard]] Result<void> attach(Database& database, ControlPlane& plane,
                                       const std::string& location, bool acceptLoss,
                                       std::int64_t nowUnix);
+    [[nodiscard]] Result<void> detach(Database& database, ControlPlane& plane,
+                                      const std::string& location);
     std::vector<Kept> kept_;
+    std::shared_ptr<const crypto::SecretBytes> tpmOwnerAuth_;
 };
 
 // A restore: the witnesses the restored database records belong to the platform it was taken

@@ -65,6 +65,8 @@ struct Options {
     std::filesystem::path auditForwardKey;
     std::vector<std::string> auditWitnesses;
     bool acceptWitnessLoss = false;
+    std::vector<std::string> detachWitnesses;
+    std::filesystem::path tpmOwnerAuthFile;
 };
 
 int fail(const Error& error)
@@ -163,6 +165,8 @@ int run(const Options& options, const std::string& effectiveOptions)
     directoryOptions.auditForwardKey = options.auditForwardKey;
     directoryOptions.auditWitnesses = options.auditWitnesses;
     directoryOptions.acceptWitnessLoss = options.acceptWitnessLoss;
+    directoryOptions.detachWitnesses = options.detachWitnesses;
+    directoryOptions.tpmOwnerAuthFile = options.tpmOwnerAuthFile;
     auto platform = core::DataDirectory::open(options.dataDir, unlock, directoryOptions);
     detachStandardInput();  // also with a key file: children never read what started the daemon
     if (!platform)
@@ -379,6 +383,14 @@ int main(int argc, char** argv)
                  "Start although a witness is missing, empty or newer than the database: each "
                  "starts again from the newest head, and the loss is audited "
                  "(audit.witness_reset); use it only once the loss is understood");
+    app.add_option("--detach-audit-witness", options.detachWitnesses,
+                   "Stop keeping heads with this recorded witness (the --audit-witness form; "
+                   "repeatable): it is checked first like every recorded one, then forgotten, "
+                   "audited as audit.witness_detach; leave it out of --audit-witness");
+    app.add_option("--audit-witness-tpm-owner-file", options.tpmOwnerAuthFile,
+                   "A file holding the TPM owner hierarchy's password (mode 0600, one line), "
+                   "for tpm: witnesses on a TPM whose administrator set one; by default the "
+                   "owner's authorisation is empty, as a distribution leaves it");
     CLI11_PARSE(app, argc, argv);
     // The effective options (the file's, the command line's and the defaults) as TOML: their
     // SHA-256 goes into the start's audit entry, so a changed configuration is a recorded change.

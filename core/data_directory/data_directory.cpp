@@ -167,8 +167,23 @@ struct DataDirectory::State {
                 return normal.error();
             configured.push_back(std::move(*normal));
         }
-        auto recorded = options.restoring ? Result<internal::Witnesses>(internal::Witnesses())
-                                          : internal::Witnesses::recorded(*database);
+        std::vector<std::string> detached;
+        for (const auto& location : options.detachWitnesses) {
+            auto normal = internal::normaliseWitnessLocation(location, dataDir);
+            if (!normal)
+                return normal.error();
+            detached.push_back(std::move(*normal));
+        }
+        std::shared_ptr<const crypto::SecretBytes> tpmOwnerAuth;
+        if (!options.tpmOwnerAuthFile.empty()) {
+            auto read = internal::readTpmOwnerAuth(options.tpmOwnerAuthFile);
+            if (!read)
+                return read.error();
+            tpmOwnerAuth = std::move(*read);
+        }
+        auto recorded = options.restoring
+                            ? Result<internal::Witnesses>(internal::Witnesses())
+                            : internal::Witnesses::recorded(*database, std::move(tpmOwnerAuth));
         if (!recorded)
             return recorded.error();
         witnesses.emplace(std::move(*recorded));
@@ -186,7 +201,8 @@ struct DataDirectory::State {
         SEALTRAIN_TRY(witnesses->settle(
             *database, *plane, configured, options.acceptWitnessLoss,
             std::chrono::duration_cast<std::chrono::seconds>(clock->now().time_since_epoch())
-                .count()));
+                .count(),
+            detached));
         SEALTRAIN_TRY(recordTrustRootChanges());
         return loadJobPolicy();
     }

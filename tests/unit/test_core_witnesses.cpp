@@ -6,6 +6,7 @@
 #include "core_fixture.h"
 #include "data_directory_fixture.h"
 
+#include "sealtrain/audit/entry.h"
 #include "sealtrain/audit/store.h"
 #include "sealtrain/audit/tpm_counter_witness.h"
 #include "sealtrain/audit/witness.h"
@@ -19,6 +20,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -88,6 +92,7 @@ public:
         process_.waitForFinished();
     }
     [[nodiscard]] bool running() const { return !tcti_.empty(); }
+    [[nodiscard]] const std::string& tcti() const { return tcti_; }
     [[nodiscard]] std::string witness(const std::string& index = kCounter) const
     {
         return "tpm:" + index + "@" + tcti_;
@@ -112,6 +117,7 @@ class TestCoreWitnesses : public QObject {
     QTemporaryDir tmp_;
     testing::TestClock clock_;
     int created_ = 0;
+    fs::path tpmOwnerAuthFile_;  // given to every open while set
 
     fs::path at(const std::string& name) const
     {
@@ -119,12 +125,15 @@ class TestCoreWitnesses : public QObject {
     }
 
     [[nodiscard]] core::DataDirectoryOptions options(std::vector<std::string> witnesses = {},
-                                                     bool acceptLoss = false)
+                                                     bool acceptLoss = false,
+                                                     std::vector<std::string> detached = {})
     {
         core::DataDirectoryOptions options;
         options.clock = &clock_;
         options.auditWitnesses = std::move(witnesses);
         options.acceptWitnessLoss = acceptLoss;
+        options.detachWitnesses = std::move(detached);
+        options.tpmOwnerAuthFile = tpmOwnerAuthFile_;
         return options;
     }
 
@@ -144,10 +153,10 @@ class TestCoreWitnesses : public QObject {
 
     Result<std::unique_ptr<core::DataDirectory>>
     open(const fs::path& path, const std::vector<std::string>& witnesses = {},
-         bool acceptLoss = false)
+         bool acceptLoss = false, const std::vector<std::string>& detached = {})
     {
         return core::DataDirectory::open(path, testing::unlockWith(kPassphrase),
-                                         options(witnesses, acceptLoss));
+                                         options(witnesses, acceptLoss, detached));
     }
 
     // Something audited happens and a head is signed over it (a change the rollback would undo).
@@ -178,6 +187,61 @@ class TestCoreWitnesses : public QObject {
     }
 
 private slots:
+    // Issue #49: an operator detaches a recorded witness at a start (--detach-audit-witness):
+    // only one the directory records, never one also kept, and only once it agreed with the log
+    // (a whole-directory rollback is still caught when its witness is asked to be detached);
+    // audited, and from then on the witness is neither given heads nor checked.
+    void aRecordedWitnessIsDetachedOnlyOnceItAgrees()
+    {
+        const fs::path file = at("detached-outside.witness");
+        const std::string witness = "file:" + file.string();
+        const auto path = create("detached", {witness});
+        change(path);
+        const auto lines = [&] {
+            std::ifstream in(file);
+            return std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(),
+                              '\n');
+        };
+        QVERIFY(lines() >= 1);
+
+        const std::string stranger = "file:" + at("never-attached.witness").string();
+        auto unknown = open(path, {}, false, {stranger});
+        QVERIFY(!unknown);
+        QCOMPARE(unknown.error().code(), ErrorCode::NotFound);
+        QVERIFY(isOneSentence(unknown.error().message()));
+        auto both = open(path, {witness}, false, {witness});
+        QVERIFY(!both);
+        QCOMPARE(both.error().code(), ErrorCode::InvalidArgument);
+        QVERIFY(isOneSentence(both.error().message()));
+
+        // A copy of the whole directory from before two more heads: asking to detach the
+        // witness does not let it open, since the witness is checked first.
+        copyDirectory(path, at("detached.copy"));
+        change(path);
+        change(path);
+        auto rolledBack = open(at("detached.copy"), {}, false, {witness});
+        QVERIFY(!rolledBack);
+        QCOMPARE(rolledBack.error().code(), ErrorCode::Integrity);
+
+        const auto held = lines();
+        {
+            auto detached = open(path, {}, false, {witness});
+            QVERIFY2(detached, detached ? "" : detached.error().message().c_str());
+            auto& log = (*detached)->controlPlane().auditLog();
+            auto stored = log.store().readEntries(log.size() - 1, 1);
+            QVERIFY(stored);
+            const auto entry = audit::decodeEntry(stored->front().bytes).value();
+            QCOMPARE(entry.action, std::string("audit.witness_detach"));
+            QCOMPARE(testing::detailOf(entry, "witness"), witness);
+            QCOMPARE(testing::detailOf(entry, "reason"), std::string("operator"));
+        }
+        change(path);
+        QCOMPARE(lines(), held);  // no longer given heads
+        fs::remove(file);         // nor checked
+        auto opened = open(path);
+        QVERIFY2(opened, opened ? "" : opened.error().message().c_str());
+    }
+
     // Without a witness outside it, the directory's own witness travels with it: the rollback
     // goes unnoticed (which is why the compliance report fails 164.312(b) without one).
     void aWholeDirectoryRollbackIsUnnoticedWithoutAnOutsideWitness()
@@ -229,6 +293,58 @@ private slots:
     // The counter's rule (docs/formats/audit.md, "TPM counter"): ahead of the store's heads is
     // an older copy, refused; a few behind (a crash between storing a head and counting it) is
     // brought level; more than 16 behind is another TPM or an index defined anew, refused.
+    // Issue #49: a TPM whose administrator set an owner password: the counter is defined, read
+    // and incremented only with it (--audit-witness-tpm-owner-file), which must be readable by
+    // its owner alone; without it the start is refused in one sentence that says what to give.
+    void aTpmOwnerPasswordIsGivenFromAFile()
+    {
+        QTemporaryDir state;
+        SoftwareTpm tpm(state.path());
+        if (!tpm.running())
+            QSKIP("swtpm is not installed or did not start (scripts/setup installs it)");
+        QProcess owner;
+        owner.start("tpm2_changeauth",
+                    {"-T", QString::fromStdString(tpm.tcti()), "-c", "owner", "an owner password"});
+        if (!owner.waitForStarted(5000))
+            QSKIP("tpm2_changeauth is not installed (scripts/setup installs tpm2-tools)");
+        QVERIFY(owner.waitForFinished(30000));
+        QVERIFY2(owner.exitCode() == 0, owner.readAllStandardError().constData());
+
+        const std::string witness = tpm.witness("0x01500019");
+        const auto path = create("owned");
+        auto refused = open(path, {witness});
+        QVERIFY(!refused);
+        QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY2(refused.error().message().find("--audit-witness-tpm-owner-file")
+                     != std::string::npos,
+                 refused.error().message().c_str());
+        QVERIFY(isOneSentence(refused.error().message()));
+
+        const fs::path file = at("owner-password");
+        std::ofstream(file) << "an owner password\n";
+        fs::permissions(file,
+                        fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+        tpmOwnerAuthFile_ = file;
+        auto shared = open(path, {witness});
+        QVERIFY(!shared);
+        QCOMPARE(shared.error().code(), ErrorCode::PermissionDenied);
+        QVERIFY2(shared.error().message().find("chmod 600") != std::string::npos,
+                 shared.error().message().c_str());
+
+        fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+        change(path, {witness});  // attached, then counted
+        change(path);
+        auto opened = open(path);
+        QVERIFY2(opened, opened ? "" : opened.error().message().c_str());
+        opened->reset();
+
+        // The counter is read at every open: without the password the directory does not open.
+        tpmOwnerAuthFile_.clear();
+        auto without = open(path);
+        QVERIFY(!without);
+        QCOMPARE(without.error().code(), ErrorCode::PermissionDenied);
+    }
+
     void aTpmCounterIsComparedWithTheStoredHeads()
     {
         QTemporaryDir state;

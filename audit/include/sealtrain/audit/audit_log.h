@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace sealtrain::audit {
 
@@ -125,6 +126,8 @@ public:
     // A witness that joins an open log (core attaches one the operator configured): it is given
     // every head signed from now on. The caller has given it the newest head already.
     void addWitness(HeadWitness& witness) { witnesses_.push_back(&witness); }
+    // No longer gives heads to `witness` (its detach, at open, before any call).
+    void removeWitness(const HeadWitness& witness) { std::erase(witnesses_, &witness); }
     // The witnesses whose check failed at open, with acceptWitnessLoss.
     [[nodiscard]] const std::vector<LostWitness>& lostWitnesses() const noexcept
     {

@@ -3,14 +3,18 @@
 // taken before some heads (with its witness files, or not) finds the counter ahead of its heads
 // and is refused; no one holding the directory can turn it back (docs/formats/audit.md).
 //
-// The counter lives in the owner hierarchy, read and incremented with the owner's authorisation
-// (empty: the TPM as a distribution leaves it). The data directory keeps `base`, the counter's
-// value minus the heads it had when the counter was attached, so that heads = counter - base.
+// The counter lives in the owner hierarchy, read and incremented with the owner's authorisation:
+// empty, as a distribution leaves the TPM, or the owner password its administrator set (given
+// to the control plane in a file, never written anywhere by it). The data directory keeps `base`,
+// the counter's value minus the heads it had when the counter was attached, so that heads = counter
+// - base.
 #pragma once
 
 #include "sealtrain/audit/witness.h"
+#include "sealtrain/crypto/secret_bytes.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -20,13 +24,17 @@ struct TpmCounterLocation {
     std::uint32_t index = 0;  // an owner NV index, 0x01000000 to 0x01BFFFFF
     std::string tcti;         // the TSS2 TCTI ("device:/dev/tpmrm0", "swtpm:port=2321"); empty:
                               // the TSS default
+    // The owner hierarchy's authorisation (at most 64 bytes), when its administrator set one;
+    // not part of the location's text. Null: empty.
+    std::shared_ptr<const crypto::SecretBytes> ownerAuth;
 };
 
 // "0x01500016" or "0x01500016@swtpm:host=127.0.0.1,port=2321". InvalidArgument, in one sentence.
 [[nodiscard]] Result<TpmCounterLocation> parseTpmCounterLocation(std::string_view text);
 [[nodiscard]] std::string formatTpmCounterLocation(const TpmCounterLocation& where);
 
-// The counter's value; NotFound when the index is not defined, Io when the TPM cannot be reached.
+// The counter's value; NotFound when the index is not defined, Io when the TPM cannot be reached,
+// PermissionDenied when it refuses the owner's authorisation (also below).
 [[nodiscard]] Result<std::uint64_t> readTpmCounter(const TpmCounterLocation& where);
 // Defines the index as a counter and increments it once (a counter reads only once written);
 // returns its value. AlreadyExists when the index is defined.

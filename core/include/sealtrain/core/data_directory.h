@@ -116,6 +116,15 @@ struct DataDirectoryOptions {
     // Open although a witness lost what it kept or the database is older than it: each such
     // witness starts again from the newest head, audited (audit.witness_reset).
     bool acceptWitnessLoss = false;
+    // Recorded witnesses to detach at this start (the same forms as auditWitnesses): each is
+    // checked first like every recorded witness, then forgotten, audited as
+    // audit.witness_detach (reason "operator"); from then on it is neither given heads nor
+    // checked.
+    std::vector<std::string> detachWitnesses;
+    // A file holding the TPM owner hierarchy's password (readable by its owner alone), for TPM
+    // counter witnesses on a TPM whose administrator set one; empty: the owner's authorisation
+    // is empty, as a distribution leaves it.
+    std::filesystem::path tpmOwnerAuthFile;
     // The restore's own open of what it built (backup.h): the witnesses the restored database
     // records are the old platform's, not checked here; detachRecordedWitnesses forgets them.
     bool restoring = false;
