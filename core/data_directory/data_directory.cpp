@@ -160,20 +160,21 @@ struct DataDirectory::State {
         logOptions.origin = std::string(kOrigin);
         logOptions.policy = options.headPolicy;
         logOptions.witnessFile = file(dataDir, datadir::kWitness);
+        const auto normalised =
+            [&](const std::vector<std::string>& given) -> Result<std::vector<std::string>> {
+            std::vector<std::string> all;
+            for (const auto& location : given) {
+                auto normal = internal::normaliseWitnessLocation(location, dataDir);
+                if (!normal)
+                    return normal.error();
+                all.push_back(std::move(*normal));
+            }
+            return all;
+        };
         std::vector<std::string> configured;
-        for (const auto& location : options.auditWitnesses) {
-            auto normal = internal::normaliseWitnessLocation(location, dataDir);
-            if (!normal)
-                return normal.error();
-            configured.push_back(std::move(*normal));
-        }
         std::vector<std::string> detached;
-        for (const auto& location : options.detachWitnesses) {
-            auto normal = internal::normaliseWitnessLocation(location, dataDir);
-            if (!normal)
-                return normal.error();
-            detached.push_back(std::move(*normal));
-        }
+        SEALTRAIN_ASSIGN(configured, normalised(options.auditWitnesses));
+        SEALTRAIN_ASSIGN(detached, normalised(options.detachWitnesses));
         std::shared_ptr<const crypto::SecretBytes> tpmOwnerAuth;
         if (!options.tpmOwnerAuthFile.empty()) {
             auto read = internal::readTpmOwnerAuth(options.tpmOwnerAuthFile);
