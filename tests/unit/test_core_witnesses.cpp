@@ -234,9 +234,17 @@ private slots:
             QCOMPARE(entry.action, std::string("audit.witness_detach"));
             QCOMPARE(testing::detailOf(entry, "witness"), witness);
             QCOMPARE(testing::detailOf(entry, "reason"), std::string("operator"));
+            // From the detach on, within this open too, no head goes to it.
+            const auto atDetach = lines();
+            QVERIFY(atDetach >= held);
+            clock_.advance(std::chrono::seconds{60});
+            QVERIFY((*detached)->controlPlane().recordPlatformChange("platform.test", {}).ok());
+            QVERIFY((*detached)->signPendingEntries().ok());
+            QCOMPARE(lines(), atDetach);
         }
+        const auto afterwards = lines();
         change(path);
-        QCOMPARE(lines(), held);  // no longer given heads
+        QCOMPARE(lines(), afterwards);  // nor at the next open
         fs::remove(file);         // nor checked
         auto opened = open(path);
         QVERIFY2(opened, opened ? "" : opened.error().message().c_str());
