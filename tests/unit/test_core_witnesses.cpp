@@ -245,7 +245,7 @@ private slots:
         const auto afterwards = lines();
         change(path);
         QCOMPARE(lines(), afterwards);  // nor at the next open
-        fs::remove(file);         // nor checked
+        fs::remove(file);               // nor checked
         auto opened = open(path);
         QVERIFY2(opened, opened ? "" : opened.error().message().c_str());
     }
