@@ -363,6 +363,13 @@ ControlResult integrity(const Evidence& e)
         b.observed(plural(e.log.witnessResets.count, "witness was", "witnesses were")
                        + " reset after the log lost what they kept (audit.witness_reset)",
                    e.log.witnessResets, true);
+    // A detach (an operator's, or a restore's) is no loss, but less protection from then on:
+    // cited for the reviewer, the serving process's witnesses judged above.
+    if (e.log.witnessDetaches.count != 0)
+        b.observed(plural(e.log.witnessDetaches.count, "witness was", "witnesses were")
+                       + " detached in the period and no longer kept heads from then on "
+                         "(audit.witness_detach)",
+                   e.log.witnessDetaches);
     b.observed(plural(e.log.approvals.count, "approval", "approvals")
                    + " recorded, each bound to the SHA-256 of what was approved",
                e.log.approvals);

@@ -207,6 +207,8 @@ void EvidenceIndex::addEntry(const audit::Entry& e)
         tally(log.witnessAttaches);
     if (e.actor.kind == audit::ActorKind::System && ok && e.action == "audit.witness_reset")
         tally(log.witnessResets);
+    if (e.actor.kind == audit::ActorKind::System && ok && e.action == "audit.witness_detach")
+        tally(log.witnessDetaches);
     if (e.outcome == audit::Outcome::Denied) {
         tally(log.denied);
         const std::string code = reasonCodeOf(e);

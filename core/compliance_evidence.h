@@ -98,6 +98,7 @@ struct LogEvidence {
     Tally migrations;               // platform.migrate ok
     Tally witnessAttaches;          // audit.witness_attach ok (the control plane's own)
     Tally witnessResets;            // audit.witness_reset ok: a witness's loss accepted
+    Tally witnessDetaches;          // audit.witness_detach ok: one no longer kept (issue #49)
     // The schema versions each audited platform.migrate went from (exclusive) and to, whenever
     // it was: one pair per open that migrated.
     std::vector<std::pair<std::int64_t, std::int64_t>> auditedMigrations;

@@ -378,7 +378,7 @@ Result<SamplerCall> samplerArguments(const JobPolicy::Sampling& limits,
                                          "(always the likeliest token) to {}; pass e.g. 0.8.",
                                          kMaxTemperature));
         }
-        call.arguments.push_back(name + "=" + value);
+        call.arguments.push_back(fmt::format("{}={}", name, value));
     }
     if (!lengthGiven)
         call.arguments.push_back(

@@ -48,7 +48,6 @@ using internal::makeTemporarySibling;
 using internal::readPublicFile;
 using internal::sealSecret;
 using internal::unsealSecret;
-using internal::writePublicFile;
 
 constexpr std::string_view kOrigin = "sealtrain.local/control";
 constexpr std::string_view kDatabaseKekId = "database";  // also seals the CLI session

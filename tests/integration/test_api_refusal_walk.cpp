@@ -16,7 +16,7 @@
 #include <QtTest/QtTest>
 
 #include <algorithm>
-#include <set>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -25,21 +25,28 @@ using namespace sealtrain;
 namespace {
 
 // Calls anyone may make (the CA certificate, the public keys to verify with).
-const std::set<std::string> kPublic{"Platform.GetCaCertificate", "Platform.GetSigningKeys"};
+constexpr std::array<std::string_view, 2> kPublic{"Platform.GetCaCertificate",
+                                                  "Platform.GetSigningKeys"};
 // Calls whose caller is the credential in the request (a password, a reset code, an enrolment
 // token), made without a session: refused and audited as `unknown` against the user or worker
 // the credential names, which the other tests check.
-const std::set<std::string> kCredentialInRequest{"Sessions.SignIn", "Users.CompleteReset",
-                                                 "Workers.Enroll"};
+constexpr std::array<std::string_view, 3> kCredentialInRequest{
+    "Sessions.SignIn", "Users.CompleteReset", "Workers.Enroll"};
 // The calls that end the caller's own session when refused (a wrong current password costs a
 // sign-in) or made (signing out): each is walked last, by a user of its own.
-const std::vector<std::string> kEndSession{"Sessions.ChangePassword", "Sessions.StartTotpChange",
-                                           "Sessions.SignOut"};
+constexpr std::array<std::string_view, 3> kEndSession{
+    "Sessions.ChangePassword", "Sessions.StartTotpChange", "Sessions.SignOut"};
 // The calls only an enrolled worker makes (its TLS certificate is its identity).
-const std::set<std::string> kWorkerCalls{"Workers.Heartbeat",        "Workers.TakeJob",
-                                         "Workers.FetchDataset",     "Workers.FetchCheckpoint",
-                                         "Workers.FetchInitModel",   "Workers.ReportMetrics",
-                                         "Workers.UploadCheckpoint", "Workers.FinishJob"};
+constexpr std::array<std::string_view, 8> kWorkerCalls{
+    "Workers.Heartbeat",        "Workers.TakeJob",        "Workers.FetchDataset",
+    "Workers.FetchCheckpoint",  "Workers.FetchInitModel", "Workers.ReportMetrics",
+    "Workers.UploadCheckpoint", "Workers.FinishJob"};
+
+template <std::size_t N>
+bool among(const std::array<std::string_view, N>& names, const std::string& name)
+{
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
 
 using Method = testing::ContractMethod;
 
@@ -109,10 +116,10 @@ private slots:
         QVERIFY2(methods_.size() >= 80, qPrintable(QString::number(methods_.size())));
         testing::TestWorker enrolled = testing::enrollTestWorker(daemon_, "otto", "n1", "cpu");
         worker_.emplace(std::move(*enrolled.identity));
-        for (const std::string& name : kWorkerCalls)
+        for (const std::string_view name : kWorkerCalls)
             QVERIFY2(std::any_of(methods_.begin(), methods_.end(),
                                  [&](const Method& m) { return m.name() == name; }),
-                     name.c_str());
+                     std::string(name).c_str());
         (void)daemon_.session("nora");
         (void)daemon_.session("rex");
         for (const char* user : {"end0", "end1", "end2"})
@@ -128,9 +135,8 @@ private slots:
         std::vector<std::string> wrong;
         int refused = 0;
         for (const Method& method : methods_) {
-            if (kPublic.count(method.name()) != 0 || kCredentialInRequest.count(method.name()) != 0
-                || kWorkerCalls.count(method.name()) != 0
-                || std::count(kEndSession.begin(), kEndSession.end(), method.name()) != 0)
+            if (among(kPublic, method.name()) || among(kCredentialInRequest, method.name())
+                || among(kWorkerCalls, method.name()) || among(kEndSession, method.name()))
                 continue;
             const grpc::Status status = testing::callHostile(channel, method);
             const auto entries = newEntries();
@@ -165,8 +171,8 @@ private slots:
         std::vector<std::string> wrong;
         int calls = 0;
         for (const Method& method : methods_) {
-            if (kPublic.count(method.name()) != 0 || kCredentialInRequest.count(method.name()) != 0
-                || kWorkerCalls.count(method.name()) != 0)
+            if (among(kPublic, method.name()) || among(kCredentialInRequest, method.name())
+                || among(kWorkerCalls, method.name()))
                 continue;
             const grpc::Status status = testing::callHostile(channel, method);
             ++calls;
@@ -212,8 +218,8 @@ private slots:
         std::uint64_t written = 0;
         std::uint64_t counted = 0;
         for (const Method& method : methods_) {
-            if (kPublic.count(method.name()) != 0 || kCredentialInRequest.count(method.name()) != 0
-                || (who == "nora" && kWorkerCalls.count(method.name()) == 0))
+            if (among(kPublic, method.name()) || among(kCredentialInRequest, method.name())
+                || (who == "nora" && !among(kWorkerCalls, method.name())))
                 continue;
             const grpc::Status status = testing::callHostile(channel, method);
             ++calls;
@@ -262,7 +268,7 @@ private slots:
         (void)newEntries();
         int calls = 0;
         for (const Method& method : methods_) {
-            if (kPublic.count(method.name()) != 0)
+            if (among(kPublic, method.name()))
                 continue;
             const grpc::Status status = testing::callHostile(channel, method);
             QVERIFY2(!status.ok(), method.name().c_str());
@@ -291,10 +297,10 @@ private slots:
     {
         for (std::size_t i = 0; i < kEndSession.size(); ++i) {
             const std::string user = "end" + std::to_string(i);
-            const auto found = std::find_if(methods_.begin(), methods_.end(), [&](const Method& m) {
-                return m.name() == kEndSession[i];
-            });
-            QVERIFY2(found != methods_.end(), kEndSession[i].c_str());
+            const std::string name(kEndSession.at(i));
+            const auto found = std::find_if(methods_.begin(), methods_.end(),
+                                            [&](const Method& m) { return m.name() == name; });
+            QVERIFY2(found != methods_.end(), name.c_str());
             const auto channel = daemon_.rawChannel(&daemon_.session(user));
             (void)newEntries();
             const grpc::Status status = testing::callHostile(channel, *found);
@@ -306,11 +312,11 @@ private slots:
                                               [&](const auto& e) { return e.actor == user; });
             if (naming != 1 || entries.size() != 1)
                 for (const auto& e : entries)
-                    qWarning("%s: %s %s %s: %s", kEndSession[i].c_str(), e.actor.c_str(),
-                             e.action.c_str(), e.outcome.c_str(), e.reason.c_str());
+                    qWarning("%s: %s %s %s: %s", name.c_str(), e.actor.c_str(), e.action.c_str(),
+                             e.outcome.c_str(), e.reason.c_str());
             QVERIFY2(naming == 1 && entries.size() == 1,
                      qPrintable(QString("%1 (%2): %3 of %4 entries name %5")
-                                    .arg(QString::fromStdString(kEndSession[i]))
+                                    .arg(QString::fromStdString(name))
                                     .arg(status.error_code())
                                     .arg(naming)
                                     .arg(entries.size())

@@ -251,6 +251,23 @@ private slots:
         QCOMPARE(broken.size(), std::size_t{1});
         QCOMPARE(broken.front().sequences, std::vector<std::uint64_t>{sequence});
         QCOMPARE(control(*report, "164.312(b)").verdict, ControlVerdict::Passed);
+
+        // A witness detached by an operator (issue #49) is cited, and fails nothing by itself.
+        audit::EntryDraft detach = reset;
+        detach.action = "audit.witness_detach";
+        detach.details = {audit::textDetail("reason", "operator")};
+        const auto detached = appendEntry(w, detach);
+        report = w.t.plane->compliance().report(w.session("rita"), healthyFacts());
+        QVERIFY(report.ok());
+        const auto& cited = control(*report, "164.312(c)(1)");
+        QCOMPARE(brokenClaims(cited).size(), std::size_t{1});  // the reset's, as before
+        const auto claim =
+            std::find_if(cited.claims.begin(), cited.claims.end(), [](const auto& c) {
+                return c.text.find("detached in the period") != std::string::npos;
+            });
+        QVERIFY2(claim != cited.claims.end(), claimsText(cited).c_str());
+        QVERIFY(!claim->broken);
+        QCOMPARE(claim->sequences, std::vector<std::uint64_t>{detached});
     }
 
     // Issue #31: a control whose rule is broken on purpose shows as failed, never passed.
