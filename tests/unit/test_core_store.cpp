@@ -266,6 +266,39 @@ private slots:
         QVERIFY(!core::Database::open(path, databaseKey(3), options).ok());
     }
 
+    // Migration 19 (issue #54) adds CPU-hours to jobs: a job recorded before keeps what it had,
+    // with no CPU-hour limit, use or charged cores (so an attempt running across the upgrade is
+    // charged none; its next dispatch fixes them).
+    void jobsBeforeCpuHoursKeepWhatTheyHad()
+    {
+        QTemporaryDir dir;
+        const std::string path = (dir.path() + "/control.db").toStdString();
+        core::DatabaseOptions options;
+        options.schemaVersion = 18;
+        {
+            auto old = core::Database::open(path, databaseKey(6), options);
+            QVERIFY(old.ok());
+            for (const char* sql :
+                 {"INSERT INTO users (id, name, password_hash, totp_secret, created) VALUES (1, "
+                  "'bob', 'h', x'00', 1)",
+                  "INSERT INTO jobs (id, name, project, state, submitter, spec, spec_hash, pool, "
+                  "vetting, max_restarts, gpu_millihours_limit, gpu_millihours_used, created, "
+                  "updated) VALUES (7, 'j', 'demo', 'succeeded', 1, '{}', x'00', 'gpu', '[]', 0, "
+                  "4000, 2500, 1, 1)"})
+                QVERIFY2((*old)->execute(sql).ok(), sql);
+        }
+        auto database = core::Database::open(path, databaseKey(6));
+        QVERIFY2(database.ok(), database ? "" : database.error().message().c_str());
+        auto row = (*database)->prepare(
+            "SELECT gpu_millihours_limit, gpu_millihours_used, cpu_millihours_limit, "
+            "cpu_millihours_used, cpu_millihours_earlier, charged_cpus FROM jobs WHERE id = 7");
+        QVERIFY(*row->step());
+        QCOMPARE(row->integer(0), std::int64_t{4000});
+        QCOMPARE(row->integer(1), std::int64_t{2500});
+        for (int column = 2; column <= 5; ++column)
+            QCOMPARE(row->integer(column), std::int64_t{0});
+    }
+
     // Migration 14 rebuilds model_versions (an import has no job): the versions, and the
     // promotions that refer to them, are kept; a row that refers to a missing one stops it.
     void modelVersionsSurviveTheirRebuild()
