@@ -204,8 +204,9 @@ void OverviewPage::showBudgets(const api::PolicySummary& policy)
     int row = 0;
     // A row per project and kind of hours (GPU hours; CPU-hours, issue #54): the bar shows what
     // is held (what vetting counts against the budget), the text adds what has been used.
+    // The project is named on its first row only: its two rows read as one group.
     const auto addRow = [&](const QString& project, const QString& prefix, const QString& unit,
-                            double limit, double held, double used, double alertAt) {
+                            double limit, double held, double used, double alertAt, bool named) {
         auto* bar = new QProgressBar(budgets_);
         bar->setObjectName(prefix + project);
         bar->setAccessibleName(tr("%1 held in project %2").arg(unit, project));
@@ -228,7 +229,7 @@ void OverviewPage::showBudgets(const api::PolicySummary& policy)
                            : QString()),
             budgets_);
         text->setObjectName(prefix.left(prefix.size() - 1) + "Text_" + project);
-        budgetRows_->addWidget(new QLabel(project, budgets_), row, 0);
+        budgetRows_->addWidget(new QLabel(named ? project : QString(), budgets_), row, 0);
         budgetRows_->addWidget(bar, row, 1);
         budgetRows_->addWidget(text, row, 2);
         ++row;
@@ -236,9 +237,9 @@ void OverviewPage::showBudgets(const api::PolicySummary& policy)
     for (const api::PolicySummary::Budget& budget : policy.budgets) {
         const QString project = QString::fromStdString(budget.project);
         addRow(project, "budget_", tr("GPU hours"), budget.gpuHours, budget.heldHours,
-               budget.usedHours, budget.alertAt);
+               budget.usedHours, budget.alertAt, true);
         addRow(project, "cpuBudget_", tr("CPU-hours"), budget.cpuHours, budget.cpuHeldHours,
-               budget.cpuUsedHours, budget.alertAt);
+               budget.cpuUsedHours, budget.alertAt, false);
     }
     budgetRows_->setColumnStretch(1, 1);
 }
