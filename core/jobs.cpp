@@ -600,6 +600,25 @@ Result<JobInfo> Jobs::start(std::int64_t id)
                 auto spec = parseJobSpec(job->info.specJson, kJobSpecCeiling);
                 if (!spec)
                     return spec.error();
+                // The project's budget, as a dispatch checks it (issue #54): its used hours of
+                // the job's kind below the budget.
+                const bool gpu = spec->resources.gpusPerNode > 0;
+                const auto budget = policy_.budgets.find(job->info.project);
+                const double budgetHours = budget == policy_.budgets.end() ? 0.0
+                                           : gpu                           ? budget->second.gpuHours
+                                                 : budget->second.cpuHours;
+                std::int64_t used = 0;
+                SEALTRAIN_ASSIGN(used, projectUsedMilli(database_, job->info.project,
+                                                        gpu ? Hours::Gpu : Hours::Cpu));
+                if (used >= toMilli(budgetHours)) {
+                    draft.outcome = audit::Outcome::Denied;
+                    draft.reason = "project budget exhausted";
+                    return denied(fmt::format("Job {} may not run: its project '{}' has used its "
+                                              "{} budget ({:.3f} of {:.3f} hours); ask an admin "
+                                              "to raise it.",
+                                              id, job->info.project, gpu ? "GPU-hour" : "CPU-hour",
+                                              internal::fromMilli(used), budgetHours));
+                }
                 // The control plane's own trainer runs on this host: its cores are the node's.
                 const std::int64_t cpus =
                     chargedCpus(*spec, std::max(1U, std::thread::hardware_concurrency()));

@@ -604,6 +604,23 @@ void TestCoreScheduler::localRunOfAQueuedJob()
     QCOMPARE(started->attempt, std::int64_t{1});
     QVERIFY(w.jobs().finish(local, true, 0.0, ""));
 
+    // Issue #54: a project past its budget runs nothing here either: refused, audited, queued.
+    const auto spent = w.queuedJob("spent", "notes", "cpu");
+    auto lowered = core::parseJobPolicy(core::defaultJobPolicyText()).value();
+    lowered.budgets["demo"].cpuHours = 0.0;
+    w.jobs().setPolicy(lowered);
+    auto refused = w.jobs().start(spent);
+    QVERIFY(!refused);
+    QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
+    QVERIFY(isOneSentence(refused.error().message()));
+    QCOMPARE(w.last().action, std::string("job.start"));
+    QCOMPARE(w.last().outcome, audit::Outcome::Denied);
+    QCOMPARE(w.last().reason, std::string("project budget exhausted"));
+    QCOMPARE(w.job(spent).state, core::JobState::Queued);
+    w.jobs().setPolicy(core::parseJobPolicy(core::defaultJobPolicyText()).value());
+    QVERIFY(w.jobs().start(spent));  // with the budget back
+    QVERIFY(w.jobs().finish(spent, true, 0.0, ""));
+
     const auto worker = w.enrolled("n1", "cpu");
     const auto remote = w.queuedJob("remote", "notes", "cpu");
     taken(w, worker);
