@@ -4,6 +4,7 @@
 #include "files.h"
 #include "model_signing_key.h"
 #include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/encoding.h"
 #include "sealtrain/core/password.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/hkdf.h"
