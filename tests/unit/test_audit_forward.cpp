@@ -76,7 +76,7 @@ struct Spool {
     {
         return std::filesystem::path(dir.path().toStdString()) / "audit-forward.cursor";
     }
-    bool pump() { return forwarder->pump(); }
+    bool pump() const { return forwarder->pump(); }
 };
 
 // The test's Collected, owned by the spool's forwarder.
@@ -90,7 +90,7 @@ struct Forwarded {
         target = owned.get();
         spool = std::make_unique<Spool>(t, std::move(owned), options);
     }
-    bool pump() { return spool->pump(); }
+    bool pump() const { return spool->pump(); }
 };
 
 VerifyOptions trusting(const TestLog& log)
@@ -502,6 +502,7 @@ private slots:
         t.append(3, 3);
         const auto entries = t.store.readEntries(0, 3).value();
         std::vector<ForwardLine> lines;
+        lines.reserve(entries.size());
         for (const auto& entry : entries)
             lines.push_back({forwardedEntryLine("sealtrain.test/audit", entry).value(), "entry",
                              entry.sequence, toHex(entry.leafHash), 0});
