@@ -4,15 +4,22 @@
     upgrade_fixture.py make OUT.tar.gz CTL DAEMON WORKER TRAINER
         Runs a small platform with these programs (a release's): the first admin, a steward and
         engineer (dana), an approver (ann), an operator (otto) and an auditor (rita); dana imports
-        a small dataset and trains a tiny GPT on a worker after ann's approval. Keeps the data
-        directory, the users' secrets (test secrets, not real ones), the job spec and what made
-        it, as tests/fixtures/upgrade/sealtrain-VERSION.tar.gz is made (docs/operations/upgrade.md).
+        a small dataset and trains a tiny GPT on a worker after ann's approval, registers its
+        checkpoint as a model version, has it promoted (one promotion approved, one rejected, one
+        left pending) and exported; then a long log: LOG_JOBS more jobs, submitted, vetted again,
+        cancelled or rejected, several signed heads. Keeps the data directory, the users' secrets
+        (test secrets, not real ones), the job spec and what made it, as
+        tests/fixtures/upgrade/sealtrain-VERSION.tar.gz is made (docs/operations/upgrade.md).
 
     upgrade_fixture.py check FIXTURE.tar.gz CTL DAEMON WORKER TRAINER
         Opens a copy of that data directory with these programs (this build's): the control plane
         starts on it (migrating its database), everyone signs in, the earlier job and dataset are
-        there, a new job on the old dataset is approved and runs on a worker enrolled now, and an
-        auditor's bundle of the whole log, entries of both releases, verifies offline.
+        there (the long log's jobs in the states they were left in), a new job on the old dataset
+        is approved and runs on a worker enrolled now, the model version, its promotions and its
+        export are as they were and still work (the pending promotion is approved now, the
+        lineage verifies, the approved export downloads again), and an auditor's bundle of the
+        whole log, entries of both releases, verifies offline, holds the earlier release's last
+        signed head and one platform.migrate entry for the database's migration.
 
 Exit status 0 when every step passed; the first failure says which step and why.
 """
@@ -49,6 +56,10 @@ checkpoints: {every: 20, keep: 1}
 validation: {every: 10, batches: 2}
 resources: {pool: cpu, device: cpu, threads: 1}
 """
+MODEL = "fixture-gpt"
+# The long log (issue #49): enough jobs for several signed heads (one each 1,000 entries), each
+# ending in one of the states a job waiting for people can be left in.
+LOG_JOBS = 1200
 
 
 class Failed(Exception):
@@ -83,6 +94,9 @@ class Platform:
             raise Failed(f"{step}: sealtrainctl {' '.join(args[:2])} exited "
                          f"{done.returncode}: {done.stderr.strip() or done.stdout.strip()}")
         return done.stdout
+
+    def run_json(self, *args, step):
+        return json.loads(self.run(*args, "--json", step=step))
 
     def start(self):
         self.run("start", "--passphrase-file", str(self.secrets / "passphrase"), "--",
@@ -150,6 +164,100 @@ class Platform:
         return job
 
 
+def make_model_history(platform, job):
+    """dana registers the job's checkpoint as MODEL@1; promotions to production (approved by
+    ann), to dev (rejected) and to staging (left pending); an export ann approves, downloaded
+    once. Returns what check() compares with."""
+    version = platform.run_json("model", "register", "--as", "dana", MODEL, "--job", job,
+                                "--description", "the upgrade fixture's model",
+                                step="model register")
+    digest = version["digest"]
+    promotions = {}
+    for alias in ("production", "dev", "staging"):
+        promotion = platform.run_json("model", "promote", "--as", "dana", f"{MODEL}@1", "--to",
+                                      alias, "--reason", f"the fixture's {alias} promotion",
+                                      step=f"model promote to {alias}")
+        promotions[alias] = promotion["id"]
+    platform.run("model", "approve", "--as", "ann", str(promotions["production"]), "--digest",
+                 digest, step="model approve")
+    platform.run("model", "reject", "--as", "ann", str(promotions["dev"]), "--reason",
+                 "not for dev", step="model reject")
+    exported = platform.run_json("model", "export-request", "--as", "dana", f"{MODEL}@1",
+                                 "--reason", "the fixture's export", step="model export-request")
+    platform.run("model", "export-approve", "--as", "ann", str(exported["id"]), "--digest", digest,
+                 step="model export-approve")
+    platform.run("model", "export", "--as", "dana", str(exported["id"]), "--out",
+                 str(platform.root / "export-made"), step="model export")
+    return {"name": MODEL, "digest": digest, "promotions": promotions, "export": exported["id"]}
+
+
+def make_long_log(platform, count):
+    """count jobs: each submitted and vetted again by dana, then a third cancelled by dana, a
+    third rejected by ann, a third left vetted. Returns {state: [job ids]}."""
+    states = {"cancelled": [], "rejected": [], "vetted": []}
+    spec = platform.root / "queued.yaml"
+    for i in range(count):
+        spec.write_text(JOB_SPEC.replace("name: upgrade-fixture", f"name: queued-{i}"))
+        submitted = platform.run("job", "submit", "--as", "dana", str(spec), step="job submit")
+        job = re.search(r"^job (\d+) ", submitted, re.M).group(1)
+        platform.run("job", "vet", "--as", "dana", job, step="job vet")
+        if i % 3 == 0:
+            platform.run("job", "cancel", "--as", "dana", job, "--reason", "not needed",
+                         step="job cancel")
+            states["cancelled"].append(int(job))
+        elif i % 3 == 1:
+            platform.run("job", "reject", "--as", "ann", job, "--reason", "not this one",
+                         step="job reject")
+            states["rejected"].append(int(job))
+        else:
+            states["vetted"].append(int(job))
+        if (i + 1) % 100 == 0:
+            print(f"upgrade fixture: {i + 1} of {count} jobs for the long log", flush=True)
+    return states
+
+
+def audit_entries(bundle):
+    """(action, {text detail: value}) of each entry of a bundle, decoded as
+    docs/formats/audit.md specifies (version 1 entries)."""
+    entries = []
+    for line in pathlib.Path(bundle).read_text().splitlines():
+        if not line.startswith("entry "):
+            continue
+        data = base64.b64decode(line.split(" ")[3])
+        at = 1 + 8 + 8 + 32 + 1
+
+        def text():
+            nonlocal at
+            length = struct.unpack(">I", data[at:at + 4])[0]
+            at += 4 + length
+            return data[at - length:at].decode()
+        for _ in range(3):  # actor id, session, auth method
+            text()
+        action = text()
+        text(), text()  # target kind and id
+        at += 1  # outcome
+        text(), text()  # reason, request id
+        approvals = struct.unpack(">H", data[at:at + 2])[0]
+        at += 2
+        for _ in range(approvals):
+            text()
+        text()  # keyed-hash key id
+        details = {}
+        count = struct.unpack(">H", data[at:at + 2])[0]
+        at += 2
+        for _ in range(count):
+            name = text()
+            kind = data[at]
+            at += 1
+            length = struct.unpack(">I", data[at:at + 4])[0]
+            value = data[at + 4:at + 4 + length]
+            at += 4 + length
+            if kind == 0:
+                details[name] = value.decode()
+        entries.append((action, details))
+    return entries
+
+
 def make(out, programs):
     work = pathlib.Path(tempfile.mkdtemp(prefix="sealtrain-fixture-"))
     platform = Platform(work, *programs)
@@ -178,11 +286,17 @@ def make(out, programs):
         platform.run("dataset", "import", "--as", "dana", "--name", "notes", "--format",
                      "text-records", "--classification", "public", str(notes), step="import")
         job = platform.run_job_on_a_new_worker("worker-made")
+        model = make_model_history(platform, job)
+        jobs = make_long_log(platform, LOG_JOBS)
+        bundle = work / "made.bundle"
+        platform.run("audit", "export", "--as", "rita", "--out", str(bundle), step="audit export")
+        platform.stop()
         version = subprocess.run([programs[0], "--version"], capture_output=True, text=True).stdout
         (work / "fixture.json").write_text(json.dumps({
             "made_by": version.strip(), "job": int(job), "users": ["admin", *USERS],
+            "model": model, "jobs": jobs, "log_entries": len(audit_entries(bundle)),
+            "last_head": (work / "data" / "audit.witness").read_text().split()[-1],
             "made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=2) + "\n")
-        platform.stop()
         with tarfile.open(out, "w:gz") as archive:
             for name in ["data", "secrets", "job.yaml", "init.txt", "fixture.json"]:
                 archive.add(work / name, arcname=name)
@@ -191,6 +305,83 @@ def make(out, programs):
     finally:
         platform.stop()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def check_jobs(platform, made):
+    """The earlier release's trained job succeeded, and each job of its long log is in the state
+    it was left in."""
+    expected = {made["job"]: "succeeded"}
+    for state, ids in made.get("jobs", {}).items():
+        expected.update({job: state for job in ids})
+    for job, state in expected.items():
+        shown = platform.run_json("job", "show", "--as", "dana", str(job), step=f"job show {job}")
+        if shown.get("state") != state:
+            raise Failed(f"the earlier release's job {job} is {shown.get('state')!r}, not "
+                         f"{state!r}, after the upgrade")
+    print(f"upgrade: the earlier release's {len(expected)} jobs are in the states they were left in")
+
+
+def check_model_history(platform, model):
+    """The version, its promotions and its export read as the earlier release left them; the
+    pending promotion is approved now, the lineage verifies and the export downloads again."""
+    shown = platform.run_json("model", "show", "--as", "dana", model["name"], step="model show")
+    versions = shown["versions"]
+    if len(versions) != 1 or versions[0]["digest"] != model["digest"]:
+        raise Failed(f"the earlier release's model version is not {model['digest']}: {versions}")
+    states = {promotion["id"]: promotion["state"] for promotion in shown["promotions"]}
+    wanted = {model["promotions"]["production"]: "approved",
+              model["promotions"]["dev"]: "rejected", model["promotions"]["staging"]: "pending"}
+    if states != wanted:
+        raise Failed(f"the earlier release's promotions are {states}, not {wanted}")
+    exports = {exported["id"]: exported for exported in shown["exports"]}
+    if exports.get(model["export"], {}).get("state") != "approved" or \
+            exports[model["export"]].get("downloads") != 1:
+        raise Failed(f"the earlier release's export {model['export']} is not approved and "
+                     f"downloaded once: {shown['exports']}")
+    platform.run("model", "approve", "--as", "ann", str(model["promotions"]["staging"]),
+                 "--digest", model["digest"], step="model approve of the earlier promotion")
+    lineage = platform.root / "lineage.json"
+    platform.run("model", "lineage", "--as", "dana", f"{model['name']}@staging", "--out",
+                 str(lineage), step="model lineage")
+    keys = platform.root / "lineage-keys"
+    platform.run("signing-keys", "--as", "rita", "--out-dir", str(keys), step="signing-keys")
+    verified = subprocess.run([platform.ctl, "model", "verify-lineage", str(lineage), "--key",
+                               str(keys / "registry.pub.pem")],
+                              capture_output=True, text=True, timeout=120)
+    if verified.returncode != 0 or f"VERIFIED {model['name']}@1" not in verified.stdout:
+        raise Failed(f"the earlier release's version's lineage does not verify:\n"
+                     f"{verified.stdout}{verified.stderr}")
+    folder = platform.root / "export-now"
+    platform.run("model", "export", "--as", "dana", str(model["export"]), "--out", str(folder),
+                 step="model export of the earlier approval")
+    if not (folder / "model.safetensors").is_file() or not (folder / "model.sig").is_file():
+        raise Failed(f"the export of the earlier approval is not a signed folder: "
+                     f"{sorted(path.name for path in folder.iterdir())}")
+    print(f"upgrade: {model['name']}@1, its promotions and its export work as before; the "
+          f"lineage verifies")
+
+
+def check_log(work, bundle, made):
+    """The upgraded log holds every entry of the earlier one (its last signed head, from the
+    witness file, is among the bundle's heads, which the verifier checked consistent) and one
+    platform.migrate entry for this start's migration."""
+    entries = audit_entries(bundle)
+    if "log_entries" in made and len(entries) < made["log_entries"]:
+        raise Failed(f"the upgraded log has {len(entries)} entries, fewer than the "
+                     f"{made['log_entries']} the earlier release wrote")
+    witness = (work / "data" / "audit.witness").read_text().split()
+    heads = [line.split(" ", 1)[1] for line in pathlib.Path(bundle).read_text().splitlines()
+             if line.startswith("head ")]
+    if made.get("last_head") and made["last_head"] not in heads:
+        raise Failed("the earlier release's last signed head is not among the upgraded log's")
+    migrations = [details for action, details in entries if action == "platform.migrate"]
+    if len(migrations) != 1 or not int(migrations[0].get("from_version", "0")) < int(
+            migrations[0].get("to_version", "0")):
+        raise Failed(f"the upgrade's migration is not one platform.migrate entry from the "
+                     f"earlier schema version to a newer one: {migrations}")
+    print(f"upgrade: the log's {len(entries)} entries ({len(witness)} heads witnessed) hold the "
+          f"earlier release's last head and the migration from schema version "
+          f"{migrations[0]['from_version']} to {migrations[0]['to_version']}")
 
 
 def check(fixture, programs):
@@ -207,15 +398,14 @@ def check(fixture, programs):
         platform.start()
         for user in made["users"]:
             platform.sign_in(user)
-        jobs = platform.run("job", "list", "--as", "dana", step="job list")
-        if not re.search(rf"^\s*{made['job']}\b.*succeeded", jobs, re.M):
-            raise Failed(f"the earlier release's job {made['job']} is not listed as succeeded:\n"
-                         f"{jobs}")
+        check_jobs(platform, made)
         datasets = platform.run("dataset", "list", "--as", "dana", step="dataset list")
         if "notes" not in datasets:
             raise Failed(f"the earlier release's dataset is missing:\n{datasets}")
         job = platform.run_job_on_a_new_worker("worker-now")
         print(f"upgrade: job {job} ran on the earlier release's dataset and succeeded")
+        if "model" in made:
+            check_model_history(platform, made["model"])
         bundle = work / "audit.bundle"
         platform.run("audit", "export", "--as", "rita", "--out", str(bundle), step="audit export")
         platform.run("signing-keys", "--as", "rita", "--out-dir", str(work / "keys"),
@@ -227,6 +417,7 @@ def check(fixture, programs):
         if verified.returncode != 0 or "VERIFIED" not in verified.stdout:
             raise Failed(f"the audit log of both releases does not verify:\n{verified.stdout}")
         print("upgrade: the audit log, entries of both releases, verifies offline")
+        check_log(work, bundle, made)
         # Issue #48: the earlier release had one CA for everything; the first start made the
         # artefact root, apart from it, and issued the model-signing certificate anew under it.
         root = work / "keys" / "artefact-ca.pem"
