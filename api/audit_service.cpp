@@ -3,7 +3,7 @@
 #include "status.h"
 
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/access.h"
+#include "sealtrain/core/access/access.h"
 #include "sealtrain/core/control_plane.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"

@@ -1,13 +1,13 @@
-// Platform.Backup (control.proto): the archive core/backup.h takes, sent in pieces. Its moment (the
-// head, the database copy, the small files, the list of objects) is taken alone, between group
-// commits; the archive is written while the control plane serves (keyring changes wait for it),
-// recorded alone again, and sent. One backup is taken or sent at a time, so at most one archive
-// waits on disk, and it is removed once sent (or when the call fails).
+// Platform.Backup (control.proto): the archive core/backup/backup.h takes, sent in pieces. Its
+// moment (the head, the database copy, the small files, the list of objects) is taken alone,
+// between group commits; the archive is written while the control plane serves (keyring changes
+// wait for it), recorded alone again, and sent. One backup is taken or sent at a time, so at most
+// one archive waits on disk, and it is removed once sent (or when the call fails).
 #include "server_shared.h"
 #include "status.h"
 
 #include "sealtrain/base/folder_cleanup.h"
-#include "sealtrain/core/backup.h"
+#include "sealtrain/core/backup/backup.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 

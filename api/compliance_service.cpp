@@ -5,7 +5,7 @@
 #include "status.h"
 
 #include "sealtrain/api/tls_policy.h"
-#include "sealtrain/core/compliance.h"
+#include "sealtrain/core/compliance/compliance.h"
 #include "sealtrain/core/control_plane.h"
 
 #include "sealtrain/v1/compliance.grpc.pb.h"
@@ -95,7 +95,8 @@ public:
         {
             // It signs a head for its bundle: it runs alone, between groups. But it reads the
             // whole log, which takes minutes at ten million entries (docs/performance.md), so
-            // after each page it lets the calls waiting meanwhile run (core/compliance.h).
+            // after each page it lets the calls waiting meanwhile run
+            // (core/compliance/compliance.h).
             std::unique_lock guard(shared_.lock);
             const core::CallOrigin origin = shared_.originOf(*context);
             std::optional<Shared::OriginScope> scope(std::in_place, shared_, origin);

@@ -6,8 +6,8 @@
 #include "status.h"
 
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/dataset_uploads.h"
-#include "sealtrain/core/key_release.h"
+#include "sealtrain/core/datasets/uploads.h"
+#include "sealtrain/core/keys/key_release.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 

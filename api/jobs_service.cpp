@@ -5,10 +5,10 @@
 #include "status.h"
 
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/job_spec.h"
-#include "sealtrain/core/job_watch.h"
-#include "sealtrain/core/key_release.h"
-#include "sealtrain/core/scheduler.h"
+#include "sealtrain/core/jobs/scheduling/scheduler.h"
+#include "sealtrain/core/jobs/vetting/spec.h"
+#include "sealtrain/core/jobs/watch.h"
+#include "sealtrain/core/keys/key_release.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 

@@ -1,13 +1,13 @@
 // The Keyring service (control.proto, "Keyring"): the data directory's key hierarchy, changed by
-// the control plane while it serves (core/keyring_changes.h decides and audits). Each call runs
-// alone, between group commits: a rotation of `database` re-keys the database, a re-wrap reads
+// the control plane while it serves (core/keys/keyring_changes.h decides and audits). Each call
+// runs alone, between group commits: a rotation of `database` re-keys the database, a re-wrap reads
 // the whole data directory.
 #include "server_shared.h"
 #include "status.h"
 
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/database.h"
-#include "sealtrain/core/keyring_changes.h"
+#include "sealtrain/core/keys/keyring_changes.h"
+#include "sealtrain/core/store/database.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 

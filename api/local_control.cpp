@@ -73,6 +73,8 @@ LocalControlPlane::~LocalControlPlane()
     (void)stop();
 }
 
+// Over 100 lines: the daemon's start in its order (run folder, socket, child, passphrase on
+// a pipe, readiness, fingerprint), each step's failure stopping the child it started.
 Result<LocalControlPlane> LocalControlPlane::start(const LocalControlOptions& options,
                                                    crypto::SecretBytes passphrase)
 {

@@ -5,7 +5,7 @@
 #include "status.h"
 
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/registry.h"
+#include "sealtrain/core/registry/registry.h"
 
 #include "sealtrain/v1/registry.grpc.pb.h"
 

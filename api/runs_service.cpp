@@ -4,7 +4,7 @@
 #include "status.h"
 
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/runs.h"
+#include "sealtrain/core/jobs/runs/runs.h"
 
 #include "sealtrain/v1/runs.grpc.pb.h"
 

@@ -7,11 +7,11 @@
 #include "sealtrain/api/server.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/wipe.h"
-#include "sealtrain/core/commit_group.h"
-#include "sealtrain/core/data_directory.h"
-#include "sealtrain/core/jobs.h"
-#include "sealtrain/core/list_page.h"
-#include "sealtrain/core/scheduler.h"
+#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/jobs/jobs.h"
+#include "sealtrain/core/jobs/scheduling/scheduler.h"
+#include "sealtrain/core/store/commit_group.h"
+#include "sealtrain/core/store/list_page.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/secret_bytes.h"
 #include "status.h"
@@ -64,7 +64,7 @@ struct Shared {
     std::set<std::string> revoked;            // certificate serials, never accepted again
     std::vector<crypto::RevokedCertificate> revocations;
     std::uint64_t crlNumber = 0;
-    std::unique_ptr<core::CommitGroup> group;  // the committer (core/commit_group.h)
+    std::unique_ptr<core::CommitGroup> group;  // the committer (core/store/commit_group.h)
     // The serial of each client certificate seen, so that finding a call's caller does not parse
     // its certificate again (on the committer's thread); at most kSerialCacheSize, then cleared.
     std::mutex serialsLock;
@@ -125,7 +125,7 @@ struct Shared {
     // A handler that signs an audit head (an export) or holds the database for long takes
     // `const std::lock_guard guard(shared_.lock);` instead: it runs alone, between groups.
     // Every entry the body writes records where the call came from: its peer and the serial of
-    // the certificate it presented (core/call_origin.h).
+    // the certificate it presented (core/identity/call_origin.h).
     template <typename Body>
     [[nodiscard]] Status inGroup(const ServerContext& context, const Body& body)
     {
@@ -402,7 +402,7 @@ inline core::ListPage listPage(std::int64_t before, std::uint32_t limit)
     return {before, limit == 0 ? core::kDefaultListPage : limit};
 }
 
-// A request's page of a small list (list_page.h, KeyedPage); 0 asks for the default size.
+// A request's page of a small list (store/list_page.h, KeyedPage); 0 asks for the default size.
 template <typename Request>
 core::KeyedPage keyedPage(const Request& request)
 {

@@ -1,17 +1,17 @@
 // The Workers service (control.proto, "Workers"; docs/operations/workers.md): enrolment with a
 // one-time token, heartbeats, dispatch with keys sealed to the worker, the sealed files a worker
 // fetches, metrics, verified checkpoint uploads and the end of an attempt. A worker is known by
-// its client certificate's serial (core/workers.h), never by anything it says about itself.
+// its client certificate's serial (core/workers/workers.h), never by anything it says about itself.
 #include "file_transfer.h"
 #include "server_shared.h"
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/datasets.h"
-#include "sealtrain/core/job_spec.h"
-#include "sealtrain/core/key_release.h"
-#include "sealtrain/core/scheduler.h"
-#include "sealtrain/core/workers.h"
+#include "sealtrain/core/datasets/datasets.h"
+#include "sealtrain/core/jobs/scheduling/scheduler.h"
+#include "sealtrain/core/jobs/vetting/spec.h"
+#include "sealtrain/core/keys/key_release.h"
+#include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/random.h"

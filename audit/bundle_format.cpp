@@ -170,6 +170,8 @@ Result<BundleEntry> decodeEntryLine(const EntryLine& line)
     return e;
 }
 
+// Over 100 lines: one branch per line kind of the bundle format
+// (docs/formats/audit.md), in the format's order, sharing the line counter.
 Result<BundleText> scanBundle(std::string_view text)
 {
     std::size_t lineNumber = 0;

@@ -13,9 +13,9 @@
 #include "sealtrain/crypto/kek.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/signing.h"
-#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/gpt_config.h"
 #include "sealtrain/trainer/counter_rng.h"
-#include "sealtrain/trainer/gpt_config.h"
 
 #include <fmt/format.h>
 

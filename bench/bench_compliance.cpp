@@ -15,9 +15,9 @@
 #include "control_bench.h"
 
 #include "sealtrain/audit/audit_log.h"
-#include "sealtrain/core/audit_queries.h"
+#include "sealtrain/core/audit/queries.h"
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/database.h"
+#include "sealtrain/core/store/database.h"
 
 #include <fmt/format.h>
 

@@ -9,9 +9,9 @@
 // Usage: bench_core [MUTATIONS] [DIR]   (default 2000, in the system's temporary folder)
 #include "bench_support.h"
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/database.h"
-#include "sealtrain/core/sql_audit_store.h"
-#include "sealtrain/core/totp.h"
+#include "sealtrain/core/identity/totp.h"
+#include "sealtrain/core/store/database.h"
+#include "sealtrain/core/store/sql_audit_store.h"
 #include "sealtrain/crypto/random.h"
 
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 // Export downloads as the daemon serves them (issue #48): 16 at once, each folder built one at a
-// time (as inside the commit group), staged sealed on disk (core/export_staging.h) and streamed
-// from there in 1 MiB pieces, in one run beside what bounds it:
+// time (as inside the commit group), staged sealed on disk (core/registry/exports/staging.h) and
+// streamed from there in 1 MiB pieces, in one run beside what bounds it:
 //   throughput   every byte sent, over the wall time, beside the ceiling: the same bytes sealed
 //                and opened in memory by the chunked cipher (crypto/chunked.h) on every core, the
 //                work a download cannot avoid
@@ -12,7 +12,7 @@
 // Usage: bench_downloads [MiB-PER-FOLDER] [DIR]   (default 128, the system's temporary folder)
 #include "bench_support.h"
 
-#include "sealtrain/core/export_staging.h"
+#include "sealtrain/core/registry/exports/staging.h"
 #include "sealtrain/crypto/chunked.h"
 #include "sealtrain/crypto/random.h"
 

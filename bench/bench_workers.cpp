@@ -22,7 +22,7 @@
 // one succeeded on its first attempt. It exits 1 when any call failed or any approved job was not
 // dispatched and finished that way: that, never a time, is what its CTest run asserts.
 #include "control_bench.h"
-#include "sealtrain/core/workers.h"
+#include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/crypto/signing.h"

@@ -9,9 +9,9 @@
 #include "sealtrain/api/client.h"
 #include "sealtrain/api/server.h"
 #include "sealtrain/api/tls_policy.h"
-#include "sealtrain/core/data_directory.h"
-#include "sealtrain/core/database.h"
-#include "sealtrain/core/totp.h"
+#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/identity/totp.h"
+#include "sealtrain/core/store/database.h"
 
 #include <chrono>
 #include <filesystem>

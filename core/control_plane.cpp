@@ -2,7 +2,7 @@
 // and the services that walk through it.
 #include "sealtrain/core/control_plane.h"
 
-#include "audited_transaction.h"
+#include "store/audited_transaction.h"
 
 #include <fmt/format.h>
 

@@ -57,7 +57,7 @@ struct Keyring::State {
     std::vector<std::uint8_t> check;
     std::vector<std::unique_ptr<StoredKek>> keks;  // pointers stay valid as the list grows
     // Counts the saves since creation (1 for a new keyring); a copy of an older file has a
-    // smaller one, which the audit log (core/keyring_changes.h) shows up.
+    // smaller one, which the audit log (core/keys/keyring_changes.h) shows up.
     std::uint64_t generation = 0;
     Sha256Digest mac{};      // as loaded; checked once the master key is known
     std::string signedText;  // what the loaded MAC covers (the canonical file without it)

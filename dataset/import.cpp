@@ -381,6 +381,8 @@ private:
 
 }  // namespace
 
+// Over 100 lines: the import's stages (sources, tokenizing, shards, manifest) share one
+// temporary folder, renamed into place only at the end, so a failure leaves nothing.
 Result<ImportResult> importDataset(const ImportOptions& options, Tokenizer& tokenizer,
                                    const crypto::Kek& kek)
 {

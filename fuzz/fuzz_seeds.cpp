@@ -11,9 +11,9 @@
 #include "sealtrain/crypto/sealed.h"
 #include "sealtrain/dataset/import.h"
 #include "sealtrain/dataset/tokenizer.h"
-#include "sealtrain/trainer/checkpoint.h"
-#include "sealtrain/trainer/hf_gpt2.h"
-#include "sealtrain/trainer/safetensors.h"
+#include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/hf_gpt2.h"
+#include "sealtrain/formats/safetensors.h"
 
 #include <algorithm>
 #include <fstream>

@@ -8,11 +8,11 @@
 
 #include "sealtrain/base/utf8.h"
 #include "sealtrain/dataset/tokenizer.h"
-#include "sealtrain/trainer/base_model.h"
-#include "sealtrain/trainer/checkpoint.h"
-#include "sealtrain/trainer/hf_gpt2.h"
-#include "sealtrain/trainer/safetensors.h"
-#include "sealtrain/trainer/safetensors_reader.h"
+#include "sealtrain/formats/base_model.h"
+#include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/hf_gpt2.h"
+#include "sealtrain/formats/safetensors.h"
+#include "sealtrain/formats/safetensors_reader.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,7 @@
 // base model the import reader checks a safetensors file against.
 #pragma once
 
-#include "sealtrain/trainer/gpt_config.h"
+#include "sealtrain/formats/gpt_config.h"
 
 #include <cstdint>
 

@@ -26,6 +26,6 @@ foreach(entry IN LISTS needed)
 endforeach()
 if(broken)
     message(FATAL_ERROR "sealtrain-control links the trainer's libraries:${broken}\n"
-        "Link sealtrain_trainer_formats, not sealtrain_trainer (docs/architecture.md, 'Layers').")
+        "Link sealtrain_formats, not sealtrain_trainer (docs/architecture.md, 'Layers').")
 endif()
 message(STATUS "sealtrain-control names ${count} libraries, none of MPI, BLAS, OpenMP or CUDA")

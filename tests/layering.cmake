@@ -22,24 +22,26 @@ endfunction()
 set(include_prefix "^[ \t]*#[ \t]*include[ \t]*[<\"]")
 set(qt_include "${include_prefix}(Q[A-Za-z]|Qt[A-Za-z]*/)")
 set(gui_include "${include_prefix}(QtWidgets|QtGui|QWidget|QMainWindow|QApplication|QDialog)")
-foreach(folder base crypto audit dataset trainer worker)
+foreach(folder base crypto audit dataset formats trainer worker)
     check_folder(${folder} "${qt_include}" "${folder}/ uses no Qt")
 endforeach()
 foreach(folder core api)
     check_folder(${folder} "${gui_include}" "${folder}/ uses no Qt Widgets or GUI")
 endforeach()
-check_folder(base "${include_prefix}sealtrain/(crypto|audit|dataset|trainer|core|api|worker)/"
+check_folder(base "${include_prefix}sealtrain/(crypto|audit|dataset|formats|trainer|core|api|worker)/"
     "base/ is the bottom layer")
-check_folder(crypto "${include_prefix}sealtrain/(audit|dataset|trainer|core|api|worker)/"
+check_folder(crypto "${include_prefix}sealtrain/(audit|dataset|formats|trainer|core|api|worker)/"
     "crypto/ is below audit, dataset, trainer and core")
-check_folder(audit "${include_prefix}sealtrain/(dataset|trainer|core|api|worker)/"
+check_folder(audit "${include_prefix}sealtrain/(dataset|formats|trainer|core|api|worker)/"
     "audit/ is below core and beside dataset and trainer")
-check_folder(dataset "${include_prefix}sealtrain/(audit|trainer|core|api|worker)/"
+check_folder(dataset "${include_prefix}sealtrain/(audit|formats|trainer|core|api|worker)/"
     "dataset/ is used by core and trainer and uses only crypto and base")
+check_folder(formats "${include_prefix}sealtrain/(audit|trainer|core|api|worker)/"
+    "formats/ holds the files the control plane and the trainer share, none of the model's code")
 check_folder(trainer "${include_prefix}sealtrain/(audit|core|api|worker)/"
     "trainer/ knows nothing of the control plane")
 check_folder(core "${include_prefix}sealtrain/(api|ctl|worker)/" "core/ is below api/ and app/")
-check_folder(api "${include_prefix}sealtrain/(dataset|trainer|worker)/"
+check_folder(api "${include_prefix}sealtrain/(dataset|formats|trainer|worker)/"
     "api/ adapts core/ to the contract; the rules and formats are core's (issue #28)")
 check_folder(worker "${include_prefix}sealtrain/api/server"
     "worker/ is a client of the control plane, never its server")
@@ -47,6 +49,105 @@ check_folder(app/gui "${include_prefix}sealtrain/(core|dataset|trainer|worker)/"
     "app/gui is a client: it never opens the database or a platform key (issue #29)")
 check_folder(app/gui "${include_prefix}sealtrain/api/server"
     "app/gui is a client of the control plane, never its server")
+
+# core/ by concept (issue #50; docs/architecture.md, "core/ by concept"): a file of a concept
+# folder (core/CONCEPT/… or core/include/sealtrain/core/CONCEPT/…) includes only its own concept
+# and those below it in this order; control_plane (core/'s top) may include them all, and
+# control_plane_options.h, the plain struct of policy knobs, is for everyone. A folder that is not
+# in the order is refused: a new concept takes its place in the design first.
+set(core_concepts store access identity datasets workers jobs keys registry audit compliance
+    platform data_directory backup)
+# The arrows against the order that core/ still has (issue #50 removes them: KeyRelease split by
+# duty, the registry's rows behind an interface the jobs use, the ControlPlane's own methods out
+# of the concepts' files). Each is FILE|INCLUDE; no other may be added, and one that is gone must
+# be struck from here.
+set(core_debts
+    # break-glass and a grant's user need the accounts of identity, which is above access
+    "core/access/access.cpp|identity/accounts.h"
+    "core/access/access.cpp|sealtrain/core/identity/identity.h"
+    # ControlPlane methods defined beside their concept
+    "core/audit/witnesses.cpp|sealtrain/core/control_plane.h"
+    "core/platform/starts.cpp|sealtrain/core/control_plane.h"
+    "core/include/sealtrain/core/data_directory/data_directory.h|sealtrain/core/control_plane.h"
+    # a fine-tune's base model and sampling a version read the registry's rows
+    "core/jobs/runs/sampling.cpp|registry/rows.h"
+    "core/jobs/runs/sampling.cpp|sealtrain/core/registry/registry.h"
+    "core/jobs/scheduling/scheduler.cpp|registry/rows.h"
+    "core/jobs/vetting/base_model.cpp|registry/rows.h"
+    # KeyRelease holds the DataDirectory and reads the registry (its split ends these)
+    "core/keys/key_release.cpp|registry/base_models.h"
+    "core/keys/key_release.cpp|registry/rows.h"
+    "core/keys/key_release.cpp|sealtrain/core/data_directory/data_directory.h"
+    "core/platform/starts.h|sealtrain/core/data_directory/data_directory.h"
+    "core/registry/base_models.cpp|sealtrain/core/data_directory/data_directory.h"
+    "core/registry/exports/model_signing_key.cpp|data_directory/files.h"
+    "core/registry/exports/model_signing_key.cpp|sealtrain/core/data_directory/data_directory.h")
+list(LENGTH core_concepts core_top)
+set(core_debts_seen "")
+file(GLOB_RECURSE core_files "${SOURCE_DIR}/core/*.h" "${SOURCE_DIR}/core/*.cpp")
+foreach(file IN LISTS core_files)
+    file(RELATIVE_PATH rel "${SOURCE_DIR}" "${file}")
+    string(REGEX REPLACE "^core/(include/sealtrain/core/)?" "" inner "${rel}")
+    if(NOT inner MATCHES "^([^/]+)/")
+        continue()  # core's top: control_plane
+    endif()
+    set(concept "${CMAKE_MATCH_1}")
+    if(concept STREQUAL "include")
+        continue()
+    endif()
+    list(FIND core_concepts "${concept}" own)
+    if(own EQUAL -1)
+        set(failures "${failures}\n  ${rel}: core/${concept}/ is not a concept of the design (tests/layering.cmake's order)")
+        continue()
+    endif()
+    file(STRINGS "${file}" lines REGEX "${include_prefix}")
+    foreach(line IN LISTS lines)
+        if(NOT line MATCHES "[<\"]([^>\"]+)[>\"]")
+            continue()
+        endif()
+        set(path "${CMAKE_MATCH_1}")
+        string(REGEX REPLACE "^sealtrain/core/" "" name "${path}")
+        if(path MATCHES "^sealtrain/" AND name STREQUAL path)
+            continue()  # another library's header
+        endif()
+        if(name STREQUAL "control_plane.h")
+            set(rank ${core_top})
+        elseif(name MATCHES "^([^/]+)/")
+            list(FIND core_concepts "${CMAKE_MATCH_1}" rank)
+        else()
+            continue()
+        endif()
+        if(rank GREATER own)
+            list(FIND core_debts "${rel}|${path}" debt)
+            if(debt EQUAL -1)
+                set(failures "${failures}\n  ${rel}: ${line}  (core/${concept}/ is below what it includes)")
+            else()
+                list(APPEND core_debts_seen "${rel}|${path}")
+            endif()
+        endif()
+    endforeach()
+endforeach()
+# A concept folder past ~8 files gets sub-concepts (docs/development.md): more than 10 sources
+# and headers directly in one folder of core/ is refused.
+file(GLOB_RECURSE core_dirs LIST_DIRECTORIES true "${SOURCE_DIR}/core/*")
+foreach(dir IN LISTS core_dirs)
+    if(IS_DIRECTORY "${dir}")
+        file(GLOB direct "${dir}/*.cpp" "${dir}/*.h")
+        list(LENGTH direct count)
+        if(count GREATER 10)
+            file(RELATIVE_PATH rel "${SOURCE_DIR}" "${dir}")
+            set(failures "${failures}\n  ${rel}/: ${count} files in one folder; give it sub-concepts")
+        endif()
+    endif()
+endforeach()
+foreach(debt IN LISTS core_debts)
+    string(REPLACE "|" ";" parts "${debt}")
+    list(GET parts 0 debt_file)
+    list(FIND core_debts_seen "${debt}" seen)
+    if(seen EQUAL -1 AND EXISTS "${SOURCE_DIR}/${debt_file}")
+        set(failures "${failures}\n  ${debt_file}: the listed arrow ${debt} is gone; strike it from tests/layering.cmake's core_debts")
+    endif()
+endforeach()
 
 if(failures)
     message(FATAL_ERROR "Layering rule broken (docs/architecture.md):${failures}")

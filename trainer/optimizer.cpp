@@ -1,4 +1,5 @@
-// Gradient clipping, AdamW and the learning-rate schedule (optimizer.h).
+// Gradient clipping and AdamW (optimizer.h); the learning-rate schedule is formats/'s
+// (optimizer_settings.cpp).
 #include "sealtrain/trainer/optimizer.h"
 
 #include <cassert>
@@ -80,33 +81,6 @@ void AdamW::step(std::span<float> parameters, std::span<const float> gradients, 
             parameters[i] -= rate * (mHat / (std::sqrt(vHat) + epsilon) + decay * parameters[i]);
         }
     }
-}
-
-Result<void> LearningRateSchedule::validate() const
-{
-    if (!(maxRate > 0.0) || !std::isfinite(maxRate))
-        return Error(ErrorCode::InvalidArgument,
-                     "The learning rate must be a positive number; give one such as 6e-4.");
-    if (!(minRate >= 0.0) || minRate > maxRate)
-        return Error(ErrorCode::InvalidArgument,
-                     "The minimum learning rate must lie between 0 and the maximum; lower it.");
-    if (totalSteps == 0 || warmupSteps > totalSteps)
-        return Error(ErrorCode::InvalidArgument,
-                     "The warm-up must not be longer than the training run; shorten the warm-up "
-                     "or train for more steps.");
-    return success();
-}
-
-double LearningRateSchedule::at(std::size_t step) const
-{
-    if (step < warmupSteps)
-        return maxRate * static_cast<double>(step + 1) / static_cast<double>(warmupSteps);
-    if (step >= totalSteps)
-        return minRate;
-    const double progress =
-        static_cast<double>(step - warmupSteps) / static_cast<double>(totalSteps - warmupSteps);
-    const double cosine = 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
-    return minRate + cosine * (maxRate - minRate);
 }
 
 }  // namespace sealtrain::trainer

@@ -6,7 +6,7 @@
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/signing.h"
 #include "sealtrain/dataset/reader.h"
-#include "sealtrain/trainer/base_model.h"
+#include "sealtrain/formats/base_model.h"
 #include "sealtrain/trainer/sgemm_ceiling.h"
 #include "sealtrain/trainer/training.h"
 
@@ -404,6 +404,8 @@ Result<WrittenCheckpoint> saveCheckpoint(Run& run)
 
 }  // namespace
 
+// Over 100 lines: the training loop's stages (resume, step, validation, checkpoint,
+// the ranks' agreement on each) share the loop's state, in the order a step runs them.
 Result<TrainSummary> runTraining(const TrainOptions& options, const TrainerKeys& keys,
                                  Collective& collective, const TrainOutput& output,
                                  const ModelBackends& backends)

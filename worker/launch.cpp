@@ -3,7 +3,7 @@
 
 #include "sealtrain/base/child_process.h"
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/trainer_launcher.h"
+#include "sealtrain/core/workers/trainer_launcher.h"
 
 #include <fmt/format.h>
 
@@ -160,6 +160,8 @@ Result<int> launchMpirun(const LaunchSettings& settings, const TrainerRun& run,
 // sbatch --wait of a script whose srun starts every rank with the node keys bundle on its
 // standard input: on each node `sealtrain-worker open-keys` checks it, opens that node's box and
 // pipes the keys to the trainer; only sealed keys cross the network (issue #27, item 19).
+// Over 100 lines: the batch script is written, submitted and followed in one place so
+// that every path out cancels the job and removes the script.
 Result<int> launchSlurm(const LaunchSettings& settings, const TrainerRun& run,
                         const crypto::SecretBytes& keys, LaunchControl& control,
                         const std::function<void(std::string_view)>& onLine)

@@ -3,7 +3,7 @@
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/node_keys.h"
+#include "sealtrain/core/keys/node_keys.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/crypto/secret_bytes.h"
 #include "sealtrain/crypto/signing.h"

@@ -9,13 +9,13 @@
 #include "sealtrain/api/client.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/trainer_launcher.h"
-#include "sealtrain/core/workers.h"
+#include "sealtrain/core/workers/trainer_launcher.h"
+#include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/crypto/secret_bytes.h"
 #include "sealtrain/crypto/signing.h"
-#include "sealtrain/trainer/trainer_keys.h"
+#include "sealtrain/formats/trainer_keys.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

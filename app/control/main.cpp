@@ -11,8 +11,8 @@
 #include "sealtrain/base/process.h"
 #include "sealtrain/base/version.h"
 #include "sealtrain/base/wipe.h"
-#include "sealtrain/core/data_directory.h"
-#include "sealtrain/core/job_spec.h"
+#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/jobs/vetting/spec.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
@@ -130,6 +130,8 @@ Result<crypto::SecretBytes> passphraseFromStdin()
     return secret;
 }
 
+// Over 100 lines: the daemon's life in its order (data directory, keys, TLS, services,
+// signals, drain), each step a few lines that share the open objects.
 int run(const Options& options, const std::string& effectiveOptions)
 {
     if (auto isPrivate = checkPrivate(options.dataDir); !isPrivate)
@@ -246,6 +248,8 @@ int run(const Options& options, const std::string& effectiveOptions)
 
 }  // namespace
 
+// Over 100 lines: the daemon's options and subcommands, one CLI11 declaration each, read
+// top to bottom as `--help` prints them.
 int main(int argc, char** argv)
 {
     // The daemon holds every key: a crash or a debugger must not copy them (issue #27).

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/access.h"
-#include "sealtrain/core/identity.h"
+#include "sealtrain/core/access/access.h"
+#include "sealtrain/core/identity/identity.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
 #include <CLI/CLI.hpp>

@@ -8,7 +8,7 @@
 #include "passphrase.h"
 
 #include "sealtrain/base/progress.h"
-#include "sealtrain/core/backup.h"
+#include "sealtrain/core/backup/backup.h"
 #include "sealtrain/crypto/signing.h"
 
 #include <fmt/format.h>

@@ -10,7 +10,7 @@
 #include "sealtrain/base/utf8.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/signing.h"
-#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/formats/checkpoint.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -377,6 +377,8 @@ int runGrant(const CommandRegistry& registry, const GrantOptions& options, bool 
 
 }  // namespace
 
+// Over 100 lines: one CLI11 declaration per option of these subcommands, in the order
+// `--help` prints them.
 void registerClientCommands(CLI::App& app, CommandRegistry& registry)
 {
     auto connectOptions = std::make_shared<ConnectOptions>();

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "sealtrain/api/client.h"
-#include "sealtrain/core/datasets.h"
+#include "sealtrain/core/datasets/datasets.h"
 
 #include <nlohmann/json.hpp>
 

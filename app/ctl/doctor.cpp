@@ -3,7 +3,7 @@
 
 #include "sealtrain/base/paths.h"
 #include "sealtrain/base/version.h"
-#include "sealtrain/core/platform_versions.h"
+#include "sealtrain/core/platform/versions.h"
 #include "sealtrain/crypto/platform.h"
 #include "sealtrain/trainer/platform_info.h"
 

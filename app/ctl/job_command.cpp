@@ -9,7 +9,7 @@
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/utf8.h"
-#include "sealtrain/core/job_spec.h"
+#include "sealtrain/core/jobs/vetting/spec.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -268,6 +268,8 @@ int validate(const CommandRegistry& registry, const ValidateOptions& options)
 
 }  // namespace
 
+// Over 100 lines: one CLI11 declaration per option of the job subcommands, in the order
+// `--help` prints them.
 void registerJobCommands(CLI::App& app, CommandRegistry& registry)
 {
     auto* group = app.add_subcommand(

@@ -4,7 +4,7 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/dsse.h"
 #include "sealtrain/crypto/hash.h"
-#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/formats/checkpoint.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -446,6 +446,8 @@ int verifyLineageDocument(const CommandRegistry& registry, const ModelOptions& o
 
 }  // namespace
 
+// Over 100 lines: one CLI11 declaration per option of the model subcommands, in the
+// order `--help` prints them.
 void registerModelCommands(CLI::App& app, CommandRegistry& registry)
 {
     auto* group = app.add_subcommand(

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/identity.h"
+#include "sealtrain/core/identity/identity.h"
 
 #include <filesystem>
 #include <iosfwd>

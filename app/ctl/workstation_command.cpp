@@ -14,7 +14,7 @@
 #include "sealtrain/api/profile.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/paths.h"
-#include "sealtrain/core/data_directory.h"
+#include "sealtrain/core/data_directory/data_directory.h"
 #include "sealtrain/crypto/certificate_authority.h"
 
 #include <fmt/format.h>

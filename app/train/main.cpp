@@ -3,12 +3,12 @@
 // the collective and hands over to the trainer library with the backends it was built with.
 #include "sealtrain/base/process.h"
 #include "sealtrain/dataset/tokenizer.h"
+#include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/trainer_keys.h"
 #include "sealtrain/trainer/built_backends.h"
-#include "sealtrain/trainer/checkpoint.h"
 #include "sealtrain/trainer/collective.h"
 #include "sealtrain/trainer/sampling.h"
 #include "sealtrain/trainer/train_run.h"
-#include "sealtrain/trainer/trainer_keys.h"
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -99,6 +99,8 @@ int sample(const std::string& checkpoint, const trainer::AuthorisedCheckpoint& a
 
 }  // namespace
 
+// Over 100 lines: the trainer's subcommands and options, one CLI11 declaration each, read
+// top to bottom as `--help` prints them.
 int main(int argc, char** argv)
 {
     sealtrain::disableCoreDumps();

@@ -42,6 +42,8 @@ sealtrain::Result<std::string> enrolmentToken(const std::filesystem::path& file)
 
 }  // namespace
 
+// Over 100 lines: the worker's subcommands and options, one CLI11 declaration each, read
+// top to bottom as `--help` prints them.
 int main(int argc, char** argv)
 {
     // The worker holds its private keys and, during a job, the job's data keys: a crash or a

@@ -1,22 +1,22 @@
 // Opening and creating a data directory: the keyring, the database, the sealed platform keys,
 // the audit key, the witness file and the control plane over them.
-#include "sealtrain/core/data_directory.h"
+#include "sealtrain/core/data_directory/data_directory.h"
 
-#include "audit_witnesses.h"
-#include "base_models.h"
+#include "audit/witnesses.h"
 #include "files.h"
 #include "keys.h"
-#include "model_signing_key.h"
-#include "platform_starts.h"
+#include "platform/starts.h"
+#include "registry/base_models.h"
+#include "registry/exports/model_signing_key.h"
 #include "sealtrain/audit/forward_spool.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/folder_cleanup.h"
 #include "sealtrain/base/logging.h"
 #include "sealtrain/base/paths.h"
-#include "sealtrain/core/key_release.h"
-#include "sealtrain/core/password.h"
-#include "sealtrain/core/sql_audit_store.h"
+#include "sealtrain/core/identity/password.h"
+#include "sealtrain/core/keys/key_release.h"
+#include "sealtrain/core/store/sql_audit_store.h"
 #include "sealtrain/crypto/hkdf.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/model_signing.h"
@@ -383,11 +383,11 @@ void removeAbandonedUploads(const std::filesystem::path& dataDir)
     }
     for (const auto& entry : std::filesystem::directory_iterator(dataDir / "jobs" / "incoming", ec))
         abandoned.push_back(entry.path());
-    // An export staged for a download the daemon did not finish (core/export_staging.h).
+    // An export staged for a download the daemon did not finish (core/registry/exports/staging.h).
     for (const auto& entry :
          std::filesystem::directory_iterator(file(dataDir, datadir::kDownloads), ec))
         abandoned.push_back(entry.path());
-    // A backup's archive not yet sent on (core/backup.h).
+    // A backup's archive not yet sent on (core/backup/backup.h).
     for (const auto& entry : std::filesystem::directory_iterator(dataDir, ec))
         if (entry.path().filename().string().rfind(".backup-", 0) == 0)
             abandoned.push_back(entry.path());

@@ -2,10 +2,10 @@
 #include "keys.h"
 
 #include "files.h"
-#include "model_signing_key.h"
+#include "registry/exports/model_signing_key.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/password.h"
+#include "sealtrain/core/identity/password.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/hkdf.h"
 #include "sealtrain/crypto/key_file.h"

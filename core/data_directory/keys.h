@@ -4,7 +4,7 @@
 
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/data_directory.h"
+#include "sealtrain/core/data_directory/data_directory.h"
 #include "sealtrain/crypto/keyring.h"
 
 #include <filesystem>

@@ -36,8 +36,8 @@
 #include <QtTest/QtTest>
 
 #include "sealtrain/base/byte_io.h"
-#include "sealtrain/core/data_directory.h"
-#include "sealtrain/core/totp.h"
+#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/identity/totp.h"
 #include "sealtrain/crypto/certificate_authority.h"
 
 #include <fstream>

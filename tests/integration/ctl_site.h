@@ -10,7 +10,7 @@
 
 #include "sealtrain/api/profile.h"
 #include "sealtrain/audit/bundle.h"
-#include "sealtrain/core/totp.h"
+#include "sealtrain/core/identity/totp.h"
 
 #include <QTemporaryDir>
 #include <QThread>

@@ -11,8 +11,8 @@
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/audit/store.h"
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/data_directory.h"
-#include "sealtrain/core/totp.h"
+#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/identity/totp.h"
 
 #include <grpcpp/grpcpp.h>
 

@@ -1,4 +1,4 @@
-// Reading a small list's pages (list_page.h, KeyedPage) with the raw generated stubs, as an
+// Reading a small list's pages (store/list_page.h, KeyedPage) with the raw generated stubs, as an
 // independent client would: for the tests of paging against a real sealtrain-control.
 #pragma once
 

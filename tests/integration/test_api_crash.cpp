@@ -13,8 +13,8 @@
 #include "sealtrain/audit/bundle.h"
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/audit/witness.h"
-#include "sealtrain/core/data_directory.h"
-#include "sealtrain/core/totp.h"
+#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/identity/totp.h"
 
 #include <QThread>
 #include <QtTest/QtTest>

@@ -10,13 +10,13 @@
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/audit/store.h"
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/data_directory.h"
-#include "sealtrain/core/totp.h"
+#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/identity/totp.h"
 #include "sealtrain/crypto/signing.h"
 #include "sealtrain/dataset/import.h"
 #include "sealtrain/dataset/manifest.h"
-#include "sealtrain/trainer/checkpoint.h"
-#include "sealtrain/trainer/trainer_keys.h"
+#include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/trainer_keys.h"
 
 #include <QThread>
 #include <QtTest/QtTest>

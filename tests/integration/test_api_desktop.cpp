@@ -8,8 +8,8 @@
 #include "sealtrain/audit/tree_head.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/version.h"
-#include "sealtrain/core/permissions.h"
-#include "sealtrain/core/totp.h"
+#include "sealtrain/core/access/permissions.h"
+#include "sealtrain/core/identity/totp.h"
 #include "sealtrain/crypto/signing.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"

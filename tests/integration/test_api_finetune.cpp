@@ -17,7 +17,7 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/dataset/tokenizer.h"
-#include "sealtrain/trainer/base_model.h"
+#include "sealtrain/formats/base_model.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

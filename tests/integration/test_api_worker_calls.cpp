@@ -10,14 +10,14 @@
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/workers.h"
+#include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/crypto/signing.h"
-#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/trainer_keys.h"
 #include "sealtrain/trainer/counter_rng.h"
-#include "sealtrain/trainer/trainer_keys.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 

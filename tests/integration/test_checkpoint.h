@@ -6,8 +6,8 @@
 #include "sealtrain/api/client.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/crypto/signing.h"
-#include "sealtrain/trainer/checkpoint.h"
-#include "sealtrain/trainer/trainer_keys.h"
+#include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/trainer_keys.h"
 
 #include <QtGlobal>
 

@@ -11,8 +11,8 @@
 #include "sealtrain/audit/bundle.h"
 #include "sealtrain/audit/tree_head.h"
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/data_directory.h"
-#include "sealtrain/core/database.h"
+#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/store/database.h"
 #include "sealtrain/crypto/hash.h"
 
 #include <QProcess>

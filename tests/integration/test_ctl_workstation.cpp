@@ -5,8 +5,8 @@
 // database). sealtrainctl never opens the data directory after init: sealtrain-control does.
 #include "ctl_site.h"
 
-#include "sealtrain/core/data_directory.h"
-#include "sealtrain/core/database.h"
+#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/store/database.h"
 #include "sealtrain/crypto/keyring.h"
 
 #include <QProcess>

@@ -5,7 +5,7 @@
 
 #include "daemon_fixture.h"
 
-#include "sealtrain/core/workers.h"
+#include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/crypto/signing.h"

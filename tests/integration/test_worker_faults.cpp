@@ -14,13 +14,13 @@
 //   - SIGTERM to a worker mid-run: it stops the trainer and gives the job back at once.
 // The audit log and the checkpoints are read in-process once the daemon has stopped.
 #include "daemon_fixture.h"
-#include "sealtrain/core/key_release.h"
-#include "sealtrain/core/scheduler.h"
-#include "sealtrain/core/workers.h"
+#include "sealtrain/core/jobs/scheduling/scheduler.h"
+#include "sealtrain/core/keys/key_release.h"
+#include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/signing.h"
-#include "sealtrain/trainer/checkpoint.h"
-#include "sealtrain/trainer/trainer_keys.h"
+#include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/trainer_keys.h"
 
 #include <QtTest/QtTest>
 #include <fmt/format.h>

@@ -3,7 +3,7 @@
 outside tool doing its own computation:
 
 - export: the folder Sealtrain writes for a model (model.safetensors under GPT-2's names and the
-  config.json of trainer/hf_gpt2.h) loads in transformers' GPT2LMHeadModel, whose loss on our
+  config.json of formats/hf_gpt2.h) loads in transformers' GPT2LMHeadModel, whose loss on our
   batch equals the loss our CPU trainer computed within 1e-4 relative;
 - import: a small GPT-2 that transformers makes and saves with save_pretrained (safetensors) is
   read by Sealtrain's importer, and our loss at step 0 on a fixed batch equals transformers' within

@@ -1,12 +1,12 @@
 // Imports a Hugging Face GPT-2 folder (config.json and model.safetensors, as save_pretrained
-// writes them) with Sealtrain's importer (trainer/hf_gpt2.h) and prints the CPU model's loss on
+// writes them) with Sealtrain's importer (formats/hf_gpt2.h) and prints the CPU model's loss on
 // the batch in BATCH (a safetensors file with I32 tensors "tokens" and "targets", both (batch,
 // seq)), as %.17g: what tests/scripts/transformers_interop.py compares with transformers' own.
 //
 // Usage: hf_gpt2_loss FOLDER BATCH
+#include "sealtrain/formats/hf_gpt2.h"
+#include "sealtrain/formats/safetensors_reader.h"
 #include "sealtrain/trainer/gpt.h"
-#include "sealtrain/trainer/hf_gpt2.h"
-#include "sealtrain/trainer/safetensors_reader.h"
 
 #include <algorithm>
 #include <cstdio>

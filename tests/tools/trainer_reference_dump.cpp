@@ -1,15 +1,15 @@
 // Writes what tests/scripts/torch_reference.py compares against PyTorch: a tiny GPT's initial
-// weights (model.safetensors, GPT2Model's names, with the config.json of trainer/hf_gpt2.h), and in
+// weights (model.safetensors, GPT2Model's names, with the config.json of formats/hf_gpt2.h), and in
 // reference.safetensors the batch, our loss and gradients at those weights, and the losses,
 // gradient norms and parameters of 10 training steps (two micro-batches each, clipping, AdamW,
 // warm-up + cosine). The settings are in reference.safetensors' __metadata__, so the script reads
 // them rather than repeating them.
 //
 // Usage: trainer_reference_dump DIRECTORY
+#include "sealtrain/formats/hf_gpt2.h"
+#include "sealtrain/formats/safetensors.h"
 #include "sealtrain/trainer/counter_rng.h"
 #include "sealtrain/trainer/cpu_model.h"
-#include "sealtrain/trainer/hf_gpt2.h"
-#include "sealtrain/trainer/safetensors.h"
 #include "sealtrain/trainer/training.h"
 
 #include <cstdio>
@@ -130,7 +130,7 @@ int main(int argc, char** argv)
         grad.name = "grad." + grad.name;
         reference.push_back(std::move(grad));
     }
-    for (auto trained : gptExportEntries(model)) {
+    for (auto trained : gptExportEntries(model.config(), model.parameters())) {
         trained.name = "trained." + trained.name;
         reference.push_back(std::move(trained));
     }

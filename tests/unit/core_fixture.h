@@ -5,9 +5,9 @@
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/database.h"
-#include "sealtrain/core/sql_audit_store.h"
-#include "sealtrain/core/totp.h"
+#include "sealtrain/core/identity/totp.h"
+#include "sealtrain/core/store/database.h"
+#include "sealtrain/core/store/sql_audit_store.h"
 #include "sealtrain/dataset/tokenizer.h"
 
 #include <QTemporaryDir>

@@ -1,11 +1,11 @@
-// Helpers for tests over a whole data directory (core/data_directory.h): unlocking it with a
-// passphrase, and reading back the entries of one action from its audit log.
+// Helpers for tests over a whole data directory (core/data_directory/data_directory.h): unlocking
+// it with a passphrase, and reading back the entries of one action from its audit log.
 #pragma once
 
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/audit_queries.h"
-#include "sealtrain/core/data_directory.h"
+#include "sealtrain/core/audit/queries.h"
+#include "sealtrain/core/data_directory/data_directory.h"
 
 #include <string>
 #include <vector>

@@ -5,7 +5,7 @@
 
 #include "core_fixture.h"
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/jobs.h"
+#include "sealtrain/core/jobs/jobs.h"
 
 #include <map>
 #include <string>

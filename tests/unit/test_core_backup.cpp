@@ -1,5 +1,5 @@
-// Backups and restores of a data directory through core (core/backup.h, issue #31): who may take
-// one (refusals audited), the archive checked offline, every byte of it mattering, the witness
+// Backups and restores of a data directory through core (core/backup/backup.h, issue #31): who may
+// take one (refusals audited), the archive checked offline, every byte of it mattering, the witness
 // rule kept (a newer witness refused unless the loss is accepted, and then audited), files
 // referenced by digest checked at restore, and a failed restore leaving nothing behind.
 #include "core_fixture.h"
@@ -8,8 +8,8 @@
 #include "sealtrain/audit/store.h"
 #include "sealtrain/audit/tree_head.h"
 #include "sealtrain/audit/witness.h"
-#include "sealtrain/core/backup.h"
-#include "sealtrain/core/data_directory.h"
+#include "sealtrain/core/backup/backup.h"
+#include "sealtrain/core/data_directory/data_directory.h"
 
 #include <QProcess>
 #include <QtTest/QtTest>

@@ -1,12 +1,12 @@
-// Group commit (core/commit_group.h): calls that share one durable transaction still fail closed
-// each on its own. A call that fails in a group leaves the others committed and its own change
-// absent, with its failure audited; a COMMIT that fails fails every call of the group and leaves
-// the audit log as it was, verifiable and appendable; and no caller is answered before the
+// Group commit (core/store/commit_group.h): calls that share one durable transaction still fail
+// closed each on its own. A call that fails in a group leaves the others committed and its own
+// change absent, with its failure audited; a COMMIT that fails fails every call of the group and
+// leaves the audit log as it was, verifiable and appendable; and no caller is answered before the
 // group's COMMIT (an independent connection already sees its change).
 #include "core_fixture.h"
 
 #include "sealtrain/audit/bundle.h"
-#include "sealtrain/core/commit_group.h"
+#include "sealtrain/core/store/commit_group.h"
 
 #include <QtTest/QtTest>
 

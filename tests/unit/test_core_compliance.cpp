@@ -1,5 +1,5 @@
-// The compliance report in core (core/compliance.h, issue #31): on a healthy platform the
-// controls with evidence pass and cite it; a rule broken on purpose in the database (a job
+// The compliance report in core (core/compliance/compliance.h, issue #31): on a healthy platform
+// the controls with evidence pass and cite it; a rule broken on purpose in the database (a job
 // approved by its own submitter, a job that ran unapproved, a user without a second factor, an
 // old TLS floor) shows as failed; a control without evidence is never passed; the bundle holds
 // exactly the cited entries and verifies; and whoever lacks the auditor's permissions is refused
@@ -10,10 +10,10 @@
 
 #include "sealtrain/audit/audit_log.h"
 #include "sealtrain/audit/bundle.h"
-#include "sealtrain/core/audit_queries.h"
-#include "sealtrain/core/compliance.h"
-#include "sealtrain/core/permissions.h"
-#include "sealtrain/core/reason_codes.h"
+#include "sealtrain/core/access/permissions.h"
+#include "sealtrain/core/audit/queries.h"
+#include "sealtrain/core/compliance/compliance.h"
+#include "sealtrain/core/store/reason_codes.h"
 #include "sealtrain/crypto/hash.h"
 
 #include <QtTest/QtTest>

@@ -2,7 +2,7 @@
 // hashes and the password policy.
 #include "core_fixture.h"
 
-#include "sealtrain/core/password.h"
+#include "sealtrain/core/identity/password.h"
 
 #include <QtTest/QtTest>
 

@@ -1,7 +1,7 @@
-// An export staged for its download (core/export_staging.h, issue #48): what is read back is what
-// was built, piece by piece; nothing of the plaintext is on disk; a staged file changed, cut or
-// swapped for another is refused; the folder goes with the object, and with a failure.
-#include "sealtrain/core/export_staging.h"
+// An export staged for its download (core/registry/exports/staging.h, issue #48): what is read back
+// is what was built, piece by piece; nothing of the plaintext is on disk; a staged file changed,
+// cut or swapped for another is refused; the folder goes with the object, and with a failure.
+#include "sealtrain/core/registry/exports/staging.h"
 
 #include <QtTest/QtTest>
 

@@ -4,8 +4,8 @@
 // second admin's approval for an admin; all on an injected clock.
 #include "service_world.h"
 
-#include "sealtrain/core/password.h"
-#include "sealtrain/core/sql_audit_store.h"
+#include "sealtrain/core/identity/password.h"
+#include "sealtrain/core/store/sql_audit_store.h"
 
 #include <QtTest/QtTest>
 

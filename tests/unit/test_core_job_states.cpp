@@ -1,12 +1,12 @@
-// The job state machine (core/job_states.h, issue #28 item 6): the table holds exactly the
+// The job state machine (core/jobs/states.h, issue #28 item 6): the table holds exactly the
 // transitions docs/operations/scheduling.md documents, and the calls that move a job obey it.
 // Every call that changes a job's state is tried on a job in every state: it succeeds where the
 // documented machine allows that move, and everywhere else it is refused, audited, and leaves
 // the job as it was.
 #include "core_fixture.h"
 #include "jobs_world.h"
-#include "sealtrain/core/job_states.h"
-#include "sealtrain/core/scheduler.h"
+#include "sealtrain/core/jobs/scheduling/scheduler.h"
+#include "sealtrain/core/jobs/states.h"
 
 #include <QtTest/QtTest>
 #include <fmt/format.h>

@@ -8,9 +8,9 @@
 #include "jobs_world.h"
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/job_budgets.h"
-#include "sealtrain/core/job_spec.h"
-#include "sealtrain/core/jobs.h"
+#include "sealtrain/core/jobs/jobs.h"
+#include "sealtrain/core/jobs/scheduling/budgets.h"
+#include "sealtrain/core/jobs/vetting/spec.h"
 
 #include <QtTest/QtTest>
 #include <fmt/format.h>

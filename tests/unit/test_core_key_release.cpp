@@ -1,20 +1,20 @@
-// The key release of core (core/key_release.h, issue #28), on a real data directory: what each
+// The key release of core (core/keys/key_release.h, issue #28), on a real data directory: what each
 // kind of trainer receives is exactly its scope (the shards of one dataset, the job's own key,
 // one checkpoint's key), sealed to the worker it is for; and a checkpoint comes back only signed
 // by the right key, sealed under the right key and of the right job. Each attack is tried.
-#include "sealtrain/core/data_directory.h"
-#include "sealtrain/core/job_budgets.h"
-#include "sealtrain/core/job_spec.h"
-#include "sealtrain/core/key_release.h"
-#include "sealtrain/core/scheduler.h"
-#include "sealtrain/core/sql_audit_store.h"
-#include "sealtrain/core/workers.h"
+#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/jobs/scheduling/budgets.h"
+#include "sealtrain/core/jobs/scheduling/scheduler.h"
+#include "sealtrain/core/jobs/vetting/spec.h"
+#include "sealtrain/core/keys/key_release.h"
+#include "sealtrain/core/store/sql_audit_store.h"
+#include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/dataset/import.h"
 #include "sealtrain/dataset/manifest.h"
 #include "sealtrain/dataset/tokenizer.h"
-#include "sealtrain/trainer/checkpoint.h"
-#include "sealtrain/trainer/trainer_keys.h"
+#include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/trainer_keys.h"
 
 #include "core_fixture.h"
 #include "sealtrain/base/byte_io.h"

@@ -1,13 +1,13 @@
-// The small lists in pages (core/list_page.h, KeyedPage; issue #29): users, roles and datasets
-// read page by page give each item once and in the list's own order, a page goes on from the
-// right place after items were added before or after it, and a page out of bounds is refused
+// The small lists in pages (core/store/list_page.h, KeyedPage; issue #29): users, roles and
+// datasets read page by page give each item once and in the list's own order, a page goes on from
+// the right place after items were added before or after it, and a page out of bounds is refused
 // after the caller and audited. Workers and keys page the same way (test_api_worker_calls).
 #include "service_world.h"
 
-#include "sealtrain/core/access.h"
-#include "sealtrain/core/datasets.h"
-#include "sealtrain/core/identity.h"
-#include "sealtrain/core/list_page.h"
+#include "sealtrain/core/access/access.h"
+#include "sealtrain/core/datasets/datasets.h"
+#include "sealtrain/core/identity/identity.h"
+#include "sealtrain/core/store/list_page.h"
 
 #include <QtTest/QtTest>
 

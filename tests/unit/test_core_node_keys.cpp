@@ -1,8 +1,8 @@
-// The keys of a job's ranks on a cluster (core/node_keys.h, issue #27 item 19): sealed to each
+// The keys of a job's ranks on a cluster (core/keys/node_keys.h, issue #27 item 19): sealed to each
 // node's key and signed by the worker, so that what Slurm forwards between nodes in clear gives
 // nothing away and can not be swapped. Each attack a node or the network could try is refused:
 // another node's key, an altered or truncated bundle, another signer, a node left out.
-#include "sealtrain/core/node_keys.h"
+#include "sealtrain/core/keys/node_keys.h"
 
 #include <QTemporaryDir>
 #include <QtTest/QtTest>

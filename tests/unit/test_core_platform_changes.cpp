@@ -6,10 +6,10 @@
 #include "data_directory_fixture.h"
 
 #include "sealtrain/audit/store.h"
-#include "sealtrain/core/audit_queries.h"
-#include "sealtrain/core/data_directory.h"
-#include "sealtrain/core/database.h"
-#include "sealtrain/core/sql_audit_store.h"
+#include "sealtrain/core/audit/queries.h"
+#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/store/database.h"
+#include "sealtrain/core/store/sql_audit_store.h"
 
 #include <QtTest/QtTest>
 

@@ -7,7 +7,8 @@
 #include "worker_world.h"
 
 #include "sealtrain/audit/entry.h"
-#include "sealtrain/core/registry.h"
+#include "sealtrain/core/registry/registry.h"
+#include "sealtrain/core/registry/requests.h"
 #include "sealtrain/crypto/dsse.h"
 
 #include <QtTest/QtTest>
@@ -35,6 +36,7 @@ private slots:
     void reasonsAndDescriptionsAreBoundedUtf8();
     void approvedPromotionStatementNamesWhatItChanged();
     void referencesAreParsed();
+    void requestStatesAreTheDocumentedTable();
 };
 
 using namespace sealtrain;
@@ -726,6 +728,67 @@ void TestCoreRegistry::referencesAreParsed()
     for (const char* bad :
          {"", "Fortunes", "fortunes@", "fortunes@0", "fortunes@-1", "a/b@1", "fortunes@Prod"})
         QVERIFY2(!core::parseModelReference(bad), bad);
+}
+
+// The registry's state table (issue #50) is the one docs/registry.md ("Request states") writes,
+// row for row, kept apart from the code's so that a change to either is seen; every other move
+// is refused, and the calls obey it: a decided request is not decided again, an export is
+// received only once approved and only by whoever asked.
+void TestCoreRegistry::requestStatesAreTheDocumentedTable()
+{
+    const std::set<std::string> documented = {
+        "promotion pending>approved approver model.promote_approve",
+        "promotion pending>rejected approver model.promote_reject",
+        "export pending>approved approver model.export_approve",
+        "export pending>rejected approver model.export_reject",
+        "export approved>approved requester model.export"};
+    auto text = [](core::RequestKind kind, core::PromotionState from, core::PromotionState to,
+                   core::RequestMover by, std::string_view action) {
+        return std::string(kind == core::RequestKind::Promotion ? "promotion" : "export") + " "
+               + std::string(core::promotionStateName(from)) + ">"
+               + std::string(core::promotionStateName(to)) + " " + core::requestMoverName(by) + " "
+               + std::string(action);
+    };
+    std::set<std::string> table;
+    std::set<std::string> actions;
+    for (const core::RequestTransition& t : core::requestTransitions()) {
+        const std::string row = text(t.kind, t.from, t.to, t.by, t.action);
+        QVERIFY2(table.insert(row).second, ("a row twice: " + row).c_str());
+        QVERIFY2(documented.count(row) == 1, ("a row the docs do not have: " + row).c_str());
+        actions.insert(std::string(t.action));
+    }
+    QCOMPARE(table, documented);
+    const core::PromotionState states[] = {core::PromotionState::Pending,
+                                           core::PromotionState::Approved,
+                                           core::PromotionState::Rejected};
+    int refused = 0;
+    for (const auto kind : {core::RequestKind::Promotion, core::RequestKind::Export})
+        for (const auto from : states)
+            for (const auto to : states)
+                for (const auto by : {core::RequestMover::Requester, core::RequestMover::Approver})
+                    for (const std::string& action : actions) {
+                        const bool listed = documented.count(text(kind, from, to, by, action)) == 1;
+                        QCOMPARE(core::requestMayMove(kind, from, to, by, action), listed);
+                        refused += listed ? 0 : 1;
+                    }
+    QVERIFY(refused > 0);
+
+    // The calls obey it: an approved promotion is not rejected after, nor approved again.
+    RegistryWorld r;
+    QVERIFY(r.registry().registerVersion(r.session("eve"), {"m", "", r.job, 0}));
+    auto asked = r.registry().requestPromotion(r.session("eve"), "m", 1, "production", "");
+    QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
+    QVERIFY(r.registry().approvePromotion(r.session("ann"), asked->id, asked->digest));
+    for (bool again : {true, false}) {
+        auto late = again
+                        ? r.registry().approvePromotion(r.session("ann"), asked->id, asked->digest)
+                        : r.registry().rejectPromotion(r.session("ann"), asked->id, "late");
+        QVERIFY(!late);
+        QCOMPARE(late.error().code(), ErrorCode::FailedPrecondition);
+        QCOMPARE(r.w.last().outcome, audit::Outcome::Failed);
+    }
+    QCOMPARE(r.registry().show(r.session("eve"), "m")->promotions.front().state,
+             core::PromotionState::Approved);
 }
 
 QTEST_GUILESS_MAIN(TestCoreRegistry)

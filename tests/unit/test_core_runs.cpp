@@ -6,7 +6,7 @@
 #include "worker_world.h"
 
 #include "sealtrain/audit/entry.h"
-#include "sealtrain/core/runs.h"
+#include "sealtrain/core/jobs/runs/runs.h"
 
 #include <QtTest/QtTest>
 

@@ -1,11 +1,11 @@
-// Replacing one's own TOTP secret (core/identity_totp.cpp) against its attacks, on an injected
-// clock: a stolen session alone starts nothing (the password and a fresh code from the current
-// secret are both needed, and a wrong one ends the session); the new secret counts only once a
-// code from it confirms it, within ten minutes and three wrong codes; confirming ends the user's
-// other sessions, spends the confirming code, and the old secret stops working.
+// Replacing one's own TOTP secret (core/identity/totp_change.cpp) against its attacks, on an
+// injected clock: a stolen session alone starts nothing (the password and a fresh code from the
+// current secret are both needed, and a wrong one ends the session); the new secret counts only
+// once a code from it confirms it, within ten minutes and three wrong codes; confirming ends the
+// user's other sessions, spends the confirming code, and the old secret stops working.
 #include "service_world.h"
 
-#include "sealtrain/core/identity.h"
+#include "sealtrain/core/identity/identity.h"
 
 #include <QtTest/QtTest>
 

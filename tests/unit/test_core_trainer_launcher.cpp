@@ -1,8 +1,8 @@
-// The trainer's process as the launcher starts it (core/trainer_launcher.h, issue #27): whatever
-// the launcher's own standard input, signal mask and open descriptors are (the daemon's were its
-// passphrase file, SIGTERM blocked for its sigwait, its sockets), the child reads /dev/null,
-// starts with an empty mask and default handlers, and holds no descriptor but its own.
-#include "sealtrain/core/trainer_launcher.h"
+// The trainer's process as the launcher starts it (core/workers/trainer_launcher.h, issue #27):
+// whatever the launcher's own standard input, signal mask and open descriptors are (the daemon's
+// were its passphrase file, SIGTERM blocked for its sigwait, its sockets), the child reads
+// /dev/null, starts with an empty mask and default handlers, and holds no descriptor but its own.
+#include "sealtrain/core/workers/trainer_launcher.h"
 
 #include <QTemporaryDir>
 #include <QtTest/QtTest>

@@ -10,8 +10,8 @@
 #include "sealtrain/audit/store.h"
 #include "sealtrain/audit/tpm_counter_witness.h"
 #include "sealtrain/audit/witness.h"
-#include "sealtrain/core/audit_queries.h"
-#include "sealtrain/core/data_directory.h"
+#include "sealtrain/core/audit/queries.h"
+#include "sealtrain/core/data_directory/data_directory.h"
 #include "sealtrain/crypto/signing.h"
 
 #include <QtTest/QtTest>

@@ -404,7 +404,7 @@ private slots:
     }
 
     // Every save is the next generation; a copy taken before a change keeps the older number, which
-    // is what the data directory compares with the audit log (core/keyring_changes.h).
+    // is what the data directory compares with the audit log (core/keys/keyring_changes.h).
     void generationCountsSaves()
     {
         RotatedKeyring keyring;

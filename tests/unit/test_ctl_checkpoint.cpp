@@ -4,7 +4,7 @@
 #include "ctl_runner.h"
 
 #include "sealtrain/crypto/key_file.h"
-#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/formats/checkpoint.h"
 
 #include <QTemporaryDir>
 #include <QtTest/QtTest>

@@ -1,7 +1,7 @@
 // sealtrainctl doctor: every library reported, a missing GPU is a warning with advice (not an
 // error), and the disk and AES assessments.
 #include "doctor.h"
-#include "sealtrain/core/access.h"
+#include "sealtrain/core/access/access.h"
 
 #include "test_helpers.h"
 

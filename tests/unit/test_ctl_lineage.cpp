@@ -8,7 +8,7 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/crypto/dsse.h"
 #include "sealtrain/crypto/hash.h"
-#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/formats/checkpoint.h"
 
 #include <QtTest/QtTest>
 

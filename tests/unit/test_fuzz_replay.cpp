@@ -13,10 +13,10 @@
 #include "sealtrain/dataset/import.h"
 #include "sealtrain/dataset/pii.h"
 #include "sealtrain/dataset/tokenizer.h"
-#include "sealtrain/trainer/base_model.h"
-#include "sealtrain/trainer/checkpoint.h"
-#include "sealtrain/trainer/hf_gpt2.h"
-#include "sealtrain/trainer/safetensors_reader.h"
+#include "sealtrain/formats/base_model.h"
+#include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/hf_gpt2.h"
+#include "sealtrain/formats/safetensors_reader.h"
 
 #include <nlohmann/json.hpp>
 

@@ -7,9 +7,9 @@
 #include "sealtrain/crypto/dsse.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/sealed.h"
-#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/trainer_keys.h"
 #include "sealtrain/trainer/counter_rng.h"
-#include "sealtrain/trainer/trainer_keys.h"
 
 #include <QTemporaryDir>
 #include <nlohmann/json.hpp>

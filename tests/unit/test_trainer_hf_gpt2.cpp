@@ -1,11 +1,11 @@
-// GPT-2 folders in Hugging Face's format (trainer/hf_gpt2.h; docs/formats/hf-gpt2.md): the
+// GPT-2 folders in Hugging Face's format (formats/hf_gpt2.h; docs/formats/hf-gpt2.md): the
 // config.json Sealtrain writes reads back as the same shape; what the model does not compute is
 // refused naming the key; parameters exported under GPT-2's names import back bit for bit (the
 // padding rows zero), with or without GPT2LMHeadModel's "transformer." prefix; an untied head,
 // another dtype or a missing tensor is refused naming the tensor. transformers' own view of these
 // folders is tests/scripts/transformers_interop.py.
-#include "sealtrain/trainer/hf_gpt2.h"
-#include "sealtrain/trainer/safetensors.h"
+#include "sealtrain/formats/hf_gpt2.h"
+#include "sealtrain/formats/safetensors.h"
 
 #include <QtTest/QtTest>
 

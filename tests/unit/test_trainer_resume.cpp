@@ -9,10 +9,10 @@
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/dataset/import.h"
 #include "sealtrain/dataset/manifest.h"
-#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/trainer_keys.h"
 #include "sealtrain/trainer/counter_rng.h"
 #include "sealtrain/trainer/gpu_probe.h"
-#include "sealtrain/trainer/trainer_keys.h"
 
 #include <QProcess>
 #include <QStandardPaths>

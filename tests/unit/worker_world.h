@@ -6,8 +6,8 @@
 
 #include "core_fixture.h"
 #include "sealtrain/core/control_plane.h"
-#include "sealtrain/core/scheduler.h"
-#include "sealtrain/core/workers.h"
+#include "sealtrain/core/jobs/scheduling/scheduler.h"
+#include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/signing.h"
 

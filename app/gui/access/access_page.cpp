@@ -90,6 +90,8 @@ void AccessPage::call(Work work, Ok ok)
         });
 }
 
+// Over 100 lines: the users tab's widgets, each named and laid out where it shows, read
+// top to bottom as the screen.
 QWidget* AccessPage::makeUsersTab()
 {
     auto* tab = new QWidget(this);

@@ -70,6 +70,8 @@ int chosenRow(const QTableWidget& table)
 
 }  // namespace
 
+// Over 100 lines: every widget of the page made, named and laid out where it shows, read
+// top to bottom as the screen.
 ModelsPage::ModelsPage(Session& session, QWidget* parent)
     : QWidget(parent)
     , session_(session)

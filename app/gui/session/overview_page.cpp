@@ -63,6 +63,8 @@ OverviewPage::OverviewPage(Session& session, QWidget* parent)
     layout->addStretch();
 }
 
+// Over 100 lines: one call, then each panel of the overview filled in the order it
+// shows (to be split by panel with issue #51's screens).
 void OverviewPage::reload()
 {
     const auto& who = session_.who();

@@ -14,6 +14,8 @@
 #include <QVBoxLayout>
 
 namespace sealtrain::gui {
+// Over 100 lines: every widget of the sign-in page made, named and laid out where it
+// shows, read top to bottom as the screen.
 SignInPage::SignInPage(Session& session, QWidget* parent)
     : QWidget(parent)
     , session_(session)

@@ -8,8 +8,8 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/data_directory.h"
-#include "sealtrain/core/job_spec.h"
+#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/jobs/vetting/spec.h"
 
 #include <chrono>
 #include <filesystem>

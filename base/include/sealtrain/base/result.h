@@ -29,8 +29,8 @@ enum class ErrorCode {
 [[nodiscard]] const char* errorCodeName(ErrorCode code) noexcept;
 
 // Why a refusal was made, for programs (the audit entry's reason_code, docs/formats/audit.md):
-// one of the names the code declares (core/reason_codes.h). Made at compile time only, from a
-// literal, so that no text a caller wrote can ever become one.
+// one of the names the code declares (core/access/reason_codes.h). Made at compile time only, from
+// a literal, so that no text a caller wrote can ever become one.
 class ReasonCode final {
 public:
     consteval explicit ReasonCode(const char* name)

@@ -1,6 +1,6 @@
 // Settings text as JSON: a JSON object when the text starts with '{', else YAML, read with a
-// bounded cost. Shared by the job-spec parser (core/job_spec.cpp) and by clients that check a
-// spec before sending it (the desktop's spec editor), so both read a text the same way.
+// bounded cost. Shared by the job-spec parser (core/jobs/vetting/spec.cpp) and by clients that
+// check a spec before sending it (the desktop's spec editor), so both read a text the same way.
 //
 // The cost is checked before anything is built: a JSON text's nesting and value count are
 // counted first; a YAML text's parser events are walked first, and aliases, anchors, explicit

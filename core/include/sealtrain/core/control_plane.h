@@ -1,6 +1,6 @@
 // The control plane's service layer: the API the gRPC server will expose one to one. It opens
 // the audit log over the database and owns one service per concept, all walking through one
-// audited transaction (core/audited_transaction.h): every call but init and sign-in takes the
+// audited transaction (core/store/audited_transaction.h): every call but init and sign-in takes the
 // caller's session, is authorised by one check, and every decision, allowed or denied, is
 // appended to the audit log in the same database transaction as the change it allows. When the
 // entry can not be written the change is rolled back and the caller gets the error (fail closed).
@@ -9,25 +9,25 @@
 #include "sealtrain/audit/audit_log.h"
 #include "sealtrain/audit/store.h"
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/access.h"
-#include "sealtrain/core/audit_queries.h"
-#include "sealtrain/core/backup_audit.h"
-#include "sealtrain/core/call_origin.h"
-#include "sealtrain/core/compliance.h"
+#include "sealtrain/core/access/access.h"
+#include "sealtrain/core/audit/queries.h"
+#include "sealtrain/core/backup/audit.h"
+#include "sealtrain/core/compliance/compliance.h"
 #include "sealtrain/core/control_plane_options.h"
-#include "sealtrain/core/database.h"
-#include "sealtrain/core/datasets.h"
-#include "sealtrain/core/identity.h"
-#include "sealtrain/core/job_budgets.h"
-#include "sealtrain/core/job_checkpoints.h"
-#include "sealtrain/core/job_watch.h"
-#include "sealtrain/core/jobs.h"
-#include "sealtrain/core/keyring_changes.h"
-#include "sealtrain/core/registry.h"
-#include "sealtrain/core/runs.h"
-#include "sealtrain/core/scheduler.h"
-#include "sealtrain/core/submissions.h"
-#include "sealtrain/core/workers.h"
+#include "sealtrain/core/datasets/datasets.h"
+#include "sealtrain/core/identity/identity.h"
+#include "sealtrain/core/jobs/jobs.h"
+#include "sealtrain/core/jobs/runs/checkpoints.h"
+#include "sealtrain/core/jobs/runs/runs.h"
+#include "sealtrain/core/jobs/scheduling/budgets.h"
+#include "sealtrain/core/jobs/scheduling/scheduler.h"
+#include "sealtrain/core/jobs/submissions.h"
+#include "sealtrain/core/jobs/watch.h"
+#include "sealtrain/core/keys/keyring_changes.h"
+#include "sealtrain/core/registry/registry.h"
+#include "sealtrain/core/store/call_origin.h"
+#include "sealtrain/core/store/database.h"
+#include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/signing.h"
 
 #include <functional>
@@ -81,10 +81,10 @@ public:
     [[nodiscard]] KeyringChanges& keyringChanges() noexcept { return keyringChanges_; }
     // The compliance report: controls judged from live evidence, and its signed bundle.
     [[nodiscard]] Compliance& compliance() noexcept { return compliance_; }
-    // Who may take a backup, and the entries of backups and restores (core/backup.h).
+    // Who may take a backup, and the entries of backups and restores (core/backup/backup.h).
     [[nodiscard]] BackupAudit& backups() noexcept { return backups_; }
 
-    // Where the call being served came from (call_origin.h); recorded in every entry written
+    // Where the call being served came from (store/call_origin.h); recorded in every entry written
     // until it is cleared (nullopt). Set it only where the control plane is used by one thread
     // at a time: in a group commit, or under the server's lock.
     void setCallOrigin(std::optional<CallOrigin> origin);

@@ -6,8 +6,8 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/formats/gpt_config.h"
 #include "sealtrain/trainer/collective.h"
-#include "sealtrain/trainer/gpt_config.h"
 #include "sealtrain/trainer/model_checks.h"
 #include "sealtrain/trainer/optimizer.h"
 

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/trainer/gpt_config.h"
+#include "sealtrain/formats/gpt_config.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -4,7 +4,8 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/trainer/gpt_config.h"
+#include "sealtrain/formats/gpt_config.h"
+#include "sealtrain/formats/optimizer_settings.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -32,13 +33,6 @@ struct ParameterGroup {
 // wte and wpe embeddings, as nanoGPT does) decay; biases and LayerNorm parameters do not.
 [[nodiscard]] std::vector<ParameterGroup> parameterGroups(const ParameterLayout& layout);
 
-struct AdamWParams {
-    double beta1 = 0.9;
-    double beta2 = 0.95;
-    double epsilon = 1e-8;
-    double weightDecay = 0.1;
-};
-
 // AdamW (Loshchilov and Hutter, decoupled weight decay) with PyTorch's update order:
 //   m ← β1·m + (1−β1)·g,  v ← β2·v + (1−β2)·g²,
 //   p ← p − lr·( m/(1−β1ᵗ) / (sqrt(v/(1−β2ᵗ)) + ε) + λ·p )   with λ = 0 outside decay groups.
@@ -63,18 +57,6 @@ private:
     std::vector<float> m_;
     std::vector<float> v_;
     std::uint64_t stepCount_ = 0;
-};
-
-// Linear warm-up from maxRate/warmupSteps to maxRate over the first warmupSteps steps, then a
-// half cosine from maxRate down to minRate at totalSteps, and minRate after. Steps count from 0.
-struct LearningRateSchedule {
-    double maxRate = 6e-4;
-    double minRate = 6e-5;
-    std::size_t warmupSteps = 0;
-    std::size_t totalSteps = 1;
-
-    [[nodiscard]] Result<void> validate() const;
-    [[nodiscard]] double at(std::size_t step) const;
 };
 
 }  // namespace sealtrain::trainer

@@ -6,10 +6,10 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/trainer/checkpoint.h"
+#include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/trainer_keys.h"
 #include "sealtrain/trainer/collective.h"
 #include "sealtrain/trainer/model_factory.h"
-#include "sealtrain/trainer/trainer_keys.h"
 
 #include <cstdint>
 #include <filesystem>

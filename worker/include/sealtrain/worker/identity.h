@@ -6,7 +6,7 @@
 
 #include "sealtrain/api/client.h"
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/workers.h"
+#include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/crypto/secret_bytes.h"
 

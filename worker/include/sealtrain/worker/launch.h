@@ -1,17 +1,17 @@
 // How a worker starts a job's trainer ranks (docs/operations/workers.md, "Launchers"):
-//   local, one rank   sealtrain-train as a child, keys on a pipe (core/trainer_launcher.h)
+//   local, one rank   sealtrain-train as a child, keys on a pipe (core/workers/trainer_launcher.h)
 //   local, R ranks    mpirun -np R on this node; each rank reads the keys from its own FIFO
 //   slurm             an sbatch script whose `srun --mpi=pmix --input=all` starts N x R ranks;
 //                     what reaches every rank through srun's standard input (read from a FIFO
 //                     in the job's private folder) is the keys sealed to each node's own key and
-//                     signed by the worker (core/node_keys.h), since Slurm forwards it between
+//                     signed by the worker (core/keys/node_keys.h), since Slurm forwards it between
 //                     nodes in clear; `sealtrain-worker open-keys` opens them on each node
 // The metrics are rank 0's JSON lines (its standard output under mpirun or in the Slurm job's
 // output file). A stop (cancellation) signals mpirun or the trainer, or runs scancel.
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/node_keys.h"
+#include "sealtrain/core/keys/node_keys.h"
 #include "sealtrain/crypto/secret_bytes.h"
 #include "sealtrain/crypto/signing.h"
 

@@ -14,7 +14,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/trainer/gpt_config.h"
+#include "sealtrain/formats/gpt_config.h"
 #include "sealtrain/trainer/optimizer.h"
 
 #include <cstddef>

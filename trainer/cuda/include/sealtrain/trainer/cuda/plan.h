@@ -4,7 +4,7 @@
 // no CUDA types, so it is tested on machines without a GPU.
 #pragma once
 
-#include "sealtrain/trainer/gpt_config.h"
+#include "sealtrain/formats/gpt_config.h"
 #include "sealtrain/trainer/optimizer.h"
 
 #include <cstddef>

@@ -1,0 +1,26 @@
+// The control plane's starts, audited for change management (issue #49): the release and the
+// configuration each start ran with, and what changed since the one before
+// (docs/operations/compliance.md, CC8.1).
+#pragma once
+
+#include "sealtrain/base/result.h"
+#include "sealtrain/core/data_directory/data_directory.h"
+
+#include <cstdint>
+
+namespace sealtrain::core {
+
+class ControlPlane;
+class Database;
+
+namespace internal {
+
+// Writes platform.upgrade when `start.version` is not the previous start's release, then
+// platform.start (version, schema version, configuration digest, the previous start's release
+// and whether the configuration changed), keeping the start in platform_starts in the start
+// entry's transaction.
+[[nodiscard]] Result<void> recordPlatformStart(Database& database, ControlPlane& plane,
+                                               const PlatformStart& start, std::int64_t nowUnix);
+
+}  // namespace internal
+}  // namespace sealtrain::core
