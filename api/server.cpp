@@ -367,6 +367,11 @@ const std::vector<int>& ControlServer::ports() const noexcept
     return state_->ports;
 }
 
+Result<void> ControlServer::probe()
+{
+    return state_->shared.group->run([] {});
+}
+
 void ControlServer::shutdown(std::chrono::milliseconds grace)
 {
     // The reaper first: once the server stops, its owner signs the audit head on the same

@@ -89,8 +89,11 @@ public:
 
     int run()
     {
-        say(fmt::format("worker {} (pool {}) serving {}", identity_.worker, identity_.pool,
-                        identity_.endpoint.address));
+        const std::string serving = fmt::format("worker {} (pool {}) serving {}", identity_.worker,
+                                                identity_.pool, identity_.endpoint.address);
+        say(serving);
+        if (options_.onReady)
+            options_.onReady(serving);
         std::jthread heartbeat([this](const std::stop_token& stop) { beat(stop); });
         auto idleSince = Clock::now();
         std::chrono::milliseconds backoff(500);
@@ -166,6 +169,8 @@ private:
         int refusals = 0;  // failed beats in a row at which the certificate was refused
         std::chrono::milliseconds interval(5000);
         while (!stop.stop_requested()) {
+            if (options_.onAlive)
+                options_.onAlive();
             auto answer = [&] {
                 const std::lock_guard guard(beatLock_);
                 return client()->heartbeat(inventory_, currentJob_.load(), currentAttempt_.load(),

@@ -9,6 +9,7 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/paths.h"
 #include "sealtrain/base/process.h"
+#include "sealtrain/base/service_notify.h"
 #include "sealtrain/base/version.h"
 #include "sealtrain/base/wipe.h"
 #include "sealtrain/core/data_directory/data_directory.h"
@@ -26,6 +27,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -226,10 +228,21 @@ int run(const Options& options, const std::string& effectiveOptions)
             return fail(written.error());
     }
 
+    // Under systemd (Type=notify, WatchdogSec=; docs/operations/control-daemon.md): ready only
+    // now, and alive while an empty call still commits.
+    service::notifyReady(fmt::format("serving {} on {}", options.dataDir.string(),
+                                     nlohmann::json((*server)->ports()).dump()));
+    std::optional<service::Watchdog> watchdog;
+    if (const auto interval = service::watchdogInterval())
+        watchdog.emplace(*interval,
+                         [&control = **server] { return static_cast<bool>(control.probe()); });
+
     int signal = 0;
     sigwait(&stopSignals, &signal);
     std::fprintf(stderr, "sealtrain-control: %s, finishing the calls in flight\n",
                  signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    service::notifyStopping("finishing the calls in flight");
+    watchdog.reset();
     (*server)->shutdown(std::chrono::seconds(options.graceSeconds));
     (*server)->wait();
     if (auto signedHead = (*platform)->signPendingEntries(); !signedHead)

@@ -7,14 +7,21 @@
 #include "sealtrain/api/client.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/process.h"
+#include "sealtrain/base/service_notify.h"
 
 #include <CLI/CLI.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace {
 
@@ -38,6 +45,14 @@ sealtrain::Result<std::string> enrolmentToken(const std::filesystem::path& file)
                                 "No enrolment token: put it in a file for --token-file or in "
                                 "SEALTRAIN_ENROLL_TOKEN (never on the command line).");
     return token;
+}
+
+// Microseconds on the steady clock, for the watchdog's check.
+std::int64_t steadyNow()
+{
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 }  // namespace
@@ -182,5 +197,18 @@ int main(int argc, char** argv)
             return 1;
         }
     }
-    return sealtrain::worker::run(run);
+    // Under systemd (Type=notify, WatchdogSec=): ready once it serves; alive while its heartbeat
+    // loop turns (docs/operations/workers.md, "The systemd unit").
+    run.onReady = [](std::string_view status) { sealtrain::service::notifyReady(status); };
+    std::optional<sealtrain::service::Watchdog> watchdog;
+    if (const auto interval = sealtrain::service::watchdogInterval()) {
+        auto lastTurn = std::make_shared<std::atomic<std::int64_t>>(steadyNow());
+        run.onAlive = [lastTurn] { lastTurn->store(steadyNow()); };
+        watchdog.emplace(*interval, [lastTurn, limit = interval->count()] {
+            return steadyNow() - lastTurn->load() < limit;
+        });
+    }
+    const int status = sealtrain::worker::run(run);
+    sealtrain::service::notifyStopping("stopped");
+    return status;
 }

@@ -71,6 +71,10 @@ struct DaemonUser {
 
 class DaemonFixture {
 public:
+    // Added to the test's environment as it is when the daemon starts (a test adds
+    // NOTIFY_SOCKET, as systemd does).
+    QProcessEnvironment environment;
+
     // The data directory under `root`, with `admin` as the first admin and `users` after it.
     void create(const std::filesystem::path& root, const std::string& admin,
                 const std::vector<DaemonUser>& users)
@@ -152,6 +156,9 @@ public:
                                          "--listen", "127.0.0.1:0", "--ready-file", ready}
                              + extra);
         daemon_.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        QProcessEnvironment started = QProcessEnvironment::systemEnvironment();
+        started.insert(environment);
+        daemon_.setProcessEnvironment(started);
         daemon_.setWorkingDirectory(QString::fromStdString(runDir_.string()));
         if (!passphraseFile.empty())
             daemon_.setStandardInputFile(QString::fromStdString(passphraseFile.string()));

@@ -79,6 +79,10 @@ public:
 
     // The TCP ports bound, in the order of options.listen (0 for a Unix socket).
     [[nodiscard]] const std::vector<int>& ports() const noexcept;
+    // The daemon's health for systemd's watchdog (issue #52): an empty call committed through the
+    // committer, so it answers only while the committer thread, its lock and the database do;
+    // a stuck one never returns, and the watchdog then fires.
+    [[nodiscard]] Result<void> probe();
     // Stops taking calls, lets the calls in flight finish (at most `grace`), and returns.
     void shutdown(std::chrono::milliseconds grace);
     // Blocks until shutdown.

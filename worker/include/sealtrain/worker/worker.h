@@ -21,7 +21,9 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <string_view>
 
 namespace sealtrain::worker {
 
@@ -50,6 +52,11 @@ struct RunOptions {
     bool once = false;  // exit after one job (tests, scripts)
     std::chrono::seconds maxBackoff{30};
     bool interconnectEncrypted = false;
+    // Told once the worker serves (its identity read, its control plane named), with a status
+    // line; and at every turn of the heartbeat loop, which turns while the worker is alive, the
+    // control plane reachable or not (the systemd watchdog, app/worker/main.cpp).
+    std::function<void(std::string_view status)> onReady;
+    std::function<void()> onAlive;
 };
 
 // The exit status of a worker the control plane refuses: revoked, or its certificate expired.
