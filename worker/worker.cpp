@@ -163,14 +163,22 @@ private:
                                                      std::chrono::seconds(30));
     }
 
+    // The heartbeat loop turns (systemd's watchdog, RunOptions::onAlive): at each beat, whose
+    // call waits at most 30 s, and every 50 ms between beats, so a long --heartbeat-ms on the
+    // control plane does not make a healthy worker look stuck.
+    void alive() const
+    {
+        if (options_.onAlive)
+            options_.onAlive();
+    }
+
     void beat(const std::stop_token& stop)
     {
         bool reachable = true;
         int refusals = 0;  // failed beats in a row at which the certificate was refused
         std::chrono::milliseconds interval(5000);
         while (!stop.stop_requested()) {
-            if (options_.onAlive)
-                options_.onAlive();
+            alive();
             auto answer = [&] {
                 const std::lock_guard guard(beatLock_);
                 return client()->heartbeat(inventory_, currentJob_.load(), currentAttempt_.load(),
@@ -215,6 +223,7 @@ private:
             while (!stop.stop_requested() && Clock::now() < until) {
                 if (gTerminate.load())
                     stopForExit();
+                alive();
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
             }
         }

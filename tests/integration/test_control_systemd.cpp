@@ -40,9 +40,10 @@ private slots:
 
         daemon.environment.insert("NOTIFY_SOCKET", QString::fromStdString(socket.path()));
         daemon.environment.insert("WATCHDOG_USEC", "400000");
-        // Workers beat every 100 ms; the daemon returns once the ready file is written, just
-        // before READY=1.
-        daemon.start({"--heartbeat-ms", "100"});
+        // Workers beat every 10 s, far apart next to the worker's 2 s watchdog below (its loop
+        // must still count as turning between beats); the daemon returns once the ready file is
+        // written, just before READY=1.
+        daemon.start({"--heartbeat-ms", "10000"});
         const auto ready = receive(10000);
         QVERIFY2(ready && ready->rfind("READY=1\nSTATUS=serving ", 0) == 0,
                  ready.value_or("(nothing)").c_str());
@@ -61,7 +62,11 @@ private slots:
         });
 
         // The worker, enrolled, then run under its own socket.
+        // Its folder exists already, empty and private, as the package's tmpfiles.d rule makes
+        // it: enroll takes it.
         const std::filesystem::path workerDir = root / "worker";
+        std::filesystem::create_directory(workerDir);
+        std::filesystem::permissions(workerDir, std::filesystem::perms::owner_all);
         auto token = daemon.as("otto")->createEnrollToken("node-1", "cpu", 600);
         QVERIFY2(token, token ? "" : token.error().message().c_str());
         QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
@@ -80,7 +85,7 @@ private slots:
         NotifySocket workerSocket((root / "worker-notify").string());
         environment.remove("SEALTRAIN_ENROLL_TOKEN");
         environment.insert("NOTIFY_SOCKET", QString::fromStdString(workerSocket.path()));
-        environment.insert("WATCHDOG_USEC", "2000000");  // its loop turns every 100 ms
+        environment.insert("WATCHDOG_USEC", "2000000");  // a ping each second
         QProcess worker;
         worker.setProcessEnvironment(environment);
         worker.setProcessChannelMode(QProcess::ForwardedChannels);
@@ -91,8 +96,9 @@ private slots:
         const auto workerReady = workerSocket.receiveBesidesPings(30000);
         QVERIFY2(workerReady && workerReady->rfind("READY=1\nSTATUS=worker ", 0) == 0,
                  workerReady.value_or("(nothing)").c_str());
-        for (int ping = 0; ping < 2; ++ping)
-            QCOMPARE(workerSocket.receive(10000).value_or("(nothing)"), std::string("WATCHDOG=1"));
+        // Pings without a gap across a beat interval: each within 2.5 s, for over 10 s.
+        for (int ping = 0; ping < 12; ++ping)
+            QCOMPARE(workerSocket.receive(2500).value_or("(nothing)"), std::string("WATCHDOG=1"));
         ::kill(static_cast<pid_t>(worker.processId()), SIGTERM);
         QVERIFY(worker.waitForFinished(30000));
         QCOMPARE(worker.exitCode(), 0);
