@@ -122,8 +122,9 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& en
     auto state = std::make_unique<State>();
     state->endpoint = endpoint;
     state->presentsCertificate = identity != nullptr;
-    state->channel = openChannel(endpoint.address, endpoint.serverName, grpc::SslCredentials(ssl),
-                                 endpoint.keepalive);
+    state->credentials = grpc::SslCredentials(ssl);
+    state->channel =
+        openChannel(endpoint.address, endpoint.serverName, state->credentials, endpoint.keepalive);
     state->sessions = v1::Sessions::NewStub(state->channel);
     state->users = v1::Users::NewStub(state->channel);
     state->access = v1::Access::NewStub(state->channel);

@@ -289,7 +289,8 @@ bool ControlClient::State::refusesCertificate() const
     if (ask(*v1::Platform::NewStub(anonymousChannel)) != grpc::StatusCode::OK)
         return false;
     // UNAVAILABLE, not DEADLINE_EXCEEDED: the handshake failed; a slow answer says nothing.
-    return ask(*platform) == grpc::StatusCode::UNAVAILABLE;
+    const auto identifiedChannel = openChannel(endpoint.address, endpoint.serverName, credentials);
+    return ask(*v1::Platform::NewStub(identifiedChannel)) == grpc::StatusCode::UNAVAILABLE;
 }
 
 Result<HeartbeatAnswer> ControlClient::heartbeat(const std::string& inventoryJson, std::int64_t job,

@@ -219,6 +219,7 @@ private:
 
 struct ControlClient::State {
     Endpoint endpoint;
+    std::shared_ptr<grpc::ChannelCredentials> credentials;  // the channel's (with the identity)
     std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<client_internal::v1::Sessions::Stub> sessions;
     std::unique_ptr<client_internal::v1::Users::Stub> users;
@@ -250,7 +251,9 @@ struct ControlClient::State {
     }
 
     // Whether a call without a certificate is answered while the same call with this client's
-    // certificate fails at the handshake (client.cpp). False when that can not be told.
+    // certificate fails at the handshake (client_jobs.cpp). Both go over new connections: the
+    // channel's own may have just failed for another reason (a stalled link closed by
+    // keepalive) and be waiting to reconnect. False when that can not be told.
     [[nodiscard]] bool refusesCertificate() const;
 
     // Reads a Train or RunJob stream: each metrics line to `onMetrics`, then how the run ended.

@@ -847,6 +847,48 @@ private slots:
             QVERIFY(dataset.name != "stalled");
     }
 
+    // A connection that was cut and is reachable again is not a refused certificate. The cut
+    // leaves the client's channel waiting before it connects again (gRPC's backoff), and a call
+    // made meanwhile fails at the transport. Whether the control plane refuses this client's
+    // certificate is asked over new connections: the old one's wait would read as a refused
+    // handshake and send a user whose session is fine to sign in again.
+    // With and without pings: a one-shot command's channel has the same arguments as the probe's
+    // new channel, which must still get a connection of its own.
+    void reconnectingIsNotARefusedCertificate_data()
+    {
+        QTest::addColumn<bool>("pings");
+        QTest::newRow("pinging") << true;
+        QTest::newRow("one-shot") << false;
+    }
+
+    void reconnectingIsNotARefusedCertificate()
+    {
+        QFETCH(const bool, pings);
+        daemon_.forget("sam");
+        auto sam = api::ControlClient::connect(
+            {proxy_->address(), "localhost", daemon_.caPem(), pings}, &daemon_.session("sam"));
+        QVERIFY2(sam, sam ? "" : sam.error().message().c_str());
+        auto listed = (*sam)->listDatasets();
+        QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
+        proxy_->cut();
+        // The first call fails on the connection being closed, the next ones on connecting
+        // again: the channel then waits (gRPC's backoff, about a second) before it tries again.
+        for (int call = 0; call < 3; ++call) {
+            auto whileCut = (*sam)->listDatasets();
+            QVERIFY(!whileCut);
+            QVERIFY2(whileCut.error().code() == ErrorCode::Io, whileCut.error().message().c_str());
+        }
+        proxy_->restore();
+        say("connection cut and restored");
+        // At once, while the channel still waits: a transport failure, never "sign in again".
+        auto atOnce = (*sam)->listDatasets();
+        QVERIFY2(atOnce || atOnce.error().code() == ErrorCode::Io,
+                 atOnce ? "" : atOnce.error().message().c_str());
+        // And the session was fine all along: the channel connects again by itself.
+        QVERIFY2(waitUntil([&] { return bool((*sam)->listDatasets()); }, 30s),
+                 "the client did not reach the control plane again within 30 s");
+    }
+
     // The operator revokes the worker running a job: the job is queued again at once, the
     // worker's calls on its open connection are refused, a new handshake with its certificate is
     // refused, and another worker finishes the job.
