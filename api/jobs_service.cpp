@@ -72,14 +72,14 @@ public:
                       v1::JobReply* reply) override
     {
         // An approved job goes into the workers' queue at once, in the same transaction.
-        return answer(*context, reply,
-                      [&](core::Jobs& jobs, const std::string& session) -> Result<core::JobInfo> {
-                          auto approved =
-                              jobs.approve(session, request->id(), request->spec_sha256());
-                          if (!approved)
-                              return approved;
-                          return shared_.platform.controlPlane().scheduler().enqueue(approved->id);
-                      });
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto job = shared_.platform.controlPlane().approveJob(
+                callerOf(shared_, *context).token, request->id(), request->spec_sha256());
+            if (!job)
+                return Internal::toStatus(job.error());
+            fillJob(*job, reply->mutable_job());
+            return Status::OK;
+        });
     }
 
     Status RejectJob(ServerContext* context, const v1::DecideJobRequest* request,

@@ -28,6 +28,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -140,6 +141,23 @@ struct Shared {
         return status;
     }
 
+    // inGroup for core's calls that act in several steps (core::InGroup): each step runs in a
+    // group with `context`'s origin. `context` must outlive the returned function.
+    [[nodiscard]] core::InGroup grouped(const ServerContext& context)
+    {
+        return [this, &context](const std::function<Result<void>()>& step) -> Result<void> {
+            Result<void> result = success();
+            core::CallOrigin origin = originOf(context);
+            auto committed = group->run([&] {
+                const OriginScope scope(*this, std::move(origin));
+                result = step();
+            });
+            if (!committed)
+                return committed.error();
+            return result;
+        };
+    }
+
     // The control plane's own work, for no caller (the reaper of silent workers): its entries
     // name no peer.
     template <typename Body>
@@ -178,6 +196,12 @@ struct Shared {
     [[nodiscard]] bool isSignedIn(const ServerContext& context);
     // The user whose session the caller's certificate is bound to; empty when none.
     [[nodiscard]] std::string signedInUser(const ServerContext& context);
+    // core's session token of that session, empty when none (takes `lock`, like isSignedIn),
+    // for a core call that acts in several groups: core checks the session at each.
+    [[nodiscard]] std::string sessionOf(const ServerContext& context);
+    // The session the caller's certificate is bound to, none when it is bound to none (takes
+    // `lock`).
+    [[nodiscard]] std::optional<Binding> bindingOf(const ServerContext& context);
 
     // A slot for one password check, held while the returned object lives; nullopt when none
     // came free within options.passwordCheckWait.
@@ -415,15 +439,27 @@ inline core::CallOrigin Shared::originOf(const ServerContext& context)
     return {context.peer(), pem.empty() ? std::string() : serialOf(pem)};
 }
 
-inline std::string Shared::signedInUser(const ServerContext& context)
+inline std::optional<Binding> Shared::bindingOf(const ServerContext& context)
 {
     const std::string pem = peerCertificate(context);
     const std::string serial = pem.empty() ? std::string() : serialOf(pem);
     if (serial.empty())
-        return {};
+        return std::nullopt;
     const std::lock_guard guard(lock);
     const auto binding = bindings.find(serial);
-    return binding == bindings.end() ? std::string() : binding->second.user;
+    return binding == bindings.end() ? std::nullopt : std::optional(binding->second);
+}
+
+inline std::string Shared::signedInUser(const ServerContext& context)
+{
+    auto binding = bindingOf(context);
+    return binding ? binding->user : std::string();
+}
+
+inline std::string Shared::sessionOf(const ServerContext& context)
+{
+    auto binding = bindingOf(context);
+    return binding ? binding->token : std::string();
 }
 
 inline bool Shared::isSignedIn(const ServerContext& context)

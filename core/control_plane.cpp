@@ -63,6 +63,27 @@ ControlPlane::open(Database& database, audit::AuditStore& store,
     return plane;
 }
 
+Result<JobInfo> ControlPlane::approveJob(const std::string& session, std::int64_t id,
+                                         const std::string& specSha256)
+{
+    JobInfo approved;
+    SEALTRAIN_ASSIGN(approved, jobs_.approve(session, id, specSha256));
+    return scheduler_.enqueue(approved.id);
+}
+
+Result<WorkerInfo>
+ControlPlane::revokeWorker(const std::string& session, const std::string& name,
+                           const std::string& reason,
+                           const std::function<Result<void>(const std::string& serial)>& publish)
+{
+    WorkerInfo revoked;
+    SEALTRAIN_ASSIGN(revoked, workers_.revoke(session, name, reason));
+    SEALTRAIN_TRY(publish(revoked.serial));
+    SEALTRAIN_TRY(
+        scheduler_.releaseWorker(revoked.id, fmt::format("worker {} was revoked", revoked.name)));
+    return revoked;
+}
+
 Result<void> ControlPlane::flushAnonymousRefusals(bool all)
 {
     return gate_->flushAnonymousRefusals(all);

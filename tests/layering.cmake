@@ -56,7 +56,7 @@ check_folder(app/gui "${include_prefix}sealtrain/api/server"
 # control_plane_options.h, the plain struct of policy knobs, is for everyone. A folder that is not
 # in the order is refused: a new concept takes its place in the design first.
 set(core_concepts store access identity datasets workers jobs keys registry audit compliance
-    platform data_directory backup)
+    platform data_directory dispatch backup)
 # The arrows against the order that core/ still has (issue #50 removes them: KeyRelease split by
 # duty, the registry's rows behind an interface the jobs use, the ControlPlane's own methods out
 # of the concepts' files). Each is FILE|INCLUDE; no other may be added, and one that is gone must

@@ -84,6 +84,19 @@ public:
     // Who may take a backup, and the entries of backups and restores (core/backup/backup.h).
     [[nodiscard]] BackupAudit& backups() noexcept { return backups_; }
 
+    // Approves job `id` as it is (Jobs::approve: its spec's SHA-256 `specSha256`, another
+    // person than its submitter) and puts it into the workers' queue at once
+    // (Scheduler::enqueue), in the caller's one transaction.
+    [[nodiscard]] Result<JobInfo> approveJob(const std::string& session, std::int64_t id,
+                                             const std::string& specSha256);
+
+    // Revokes worker `name` (Workers::revoke), then has `publish` refuse its certificate's serial
+    // at every later handshake, then queues its job again for another worker, in the caller's
+    // one transaction.
+    [[nodiscard]] Result<WorkerInfo>
+    revokeWorker(const std::string& session, const std::string& name, const std::string& reason,
+                 const std::function<Result<void>(const std::string& serial)>& publish);
+
     // Where the call being served came from (store/call_origin.h); recorded in every entry written
     // until it is cleared (nullopt). Set it only where the control plane is used by one thread
     // at a time: in a group commit, or under the server's lock.

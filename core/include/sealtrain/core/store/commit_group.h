@@ -24,6 +24,27 @@
 
 namespace sealtrain::core {
 
+// Runs one step of a call in the control plane's next group commit, the way its server runs
+// every call (with the call's origin, answered only once the group committed): the step's own
+// result, else the error that kept the group from committing. Core's calls that act in several
+// steps, with file work between them (dispatch/handover.h), take one.
+using InGroup = std::function<Result<void>(const std::function<Result<void>()>& step)>;
+
+// Runs `step`, which returns a Result<T>, in a group through `inGroup`: its result, else the
+// error that kept the group from committing.
+template <typename Step>
+[[nodiscard]] auto inGroupResult(const InGroup& inGroup, const Step& step) -> decltype(step())
+{
+    decltype(step()) result = Error(ErrorCode::Internal, "The step did not run; try again.");
+    auto committed = inGroup([&]() -> Result<void> {
+        result = step();
+        return result ? success() : Result<void>(result.error());
+    });
+    if (!committed)
+        return committed.error();
+    return result;
+}
+
 class CommitGroup final {
 public:
     // A call: it runs on the committer thread, inside the group's transaction.
