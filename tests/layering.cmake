@@ -1,8 +1,8 @@
 # Checks the dependency rule of docs/architecture.md on what the sources include (the configure
 # step checks what the targets link): base/, crypto/, audit/, dataset/ and trainer/ include no Qt
 # header; core/ and api/ no Widgets or GUI header; no layer includes a header of a layer above it;
-# api/ includes no dataset/ or trainer/ header; worker/ (the worker agent) uses no Qt and no part
-# of the server.
+# api/ includes no dataset/ or trainer/ header; node/ only base and crypto; worker/ (the worker
+# agent) uses no Qt, no part of the server and none of core/, the trainer or dataset/.
 #   cmake -DSOURCE_DIR=<tree> -P layering.cmake
 # tests/layering_selftest.cmake breaks each rule in a temporary tree and checks that it is caught.
 set(failures "")
@@ -22,7 +22,7 @@ endfunction()
 set(include_prefix "^[ \t]*#[ \t]*include[ \t]*[<\"]")
 set(qt_include "${include_prefix}(Q[A-Za-z]|Qt[A-Za-z]*/)")
 set(gui_include "${include_prefix}(QtWidgets|QtGui|QWidget|QMainWindow|QApplication|QDialog)")
-foreach(folder base crypto audit dataset formats trainer worker)
+foreach(folder base crypto audit dataset formats node trainer worker)
     check_folder(${folder} "${qt_include}" "${folder}/ uses no Qt")
 endforeach()
 foreach(folder core api)
@@ -43,6 +43,10 @@ check_folder(trainer "${include_prefix}sealtrain/(audit|core|api|worker)/"
 check_folder(core "${include_prefix}sealtrain/(api|ctl|worker)/" "core/ is below api/ and app/")
 check_folder(api "${include_prefix}sealtrain/(dataset|formats|trainer|worker)/"
     "api/ adapts core/ to the contract; the rules and formats are core's (issue #28)")
+check_folder(node "${include_prefix}sealtrain/(audit|dataset|formats|trainer|core|api|worker)/"
+    "node/ is what runs on a GPU node below the worker: base and crypto only")
+check_folder(worker "${include_prefix}sealtrain/(core|trainer|dataset|audit)/"
+    "worker/ is a client: the client library, node/ and the formats, never core/ or the model")
 check_folder(worker "${include_prefix}sealtrain/api/server"
     "worker/ is a client of the control plane, never its server")
 check_folder(app/gui "${include_prefix}sealtrain/(core|dataset|trainer|worker)/"

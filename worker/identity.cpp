@@ -5,7 +5,7 @@
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/signing.h"
-#include "sealtrain/trainer/gpu_probe.h"
+#include "sealtrain/node/gpu_probe.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -73,11 +73,11 @@ Result<void> writePublic(const std::filesystem::path& path, std::string_view tex
     return writeFileAtomically(path, bytesOf(text), AtomicFileSink::Overwrite::Allow, 0644U);
 }
 
-core::WorkerInventory probeInventory(bool interconnectEncrypted)
+node::WorkerInventory probeInventory(bool interconnectEncrypted)
 {
-    core::WorkerInventory inventory;
-    const trainer::GpuProbe probe = trainer::probeGpu();
-    for (const trainer::GpuDevice& device : probe.devices)
+    node::WorkerInventory inventory;
+    const node::GpuProbe probe = node::probeGpu();
+    for (const node::GpuDevice& device : probe.devices)
         inventory.gpus.push_back({device.name, device.totalMemoryBytes});
     inventory.cpuCores = std::max(1U, std::thread::hardware_concurrency());
     inventory.interconnectEncrypted = interconnectEncrypted;
@@ -171,7 +171,7 @@ Result<std::string> enroll(const EnrollOptions& options)
     request.signingPublicKeyPem = signing->publicKey().toPem();
     request.boxPublicKey.assign(box->publicKey().begin(), box->publicKey().end());
     request.inventoryJson =
-        core::workerInventoryJson(probeInventory(options.interconnectEncrypted));
+        node::workerInventoryJson(probeInventory(options.interconnectEncrypted));
     auto enrolled = (*client)->enrollWorker(request);
     crypto::wipeMemory({reinterpret_cast<std::uint8_t*>(signingPem->data()), signingPem->size()});
     if (!enrolled)

@@ -3,7 +3,7 @@
 
 #include "sealtrain/base/child_process.h"
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/workers/trainer_launcher.h"
+#include "sealtrain/node/trainer_launcher.h"
 
 #include <fmt/format.h>
 
@@ -170,7 +170,7 @@ Result<int> launchSlurm(const LaunchSettings& settings, const TrainerRun& run,
         return Error(ErrorCode::InvalidArgument,
                      "A worker on Slurm needs its nodes' keys: give --node-keys DIR with a "
                      "NODE.pub from 'sealtrain-worker node-key' on each node.");
-    auto bundle = core::sealNodeKeys(settings.nodeKeys, keys, *run.signer);
+    auto bundle = node::sealNodeKeys(settings.nodeKeys, keys, *run.signer);
     if (!bundle)
         return bundle.error();
     auto sealed = crypto::SecretBytes::fromBytes(
@@ -335,9 +335,9 @@ Result<int> launchTrainer(const LaunchSettings& settings, const TrainerRun& run,
         keys.wipe();
         return status;
     }
-    core::TrainerLaunch launch{run.trainer.string(), "train", run.arguments, {}, {}, {}};
+    node::TrainerLaunch launch{run.trainer.string(), "train", run.arguments, {}, {}, {}};
     launch.onStarted = [&control](int pid) { control.setPid(pid); };
-    auto status = core::runTrainer(launch, std::move(keys), onLine);
+    auto status = node::runTrainer(launch, std::move(keys), onLine);
     control.setPid(0);
     return status;
 }

@@ -3,10 +3,10 @@
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/keys/node_keys.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/crypto/secret_bytes.h"
 #include "sealtrain/crypto/signing.h"
+#include "sealtrain/node/node_keys.h"
 
 #include <fmt/format.h>
 
@@ -28,7 +28,7 @@ int fail(const Error& error)
     return 1;
 }
 
-// The whole of standard input, at most core::kMaxNodeKeysBundle bytes.
+// The whole of standard input, at most node::kMaxNodeKeysBundle bytes.
 Result<std::string> readInput()
 {
     std::string text;
@@ -42,7 +42,7 @@ Result<std::string> readInput()
         if (got == 0)
             return text;
         text.append(buffer.data(), static_cast<std::size_t>(got));
-        if (text.size() > core::kMaxNodeKeysBundle)
+        if (text.size() > node::kMaxNodeKeysBundle)
             return Error(ErrorCode::ResourceExhausted,
                          "The job's node keys are larger than any bundle a worker writes; "
                          "nothing was opened.");
@@ -100,7 +100,7 @@ int openKeys(const std::filesystem::path& nodeKeyFile, const std::string& signer
         const char* slurmNode = std::getenv("SLURMD_NODENAME");
         node = slurmNode == nullptr ? "" : slurmNode;
     }
-    if (!core::isValidNodeName(node))
+    if (!node::isValidNodeName(node))
         return fail(Error(ErrorCode::InvalidArgument,
                           "No valid node name: run open-keys under srun (it sets "
                           "SLURMD_NODENAME) or give --node."));
@@ -117,7 +117,7 @@ int openKeys(const std::filesystem::path& nodeKeyFile, const std::string& signer
     auto bundle = readInput();
     if (!bundle)
         return fail(bundle.error());
-    auto keys = core::openNodeKeys(*bundle, node, *nodeKey, *signer);
+    auto keys = node::openNodeKeys(*bundle, node, *nodeKey, *signer);
     if (!keys)
         return fail(keys.error());
     const auto bytes = keys->bytes();

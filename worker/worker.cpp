@@ -9,13 +9,13 @@
 #include "sealtrain/api/client.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/workers/trainer_launcher.h"
-#include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/crypto/secret_bytes.h"
 #include "sealtrain/crypto/signing.h"
 #include "sealtrain/formats/trainer_keys.h"
+#include "sealtrain/node/inventory.h"
+#include "sealtrain/node/trainer_launcher.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -75,7 +75,7 @@ public:
         : options_(options)
         , identity_(std::move(identity))
         , client_(std::move(client))
-        , inventory_(core::workerInventoryJson(probeInventory(options.interconnectEncrypted)))
+        , inventory_(node::workerInventoryJson(probeInventory(options.interconnectEncrypted)))
     {
     }
 

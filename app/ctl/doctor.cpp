@@ -31,7 +31,7 @@ std::string humanBytes(std::uintmax_t bytes)
     return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / kGiB);
 }
 
-Check gpuLibrary(const char* name, const trainer::LibraryProbe& probe, bool gpuPresent)
+Check gpuLibrary(const char* name, const node::LibraryProbe& probe, bool gpuPresent)
 {
     if (probe.found) {
         return {name,
@@ -72,7 +72,7 @@ const char* checkStatusName(CheckStatus status)
     return "unknown";
 }
 
-std::vector<Check> assessGpu(const trainer::GpuProbe& probe)
+std::vector<Check> assessGpu(const node::GpuProbe& probe)
 {
     std::vector<Check> checks;
     const bool gpuPresent = !probe.devices.empty();
@@ -165,7 +165,7 @@ DoctorReport runDoctor(const DoctorOptions& options)
     checks.push_back(found("MPI", trainer::mpiLibraryVersion()));
     checks.push_back(found("BLAS", trainer::blasDescription()));
 
-    for (auto& check : assessGpu(trainer::probeGpu()))
+    for (auto& check : assessGpu(node::probeGpu()))
         checks.push_back(std::move(check));
     checks.push_back(assessCpuAes(crypto::cpuCryptoFeatures()));
 

@@ -5,7 +5,7 @@
 #include "sealtrain/api/client_views.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/platform.h"
-#include "sealtrain/trainer/gpu_probe.h"
+#include "sealtrain/node/gpu_probe.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -51,7 +51,7 @@ struct DoctorOptions {
 [[nodiscard]] DoctorReport runDoctor(const DoctorOptions& options);
 
 // The assessments, separated from probing so tests can feed them any machine.
-[[nodiscard]] std::vector<Check> assessGpu(const trainer::GpuProbe& probe);
+[[nodiscard]] std::vector<Check> assessGpu(const node::GpuProbe& probe);
 [[nodiscard]] Check assessCpuAes(const crypto::CpuCryptoFeatures& features);
 [[nodiscard]] Check assessDisk(const std::filesystem::path& dataDir, std::uintmax_t availableBytes,
                                std::uintmax_t minimumFreeBytes);

@@ -179,12 +179,12 @@ int main(int argc, char** argv)
     if (run.launch.launcher == sealtrain::worker::Launcher::Slurm) {
         // The keys reach the nodes sealed to each node's key (issue #27, item 19).
         auto nodeKeys = nodeKeysFolder.empty()
-                            ? sealtrain::Result<std::vector<sealtrain::core::NodeKey>>(
+                            ? sealtrain::Result<std::vector<sealtrain::node::NodeKey>>(
                                 sealtrain::Error(sealtrain::ErrorCode::InvalidArgument,
                                                  "--launcher slurm needs --node-keys DIR: a "
                                                  "NODE.pub from 'sealtrain-worker node-key' "
                                                  "on each node of the cluster."))
-                            : sealtrain::core::readNodeKeys(nodeKeysFolder);
+                            : sealtrain::node::readNodeKeys(nodeKeysFolder);
         if (!nodeKeys) {
             std::fprintf(stderr, "sealtrain-worker: %s\n", nodeKeys.error().message().c_str());
             return 2;

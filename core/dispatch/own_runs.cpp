@@ -8,9 +8,9 @@
 #include "sealtrain/core/jobs/scheduling/scheduler.h"
 #include "sealtrain/core/jobs/vetting/spec.h"
 #include "sealtrain/core/registry/registry.h"
-#include "sealtrain/core/workers/trainer_launcher.h"
 #include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/random.h"
+#include "sealtrain/node/trainer_launcher.h"
 
 #include <fmt/format.h>
 
@@ -145,11 +145,12 @@ Result<OwnRunEnd> OwnRuns::train(const DatasetInfo& info, const std::optional<St
         "--run-id",
         end.runId};
     trainerArguments.insert(trainerArguments.end(), arguments.begin(), arguments.end());
-    TrainerLaunch launch;
+    node::TrainerLaunch launch;
     launch.executable = trainer_.string();
     launch.subcommand = "train";
     launch.arguments = std::move(trainerArguments);
-    SEALTRAIN_ASSIGN(end.exitCode, runTrainer(launch, std::move(keys), [&](std::string_view line) {
+    SEALTRAIN_ASSIGN(end.exitCode,
+                     node::runTrainer(launch, std::move(keys), [&](std::string_view line) {
                          if (!line.empty() && line.back() == '\n')
                              line.remove_suffix(1);
                          onLine(std::string(line));
@@ -260,7 +261,7 @@ Result<SampleText> OwnRuns::sampleFrom(const std::string& session,
                                               info.id};
     samplerArguments.insert(samplerArguments.end(), call.arguments.begin(), call.arguments.end());
     // The prompt goes on the sampler's standard input, never in its argv (issue #27, item 4).
-    TrainerLaunch launch;
+    node::TrainerLaunch launch;
     launch.executable = trainer_.string();
     launch.subcommand = "sample";
     launch.arguments = std::move(samplerArguments);
@@ -268,8 +269,8 @@ Result<SampleText> OwnRuns::sampleFrom(const std::string& session,
     launch.input = call.prompt;
     SampleText sample;
     int status = 0;
-    SEALTRAIN_ASSIGN(status, runTrainer(launch, std::move(keys),
-                                        [&](std::string_view line) { sample.text += line; }));
+    SEALTRAIN_ASSIGN(status, node::runTrainer(launch, std::move(keys),
+                                              [&](std::string_view line) { sample.text += line; }));
     if (status != 0)
         return Error(ErrorCode::Internal,
                      fmt::format("The sampler stopped with exit status {}; the control plane's "

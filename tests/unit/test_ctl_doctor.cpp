@@ -47,7 +47,7 @@ private slots:
 
     void missingGpuIsAWarningWithAdvice()
     {
-        sealtrain::trainer::GpuProbe probe;
+        sealtrain::node::GpuProbe probe;
         probe.deviceError = "the NVIDIA driver (libcuda.so.1) is not installed";
         probe.runtime.detail = "libcudart.so.13 not found";
         probe.cublas.detail = "libcublas.so.13 not found";
@@ -64,7 +64,7 @@ private slots:
 
     void hopperGpuIsOk()
     {
-        sealtrain::trainer::GpuProbe probe;
+        sealtrain::node::GpuProbe probe;
         probe.driver = {true, "13.0", "libcuda.so.1"};
         probe.runtime = {true, "13.0", "libcudart.so.13"};
         probe.cublas = {true, "13.1.0", "libcublas.so.13"};
@@ -78,7 +78,7 @@ private slots:
 
     void olderGpuWarns()
     {
-        sealtrain::trainer::GpuProbe probe;
+        sealtrain::node::GpuProbe probe;
         probe.devices.push_back({0, "Tesla V100", 7, 0, std::uint64_t{16} << 30});
         QCOMPARE(assessGpu(probe).front().status, CheckStatus::Warning);
     }

@@ -11,8 +11,8 @@
 #include "sealtrain/dataset/manifest.h"
 #include "sealtrain/formats/checkpoint.h"
 #include "sealtrain/formats/trainer_keys.h"
+#include "sealtrain/node/gpu_probe.h"
 #include "sealtrain/trainer/counter_rng.h"
-#include "sealtrain/trainer/gpu_probe.h"
 
 #include <QProcess>
 #include <QStandardPaths>
@@ -410,7 +410,7 @@ private slots:
     void deviceChoosesTheBackend()
     {
         const fs::path root(dir_.path().toStdString());
-        const bool gpuHere = SEALTRAIN_CUDA_BUILT != 0 && !probeGpu().devices.empty();
+        const bool gpuHere = SEALTRAIN_CUDA_BUILT != 0 && !node::probeGpu().devices.empty();
         const auto onDevice = [&](const fs::path& out, const QString& device) {
             QStringList arguments = shortRun(out);
             arguments[arguments.indexOf("--device") + 1] = device;

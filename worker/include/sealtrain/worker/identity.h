@@ -6,9 +6,9 @@
 
 #include "sealtrain/api/client.h"
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/crypto/secret_bytes.h"
+#include "sealtrain/node/inventory.h"
 
 #include <filesystem>
 #include <optional>
@@ -31,7 +31,7 @@ struct Identity {
 [[nodiscard]] Result<Identity> loadIdentity(const std::filesystem::path& dir);
 
 // What this node has: its GPUs through the CUDA runtime (when there is one), its CPU cores.
-[[nodiscard]] core::WorkerInventory probeInventory(bool interconnectEncrypted);
+[[nodiscard]] node::WorkerInventory probeInventory(bool interconnectEncrypted);
 
 // A line on standard error, "sealtrain-worker: …".
 void say(const std::string& line);

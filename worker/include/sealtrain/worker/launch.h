@@ -1,19 +1,19 @@
 // How a worker starts a job's trainer ranks (docs/operations/workers.md, "Launchers"):
-//   local, one rank   sealtrain-train as a child, keys on a pipe (core/workers/trainer_launcher.h)
+//   local, one rank   sealtrain-train as a child, keys on a pipe (node/trainer_launcher.h)
 //   local, R ranks    mpirun -np R on this node; each rank reads the keys from its own FIFO
 //   slurm             an sbatch script whose `srun --mpi=pmix --input=all` starts N x R ranks;
 //                     what reaches every rank through srun's standard input (read from a FIFO
 //                     in the job's private folder) is the keys sealed to each node's own key and
-//                     signed by the worker (core/keys/node_keys.h), since Slurm forwards it between
+//                     signed by the worker (node/node_keys.h), since Slurm forwards it between
 //                     nodes in clear; `sealtrain-worker open-keys` opens them on each node
 // The metrics are rank 0's JSON lines (its standard output under mpirun or in the Slurm job's
 // output file). A stop (cancellation) signals mpirun or the trainer, or runs scancel.
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/keys/node_keys.h"
 #include "sealtrain/crypto/secret_bytes.h"
 #include "sealtrain/crypto/signing.h"
+#include "sealtrain/node/node_keys.h"
 
 #include <atomic>
 #include <cstdint>
@@ -36,7 +36,7 @@ struct LaunchSettings {
     std::string partition;  // slurm: empty for the cluster's default
     // slurm: every node's X25519 public key (--node-keys), the path of each node's own key
     // (the same on every node), and the sealtrain-worker the nodes run to open the keys.
-    std::vector<core::NodeKey> nodeKeys;
+    std::vector<node::NodeKey> nodeKeys;
     std::filesystem::path nodeKeyFile = "/etc/sealtrain/node.key";
     std::filesystem::path self;
 };

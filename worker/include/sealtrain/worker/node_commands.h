@@ -1,6 +1,6 @@
 // What a Slurm compute node runs of sealtrain-worker (issue #27, item 19; docs/operations/
 // workers.md, "Slurm"): `node-key` makes the node's X25519 key once, `open-keys` opens the job's
-// keys for its ranks (core/keys/node_keys.h) and writes them to the trainer's pipe.
+// keys for its ranks (node/node_keys.h) and writes them to the trainer's pipe.
 #pragma once
 
 #include <filesystem>

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/datasets/datasets.h"
 #include "sealtrain/core/jobs/jobs.h"
 #include "sealtrain/core/jobs/vetting/policy.h"
 #include "sealtrain/core/keys/key_release.h"
@@ -22,7 +23,6 @@
 namespace sealtrain::core {
 
 class DataDirectory;
-class Datasets;
 class Registry;
 class Scheduler;
 class Workers;

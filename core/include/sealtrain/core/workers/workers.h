@@ -10,6 +10,7 @@
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/store/list_page.h"
+#include "sealtrain/node/inventory.h"
 
 #include <array>
 #include <cstdint>
@@ -24,22 +25,12 @@ namespace sealtrain::core {
 class AuditedTransactions;
 class Database;
 
-// What a worker reports about its node (docs/formats/worker-inventory.md): JSON
-//   {"gpus": [{"model": "NVIDIA H200", "memory_bytes": 150000000000}], "cpu_cores": 16,
-//    "interconnect_encrypted": false, "backend": "cuda"}
-// parsed strictly (at most 64 GPUs; names at most 128 bytes).
-struct GpuInfo {
-    std::string model;
-    std::uint64_t memoryBytes = 0;
-};
-struct WorkerInventory {
-    std::vector<GpuInfo> gpus;
-    std::uint32_t cpuCores = 0;
-    bool interconnectEncrypted = false;
-    std::string backend = "cpu";  // "cpu" or "cuda": what its trainer runs on
-};
-[[nodiscard]] Result<WorkerInventory> parseWorkerInventory(std::string_view json);
-[[nodiscard]] std::string workerInventoryJson(const WorkerInventory& inventory);
+// What a worker reports about its node: the node library's type (node/inventory.h), which the
+// worker writes and the control plane parses.
+using node::GpuInfo;
+using node::parseWorkerInventory;
+using node::WorkerInventory;
+using node::workerInventoryJson;
 
 enum class WorkerState { Active, Revoked };
 [[nodiscard]] const char* workerStateName(WorkerState state) noexcept;

@@ -1,8 +1,8 @@
-// The keys of a job's ranks on a cluster (core/keys/node_keys.h, issue #27 item 19): sealed to each
+// The keys of a job's ranks on a cluster (node/node_keys.h, issue #27 item 19): sealed to each
 // node's key and signed by the worker, so that what Slurm forwards between nodes in clear gives
 // nothing away and can not be swapped. Each attack a node or the network could try is refused:
 // another node's key, an altered or truncated bundle, another signer, a node left out.
-#include "sealtrain/core/keys/node_keys.h"
+#include "sealtrain/node/node_keys.h"
 
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
@@ -42,23 +42,23 @@ void TestCoreNodeKeys::eachNodeOpensItsOwnKeys()
     auto a = crypto::BoxKeyPair::generate().value();
     auto b = crypto::BoxKeyPair::generate().value();
     const auto worker = crypto::SigningKey::generate().value();
-    const std::vector<core::NodeKey> nodes{{"node-a", a.publicKey()}, {"node-b", b.publicKey()}};
+    const std::vector<node::NodeKey> nodes{{"node-a", a.publicKey()}, {"node-b", b.publicKey()}};
     const std::string keys = "trainer keys\nwith a secret line\n";
-    auto bundle = core::sealNodeKeys(nodes, secretOf(keys), worker);
+    auto bundle = node::sealNodeKeys(nodes, secretOf(keys), worker);
     QVERIFY2(bundle, bundle ? "" : bundle.error().message().c_str());
     // The bundle names the nodes, never the keys.
     QVERIFY(bundle->find("secret") == std::string::npos);
     QVERIFY(bundle->starts_with("sealtrain-node-keys v1\nnode node-a "));
     for (const auto& [name, key] : {std::pair{"node-a", &a}, std::pair{"node-b", &b}}) {
-        auto opened = core::openNodeKeys(*bundle, name, *key, worker.publicKey());
+        auto opened = node::openNodeKeys(*bundle, name, *key, worker.publicKey());
         QVERIFY2(opened, opened ? "" : opened.error().message().c_str());
         QCOMPARE(textOf(*opened), keys);
     }
     // A node name twice, or one that is not a name, is refused when sealing.
-    const std::vector<core::NodeKey> twice{{"node-a", a.publicKey()}, {"node-a", b.publicKey()}};
-    QVERIFY(!core::sealNodeKeys(twice, secretOf(keys), worker));
-    const std::vector<core::NodeKey> odd{{"../etc", a.publicKey()}};
-    QVERIFY(!core::sealNodeKeys(odd, secretOf(keys), worker));
+    const std::vector<node::NodeKey> twice{{"node-a", a.publicKey()}, {"node-a", b.publicKey()}};
+    QVERIFY(!node::sealNodeKeys(twice, secretOf(keys), worker));
+    const std::vector<node::NodeKey> odd{{"../etc", a.publicKey()}};
+    QVERIFY(!node::sealNodeKeys(odd, secretOf(keys), worker));
 }
 
 void TestCoreNodeKeys::attacksAreRefused()
@@ -67,29 +67,29 @@ void TestCoreNodeKeys::attacksAreRefused()
     auto b = crypto::BoxKeyPair::generate().value();
     const auto worker = crypto::SigningKey::generate().value();
     const auto other = crypto::SigningKey::generate().value();
-    const std::vector<core::NodeKey> nodes{{"node-a", a.publicKey()}, {"node-b", b.publicKey()}};
-    const std::string bundle = core::sealNodeKeys(nodes, secretOf("k"), worker).value();
+    const std::vector<node::NodeKey> nodes{{"node-a", a.publicKey()}, {"node-b", b.publicKey()}};
+    const std::string bundle = node::sealNodeKeys(nodes, secretOf("k"), worker).value();
 
     // Node b's key does not open node a's box.
-    auto wrongKey = core::openNodeKeys(bundle, "node-a", b, worker.publicKey());
+    auto wrongKey = node::openNodeKeys(bundle, "node-a", b, worker.publicKey());
     QVERIFY(!wrongKey);
     QCOMPARE(wrongKey.error().code(), ErrorCode::Unauthenticated);
     // A node the worker did not seal for gets nothing.
-    auto absent = core::openNodeKeys(bundle, "node-c", a, worker.publicKey());
+    auto absent = node::openNodeKeys(bundle, "node-c", a, worker.publicKey());
     QVERIFY(!absent);
     QCOMPARE(absent.error().code(), ErrorCode::NotFound);
     // Signed by someone else: refused before any box is opened.
-    const std::string forged = core::sealNodeKeys(nodes, secretOf("k"), other).value();
-    auto notTheWorker = core::openNodeKeys(forged, "node-a", a, worker.publicKey());
+    const std::string forged = node::sealNodeKeys(nodes, secretOf("k"), other).value();
+    auto notTheWorker = node::openNodeKeys(forged, "node-a", a, worker.publicKey());
     QVERIFY(!notTheWorker);
     QCOMPARE(notTheWorker.error().code(), ErrorCode::Integrity);
     // Every single altered byte, and every truncation, is refused.
     for (std::size_t at = 0; at < bundle.size(); at += 7) {
         std::string altered = bundle;
         altered[at] = static_cast<char>(altered[at] ^ 0x01);
-        auto opened = core::openNodeKeys(altered, "node-a", a, worker.publicKey());
+        auto opened = node::openNodeKeys(altered, "node-a", a, worker.publicKey());
         QVERIFY2(!opened, qPrintable(QString("byte %1 altered").arg(at)));
-        auto cut = core::openNodeKeys(std::string_view(bundle).substr(0, at), "node-a", a,
+        auto cut = node::openNodeKeys(std::string_view(bundle).substr(0, at), "node-a", a,
                                       worker.publicKey());
         QVERIFY2(!cut, qPrintable(QString("cut at %1").arg(at)));
     }
@@ -97,7 +97,7 @@ void TestCoreNodeKeys::attacksAreRefused()
     std::string swapped = bundle;
     const auto lineA = swapped.find("node node-a ");
     swapped.replace(lineA, 12, "node node-b ");
-    QVERIFY(!core::openNodeKeys(swapped, "node-b", b, worker.publicKey()));
+    QVERIFY(!node::openNodeKeys(swapped, "node-b", b, worker.publicKey()));
 }
 
 void TestCoreNodeKeys::nodeKeysFolderIsChecked()
@@ -105,23 +105,23 @@ void TestCoreNodeKeys::nodeKeysFolderIsChecked()
     QTemporaryDir tmp;
     QVERIFY(tmp.isValid());
     const std::filesystem::path folder = tmp.path().toStdString();
-    auto none = core::readNodeKeys(folder);
+    auto none = node::readNodeKeys(folder);
     QVERIFY(!none);
     QCOMPARE(none.error().code(), ErrorCode::NotFound);
     std::ofstream(folder / "node-b.pub") << std::string(64, 'b') << "\n";
     std::ofstream(folder / "node-a.pub") << std::string(64, 'a') << "\n";
     std::ofstream(folder / "README") << "ignored\n";
-    auto keys = core::readNodeKeys(folder);
+    auto keys = node::readNodeKeys(folder);
     QVERIFY2(keys, keys ? "" : keys.error().message().c_str());
     QCOMPARE(keys->size(), std::size_t{2});
     QCOMPARE(keys->front().node, std::string("node-a"));
     QCOMPARE(keys->front().publicKey[0], std::uint8_t{0xaa});
     std::ofstream(folder / "node-c.pub") << "not hex\n";
-    auto bad = core::readNodeKeys(folder);
+    auto bad = node::readNodeKeys(folder);
     QVERIFY(!bad);
     QCOMPARE(bad.error().code(), ErrorCode::InvalidArgument);
     QVERIFY(bad.error().message().find("node-c.pub") != std::string::npos);
 }
 
 QTEST_APPLESS_MAIN(TestCoreNodeKeys)
-#include "test_core_node_keys.moc"
+#include "test_node_keys.moc"

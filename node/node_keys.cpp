@@ -1,5 +1,5 @@
-// The node keys bundle (keys/node_keys.h; docs/formats/node-keys.md).
-#include "sealtrain/core/keys/node_keys.h"
+// The node keys bundle (node_keys.h; docs/formats/node-keys.md).
+#include "sealtrain/node/node_keys.h"
 
 #include "sealtrain/base/encoding.h"
 
@@ -10,7 +10,7 @@
 #include <iterator>
 #include <set>
 
-namespace sealtrain::core {
+namespace sealtrain::node {
 namespace {
 
 constexpr std::string_view kHeader = "sealtrain-node-keys v1\n";
@@ -154,4 +154,4 @@ Result<crypto::SecretBytes> openNodeKeys(std::string_view bundle, std::string_vi
                              std::string(node).substr(0, 64), std::string(node).substr(0, 64)));
 }
 
-}  // namespace sealtrain::core
+}  // namespace sealtrain::node

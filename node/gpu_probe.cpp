@@ -1,6 +1,6 @@
 // dlopen-based probing of the CUDA driver, runtime, cuBLAS and NCCL. Only stable, unversioned
 // entry points are used so that any release of these libraries answers.
-#include "sealtrain/trainer/gpu_probe.h"
+#include "sealtrain/node/gpu_probe.h"
 
 #include <dlfcn.h>
 
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <fmt/format.h>
 
-namespace sealtrain::trainer {
+namespace sealtrain::node {
 namespace {
 
 struct Library {
@@ -196,4 +196,4 @@ GpuProbe probeGpu()
     return result;
 }
 
-}  // namespace sealtrain::trainer
+}  // namespace sealtrain::node

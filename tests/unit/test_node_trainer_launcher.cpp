@@ -1,8 +1,8 @@
-// The trainer's process as the launcher starts it (core/workers/trainer_launcher.h, issue #27):
+// The trainer's process as the launcher starts it (node/trainer_launcher.h, issue #27):
 // whatever the launcher's own standard input, signal mask and open descriptors are (the daemon's
 // were its passphrase file, SIGTERM blocked for its sigwait, its sockets), the child reads
 // /dev/null, starts with an empty mask and default handlers, and holds no descriptor but its own.
-#include "sealtrain/core/workers/trainer_launcher.h"
+#include "sealtrain/node/trainer_launcher.h"
 
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
@@ -80,7 +80,7 @@ void TestCoreTrainerLauncher::childInheritsNothingButItsPipes()
     auto keys =
         crypto::SecretBytes::fromBytes({reinterpret_cast<const std::uint8_t*>("the-keys"), 8});
     QVERIFY(keys);
-    auto status = core::runTrainer({"/bin/sh", probe, {}, {}, {}, {}}, std::move(keys).value(),
+    auto status = node::runTrainer({"/bin/sh", probe, {}, {}, {}, {}}, std::move(keys).value(),
                                    [&](std::string_view line) { output += line; });
 
     ::sigaction(SIGPIPE, &previousPipe, nullptr);
@@ -131,7 +131,7 @@ void TestCoreTrainerLauncher::stopReasonKillsTheChild()
     QCOMPARE(::chmod(sleeper.c_str(), 0700), 0);
     std::string output;
     int asked = 0;
-    core::TrainerLaunch launch{"/bin/sh",
+    node::TrainerLaunch launch{"/bin/sh",
                                sleeper,
                                {},
                                {},
@@ -143,7 +143,7 @@ void TestCoreTrainerLauncher::stopReasonKillsTheChild()
                                {}};
     auto keys = crypto::SecretBytes::fromBytes({reinterpret_cast<const std::uint8_t*>("k"), 1});
     QVERIFY(keys);
-    auto status = core::runTrainer(launch, std::move(keys).value(),
+    auto status = node::runTrainer(launch, std::move(keys).value(),
                                    [&](std::string_view line) { output += line; });
     QVERIFY(!status);
     QCOMPARE(status.error().code(), ErrorCode::ResourceExhausted);
@@ -172,7 +172,7 @@ void TestCoreTrainerLauncher::inputGoesOnStandardInput()
     QVERIFY(keys);
     std::string output;
     auto status =
-        core::runTrainer({"/bin/sh", probe, {"--prompt-stdin"}, {}, {}, prompt},
+        node::runTrainer({"/bin/sh", probe, {"--prompt-stdin"}, {}, {}, prompt},
                          std::move(keys).value(), [&](std::string_view line) { output += line; });
     QVERIFY2(status, status ? "" : status.error().message().c_str());
     QCOMPARE(*status, 0);
@@ -188,11 +188,11 @@ void TestCoreTrainerLauncher::inputGoesOnStandardInput()
     auto more = crypto::SecretBytes::fromBytes({reinterpret_cast<const std::uint8_t*>("k"), 1});
     QVERIFY(more);
     output.clear();
-    status = core::runTrainer({"/bin/sh", probe, {}, {}, {}, prompt}, std::move(more).value(),
+    status = node::runTrainer({"/bin/sh", probe, {}, {}, {}, prompt}, std::move(more).value(),
                               [&](std::string_view line) { output += line; });
     QVERIFY2(status, status ? "" : status.error().message().c_str());
     QCOMPARE(output, std::string("done\n"));
 }
 
 QTEST_APPLESS_MAIN(TestCoreTrainerLauncher)
-#include "test_core_trainer_launcher.moc"
+#include "test_node_trainer_launcher.moc"

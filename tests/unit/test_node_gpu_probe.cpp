@@ -1,5 +1,6 @@
-// GPU probing: version encodings, and a probe that answers on any machine without crashing.
-#include "sealtrain/trainer/gpu_probe.h"
+// GPU probing (node/gpu_probe.h): version encodings, and a probe that answers on any machine
+// without crashing; and what the trainer reports of its MPI and BLAS.
+#include "sealtrain/node/gpu_probe.h"
 #include "sealtrain/trainer/platform_info.h"
 
 #include <QtTest/QtTest>
@@ -10,23 +11,23 @@ class TestGpuProbe : public QObject {
 private slots:
     void cudaVersions()
     {
-        QCOMPARE(QString::fromStdString(sealtrain::trainer::cudaVersionText(13000)),
+        QCOMPARE(QString::fromStdString(sealtrain::node::cudaVersionText(13000)),
                  QStringLiteral("13.0"));
-        QCOMPARE(QString::fromStdString(sealtrain::trainer::cudaVersionText(12080)),
+        QCOMPARE(QString::fromStdString(sealtrain::node::cudaVersionText(12080)),
                  QStringLiteral("12.8"));
     }
 
     void ncclVersions()
     {
-        QCOMPARE(QString::fromStdString(sealtrain::trainer::ncclVersionText(22803)),
+        QCOMPARE(QString::fromStdString(sealtrain::node::ncclVersionText(22803)),
                  QStringLiteral("2.28.3"));
-        QCOMPARE(QString::fromStdString(sealtrain::trainer::ncclVersionText(2804)),
+        QCOMPARE(QString::fromStdString(sealtrain::node::ncclVersionText(2804)),
                  QStringLiteral("2.8.4"));
     }
 
     void probeIsConsistent()
     {
-        const auto probe = sealtrain::trainer::probeGpu();
+        const auto probe = sealtrain::node::probeGpu();
         // Either devices are listed, or we are told why not.
         QVERIFY(!probe.devices.empty() || !probe.deviceError.empty());
         if (!probe.driver.found)
@@ -47,4 +48,4 @@ private slots:
 };
 
 QTEST_APPLESS_MAIN(TestGpuProbe)
-#include "test_trainer_gpu_probe.moc"
+#include "test_node_gpu_probe.moc"

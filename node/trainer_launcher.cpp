@@ -1,7 +1,7 @@
 // The trainer's process: two pipes (keys in, output back) and a third for a prompt, started with
 // exactly those descriptors (base/child_process.h), the keys written with an EINTR-safe loop, the
 // output relayed by line.
-#include "sealtrain/core/workers/trainer_launcher.h"
+#include "sealtrain/node/trainer_launcher.h"
 
 #include "sealtrain/base/child_process.h"
 
@@ -18,7 +18,7 @@
 #include <span>
 #include <thread>
 
-namespace sealtrain::core {
+namespace sealtrain::node {
 namespace {
 
 // Closes a descriptor when it goes out of scope.
@@ -179,4 +179,4 @@ Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
     return status;
 }
 
-}  // namespace sealtrain::core
+}  // namespace sealtrain::node

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sealtrain::core {
+namespace sealtrain::node {
 
 // The most a bundle may hold (the reader stops there): a few thousand nodes of a large dataset.
 inline constexpr std::size_t kMaxNodeKeysBundle = std::size_t{64} << 20U;
@@ -49,4 +49,4 @@ struct NodeKey {
                                                        const crypto::BoxKeyPair& nodeKey,
                                                        const crypto::PublicKey& signer);
 
-}  // namespace sealtrain::core
+}  // namespace sealtrain::node

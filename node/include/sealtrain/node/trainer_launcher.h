@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sealtrain::core {
+namespace sealtrain::node {
 
 struct TrainerLaunch {
     std::string executable;              // the sealtrain-train to run
@@ -41,4 +41,4 @@ struct TrainerLaunch {
 [[nodiscard]] Result<int> runTrainer(const TrainerLaunch& launch, crypto::SecretBytes keys,
                                      const std::function<void(std::string_view)>& onOutput);
 
-}  // namespace sealtrain::core
+}  // namespace sealtrain::node

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace sealtrain::trainer {
+namespace sealtrain::node {
 
 struct GpuDevice {
     int index = 0;
@@ -39,4 +39,4 @@ struct GpuProbe {
 // "major.minor.patch" from NCCL's encoding (10000*major + 100*minor + patch since 2.9).
 [[nodiscard]] std::string ncclVersionText(int encoded);
 
-}  // namespace sealtrain::trainer
+}  // namespace sealtrain::node
