@@ -131,16 +131,12 @@ Result<void> ControlPlane::recordPlatformChange(const std::string& action,
                                                 std::vector<audit::Detail> details,
                                                 const std::function<Result<void>()>& alongside)
 {
-    return gate_->performWithoutSession(
-        {action, {}, {}, {"platform", "data-directory"}},
-        [&](audit::EntryDraft& draft) -> Result<void> {
-            if (alongside)
-                SEALTRAIN_TRY(alongside());
-            draft.actor = {audit::ActorKind::System, "control-plane", "", "internal"};
-            for (auto& detail : details)
-                draft.details.push_back(std::move(detail));
-            return success();
-        });
+    return platformChanges().record(action, std::move(details), alongside);
+}
+
+PlatformChanges ControlPlane::platformChanges() noexcept
+{
+    return {*gate_, *log_};
 }
 
 void ControlPlane::setCallOrigin(std::optional<CallOrigin> origin)

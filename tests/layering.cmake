@@ -69,9 +69,7 @@ set(core_debts
     # break-glass and a grant's user need the accounts of identity, which is above access
     "core/access/access.cpp|identity/accounts.h"
     "core/access/access.cpp|sealtrain/core/identity/identity.h"
-    # ControlPlane methods defined beside their concept
-    "core/audit/witnesses.cpp|sealtrain/core/control_plane.h"
-    "core/platform/starts.cpp|sealtrain/core/control_plane.h"
+    # the data directory owns the control plane, and its header names it
     "core/include/sealtrain/core/data_directory/data_directory.h|sealtrain/core/control_plane.h"
     # a fine-tune's base model and sampling a version read the registry's rows
     "core/jobs/runs/sampling.cpp|registry/rows.h"

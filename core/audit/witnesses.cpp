@@ -3,8 +3,8 @@
 
 #include "sealtrain/audit/entry.h"
 #include "sealtrain/audit/tpm_counter_witness.h"
-#include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/store/database.h"
+#include "sealtrain/core/store/platform_changes.h"
 
 #include <fmt/format.h>
 
@@ -208,7 +208,7 @@ std::vector<std::string> Witnesses::locations() const
     return all;
 }
 
-Result<void> Witnesses::settle(Database& database, ControlPlane& plane,
+Result<void> Witnesses::settle(Database& database, const PlatformChanges& changes,
                                const std::vector<std::string>& configured, bool acceptLoss,
                                std::int64_t nowUnix, const std::vector<std::string>& detached)
 {
@@ -219,22 +219,23 @@ Result<void> Witnesses::settle(Database& database, ControlPlane& plane,
                                      "detach; name it in one of --audit-witness or "
                                      "--detach-audit-witness.",
                                      location));
-    for (const auto& lost : plane.auditLog().lostWitnesses())
-        SEALTRAIN_TRY(reset(database, plane, lost, nowUnix));
+    for (const auto& lost : changes.auditLog().lostWitnesses())
+        SEALTRAIN_TRY(reset(database, changes, lost, nowUnix));
     for (const auto& location : configured) {
         const bool known = std::any_of(kept_.begin(), kept_.end(),
                                        [&](const Kept& kept) { return kept.location == location; });
         if (!known)
-            SEALTRAIN_TRY(attach(database, plane, location, acceptLoss, nowUnix));
+            SEALTRAIN_TRY(attach(database, changes, location, acceptLoss, nowUnix));
     }
     for (const auto& location : detached)
-        SEALTRAIN_TRY(detach(database, plane, location));
+        SEALTRAIN_TRY(detach(database, changes, location));
     return success();
 }
 
 // The operator detaches a recorded witness that agreed with the log at this open: it is forgotten,
 // audited, and no longer given heads or checked.
-Result<void> Witnesses::detach(Database& database, ControlPlane& plane, const std::string& location)
+Result<void> Witnesses::detach(Database& database, const PlatformChanges& changes,
+                               const std::string& location)
 {
     const auto kept = std::find_if(kept_.begin(), kept_.end(),
                                    [&](const Kept& k) { return k.location == location; });
@@ -244,8 +245,8 @@ Result<void> Witnesses::detach(Database& database, ControlPlane& plane, const st
                                  "so there is nothing to detach; 'sealtrainctl doctor' lists "
                                  "the witnesses it checks.",
                                  location));
-    auto& log = plane.auditLog();
-    SEALTRAIN_TRY(plane.recordPlatformChange(
+    auto& log = changes.auditLog();
+    SEALTRAIN_TRY(changes.record(
         "audit.witness_detach",
         {audit::textDetail("witness", location), audit::textDetail("reason", "operator"),
          audit::textDetail("heads", std::to_string(log.storedHeads()))},
@@ -259,10 +260,10 @@ Result<void> Witnesses::detach(Database& database, ControlPlane& plane, const st
 
 // The loss was accepted: the witness starts again from the newest head the database holds. A
 // file that held other heads is kept aside; a TPM counter is counted from its value now.
-Result<void> Witnesses::reset(Database& database, ControlPlane& plane,
+Result<void> Witnesses::reset(Database& database, const PlatformChanges& changes,
                               const audit::LostWitness& lost, std::int64_t nowUnix)
 {
-    auto& log = plane.auditLog();
+    auto& log = changes.auditLog();
     auto newest = log.store().readNewestHead();
     if (!newest)
         return newest.error();
@@ -295,15 +296,15 @@ Result<void> Witnesses::reset(Database& database, ControlPlane& plane,
                                 {base, counter->location()});
         };
     }
-    return plane.recordPlatformChange("audit.witness_reset", std::move(details), alongside);
+    return changes.record("audit.witness_reset", std::move(details), alongside);
 }
 
 // A witness the operator configured that the database does not record yet: it is given the
 // newest head now, recorded, and from then on given every head and checked at every open.
-Result<void> Witnesses::attach(Database& database, ControlPlane& plane, const std::string& location,
-                               bool acceptLoss, std::int64_t nowUnix)
+Result<void> Witnesses::attach(Database& database, const PlatformChanges& changes,
+                               const std::string& location, bool acceptLoss, std::int64_t nowUnix)
 {
-    auto& log = plane.auditLog();
+    auto& log = changes.auditLog();
     auto newest = log.store().readNewestHead();
     if (!newest)
         return newest.error();
@@ -363,21 +364,22 @@ Result<void> Witnesses::attach(Database& database, ControlPlane& plane, const st
     // It joins the log first, so that a head signed as the entry commits reaches it too.
     log.addWitness(**witness);
     kept_.push_back(Kept{location, std::move(*witness)});
-    return plane.recordPlatformChange("audit.witness_attach", std::move(details), [&] {
+    return changes.record("audit.witness_attach", std::move(details), [&] {
         return database.run(
             "INSERT INTO audit_witnesses (location, base, attached) VALUES (?, ?, ?)",
             {location, base, nowUnix});
     });
 }
 
-Result<std::vector<std::string>> detachRecordedWitnesses(Database& database, ControlPlane& plane)
+Result<std::vector<std::string>> detachRecordedWitnesses(Database& database,
+                                                         const PlatformChanges& changes)
 {
     auto recorded = Witnesses::recorded(database);
     if (!recorded)
         return recorded.error();
     const auto locations = recorded->locations();
     for (const auto& location : locations)
-        SEALTRAIN_TRY(plane.recordPlatformChange(
+        SEALTRAIN_TRY(changes.record(
             "audit.witness_detach",
             {audit::textDetail("witness", location), audit::textDetail("reason", "restore")}, [&] {
                 return database.run("DELETE FROM audit_witnesses WHERE location = ?", {location});

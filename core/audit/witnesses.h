@@ -19,7 +19,7 @@
 
 namespace sealtrain::core {
 
-class ControlPlane;
+class PlatformChanges;
 class Database;
 
 namespace internal {
@@ -53,7 +53,7 @@ public:
     // failed stopped the open before this, unless its loss was accepted); never one also
     // configured. Audited as audit.witness_detach (reason "operator", the heads it held);
     // from then on it is neither given heads nor checked.
-    [[nodiscard]] Result<void> settle(Database& database, ControlPlane& plane,
+    [[nodiscard]] Result<void> settle(Database& database, const PlatformChanges& changes,
                                       const std::vector<std::string>& configured, bool acceptLoss,
                                       std::int64_t nowUnix,
                                       const std::vector<std::string>& detached = {});
@@ -66,12 +66,12 @@ private:
         std::string location;
         std::unique_ptr<audit::HeadWitness> witness;
     };
-    [[nodiscard]] Result<void> reset(Database& database, ControlPlane& plane,
+    [[nodiscard]] Result<void> reset(Database& database, const PlatformChanges& changes,
                                      const audit::LostWitness& lost, std::int64_t nowUnix);
-    [[nodiscard]] Result<void> attach(Database& database, ControlPlane& plane,
+    [[nodiscard]] Result<void> attach(Database& database, const PlatformChanges& changes,
                                       const std::string& location, bool acceptLoss,
                                       std::int64_t nowUnix);
-    [[nodiscard]] Result<void> detach(Database& database, ControlPlane& plane,
+    [[nodiscard]] Result<void> detach(Database& database, const PlatformChanges& changes,
                                       const std::string& location);
     std::vector<Kept> kept_;
     std::shared_ptr<const crypto::SecretBytes> tpmOwnerAuth_;
@@ -80,8 +80,8 @@ private:
 // A restore: the witnesses the restored database records belong to the platform it was taken
 // from (the restore's --witness rule stands for them). Each is forgotten, audited as
 // audit.witness_detach; the restored platform's configuration attaches its own again.
-[[nodiscard]] Result<std::vector<std::string>> detachRecordedWitnesses(Database& database,
-                                                                       ControlPlane& plane);
+[[nodiscard]] Result<std::vector<std::string>>
+detachRecordedWitnesses(Database& database, const PlatformChanges& changes);
 
 }  // namespace internal
 }  // namespace sealtrain::core

@@ -199,7 +199,7 @@ struct DataDirectory::State {
             return openedPlane.error();
         plane = std::move(*openedPlane);
         SEALTRAIN_TRY(witnesses->settle(
-            *database, *plane, configured, options.acceptWitnessLoss,
+            *database, plane->platformChanges(), configured, options.acceptWitnessLoss,
             std::chrono::duration_cast<std::chrono::seconds>(clock->now().time_since_epoch())
                 .count(),
             detached));
@@ -623,7 +623,7 @@ Result<void> DataDirectory::signPendingEntries()
 
 Result<std::vector<std::string>> DataDirectory::detachRecordedWitnesses()
 {
-    return internal::detachRecordedWitnesses(*state_->database, *state_->plane);
+    return internal::detachRecordedWitnesses(*state_->database, state_->plane->platformChanges());
 }
 
 bool DataDirectory::finishForwarding(std::chrono::milliseconds timeout)
@@ -651,7 +651,8 @@ Result<void> DataDirectory::recordStart(const PlatformStart& start)
     const auto now =
         std::chrono::duration_cast<std::chrono::seconds>(state_->clock->now().time_since_epoch())
             .count();
-    return internal::recordPlatformStart(*state_->database, *state_->plane, start, now);
+    return internal::recordPlatformStart(*state_->database, state_->plane->platformChanges(), start,
+                                         now);
 }
 
 }  // namespace sealtrain::core

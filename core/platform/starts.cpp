@@ -2,8 +2,8 @@
 #include "platform/starts.h"
 
 #include "sealtrain/audit/entry.h"
-#include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/store/database.h"
+#include "sealtrain/core/store/platform_changes.h"
 
 #include <optional>
 #include <string>
@@ -11,7 +11,7 @@
 
 namespace sealtrain::core::internal {
 
-Result<void> recordPlatformStart(Database& database, ControlPlane& plane,
+Result<void> recordPlatformStart(Database& database, const PlatformChanges& changes,
                                  const PlatformStart& start, std::int64_t nowUnix)
 {
     if (start.version.empty() || start.configSha256.size() != 64)
@@ -38,13 +38,13 @@ Result<void> recordPlatformStart(Database& database, ControlPlane& plane,
     // transaction: a start that failed to record leaves the previous start the newest, so the
     // upgrade is recorded again at the next try, never lost.
     if (previous && previous->version != start.version)
-        SEALTRAIN_TRY(plane.recordPlatformChange(
-            "platform.upgrade", {audit::textDetail("from_version", previous->version),
-                                 audit::textDetail("to_version", start.version)}));
+        SEALTRAIN_TRY(changes.record("platform.upgrade",
+                                     {audit::textDetail("from_version", previous->version),
+                                      audit::textDetail("to_version", start.version)}));
     const char* configChanged = !previous                                      ? "first start"
                                 : previous->configSha256 != start.configSha256 ? "yes"
                                                                                : "no";
-    SEALTRAIN_TRY(plane.recordPlatformChange(
+    SEALTRAIN_TRY(changes.record(
         "platform.start",
         {audit::textDetail("version", start.version),
          audit::textDetail("schema_version", std::to_string(*schema)),

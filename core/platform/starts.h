@@ -10,7 +10,7 @@
 
 namespace sealtrain::core {
 
-class ControlPlane;
+class PlatformChanges;
 class Database;
 
 namespace internal {
@@ -19,7 +19,7 @@ namespace internal {
 // platform.start (version, schema version, configuration digest, the previous start's release
 // and whether the configuration changed), keeping the start in platform_starts in the start
 // entry's transaction.
-[[nodiscard]] Result<void> recordPlatformStart(Database& database, ControlPlane& plane,
+[[nodiscard]] Result<void> recordPlatformStart(Database& database, const PlatformChanges& changes,
                                                const PlatformStart& start, std::int64_t nowUnix);
 
 }  // namespace internal

@@ -27,6 +27,7 @@
 #include "sealtrain/core/registry/registry.h"
 #include "sealtrain/core/store/call_origin.h"
 #include "sealtrain/core/store/database.h"
+#include "sealtrain/core/store/platform_changes.h"
 #include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/signing.h"
 
@@ -126,6 +127,8 @@ public:
     [[nodiscard]] Result<void>
     recordPlatformChange(const std::string& action, std::vector<audit::Detail> details,
                          const std::function<Result<void>()>& alongside = {});
+    // The same, as given to the concepts that record such changes (witnesses, starts).
+    [[nodiscard]] PlatformChanges platformChanges() noexcept;
 
     [[nodiscard]] const audit::AuditLog& auditLog() const noexcept { return *log_; }
     [[nodiscard]] const ControlPlaneOptions& options() const noexcept { return options_; }
