@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <charconv>
 #include <future>
+#include <stdexcept>
 #include <system_error>
 
 namespace sealtrain::trainer {
@@ -30,6 +31,24 @@ constexpr std::uintmax_t kMaxEnvelopeBytes = 1U << 20U;
 Error integrity(const std::string& sentence)
 {
     return Error(ErrorCode::Integrity, sentence);
+}
+
+// A number this build writes as an unsigned integer (a count, a step, a seed), read back. A float
+// or a negative number is refused before it is converted: converting a float out of the target's
+// range is undefined behaviour (the fuzzer found 2.2e112 as a total_steps).
+struct NotAWholeNumber : std::invalid_argument {
+    NotAWholeNumber()
+        : std::invalid_argument("not an unsigned integer")
+    {
+    }
+};
+
+template <typename T>
+T wholeNumber(const json& value)
+{
+    if (!value.is_number_unsigned())
+        throw NotAWholeNumber();
+    return value.get<T>();
 }
 
 std::string hexDigest(std::span<const std::uint8_t> bytes)
@@ -213,24 +232,26 @@ Result<TrainingConfig> TrainingConfig::fromJson(std::string_view text)
         config.adamw.beta2 = adamw.at("beta2").get<double>();
         config.adamw.epsilon = adamw.at("epsilon").get<double>();
         config.adamw.weightDecay = adamw.at("weight_decay").get<double>();
-        config.batch = parsed.at("batch").get<std::size_t>();
-        config.gradAccum = parsed.at("grad_accum").get<std::size_t>();
+        config.batch = wholeNumber<std::size_t>(parsed.at("batch"));
+        config.gradAccum = wholeNumber<std::size_t>(parsed.at("grad_accum"));
         config.maxGradientNorm = parsed.at("max_grad_norm").get<double>();
         const auto& model = parsed.at("model");
-        config.model.contextLength = model.at("context").get<std::size_t>();
-        config.model.heads = model.at("heads").get<std::size_t>();
-        config.model.layers = model.at("layers").get<std::size_t>();
-        config.model.paddedVocabSize = model.at("padded_vocab").get<std::size_t>();
-        config.model.vocabSize = model.at("vocab").get<std::size_t>();
-        config.model.width = model.at("width").get<std::size_t>();
+        config.model.contextLength = wholeNumber<std::size_t>(model.at("context"));
+        config.model.heads = wholeNumber<std::size_t>(model.at("heads"));
+        config.model.layers = wholeNumber<std::size_t>(model.at("layers"));
+        config.model.paddedVocabSize = wholeNumber<std::size_t>(model.at("padded_vocab"));
+        config.model.vocabSize = wholeNumber<std::size_t>(model.at("vocab"));
+        config.model.width = wholeNumber<std::size_t>(model.at("width"));
         const auto& schedule = parsed.at("schedule");
         config.schedule.maxRate = schedule.at("max_lr").get<double>();
         config.schedule.minRate = schedule.at("min_lr").get<double>();
-        config.schedule.totalSteps = schedule.at("total_steps").get<std::size_t>();
-        config.schedule.warmupSteps = schedule.at("warmup_steps").get<std::size_t>();
-        config.seed = parsed.at("seed").get<std::uint64_t>();
-        config.worldSize = parsed.at("world_size").get<std::size_t>();
+        config.schedule.totalSteps = wholeNumber<std::size_t>(schedule.at("total_steps"));
+        config.schedule.warmupSteps = wholeNumber<std::size_t>(schedule.at("warmup_steps"));
+        config.seed = wholeNumber<std::uint64_t>(parsed.at("seed"));
+        config.worldSize = wholeNumber<std::size_t>(parsed.at("world_size"));
     } catch (const json::exception&) {
+        return bad;
+    } catch (const NotAWholeNumber&) {
         return bad;
     }
     // Unknown or missing fields, or another spelling of the same values, are refused.
@@ -405,12 +426,14 @@ Result<CheckpointLineage> parseLineageStatement(std::string_view text)
         lineage.dataset = predicate.at("dataset").get<std::string>();
         lineage.job = predicate.at("job").get<std::string>();
         lineage.run = predicate.at("run").get<std::string>();
-        lineage.step = predicate.at("step").get<std::uint64_t>();
+        lineage.step = wholeNumber<std::uint64_t>(predicate.at("step"));
         if (!predicate.at("parent").is_null())
             lineage.parent = reference(predicate.at("parent"));
         if (predicate.contains("base"))
             lineage.base = reference(predicate.at("base"));
     } catch (const json::exception&) {
+        return bad;
+    } catch (const NotAWholeNumber&) {
         return bad;
     }
     if (!isHexDigest(lineage.subject.sha256) || !isHexDigest(lineage.configSha256)

@@ -275,6 +275,40 @@ private slots:
             QVERIFY(matches[i].offset >= matches[i - 1].offset + matches[i - 1].length);
     }
 
+    // A number the build writes as an unsigned integer, read back as a float, a negative number
+    // or one past 2^64 (the fuzzer found total_steps 2.2e112, whose conversion was undefined
+    // behaviour): refused, with nothing converted (UBSan, in CI's sanitizer build, fails the test
+    // otherwise).
+    void wholeNumbersOutOfRange()
+    {
+        trainer::TrainingConfig config;
+        config.model = {8, 20, 1, 64, 2, 8};
+        config.batch = 2;
+        const std::string written = config.toJson();
+        QVERIFY(trainer::TrainingConfig::fromJson(written));
+        const std::string steps = "\"total_steps\":" + std::to_string(config.schedule.totalSteps);
+        QVERIFY(written.find(steps) != std::string::npos);
+        trainer::CheckpointLineage lineage;
+        lineage.subject = {"checkpoint-1", std::string(64, 'a')};
+        lineage.job = "job-1";
+        lineage.run = "run-1";
+        lineage.step = 7;
+        lineage.configSha256 = std::string(64, 'b');
+        lineage.dataset = "sha256:" + std::string(64, 'c');
+        const std::string statement = trainer::lineageStatement(lineage);
+        QVERIFY(trainer::parseLineageStatement(statement));
+        for (const char* number : {"2.2e112", "-1", "1.5", "18446744073709551616", "1e3"}) {
+            std::string text = written;
+            text.replace(text.find(steps), steps.size(), std::string("\"total_steps\":") + number);
+            QVERIFY2(!trainer::TrainingConfig::fromJson(text), number);
+            std::string other = statement;
+            const auto at = other.find("\"step\":7");
+            QVERIFY(at != std::string::npos);
+            other.replace(at, 8, std::string("\"step\":") + number);
+            QVERIFY2(!trainer::parseLineageStatement(other), number);
+        }
+    }
+
     // Files made to claim more than they hold: each is refused, and nothing is allocated for
     // the claim (an allocation of the claimed size would end the test).
     void hostileModelFiles()
