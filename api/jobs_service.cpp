@@ -6,9 +6,9 @@
 
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/jobs/scheduling/scheduler.h"
-#include "sealtrain/core/jobs/vetting/spec.h"
 #include "sealtrain/core/jobs/watch.h"
 #include "sealtrain/core/keys/key_release.h"
+#include "sealtrain/formats/job_spec.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
 
@@ -45,7 +45,7 @@ public:
     Status SubmitJob(ServerContext* context, const v1::SubmitJobRequest* request,
                      v1::JobReply* reply) override
     {
-        const Result<core::JobSpec> spec = readSpec(*context, request->spec_text());
+        const Result<formats::JobSpec> spec = readSpec(*context, request->spec_text());
         return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
             return jobs.submit(session, spec);
         });
@@ -54,7 +54,7 @@ public:
     Status EditJob(ServerContext* context, const v1::EditJobRequest* request,
                    v1::JobReply* reply) override
     {
-        const Result<core::JobSpec> spec = readSpec(*context, request->spec_text());
+        const Result<formats::JobSpec> spec = readSpec(*context, request->spec_text());
         return answer(*context, reply, [&](core::Jobs& jobs, const std::string& session) {
             return jobs.edit(session, request->id(), spec);
         });
@@ -308,12 +308,12 @@ private:
     // The caller first (issue #27): an anonymous caller's spec is never read, and a signed-in
     // caller's is parsed here, on this call's own thread, never on the thread that commits every
     // call; parseJobSpec bounds what it may cost. Core refuses a bad session before the spec.
-    [[nodiscard]] Result<core::JobSpec> readSpec(const ServerContext& context,
-                                                 const std::string& text)
+    [[nodiscard]] Result<formats::JobSpec> readSpec(const ServerContext& context,
+                                                    const std::string& text)
     {
         if (!shared_.isSignedIn(context))
             return Error(ErrorCode::Unauthenticated, "Sign in first; the job spec was not read.");
-        return core::parseJobSpec(text, shared_.options.jobSpecLimits);
+        return formats::parseJobSpec(text, shared_.options.jobSpecLimits);
     }
 
     // One core call on the caller's session, in a group commit; the job it returns is the reply.

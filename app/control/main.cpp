@@ -13,9 +13,9 @@
 #include "sealtrain/base/version.h"
 #include "sealtrain/base/wipe.h"
 #include "sealtrain/core/data_directory/data_directory.h"
-#include "sealtrain/core/jobs/vetting/spec.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/secret_bytes.h"
+#include "sealtrain/formats/job_spec.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -56,7 +56,7 @@ struct Options {
     int passwordCheckWaitMs = 10000;
     std::int64_t maxLockoutPeers = 256;
     std::int64_t enrolmentCodeLifetime = std::int64_t{7} * 24 * 3600;
-    core::JobSpecLimits jobSpecLimits;
+    formats::JobSpecLimits jobSpecLimits;
     int heartbeatMs = 5000;
     int workerTimeoutSeconds = 30;
     std::filesystem::path trainer;
@@ -356,15 +356,15 @@ int main(int argc, char** argv)
     app.add_option("--max-spec-bytes", options.jobSpecLimits.maxBytes,
                    "The largest job spec a caller may send")
         ->capture_default_str()
-        ->check(CLI::Range(core::kJobSpecFloor.maxBytes, core::kJobSpecCeiling.maxBytes));
+        ->check(CLI::Range(formats::kJobSpecFloor.maxBytes, formats::kJobSpecCeiling.maxBytes));
     app.add_option("--max-spec-depth", options.jobSpecLimits.maxDepth,
                    "The deepest nesting of a caller's job spec")
         ->capture_default_str()
-        ->check(CLI::Range(core::kJobSpecFloor.maxDepth, core::kJobSpecCeiling.maxDepth));
+        ->check(CLI::Range(formats::kJobSpecFloor.maxDepth, formats::kJobSpecCeiling.maxDepth));
     app.add_option("--max-spec-values", options.jobSpecLimits.maxNodes,
                    "The most values (keys, items, scalars) in a caller's job spec")
         ->capture_default_str()
-        ->check(CLI::Range(core::kJobSpecFloor.maxNodes, core::kJobSpecCeiling.maxNodes));
+        ->check(CLI::Range(formats::kJobSpecFloor.maxNodes, formats::kJobSpecCeiling.maxNodes));
     app.add_option("--max-import-bytes", options.maxImportBytes,
                    "The largest dataset upload, held in memory until sealed")
         ->capture_default_str();

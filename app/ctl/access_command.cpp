@@ -28,10 +28,7 @@ int runRoleList(const CommandRegistry& registry, const AccessListOptions& option
     auto roles = (*client)->listRoles();
     if (!roles)
         return registry.fail(roles.error());
-    std::vector<core::RoleInfo> infos;
-    for (const api::RoleSummary& role : *roles)
-        infos.push_back({role.name, role.builtin, role.permissions});
-    printList(registry.out(), options.json, infos, roleHeader(), roleJson, roleRow);
+    printList(registry.out(), options.json, *roles, roleHeader(), roleJson, roleRow);
     return kExitOk;
 }
 
@@ -108,10 +105,7 @@ int runSessionList(const CommandRegistry& registry, const AccessListOptions& opt
                                   {"revoked", session.revoked},
                                   {"expired", session.expired}};
         },
-        [](const api::SessionSummary& session) {
-            return sessionRow({session.id, session.user, session.createdUnix, session.lastUsedUnix,
-                               session.revoked, session.expired});
-        });
+        sessionRow);
     return kExitOk;
 }
 
@@ -150,9 +144,7 @@ int runUserReset(const CommandRegistry& registry, const ResetOptions& options)
                                  : (*client)->resetUser(options.name);
     if (!reset)
         return registry.fail(reset.error());
-    if (auto shown = showReset(registry.out(), {reset->user, reset->resetCode, reset->codeExpires},
-                               options.codeFile);
-        !shown)
+    if (auto shown = showReset(registry.out(), *reset, options.codeFile); !shown)
         return registry.fail(shown.error());
     return kExitOk;
 }

@@ -27,13 +27,13 @@ std::string roleHeader()
     return fmt::format(kRoleColumns, "ROLE", "KIND", "PERMISSIONS");
 }
 
-std::string roleRow(const core::RoleInfo& role)
+std::string roleRow(const api::RoleSummary& role)
 {
     return fmt::format(kRoleColumns, role.name, role.builtin ? "default" : "custom",
                        fmt::join(role.permissions, " "));
 }
 
-nlohmann::json roleJson(const core::RoleInfo& role)
+nlohmann::json roleJson(const api::RoleSummary& role)
 {
     return nlohmann::json{
         {"name", role.name}, {"builtin", role.builtin}, {"permissions", role.permissions}};
@@ -44,20 +44,20 @@ std::string sessionHeader()
     return fmt::format(kSessionColumns, "SESSION", "USER", "SIGNED IN", "LAST USED", "STATE");
 }
 
-std::string sessionRow(const core::SessionInfo& session)
+std::string sessionRow(const api::SessionSummary& session)
 {
     return fmt::format(kSessionColumns, session.id, session.user,
-                       audit::formatUtcSeconds(session.created),
-                       audit::formatUtcSeconds(session.lastUsed),
+                       audit::formatUtcSeconds(session.createdUnix),
+                       audit::formatUtcSeconds(session.lastUsedUnix),
                        session.revoked   ? "revoked"
                        : session.expired ? "expired"
                                          : "active");
 }
 
-Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
+Result<void> showReset(std::ostream& out, const api::ResetResult& reset,
                        const std::string& codeFile)
 {
-    if (reset.pending()) {
+    if (reset.pending) {
         out << fmt::format("Requested a reset of '{}'; another admin must approve it with "
                            "'sealtrainctl user reset {} --approve' (whoever holds the code could "
                            "become them).\n",
@@ -77,18 +77,19 @@ Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
                                   codeFile, reset.user));
 }
 
-Result<void> showNewUser(std::ostream& out, const core::NewUser& user, const std::string& codeFile)
+Result<void> showNewUser(std::ostream& out, const std::string& user, const api::NewUserResult& code,
+                         const std::string& codeFile)
 {
     out << fmt::format("Created '{}', who has no password or TOTP secret yet: they set their own "
                        "with the one-time enrolment code, which works until {}.\n",
-                       user.user, utcText(user.codeExpires));
-    return showSecret(out, user.enrolmentCode, codeFile, "enrolment code",
+                       user, utcText(code.codeExpires));
+    return showSecret(out, code.enrolmentCode, codeFile, "enrolment code",
                       fmt::format("Give {} this enrolment code out of band (they run "
                                   "'sealtrainctl sign-in --user {} --reset-code-file FILE'):",
-                                  user.user, user.user),
+                                  user, user),
                       fmt::format("Wrote the enrolment code to {} (mode 0600); give it to {} out "
                                   "of band, then delete the file.",
-                                  codeFile, user.user));
+                                  codeFile, user));
 }
 
 void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::string& codeFile)
@@ -135,11 +136,11 @@ Result<ResetCompletion> readResetCompletion(const std::string& user,
                            std::move(password).value()};
 }
 
-Result<void> showCompletedReset(std::ostream& out, const core::Enrollment& enrollment,
-                                const std::string& totpUriFile)
+Result<void> showCompletedReset(std::ostream& out, const std::string& user,
+                                const std::string& otpauthUri, const std::string& totpUriFile)
 {
-    out << fmt::format("Set the new password of '{}'.\n", enrollment.user);
-    SEALTRAIN_TRY(showEnrollment(out, enrollment, totpUriFile));
+    out << fmt::format("Set the new password of '{}'.\n", user);
+    SEALTRAIN_TRY(showEnrollment(out, user, otpauthUri, totpUriFile));
     out << "Now sign in with the new password and a code from the new TOTP secret.\n";
     return success();
 }

@@ -2,9 +2,8 @@
 // completion, and the lines (and JSON) for roles, sessions, resets and break-glass grants.
 #pragma once
 
+#include "sealtrain/api/client.h"
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/access/access.h"
-#include "sealtrain/core/identity/identity.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
 #include <CLI/CLI.hpp>
@@ -19,8 +18,8 @@ namespace sealtrain::ctl {
 
 // `role list`: the header line, one line a role, and a role as JSON (--json).
 [[nodiscard]] std::string roleHeader();
-[[nodiscard]] std::string roleRow(const core::RoleInfo& role);
-[[nodiscard]] nlohmann::json roleJson(const core::RoleInfo& role);
+[[nodiscard]] std::string roleRow(const api::RoleSummary& role);
+[[nodiscard]] nlohmann::json roleJson(const api::RoleSummary& role);
 
 // What `grant add` did: made the grant, or recorded a request that waits for a second admin
 // (who runs the same `grant add`).
@@ -29,17 +28,17 @@ namespace sealtrain::ctl {
 
 // `session list`: the header line and one line a session (times in UTC).
 [[nodiscard]] std::string sessionHeader();
-[[nodiscard]] std::string sessionRow(const core::SessionInfo& session);
+[[nodiscard]] std::string sessionRow(const api::SessionSummary& session);
 
 // What a reset did, and the one-time code when it took effect: written to `codeFile`, a new
 // file of mode 0600, when one is given, else printed.
-[[nodiscard]] Result<void> showReset(std::ostream& out, const core::ResetOutcome& reset,
+[[nodiscard]] Result<void> showReset(std::ostream& out, const api::ResetResult& reset,
                                      const std::string& codeFile);
 
 // A new user and their one-time enrolment code: written to `codeFile`, a new file of mode
 // 0600, when one is given, else printed, with how the user redeems it.
-[[nodiscard]] Result<void> showNewUser(std::ostream& out, const core::NewUser& user,
-                                       const std::string& codeFile);
+[[nodiscard]] Result<void> showNewUser(std::ostream& out, const std::string& user,
+                                       const api::NewUserResult& code, const std::string& codeFile);
 
 // `user reset`'s options: NAME, --approve and --code-file, with a footer on approval.
 void addResetOptions(CLI::App* command, std::string& name, bool& approve, std::string& codeFile);
@@ -60,7 +59,8 @@ struct ResetCompletion {
                                                           const std::string& passwordFile);
 
 // What a completed reset prints: the new TOTP secret (showEnrollment) and what to do next.
-[[nodiscard]] Result<void> showCompletedReset(std::ostream& out, const core::Enrollment& enrollment,
+[[nodiscard]] Result<void> showCompletedReset(std::ostream& out, const std::string& user,
+                                              const std::string& otpauthUri,
                                               const std::string& totpUriFile);
 
 // "90", "90s", "30m", "4h": a break-glass grant's --duration in seconds; nullopt for anything

@@ -11,7 +11,6 @@
 #include "sealtrain/audit/memory_store.h"
 #include "sealtrain/audit/witness.h"
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/access/access.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/signing.h"
 

@@ -160,7 +160,7 @@ int runCompleteReset(const CommandRegistry& registry, const SignInOptions& optio
     auto uri = profile.completeReset(options.user, completion->code, completion->password);
     if (!uri)
         return registry.fail(uri.error());
-    if (auto shown = showCompletedReset(registry.out(), {options.user, *uri}, options.totpUriFile);
+    if (auto shown = showCompletedReset(registry.out(), options.user, *uri, options.totpUriFile);
         !shown)
         return registry.fail(shown.error());
     return kExitOk;
@@ -308,10 +308,7 @@ int runUserCreate(const CommandRegistry& registry, const UserOptions& options)
     auto code = (*client)->createUser(options.name);
     if (!code)
         return registry.fail(code.error());
-    if (auto shown =
-            showNewUser(registry.out(), {options.name, code->enrolmentCode, code->codeExpires},
-                        options.codeFile);
-        !shown)
+    if (auto shown = showNewUser(registry.out(), options.name, *code, options.codeFile); !shown)
         return registry.fail(shown.error());
     return kExitOk;
 }

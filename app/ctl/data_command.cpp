@@ -78,20 +78,7 @@ int runDatasetShow(const CommandRegistry& registry, const ShowOptions& options)
     auto details = (*client)->showDataset(options.reference);
     if (!details)
         return registry.fail(details.error());
-    const api::DatasetSummary& summary = details->dataset;
-    core::DatasetInfo info;
-    info.id = summary.id;
-    info.name = summary.name;
-    info.version = summary.version;
-    info.parent = details->parent;
-    info.classification = summary.classification;
-    info.creator = details->creator;
-    info.records = summary.records;
-    info.tokens = summary.tokens;
-    info.signer = details->signer;
-    info.created = details->createdUnix;
-    info.readers = details->readers;
-    printDescription(registry.out(), describeDataset(info, details->manifest), options.json);
+    printDescription(registry.out(), describeDataset(*details), options.json);
     return kExitOk;
 }
 

@@ -17,26 +17,22 @@ nlohmann::json splitJson(const api::SplitCounts& split)
 
 }  // namespace
 
-nlohmann::json datasetJson(const core::DatasetInfo& info)
+nlohmann::json describeDataset(const api::DatasetDetails& details)
 {
-    return {{"id", info.id},
-            {"name", info.name},
-            {"version", info.version},
-            {"parent", info.parent.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.parent)},
-            {"classification", info.classification},
-            {"creator", info.creator},
-            {"records", info.records},
-            {"tokens", info.tokens},
-            {"signer", info.signer},
-            {"created", toRfc3339(info.created)}};
-}
-
-nlohmann::json describeDataset(const core::DatasetInfo& info,
-                               const std::optional<api::ManifestFacts>& manifest)
-{
-    nlohmann::json value = datasetJson(info);
-    value["readers"] = info.readers;
-    if (manifest) {
+    const api::DatasetSummary& info = details.dataset;
+    nlohmann::json value{{"id", info.id},
+                         {"name", info.name},
+                         {"version", info.version},
+                         {"parent", details.parent.empty() ? nlohmann::json(nullptr)
+                                                           : nlohmann::json(details.parent)},
+                         {"classification", info.classification},
+                         {"creator", details.creator},
+                         {"records", info.records},
+                         {"tokens", info.tokens},
+                         {"signer", details.signer},
+                         {"created", toRfc3339(details.createdUnix)},
+                         {"readers", details.readers}};
+    if (const auto& manifest = details.manifest) {
         value["tokenizer"] = manifest->tokenizer;
         value["input_format"] = manifest->inputFormat;
         value["train"] = splitJson(manifest->train);

@@ -3,21 +3,15 @@
 #pragma once
 
 #include "sealtrain/api/client.h"
-#include "sealtrain/core/datasets/datasets.h"
 
 #include <nlohmann/json.hpp>
 
 #include <iosfwd>
-#include <optional>
 
 namespace sealtrain::ctl {
 
-// A dataset's record as `dataset list --json` prints it.
-[[nodiscard]] nlohmann::json datasetJson(const core::DatasetInfo& info);
-
-// The record, its readers and, when given, the manifest's facts.
-[[nodiscard]] nlohmann::json describeDataset(const core::DatasetInfo& info,
-                                             const std::optional<api::ManifestFacts>& manifest);
+// The record, its readers and, when the control plane could read it, the manifest's facts.
+[[nodiscard]] nlohmann::json describeDataset(const api::DatasetDetails& details);
 
 // `description` as indented JSON when `json`, else one "key: value" line a key.
 void printDescription(std::ostream& out, const nlohmann::json& description, bool json);

@@ -9,7 +9,7 @@
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/utf8.h"
-#include "sealtrain/core/jobs/vetting/spec.h"
+#include "sealtrain/formats/job_spec.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -252,17 +252,17 @@ int validate(const CommandRegistry& registry, const ValidateOptions& options)
     auto text = readInputFile(options.file, "job spec");
     if (!text)
         return registry.fail(text.error());
-    auto spec = core::parseJobSpec(*text);
+    auto spec = formats::parseJobSpec(*text);
     if (!spec)
         return registry.fail(spec.error());
     if (options.canonical) {
-        registry.out() << core::canonicalJobSpec(*spec) << '\n';
+        registry.out() << formats::canonicalJobSpec(*spec) << '\n';
         return kExitOk;
     }
     registry.out() << fmt::format("{}: job '{}' in project '{}' on dataset '{}', pool '{}'\n"
                                   "sha256 {}\n",
                                   options.file, spec->name, spec->project, spec->dataset,
-                                  spec->resources.pool, toHex(core::jobSpecHash(*spec)));
+                                  spec->resources.pool, toHex(formats::jobSpecHash(*spec)));
     return kExitOk;
 }
 

@@ -40,16 +40,16 @@ Result<void> showSecret(std::ostream& out, const std::string& secret, const std:
     return success();
 }
 
-Result<void> showEnrollment(std::ostream& out, const core::Enrollment& enrollment,
-                            const std::string& uriFile)
+Result<void> showEnrollment(std::ostream& out, const std::string& user,
+                            const std::string& otpauthUri, const std::string& uriFile)
 {
-    return showSecret(out, enrollment.otpauthUri, uriFile, "TOTP URI",
+    return showSecret(out, otpauthUri, uriFile, "TOTP URI",
                       fmt::format("Add this to {}'s authenticator app (it holds the TOTP secret; "
                                   "do not share it):",
-                                  enrollment.user),
+                                  user),
                       fmt::format("Wrote {}'s TOTP enrollment URI to {} (mode 0600); import it "
                                   "into an authenticator app, then delete the file.",
-                                  enrollment.user, uriFile));
+                                  user, uriFile));
 }
 
 }  // namespace sealtrain::ctl

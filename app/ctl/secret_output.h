@@ -3,7 +3,6 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/identity/identity.h"
 
 #include <filesystem>
 #include <iosfwd>
@@ -26,7 +25,8 @@ namespace sealtrain::ctl {
 
 // Shows a new enrollment's otpauth:// URI (it holds the TOTP secret): written to `uriFile`, a new
 // file of mode 0600, when one is given, else printed to `out` with a warning.
-[[nodiscard]] Result<void> showEnrollment(std::ostream& out, const core::Enrollment& enrollment,
+[[nodiscard]] Result<void> showEnrollment(std::ostream& out, const std::string& user,
+                                          const std::string& otpauthUri,
                                           const std::string& uriFile);
 
 }  // namespace sealtrain::ctl

@@ -135,7 +135,9 @@ int initDataDirectory(const CommandRegistry& registry, const InitOptions& option
         return registry.fail(enrollment.error());
     registry.out() << fmt::format("Initialised {} with the admin '{}'.\n", request->path.string(),
                                   enrollment->user);
-    if (auto shown = showEnrollment(registry.out(), *enrollment, options.totpUriFile); !shown)
+    if (auto shown = showEnrollment(registry.out(), enrollment->user, enrollment->otpauthUri,
+                                    options.totpUriFile);
+        !shown)
         return registry.fail(shown.error());
     return nameInProfile(registry, options, request->path, enrollment->user);
 }

@@ -3,9 +3,9 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/data_directory/data_directory.h"
 #include "sealtrain/core/dispatch/handover.h"
-#include "sealtrain/core/jobs/vetting/spec.h"
 #include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/random.h"
+#include "sealtrain/formats/job_spec.h"
 
 #include <system_error>
 #include <utility>
@@ -81,8 +81,9 @@ Result<JobCheckpoint> CheckpointUpload::record(const std::vector<std::filesystem
     std::string baseSha256;
     if (auto grouped = handovers_->inGroup_([&]() -> Result<void> {
             SEALTRAIN_ASSIGN(worker, handovers_->caller(serial_, "Workers.UploadCheckpoint"));
-            JobSpec spec;
-            SEALTRAIN_ASSIGN(spec, parseJobSpec(dispatch_->job.specJson, kJobSpecCeiling));
+            formats::JobSpec spec;
+            SEALTRAIN_ASSIGN(
+                spec, formats::parseJobSpec(dispatch_->job.specJson, formats::kJobSpecCeiling));
             SEALTRAIN_ASSIGN(baseSha256, keys.startingDigest(spec));
             return success();
         });

@@ -4,8 +4,8 @@
 
 #include "sealtrain/core/data_directory/data_directory.h"
 #include "sealtrain/core/datasets/datasets.h"
-#include "sealtrain/core/jobs/vetting/spec.h"
 #include "sealtrain/core/workers/workers.h"
+#include "sealtrain/formats/job_spec.h"
 
 #include <fmt/format.h>
 
@@ -111,7 +111,7 @@ Result<std::optional<Handover>> Handovers::take(const std::string& serial)
                 SEALTRAIN_ASSIGN(signer, workers_.byName(resumeFrom->worker));
                 signerPem = signer.signingKeyPem;
             }
-            if (auto spec = parseJobSpec(dispatch->job.specJson, kJobSpecCeiling))
+            if (auto spec = formats::parseJobSpec(dispatch->job.specJson, formats::kJobSpecCeiling))
                 start = keys_.startingModel(*spec);
             return success();
         });
@@ -138,8 +138,8 @@ Result<WorkerRelease> Handovers::release(const WorkerInfo& worker, const Dispatc
                                          const std::string& signerPem,
                                          const std::optional<StartingModel>& start) const
 {
-    JobSpec spec;
-    SEALTRAIN_ASSIGN(spec, parseJobSpec(dispatch.job.specJson, kJobSpecCeiling));
+    formats::JobSpec spec;
+    SEALTRAIN_ASSIGN(spec, formats::parseJobSpec(dispatch.job.specJson, formats::kJobSpecCeiling));
     return keys_.forWorker(worker, dispatch, spec,
                            resumeFrom ? std::optional(signerPem) : std::nullopt, start);
 }
@@ -184,8 +184,8 @@ Handovers::startingModelFiles(const std::string& serial, std::string_view call, 
 {
     Dispatch dispatch;
     SEALTRAIN_ASSIGN(dispatch, current(serial, call, attempt));
-    JobSpec spec;
-    SEALTRAIN_ASSIGN(spec, parseJobSpec(dispatch.job.specJson, kJobSpecCeiling));
+    formats::JobSpec spec;
+    SEALTRAIN_ASSIGN(spec, formats::parseJobSpec(dispatch.job.specJson, formats::kJobSpecCeiling));
     std::optional<StartingModel> start;
     SEALTRAIN_ASSIGN(start, inGroupResult(inGroup_, [&] { return keys_.startingModel(spec); }));
     if (!start)

@@ -6,10 +6,10 @@
 #include "sealtrain/core/datasets/datasets.h"
 #include "sealtrain/core/jobs/scheduling/budgets.h"
 #include "sealtrain/core/jobs/scheduling/scheduler.h"
-#include "sealtrain/core/jobs/vetting/spec.h"
 #include "sealtrain/core/registry/registry.h"
 #include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/random.h"
+#include "sealtrain/formats/job_spec.h"
 #include "sealtrain/node/trainer_launcher.h"
 
 #include <fmt/format.h>
@@ -59,8 +59,8 @@ Result<OwnRunEnd> OwnRuns::runJob(const std::string& session, std::int64_t jobId
     JobInfo job;
     SEALTRAIN_ASSIGN(job,
                      inGroupResult(inGroup_, [&] { return parts_.jobs.admitRun(session, jobId); }));
-    JobSpec spec;
-    SEALTRAIN_ASSIGN(spec, parseJobSpec(job.specJson, kJobSpecCeiling));
+    formats::JobSpec spec;
+    SEALTRAIN_ASSIGN(spec, formats::parseJobSpec(job.specJson, formats::kJobSpecCeiling));
     // The submitter's read grant is checked again now (it may have been revoked since the
     // vetting), and the job starts only as approved.
     DatasetInfo info;
@@ -77,7 +77,7 @@ Result<OwnRunEnd> OwnRuns::runJob(const std::string& session, std::int64_t jobId
         });
         !grouped)
         return grouped.error();
-    std::vector<std::string> arguments = trainerArguments(spec);
+    std::vector<std::string> arguments = formats::trainerArguments(spec);
     arguments.insert(arguments.end(), {"--job-id", std::to_string(job.id)});
     if (start) {
         const auto more = KeyRelease::startArguments(*start, start->sealed);

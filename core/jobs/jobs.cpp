@@ -120,7 +120,7 @@ Result<JobRow> readRow(const Statement& row)
 }
 
 // What a job may use in CPU-hours, in thousandths: a GPU job is charged none.
-std::int64_t cpuLimitMilli(const JobSpec& spec)
+std::int64_t cpuLimitMilli(const formats::JobSpec& spec)
 {
     return spec.resources.gpusPerNode == 0 ? toMilli(spec.limits.cpuHours) : 0;
 }
@@ -269,7 +269,7 @@ namespace {
 // The spec with its dataset reference (a name, or NAME@VERSION) replaced by the dataset id vetting
 // resolved it to, when it resolved: what is stored, shown and approved names exactly the data that
 // will be read, so a version imported after the review can not slip under an approval (issue #27).
-JobSpec pinnedToDataset(JobSpec spec, const internal::Pins& pins)
+formats::JobSpec pinnedToDataset(formats::JobSpec spec, const internal::Pins& pins)
 {
     if (!pins.datasetId.empty())
         spec.dataset = pins.datasetId;
@@ -294,10 +294,10 @@ void addVettingDetails(audit::EntryDraft& draft, const std::vector<VettingCheck>
 
 Result<JobInfo> Jobs::submit(const std::string& session, std::string_view specText)
 {
-    return submit(session, parseJobSpec(specText));
+    return submit(session, formats::parseJobSpec(specText));
 }
 
-Result<JobInfo> Jobs::submit(const std::string& session, const Result<JobSpec>& spec)
+Result<JobInfo> Jobs::submit(const std::string& session, const Result<formats::JobSpec>& spec)
 {
     // A malformed spec names no project; its refusal is audited in the global scope.
     const std::string project = spec ? spec->project : std::string();
@@ -314,9 +314,9 @@ Result<JobInfo> Jobs::submit(const std::string& session, const Result<JobSpec>& 
                                                       caller.userId, 0, pins);
                 const bool passed = std::all_of(checks.begin(), checks.end(),
                                                 [](const VettingCheck& c) { return c.ok; });
-                const JobSpec pinned = pinnedToDataset(*spec, pins);
-                const std::string canonical = canonicalJobSpec(pinned);
-                const crypto::Sha256Digest hash = jobSpecHash(pinned);
+                const formats::JobSpec pinned = pinnedToDataset(*spec, pins);
+                const std::string canonical = formats::canonicalJobSpec(pinned);
+                const crypto::Sha256Digest hash = formats::jobSpecHash(pinned);
                 const std::int64_t now = gate_.now();
                 SEALTRAIN_TRY(database_.run(
                     "INSERT INTO jobs (name, project, state, submitter, spec, spec_hash, "
@@ -345,10 +345,11 @@ Result<JobInfo> Jobs::submit(const std::string& session, const Result<JobSpec>& 
 
 Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id, std::string_view specText)
 {
-    return edit(session, id, parseJobSpec(specText));
+    return edit(session, id, formats::parseJobSpec(specText));
 }
 
-Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id, const Result<JobSpec>& spec)
+Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id,
+                           const Result<formats::JobSpec>& spec)
 {
     if (auto done = gate_.perform(
             session, jobRequest(database_, id, "edit", permission::kJobSubmit),
@@ -374,8 +375,8 @@ Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id, const Re
                                                       caller.userId, id, pins);
                 const bool passed = std::all_of(checks.begin(), checks.end(),
                                                 [](const VettingCheck& c) { return c.ok; });
-                const JobSpec pinned = pinnedToDataset(*spec, pins);
-                const crypto::Sha256Digest hash = jobSpecHash(pinned);
+                const formats::JobSpec pinned = pinnedToDataset(*spec, pins);
+                const crypto::Sha256Digest hash = formats::jobSpecHash(pinned);
                 // The edit voids every approval: approver and approved hash are cleared.
                 SEALTRAIN_TRY(database_.run(
                     "UPDATE jobs SET name = ?, state = ?, spec = ?, spec_hash = ?, "
@@ -384,7 +385,7 @@ Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id, const Re
                     "approver = NULL, "
                     "approved_hash = NULL, updated = ? WHERE id = ?",
                     {spec->name, jobStateName(passed ? JobState::Vetted : JobState::Rejected),
-                     canonicalJobSpec(pinned), SqlValue::blob(hash), datasetId,
+                     formats::canonicalJobSpec(pinned), SqlValue::blob(hash), datasetId,
                      spec->resources.pool, spec->priority, vettingJson(checks),
                      passed ? std::string() : std::string("rejected by policy"),
                      spec->limits.maxRestarts, toMilli(spec->limits.gpuHours), cpuLimitMilli(*spec),
@@ -419,7 +420,7 @@ Result<JobInfo> Jobs::vet(const std::string& session, std::int64_t id)
                                 "job.vet")
                     || (job->info.state == JobState::Rejected && !rejectedByPolicy))
                     return wrongState(job->info, "vetted again");
-                auto spec = parseJobSpec(job->info.specJson, kJobSpecCeiling);
+                auto spec = formats::parseJobSpec(job->info.specJson, formats::kJobSpecCeiling);
                 if (!spec)
                     return spec.error();
                 internal::Pins pins;
@@ -430,15 +431,15 @@ Result<JobInfo> Jobs::vet(const std::string& session, std::int64_t id)
                                                 [](const VettingCheck& c) { return c.ok; });
                 // A spec whose dataset first resolves now is pinned now: its hash changes, and an
                 // approval of the unpinned one is refused as for another spec.
-                const JobSpec pinned = pinnedToDataset(*spec, pins);
+                const formats::JobSpec pinned = pinnedToDataset(*spec, pins);
                 SEALTRAIN_TRY(database_.run(
                     "UPDATE jobs SET state = ?, vetting = ?, dataset_id = NULLIF(?, ''), reason = "
                     "?, spec = ?, spec_hash = ?, updated = ? WHERE id = ?",
                     {jobStateName(passed ? JobState::Vetted : JobState::Rejected),
                      vettingJson(checks), datasetId,
                      passed ? std::string() : std::string("rejected by policy"),
-                     canonicalJobSpec(pinned), SqlValue::blob(jobSpecHash(pinned)), gate_.now(),
-                     id}));
+                     formats::canonicalJobSpec(pinned),
+                     SqlValue::blob(formats::jobSpecHash(pinned)), gate_.now(), id}));
                 addVettingDetails(draft, checks);
                 return success();
             });
@@ -598,7 +599,7 @@ Result<JobInfo> Jobs::start(std::int64_t id)
                 }
                 draft.details.push_back(audit::textDetail("sha256", job->info.specSha256));
                 const std::int64_t now = gate_.now();
-                auto spec = parseJobSpec(job->info.specJson, kJobSpecCeiling);
+                auto spec = formats::parseJobSpec(job->info.specJson, formats::kJobSpecCeiling);
                 if (!spec)
                     return spec.error();
                 // The project's budget, as a dispatch checks it (issue #54): its used hours of

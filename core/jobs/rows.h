@@ -59,8 +59,9 @@ struct Pins {
 // in the order the approver reads them; what its references resolved to in `pins`.
 [[nodiscard]] std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& policy,
                                                 const TokenizerLookup& tokenizerOf,
-                                                const JobSpec& spec, std::int64_t submitterId,
-                                                std::int64_t excludeJob, Pins& pins);
+                                                const formats::JobSpec& spec,
+                                                std::int64_t submitterId, std::int64_t excludeJob,
+                                                Pins& pins);
 
 // The data behind the version `label` a job starts from (issue #48): "base model data", ok when
 // `submitterId` holds a read grant on every dataset behind it and each one's classification is in
@@ -69,7 +70,7 @@ struct Pins {
                                             std::int64_t submitterId,
                                             const std::vector<std::string>* poolAllowed,
                                             const std::string& pool);
-[[nodiscard]] VettingCheck vetBaseModel(const Database& database, const JobSpec& spec,
+[[nodiscard]] VettingCheck vetBaseModel(const Database& database, const formats::JobSpec& spec,
                                         const std::string& datasetId,
                                         const TokenizerLookup& tokenizerOf, std::string& pinned);
 // The job as a call left it.

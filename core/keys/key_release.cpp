@@ -13,7 +13,6 @@
 #include "sealtrain/core/datasets/datasets.h"
 #include "sealtrain/core/jobs/scheduling/budgets.h"
 #include "sealtrain/core/jobs/scheduling/scheduler.h"
-#include "sealtrain/core/jobs/vetting/spec.h"
 #include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/key_file.h"
@@ -25,6 +24,7 @@
 #include "sealtrain/dataset/tokenizer.h"
 #include "sealtrain/formats/checkpoint.h"
 #include "sealtrain/formats/hf_gpt2.h"
+#include "sealtrain/formats/job_spec.h"
 #include "sealtrain/formats/safetensors.h"
 #include "sealtrain/formats/trainer_keys.h"
 
@@ -209,7 +209,7 @@ KeyRelease::KeyRelease(DataDirectory& platform)
 {
 }
 
-Result<std::optional<StartingModel>> KeyRelease::startingModel(const JobSpec& spec) const
+Result<std::optional<StartingModel>> KeyRelease::startingModel(const formats::JobSpec& spec) const
 {
     if (spec.model.init.empty())
         return std::optional<StartingModel>();
@@ -292,7 +292,7 @@ Result<DatasetCheck> KeyRelease::verifyDataset(const std::string& datasetId) con
 }
 
 Result<WorkerRelease> KeyRelease::forWorker(const WorkerInfo& worker, const Dispatch& dispatch,
-                                            const JobSpec& spec,
+                                            const formats::JobSpec& spec,
                                             const std::optional<std::string>& resumeSignerPem,
                                             const std::optional<StartingModel>& start) const
 {
@@ -327,7 +327,7 @@ Result<WorkerRelease> KeyRelease::forWorker(const WorkerInfo& worker, const Disp
     WorkerRelease release;
     release.sealedKeys = std::move(sealed).value();
     release.checkpointKek = kek->id;
-    release.trainerArguments = trainerArguments(spec);
+    release.trainerArguments = formats::trainerArguments(spec);
     for (std::string argument :
          {std::string("--job-id"), std::to_string(dispatch.job.id), std::string("--run-id"),
           dispatch.runId, std::string("--dataset-id"), dispatch.datasetId,
@@ -537,7 +537,7 @@ Result<CheckpointPaths> KeyRelease::uploadedCheckpoint(const std::filesystem::pa
     return pathsOf(*named);
 }
 
-Result<std::string> KeyRelease::startingDigest(const JobSpec& spec) const
+Result<std::string> KeyRelease::startingDigest(const formats::JobSpec& spec) const
 {
     if (spec.model.init.empty())
         return std::string();
@@ -582,7 +582,7 @@ Result<JobCheckpoint> KeyRelease::verifyUpload(const WorkerInfo& worker, const D
                                  lineage.job, lineage.run, dispatch.job.id, dispatch.runId));
     // A fine-tuning job's checkpoints name the model it was authorised to start from, and only
     // such a job's do.
-    auto spec = parseJobSpec(dispatch.job.specJson, kJobSpecCeiling);
+    auto spec = formats::parseJobSpec(dispatch.job.specJson, formats::kJobSpecCeiling);
     if (!spec)
         return spec.error();
     const std::optional<trainer::CheckpointReference> base =

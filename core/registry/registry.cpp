@@ -203,7 +203,8 @@ Result<ModelVersion> Registry::registerVersion(const std::string& session,
             version.sealedSha256 = checkpoint->sealedSha256;
             version.worker = checkpoint->worker;
             version.datasetId = job->info.datasetId;
-            if (auto spec = parseJobSpec(job->info.specJson, kJobSpecCeiling); spec)
+            if (auto spec = formats::parseJobSpec(job->info.specJson, formats::kJobSpecCeiling);
+                spec)
                 version.base = spec->model.init;  // pinned to NAME@VERSION by the job's vetting
             version.registeredBy = caller.name;
             version.registered = gate_.now();

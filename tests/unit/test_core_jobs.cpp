@@ -10,7 +10,7 @@
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/jobs/jobs.h"
 #include "sealtrain/core/jobs/scheduling/budgets.h"
-#include "sealtrain/core/jobs/vetting/spec.h"
+#include "sealtrain/formats/job_spec.h"
 
 #include <QtTest/QtTest>
 #include <fmt/format.h>
@@ -100,7 +100,7 @@ void TestCoreJobs::specErrorsNameTheField()
 {
     QFETCH(QString, text);
     QFETCH(QString, field);
-    auto parsed = core::parseJobSpec(text.toStdString());
+    auto parsed = formats::parseJobSpec(text.toStdString());
     QVERIFY(!parsed);
     QCOMPARE(parsed.error().code(), ErrorCode::InvalidArgument);
     QVERIFY2(parsed.error().message().find("'" + field.toStdString() + "'") != std::string::npos,
@@ -163,7 +163,7 @@ void TestCoreJobs::costlySpecShapesAreRefused()
 {
     QFETCH(QString, text);
     QFETCH(QString, reason);
-    auto parsed = core::parseJobSpec(text.toStdString());
+    auto parsed = formats::parseJobSpec(text.toStdString());
     QVERIFY(!parsed);
     QCOMPARE(parsed.error().code(), ErrorCode::InvalidArgument);
     QVERIFY2(parsed.error().message().find(reason.toStdString()) != std::string::npos,
@@ -176,12 +176,12 @@ void TestCoreJobs::costlySpecShapesAreRefused()
 void TestCoreJobs::anUnknownSessionIsRefusedBeforeTheSpec()
 {
     World w;
-    const Result<core::JobSpec> unread =
+    const Result<formats::JobSpec> unread =
         Error(ErrorCode::InvalidArgument, "The job spec uses a YAML alias; write plain fields.");
     auto job = w.jobs().submit("", unread);
     QVERIFY(!job);
     QCOMPARE(job.error().code(), ErrorCode::Unauthenticated);
-    auto parsed = core::parseJobSpec(spec("first", "notes", "cpu"));
+    auto parsed = formats::parseJobSpec(spec("first", "notes", "cpu"));
     QVERIFY(parsed);
     job = w.jobs().submit("no-such-session", parsed);
     QVERIFY(!job);
@@ -202,16 +202,16 @@ void TestCoreJobs::canonicalFormBindsTheContent()
     const std::string changed =
         R"({"spec_version": 1, "name": "j", "project": "p", "dataset": "d@2", "model": {"layers": 2}, "schedule": {"steps": 11, "batch": 4}, "resources": {"pool": "cpu"}})";
     const auto hash = [](const std::string& text) {
-        auto parsed = core::parseJobSpec(text);
+        auto parsed = formats::parseJobSpec(text);
         if (!parsed)
             qFatal("%s", parsed.error().message().c_str());
-        return toHex(core::jobSpecHash(*parsed));
+        return toHex(formats::jobSpecHash(*parsed));
     };
     QCOMPARE(hash(yaml), hash(json));
     QCOMPARE(hash(explicitDefault), hash(json));
     QVERIFY(hash(changed) != hash(json));
-    const auto parsed = core::parseJobSpec(json).value();
-    const auto arguments = core::trainerArguments(parsed);
+    const auto parsed = formats::parseJobSpec(json).value();
+    const auto arguments = formats::trainerArguments(parsed);
     const auto steps = std::find(arguments.begin(), arguments.end(), "--steps");
     QVERIFY(steps != arguments.end());
     QCOMPARE(*(steps + 1), std::string("10"));
@@ -304,12 +304,12 @@ void TestCoreJobs::approvalBindsTheResolvedDataset()
     World w;
     auto job = w.jobs().submit(w.session("eve"), spec("pinned", "notes", "cpu")).value();
     QVERIFY(job.datasetId.rfind("sha256:", 0) == 0);
-    const auto stored = core::parseJobSpec(job.specJson);
+    const auto stored = formats::parseJobSpec(job.specJson);
     QVERIFY(stored);
     QCOMPARE(stored->dataset, job.datasetId);
-    QVERIFY(
-        job.specSha256
-        != toHex(core::jobSpecHash(core::parseJobSpec(spec("pinned", "notes", "cpu")).value())));
+    QVERIFY(job.specSha256
+            != toHex(formats::jobSpecHash(
+                formats::parseJobSpec(spec("pinned", "notes", "cpu")).value())));
 
     // A new version of notes after the review: vetting again keeps the job on what was reviewed.
     QVERIFY2(w.importNewVersion("notes"), "no second version");
@@ -484,17 +484,17 @@ void TestCoreJobs::cpuJobsAreBoundByCpuHours()
     const auto limited = [&](const std::string& limits) {
         return base + R"(, "limits": )" + limits + "}";
     };
-    QCOMPARE(core::parseJobSpec(base + "}").value().limits.cpuHours, 1.0);
-    auto zero = core::parseJobSpec(limited(R"({"cpu_hours": 0})"));
+    QCOMPARE(formats::parseJobSpec(base + "}").value().limits.cpuHours, 1.0);
+    auto zero = formats::parseJobSpec(limited(R"({"cpu_hours": 0})"));
     QVERIFY(!zero);
     QVERIFY2(zero.error().message().find("'limits.cpu_hours'") != std::string::npos,
              zero.error().message().c_str());
     QVERIFY(isOneSentence(zero.error().message()));
     // The limit is part of what is approved.
-    QVERIFY(core::jobSpecHash(core::parseJobSpec(limited(R"({"cpu_hours": 2})")).value())
-            != core::jobSpecHash(core::parseJobSpec(limited(R"({"cpu_hours": 3})")).value()));
+    QVERIFY(formats::jobSpecHash(formats::parseJobSpec(limited(R"({"cpu_hours": 2})")).value())
+            != formats::jobSpecHash(formats::parseJobSpec(limited(R"({"cpu_hours": 3})")).value()));
     // The one charging rule: ranks × threads on every node; threads 0 takes the node's cores.
-    core::JobSpec spec = core::parseJobSpec(base + "}").value();
+    formats::JobSpec spec = formats::parseJobSpec(base + "}").value();
     spec.resources.nodes = 2;
     spec.resources.cpuRanksPerNode = 3;
     spec.resources.threads = 4;
@@ -555,7 +555,7 @@ void TestCoreJobs::cpuJobsAreBoundByCpuHours()
 void TestCoreJobs::aJobsCostIsCappedPerPool()
 {
     // The estimate: GPT-2 small has 124,475,904 parameters with its vocabulary padded to 50,304.
-    core::JobSpec gpt2;
+    formats::JobSpec gpt2;
     gpt2.model = {12, 12, 768, 1024, ""};
     gpt2.schedule.batch = 4;
     gpt2.schedule.gradAccum = 2;
@@ -572,7 +572,7 @@ void TestCoreJobs::aJobsCostIsCappedPerPool()
     QVERIFY(core::jobCost(gpt2, 50257).bytesPerRank > small.bytesPerRank);
     // The figure docs/formats/job-policy.md shows, for resources/jobs/fortunes-small.json's shape
     // on the byte tokenizer.
-    core::JobSpec fortunes;
+    formats::JobSpec fortunes;
     fortunes.model = {4, 4, 128, 128, ""};
     fortunes.schedule.batch = 16;
     QCOMPARE(core::describeCost(core::jobCost(fortunes, 256)),

@@ -5,7 +5,6 @@
 #include "sealtrain/core/data_directory/data_directory.h"
 #include "sealtrain/core/jobs/scheduling/budgets.h"
 #include "sealtrain/core/jobs/scheduling/scheduler.h"
-#include "sealtrain/core/jobs/vetting/spec.h"
 #include "sealtrain/core/keys/key_release.h"
 #include "sealtrain/core/store/sql_audit_store.h"
 #include "sealtrain/core/workers/workers.h"
@@ -14,6 +13,7 @@
 #include "sealtrain/dataset/manifest.h"
 #include "sealtrain/dataset/tokenizer.h"
 #include "sealtrain/formats/checkpoint.h"
+#include "sealtrain/formats/job_spec.h"
 #include "sealtrain/formats/trainer_keys.h"
 
 #include "core_fixture.h"
@@ -95,13 +95,13 @@ private:
         dispatch.runId = "job-" + std::to_string(job);
         dispatch.datasetId = datasetId_;
         // A job trained from scratch (its checkpoints name no base model).
-        core::JobSpec spec;
+        formats::JobSpec spec;
         spec.name = "job";
         spec.project = "demo";
         spec.dataset = datasetId_;
         spec.resources.pool = "cpu";
         spec.schedule.steps = 10;
-        dispatch.job.specJson = core::canonicalJobSpec(spec);
+        dispatch.job.specJson = formats::canonicalJobSpec(spec);
         return dispatch;
     }
 
@@ -109,7 +109,7 @@ private:
     crypto::Kek jobKekOf(std::int64_t job, const core::WorkerInfo& worker,
                          const crypto::BoxKeyPair& box)
     {
-        core::JobSpec spec;
+        formats::JobSpec spec;
         auto release =
             core::KeyRelease(*platform_).forWorker(worker, dispatchOf(job), spec, std::nullopt);
         if (!release)
@@ -192,7 +192,7 @@ private slots:
         core::WorkerInfo worker;
         worker.name = "gpu-1";
         worker.boxKey = box.publicKey();
-        core::JobSpec spec;
+        formats::JobSpec spec;
         spec.resources.cpuRanksPerNode = 2;
         const core::KeyRelease release(*platform_);
         auto handed = release.forWorker(worker, dispatchOf(7), spec, std::nullopt);
@@ -237,7 +237,7 @@ private slots:
         core::WorkerInfo worker;
         worker.name = "cluster-1";
         worker.boxKey = box.publicKey();
-        core::JobSpec spec;
+        formats::JobSpec spec;
         spec.resources.nodes = 2;
         spec.resources.gpusPerNode = 4;
         QCOMPARE(core::chargedGpus(spec), std::int64_t{8});
@@ -247,7 +247,7 @@ private slots:
         QVERIFY2(handed, handed ? "" : handed.error().message().c_str());
         QCOMPARE(handed->gpusPerNode, std::int64_t{4});
         QCOMPARE(handed->chargedGpus, std::int64_t{8});
-        core::JobSpec cpu;
+        formats::JobSpec cpu;
         cpu.resources.gpusPerNode = 0;
         cpu.resources.nodes = 3;
         QCOMPARE(core::gpuHoursCharged(cpu, 2.0), 0.0);

@@ -23,7 +23,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-// What the control plane accepts by default (core/jobs/vetting/spec.h's JobSpecLimits).
+// What the control plane accepts by default (formats/job_spec.h's JobSpecLimits).
 constexpr qsizetype kMaxSpecBytes = qsizetype{64} * 1024;
 
 // valijson's context ("<root>", "[resources]", "[device]") as the field's path.

@@ -12,17 +12,17 @@
 
 namespace sealtrain::core {
 
-std::int64_t chargedGpus(const JobSpec& spec)
+std::int64_t chargedGpus(const formats::JobSpec& spec)
 {
     return spec.resources.nodes * spec.resources.gpusPerNode;
 }
 
-double gpuHoursCharged(const JobSpec& spec, double wallClockHours)
+double gpuHoursCharged(const formats::JobSpec& spec, double wallClockHours)
 {
     return wallClockHours * static_cast<double>(chargedGpus(spec));
 }
 
-std::int64_t chargedCpus(const JobSpec& spec, std::int64_t nodeCores)
+std::int64_t chargedCpus(const formats::JobSpec& spec, std::int64_t nodeCores)
 {
     if (spec.resources.gpusPerNode > 0)
         return 0;

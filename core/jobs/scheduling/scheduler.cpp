@@ -11,8 +11,8 @@
 #include "registry/rows.h"
 #include "sealtrain/core/access/permissions.h"
 #include "sealtrain/core/jobs/states.h"
-#include "sealtrain/core/jobs/vetting/spec.h"
 #include "sealtrain/core/store/database.h"
+#include "sealtrain/formats/job_spec.h"
 #include "store/audited_transaction.h"
 
 #include <fmt/format.h>
@@ -61,7 +61,7 @@ Result<std::string> activePool(const Database& database, std::int64_t workerId)
 // The job's dataset, then those behind the model version its spec starts from (pinned to
 // NAME@VERSION at vetting), once each.
 Result<std::vector<std::string>> jobDatasets(const Database& database, const JobRow& job,
-                                             const JobSpec& spec)
+                                             const formats::JobSpec& spec)
 {
     std::vector<std::string> datasets{job.info.datasetId};
     if (spec.model.init.empty())
@@ -198,7 +198,7 @@ Result<std::optional<Dispatch>> Scheduler::take(const WorkerInfo& worker)
         return queued.error();
     const auto allowedHere = policy_.poolClassifications.find(pool);
     for (const JobRow& job : *queued) {
-        auto spec = parseJobSpec(job.info.specJson, kJobSpecCeiling);
+        auto spec = formats::parseJobSpec(job.info.specJson, formats::kJobSpecCeiling);
         if (!spec)
             return spec.error();
         // Every dataset the job carries: its own, and those behind the model it starts from
@@ -355,7 +355,7 @@ Result<std::optional<Dispatch>> Scheduler::dispatch(const WorkerInfo& worker, st
             draft.details.push_back(audit::textDetail("attempt", std::to_string(attempt)));
             draft.details.push_back(audit::textDetail("sha256", job->info.specSha256));
             const std::int64_t now = gate_.now();
-            auto spec = parseJobSpec(job->info.specJson, kJobSpecCeiling);
+            auto spec = formats::parseJobSpec(job->info.specJson, formats::kJobSpecCeiling);
             if (!spec)
                 return spec.error();
             // Its CPU-hours are the control plane's measure, from now, at the cores the worker

@@ -35,7 +35,7 @@ Result<Shape> shapeOf(const Database& database, const ModelVersion& version)
     auto job = loadJob(database, version.jobId);
     if (!job)
         return job.error();
-    auto spec = parseJobSpec(job->info.specJson, kJobSpecCeiling);
+    auto spec = formats::parseJobSpec(job->info.specJson, formats::kJobSpecCeiling);
     if (!spec)
         return spec.error();
     return Shape{spec->model.layers, spec->model.heads, spec->model.width, spec->model.context};
@@ -43,7 +43,7 @@ Result<Shape> shapeOf(const Database& database, const ModelVersion& version)
 
 }  // namespace
 
-VettingCheck vetBaseModel(const Database& database, const JobSpec& spec,
+VettingCheck vetBaseModel(const Database& database, const formats::JobSpec& spec,
                           const std::string& datasetId, const TokenizerLookup& tokenizerOf,
                           std::string& pinned)
 {

@@ -218,7 +218,7 @@ Result<JobPolicy> parseJobPolicy(std::string_view text)
     return policy;
 }
 
-std::vector<std::string> capsExceeded(const JobPolicy::Caps& caps, const JobSpec& spec)
+std::vector<std::string> capsExceeded(const JobPolicy::Caps& caps, const formats::JobSpec& spec)
 {
     std::vector<std::string> over;
     const auto cap = [&](const char* field, double value, double limit) {
@@ -248,7 +248,7 @@ std::vector<std::string> capsExceeded(const JobPolicy::Caps& caps, const JobSpec
     return over;
 }
 
-JobCost jobCost(const JobSpec& spec, std::size_t vocabSize)
+JobCost jobCost(const formats::JobSpec& spec, std::size_t vocabSize)
 {
     const auto whole = [](std::int64_t value) { return static_cast<std::size_t>(value); };
     trainer::GptConfig config;

@@ -17,8 +17,8 @@ namespace {
 // known is costed with it.
 constexpr std::size_t kLargestVocabulary = 50257;
 
-VettingCheck vetBudget(const Database& database, const JobPolicy& policy, const JobSpec& spec,
-                       std::int64_t excludeJob)
+VettingCheck vetBudget(const Database& database, const JobPolicy& policy,
+                       const formats::JobSpec& spec, std::int64_t excludeJob)
 {
     const auto budget = policy.budgets.find(spec.project);
     // Every project needs a budget: no job runs on a project the admin never accounted for.
@@ -48,7 +48,7 @@ VettingCheck vetBudget(const Database& database, const JobPolicy& policy, const 
 // The automatic vetting of `spec` for `submitterId` under `policy`: every check, passed or not,
 // in the order the approver reads them; what its references resolved to in `pins`.
 std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& policy,
-                                  const TokenizerLookup& tokenizerOf, const JobSpec& spec,
+                                  const TokenizerLookup& tokenizerOf, const formats::JobSpec& spec,
                                   std::int64_t submitterId, std::int64_t excludeJob, Pins& pins)
 {
     std::string& datasetId = pins.datasetId;

@@ -9,7 +9,7 @@
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/data_directory/data_directory.h"
-#include "sealtrain/core/jobs/vetting/spec.h"
+#include "sealtrain/formats/job_spec.h"
 
 #include <chrono>
 #include <filesystem>
@@ -61,8 +61,8 @@ struct ServerOptions {
     // The most bytes one checkpoint upload (sealed file and envelope) may hold.
     std::uint64_t maxCheckpointBytes = std::uint64_t{64} << 30U;
     // What a caller's job spec may cost to read (size, nesting, values), each within
-    // core::kJobSpecFloor and core::kJobSpecCeiling.
-    core::JobSpecLimits jobSpecLimits;
+    // formats::kJobSpecFloor and formats::kJobSpecCeiling.
+    formats::JobSpecLimits jobSpecLimits;
 };
 
 class ControlServer final {

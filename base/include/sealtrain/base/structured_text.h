@@ -1,5 +1,5 @@
 // Settings text as JSON: a JSON object when the text starts with '{', else YAML, read with a
-// bounded cost. Shared by the job-spec parser (core/jobs/vetting/spec.cpp) and by clients that
+// bounded cost. Shared by the job-spec parser (formats/job_spec.cpp) and by clients that
 // check a spec before sending it (the desktop's spec editor), so both read a text the same way.
 //
 // The cost is checked before anything is built: a JSON text's nesting and value count are

@@ -2,15 +2,15 @@
 //   submitted → vetted (automatic policy) → approved (a second person) → queued → running →
 //   succeeded | failed | cancelled, with rejected (by policy or by an approver),
 // the automatic vetting against the admin's policy file, and the four-eyes rule: an approval
-// binds to the SHA-256 of the exact canonical spec (jobs/vetting/spec.h), any edit voids it, the
+// binds to the SHA-256 of the exact canonical spec (formats/job_spec.h), any edit voids it, the
 // submitter can never approve, and nothing runs without it. Every call goes through the audited
 // transaction: each transition, allowed or refused, is in the audit log.
 #pragma once
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/jobs/vetting/policy.h"
-#include "sealtrain/core/jobs/vetting/spec.h"
 #include "sealtrain/core/store/list_page.h"
+#include "sealtrain/formats/job_spec.h"
 
 #include <cstdint>
 #include <functional>
@@ -100,16 +100,17 @@ public:
     // job.submit in the spec's project. The spec is parsed (InvalidArgument naming the field,
     // audited as failed) and vetted at once: the job is vetted, or rejected with the report.
     [[nodiscard]] Result<JobInfo> submit(const std::string& session, std::string_view specText);
-    // The same with the spec already read (parseJobSpec, or its refusal): how the daemon calls
-    // it, having parsed the text on the caller's thread once the caller was known. A refused
+    // The same with the spec already read (formats::parseJobSpec, or its refusal): how the daemon
+    // calls it, having parsed the text on the caller's thread once the caller was known. A refused
     // session is refused before `spec` is looked at.
-    [[nodiscard]] Result<JobInfo> submit(const std::string& session, const Result<JobSpec>& spec);
+    [[nodiscard]] Result<JobInfo> submit(const std::string& session,
+                                         const Result<formats::JobSpec>& spec);
     // The submitter replaces the spec (same project); every approval is void, and the new spec
     // is vetted. Not once the job runs or has ended.
     [[nodiscard]] Result<JobInfo> edit(const std::string& session, std::int64_t id,
                                        std::string_view specText);
     [[nodiscard]] Result<JobInfo> edit(const std::string& session, std::int64_t id,
-                                       const Result<JobSpec>& spec);
+                                       const Result<formats::JobSpec>& spec);
     // Vets again under the current policy (after the admin changed it): the submitter or an
     // approver, while the job is submitted, vetted or rejected by policy.
     [[nodiscard]] Result<JobInfo> vet(const std::string& session, std::int64_t id);

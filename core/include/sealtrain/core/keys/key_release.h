@@ -26,12 +26,15 @@
 #include <string_view>
 #include <vector>
 
+namespace sealtrain::formats {
+struct JobSpec;
+}  // namespace sealtrain::formats
+
 namespace sealtrain::core {
 
 class DataDirectory;
 struct Dispatch;
 struct JobCheckpoint;
-struct JobSpec;
 struct WorkerInfo;
 
 // A checkpoint's two files: the sealed plaintext and its DSSE envelope.
@@ -106,7 +109,8 @@ public:
     // The model a job whose spec is `spec` starts from, its files checked as the registry checks
     // them (Integrity, saying which, when altered); none for a job trained from scratch. Reads
     // the database: call it inside the call's group.
-    [[nodiscard]] Result<std::optional<StartingModel>> startingModel(const JobSpec& spec) const;
+    [[nodiscard]] Result<std::optional<StartingModel>>
+    startingModel(const formats::JobSpec& spec) const;
     // The trainer's arguments for `start` read from `path` (--init-from, --init-sha256,
     // --init-name).
     [[nodiscard]] static std::vector<std::string> startArguments(const StartingModel& start,
@@ -120,7 +124,7 @@ public:
     // checkpoint it resumes from (the worker that wrote it), or none for a fresh start; `start`
     // the model a fine-tuning job starts from (startingModel, read with the dispatch).
     [[nodiscard]] Result<WorkerRelease>
-    forWorker(const WorkerInfo& worker, const Dispatch& dispatch, const JobSpec& spec,
+    forWorker(const WorkerInfo& worker, const Dispatch& dispatch, const formats::JobSpec& spec,
               const std::optional<std::string>& resumeSignerPem,
               const std::optional<StartingModel>& start = std::nullopt) const;
 
@@ -169,7 +173,7 @@ public:
                  std::uint64_t maxBytes, const std::string& baseSha256 = {}) const;
     // The plaintext SHA-256 (hex) of the model `spec` starts from, empty for none; reads the
     // database only (inside the call's group).
-    [[nodiscard]] Result<std::string> startingDigest(const JobSpec& spec) const;
+    [[nodiscard]] Result<std::string> startingDigest(const formats::JobSpec& spec) const;
     [[nodiscard]] Result<void> keepUpload(std::int64_t job, const CheckpointPaths& upload) const;
 
 private:

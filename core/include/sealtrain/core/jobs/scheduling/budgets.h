@@ -40,15 +40,15 @@ struct PolicyView {
 // The one GPU-hour rule (issue #48): an attempt is charged its wall-clock hours times every GPU it
 // holds, on every node: nodes × GPUs per node. The control plane's own runs and a worker's
 // attempts alike (a worker is told the count with its job, Workers.TakeJob's `charged_gpus`).
-[[nodiscard]] std::int64_t chargedGpus(const JobSpec& spec);
-[[nodiscard]] double gpuHoursCharged(const JobSpec& spec, double wallClockHours);
+[[nodiscard]] std::int64_t chargedGpus(const formats::JobSpec& spec);
+[[nodiscard]] double gpuHoursCharged(const formats::JobSpec& spec, double wallClockHours);
 
 // The one CPU-hour rule (issue #54): a CPU job (gpus_per_node 0) is charged its wall-clock hours
 // times the cores it holds on every node: ranks × threads, or, where threads is 0 (the
 // libraries take every core), the node's cores `nodeCores` (at least one per rank). A GPU job
 // is charged no CPU-hours. The control plane measures a CPU attempt's hours itself, from its
 // dispatch (the count is fixed then, from the worker's reported cores), never from a report.
-[[nodiscard]] std::int64_t chargedCpus(const JobSpec& spec, std::int64_t nodeCores);
+[[nodiscard]] std::int64_t chargedCpus(const formats::JobSpec& spec, std::int64_t nodeCores);
 
 // Which hours a budget counts.
 enum class Hours { Gpu, Cpu };

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/jobs/vetting/spec.h"
+#include "sealtrain/formats/job_spec.h"
 
 #include <cstdint>
 #include <map>
@@ -75,7 +75,7 @@ struct JobPolicy {
 
 // Each field of `spec` over its cap, as "field value > cap"; empty when none is.
 [[nodiscard]] std::vector<std::string> capsExceeded(const JobPolicy::Caps& caps,
-                                                    const JobSpec& spec);
+                                                    const formats::JobSpec& spec);
 
 // What a spec asks of the machine that trains it, estimated from its shape before it runs
 // (docs/formats/job-policy.md, "Costs"): the parameters of its model with `vocabSize` tokens
@@ -87,7 +87,7 @@ struct JobCost {
     double bytesPerRank = 0.0;
     double stepFlops = 0.0;
 };
-[[nodiscard]] JobCost jobCost(const JobSpec& spec, std::size_t vocabSize);
+[[nodiscard]] JobCost jobCost(const formats::JobSpec& spec, std::size_t vocabSize);
 // Each cost over its pool's cap, as "parameters 39.0 B > 2.0 B"; empty when none is.
 [[nodiscard]] std::vector<std::string> costsExceeded(const JobPolicy::PoolCosts& caps,
                                                      const JobCost& cost);

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sealtrain::core {
+namespace sealtrain::formats {
 
 inline constexpr std::int64_t kJobSpecVersion = 1;
 
@@ -106,4 +106,4 @@ inline constexpr JobSpecLimits kJobSpecCeiling{std::size_t{1} << 20U, 32, std::s
 // sealtrain-train options (paths, keys and the dataset are the launcher's).
 [[nodiscard]] std::vector<std::string> trainerArguments(const JobSpec& spec);
 
-}  // namespace sealtrain::core
+}  // namespace sealtrain::formats

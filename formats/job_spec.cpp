@@ -1,7 +1,7 @@
-// Job specs (jobs/vetting/spec.h, docs/formats/job-spec.md): YAML or JSON read by
+// Job specs (formats/job_spec.h, docs/formats/job-spec.md): YAML or JSON read by
 // base/structured_text, a strict field-by-field reader whose errors name the field, and the
 // canonical form that approvals bind to.
-#include "sealtrain/core/jobs/vetting/spec.h"
+#include "sealtrain/formats/job_spec.h"
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/structured_text.h"
@@ -14,7 +14,7 @@
 #include <initializer_list>
 #include <limits>
 
-namespace sealtrain::core {
+namespace sealtrain::formats {
 namespace {
 
 using Json = nlohmann::json;
@@ -386,4 +386,4 @@ std::vector<std::string> trainerArguments(const JobSpec& spec)
             integer(spec.resources.threads)};
 }
 
-}  // namespace sealtrain::core
+}  // namespace sealtrain::formats
