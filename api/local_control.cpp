@@ -1,6 +1,8 @@
 // Starting and stopping the workstation's sealtrain-control (local_control.h).
 #include "sealtrain/api/local_control.h"
 
+#include "secret_pipe.h"
+
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/child_process.h"
 
@@ -123,35 +125,16 @@ Result<LocalControlPlane> LocalControlPlane::start(const LocalControlOptions& op
         ::close(fds[1]);
         return started.error();
     }
-    // The daemon reads one line and closes its standard input; the pipe holds far more than a
-    // passphrase, so this never waits for it.
-    auto line = crypto::SecretBytes::allocate(passphrase.size() + 1);
-    if (!line) {
-        ::close(fds[1]);
+    // A daemon that stopped before reading the passphrase makes this fail; the wait below says why.
+    auto handed = handSecretLines(fds[1], {std::cref(passphrase)});
+    passphrase.wipe();
+    if (!handed) {
         ::kill(*started, SIGKILL);
         int status = 0;
         while (::waitpid(*started, &status, 0) < 0 && errno == EINTR) {
         }
-        return line.error();
+        return handed.error();
     }
-    std::copy(passphrase.bytes().begin(), passphrase.bytes().end(), line->mutableBytes().begin());
-    line->mutableBytes()[passphrase.size()] = '\n';
-    passphrase.wipe();
-    // A daemon that stopped before reading it makes this fail (the wait below says why), with
-    // SIGPIPE blocked on this thread and any it raised taken, so that it can not end the client.
-    sigset_t pipeSignal;
-    sigemptyset(&pipeSignal);
-    sigaddset(&pipeSignal, SIGPIPE);
-    sigset_t previous;
-    pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous);
-    const bool handed = writeAll(fds[1], line->bytes(), "the passphrase pipe").ok();
-    ::close(fds[1]);
-    line->wipe();
-    if (!handed) {
-        const timespec now{};
-        (void)::sigtimedwait(&pipeSignal, nullptr, &now);
-    }
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 
     LocalControlPlane plane(*started, "unix:" + socket.string());
     const auto deadline = std::chrono::steady_clock::now() + options.readyTimeout;

@@ -8,6 +8,8 @@
 #   plane links only the formats it shares with it.
 #     cmake -DCONTROL=<path to sealtrain-control> -P control_links.cmake
 #   sealtrain-worker (issue #50, item 3): a client, so none of those, no SQLCipher and no Qt.
+#   sealtrainctl (issue #50, item 3): a client, so none of those and no SQLCipher (Qt Gui: the PDF
+#   reports).
 #     cmake -DEXECUTABLE=<path> -DFORBIDDEN=<regex of library names> -DWHY=<sentence> -P …
 if(DEFINED CONTROL)
     set(EXECUTABLE "${CONTROL}")

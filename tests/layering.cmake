@@ -57,6 +57,10 @@ check_folder(worker "${include_prefix}sealtrain/(core|trainer|dataset|audit)/"
     "worker/ is a client: the client library, node/ and the formats, never core/ or the model")
 check_folder(worker "${include_prefix}sealtrain/api/server"
     "worker/ is a client of the control plane, never its server")
+check_folder(app/ctl "${include_prefix}sealtrain/(core|trainer|worker)/"
+    "app/ctl is a client: sealtrain-control's tools create, restore and check a data directory (issue #50)")
+check_folder(app/ctl "${include_prefix}sealtrain/api/server"
+    "app/ctl is a client of the control plane, never its server")
 check_folder(app/gui "${include_prefix}sealtrain/(core|dataset|trainer|worker)/"
     "app/gui is a client: it never opens the database or a platform key (issue #29)")
 check_folder(app/gui "${include_prefix}sealtrain/api/server"

@@ -3,6 +3,9 @@
 // database and appends to the audit log; clients reach it over gRPC with TLS 1.3 and the
 // platform CA's certificates. SIGTERM or SIGINT: it stops taking calls, lets the calls in flight
 // finish, signs a head over what they appended, and exits 0.
+#include "data_directory_tools.h"
+#include "secret_line.h"
+
 #include "sealtrain/api/server.h"
 #include "sealtrain/api/tls_policy.h"
 #include "sealtrain/base/byte_io.h"
@@ -11,7 +14,6 @@
 #include "sealtrain/base/process.h"
 #include "sealtrain/base/service_notify.h"
 #include "sealtrain/base/version.h"
-#include "sealtrain/base/wipe.h"
 #include "sealtrain/core/data_directory/data_directory.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/secret_bytes.h"
@@ -21,8 +23,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <array>
-#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -95,47 +95,24 @@ Result<void> checkPrivate(const std::filesystem::path& dir)
     return success();
 }
 
-// The passphrase as the first line of standard input (a pipe or a systemd credential), read
-// byte by byte with read(2) so that no stdio buffer keeps a copy; afterwards standard input is
-// /dev/null, for this process and every child it starts.
+// The passphrase as the first line of standard input (a pipe or a systemd credential);
+// afterwards standard input is /dev/null, for this process and every child it starts.
 Result<crypto::SecretBytes> passphraseFromStdin()
 {
-    std::array<char, 4096> line{};
-    std::size_t length = 0;
-    bool complete = false;
-    while (length < line.size()) {
-        char byte = 0;
-        const ssize_t got = ::read(STDIN_FILENO, &byte, 1);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0 || byte == '\n') {
-            complete = true;
-            break;
-        }
-        line[length++] = byte;
-    }
+    auto passphrase = control::readSecretLine("passphrase", "give --master-key-file");
     detachStandardInput();
-    if (length > 0 && line[length - 1] == '\r')
-        --length;
-    if (!complete) {
-        wipeMemory({reinterpret_cast<std::uint8_t*>(line.data()), line.size()});
-        return Error(ErrorCode::InvalidArgument,
-                     "The passphrase on standard input is longer than 4095 bytes; use a shorter "
-                     "one or --master-key-file.");
-    }
-    if (length == 0)
-        return Error(ErrorCode::InvalidArgument,
-                     "No passphrase on standard input; pipe it in, or give --master-key-file.");
-    auto secret = crypto::SecretBytes::fromBytes(
-        {reinterpret_cast<const std::uint8_t*>(line.data()), length});
-    wipeMemory({reinterpret_cast<std::uint8_t*>(line.data()), line.size()});
-    return secret;
+    return passphrase;
 }
 
 // Over 100 lines: the daemon's life in its order (data directory, keys, TLS, services,
 // signals, drain), each step a few lines that share the open objects.
 int run(const Options& options, const std::string& effectiveOptions)
 {
+    if (options.dataDir.empty() || options.listen.empty())
+        return fail(Error(ErrorCode::InvalidArgument,
+                          "Serving needs --data-dir DIR and --listen ADDRESS (or a --config file "
+                          "that gives them); run `sealtrain-control --help` for the tools that "
+                          "need neither."));
     if (auto isPrivate = checkPrivate(options.dataDir); !isPrivate)
         return fail(isPrivate.error());
     const std::filesystem::path runDir =
@@ -278,11 +255,11 @@ int main(int argc, char** argv)
                    "dashes, e.g. listen = [\"0.0.0.0:7443\"])");
     // A misspelt name in the file is an error, not an option silently left at its default.
     app.allow_config_extras(CLI::config_extras_mode::error);
-    app.add_option("--data-dir", options.dataDir, "The data directory (mode 0700)")->required();
+    app.add_option("--data-dir", options.dataDir,
+                   "The data directory (mode 0700); required to serve");
     app.add_option("--listen", options.listen,
                    "Where to listen: unix:/absolute/path or host:port (port 0 picks one); "
-                   "repeatable")
-        ->required();
+                   "repeatable; required to serve");
     app.add_option("--master-key-file", options.masterKeyFile,
                    "Unlock with this key file (a systemd credential in production); without it "
                    "the passphrase is read from standard input");
@@ -408,7 +385,13 @@ int main(int argc, char** argv)
                    "A file holding the TPM owner hierarchy's password (mode 0600, one line), "
                    "for tpm: witnesses on a TPM whose administrator set one; by default the "
                    "owner's authorisation is empty, as a distribution leaves it");
+    // Without a subcommand it serves; with one, it runs that tool and exits.
+    app.require_subcommand(0, 1);
+    std::optional<int> toolExit;
+    control::addDataDirectoryTools(app, toolExit);
     CLI11_PARSE(app, argc, argv);
+    if (toolExit)
+        return *toolExit;
     // The effective options (the file's, the command line's and the defaults) as TOML: their
     // SHA-256 goes into the start's audit entry, so a changed configuration is a recorded change.
     // Hashed in run(), once the TLS policy is set: nothing may touch OpenSSL before it.

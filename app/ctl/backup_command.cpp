@@ -7,13 +7,11 @@
 #include "ctl.h"
 #include "passphrase.h"
 
+#include "sealtrain/api/data_directory_tools.h"
 #include "sealtrain/base/progress.h"
-#include "sealtrain/core/backup/backup.h"
-#include "sealtrain/crypto/signing.h"
 
 #include <fmt/format.h>
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -76,12 +74,13 @@ struct BackupVerifyOptions {
     std::string key;
 };
 
+// Over sealtrain-control's `verify-backup`: the same check a control host runs.
 int verifyBackup(const CommandRegistry& registry, const BackupVerifyOptions& options)
 {
-    auto key = crypto::PublicKey::fromPemFile(options.key);
-    if (!key)
-        return registry.fail(key.error());
-    auto manifest = core::verifyBackup(options.archive, *key);
+    auto executable = controlExecutable();
+    if (!executable)
+        return registry.fail(executable.error());
+    auto manifest = api::DataDirectoryTools(*executable).verifyBackup(options.archive, options.key);
     if (!manifest) {
         registry.out() << "FAILED\n";
         return registry.fail(manifest.error());
@@ -108,45 +107,40 @@ struct RestoreOptions {
     std::string masterKeyFile;
 };
 
-std::string operatorName()
-{
-    if (const passwd* user = ::getpwuid(::getuid()); user != nullptr && user->pw_name != nullptr)
-        return user->pw_name;
-    return fmt::format("uid-{}", ::getuid());
-}
-
+// Over sealtrain-control's `restore`, which builds the directory and records the restore; the
+// passphrase is asked here (or read from its file) and handed over on a pipe.
 int restore(const CommandRegistry& registry, const RestoreOptions& options)
 {
-    core::RestoreRequest request;
-    request.archive = options.archive;
-    request.target = options.dataDir;
-    if (!options.masterKeyFile.empty())
-        request.unlock.masterKeyFile = options.masterKeyFile;
-    else
-        request.unlock.passphrase = [file = options.passphraseFile] {
-            return obtainPassphrase(file, "Keyring passphrase of the backup: ", false);
-        };
-    if (!options.witness.empty())
-        request.witness = options.witness;
-    request.withoutWitness = options.withoutWitness;
-    request.acceptLoss = options.acceptLoss;
-    if (!options.objectsFrom.empty())
-        request.objectsFrom = options.objectsFrom;
-    if (!options.key.empty()) {
-        auto key = crypto::PublicKey::fromPemFile(options.key);
-        if (!key)
-            return registry.fail(key.error());
-        request.trustedKey = *key;
+    auto executable = controlExecutable();
+    if (!executable)
+        return registry.fail(executable.error());
+    api::RestoreSettings settings;
+    settings.archive = options.archive;
+    settings.dataDir = options.dataDir;
+    settings.witness = options.witness;
+    settings.withoutWitness = options.withoutWitness;
+    settings.acceptLoss = options.acceptLoss;
+    settings.objectsFrom = options.objectsFrom;
+    settings.key = options.key;
+    if (!options.masterKeyFile.empty()) {
+        settings.masterKeyFile = options.masterKeyFile;
+    } else {
+        auto passphrase =
+            obtainPassphrase(options.passphraseFile, "Keyring passphrase of the backup: ", false);
+        if (!passphrase)
+            return registry.fail(passphrase.error());
+        settings.passphrase = std::move(*passphrase);
     }
-    request.operatorName = operatorName();
-    request.progress = [&registry](const std::string& line) { registry.err() << line << "...\n"; };
-    auto done = core::restoreBackup(request);
+    auto done = api::DataDirectoryTools(*executable)
+                    .restore(settings, [&registry](const std::string& line) {
+                        registry.err() << line << "...\n";
+                    });
     if (!done)
         return registry.fail(done.error());
     registry.out() << fmt::format(
         "Restored the backup of {} ({} audit entries) into {}.\n"
         "The restore is audit entry {}{}.\n",
-        done->manifest.created, done->manifest.head, options.dataDir, done->restoreEntry,
+        done->created, done->head, options.dataDir, done->restoreEntry,
         done->lostEntries > 0
             ? fmt::format(", which records the {} entries lost after the backup", done->lostEntries)
             : std::string());

@@ -56,14 +56,32 @@ void addClientOptions(CLI::App* command, ClientOptions& options, bool withUser)
                             "signed in here)");
 }
 
+namespace {
+
+// Another of Sealtrain's programs: $VARIABLE, else beside this one (installed) or in the build
+// tree.
+Result<std::filesystem::path> sealtrainProgram(const char* variable, std::string_view name,
+                                               std::string_view buildFolder)
+{
+    if (const char* named = std::getenv(variable); named != nullptr && *named != '\0')
+        return std::filesystem::path(named);
+    if (auto found = siblingExecutable(name, buildFolder))
+        return *found;
+    return Error(ErrorCode::NotFound, fmt::format("Cannot find {} beside sealtrainctl; name it "
+                                                  "with {}=PATH.",
+                                                  name, variable));
+}
+
+}  // namespace
+
 Result<std::filesystem::path> controlExecutable()
 {
-    if (const char* named = std::getenv("SEALTRAIN_CONTROL"); named != nullptr && *named != '\0')
-        return std::filesystem::path(named);
-    if (auto found = siblingExecutable("sealtrain-control", "control"))
-        return *found;
-    return Error(ErrorCode::NotFound, "Cannot find sealtrain-control beside sealtrainctl; name it "
-                                      "with SEALTRAIN_CONTROL=PATH.");
+    return sealtrainProgram("SEALTRAIN_CONTROL", "sealtrain-control", "control");
+}
+
+Result<std::filesystem::path> trainerExecutable()
+{
+    return sealtrainProgram("SEALTRAIN_TRAIN", "sealtrain-train", "train");
 }
 
 Result<void> ensureControlPlane(const api::Profile& profile, std::ostream& err)

@@ -42,6 +42,8 @@ void addClientOptions(CLI::App* command, ClientOptions& options, bool withUser);
 // sealtrain-control: $SEALTRAIN_CONTROL, else beside this program (installed) or in the build
 // tree; NotFound, saying how to name it, otherwise.
 [[nodiscard]] Result<std::filesystem::path> controlExecutable();
+// sealtrain-train, found the same way ($SEALTRAIN_TRAIN): `doctor` asks it for its libraries.
+[[nodiscard]] Result<std::filesystem::path> trainerExecutable();
 
 // On a workstation whose control plane is not running: starts it, asking for the keyring
 // passphrase on the terminal, and says so on `err`; without a terminal, a sentence that says to

@@ -1,20 +1,52 @@
 // The doctor's probes and assessments.
 #include "doctor.h"
 
+#include "sealtrain/api/data_directory_tools.h"
 #include "sealtrain/base/paths.h"
 #include "sealtrain/base/version.h"
-#include "sealtrain/core/platform/versions.h"
 #include "sealtrain/crypto/platform.h"
-#include "sealtrain/trainer/platform_info.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <ostream>
 
 namespace sealtrain::ctl {
 namespace {
+
+using Versions = std::map<std::string, std::string>;
+
+std::string versionOf(const Versions& versions, const std::string& name)
+{
+    const auto found = versions.find(name);
+    return found == versions.end() ? std::string() : found->second;
+}
+
+// What `program versions` answered, or the one check that says why it could not be asked.
+struct AskedVersions {
+    std::optional<Versions> versions;
+    Check missing;
+};
+
+AskedVersions askVersions(const std::filesystem::path& executable, const std::string& program,
+                          const std::string& role, const std::string& variable)
+{
+    if (executable.empty())
+        return {std::nullopt,
+                {program, CheckStatus::Warning, "not installed on this machine",
+                 fmt::format("Run doctor where {} runs to check its libraries, or name it with "
+                             "{}=PATH.",
+                             role, variable)}};
+    auto asked = api::programVersions(executable);
+    if (!asked)
+        return {std::nullopt,
+                {program, CheckStatus::Error, asked.error().message(),
+                 fmt::format("Reinstall Sealtrain so that {} matches this client.", program)}};
+    return {std::move(*asked), {}};
+}
 
 Check found(std::string name, std::string version)
 {
@@ -152,18 +184,33 @@ DoctorReport runDoctor(const DoctorOptions& options)
     auto& checks = report.checks;
     checks.push_back({"Sealtrain", CheckStatus::Ok, kVersion, {}});
 
-    const auto versions = core::platformVersions();
-    checks.push_back(found("Qt", versions.qt));
+    // The control plane's and the trainer's libraries, asked of those programs: this client
+    // links neither SQLCipher nor MPI nor BLAS.
+    const auto control = askVersions(options.controlExecutable, "sealtrain-control",
+                                     "the control plane", "SEALTRAIN_CONTROL");
+    if (control.versions) {
+        const auto& versions = *control.versions;
+        checks.push_back(found("Qt", versionOf(versions, "qt")));
+        checks.push_back(
+            found("SQLCipher", versionOf(versions, "sqlcipher").empty()
+                                   ? std::string()
+                                   : fmt::format("{} (SQLite {})", versionOf(versions, "sqlcipher"),
+                                                 versionOf(versions, "sqlite"))));
+        checks.push_back(found("gRPC", fmt::format("{} (protobuf {})", versionOf(versions, "grpc"),
+                                                   versionOf(versions, "protobuf"))));
+    } else {
+        checks.push_back(control.missing);
+    }
     checks.push_back(assessOpenSsl(crypto::openSslVersion()));
     checks.push_back(found("libsodium", crypto::libsodiumVersion()));
-    checks.push_back(found(
-        "SQLCipher", versions.sqlcipher.empty()
-                         ? std::string()
-                         : fmt::format("{} (SQLite {})", versions.sqlcipher, versions.sqlite)));
-    checks.push_back(
-        found("gRPC", fmt::format("{} (protobuf {})", versions.grpc, versions.protobuf)));
-    checks.push_back(found("MPI", trainer::mpiLibraryVersion()));
-    checks.push_back(found("BLAS", trainer::blasDescription()));
+    const auto trainer =
+        askVersions(options.trainerExecutable, "sealtrain-train", "the trainer", "SEALTRAIN_TRAIN");
+    if (trainer.versions) {
+        checks.push_back(found("MPI", versionOf(*trainer.versions, "mpi")));
+        checks.push_back(found("BLAS", versionOf(*trainer.versions, "blas")));
+    } else {
+        checks.push_back(trainer.missing);
+    }
 
     for (auto& check : assessGpu(node::probeGpu()))
         checks.push_back(std::move(check));

@@ -46,6 +46,10 @@ struct DoctorOptions {
     // when nothing is forwarded; and the time to judge it at.
     std::optional<std::optional<api::AuditForwardingView>> auditForwarding{};
     std::int64_t nowUnix = 0;
+    // sealtrain-control and sealtrain-train, asked for their libraries' versions (their
+    // `versions` tool); empty: not installed on this machine (one warning each).
+    std::filesystem::path controlExecutable{};
+    std::filesystem::path trainerExecutable{};
 };
 
 [[nodiscard]] DoctorReport runDoctor(const DoctorOptions& options);

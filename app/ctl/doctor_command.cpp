@@ -53,6 +53,10 @@ int doctor(const CommandRegistry& registry, const DoctorCommandOptions& options)
                                             .count();
             }
     }
+    if (auto control = controlExecutable())
+        doctorOptions.controlExecutable = *control;
+    if (auto trainer = trainerExecutable())
+        doctorOptions.trainerExecutable = *trainer;
     const auto report = runDoctor(doctorOptions);
     if (options.json)
         printReportJson(report, registry.out());

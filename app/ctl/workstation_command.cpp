@@ -11,11 +11,10 @@
 #include "passphrase.h"
 #include "secret_output.h"
 
+#include "sealtrain/api/data_directory_tools.h"
 #include "sealtrain/api/profile.h"
-#include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/paths.h"
-#include "sealtrain/core/data_directory/data_directory.h"
-#include "sealtrain/crypto/certificate_authority.h"
+#include "sealtrain/crypto/keyring.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -64,12 +63,13 @@ struct InitOptions {
 
 // The new directory's path, unlock and first admin; asks for the passphrase and the password
 // that no file gives.
-Result<core::NewDataDirectory> newDataDirectory(const InitOptions& options)
+Result<api::NewDataDirectoryRequest> newDataDirectory(const InitOptions& options)
 {
-    core::NewDataDirectory request;
-    request.path = options.resolvedDataDir();
-    request.adminName = options.admin;
-    request.argon2 = {options.argon2Ops, options.argon2MemMiB << 20};
+    api::NewDataDirectoryRequest request;
+    request.dataDir = options.resolvedDataDir();
+    request.admin = options.admin;
+    request.argon2Ops = options.argon2Ops;
+    request.argon2MemMiB = options.argon2MemMiB;
     if (!options.unlock.masterKeyFile.empty()) {
         request.masterKeyFile = options.unlock.masterKeyFile;
     } else {
@@ -91,19 +91,10 @@ Result<core::NewDataDirectory> newDataDirectory(const InitOptions& options)
 // The platform CA's fingerprint, which clients of another machine pin (sealtrainctl connect
 // --ca-fingerprint), and `dataDir` named in this client's profile.
 int nameInProfile(const CommandRegistry& registry, const InitOptions& options,
-                  const std::filesystem::path& dataDir, const std::string& admin)
+                  const std::filesystem::path& dataDir, const std::string& admin,
+                  const std::string& fingerprint)
 {
-    auto caPem = readWholeFile(dataDir / core::datadir::kCaCertificate);
-    if (!caPem)
-        return registry.fail(Error(ErrorCode::NotFound,
-                                   fmt::format("'{}' is not a data directory (it has no platform "
-                                               "CA); check the path, or run `sealtrainctl init` "
-                                               "without --existing to make one.",
-                                               dataDir.string())));
-    auto fingerprint = crypto::certificateFingerprint(*caPem);
-    if (!fingerprint)
-        return registry.fail(fingerprint.error());
-    registry.out() << fmt::format("Platform CA fingerprint: {}\n", *fingerprint);
+    registry.out() << fmt::format("Platform CA fingerprint: {}\n", fingerprint);
     const api::Profile profile = options.client.profile();
     if (auto named = profile.useWorkstation({dataDir, profile.folder() / "run"}); !named)
         return registry.fail(named.error());
@@ -113,11 +104,22 @@ int nameInProfile(const CommandRegistry& registry, const InitOptions& options,
     return kExitOk;
 }
 
+// Over the data directory tools of sealtrain-control (`init`, `describe`): this client never
+// opens the data directory itself.
 int initDataDirectory(const CommandRegistry& registry, const InitOptions& options)
 {
-    if (options.existing)
+    auto executable = controlExecutable();
+    if (!executable)
+        return registry.fail(executable.error());
+    const api::DataDirectoryTools tools(*executable);
+    if (options.existing) {
+        auto fingerprint = tools.caFingerprint(options.resolvedDataDir());
+        if (!fingerprint)
+            return registry.fail(fingerprint.error());
         return nameInProfile(registry, options, options.resolvedDataDir(),
-                             options.admin.empty() ? std::string("NAME") : options.admin);
+                             options.admin.empty() ? std::string("NAME") : options.admin,
+                             *fingerprint);
+    }
     if (options.admin.empty())
         return registry.failUsage("A new data directory needs its first admin: --admin NAME. Run "
                                   "'sealtrainctl init --help' for the options.");
@@ -130,16 +132,17 @@ int initDataDirectory(const CommandRegistry& registry, const InitOptions& option
                                    fmt::format("The TOTP URI file '{}' already exists; choose a "
                                                "new file.",
                                                options.totpUriFile)));
-    auto enrollment = core::DataDirectory::create(*request);
-    if (!enrollment)
-        return registry.fail(enrollment.error());
-    registry.out() << fmt::format("Initialised {} with the admin '{}'.\n", request->path.string(),
-                                  enrollment->user);
-    if (auto shown = showEnrollment(registry.out(), enrollment->user, enrollment->otpauthUri,
+    auto created = tools.init(*request);
+    if (!created)
+        return registry.fail(created.error());
+    registry.out() << fmt::format("Initialised {} with the admin '{}'.\n",
+                                  request->dataDir.string(), created->admin);
+    if (auto shown = showEnrollment(registry.out(), created->admin, created->otpauthUri,
                                     options.totpUriFile);
         !shown)
         return registry.fail(shown.error());
-    return nameInProfile(registry, options, request->path, enrollment->user);
+    return nameInProfile(registry, options, request->dataDir, created->admin,
+                         created->caFingerprint);
 }
 
 struct StartOptions {

@@ -2,15 +2,18 @@
 // trainer"). Thin: parses the command line, reads the keys from the inherited descriptor, opens
 // the collective and hands over to the trainer library with the backends it was built with.
 #include "sealtrain/base/process.h"
+#include "sealtrain/base/version.h"
 #include "sealtrain/dataset/tokenizer.h"
 #include "sealtrain/formats/checkpoint.h"
 #include "sealtrain/formats/trainer_keys.h"
 #include "sealtrain/trainer/built_backends.h"
 #include "sealtrain/trainer/collective.h"
+#include "sealtrain/trainer/platform_info.h"
 #include "sealtrain/trainer/sampling.h"
 #include "sealtrain/trainer/train_run.h"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <array>
@@ -204,6 +207,8 @@ int main(int argc, char** argv)
     int sampleKeysFd = 0;
     trainer::SampleOptions sampleOptions;
     std::string sampleDevice = "auto";
+    auto* versionsCommand = app.add_subcommand(
+        "versions", "The MPI and BLAS libraries this trainer runs on, as JSON (for doctor)");
     auto* sampleCommand =
         app.add_subcommand("sample", "Verify a checkpoint, then generate text from it");
     sampleCommand->add_option("--checkpoint", checkpoint, "The checkpoint's .sealed file")
@@ -254,6 +259,14 @@ int main(int argc, char** argv)
             what += '.';
         std::cerr << "sealtrain-train: " << what << " Run 'sealtrain-train --help' for usage.\n";
         return kExitUsage;
+    }
+    if (versionsCommand->parsed()) {
+        // The tools' answer form (docs/formats/control-tools.md), for `sealtrainctl doctor`.
+        const nlohmann::json versions{{"sealtrain", sealtrain::kVersion},
+                                      {"mpi", trainer::mpiLibraryVersion()},
+                                      {"blas", trainer::blasDescription()}};
+        std::cout << nlohmann::json{{"result", versions}}.dump() << '\n';
+        return kExitOk;
     }
     if (trainCommand->parsed()) {
         options.device = trainer::parseDevice(trainDevice).value_or(trainer::Device::Auto);

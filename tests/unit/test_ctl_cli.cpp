@@ -54,6 +54,9 @@ class TestCtl : public QObject {
     Q_OBJECT
 
 private slots:
+    // `init` runs sealtrain-control's tool; the CLI finds it before it asks for any secret.
+    void initTestCase() { ::setenv("SEALTRAIN_CONTROL", SEALTRAIN_CONTROL_EXECUTABLE, 1); }
+
     void version()
     {
         const auto outcome = runCtl({"--version"});

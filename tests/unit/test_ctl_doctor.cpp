@@ -33,8 +33,11 @@ private slots:
     void reportsEveryLibrary()
     {
         QTemporaryDir dir;
-        const auto report = runDoctor(
-            {std::filesystem::path(dir.path().toStdString()), 1, std::nullopt, std::nullopt});
+        DoctorOptions options{std::filesystem::path(dir.path().toStdString()), 1, std::nullopt,
+                              std::nullopt};
+        options.controlExecutable = SEALTRAIN_CONTROL_EXECUTABLE;
+        options.trainerExecutable = SEALTRAIN_TRAIN_EXECUTABLE;
+        const auto report = runDoctor(options);
         for (const char* name :
              {"Qt", "OpenSSL", "libsodium", "SQLCipher", "gRPC", "MPI", "BLAS", "GPU",
               "CUDA runtime", "cuBLAS", "NCCL", "CPU AES", "Data directory"}) {
@@ -43,6 +46,36 @@ private slots:
         QVERIFY(!report.hasErrors());
         QVERIFY(findCheck(report, "SQLCipher")->finding.starts_with("3."));
         QCOMPARE(findCheck(report, "Qt")->finding, std::string(qVersion()));
+        QVERIFY(findCheck(report, "MPI")->finding.starts_with("Open MPI"));
+        QVERIFY(findCheck(report, "BLAS")->finding.starts_with("OpenBLAS"));
+    }
+
+    // The CLI links neither SQLCipher nor MPI nor BLAS: their versions come from the programs
+    // that do. One that is not installed here is one warning that says where to look instead;
+    // one that answers nothing usable is an error.
+    void programsThatAreNotHereOrDoNotAnswer()
+    {
+        QTemporaryDir dir;
+        const std::filesystem::path folder(dir.path().toStdString());
+        DoctorOptions missing{folder, 1, std::nullopt, std::nullopt};
+        const auto report = runDoctor(missing);
+        QVERIFY(findCheck(report, "SQLCipher") == nullptr);
+        QVERIFY(findCheck(report, "MPI") == nullptr);
+        for (const char* program : {"sealtrain-control", "sealtrain-train"}) {
+            const Check* check = findCheck(report, program);
+            QVERIFY2(check != nullptr, program);
+            QCOMPARE(check->status, CheckStatus::Warning);
+            QVERIFY(check->advice.find("=PATH") != std::string::npos);
+        }
+        QVERIFY(!report.hasErrors());
+
+        DoctorOptions silent{folder, 1, std::nullopt, std::nullopt};
+        silent.controlExecutable = "/bin/true";
+        const Check* control = findCheck(runDoctor(silent), "sealtrain-control");
+        QVERIFY(control != nullptr);
+        QCOMPARE(control->status, CheckStatus::Error);
+        QVERIFY2(control->finding.find("without a result") != std::string::npos,
+                 control->finding.c_str());
     }
 
     void missingGpuIsAWarningWithAdvice()
