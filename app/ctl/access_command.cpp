@@ -22,37 +22,34 @@ struct AccessListOptions {
 
 int runRoleList(const CommandRegistry& registry, const AccessListOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto roles = (*client)->listRoles();
-    if (!roles)
-        return registry.fail(roles.error());
-    printList(registry.out(), options.json, *roles, roleHeader(), roleJson, roleRow);
-    return kExitOk;
+    return runClientCall(
+        registry, options.client, [&](api::ControlClient& client) { return client.listRoles(); },
+        [&](const auto& roles) {
+            printList(registry.out(), options.json, roles, roleHeader(), roleJson, roleRow);
+            return kExitOk;
+        });
 }
 
 // `role permissions`: the catalogue with each permission's duty class, from which separation of
 // duties and four eyes follow (docs/operations/access-control.md).
 int runRolePermissions(const CommandRegistry& registry, const AccessListOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto permissions = (*client)->listPermissions();
-    if (!permissions)
-        return registry.fail(permissions.error());
-    printList(
-        registry.out(), options.json, *permissions,
-        fmt::format("{:<18} {:<16} {}\n", "PERMISSION", "DUTY CLASS", "LETS ONE"),
-        [](const api::PermissionView& p) {
-            return nlohmann::json{
-                {"name", p.name}, {"duty", p.duty}, {"description", p.description}};
-        },
-        [](const api::PermissionView& p) {
-            return fmt::format("{:<18} {:<16} {}\n", p.name, p.duty, p.description);
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.listPermissions(); },
+        [&](const auto& permissions) {
+            printList(
+                registry.out(), options.json, permissions,
+                fmt::format("{:<18} {:<16} {}\n", "PERMISSION", "DUTY CLASS", "LETS ONE"),
+                [](const api::PermissionView& p) {
+                    return nlohmann::json{
+                        {"name", p.name}, {"duty", p.duty}, {"description", p.description}};
+                },
+                [](const api::PermissionView& p) {
+                    return fmt::format("{:<18} {:<16} {}\n", p.name, p.duty, p.description);
+                });
+            return kExitOk;
         });
-    return kExitOk;
 }
 
 struct RoleOptions {
@@ -63,20 +60,22 @@ struct RoleOptions {
 
 int runRoleCreate(const CommandRegistry& registry, const RoleOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto created = (*client)->createRole(options.name, options.permissions);
-    if (!created)
-        return registry.fail(created.error());
-    if (created->pending)
-        registry.out() << fmt::format(
-            "Requested the role '{}': it gives a separated duty, so it is made when another admin "
-            "runs the same 'role create' with the same permissions.\n",
-            options.name);
-    else
-        registry.out() << fmt::format("Created the role '{}'.\n", options.name);
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) {
+            return client.createRole(options.name, options.permissions);
+        },
+        [&](const auto& created) {
+            if (created.pending)
+                registry.out() << fmt::format(
+                    "Requested the role '{}': it gives a separated duty, so it is made when "
+                    "another admin "
+                    "runs the same 'role create' with the same permissions.\n",
+                    options.name);
+            else
+                registry.out() << fmt::format("Created the role '{}'.\n", options.name);
+            return kExitOk;
+        });
 }
 
 int runRoleDelete(const CommandRegistry& registry, const RoleOptions& options)
@@ -89,24 +88,22 @@ int runRoleDelete(const CommandRegistry& registry, const RoleOptions& options)
 
 int runSessionList(const CommandRegistry& registry, const AccessListOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto sessions = (*client)->listSessions();
-    if (!sessions)
-        return registry.fail(sessions.error());
-    printList(
-        registry.out(), options.json, *sessions, sessionHeader(),
-        [](const api::SessionSummary& session) {
-            return nlohmann::json{{"id", session.id},
-                                  {"user", session.user},
-                                  {"created_unix", session.createdUnix},
-                                  {"last_used_unix", session.lastUsedUnix},
-                                  {"revoked", session.revoked},
-                                  {"expired", session.expired}};
-        },
-        sessionRow);
-    return kExitOk;
+    return runClientCall(
+        registry, options.client, [&](api::ControlClient& client) { return client.listSessions(); },
+        [&](const auto& sessions) {
+            printList(
+                registry.out(), options.json, sessions, sessionHeader(),
+                [](const api::SessionSummary& session) {
+                    return nlohmann::json{{"id", session.id},
+                                          {"user", session.user},
+                                          {"created_unix", session.createdUnix},
+                                          {"last_used_unix", session.lastUsedUnix},
+                                          {"revoked", session.revoked},
+                                          {"expired", session.expired}};
+                },
+                sessionRow);
+            return kExitOk;
+        });
 }
 
 struct RevokeOptions {

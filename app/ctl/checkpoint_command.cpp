@@ -101,34 +101,34 @@ struct JobCheckpointOptions {
 
 int listJobCheckpoints(const CommandRegistry& registry, const JobCheckpointOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto checkpoints = (*client)->listCheckpoints(options.job);
-    if (!checkpoints)
-        return registry.fail(checkpoints.error());
-    if (options.json) {
-        nlohmann::json array = nlohmann::json::array();
-        for (const api::JobCheckpointView& c : *checkpoints)
-            array.push_back({{"step", c.step},
-                             {"attempt", c.attempt},
-                             {"worker", c.worker},
-                             {"sealed_sha256", c.sealedSha256},
-                             {"plaintext_sha256", c.plaintextSha256},
-                             {"recorded_unix", c.recordedUnix}});
-        registry.out() << array.dump(2) << '\n';
-        return kExitOk;
-    }
-    if (checkpoints->empty()) {
-        registry.out() << fmt::format("Job {} has no checkpoint yet.\n", options.job);
-        return kExitOk;
-    }
-    registry.out() << fmt::format("{:>8}  {:>7}  {:<16} {}\n", "step", "attempt", "worker",
-                                  "sealed sha256");
-    for (const api::JobCheckpointView& c : *checkpoints)
-        registry.out() << fmt::format("{:>8}  {:>7}  {:<16} {}\n", c.step, c.attempt,
-                                      escapeControls(c.worker), escapeControls(c.sealedSha256));
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.listCheckpoints(options.job); },
+        [&](const auto& checkpoints) {
+            if (options.json) {
+                nlohmann::json array = nlohmann::json::array();
+                for (const api::JobCheckpointView& c : checkpoints)
+                    array.push_back({{"step", c.step},
+                                     {"attempt", c.attempt},
+                                     {"worker", c.worker},
+                                     {"sealed_sha256", c.sealedSha256},
+                                     {"plaintext_sha256", c.plaintextSha256},
+                                     {"recorded_unix", c.recordedUnix}});
+                registry.out() << array.dump(2) << '\n';
+                return kExitOk;
+            }
+            if (checkpoints.empty()) {
+                registry.out() << fmt::format("Job {} has no checkpoint yet.\n", options.job);
+                return kExitOk;
+            }
+            registry.out() << fmt::format("{:>8}  {:>7}  {:<16} {}\n", "step", "attempt", "worker",
+                                          "sealed sha256");
+            for (const api::JobCheckpointView& c : checkpoints)
+                registry.out() << fmt::format("{:>8}  {:>7}  {:<16} {}\n", c.step, c.attempt,
+                                              escapeControls(c.worker),
+                                              escapeControls(c.sealedSha256));
+            return kExitOk;
+        });
 }
 
 int downloadJobCheckpoint(const CommandRegistry& registry, const JobCheckpointOptions& options)
@@ -143,18 +143,20 @@ int downloadJobCheckpoint(const CommandRegistry& registry, const JobCheckpointOp
     if (error)
         return registry.fail(Error(
             ErrorCode::Io, fmt::format("Cannot create '{}': {}.", options.out, error.message())));
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto files = (*client)->downloadCheckpoint(options.job, options.step, folder);
-    if (!files)
-        return registry.fail(files.error());
-    for (const std::filesystem::path& file : *files)
-        registry.out() << file.string() << '\n';
-    registry.out() << "Still sealed under the job's key. Check its signed lineage with "
-                      "`sealtrainctl checkpoint verify FILE.sealed --key WORKER.pub.pem` (the "
-                      "worker's signing key: `sealtrainctl worker list --json`).\n";
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) {
+            return client.downloadCheckpoint(options.job, options.step, folder);
+        },
+        [&](const auto& files) {
+            for (const std::filesystem::path& file : files)
+                registry.out() << file.string() << '\n';
+            registry.out()
+                << "Still sealed under the job's key. Check its signed lineage with "
+                   "`sealtrainctl checkpoint verify FILE.sealed --key WORKER.pub.pem` (the "
+                   "worker's signing key: `sealtrainctl worker list --json`).\n";
+            return kExitOk;
+        });
 }
 
 }  // namespace

@@ -216,28 +216,28 @@ int runSignIn(const CommandRegistry& registry, const SignInOptions& options)
 
 int runWhoAmI(const CommandRegistry& registry, const ClientOptions& options)
 {
-    auto client = signedInClient(options, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto who = (*client)->whoAmI();
-    if (!who)
-        return registry.fail(who.error());
-    registry.out() << fmt::format("{} (session {}, until {})\n", who->user, who->sessionId,
-                                  utcText(who->expiresUnix));
-    registry.out() << fmt::format("  ends if unused until {} (idle limit {} min)\n",
-                                  utcText(who->idleExpiresUnix), who->idleTimeoutSeconds / 60);
-    for (const auto& [project, permissions] : who->permissions)
-        registry.out() << fmt::format("  {}: {}\n",
-                                      project.empty() ? std::string("everywhere")
-                                                      : "in project " + escapeControls(project),
-                                      fmt::join(permissions, " "));
-    if (who->permissions.empty())
-        registry.out() << "  no permissions: ask an admin for a grant\n";
-    if (who->breakGlass)
-        registry.out() << "  break-glass: every action is flagged in the audit log\n";
-    for (const std::string& warning : who->warnings)
-        registry.out() << "warning: " << warning << '\n';
-    return kExitOk;
+    return runClientCall(
+        registry, options, [&](api::ControlClient& client) { return client.whoAmI(); },
+        [&](const auto& who) {
+            registry.out() << fmt::format("{} (session {}, until {})\n", who.user, who.sessionId,
+                                          utcText(who.expiresUnix));
+            registry.out() << fmt::format("  ends if unused until {} (idle limit {} min)\n",
+                                          utcText(who.idleExpiresUnix),
+                                          who.idleTimeoutSeconds / 60);
+            for (const auto& [project, permissions] : who.permissions)
+                registry.out() << fmt::format("  {}: {}\n",
+                                              project.empty()
+                                                  ? std::string("everywhere")
+                                                  : "in project " + escapeControls(project),
+                                              fmt::join(permissions, " "));
+            if (who.permissions.empty())
+                registry.out() << "  no permissions: ask an admin for a grant\n";
+            if (who.breakGlass)
+                registry.out() << "  break-glass: every action is flagged in the audit log\n";
+            for (const std::string& warning : who.warnings)
+                registry.out() << "warning: " << warning << '\n';
+            return kExitOk;
+        });
 }
 
 int runSignOut(const CommandRegistry& registry, const ClientOptions& options)
@@ -267,15 +267,14 @@ int runChangePassword(const CommandRegistry& registry, const PasswordChangeOptio
     auto next = obtainPassphrase(options.newFile, "New password", true, "--new-password-file FILE");
     if (!next)
         return registry.fail(next.error());
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto ended = (*client)->changePassword(*current, *next);
-    if (!ended)
-        return registry.fail(ended.error());
-    registry.out() << fmt::format("Password changed; {} other session{} of yours ended.\n", *ended,
-                                  *ended == 1 ? "" : "s");
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.changePassword(*current, *next); },
+        [&](const auto& ended) {
+            registry.out() << fmt::format("Password changed; {} other session{} of yours ended.\n",
+                                          ended, ended == 1 ? "" : "s");
+            return kExitOk;
+        });
 }
 
 struct ClientListOptions {
@@ -287,23 +286,23 @@ constexpr std::string_view kUserColumns = "{:<20} {:<9} {}\n";
 
 int runUserList(const CommandRegistry& registry, const ClientListOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto users = (*client)->listUsers();
-    if (!users)
-        return registry.fail(users.error());
-    printList(
-        registry.out(), options.json, *users, fmt::format(kUserColumns, "USER", "STATE", "GRANTS"),
-        [](const api::UserSummary& user) {
-            return nlohmann::json{
-                {"name", user.name}, {"disabled", user.disabled}, {"grants", user.grants}};
-        },
-        [](const api::UserSummary& user) {
-            return fmt::format(kUserColumns, user.name, user.disabled ? "disabled" : "enabled",
-                               fmt::join(user.grants, " "));
+    return runClientCall(
+        registry, options.client, [&](api::ControlClient& client) { return client.listUsers(); },
+        [&](const auto& users) {
+            printList(
+                registry.out(), options.json, users,
+                fmt::format(kUserColumns, "USER", "STATE", "GRANTS"),
+                [](const api::UserSummary& user) {
+                    return nlohmann::json{
+                        {"name", user.name}, {"disabled", user.disabled}, {"grants", user.grants}};
+                },
+                [](const api::UserSummary& user) {
+                    return fmt::format(kUserColumns, user.name,
+                                       user.disabled ? "disabled" : "enabled",
+                                       fmt::join(user.grants, " "));
+                });
+            return kExitOk;
         });
-    return kExitOk;
 }
 
 struct UserOptions {
@@ -320,15 +319,15 @@ int runUserCreate(const CommandRegistry& registry, const UserOptions& options)
                                    fmt::format("The code file '{}' already exists; choose a new "
                                                "file.",
                                                options.codeFile)));
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto code = (*client)->createUser(options.name);
-    if (!code)
-        return registry.fail(code.error());
-    if (auto shown = showNewUser(registry.out(), options.name, *code, options.codeFile); !shown)
-        return registry.fail(shown.error());
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.createUser(options.name); },
+        [&](const auto& code) {
+            if (auto shown = showNewUser(registry.out(), options.name, code, options.codeFile);
+                !shown)
+                return registry.fail(shown.error());
+            return kExitOk;
+        });
 }
 
 int runUserToggle(const CommandRegistry& registry, const UserOptions& options, bool enable)

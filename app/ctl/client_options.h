@@ -55,6 +55,22 @@ void addClientOptions(CLI::App* command, ClientOptions& options, bool withUser);
 [[nodiscard]] Result<std::unique_ptr<api::ControlClient>>
 signedInClient(const ClientOptions& options, std::ostream& err);
 
+// The shape of most commands (issue #50, item 5): sign in as `options` say, make one call with the
+// client (`call` returns a Result<T>), and hand its answer to `print`, which writes it and returns
+// the exit code. The first error as one line and kExitFailure.
+template <typename Call, typename Print>
+[[nodiscard]] int runClientCall(const CommandRegistry& registry, const ClientOptions& options,
+                                const Call& call, const Print& print)
+{
+    auto client = signedInClient(options, registry.err());
+    if (!client)
+        return registry.fail(client.error());
+    auto answer = call(**client);
+    if (!answer)
+        return registry.fail(answer.error());
+    return print(*answer);
+}
+
 // `change` with the signed-in client, then `done` (a line, its newline included) on standard
 // output; the first error as one line and kExitFailure otherwise.
 [[nodiscard]] int runClientChange(const CommandRegistry& registry, const ClientOptions& options,

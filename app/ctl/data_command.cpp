@@ -39,27 +39,26 @@ constexpr std::string_view kDatasetColumns = "{:<20} {:>7}  {:<14} {:>9} {:>11} 
 
 int runDatasetList(const CommandRegistry& registry, const DataListOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto datasets = (*client)->listDatasets();
-    if (!datasets)
-        return registry.fail(datasets.error());
-    printList(
-        registry.out(), options.json, *datasets,
-        fmt::format(kDatasetColumns, "DATASET", "VERSION", "CLASSIFICATION", "RECORDS", "TOKENS",
-                    "ID"),
-        [](const api::DatasetSummary& dataset) {
-            return nlohmann::json{
-                {"id", dataset.id},           {"name", dataset.name},
-                {"version", dataset.version}, {"classification", dataset.classification},
-                {"records", dataset.records}, {"tokens", dataset.tokens}};
-        },
-        [](const api::DatasetSummary& dataset) {
-            return fmt::format(kDatasetColumns, dataset.name, dataset.version,
-                               dataset.classification, dataset.records, dataset.tokens, dataset.id);
+    return runClientCall(
+        registry, options.client, [&](api::ControlClient& client) { return client.listDatasets(); },
+        [&](const auto& datasets) {
+            printList(
+                registry.out(), options.json, datasets,
+                fmt::format(kDatasetColumns, "DATASET", "VERSION", "CLASSIFICATION", "RECORDS",
+                            "TOKENS", "ID"),
+                [](const api::DatasetSummary& dataset) {
+                    return nlohmann::json{
+                        {"id", dataset.id},           {"name", dataset.name},
+                        {"version", dataset.version}, {"classification", dataset.classification},
+                        {"records", dataset.records}, {"tokens", dataset.tokens}};
+                },
+                [](const api::DatasetSummary& dataset) {
+                    return fmt::format(kDatasetColumns, dataset.name, dataset.version,
+                                       dataset.classification, dataset.records, dataset.tokens,
+                                       dataset.id);
+                });
+            return kExitOk;
         });
-    return kExitOk;
 }
 
 struct ShowOptions {
@@ -72,14 +71,13 @@ struct ShowOptions {
 // plane's own path).
 int runDatasetShow(const CommandRegistry& registry, const ShowOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto details = (*client)->showDataset(options.reference);
-    if (!details)
-        return registry.fail(details.error());
-    printDescription(registry.out(), describeDataset(*details), options.json);
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.showDataset(options.reference); },
+        [&](const auto& details) {
+            printDescription(registry.out(), describeDataset(details), options.json);
+            return kExitOk;
+        });
 }
 
 struct ReadGrantOptions {
@@ -207,21 +205,21 @@ int exportFromControlPlane(const CommandRegistry& registry, const ClientOptions&
     selection.action = filter.action;
     selection.targetKind = filter.targetKind;
     selection.targetId = filter.targetId;
-    auto client = signedInClient(options, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto exported = (*client)->exportAudit(selection);
-    if (!exported)
-        return registry.fail(exported.error());
-    if (auto written = writeOutputFile(out, asBytes(exported->bundle), "bundle"); !written)
-        return registry.fail(written.error());
-    registry.out() << fmt::format("Wrote {}; check it with `sealtrainctl audit verify {} --key "
-                                  "signing.pub.pem` (`sealtrainctl signing-keys` saves the key).\n",
-                                  out, out);
-    // Whoever reads the export learns how far four eyes held (issue #27, item 3).
-    if (exported->warning)
-        registry.err() << "sealtrainctl: warning: " << *exported->warning << "\n";
-    return kExitOk;
+    return runClientCall(
+        registry, options,
+        [&](api::ControlClient& client) { return client.exportAudit(selection); },
+        [&](const auto& exported) {
+            if (auto written = writeOutputFile(out, asBytes(exported.bundle), "bundle"); !written)
+                return registry.fail(written.error());
+            registry.out() << fmt::format(
+                "Wrote {}; check it with `sealtrainctl audit verify {} --key "
+                "signing.pub.pem` (`sealtrainctl signing-keys` saves the key).\n",
+                out, out);
+            // Whoever reads the export learns how far four eyes held (issue #27, item 3).
+            if (exported.warning)
+                registry.err() << "sealtrainctl: warning: " << *exported.warning << "\n";
+            return kExitOk;
+        });
 }
 
 namespace {
@@ -235,30 +233,28 @@ struct KeysOptions {
 // data directory gives them.
 int runSigningKeys(const CommandRegistry& registry, const KeysOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto keys = (*client)->signingKeys();
-    if (!keys)
-        return registry.fail(keys.error());
-    std::error_code ec;
-    std::filesystem::create_directories(options.outDir, ec);
-    if (ec)
-        return registry.fail(
-            Error(ErrorCode::Io, fmt::format("Cannot make the folder '{}': {}; "
-                                             "check the path and its "
-                                             "permissions.",
-                                             options.outDir.string(), ec.message())));
-    for (const auto& [name, pem] : {std::pair{"signing.pub.pem", &keys->auditPem},
-                                    std::pair{"manifests.pub.pem", &keys->manifestsPem},
-                                    std::pair{"checkpoints.pub.pem", &keys->checkpointsPem},
-                                    std::pair{"registry.pub.pem", &keys->registryPem},
-                                    std::pair{"artefact-ca.pem", &keys->artefactRootPem}}) {
-        if (auto written = writeText(options.outDir / name, *pem, 0644U); !written)
-            return registry.fail(written.error());
-        registry.out() << fmt::format("{}\n", (options.outDir / name).string());
-    }
-    return kExitOk;
+    return runClientCall(
+        registry, options.client, [&](api::ControlClient& client) { return client.signingKeys(); },
+        [&](const auto& keys) {
+            std::error_code ec;
+            std::filesystem::create_directories(options.outDir, ec);
+            if (ec)
+                return registry.fail(
+                    Error(ErrorCode::Io, fmt::format("Cannot make the folder '{}': {}; "
+                                                     "check the path and its "
+                                                     "permissions.",
+                                                     options.outDir.string(), ec.message())));
+            for (const auto& [name, pem] : {std::pair{"signing.pub.pem", &keys.auditPem},
+                                            std::pair{"manifests.pub.pem", &keys.manifestsPem},
+                                            std::pair{"checkpoints.pub.pem", &keys.checkpointsPem},
+                                            std::pair{"registry.pub.pem", &keys.registryPem},
+                                            std::pair{"artefact-ca.pem", &keys.artefactRootPem}}) {
+                if (auto written = writeText(options.outDir / name, *pem, 0644U); !written)
+                    return registry.fail(written.error());
+                registry.out() << fmt::format("{}\n", (options.outDir / name).string());
+            }
+            return kExitOk;
+        });
 }
 
 struct SampleOptions {

@@ -55,17 +55,17 @@ int verifyDatasetCopy(const CommandRegistry& registry, const DatasetVerifyOption
 // A dataset of the control plane, checked there as the signed-in reader.
 int verifyOnControlPlane(const CommandRegistry& registry, const DatasetVerifyOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto checked = (*client)->verifyDataset(options.reference);
-    if (!checked)
-        return registry.fail(checked.error());
-    registry.out() << fmt::format("Dataset OK: '{}' {}: manifest signed by {}, {} shards match the "
-                                  "manifest, {} tokens decrypted and authenticated.\n",
-                                  checked->dataset.name, checked->dataset.id, checked->signer,
-                                  checked->shards, checked->tokens);
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.verifyDataset(options.reference); },
+        [&](const auto& checked) {
+            registry.out() << fmt::format(
+                "Dataset OK: '{}' {}: manifest signed by {}, {} shards match the "
+                "manifest, {} tokens decrypted and authenticated.\n",
+                checked.dataset.name, checked.dataset.id, checked.signer, checked.shards,
+                checked.tokens);
+            return kExitOk;
+        });
 }
 
 int verifyDatasetCommand(const CommandRegistry& registry, const DatasetVerifyOptions& options)

@@ -139,27 +139,25 @@ Result<std::string> specText(const JobOptions& options)
 
 int listJobs(const CommandRegistry& registry, const JobOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto jobs = (*client)->listJobs();
-    if (!jobs)
-        return registry.fail(jobs.error());
-    if (options.json) {
-        nlohmann::json array = nlohmann::json::array();
-        for (const api::JobSummary& job : *jobs)
-            array.push_back(toJson(job));
-        registry.out() << array.dump(2) << '\n';
-        return kExitOk;
-    }
-    registry.out() << fmt::format("{:>5}  {:<24} {:<12} {:<10} {:<10} {}\n", "id", "name",
-                                  "project", "state", "submitter", "spec sha256");
-    for (const api::JobSummary& job : *jobs)
-        registry.out() << fmt::format("{:>5}  {:<24} {:<12} {:<10} {:<10} {}\n", job.id,
-                                      escapeControls(job.name), escapeControls(job.project),
-                                      escapeControls(job.state), escapeControls(job.submitter),
-                                      escapeControls(job.specSha256.substr(0, 16)));
-    return kExitOk;
+    return runClientCall(
+        registry, options.client, [&](api::ControlClient& client) { return client.listJobs(); },
+        [&](const auto& jobs) {
+            if (options.json) {
+                nlohmann::json array = nlohmann::json::array();
+                for (const api::JobSummary& job : jobs)
+                    array.push_back(toJson(job));
+                registry.out() << array.dump(2) << '\n';
+                return kExitOk;
+            }
+            registry.out() << fmt::format("{:>5}  {:<24} {:<12} {:<10} {:<10} {}\n", "id", "name",
+                                          "project", "state", "submitter", "spec sha256");
+            for (const api::JobSummary& job : jobs)
+                registry.out() << fmt::format(
+                    "{:>5}  {:<24} {:<12} {:<10} {:<10} {}\n", job.id, escapeControls(job.name),
+                    escapeControls(job.project), escapeControls(job.state),
+                    escapeControls(job.submitter), escapeControls(job.specSha256.substr(0, 16)));
+            return kExitOk;
+        });
 }
 
 // The job's metrics on standard output as the trainer writes them, the run on standard error;

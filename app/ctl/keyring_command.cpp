@@ -48,26 +48,24 @@ constexpr std::string_view kKekColumns = "{:<16} {:>7}  {:<13} {}\n";
 
 int listKeks(const CommandRegistry& registry, const KeyringListOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto keks = (*client)->listKeks();
-    if (!keks)
-        return registry.fail(keks.error());
-    printList(
-        registry.out(), options.json, *keks,
-        fmt::format(kKekColumns, "KEK", "VERSION", "STATE", "CREATED"),
-        [](const api::KekSummary& kek) {
-            return nlohmann::json{{"id", kek.id},
-                                  {"version", kek.version},
-                                  {"state", kek.state},
-                                  {"created", kek.created},
-                                  {"retired", kek.retired}};
-        },
-        [](const api::KekSummary& kek) {
-            return fmt::format(kKekColumns, kek.id, kek.version, kek.state, kek.created);
+    return runClientCall(
+        registry, options.client, [&](api::ControlClient& client) { return client.listKeks(); },
+        [&](const auto& keks) {
+            printList(
+                registry.out(), options.json, keks,
+                fmt::format(kKekColumns, "KEK", "VERSION", "STATE", "CREATED"),
+                [](const api::KekSummary& kek) {
+                    return nlohmann::json{{"id", kek.id},
+                                          {"version", kek.version},
+                                          {"state", kek.state},
+                                          {"created", kek.created},
+                                          {"retired", kek.retired}};
+                },
+                [](const api::KekSummary& kek) {
+                    return fmt::format(kKekColumns, kek.id, kek.version, kek.state, kek.created);
+                });
+            return kExitOk;
         });
-    return kExitOk;
 }
 
 struct KekOptions {
@@ -78,33 +76,33 @@ struct KekOptions {
 
 int rotateKek(const CommandRegistry& registry, const KekOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto version = (*client)->rotateKek(options.id);
-    if (!version)
-        return registry.fail(version.error());
-    if (options.id == "database")
-        registry.out() << "The control database is re-keyed under the new version.\n";
-    registry.out() << fmt::format("'{}' is now at version {}; run `sealtrainctl keyring rewrap "
-                                  "{}`, then retire version {}.\n",
-                                  options.id, *version, options.id, *version - 1);
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.rotateKek(options.id); },
+        [&](const auto& version) {
+            if (options.id == "database")
+                registry.out() << "The control database is re-keyed under the new version.\n";
+            registry.out() << fmt::format(
+                "'{}' is now at version {}; run `sealtrainctl keyring rewrap "
+                "{}`, then retire version {}.\n",
+                options.id, version, options.id, version - 1);
+            return kExitOk;
+        });
 }
 
 int rewrapObjects(const CommandRegistry& registry, const KekOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto done = (*client)->rewrapObjects(options.id);
-    if (!done)
-        return registry.fail(done.error());
-    for (const std::string& line : done->lines)
-        registry.out() << line;
-    registry.out() << fmt::format("Re-wrapped {} object(s) under the active version of '{}'.\n",
-                                  done->rewrapped, options.id);
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.rewrapObjects(options.id); },
+        [&](const auto& done) {
+            for (const std::string& line : done.lines)
+                registry.out() << line;
+            registry.out() << fmt::format(
+                "Re-wrapped {} object(s) under the active version of '{}'.\n", done.rewrapped,
+                options.id);
+            return kExitOk;
+        });
 }
 
 int retireKek(const CommandRegistry& registry, const KekOptions& options)

@@ -184,90 +184,88 @@ int importModel(const CommandRegistry& registry, const ModelOptions& options)
 
 int listModels(const CommandRegistry& registry, const ModelOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto models = (*client)->listModels();
-    if (!models)
-        return registry.fail(models.error());
-    constexpr std::string_view row = "{:<24} {:<12} {:>8} {:>8}  {}\n";
-    printList(
-        registry.out(), options.json, *models,
-        fmt::format(row, "model", "project", "versions", "pending", "aliases"),
-        [](const api::ModelSummaryView& model) {
-            nlohmann::json aliases = nlohmann::json::object();
-            for (const auto& [alias, version] : model.aliases)
-                aliases[alias] = version;
-            return nlohmann::json{{"name", model.name},
-                                  {"project", model.project},
-                                  {"versions", model.versions},
-                                  {"pending_promotions", model.pendingPromotions},
-                                  {"aliases", aliases}};
-        },
-        [&](const api::ModelSummaryView& model) {
-            std::vector<std::string> aliases;
-            for (const auto& [alias, version] : model.aliases)
-                aliases.push_back(fmt::format("{}={}", alias, version));
-            return fmt::format(row, escapeControls(model.name), escapeControls(model.project),
-                               model.versions, model.pendingPromotions, aliasesText(aliases));
+    return runClientCall(
+        registry, options.client, [&](api::ControlClient& client) { return client.listModels(); },
+        [&](const auto& models) {
+            constexpr std::string_view row = "{:<24} {:<12} {:>8} {:>8}  {}\n";
+            printList(
+                registry.out(), options.json, models,
+                fmt::format(row, "model", "project", "versions", "pending", "aliases"),
+                [](const api::ModelSummaryView& model) {
+                    nlohmann::json aliases = nlohmann::json::object();
+                    for (const auto& [alias, version] : model.aliases)
+                        aliases[alias] = version;
+                    return nlohmann::json{{"name", model.name},
+                                          {"project", model.project},
+                                          {"versions", model.versions},
+                                          {"pending_promotions", model.pendingPromotions},
+                                          {"aliases", aliases}};
+                },
+                [&](const api::ModelSummaryView& model) {
+                    std::vector<std::string> aliases;
+                    for (const auto& [alias, version] : model.aliases)
+                        aliases.push_back(fmt::format("{}={}", alias, version));
+                    return fmt::format(row, escapeControls(model.name),
+                                       escapeControls(model.project), model.versions,
+                                       model.pendingPromotions, aliasesText(aliases));
+                });
+            return kExitOk;
         });
-    return kExitOk;
 }
 
 int showModel(const CommandRegistry& registry, const ModelOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto model = (*client)->showModel(options.name);
-    if (!model)
-        return registry.fail(model.error());
-    if (options.json) {
-        nlohmann::json versions = nlohmann::json::array();
-        for (const api::ModelVersionView& version : model->versions)
-            versions.push_back(versionJson(version));
-        nlohmann::json promotions = nlohmann::json::array();
-        for (const api::PromotionView& promotion : model->promotions)
-            promotions.push_back(promotionJson(promotion));
-        nlohmann::json exports = nlohmann::json::array();
-        for (const api::ModelExportView& exported : model->exports)
-            exports.push_back(exportJson(exported));
-        registry.out() << nlohmann::json{{"name", model->name},
-                                         {"project", model->project},
-                                         {"versions", versions},
-                                         {"promotions", promotions},
-                                         {"exports", exports}}
-                              .dump(2)
-                       << '\n';
-        return kExitOk;
-    }
-    std::ostream& out = registry.out();
-    out << fmt::format("model '{}' in project '{}'\n", escapeControls(model->name),
-                       escapeControls(model->project));
-    for (const api::ModelVersionView& version : model->versions) {
-        if (version.source == "import")
-            out << fmt::format("  version {} [{}]: imported base model, by {} at {}\n",
-                               version.version, aliasesText(version.aliases),
-                               escapeControls(version.registeredBy),
-                               utcText(version.registeredUnix));
-        else
-            out << fmt::format("  version {} [{}]: job {} at step {}, worker {}, registered by {} "
-                               "at {}\n",
-                               version.version, aliasesText(version.aliases), version.job,
-                               version.step, escapeControls(version.worker),
-                               escapeControls(version.registeredBy),
-                               utcText(version.registeredUnix));
-        if (!version.base.empty())
-            out << fmt::format("    fine-tuned from: {}\n", escapeControls(version.base));
-        out << fmt::format("    digest: {}\n", version.digest);
-        if (!version.description.empty())
-            out << fmt::format("    {}\n", escapeControls(version.description));
-    }
-    for (const api::PromotionView& promotion : model->promotions)
-        printPromotion(out, promotion);
-    for (const api::ModelExportView& exported : model->exports)
-        printExport(out, exported);
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.showModel(options.name); },
+        [&](const auto& model) {
+            if (options.json) {
+                nlohmann::json versions = nlohmann::json::array();
+                for (const api::ModelVersionView& version : model.versions)
+                    versions.push_back(versionJson(version));
+                nlohmann::json promotions = nlohmann::json::array();
+                for (const api::PromotionView& promotion : model.promotions)
+                    promotions.push_back(promotionJson(promotion));
+                nlohmann::json exports = nlohmann::json::array();
+                for (const api::ModelExportView& exported : model.exports)
+                    exports.push_back(exportJson(exported));
+                registry.out() << nlohmann::json{{"name", model.name},
+                                                 {"project", model.project},
+                                                 {"versions", versions},
+                                                 {"promotions", promotions},
+                                                 {"exports", exports}}
+                                      .dump(2)
+                               << '\n';
+                return kExitOk;
+            }
+            std::ostream& out = registry.out();
+            out << fmt::format("model '{}' in project '{}'\n", escapeControls(model.name),
+                               escapeControls(model.project));
+            for (const api::ModelVersionView& version : model.versions) {
+                if (version.source == "import")
+                    out << fmt::format("  version {} [{}]: imported base model, by {} at {}\n",
+                                       version.version, aliasesText(version.aliases),
+                                       escapeControls(version.registeredBy),
+                                       utcText(version.registeredUnix));
+                else
+                    out << fmt::format(
+                        "  version {} [{}]: job {} at step {}, worker {}, registered by {} "
+                        "at {}\n",
+                        version.version, aliasesText(version.aliases), version.job, version.step,
+                        escapeControls(version.worker), escapeControls(version.registeredBy),
+                        utcText(version.registeredUnix));
+                if (!version.base.empty())
+                    out << fmt::format("    fine-tuned from: {}\n", escapeControls(version.base));
+                out << fmt::format("    digest: {}\n", version.digest);
+                if (!version.description.empty())
+                    out << fmt::format("    {}\n", escapeControls(version.description));
+            }
+            for (const api::PromotionView& promotion : model.promotions)
+                printPromotion(out, promotion);
+            for (const api::ModelExportView& exported : model.exports)
+                printExport(out, exported);
+            return kExitOk;
+        });
 }
 
 // NAME@VERSION, as a promotion names its version.
@@ -291,21 +289,23 @@ int requestPromotion(const CommandRegistry& registry, const ModelOptions& option
         return registry.failUsage(
             "Name the version to promote as NAME@VERSION, e.g. 'model promote fortunes@3 "
             "--to production'.");
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto promotion = (*client)->requestPromotion(name, version, options.alias, options.reason);
-    if (!promotion)
-        return registry.fail(promotion.error());
-    if (options.json) {
-        registry.out() << promotionJson(*promotion).dump(2) << '\n';
-        return kExitOk;
-    }
-    printPromotion(registry.out(), *promotion);
-    registry.out() << fmt::format("A second person approves it with 'sealtrainctl model approve "
-                                  "{} --digest {}'.\n",
-                                  promotion->id, promotion->digest);
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) {
+            return client.requestPromotion(name, version, options.alias, options.reason);
+        },
+        [&](const auto& promotion) {
+            if (options.json) {
+                registry.out() << promotionJson(promotion).dump(2) << '\n';
+                return kExitOk;
+            }
+            printPromotion(registry.out(), promotion);
+            registry.out() << fmt::format(
+                "A second person approves it with 'sealtrainctl model approve "
+                "{} --digest {}'.\n",
+                promotion.id, promotion.digest);
+            return kExitOk;
+        });
 }
 
 int decidePromotion(const CommandRegistry& registry, const ModelOptions& options, bool approve)
@@ -337,21 +337,22 @@ int rejectPromotion(const CommandRegistry& registry, const ModelOptions& options
 
 int requestExport(const CommandRegistry& registry, const ModelOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto exported = (*client)->requestExport(options.name, options.reason);
-    if (!exported)
-        return registry.fail(exported.error());
-    if (options.json) {
-        registry.out() << exportJson(*exported).dump(2) << '\n';
-        return kExitOk;
-    }
-    printExport(registry.out(), *exported);
-    registry.out() << fmt::format("A second person approves it with 'sealtrainctl model "
-                                  "export-approve {} --digest {}'.\n",
-                                  exported->id, exported->digest);
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) {
+            return client.requestExport(options.name, options.reason);
+        },
+        [&](const auto& exported) {
+            if (options.json) {
+                registry.out() << exportJson(exported).dump(2) << '\n';
+                return kExitOk;
+            }
+            printExport(registry.out(), exported);
+            registry.out() << fmt::format("A second person approves it with 'sealtrainctl model "
+                                          "export-approve {} --digest {}'.\n",
+                                          exported.id, exported.digest);
+            return kExitOk;
+        });
 }
 
 int decideExport(const CommandRegistry& registry, const ModelOptions& options, bool approve)
@@ -383,40 +384,43 @@ int rejectExport(const CommandRegistry& registry, const ModelOptions& options)
 
 int downloadExport(const CommandRegistry& registry, const ModelOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto digest = (*client)->downloadExport(options.promotion, options.out);
-    if (!digest)
-        return registry.fail(digest.error());
-    registry.out() << fmt::format("exported into {} (digest {}); a reviewer checks it against the "
-                                  "artefact root ('sealtrainctl signing-keys' saves it), never the "
-                                  "identity CA: 'model_signing verify certificate --signature "
-                                  "{}/model.sig --certificate_chain artefact-ca.pem {}'\n",
-                                  options.out, *digest, options.out, options.out);
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) {
+            return client.downloadExport(options.promotion, options.out);
+        },
+        [&](const auto& digest) {
+            registry.out() << fmt::format(
+                "exported into {} (digest {}); a reviewer checks it against the "
+                "artefact root ('sealtrainctl signing-keys' saves it), never the "
+                "identity CA: 'model_signing verify certificate --signature "
+                "{}/model.sig --certificate_chain artefact-ca.pem {}'\n",
+                options.out, digest, options.out, options.out);
+            return kExitOk;
+        });
 }
 
 int exportLineage(const CommandRegistry& registry, const ModelOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto document = (*client)->modelLineage(options.name);
-    if (!document)
-        return registry.fail(document.error());
-    if (options.out.empty()) {
-        registry.out() << *document;
-        return kExitOk;
-    }
-    const auto* bytes = reinterpret_cast<const std::uint8_t*>(document->data());
-    if (auto written = writeOutputFile(options.out, {bytes, document->size()}, "lineage document");
-        !written)
-        return registry.fail(written.error());
-    registry.err() << fmt::format("Wrote the lineage of {} to {}; check it with 'sealtrainctl "
-                                  "model verify-lineage {} --key registry.pub.pem'.\n",
-                                  escapeControls(options.name), options.out, options.out);
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.modelLineage(options.name); },
+        [&](const auto& document) {
+            if (options.out.empty()) {
+                registry.out() << document;
+                return kExitOk;
+            }
+            const auto* bytes = reinterpret_cast<const std::uint8_t*>(document.data());
+            if (auto written =
+                    writeOutputFile(options.out, {bytes, document.size()}, "lineage document");
+                !written)
+                return registry.fail(written.error());
+            registry.err() << fmt::format(
+                "Wrote the lineage of {} to {}; check it with 'sealtrainctl "
+                "model verify-lineage {} --key registry.pub.pem'.\n",
+                escapeControls(options.name), options.out, options.out);
+            return kExitOk;
+        });
 }
 
 int verifyLineageDocument(const CommandRegistry& registry, const ModelOptions& options)

@@ -54,50 +54,51 @@ nlohmann::json toJson(const api::PolicySummary& policy)
 
 int showPolicy(const CommandRegistry& registry, const PolicyOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto policy = (*client)->showPolicy();
-    if (!policy)
-        return registry.fail(policy.error());
-    if (options.json) {
-        registry.out() << toJson(*policy).dump(2) << '\n';
-        return kExitOk;
-    }
-    std::ostream& out = registry.out();
-    out << "Pools (the data classifications their workers may see; what one job may cost):\n";
-    for (const auto& pool : policy->pools) {
-        std::string classes;
-        for (const std::string& classification : pool.classifications)
-            classes += (classes.empty() ? "" : ", ") + escapeControls(classification);
-        out << fmt::format("  {:<16} {}\n  {:<16} at most {:g} M parameters, {:g} GiB per rank, "
-                           "{:g} TFLOP per step\n",
-                           escapeControls(pool.name), classes, "", pool.maxParameters / 1e6,
-                           pool.maxMemoryGib, pool.maxStepTflop);
-    }
-    out << "Caps:\n";
-    for (const auto& [name, value] : policy->caps)
-        out << fmt::format("  {:<20} {:g}\n", name, value);
-    out << fmt::format("Sampling: at most {} tokens, a {}-byte prompt, {} s\n",
-                       policy->sampleMaxLength, policy->sampleMaxPromptBytes,
-                       policy->sampleMaxSeconds);
-    if (policy->budgets.empty()) {
-        out << "Budgets: none in the projects you work in.\n";
-        return kExitOk;
-    }
-    out << fmt::format("Budgets:\n  {:<16} {:<10} {:>10} {:>10} {:>10}  {}\n", "project", "hours",
-                       "budget", "used", "held", "alert at");
-    for (const auto& budget : policy->budgets) {
-        const auto row = [&](const char* unit, double limit, double used, double held) {
-            out << fmt::format("  {:<16} {:<10} {:>10.3f} {:>10.3f} {:>10.3f}  {:.0f} %{}\n",
-                               escapeControls(budget.project), unit, limit, used, held,
-                               budget.alertAt * 100,
-                               held >= budget.alertAt * limit && limit > 0 ? "  (alert)" : "");
-        };
-        row("GPU", budget.gpuHours, budget.usedHours, budget.heldHours);
-        row("CPU", budget.cpuHours, budget.cpuUsedHours, budget.cpuHeldHours);
-    }
-    return kExitOk;
+    return runClientCall(
+        registry, options.client, [&](api::ControlClient& client) { return client.showPolicy(); },
+        [&](const auto& policy) {
+            if (options.json) {
+                registry.out() << toJson(policy).dump(2) << '\n';
+                return kExitOk;
+            }
+            std::ostream& out = registry.out();
+            out << "Pools (the data classifications their workers may see; what one job may "
+                   "cost):\n";
+            for (const auto& pool : policy.pools) {
+                std::string classes;
+                for (const std::string& classification : pool.classifications)
+                    classes += (classes.empty() ? "" : ", ") + escapeControls(classification);
+                out << fmt::format(
+                    "  {:<16} {}\n  {:<16} at most {:g} M parameters, {:g} GiB per rank, "
+                    "{:g} TFLOP per step\n",
+                    escapeControls(pool.name), classes, "", pool.maxParameters / 1e6,
+                    pool.maxMemoryGib, pool.maxStepTflop);
+            }
+            out << "Caps:\n";
+            for (const auto& [name, value] : policy.caps)
+                out << fmt::format("  {:<20} {:g}\n", name, value);
+            out << fmt::format("Sampling: at most {} tokens, a {}-byte prompt, {} s\n",
+                               policy.sampleMaxLength, policy.sampleMaxPromptBytes,
+                               policy.sampleMaxSeconds);
+            if (policy.budgets.empty()) {
+                out << "Budgets: none in the projects you work in.\n";
+                return kExitOk;
+            }
+            out << fmt::format("Budgets:\n  {:<16} {:<10} {:>10} {:>10} {:>10}  {}\n", "project",
+                               "hours", "budget", "used", "held", "alert at");
+            for (const auto& budget : policy.budgets) {
+                const auto row = [&](const char* unit, double limit, double used, double held) {
+                    out << fmt::format(
+                        "  {:<16} {:<10} {:>10.3f} {:>10.3f} {:>10.3f}  {:.0f} %{}\n",
+                        escapeControls(budget.project), unit, limit, used, held,
+                        budget.alertAt * 100,
+                        held >= budget.alertAt * limit && limit > 0 ? "  (alert)" : "");
+                };
+                row("GPU", budget.gpuHours, budget.usedHours, budget.heldHours);
+                row("CPU", budget.cpuHours, budget.cpuUsedHours, budget.cpuHeldHours);
+            }
+            return kExitOk;
+        });
 }
 
 }  // namespace

@@ -104,25 +104,25 @@ nlohmann::json runJson(const api::RunView& run)
 
 int listRuns(const CommandRegistry& registry, const RunOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto runs = (*client)->listRuns();
-    if (!runs)
-        return registry.fail(runs.error());
-    constexpr std::string_view row = "{:>5}  {:<22} {:<10} {:<9} {:>11} {:>8} {:>8} {:>8}  {}\n";
-    printList(registry.out(), options.json, *runs,
-              fmt::format(row, "run", "name", "project", "state", "steps", "loss", "val",
-                          "restarts", "workers"),
-              runJson, [&](const api::RunView& run) {
-                  return fmt::format(
-                      row, run.job.id, escapeControls(run.job.name),
-                      escapeControls(run.job.project), escapeControls(run.job.state),
-                      fmt::format("{}/{}", run.summary.stepsDone, run.summary.stepsPlanned),
-                      lossText(run.summary.lastLoss), lossText(run.summary.lastValidationLoss),
-                      run.job.restarts, workersOf(run));
-              });
-    return kExitOk;
+    return runClientCall(
+        registry, options.client, [&](api::ControlClient& client) { return client.listRuns(); },
+        [&](const auto& runs) {
+            constexpr std::string_view row =
+                "{:>5}  {:<22} {:<10} {:<9} {:>11} {:>8} {:>8} {:>8}  {}\n";
+            printList(registry.out(), options.json, runs,
+                      fmt::format(row, "run", "name", "project", "state", "steps", "loss", "val",
+                                  "restarts", "workers"),
+                      runJson, [&](const api::RunView& run) {
+                          return fmt::format(
+                              row, run.job.id, escapeControls(run.job.name),
+                              escapeControls(run.job.project), escapeControls(run.job.state),
+                              fmt::format("{}/{}", run.summary.stepsDone, run.summary.stepsPlanned),
+                              lossText(run.summary.lastLoss),
+                              lossText(run.summary.lastValidationLoss), run.job.restarts,
+                              workersOf(run));
+                      });
+            return kExitOk;
+        });
 }
 
 void printRun(std::ostream& out, const api::RunView& run)
@@ -172,17 +172,16 @@ void printRun(std::ostream& out, const api::RunView& run)
 
 int showRun(const CommandRegistry& registry, const RunOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto run = (*client)->showRun(options.ids.front());
-    if (!run)
-        return registry.fail(run.error());
-    if (options.json)
-        registry.out() << runJson(*run).dump(2) << '\n';
-    else
-        printRun(registry.out(), *run);
-    return kExitOk;
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.showRun(options.ids.front()); },
+        [&](const auto& run) {
+            if (options.json)
+                registry.out() << runJson(run).dump(2) << '\n';
+            else
+                printRun(registry.out(), run);
+            return kExitOk;
+        });
 }
 
 // The signed-in client and the runs `options.ids` name, each shown whole.

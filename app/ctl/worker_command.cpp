@@ -98,28 +98,27 @@ nlohmann::json toJson(const api::WorkerSummary& worker)
 
 int listWorkers(const CommandRegistry& registry, const WorkerOptions& options)
 {
-    auto client = signedInClient(options.client, registry.err());
-    if (!client)
-        return registry.fail(client.error());
-    auto workers = (*client)->listWorkers();
-    if (!workers)
-        return registry.fail(workers.error());
-    if (options.json) {
-        nlohmann::json array = nlohmann::json::array();
-        for (const api::WorkerSummary& worker : *workers)
-            array.push_back(toJson(worker));
-        registry.out() << array.dump(2) << '\n';
-        return kExitOk;
-    }
-    registry.out() << fmt::format("{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", "name", "pool", "state",
-                                  "last seen", "job", "inventory");
-    for (const api::WorkerSummary& worker : *workers)
-        registry.out() << fmt::format(
-            "{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", worker.name, worker.pool, worker.state,
-            whenText(worker.lastSeenUnix),
-            worker.currentJob == 0 ? std::string("-") : std::to_string(worker.currentJob),
-            escapeControls(inventoryText(worker.inventoryJson, worker.interconnectDeclared)));
-    return kExitOk;
+    return runClientCall(
+        registry, options.client, [&](api::ControlClient& client) { return client.listWorkers(); },
+        [&](const auto& workers) {
+            if (options.json) {
+                nlohmann::json array = nlohmann::json::array();
+                for (const api::WorkerSummary& worker : workers)
+                    array.push_back(toJson(worker));
+                registry.out() << array.dump(2) << '\n';
+                return kExitOk;
+            }
+            registry.out() << fmt::format("{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", "name", "pool",
+                                          "state", "last seen", "job", "inventory");
+            for (const api::WorkerSummary& worker : workers)
+                registry.out() << fmt::format(
+                    "{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", worker.name, worker.pool,
+                    worker.state, whenText(worker.lastSeenUnix),
+                    worker.currentJob == 0 ? std::string("-") : std::to_string(worker.currentJob),
+                    escapeControls(
+                        inventoryText(worker.inventoryJson, worker.interconnectDeclared)));
+            return kExitOk;
+        });
 }
 
 }  // namespace
