@@ -78,9 +78,6 @@ set(core_concepts store access identity datasets workers jobs keys registry audi
 # of the concepts' files). Each is FILE|INCLUDE; no other may be added, and one that is gone must
 # be struck from here.
 set(core_debts
-    # break-glass and a grant's user need the accounts of identity, which is above access
-    "core/access/access.cpp|identity/accounts.h"
-    "core/access/access.cpp|sealtrain/core/identity/identity.h"
     # the data directory owns the control plane, and its header names it
     "core/include/sealtrain/core/data_directory/data_directory.h|sealtrain/core/control_plane.h"
     # a fine-tune's base model and sampling a version read the registry's rows
@@ -92,10 +89,7 @@ set(core_debts
     "core/keys/key_release.cpp|registry/base_models.h"
     "core/keys/key_release.cpp|registry/rows.h"
     "core/keys/key_release.cpp|sealtrain/core/data_directory/data_directory.h"
-    "core/platform/starts.h|sealtrain/core/data_directory/data_directory.h"
-    "core/registry/base_models.cpp|sealtrain/core/data_directory/data_directory.h"
-    "core/registry/exports/model_signing_key.cpp|data_directory/files.h"
-    "core/registry/exports/model_signing_key.cpp|sealtrain/core/data_directory/data_directory.h")
+    "core/registry/base_models.cpp|sealtrain/core/data_directory/data_directory.h")
 list(LENGTH core_concepts core_top)
 set(core_debts_seen "")
 file(GLOB_RECURSE core_files "${SOURCE_DIR}/core/*.h" "${SOURCE_DIR}/core/*.cpp")

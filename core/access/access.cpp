@@ -1,10 +1,9 @@
 // Roles, grants, break-glass and the separation-of-duties rules, each decision audited.
 #include "sealtrain/core/access/access.h"
 
-#include "identity/accounts.h"
 #include "store/audited_transaction.h"
 
-#include "sealtrain/core/identity/identity.h"
+#include "sealtrain/core/access/users.h"
 #include "sealtrain/core/store/reason_codes.h"
 
 #include <fmt/format.h>
@@ -311,7 +310,7 @@ std::optional<std::string> fourEyesWarning(const std::vector<std::string>& admin
 
 Result<std::vector<std::string>> Access::adminNames() const
 {
-    return internal::enabledAdminNames(database_);
+    return enabledAdminNames(database_);
 }
 
 Result<bool> Access::fourEyesApply() const

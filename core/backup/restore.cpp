@@ -5,7 +5,6 @@
 
 #include "backup/format.h"
 #include "backup/tar.h"
-#include "data_directory/files.h"
 #include "sealtrain/audit/merkle_tree.h"
 #include "sealtrain/audit/proof.h"
 #include "sealtrain/audit/tree_head.h"
@@ -17,6 +16,7 @@
 #include "sealtrain/crypto/dsse.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/sealed.h"
+#include "store/files.h"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,6 @@
 
 #include "backup/format.h"
 #include "backup/tar.h"
-#include "data_directory/files.h"
 #include "sealtrain/audit/tree_head.h"
 #include "sealtrain/audit/witness.h"
 #include "sealtrain/base/byte_io.h"
@@ -18,6 +17,7 @@
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/sealed.h"
+#include "store/files.h"
 
 #include <fmt/format.h>
 

@@ -2,10 +2,10 @@
 // bear on each control, sorted in one pass over the log.
 #include "compliance/evidence.h"
 
-#include "identity/accounts.h"
 #include "store/audited_transaction.h"
 
 #include "sealtrain/base/encoding.h"
+#include "sealtrain/core/access/users.h"
 #include "sealtrain/core/store/database.h"
 #include "sealtrain/core/store/reason_codes.h"
 #include "sealtrain/crypto/hash.h"
@@ -68,7 +68,7 @@ Result<void> readDatabaseFacts(const Database& database, Evidence& evidence)
             user.inReset = row.integer(3) != 0;
             evidence.users.push_back(std::move(user));
         }));
-    auto admins = internal::enabledAdminNames(database);
+    auto admins = enabledAdminNames(database);
     if (!admins)
         return admins.error();
     evidence.admins = std::move(*admins);

@@ -3,7 +3,6 @@
 #include "sealtrain/core/data_directory/data_directory.h"
 
 #include "audit/witnesses.h"
-#include "files.h"
 #include "keys.h"
 #include "platform/starts.h"
 #include "registry/base_models.h"
@@ -22,6 +21,7 @@
 #include "sealtrain/crypto/model_signing.h"
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/sealed.h"
+#include "store/files.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,6 @@
 // The data directory's keys as it makes them (keys.h).
 #include "keys.h"
 
-#include "files.h"
 #include "registry/exports/model_signing_key.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
@@ -10,6 +9,7 @@
 #include "sealtrain/crypto/hkdf.h"
 #include "sealtrain/crypto/key_file.h"
 #include "sealtrain/crypto/signing.h"
+#include "store/files.h"
 
 #include <fmt/format.h>
 

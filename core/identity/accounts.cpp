@@ -87,19 +87,6 @@ Result<std::optional<Account>> findAccount(const Database& database,
     return std::optional<Account>(std::move(account));
 }
 
-// Why `account` may not sign in at `now` whatever its credentials (the audit entry's reason):
-// disabled, locked out, or reset and waiting for its user to set new credentials.
-Result<std::vector<std::string>> enabledAdminNames(const Database& database)
-{
-    std::vector<std::string> names;
-    SEALTRAIN_TRY(database.query(
-        "SELECT DISTINCT u.name FROM users u JOIN grants g ON g.user_id = u.id WHERE g.role = ? "
-        "AND g.project = '' AND g.break_glass = 0 AND g.expires = 0 AND u.disabled = 0 "
-        "ORDER BY u.name",
-        {std::string(kAdminRole)}, [&](const Statement& row) { names.push_back(row.text(0)); }));
-    return names;
-}
-
 std::optional<ClosedAccount> closedAccount(const Account& account, std::int64_t now)
 {
     if (account.disabled)

@@ -22,10 +22,6 @@ class AuditedTransactions;
 
 namespace sealtrain::core::internal {
 
-// The enabled users holding the admin role globally and for good (no project, no break-glass,
-// no expiry), by name: Access::adminNames and the compliance report's four-eyes claim.
-[[nodiscard]] Result<std::vector<std::string>> enabledAdminNames(const Database& database);
-
 // What sign-in reads about an account.
 struct Account {
     std::int64_t id = 0;

@@ -242,19 +242,6 @@ crypto::Sha256Digest hashOfResetCode(const std::string& code)
 
 }  // namespace internal
 
-Result<std::int64_t> userIdByName(const Database& database, const std::string& name)
-{
-    std::int64_t id = 0;
-    auto found = database.queryOne("SELECT id FROM users WHERE name = ?", {name},
-                                   [&](const Statement& row) { id = row.integer(0); });
-    if (!found)
-        return found.error();
-    if (!*found)
-        return Error(ErrorCode::NotFound,
-                     "There is no user '" + name + "'; check the name with 'user list'.");
-    return id;
-}
-
 Identity::Identity(AuditedTransactions& gate, Access& access, const ControlPlaneOptions& options)
     : gate_(gate)
     , database_(gate.database())

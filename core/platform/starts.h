@@ -4,7 +4,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/platform/platform_start.h"
 
 #include <cstdint>
 

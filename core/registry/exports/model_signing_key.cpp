@@ -1,8 +1,8 @@
 // The platform's model-signing key and certificate (registry/exports/model_signing_key.h).
 #include "registry/exports/model_signing_key.h"
 
-#include "data_directory/files.h"
-#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/store/data_layout.h"
+#include "store/files.h"
 
 #include <chrono>
 #include <system_error>

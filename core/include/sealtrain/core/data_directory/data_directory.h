@@ -37,6 +37,8 @@
 #include "sealtrain/audit/forward.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/platform/platform_start.h"
+#include "sealtrain/core/store/data_layout.h"
 #include "sealtrain/core/store/database.h"
 #include "sealtrain/crypto/certificate_authority.h"
 #include "sealtrain/crypto/kek.h"
@@ -54,45 +56,6 @@
 #include <vector>
 
 namespace sealtrain::core {
-
-// File names inside a data directory.
-namespace datadir {
-inline constexpr std::string_view kKeyring = "keyring.json";
-inline constexpr std::string_view kDatabase = "control.db";
-inline constexpr std::string_view kSigningKey = "signing.key.sealed";
-inline constexpr std::string_view kSigningPublicKey = "signing.pub.pem";
-inline constexpr std::string_view kManifestsKey = "manifests.key.sealed";
-inline constexpr std::string_view kManifestsPublicKey = "manifests.pub.pem";
-inline constexpr std::string_view kCheckpointsKey = "checkpoints.key.sealed";
-inline constexpr std::string_view kCheckpointsPublicKey = "checkpoints.pub.pem";
-inline constexpr std::string_view kRegistryKey = "registry.key.sealed";
-inline constexpr std::string_view kRegistryPublicKey = "registry.pub.pem";
-inline constexpr std::string_view kModelSigningKey = "model-signing.key.sealed";
-inline constexpr std::string_view kModelSigningCertificate = "model-signing.crt";
-inline constexpr std::string_view kCaCertificate = "ca.crt";
-inline constexpr std::string_view kCaKey = "ca.key.sealed";
-inline constexpr std::string_view kArtefactCaCertificate = "artefact-ca.crt";
-inline constexpr std::string_view kArtefactCaKey = "artefact-ca.key.sealed";
-inline constexpr std::string_view kWitness = "audit.witness";
-inline constexpr std::string_view kSessions = "sessions";    // one sealed token per signed-in user
-inline constexpr std::string_view kDatasets = "datasets";    // one folder per dataset id
-inline constexpr std::string_view kDownloads = "downloads";  // exports staged for a download
-// Locked (flock, exclusive) by the process that has the directory open: one writer at a time.
-inline constexpr std::string_view kLock = "lock";
-// The admin's job policy (docs/formats/job-policy.md); absent: the built-in default.
-inline constexpr std::string_view kJobPolicy = "job-policy.json";
-// How far the audit forward target has the log (audit/forward_spool.h).
-inline constexpr std::string_view kForwardCursor = "audit-forward.cursor";
-// The keyring KEK that seals dataset shards.
-inline constexpr std::string_view kDatasetsKekId = "datasets";
-}  // namespace datadir
-
-// How to unlock a data directory's keyring: with a master key file when one is given, else with
-// a passphrase, asked for only once the directory is known to exist.
-struct KeyringUnlock {
-    std::optional<std::filesystem::path> masterKeyFile;
-    std::function<Result<crypto::SecretBytes>()> passphrase;
-};
 
 // What tests, embedders and sealtrain-control's flags may change.
 struct DataDirectoryOptions {
@@ -129,12 +92,6 @@ struct DataDirectoryOptions {
     // The restore's own open of what it built (backup.h): the witnesses the restored database
     // records are the old platform's, not checked here; detachRecordedWitnesses forgets them.
     bool restoring = false;
-};
-
-// What a start of the control plane runs with (change management, issue #49).
-struct PlatformStart {
-    std::string version;       // the release (base/version.h's kVersion)
-    std::string configSha256;  // SHA-256 (hex) of the daemon's effective options, as TOML
 };
 
 // What a new data directory starts with (`sealtrainctl init`).

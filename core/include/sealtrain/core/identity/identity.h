@@ -7,6 +7,7 @@
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/access/access.h"
+#include "sealtrain/core/access/users.h"
 #include "sealtrain/core/control_plane_options.h"
 #include "sealtrain/core/store/call_origin.h"
 #include "sealtrain/core/store/list_page.h"
@@ -99,10 +100,6 @@ struct UserInfo {
 {
     return user.name;
 }
-
-// The id of the user `name`; NotFound, in one sentence, when there is none. For the services
-// whose calls name a user (access, datasets).
-[[nodiscard]] Result<std::int64_t> userIdByName(const Database& database, const std::string& name);
 
 // A sign-in between Identity::startSignIn and finishSignIn: the account as it was read, and
 // what checking the password against it found.

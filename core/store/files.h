@@ -1,11 +1,11 @@
-// The data directory's small files (data_directory.cpp, registry/exports/model_signing_key.cpp,
-// backups): secrets sealed under a KEK, public keys and certificates, each written atomically. Not
-// installed.
+// The data directory's small files (data_directory/data_directory.cpp,
+// registry/exports/model_signing_key.cpp, backups): secrets sealed under a KEK, public keys and
+// certificates, each written atomically. Not installed.
 #pragma once
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/store/data_layout.h"
 #include "sealtrain/crypto/kek.h"
 #include "sealtrain/crypto/keyring.h"
 #include "sealtrain/crypto/secret_bytes.h"
