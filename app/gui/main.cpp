@@ -1,7 +1,7 @@
 // sealtrain: the desktop control plane (issue #29), a client of sealtrain-control like any other.
+#include "common/background.h"
+#include "common/resources.h"
 #include "main_window.h"
-#include "session/background.h"
-#include "session/resources.h"
 #include "session/session.h"
 
 #include "sealtrain/api/client.h"

@@ -7,7 +7,7 @@
 #include "datasets/datasets_page.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
-#include "models/models_page.h"
+#include "registry/models_page.h"
 #include "runs/runs_page.h"
 #include "session/overview_page.h"
 #include "session/password_dialog.h"

@@ -9,10 +9,10 @@
 #include "../integration/test_worker.h"
 #include "gui_site.h"
 
+#include "common/background.h"
 #include "datasets/import_wizard.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
-#include "session/background.h"
 
 #include <QComboBox>
 #include <QElapsedTimer>

@@ -12,9 +12,9 @@
 #include "gui_site.h"
 
 #include "access/access_page.h"
+#include "common/background.h"
 #include "datasets/datasets_page.h"
 #include "datasets/import_wizard.h"
-#include "session/background.h"
 #include "session/enrol_dialog.h"
 #include "session/first_run_dialog.h"
 #include "session/qr_code.h"

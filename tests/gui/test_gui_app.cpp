@@ -18,8 +18,8 @@
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
-#include "models/model_table_model.h"
-#include "models/models_page.h"
+#include "registry/model_table_model.h"
+#include "registry/models_page.h"
 #include "runs/compare_chart.h"
 #include "runs/run_table_model.h"
 #include "runs/runs_page.h"
@@ -27,8 +27,8 @@
 
 #include <QTableView>
 
+#include "common/background.h"
 #include "main_window.h"
-#include "session/background.h"
 #include "session/session.h"
 #include <algorithm>
 

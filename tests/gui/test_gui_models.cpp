@@ -9,7 +9,7 @@
 #include "datasets/import_wizard.h"
 #include "jobs/job_table_model.h"
 #include "jobs/metrics_chart.h"
-#include "models/model_lineage.h"
+#include "registry/model_lineage.h"
 #include "runs/compare_chart.h"
 #include "runs/run_table_model.h"
 #include "session/enrol_dialog.h"

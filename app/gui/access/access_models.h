@@ -3,7 +3,7 @@
 // for a second admin, roles with their permissions, and sessions.
 #pragma once
 
-#include "../session/row_model.h"
+#include "../common/row_model.h"
 
 #include "sealtrain/api/client.h"
 #include "sealtrain/api/client_views.h"

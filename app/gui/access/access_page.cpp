@@ -1,7 +1,7 @@
 // The users-and-roles screen (access_page.h).
 #include "access_page.h"
 
-#include "../session/background.h"
+#include "../common/background.h"
 #include "../session/session.h"
 
 #include <QComboBox>

@@ -1,8 +1,8 @@
 // The audit screen (audit_page.h).
 #include "audit_page.h"
 
-#include "../session/background.h"
-#include "../session/row_model.h"
+#include "../common/background.h"
+#include "../common/row_model.h"
 #include "../session/session.h"
 #include "audit_table_model.h"
 

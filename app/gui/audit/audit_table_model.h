@@ -2,7 +2,7 @@
 // (appendRows), newest first.
 #pragma once
 
-#include "../session/row_model.h"
+#include "../common/row_model.h"
 
 #include "sealtrain/api/client.h"
 

@@ -4,8 +4,8 @@
 // session/lineage_view.h.
 #pragma once
 
+#include "common/lineage_view.h"
 #include "sealtrain/api/client.h"
-#include "session/lineage_view.h"
 
 #include <string>
 #include <vector>

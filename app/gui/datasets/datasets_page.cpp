@@ -4,8 +4,8 @@
 #include "dataset_lineage.h"
 #include "import_wizard.h"
 
-#include "../session/background.h"
-#include "../session/row_model.h"
+#include "../common/background.h"
+#include "../common/row_model.h"
 #include "../session/session.h"
 
 #include <QGroupBox>

@@ -5,7 +5,7 @@
 // wizard for those who may import (dataset.import).
 #pragma once
 
-#include "../session/row_model.h"
+#include "../common/row_model.h"
 
 #include "sealtrain/api/client.h"
 

@@ -1,7 +1,7 @@
 // The dataset import wizard (import_wizard.h).
 #include "import_wizard.h"
 
-#include "../session/background.h"
+#include "../common/background.h"
 #include "../session/session.h"
 
 #include <QCheckBox>

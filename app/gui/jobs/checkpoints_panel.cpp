@@ -1,7 +1,7 @@
 // The selected job's checkpoints (checkpoints_panel.h).
 #include "checkpoints_panel.h"
 
-#include "../session/background.h"
+#include "../common/background.h"
 #include "../session/session.h"
 
 #include <QDir>

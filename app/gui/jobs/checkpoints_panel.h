@@ -5,7 +5,7 @@
 // how a reviewer checks their signed lineage (`sealtrainctl checkpoint verify`).
 #pragma once
 
-#include "../session/row_model.h"
+#include "../common/row_model.h"
 
 #include "sealtrain/api/client.h"
 

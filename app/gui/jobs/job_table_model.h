@@ -1,7 +1,7 @@
 // The jobs table (JobsPage): one row per job, newest first as the server lists them.
 #pragma once
 
-#include "../session/row_model.h"
+#include "../common/row_model.h"
 
 #include "sealtrain/api/client.h"
 

@@ -1,8 +1,8 @@
 // The jobs screen (jobs_page.h).
 #include "jobs_page.h"
 
-#include "../session/background.h"
-#include "../session/row_model.h"
+#include "../common/background.h"
+#include "../common/row_model.h"
 #include "../session/session.h"
 #include "checkpoints_panel.h"
 #include "job_table_model.h"

@@ -3,7 +3,7 @@
 
 #include "spec_check.h"
 
-#include "../session/background.h"
+#include "../common/background.h"
 #include "../session/session.h"
 
 #include <QFile>

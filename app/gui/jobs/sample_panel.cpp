@@ -1,8 +1,8 @@
 // The Jobs screen's "Sample" tab (sample_panel.h).
 #include "sample_panel.h"
 
-#include "../session/background.h"
-#include "../session/row_model.h"
+#include "../common/background.h"
+#include "../common/row_model.h"
 #include "../session/session.h"
 
 #include "sealtrain/api/client.h"

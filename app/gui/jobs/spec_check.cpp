@@ -1,7 +1,7 @@
 // A job spec checked against the JSON Schema (spec_check.h).
 #include "spec_check.h"
 
-#include "../session/resources.h"
+#include "../common/resources.h"
 
 #include "sealtrain/base/structured_text.h"
 

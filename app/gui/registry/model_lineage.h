@@ -6,7 +6,7 @@
 // server.
 #pragma once
 
-#include "session/lineage_view.h"
+#include "common/lineage_view.h"
 
 #include <QString>
 

@@ -2,7 +2,7 @@
 // pending promotions and aliases.
 #pragma once
 
-#include "../session/row_model.h"
+#include "../common/row_model.h"
 
 #include "sealtrain/api/client.h"
 

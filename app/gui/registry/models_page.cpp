@@ -1,8 +1,8 @@
 // The models screen (models_page.h).
 #include "models_page.h"
 
-#include "../session/background.h"
-#include "../session/row_model.h"
+#include "../common/background.h"
+#include "../common/row_model.h"
 #include "../session/session.h"
 #include "model_lineage.h"
 #include "model_table_model.h"

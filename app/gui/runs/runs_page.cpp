@@ -1,8 +1,8 @@
 // The runs screen (runs_page.h).
 #include "runs_page.h"
 
-#include "../session/background.h"
-#include "../session/row_model.h"
+#include "../common/background.h"
+#include "../common/row_model.h"
 #include "../session/session.h"
 #include "compare_chart.h"
 #include "run_table_model.h"

@@ -1,7 +1,7 @@
 // The one-time code dialog (enrol_dialog.h).
 #include "enrol_dialog.h"
 
-#include "background.h"
+#include "../common/background.h"
 #include "qr_code.h"
 #include "session.h"
 

@@ -1,9 +1,9 @@
 // The first run on a workstation (first_run_dialog.h).
 #include "first_run_dialog.h"
 
+#include "../common/row_model.h"
 #include "enrol_dialog.h"
 #include "qr_code.h"
-#include "row_model.h"
 
 #include "sealtrain/base/paths.h"
 

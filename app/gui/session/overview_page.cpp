@@ -1,9 +1,9 @@
 // The overview screen (overview_page.h).
 #include "overview_page.h"
 
+#include "../common/background.h"
+#include "../common/row_model.h"
 #include "audit/head_check.h"
-#include "background.h"
-#include "row_model.h"
 #include "session.h"
 
 #include <QGridLayout>

@@ -1,8 +1,8 @@
 // "Change password…" (password_dialog.h).
 #include "password_dialog.h"
 
-#include "background.h"
-#include "row_model.h"
+#include "../common/background.h"
+#include "../common/row_model.h"
 #include "session.h"
 
 #include <QFormLayout>

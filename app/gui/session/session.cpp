@@ -1,7 +1,7 @@
 // The window's session (session.h).
 #include "session.h"
 
-#include "background.h"
+#include "../common/background.h"
 
 namespace sealtrain::gui {
 

@@ -1,9 +1,9 @@
 // The sign-in screen (sign_in_page.h).
 #include "sign_in_page.h"
 
+#include "../common/row_model.h"
 #include "enrol_dialog.h"
 #include "first_run_dialog.h"
-#include "row_model.h"
 #include "session.h"
 
 #include <QFormLayout>

@@ -1,10 +1,10 @@
 // "Change two-factor…" (totp_dialog.h).
 #include "totp_dialog.h"
 
-#include "background.h"
+#include "../common/background.h"
+#include "../common/row_model.h"
 #include "enrol_dialog.h"
 #include "qr_code.h"
-#include "row_model.h"
 #include "session.h"
 
 #include <QFormLayout>

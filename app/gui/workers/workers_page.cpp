@@ -1,8 +1,8 @@
 // The workers screen (workers_page.h).
 #include "workers_page.h"
 
-#include "../session/background.h"
-#include "../session/row_model.h"
+#include "../common/background.h"
+#include "../common/row_model.h"
 #include "../session/session.h"
 
 #include <QBrush>

@@ -3,7 +3,7 @@
 // enrolment token for a new node (shown once, selectable to copy); revocation with a reason.
 #pragma once
 
-#include "../session/row_model.h"
+#include "../common/row_model.h"
 
 #include "sealtrain/api/client.h"
 
