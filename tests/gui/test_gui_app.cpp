@@ -442,6 +442,29 @@ private slots:
         QVERIFY(ivy.find<QPushButton>("downloadExportButton")->isHidden());  // not hers
         QTest::mouseClick(ivy.find<QPushButton>("approveExportButton"), Qt::LeftButton);
         QTRY_COMPARE_WITH_TIMEOUT(ivyDone.count(), 2, 15000);
+        // Approved, it is still not hers to receive: only whoever asked for it gets Receive.
+        QTRY_VERIFY_WITH_TIMEOUT(ivyModels->shown()->exports.at(0).state == "approved", 15000);
+        ivy.find<QTableWidget>("modelExports")->clearSelection();
+        ivy.find<QTableWidget>("modelExports")->selectRow(0);
+        QVERIFY(ivy.find<QPushButton>("downloadExportButton")->isHidden());
+
+        // ivy's own request is not hers to decide: no approve or reject button for it, though
+        // she decides others'.
+        ivy.find<QTabWidget>("modelTabs")->setCurrentIndex(1);
+        ivy.find<QLineEdit>("promoteAlias")->setText("staging");
+        QTest::mouseClick(ivy.find<QPushButton>("promoteButton"), Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(ivyDone.count(), 3, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(ivyModels->shown()->promotions.size() == 2, 15000);
+        const auto& promotions = ivyModels->shown()->promotions;
+        const auto own = std::find_if(promotions.begin(), promotions.end(),
+                                      [](const auto& p) { return p.state == "pending"; });
+        QVERIFY(own != promotions.end());
+        QCOMPARE(own->requestedBy, std::string("ivy"));
+        ivy.find<QTableWidget>("modelPromotions")->clearSelection();
+        ivy.find<QTableWidget>("modelPromotions")
+            ->selectRow(static_cast<int>(own - promotions.begin()));
+        QVERIFY(ivy.find<QPushButton>("approvePromotionButton")->isHidden());
+        QVERIFY(ivy.find<QPushButton>("rejectPromotionButton")->isHidden());
 
         // bob receives the approved export into a new folder.
         QVERIFY(models->choose("notes-model"));
