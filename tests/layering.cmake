@@ -85,11 +85,8 @@ set(core_debts
     "core/jobs/runs/sampling.cpp|sealtrain/core/registry/registry.h"
     "core/jobs/scheduling/scheduler.cpp|registry/rows.h"
     "core/jobs/vetting/base_model.cpp|registry/rows.h"
-    # KeyRelease holds the DataDirectory and reads the registry (its split ends these)
-    "core/keys/key_release.cpp|registry/base_models.h"
-    "core/keys/key_release.cpp|registry/rows.h"
-    "core/keys/key_release.cpp|sealtrain/core/data_directory/data_directory.h"
-    "core/registry/base_models.cpp|sealtrain/core/data_directory/data_directory.h")
+    # KeyRelease holds the DataDirectory for its keys and folders
+    "core/keys/key_release.cpp|sealtrain/core/data_directory/data_directory.h")
 list(LENGTH core_concepts core_top)
 set(core_debts_seen "")
 file(GLOB_RECURSE core_files "${SOURCE_DIR}/core/*.h" "${SOURCE_DIR}/core/*.cpp")

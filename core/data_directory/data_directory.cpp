@@ -1,6 +1,7 @@
 // Opening and creating a data directory: the keyring, the database, the sealed platform keys,
 // the audit key, the witness file and the control plane over them.
 #include "sealtrain/core/data_directory/data_directory.h"
+#include "sealtrain/core/registry/exports/export_folder.h"
 
 #include "audit/witnesses.h"
 #include "keys.h"
@@ -21,6 +22,7 @@
 #include "sealtrain/crypto/model_signing.h"
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/crypto/sealed.h"
+#include "sealtrain/formats/checkpoint.h"
 #include "store/files.h"
 
 #include <fmt/format.h>
@@ -498,17 +500,20 @@ void DataDirectory::connectRegistry()
     registry.setExportBuilder(
         [this](const JobCheckpoint& recorded, const std::string& signerPem,
                const std::string& modelName) -> Result<ExportFolder> {
-            return KeyRelease(*this).exportFolder(recorded, signerPem, modelName);
+            return buildExportFolder(
+                KeyRelease(*this), baseModels(),
+                [this](std::string_view statement) { return signModelStatement(statement); },
+                recorded, signerPem, modelName);
         },
         file(path(), datadir::kDownloads));
     registry.setImportStore(
         [this](const ImportModel& upload, const std::string& name, std::int64_t version,
                const ImportAccept& accept) {
-            return storeImport(*this, upload, name, version, accept);
+            return storeImport(baseModels(), upload, name, version, accept);
         },
-        [this](const ModelVersion& version) { return checkImport(*this, version); });
+        [this](const ModelVersion& version) { return checkImport(baseModels(), version); });
     state_->plane->jobs().setTokenizerLookup(
-        [this](const std::string& datasetId) { return datasetTokenizer(*this, datasetId); });
+        [this](const std::string& datasetId) { return datasetTokenizer(baseModels(), datasetId); });
 }
 
 Result<std::string> DataDirectory::signModelStatement(std::string_view statement) const
@@ -587,6 +592,11 @@ std::vector<const crypto::Kek*> DataDirectory::usableKeks(std::string_view id) c
             keks.push_back(*kek);
     }
     return keks;
+}
+
+BaseModelStore DataDirectory::baseModels() const
+{
+    return {path(), datasetsRoot(), usableKeks(trainer::kCheckpointsKekId)};
 }
 
 Result<void> DataDirectory::writeSessionToken(const std::filesystem::path& sessionFile,

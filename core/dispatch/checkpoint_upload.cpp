@@ -3,6 +3,7 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/data_directory/data_directory.h"
 #include "sealtrain/core/dispatch/handover.h"
+#include "sealtrain/core/registry/starting_model.h"
 #include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/random.h"
 #include "sealtrain/formats/job_spec.h"
@@ -84,7 +85,7 @@ Result<JobCheckpoint> CheckpointUpload::record(const std::vector<std::filesystem
             formats::JobSpec spec;
             SEALTRAIN_ASSIGN(
                 spec, formats::parseJobSpec(dispatch_->job.specJson, formats::kJobSpecCeiling));
-            SEALTRAIN_ASSIGN(baseSha256, keys.startingDigest(spec));
+            SEALTRAIN_ASSIGN(baseSha256, startingDigest(handovers_->platform_.database(), spec));
             return success();
         });
         !grouped)

@@ -1,6 +1,7 @@
 // Handing jobs to workers (handover.h): heartbeats, the handover of an attempt with its keys, the
 // files a worker fetches for it, its reports and its end.
 #include "sealtrain/core/dispatch/handover.h"
+#include "sealtrain/core/registry/starting_model.h"
 
 #include "sealtrain/core/data_directory/data_directory.h"
 #include "sealtrain/core/datasets/datasets.h"
@@ -112,7 +113,8 @@ Result<std::optional<Handover>> Handovers::take(const std::string& serial)
                 signerPem = signer.signingKeyPem;
             }
             if (auto spec = formats::parseJobSpec(dispatch->job.specJson, formats::kJobSpecCeiling))
-                start = keys_.startingModel(*spec);
+                start = startingModel(platform_.database(), scheduler_, keys_,
+                                      platform_.baseModels(), *spec);
             return success();
         });
         !grouped)
@@ -187,7 +189,10 @@ Handovers::startingModelFiles(const std::string& serial, std::string_view call, 
     formats::JobSpec spec;
     SEALTRAIN_ASSIGN(spec, formats::parseJobSpec(dispatch.job.specJson, formats::kJobSpecCeiling));
     std::optional<StartingModel> start;
-    SEALTRAIN_ASSIGN(start, inGroupResult(inGroup_, [&] { return keys_.startingModel(spec); }));
+    SEALTRAIN_ASSIGN(start, inGroupResult(inGroup_, [&] {
+                         return startingModel(platform_.database(), scheduler_, keys_,
+                                              platform_.baseModels(), spec);
+                     }));
     if (!start)
         return Error(
             ErrorCode::NotFound,

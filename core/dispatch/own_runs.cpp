@@ -1,5 +1,6 @@
 // The control plane's own trainer (own_runs.h): an approved job run here, and sampling.
 #include "sealtrain/core/dispatch/own_runs.h"
+#include "sealtrain/core/registry/starting_model.h"
 
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/data_directory/data_directory.h"
@@ -69,7 +70,8 @@ Result<OwnRunEnd> OwnRuns::runJob(const std::string& session, std::int64_t jobId
     std::optional<StartingModel> start;
     std::int64_t attempt = 0;
     if (auto grouped = inGroup_([&]() -> Result<void> {
-            SEALTRAIN_ASSIGN(start, keys_.startingModel(spec));
+            SEALTRAIN_ASSIGN(start, startingModel(platform_.database(), parts_.scheduler, keys_,
+                                                  platform_.baseModels(), spec));
             JobInfo running;
             SEALTRAIN_ASSIGN(running, parts_.jobs.start(job.id));
             attempt = running.attempt;

@@ -4,9 +4,6 @@
 // code).
 #include "sealtrain/core/keys/key_release.h"
 
-#include "registry/base_models.h"
-#include "registry/rows.h"
-
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/data_directory/data_directory.h"
@@ -16,16 +13,12 @@
 #include "sealtrain/core/workers/workers.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/key_file.h"
-#include "sealtrain/crypto/model_signing.h"
 #include "sealtrain/crypto/sealed.h"
 #include "sealtrain/crypto/sealed_box.h"
 #include "sealtrain/dataset/manifest.h"
 #include "sealtrain/dataset/reader.h"
-#include "sealtrain/dataset/tokenizer.h"
 #include "sealtrain/formats/checkpoint.h"
-#include "sealtrain/formats/hf_gpt2.h"
 #include "sealtrain/formats/job_spec.h"
-#include "sealtrain/formats/safetensors.h"
 #include "sealtrain/formats/trainer_keys.h"
 
 #include <fmt/format.h>
@@ -209,53 +202,6 @@ KeyRelease::KeyRelease(DataDirectory& platform)
 {
 }
 
-Result<std::optional<StartingModel>> KeyRelease::startingModel(const formats::JobSpec& spec) const
-{
-    if (spec.model.init.empty())
-        return std::optional<StartingModel>();
-    auto reference = parseModelReference(spec.model.init);
-    if (!reference)
-        return reference.error();
-    if (reference->version == 0)
-        return Error(ErrorCode::FailedPrecondition,
-                     fmt::format("The job's model.init '{}' was not pinned to a version by its "
-                                 "vetting; submit the job again.",
-                                 spec.model.init));
-    auto version = internal::loadVersion(platform_.database(), reference->name, reference->version);
-    if (!version)
-        return version.error();
-    StartingModel start;
-    start.name = version->label();
-    start.sha256 = version->digest.substr(version->digest.find(':') + 1);
-    if (version->imported()) {
-        SEALTRAIN_TRY(checkImport(platform_, *version));
-        start.sealed = baseModelFolder(platform_, version->name, version->version) / "model.sealed";
-        return std::optional(std::move(start));
-    }
-    std::string signerPem;
-    auto found = platform_.database().queryOne(
-        "SELECT w.signing_key FROM job_checkpoints c JOIN workers w ON w.id = c.worker_id "
-        "WHERE c.job_id = ? AND c.step = ?",
-        {version->jobId, version->step}, [&](const Statement& row) { signerPem = row.text(0); });
-    if (!found)
-        return found.error();
-    auto recorded = platform_.controlPlane().scheduler().checkpoints(version->jobId);
-    if (!recorded)
-        return recorded.error();
-    const auto checkpoint =
-        std::find_if(recorded->begin(), recorded->end(),
-                     [&](const JobCheckpoint& c) { return c.step == version->step; });
-    if (!*found || checkpoint == recorded->end())
-        return Error(ErrorCode::Integrity,
-                     fmt::format("The checkpoint of {} is not recorded; restore the database "
-                                 "from a backup.",
-                                 version->label()));
-    SEALTRAIN_TRY(checkedJobCheckpoint(*checkpoint, signerPem));
-    start.sealed = jobCheckpointFiles(version->jobId, version->step).sealed;
-    start.job = version->jobId;
-    return std::optional(std::move(start));
-}
-
 std::vector<std::string> KeyRelease::startArguments(const StartingModel& start,
                                                     const std::filesystem::path& path)
 {
@@ -424,9 +370,8 @@ Result<std::string> KeyRelease::checkedJobCheckpoint(const JobCheckpoint& record
     return readWholeFile(checkpoint->files.envelope);
 }
 
-Result<ExportFolder> KeyRelease::exportFolder(const JobCheckpoint& recorded,
-                                              const std::string& signerPem,
-                                              const std::string& modelName) const
+Result<trainer::LoadedCheckpoint> KeyRelease::openJobCheckpoint(const JobCheckpoint& recorded,
+                                                                const std::string& signerPem) const
 {
     SEALTRAIN_TRY(checkedJobCheckpoint(recorded, signerPem));
     auto signer = crypto::PublicKey::fromPem(signerPem);
@@ -436,55 +381,8 @@ Result<ExportFolder> KeyRelease::exportFolder(const JobCheckpoint& recorded,
     if (!kek)
         return kek.error();
     const crypto::KekResolver resolver = crypto::keyFileResolver(*kek);
-    auto loaded =
-        trainer::loadCheckpoint(filesOf(jobCheckpointFiles(recorded.jobId, recorded.step)),
-                                std::span(&*signer, 1), resolver);
-    if (!loaded)
-        return loaded.error();
-    const trainer::CheckpointState& state = loaded->checkpoint.state;
-    // The tokenizer files: the byte tokenizer's written as GPT-2's, or a BPE tokenizer's as an
-    // imported base model keeps them (the dataset's manifest names them by SHA-256).
-    std::string vocabulary = dataset::byteTokenizerGpt2Vocab();
-    std::string merges = dataset::byteTokenizerGpt2Merges();
-    trainer::Gpt2SpecialTokens special{0, 0};  // the byte tokenizer's end of text is NUL
-    if (state.tokenizer != "byte") {
-        auto manifest = dataset::loadManifest(
-            datasetFolder(platform_.datasetsRoot(), state.datasetId), state.datasetId);
-        if (!manifest)
-            return manifest.error();
-        auto kept = keptTokenizer(platform_, manifest->tokenizer.fileSha256);
-        if (!kept)
-            return kept.error();
-        vocabulary = std::move(kept->vocabulary);
-        merges = std::move(kept->merges);
-        const auto end = manifest->tokenizer.endOfText;
-        special = {end ? static_cast<std::int64_t>(*end) : 50256,
-                   end ? static_cast<std::int64_t>(*end) : 50256};
-    }
-    auto weights = trainer::encodeSafetensors(
-        trainer::gptExportEntries(state.config.model, loaded->checkpoint.parameters),
-        {{"format", "pt"}});
-    if (!weights)
-        return weights.error();
-    const auto text = [](const std::string& content) {
-        return std::vector<std::uint8_t>(content.begin(), content.end());
-    };
-    ExportFolder folder;
-    folder.files.push_back({"model.safetensors", std::move(*weights)});
-    folder.files.push_back(
-        {"config.json", text(trainer::gpt2ConfigJson(state.config.model, special))});
-    folder.files.push_back({"vocab.json", text(vocabulary)});
-    folder.files.push_back({"merges.txt", text(merges)});
-    std::vector<crypto::SignedModelFile> signedFiles;
-    for (const ExportFile& file : folder.files)
-        signedFiles.push_back({file.name, crypto::sha256(file.bytes)});
-    folder.digest = "sha256:" + toHex(crypto::modelSigningRootDigest(signedFiles));
-    auto bundle = platform_.signModelStatement(
-        crypto::modelSigningStatement(modelName, std::move(signedFiles)));
-    if (!bundle)
-        return bundle.error();
-    folder.files.push_back({"model.sig", text(*bundle)});
-    return folder;
+    return trainer::loadCheckpoint(filesOf(jobCheckpointFiles(recorded.jobId, recorded.step)),
+                                   std::span(&*signer, 1), resolver);
 }
 
 Result<crypto::SecretBytes> KeyRelease::forSampler(const VerifiedCheckpoint& checkpoint) const
@@ -535,19 +433,6 @@ Result<CheckpointPaths> KeyRelease::uploadedCheckpoint(const std::filesystem::pa
                      "A checkpoint upload is its .sealed file and its .dsse.json envelope of the "
                      "same step; send both.");
     return pathsOf(*named);
-}
-
-Result<std::string> KeyRelease::startingDigest(const formats::JobSpec& spec) const
-{
-    if (spec.model.init.empty())
-        return std::string();
-    auto reference = parseModelReference(spec.model.init);
-    if (!reference)
-        return reference.error();
-    auto version = internal::loadVersion(platform_.database(), reference->name, reference->version);
-    if (!version)
-        return version.error();
-    return version->digest.substr(version->digest.find(':') + 1);
 }
 
 Result<JobCheckpoint> KeyRelease::verifyUpload(const WorkerInfo& worker, const Dispatch& dispatch,

@@ -4,7 +4,6 @@
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/data_directory/data_directory.h"
 #include "sealtrain/core/datasets/datasets.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/random.h"
@@ -48,9 +47,9 @@ Result<std::string> fileSha256(const std::filesystem::path& path)
 
 // The newest usable `checkpoints` KEK, which seals base models as it seals the platform's own
 // checkpoints.
-Result<const crypto::Kek*> sealingKek(const DataDirectory& platform)
+Result<const crypto::Kek*> sealingKek(const BaseModelStore& store)
 {
-    const auto keks = platform.usableKeks(trainer::kCheckpointsKekId);
+    const auto& keks = store.checkpointKeks;
     if (keks.empty())
         return Error(ErrorCode::NotFound,
                      "The keyring has no usable 'checkpoints' KEK; its administrator adds one "
@@ -77,22 +76,21 @@ std::string tokenizerJson(const dataset::TokenizerInfo& info)
 
 }  // namespace
 
-Result<std::string> datasetTokenizer(const DataDirectory& platform, const std::string& datasetId)
+Result<std::string> datasetTokenizer(const BaseModelStore& store, const std::string& datasetId)
 {
-    auto manifest =
-        dataset::loadManifest(datasetFolder(platform.datasetsRoot(), datasetId), datasetId);
+    auto manifest = dataset::loadManifest(datasetFolder(store.datasetsRoot, datasetId), datasetId);
     if (!manifest)
         return manifest.error();
     return tokenizerJson(manifest->tokenizer);
 }
 
-std::filesystem::path baseModelFolder(const DataDirectory& platform, const std::string& name,
+std::filesystem::path baseModelFolder(const BaseModelStore& store, const std::string& name,
                                       std::int64_t version)
 {
-    return platform.path() / "models" / name / std::to_string(version);
+    return store.dataDir / "models" / name / std::to_string(version);
 }
 
-Result<StoredImport> storeImport(const DataDirectory& platform, const ImportModel& upload,
+Result<StoredImport> storeImport(const BaseModelStore& store, const ImportModel& upload,
                                  const std::string& name, std::int64_t version,
                                  const ImportAccept& accept)
 {
@@ -141,10 +139,10 @@ Result<StoredImport> storeImport(const DataDirectory& platform, const ImportMode
 
     // Written into a hidden sibling and renamed into place, replacing what an import that
     // failed after this step left.
-    auto kek = sealingKek(platform);
+    auto kek = sealingKek(store);
     if (!kek)
         return kek.error();
-    const auto target = baseModelFolder(platform, name, version);
+    const auto target = baseModelFolder(store, name, version);
     const auto incoming = target.parent_path() / (".incoming-" + toHex(crypto::randomBytes(6)));
     std::error_code ec;
     std::filesystem::create_directories(incoming, ec);
@@ -191,7 +189,7 @@ Result<StoredImport> storeImport(const DataDirectory& platform, const ImportMode
     return stored;
 }
 
-Result<KeptTokenizer> keptTokenizer(const DataDirectory& platform,
+Result<KeptTokenizer> keptTokenizer(const BaseModelStore& store,
                                     const std::map<std::string, std::string>& fileSha256)
 {
     const auto wanted = [&](const char* file) {
@@ -199,7 +197,7 @@ Result<KeptTokenizer> keptTokenizer(const DataDirectory& platform,
         return found == fileSha256.end() ? std::string() : found->second;
     };
     std::error_code ec;
-    const auto root = platform.path() / "models";
+    const auto root = store.dataDir / "models";
     // models/<name>/<version>/: a handful of imports, each two small files read.
     for (const auto& model : std::filesystem::directory_iterator(root, ec)) {
         for (const auto& version : std::filesystem::directory_iterator(model.path(), ec)) {
@@ -216,9 +214,9 @@ Result<KeptTokenizer> keptTokenizer(const DataDirectory& platform,
                  "are, and export again.");
 }
 
-Result<void> checkImport(const DataDirectory& platform, const ModelVersion& version)
+Result<void> checkImport(const BaseModelStore& store, const ModelVersion& version)
 {
-    const auto folder = baseModelFolder(platform, version.name, version.version);
+    const auto folder = baseModelFolder(store, version.name, version.version);
     auto sealed = fileSha256(folder / kSealedFile);
     if (!sealed)
         return sealed.error();

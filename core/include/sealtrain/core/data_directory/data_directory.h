@@ -38,6 +38,7 @@
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/control_plane.h"
 #include "sealtrain/core/platform/platform_start.h"
+#include "sealtrain/core/registry/base_model_store.h"
 #include "sealtrain/core/store/data_layout.h"
 #include "sealtrain/core/store/database.h"
 #include "sealtrain/crypto/certificate_authority.h"
@@ -157,6 +158,8 @@ public:
     // Every version of the KEK `id` that can still unwrap (retired ones can not), for the keys
     // handed to a trainer.
     [[nodiscard]] std::vector<const crypto::Kek*> usableKeks(std::string_view id) const;
+    // Where imported base models are kept and the KEKs that seal them, for the registry.
+    [[nodiscard]] BaseModelStore baseModels() const;
 
     // A session token in a file sealed under the `database` KEK (written atomically, mode 0600,
     // replacing an older one), and read back.

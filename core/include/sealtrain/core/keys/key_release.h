@@ -18,6 +18,7 @@
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/crypto/secret_bytes.h"
+#include "sealtrain/formats/checkpoint.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -51,19 +52,6 @@ struct VerifiedCheckpoint {
     std::string datasetId;        // the lineage's dataset: sampling needs its read release
     std::int64_t job = 0;         // 0: a run of the control plane's own trainer
     std::string signerPem;        // the worker's signing key, for a job's checkpoint
-};
-
-// One file of an exported model's folder.
-struct ExportFile {
-    std::string name;
-    std::vector<std::uint8_t> bytes;
-};
-
-// A model version exported as a Hugging Face GPT-2 folder (docs/formats/model-export.md).
-struct ExportFolder {
-    std::vector<ExportFile>
-        files;           // model.safetensors, config.json, vocab.json, merges.txt, model.sig
-    std::string digest;  // "sha256:" + the model-signing subject digest
 };
 
 // What checking a dataset inside the control plane found (KeyRelease::verifyDataset).
@@ -106,11 +94,6 @@ public:
     [[nodiscard]] Result<crypto::SecretBytes>
     forOwnRun(const std::string& datasetId,
               const std::optional<StartingModel>& start = std::nullopt) const;
-    // The model a job whose spec is `spec` starts from, its files checked as the registry checks
-    // them (Integrity, saying which, when altered); none for a job trained from scratch. Reads
-    // the database: call it inside the call's group.
-    [[nodiscard]] Result<std::optional<StartingModel>>
-    startingModel(const formats::JobSpec& spec) const;
     // The trainer's arguments for `start` read from `path` (--init-from, --init-sha256,
     // --init-name).
     [[nodiscard]] static std::vector<std::string> startArguments(const StartingModel& start,
@@ -122,7 +105,7 @@ public:
 
     // The keys of one dispatch, sealed to `worker`; `resumeSignerPem` is the signer of the
     // checkpoint it resumes from (the worker that wrote it), or none for a fresh start; `start`
-    // the model a fine-tuning job starts from (startingModel, read with the dispatch).
+    // the model a fine-tuning job starts from (registry/starting_model.h, read with the dispatch).
     [[nodiscard]] Result<WorkerRelease>
     forWorker(const WorkerInfo& worker, const Dispatch& dispatch, const formats::JobSpec& spec,
               const std::optional<std::string>& resumeSignerPem,
@@ -142,14 +125,11 @@ public:
     // (registry.h), which returns the envelope's bytes. Integrity, saying which, otherwise.
     [[nodiscard]] Result<std::string> checkedJobCheckpoint(const JobCheckpoint& recorded,
                                                            const std::string& signerPem) const;
-    // The recorded checkpoint, checked as checkedJobCheckpoint does, decrypted with its job's
-    // key, and written as the folder an export hands over: the parameters under GPT-2's names,
-    // its config.json, the byte tokenizer as GPT-2 tokenizer files, and model.sig, the OpenSSF
-    // model-signing signature of the others made with the platform's model-signing key.
-    // Unsupported, saying why, for a model of another tokenizer.
-    [[nodiscard]] Result<ExportFolder> exportFolder(const JobCheckpoint& recorded,
-                                                    const std::string& signerPem,
-                                                    const std::string& modelName) const;
+    // The recorded checkpoint, checked as checkedJobCheckpoint does and decrypted with its job's
+    // key: its parameters, for an export made inside the control plane
+    // (registry/exports/export_folder.h).
+    [[nodiscard]] Result<trainer::LoadedCheckpoint>
+    openJobCheckpoint(const JobCheckpoint& recorded, const std::string& signerPem) const;
     // The keys a sampler gets for `checkpoint` (its dataset's release already authorised).
     [[nodiscard]] Result<crypto::SecretBytes>
     forSampler(const VerifiedCheckpoint& checkpoint) const;
@@ -166,14 +146,11 @@ public:
     // and keepUpload moves it into its job's folder once the record is (Scheduler's `keep`).
     [[nodiscard]] Result<CheckpointPaths>
     uploadedCheckpoint(const std::filesystem::path& received) const;
-    // `baseSha256` is startingDigest of the job's spec: a fine-tuning job's checkpoint must name
-    // that model as its base, any other job's none.
+    // `baseSha256` is startingDigest (registry/starting_model.h) of the job's spec: a fine-tuning
+    // job's checkpoint must name that model as its base, any other job's none.
     [[nodiscard]] Result<JobCheckpoint>
     verifyUpload(const WorkerInfo& worker, const Dispatch& dispatch, const CheckpointPaths& upload,
                  std::uint64_t maxBytes, const std::string& baseSha256 = {}) const;
-    // The plaintext SHA-256 (hex) of the model `spec` starts from, empty for none; reads the
-    // database only (inside the call's group).
-    [[nodiscard]] Result<std::string> startingDigest(const formats::JobSpec& spec) const;
     [[nodiscard]] Result<void> keepUpload(std::int64_t job, const CheckpointPaths& upload) const;
 
 private:

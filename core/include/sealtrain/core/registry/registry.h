@@ -20,6 +20,7 @@
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/jobs/scheduling/scheduler.h"
 #include "sealtrain/core/keys/key_release.h"
+#include "sealtrain/core/registry/exports/export_folder.h"
 #include "sealtrain/core/registry/exports/staging.h"
 #include "sealtrain/crypto/signing.h"
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/keys/key_release.h"
+#include "sealtrain/core/registry/exports/export_folder.h"
 #include "sealtrain/crypto/secret_bytes.h"
 
 #include <cstddef>
