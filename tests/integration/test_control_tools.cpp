@@ -57,7 +57,10 @@ crypto::SecretBytes secret(std::string_view text)
 }
 
 // The fastest Argon2id the tool accepts (its floor), so that each init takes a moment.
-const QStringList kFastArgon2{"--argon2-ops", "2", "--argon2-mem-mib", "64"};
+QStringList fastArgon2()
+{
+    return {"--argon2-ops", "2", "--argon2-mem-mib", "64"};
+}
 
 }  // namespace
 
@@ -71,7 +74,7 @@ private slots:
         const std::filesystem::path data = dir.filePath("data").toStdString();
         auto run = runTool(QStringList{"init", "--data-dir", QString::fromStdString(data.string()),
                                        "--admin", "alice"}
-                               + kFastArgon2,
+                               + fastArgon2(),
                            "keyring passphrase one\nwinter orchid 42\n");
         QCOMPARE(run.code, 0);
         QCOMPARE(run.lines.size(), std::size_t{1});
@@ -96,7 +99,7 @@ private slots:
         const std::string caBefore = readText(data / "ca.crt");
         run = runTool(QStringList{"init", "--data-dir", QString::fromStdString(data.string()),
                                   "--admin", "mallory"}
-                          + kFastArgon2,
+                          + fastArgon2(),
                       "another passphrase\nsummer fjord 77\n");
         QCOMPARE(run.code, 1);
         QCOMPARE(run.lines.back().at("code").get<std::string>(), std::string("already-exists"));
@@ -110,7 +113,7 @@ private slots:
         QTemporaryDir dir;
         const QString data = dir.filePath("data");
         auto run =
-            runTool(QStringList{"init", "--data-dir", data, "--admin", "alice"} + kFastArgon2, {});
+            runTool(QStringList{"init", "--data-dir", data, "--admin", "alice"} + fastArgon2(), {});
         QCOMPARE(run.code, 1);
         const auto& error = run.lines.back();
         QCOMPARE(error.at("code").get<std::string>(), std::string("invalid-argument"));
@@ -119,7 +122,7 @@ private slots:
                  error.dump().c_str());
         QVERIFY(!std::filesystem::exists(data.toStdString()));
 
-        run = runTool(QStringList{"init", "--data-dir", data, "--admin", "alice"} + kFastArgon2,
+        run = runTool(QStringList{"init", "--data-dir", data, "--admin", "alice"} + fastArgon2(),
                       "only the passphrase\n");
         QCOMPARE(run.code, 1);
         QVERIFY(run.lines.back().at("error").get<std::string>().find("first admin's password")
