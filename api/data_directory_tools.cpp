@@ -108,8 +108,8 @@ Result<Json> runTool(const std::filesystem::path& executable, const std::string&
         return *said.error;
     if (*status != 0 || !said.result)
         return Error(ErrorCode::Internal,
-                     fmt::format("{} {} ended (exit status {}) without a result; its messages are "
-                                 "above; install the same Sealtrain release for it and this "
+                     fmt::format("`{} {}` ended (exit status {}) without a result; its messages "
+                                 "are above; install the same Sealtrain release for it and this "
                                  "client.",
                                  executable.filename().string(), tool, *status));
     return std::move(*said.result);

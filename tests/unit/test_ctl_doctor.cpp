@@ -71,7 +71,8 @@ private slots:
 
         DoctorOptions silent{folder, 1, std::nullopt, std::nullopt};
         silent.controlExecutable = "/bin/true";
-        const Check* control = findCheck(runDoctor(silent), "sealtrain-control");
+        const auto silentReport = runDoctor(silent);
+        const Check* control = findCheck(silentReport, "sealtrain-control");
         QVERIFY(control != nullptr);
         QCOMPARE(control->status, CheckStatus::Error);
         QVERIFY2(control->finding.find("without a result") != std::string::npos,
