@@ -161,7 +161,7 @@ public:
         });
         if (!authorised.ok())
             return authorised;
-        auto checked = core::KeyRelease(shared_.platform).verifyDataset(info.id);
+        auto checked = core::KeyRelease(shared_.platform.keyVault()).verifyDataset(info.id);
         if (!checked)
             return Internal::toStatus(checked.error());
         fillDataset(info, *reply->mutable_dataset());

@@ -297,8 +297,8 @@ public:
         if (!allowed.ok())
             return allowed;
         // Read outside the group: a large checkpoint holds up nobody's commit.
-        const core::CheckpointPaths files =
-            core::KeyRelease(shared_.platform).jobCheckpointFiles(request->id(), chosen->step);
+        const core::CheckpointPaths files = core::KeyRelease(shared_.platform.keyVault())
+                                                .jobCheckpointFiles(request->id(), chosen->step);
         return statusOf(
             transfer::sendFiles({files.sealed, files.envelope}, {},
                                 [&](const v1::FileChunk& chunk) { return writer->Write(chunk); }));

@@ -68,35 +68,24 @@ check_folder(app/gui "${include_prefix}sealtrain/api/server"
 
 # core/ by concept (issue #50; docs/architecture.md, "core/ by concept"): a file of a concept
 # folder (core/CONCEPT/… or core/include/sealtrain/core/CONCEPT/…) includes only its own concept
-# and those below it in this order; control_plane (core/'s top) may include them all, and
-# control_plane_options.h, the plain struct of policy knobs, is for everyone. A folder that is not
-# in the order is refused: a new concept takes its place in the design first.
+# and those below it in this order. control_plane (core/control_plane.cpp and its header, at
+# core/'s top) has its place in the order as a concept has: it holds the concepts below it, and
+# the data directory above it opens it. control_plane_options.h, the plain struct of policy knobs,
+# is for everyone. A folder that is not in the order is refused: a new concept takes its place in
+# the design first.
 set(core_concepts store access identity datasets workers jobs keys registry audit compliance
-    platform data_directory dispatch backup)
-# The arrows against the order that core/ still has (issue #50 removes them: KeyRelease split by
-# duty, the registry's rows behind an interface the jobs use, the ControlPlane's own methods out
-# of the concepts' files). Each is FILE|INCLUDE; no other may be added, and one that is gone must
-# be struck from here.
-set(core_debts
-    # the data directory owns the control plane, and its header names it
-    "core/include/sealtrain/core/data_directory/data_directory.h|sealtrain/core/control_plane.h"
-    # a fine-tune's base model and sampling a version read the registry's rows
-    "core/jobs/runs/sampling.cpp|registry/rows.h"
-    "core/jobs/runs/sampling.cpp|sealtrain/core/registry/registry.h"
-    "core/jobs/scheduling/scheduler.cpp|registry/rows.h"
-    "core/jobs/vetting/base_model.cpp|registry/rows.h"
-    # KeyRelease holds the DataDirectory for its keys and folders
-    "core/keys/key_release.cpp|sealtrain/core/data_directory/data_directory.h")
-list(LENGTH core_concepts core_top)
-set(core_debts_seen "")
+    platform control_plane data_directory dispatch backup)
 file(GLOB_RECURSE core_files "${SOURCE_DIR}/core/*.h" "${SOURCE_DIR}/core/*.cpp")
 foreach(file IN LISTS core_files)
     file(RELATIVE_PATH rel "${SOURCE_DIR}" "${file}")
     string(REGEX REPLACE "^core/(include/sealtrain/core/)?" "" inner "${rel}")
-    if(NOT inner MATCHES "^([^/]+)/")
-        continue()  # core's top: control_plane
+    if(inner MATCHES "^control_plane\\.(h|cpp)$")
+        set(concept control_plane)
+    elseif(inner MATCHES "^([^/]+)/")
+        set(concept "${CMAKE_MATCH_1}")
+    else()
+        continue()  # control_plane_options.h: plain knobs, for everyone
     endif()
-    set(concept "${CMAKE_MATCH_1}")
     if(concept STREQUAL "include")
         continue()
     endif()
@@ -116,19 +105,14 @@ foreach(file IN LISTS core_files)
             continue()  # another library's header
         endif()
         if(name STREQUAL "control_plane.h")
-            set(rank ${core_top})
+            list(FIND core_concepts control_plane rank)
         elseif(name MATCHES "^([^/]+)/")
             list(FIND core_concepts "${CMAKE_MATCH_1}" rank)
         else()
             continue()
         endif()
         if(rank GREATER own)
-            list(FIND core_debts "${rel}|${path}" debt)
-            if(debt EQUAL -1)
-                set(failures "${failures}\n  ${rel}: ${line}  (core/${concept}/ is below what it includes)")
-            else()
-                list(APPEND core_debts_seen "${rel}|${path}")
-            endif()
+            set(failures "${failures}\n  ${rel}: ${line}  (core/${concept}/ is below what it includes)")
         endif()
     endforeach()
 endforeach()
@@ -143,14 +127,6 @@ foreach(dir IN LISTS core_dirs)
             file(RELATIVE_PATH rel "${SOURCE_DIR}" "${dir}")
             set(failures "${failures}\n  ${rel}/: ${count} files in one folder; give it sub-concepts")
         endif()
-    endif()
-endforeach()
-foreach(debt IN LISTS core_debts)
-    string(REPLACE "|" ";" parts "${debt}")
-    list(GET parts 0 debt_file)
-    list(FIND core_debts_seen "${debt}" seen)
-    if(seen EQUAL -1 AND EXISTS "${SOURCE_DIR}/${debt_file}")
-        set(failures "${failures}\n  ${debt_file}: the listed arrow ${debt} is gone; strike it from tests/layering.cmake's core_debts")
     endif()
 endforeach()
 

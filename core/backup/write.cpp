@@ -12,7 +12,7 @@
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/base/folder_cleanup.h"
 #include "sealtrain/base/version.h"
-#include "sealtrain/core/backup/audit.h"
+#include "sealtrain/core/platform/backup_audit.h"
 #include "sealtrain/crypto/dsse.h"
 #include "sealtrain/crypto/hash.h"
 #include "sealtrain/crypto/random.h"

@@ -495,13 +495,13 @@ void DataDirectory::connectRegistry()
     registry.setSigningKey(&*state_->registryKey);
     registry.setCheckpointCheck(
         [this](const JobCheckpoint& recorded, const std::string& signerPem) -> Result<std::string> {
-            return KeyRelease(*this).checkedJobCheckpoint(recorded, signerPem);
+            return KeyRelease(keyVault()).checkedJobCheckpoint(recorded, signerPem);
         });
     registry.setExportBuilder(
         [this](const JobCheckpoint& recorded, const std::string& signerPem,
                const std::string& modelName) -> Result<ExportFolder> {
             return buildExportFolder(
-                KeyRelease(*this), baseModels(),
+                KeyRelease(keyVault()), baseModels(),
                 [this](std::string_view statement) { return signModelStatement(statement); },
                 recorded, signerPem, modelName);
         },
@@ -570,28 +570,17 @@ Result<const crypto::Kek*> DataDirectory::datasetsKek() const
 
 crypto::KekResolver DataDirectory::datasetsResolver() const
 {
-    const crypto::Keyring& keyring = *state_->keyring;
-    return [&keyring](const std::string& id, std::uint32_t version) -> Result<const crypto::Kek*> {
-        if (id != datadir::kDatasetsKekId)
-            return Error(ErrorCode::Integrity,
-                         "A shard is sealed under the '" + id
-                             + "' key rather than the datasets key; restore the dataset from a "
-                               "trusted copy.");
-        return keyring.findKek(id, version);
-    };
+    return core::datasetsResolver(*state_->keyring);
 }
 
 std::vector<const crypto::Kek*> DataDirectory::usableKeks(std::string_view id) const
 {
-    const crypto::Keyring& keyring = *state_->keyring;
-    std::vector<const crypto::Kek*> keks;
-    for (const auto& info : keyring.list()) {
-        if (info.id != id || info.state == crypto::KekState::Retired)
-            continue;
-        if (auto kek = keyring.findKek(info.id, info.version); kek)
-            keks.push_back(*kek);
-    }
-    return keks;
+    return core::usableKeks(*state_->keyring, id);
+}
+
+KeyVault DataDirectory::keyVault()
+{
+    return {path(), keyring(), manifestsKey(), checkpointsKey(), clock()};
 }
 
 BaseModelStore DataDirectory::baseModels() const

@@ -44,7 +44,7 @@ Handovers::Handovers(DataDirectory& platform, Workers& workers, Scheduler& sched
     , workers_(workers)
     , scheduler_(scheduler)
     , inGroup_(std::move(inGroup))
-    , keys_(platform)
+    , keys_(platform.keyVault())
 {
 }
 

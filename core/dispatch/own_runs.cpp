@@ -34,7 +34,7 @@ OwnRuns::OwnRuns(DataDirectory& platform, OwnRunParts parts, InGroup inGroup,
     , parts_(parts)
     , inGroup_(std::move(inGroup))
     , trainer_(std::move(trainer))
-    , keys_(platform)
+    , keys_(platform.keyVault())
 {
 }
 

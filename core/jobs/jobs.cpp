@@ -252,9 +252,10 @@ bool JobInfo::vettingPassed() const
                           [](const VettingCheck& check) { return check.ok; });
 }
 
-Jobs::Jobs(AuditedTransactions& gate, JobPolicy policy)
+Jobs::Jobs(AuditedTransactions& gate, const ModelLookup& models, JobPolicy policy)
     : gate_(gate)
     , database_(gate.database())
+    , models_(models)
     , policy_(std::move(policy))
 {
 }
@@ -310,8 +311,8 @@ Result<JobInfo> Jobs::submit(const std::string& session, const Result<formats::J
                     return spec.error();
                 internal::Pins pins;
                 const std::string& datasetId = pins.datasetId;
-                const auto checks = internal::vetSpec(database_, policy_, tokenizerOf_, *spec,
-                                                      caller.userId, 0, pins);
+                const auto checks = internal::vetSpec(database_, policy_, tokenizerOf_, models_,
+                                                      *spec, caller.userId, 0, pins);
                 const bool passed = std::all_of(checks.begin(), checks.end(),
                                                 [](const VettingCheck& c) { return c.ok; });
                 const formats::JobSpec pinned = pinnedToDataset(*spec, pins);
@@ -371,8 +372,8 @@ Result<JobInfo> Jobs::edit(const std::string& session, std::int64_t id,
                                  "project instead.");
                 internal::Pins pins;
                 const std::string& datasetId = pins.datasetId;
-                const auto checks = internal::vetSpec(database_, policy_, tokenizerOf_, *spec,
-                                                      caller.userId, id, pins);
+                const auto checks = internal::vetSpec(database_, policy_, tokenizerOf_, models_,
+                                                      *spec, caller.userId, id, pins);
                 const bool passed = std::all_of(checks.begin(), checks.end(),
                                                 [](const VettingCheck& c) { return c.ok; });
                 const formats::JobSpec pinned = pinnedToDataset(*spec, pins);
@@ -425,8 +426,8 @@ Result<JobInfo> Jobs::vet(const std::string& session, std::int64_t id)
                     return spec.error();
                 internal::Pins pins;
                 const std::string& datasetId = pins.datasetId;
-                const auto checks = internal::vetSpec(database_, policy_, tokenizerOf_, *spec,
-                                                      job->submitterId, id, pins);
+                const auto checks = internal::vetSpec(database_, policy_, tokenizerOf_, models_,
+                                                      *spec, job->submitterId, id, pins);
                 const bool passed = std::all_of(checks.begin(), checks.end(),
                                                 [](const VettingCheck& c) { return c.ok; });
                 // A spec whose dataset first resolves now is pinned now: its hash changes, and an

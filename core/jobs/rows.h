@@ -4,6 +4,7 @@
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/jobs/jobs.h"
+#include "sealtrain/core/jobs/model_lookup.h"
 #include "sealtrain/core/jobs/scheduling/scheduler.h"
 #include "sealtrain/core/store/database.h"
 #include "store/audited_transaction.h"
@@ -57,21 +58,20 @@ struct Pins {
 
 // The automatic vetting of `spec` for `submitterId` under `policy`: every check, passed or not,
 // in the order the approver reads them; what its references resolved to in `pins`.
-[[nodiscard]] std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& policy,
-                                                const TokenizerLookup& tokenizerOf,
-                                                const formats::JobSpec& spec,
-                                                std::int64_t submitterId, std::int64_t excludeJob,
-                                                Pins& pins);
+[[nodiscard]] std::vector<VettingCheck>
+vetSpec(const Database& database, const JobPolicy& policy, const TokenizerLookup& tokenizerOf,
+        const ModelLookup& models, const formats::JobSpec& spec, std::int64_t submitterId,
+        std::int64_t excludeJob, Pins& pins);
 
 // The data behind the version `label` a job starts from (issue #48): "base model data", ok when
 // `submitterId` holds a read grant on every dataset behind it and each one's classification is in
 // `poolAllowed` (nullptr: the pool is not in the policy).
-[[nodiscard]] VettingCheck vetBaseModelData(const Database& database, const std::string& label,
-                                            std::int64_t submitterId,
+[[nodiscard]] VettingCheck vetBaseModelData(const Database& database, const ModelLookup& models,
+                                            const std::string& label, std::int64_t submitterId,
                                             const std::vector<std::string>* poolAllowed,
                                             const std::string& pool);
-[[nodiscard]] VettingCheck vetBaseModel(const Database& database, const formats::JobSpec& spec,
-                                        const std::string& datasetId,
+[[nodiscard]] VettingCheck vetBaseModel(const Database& database, const ModelLookup& models,
+                                        const formats::JobSpec& spec, const std::string& datasetId,
                                         const TokenizerLookup& tokenizerOf, std::string& pinned);
 // The job as a call left it.
 [[nodiscard]] Result<JobInfo> reloaded(const Database& database, std::int64_t id);

@@ -6,7 +6,6 @@
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
-#include "sealtrain/core/data_directory/data_directory.h"
 #include "sealtrain/core/datasets/datasets.h"
 #include "sealtrain/core/jobs/scheduling/budgets.h"
 #include "sealtrain/core/jobs/scheduling/scheduler.h"
@@ -36,9 +35,9 @@ constexpr std::size_t kJobKeySize = 32;
 constexpr std::string_view kJobKeyFile = "job.key.sealed";
 constexpr std::string_view kCheckpointsFolder = "checkpoints";
 
-std::filesystem::path jobFolder(const DataDirectory& platform, std::int64_t job)
+std::filesystem::path jobFolder(const KeyVault& vault, std::int64_t job)
 {
-    return platform.path() / "jobs" / std::to_string(job);
+    return vault.root / "jobs" / std::to_string(job);
 }
 
 CheckpointPaths pathsOf(const trainer::CheckpointFiles& files)
@@ -58,13 +57,13 @@ trainer::CheckpointFiles filesOf(const CheckpointPaths& paths)
 // The job's own checkpoint KEK ("job-<id>"): made at its first release, kept sealed under the
 // platform's `checkpoints` KEK (jobs/<id>/job.key.sealed). A worker gets this key, never the
 // platform's, so it can read back its job's checkpoints and no other.
-Result<crypto::Kek> jobKey(DataDirectory& platform, std::int64_t job)
+Result<crypto::Kek> jobKey(const KeyVault& vault, std::int64_t job)
 {
-    const auto folder = jobFolder(platform, job);
+    const auto folder = jobFolder(vault, job);
     const auto path = folder / kJobKeyFile;
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
-        auto active = platform.keyring().activeKek(trainer::kCheckpointsKekId);
+        auto active = vault.keyring.activeKek(trainer::kCheckpointsKekId);
         if (!active)
             return active.error();
         std::filesystem::create_directories(folder, ec);
@@ -79,7 +78,7 @@ Result<crypto::Kek> jobKey(DataDirectory& platform, std::int64_t job)
         SEALTRAIN_TRY(writer->write(secret->bytes()));
         SEALTRAIN_TRY(writer->finish());
     }
-    const auto keks = platform.usableKeks(trainer::kCheckpointsKekId);
+    const auto keks = usableKeks(vault.keyring, trainer::kCheckpointsKekId);
     const crypto::KekResolver resolver =
         [&keks](const std::string& id, std::uint32_t version) -> Result<const crypto::Kek*> {
         for (const crypto::Kek* kek : keks)
@@ -108,14 +107,14 @@ Result<crypto::Kek> jobKey(DataDirectory& platform, std::int64_t job)
 
 // The data keys of exactly the shards of dataset `datasetId`, unwrapped with the `datasets` KEK
 // (which never leaves): what a trainer is given in its place.
-Result<std::vector<trainer::DataKey>> datasetDataKeys(const DataDirectory& platform,
+Result<std::vector<trainer::DataKey>> datasetDataKeys(const KeyVault& vault,
                                                       const std::string& datasetId)
 {
-    const auto folder = datasetFolder(platform.datasetsRoot(), datasetId);
+    const auto folder = datasetFolder(vault.datasetsRoot(), datasetId);
     auto manifest = dataset::loadManifest(folder, datasetId);
     if (!manifest)
         return manifest.error();
-    const crypto::KekResolver resolver = platform.datasetsResolver();
+    const crypto::KekResolver resolver = datasetsResolver(vault.keyring);
     std::vector<trainer::DataKey> dataKeys;
     for (const dataset::Split split : {dataset::Split::Train, dataset::Split::Validation}) {
         for (const dataset::ShardEntry& entry : manifest->split(split).shards) {
@@ -134,9 +133,9 @@ Result<std::vector<trainer::DataKey>> datasetDataKeys(const DataDirectory& platf
     return dataKeys;
 }
 
-Result<std::vector<const crypto::Kek*>> checkpointKeks(const DataDirectory& platform)
+Result<std::vector<const crypto::Kek*>> checkpointKeks(const KeyVault& vault)
 {
-    auto keks = platform.usableKeks(trainer::kCheckpointsKekId);
+    auto keks = usableKeks(vault.keyring, trainer::kCheckpointsKekId);
     if (keks.empty())
         return Error(ErrorCode::NotFound,
                      "The keyring has no usable 'checkpoints' KEK; its administrator adds one "
@@ -157,7 +156,7 @@ VerifiedCheckpoint verified(const trainer::CheckpointFiles& files,
 // The data key of a starting model's sealed file, unwrapped with the KEK that sealed it (the
 // `checkpoints` KEK for an import, its job's key for a job's version), which stays here. Reads
 // no database row.
-Result<trainer::DataKey> startingDataKey(DataDirectory& platform, const StartingModel& start)
+Result<trainer::DataKey> startingDataKey(const KeyVault& vault, const StartingModel& start)
 {
     auto source = FileSource::open(start.sealed);
     if (!source)
@@ -167,12 +166,12 @@ Result<trainer::DataKey> startingDataKey(DataDirectory& platform, const Starting
         return info.error();
     std::optional<crypto::Kek> jobKek;
     if (start.job != 0) {
-        auto kek = jobKey(platform, start.job);
+        auto kek = jobKey(vault, start.job);
         if (!kek)
             return kek.error();
         jobKek = std::move(kek).value();
     }
-    const crypto::Keyring& keyring = platform.keyring();
+    const crypto::Keyring& keyring = vault.keyring;
     const crypto::KekResolver resolver =
         jobKek
             ? crypto::keyFileResolver(*jobKek)
@@ -197,8 +196,8 @@ bool isValidRunId(std::string_view id)
     return trainer::isValidRunId(id);
 }
 
-KeyRelease::KeyRelease(DataDirectory& platform)
-    : platform_(platform)
+KeyRelease::KeyRelease(KeyVault vault)
+    : vault_(std::move(vault))
 {
 }
 
@@ -211,27 +210,27 @@ std::vector<std::string> KeyRelease::startArguments(const StartingModel& start,
 Result<crypto::SecretBytes> KeyRelease::forOwnRun(const std::string& datasetId,
                                                   const std::optional<StartingModel>& start) const
 {
-    auto dataKeys = datasetDataKeys(platform_, datasetId);
+    auto dataKeys = datasetDataKeys(vault_, datasetId);
     if (!dataKeys)
         return dataKeys.error();
     if (start) {
-        auto key = startingDataKey(platform_, *start);
+        auto key = startingDataKey(vault_, *start);
         if (!key)
             return key.error();
         dataKeys->push_back(std::move(key).value());
     }
-    auto keks = checkpointKeks(platform_);
+    auto keks = checkpointKeks(vault_);
     if (!keks)
         return keks.error();
-    return trainer::formatTrainerKeys(*keks, &platform_.checkpointsKey(), {}, *dataKeys);
+    return trainer::formatTrainerKeys(*keks, &vault_.checkpointsKey, {}, *dataKeys);
 }
 
 Result<DatasetCheck> KeyRelease::verifyDataset(const std::string& datasetId) const
 {
-    const auto resolver = platform_.datasetsResolver();
-    const auto& trusted = platform_.manifestsKey().publicKey();
-    auto report = dataset::verifyDataset(datasetFolder(platform_.datasetsRoot(), datasetId),
-                                         datasetId, &resolver, &trusted);
+    const auto resolver = datasetsResolver(vault_.keyring);
+    const auto& trusted = vault_.manifestsKey.publicKey();
+    auto report = dataset::verifyDataset(datasetFolder(vault_.datasetsRoot(), datasetId), datasetId,
+                                         &resolver, &trusted);
     if (!report)
         return report.error();
     return DatasetCheck{report->shardsChecked, report->tokensChecked, trusted.keyId()};
@@ -242,18 +241,18 @@ Result<WorkerRelease> KeyRelease::forWorker(const WorkerInfo& worker, const Disp
                                             const std::optional<std::string>& resumeSignerPem,
                                             const std::optional<StartingModel>& start) const
 {
-    auto dataKeys = datasetDataKeys(platform_, dispatch.datasetId);
+    auto dataKeys = datasetDataKeys(vault_, dispatch.datasetId);
     if (!dataKeys)
         return dataKeys.error();
     // A fine-tuning job's starting model (checked when it was taken): its one data key travels
     // with the dataset's, and the trainer checks the plaintext's SHA-256.
     if (start) {
-        auto key = startingDataKey(platform_, *start);
+        auto key = startingDataKey(vault_, *start);
         if (!key)
             return key.error();
         dataKeys->push_back(std::move(key).value());
     }
-    auto kek = jobKey(platform_, dispatch.job.id);
+    auto kek = jobKey(vault_, dispatch.job.id);
     if (!kek)
         return kek.error();
     std::vector<crypto::PublicKey> trusted;
@@ -299,7 +298,7 @@ Result<VerifiedCheckpoint> KeyRelease::checkpointAt(const std::filesystem::path&
     auto files = trainer::checkpointFilesFor(path);
     if (!files)
         return files.error();
-    const crypto::PublicKey signer = platform_.checkpointsKey().publicKey();
+    const crypto::PublicKey signer = vault_.checkpointsKey.publicKey();
     auto lineage = trainer::verifyCheckpointSignature(*files, std::span(&signer, 1));
     if (!lineage)
         return lineage.error();
@@ -320,7 +319,7 @@ Result<VerifiedCheckpoint> KeyRelease::runCheckpoint(const std::string& runId,
             continue;
         // A model carries the classification of its data, and only a checkpoint this platform
         // signed counts.
-        const crypto::PublicKey signer = platform_.checkpointsKey().publicKey();
+        const crypto::PublicKey signer = vault_.checkpointsKey.publicKey();
         auto lineage = trainer::verifyCheckpointSignature(*it, std::span(&signer, 1));
         if (!lineage)
             return lineage.error();
@@ -377,7 +376,7 @@ Result<trainer::LoadedCheckpoint> KeyRelease::openJobCheckpoint(const JobCheckpo
     auto signer = crypto::PublicKey::fromPem(signerPem);
     if (!signer)
         return signer.error();
-    auto kek = jobKey(platform_, recorded.jobId);
+    auto kek = jobKey(vault_, recorded.jobId);
     if (!kek)
         return kek.error();
     const crypto::KekResolver resolver = crypto::keyFileResolver(*kek);
@@ -388,16 +387,16 @@ Result<trainer::LoadedCheckpoint> KeyRelease::openJobCheckpoint(const JobCheckpo
 Result<crypto::SecretBytes> KeyRelease::forSampler(const VerifiedCheckpoint& checkpoint) const
 {
     if (checkpoint.job == 0) {
-        auto keks = checkpointKeks(platform_);
+        auto keks = checkpointKeks(vault_);
         if (!keks)
             return keks.error();
-        const crypto::PublicKey signer = platform_.checkpointsKey().publicKey();
+        const crypto::PublicKey signer = vault_.checkpointsKey.publicKey();
         return trainer::formatTrainerKeys(*keks, nullptr, std::span(&signer, 1));
     }
     auto signer = crypto::PublicKey::fromPem(checkpoint.signerPem);
     if (!signer)
         return signer.error();
-    auto kek = jobKey(platform_, checkpoint.job);
+    auto kek = jobKey(vault_, checkpoint.job);
     if (!kek)
         return kek.error();
     const crypto::Kek* keks[] = {&*kek};
@@ -406,7 +405,7 @@ Result<crypto::SecretBytes> KeyRelease::forSampler(const VerifiedCheckpoint& che
 
 CheckpointPaths KeyRelease::jobCheckpointFiles(std::int64_t job, std::int64_t step) const
 {
-    return pathsOf(trainer::checkpointFiles(jobFolder(platform_, job) / kCheckpointsFolder,
+    return pathsOf(trainer::checkpointFiles(jobFolder(vault_, job) / kCheckpointsFolder,
                                             static_cast<std::uint64_t>(step)));
 }
 
@@ -418,7 +417,7 @@ std::size_t KeyRelease::runCheckpointCount(const std::string& runId) const
 
 std::filesystem::path KeyRelease::runFolder(const std::string& runId) const
 {
-    return platform_.path() / "runs" / runId;
+    return vault_.root / "runs" / runId;
 }
 
 Result<CheckpointPaths> KeyRelease::uploadedCheckpoint(const std::filesystem::path& received) const
@@ -443,7 +442,7 @@ Result<JobCheckpoint> KeyRelease::verifyUpload(const WorkerInfo& worker, const D
     auto signer = crypto::PublicKey::fromPem(worker.signingKeyPem);
     if (!signer)
         return signer.error();
-    auto kek = jobKey(platform_, dispatch.job.id);
+    auto kek = jobKey(vault_, dispatch.job.id);
     if (!kek)
         return kek.error();
     const crypto::KekResolver resolver =
@@ -495,14 +494,14 @@ Result<JobCheckpoint> KeyRelease::verifyUpload(const WorkerInfo& worker, const D
     record.plaintextSha256 = lineage.subject.sha256;
     record.fileBase = upload.sealed.stem().string();
     record.recorded =
-        std::chrono::duration_cast<std::chrono::seconds>(platform_.clock().now().time_since_epoch())
+        std::chrono::duration_cast<std::chrono::seconds>(vault_.clock.now().time_since_epoch())
             .count();
     return record;
 }
 
 Result<void> KeyRelease::keepUpload(std::int64_t job, const CheckpointPaths& upload) const
 {
-    const auto folder = jobFolder(platform_, job) / kCheckpointsFolder;
+    const auto folder = jobFolder(vault_, job) / kCheckpointsFolder;
     std::error_code failed;
     std::filesystem::create_directories(folder, failed);
     const CheckpointPaths kept = jobCheckpointFiles(job, static_cast<std::int64_t>(upload.step));

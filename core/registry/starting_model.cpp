@@ -77,4 +77,56 @@ Result<std::string> startingDigest(const Database& database, const formats::JobS
     return version->digest.substr(version->digest.find(':') + 1);
 }
 
+Result<std::int64_t> RegistryModelLookup::aliasVersion(const Database& database,
+                                                       const std::string& name,
+                                                       const std::string& alias) const
+{
+    return database.queryInteger(
+        "SELECT v.version FROM model_aliases a JOIN model_versions v ON v.id = a.version_id "
+        "WHERE a.name = ? AND a.alias = ?",
+        {name, alias});
+}
+
+Result<StartingVersion> RegistryModelLookup::version(const Database& database,
+                                                     const std::string& name,
+                                                     std::int64_t version) const
+{
+    auto loaded = internal::loadVersion(database, name, version);
+    if (!loaded)
+        return loaded.error();
+    StartingVersion facts;
+    facts.label = loaded->label();
+    facts.project = loaded->project;
+    facts.digest = loaded->digest;
+    facts.imported = loaded->imported();
+    facts.jobId = loaded->jobId;
+    facts.datasetId = loaded->datasetId;
+    facts.tokenizer = loaded->tokenizer;
+    facts.shape = loaded->shape;
+    return facts;
+}
+
+Result<std::vector<std::string>> RegistryModelLookup::datasetsBehind(const Database& database,
+                                                                     const std::string& name,
+                                                                     std::int64_t version) const
+{
+    auto loaded = internal::loadVersion(database, name, version);
+    if (!loaded)
+        return loaded.error();
+    return internal::datasetsBehind(database, *loaded);
+}
+
+Result<void> RegistryModelLookup::requireSampleReadable(AuditedTransactions& gate,
+                                                        const Caller& caller,
+                                                        const ModelReference& reference) const
+{
+    auto version = internal::resolveVersion(gate, caller, reference);
+    if (!version)
+        return version.error();
+    auto readable = internal::requireLineageReadable(gate, caller, *version);
+    if (!readable)
+        return readable.error();
+    return success();
+}
+
 }  // namespace sealtrain::core

@@ -1075,7 +1075,7 @@ private slots:
             auto worker = plane.workers().byName(last->worker);
             if (!worker)
                 return worker.error();
-            const core::KeyRelease release(**platform);
+            const core::KeyRelease release((*platform)->keyVault());
             auto verified = release.jobCheckpoint(*last, worker->signingKeyPem);
             if (!verified)
                 return verified.error();

@@ -110,8 +110,8 @@ private:
                          const crypto::BoxKeyPair& box)
     {
         formats::JobSpec spec;
-        auto release =
-            core::KeyRelease(*platform_).forWorker(worker, dispatchOf(job), spec, std::nullopt);
+        auto release = core::KeyRelease(platform_->keyVault())
+                           .forWorker(worker, dispatchOf(job), spec, std::nullopt);
         if (!release)
             qFatal("no release: %s", release.error().message().c_str());
         auto text = crypto::openSealedBox(box, release->sealedKeys);
@@ -167,7 +167,7 @@ private slots:
     // checkpoints KEK and the checkpoints signing key; never the datasets KEK or another key.
     void ownRunGetsTheShardKeysOnly()
     {
-        auto text = core::KeyRelease(*platform_).forOwnRun(datasetId_);
+        auto text = core::KeyRelease(platform_->keyVault()).forOwnRun(datasetId_);
         QVERIFY2(text, text ? "" : text.error().message().c_str());
         const auto keys = parsed(*text);
         QCOMPARE(keys.dataKeys.size(), shards_);
@@ -179,7 +179,8 @@ private slots:
         QVERIFY(keys.signingKey->publicKey().toPem()
                 != platform_->signingKey().publicKey().toPem());
         // A dataset that is not there gives nothing.
-        QVERIFY(!core::KeyRelease(*platform_).forOwnRun("sha256:" + std::string(64, 'e')));
+        QVERIFY(
+            !core::KeyRelease(platform_->keyVault()).forOwnRun("sha256:" + std::string(64, 'e')));
     }
 
     // A worker's job: the shard keys and the job's own KEK, sealed so that only that worker
@@ -194,7 +195,7 @@ private slots:
         worker.boxKey = box.publicKey();
         formats::JobSpec spec;
         spec.resources.cpuRanksPerNode = 2;
-        const core::KeyRelease release(*platform_);
+        const core::KeyRelease release(platform_->keyVault());
         auto handed = release.forWorker(worker, dispatchOf(7), spec, std::nullopt);
         QVERIFY2(handed, handed ? "" : handed.error().message().c_str());
         QCOMPARE(handed->checkpointKek, std::string("job-7"));
@@ -242,8 +243,8 @@ private slots:
         spec.resources.gpusPerNode = 4;
         QCOMPARE(core::chargedGpus(spec), std::int64_t{8});
         QCOMPARE(core::gpuHoursCharged(spec, 0.5), 4.0);
-        auto handed =
-            core::KeyRelease(*platform_).forWorker(worker, dispatchOf(9), spec, std::nullopt);
+        auto handed = core::KeyRelease(platform_->keyVault())
+                          .forWorker(worker, dispatchOf(9), spec, std::nullopt);
         QVERIFY2(handed, handed ? "" : handed.error().message().c_str());
         QCOMPARE(handed->gpusPerNode, std::int64_t{4});
         QCOMPARE(handed->chargedGpus, std::int64_t{8});
@@ -257,7 +258,7 @@ private slots:
     // named by a run id that is one; the sampler gets the checkpoint's KEK, no data key.
     void runCheckpointsAreVerified()
     {
-        const core::KeyRelease release(*platform_);
+        const core::KeyRelease release(platform_->keyVault());
         auto traversal = release.runCheckpoint("../../etc", 0);
         QVERIFY(!traversal);
         QCOMPARE(traversal.error().code(), ErrorCode::InvalidArgument);
@@ -309,7 +310,7 @@ private slots:
         worker.boxKey = box.publicKey();
         worker.signingKeyPem = signer.publicKey().toPem();
         const crypto::Kek jobKek = jobKekOf(9, worker, box);
-        const core::KeyRelease release(*platform_);
+        const core::KeyRelease release(platform_->keyVault());
         const fs::path incoming = fs::path(dir_.path().toStdString()) / "incoming";
 
         trainer::CheckpointState state;

@@ -3,10 +3,9 @@
 #include "sealtrain/core/jobs/jobs.h"
 
 #include "jobs/rows.h"
-#include "registry/rows.h"
 #include "sealtrain/core/access/permissions.h"
 #include "sealtrain/core/datasets/datasets.h"
-#include "sealtrain/core/registry/registry.h"
+#include "sealtrain/core/jobs/model_lookup.h"
 #include "store/audited_transaction.h"
 
 #include <fmt/format.h>
@@ -95,13 +94,7 @@ Result<SamplerCall> Jobs::admitSample(const std::string& session, const SampleTa
                 auto reference = parseModelReference(target.model);
                 if (!reference)
                     return reference.error();
-                auto version = internal::resolveVersion(gate_, caller, *reference);
-                if (!version)
-                    return version.error();
-                auto readable = internal::requireLineageReadable(gate_, caller, *version);
-                if (!readable)
-                    return readable.error();
-                return success();
+                return models_.requireSampleReadable(gate_, caller, *reference);
             }
             if (!runIdIsWellFormed(target.runId))
                 return Error(ErrorCode::InvalidArgument,

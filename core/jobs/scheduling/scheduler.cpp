@@ -8,7 +8,6 @@
 
 #include "jobs/rows.h"
 #include "jobs/scheduling/attempts.h"
-#include "registry/rows.h"
 #include "sealtrain/core/access/permissions.h"
 #include "sealtrain/core/jobs/states.h"
 #include "sealtrain/core/store/database.h"
@@ -60,8 +59,8 @@ Result<std::string> activePool(const Database& database, std::int64_t workerId)
 
 // The job's dataset, then those behind the model version its spec starts from (pinned to
 // NAME@VERSION at vetting), once each.
-Result<std::vector<std::string>> jobDatasets(const Database& database, const JobRow& job,
-                                             const formats::JobSpec& spec)
+Result<std::vector<std::string>> jobDatasets(const Database& database, const ModelLookup& models,
+                                             const JobRow& job, const formats::JobSpec& spec)
 {
     std::vector<std::string> datasets{job.info.datasetId};
     if (spec.model.init.empty())
@@ -69,10 +68,7 @@ Result<std::vector<std::string>> jobDatasets(const Database& database, const Job
     auto reference = parseModelReference(spec.model.init);
     if (!reference)
         return reference.error();
-    auto version = internal::loadVersion(database, reference->name, reference->version);
-    if (!version)
-        return version.error();
-    auto behind = internal::datasetsBehind(database, *version);
+    auto behind = models.datasetsBehind(database, reference->name, reference->version);
     if (!behind)
         return behind.error();
     for (std::string& id : *behind)
@@ -136,9 +132,10 @@ Result<JobRow> internal::currentAttempt(const Database& database, std::int64_t w
     return job;
 }
 
-Scheduler::Scheduler(AuditedTransactions& gate, const JobPolicy& policy)
+Scheduler::Scheduler(AuditedTransactions& gate, const ModelLookup& models, const JobPolicy& policy)
     : gate_(gate)
     , database_(gate.database())
+    , models_(models)
     , policy_(policy)
 {
 }
@@ -204,7 +201,7 @@ Result<std::optional<Dispatch>> Scheduler::take(const WorkerInfo& worker)
         // Every dataset the job carries: its own, and those behind the model it starts from
         // (issue #48), each held to the pool's classifications and the submitter's reads.
         std::vector<std::string> datasets;
-        SEALTRAIN_ASSIGN(datasets, jobDatasets(database_, job, *spec));
+        SEALTRAIN_ASSIGN(datasets, jobDatasets(database_, models_, job, *spec));
         std::optional<std::string> refusal;
         for (const std::string& datasetId : datasets) {
             std::string classification;

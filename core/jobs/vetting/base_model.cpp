@@ -1,7 +1,6 @@
 // The vetting of a fine-tuning spec's starting model (jobs/rows.h's vetBaseModel; docs/registry.md,
 // "Fine-tuning").
 #include "jobs/rows.h"
-#include "registry/rows.h"
 #include "sealtrain/core/datasets/datasets.h"
 
 #include <fmt/format.h>
@@ -20,15 +19,15 @@ struct Shape {
 };
 
 // The shape of `version`: an import's from its row, a job's version from its job's spec.
-Result<Shape> shapeOf(const Database& database, const ModelVersion& version)
+Result<Shape> shapeOf(const Database& database, const StartingVersion& version)
 {
-    if (version.imported()) {
+    if (version.imported) {
         const auto shape = nlohmann::json::parse(version.shape, nullptr, false);
         if (!shape.is_object())
             return Error(ErrorCode::Integrity,
                          fmt::format("The shape of {} is not recorded; restore the database from "
                                      "a backup.",
-                                     version.label()));
+                                     version.label));
         return Shape{shape.value("layers", 0), shape.value("heads", 0), shape.value("width", 0),
                      shape.value("context", 0)};
     }
@@ -43,9 +42,9 @@ Result<Shape> shapeOf(const Database& database, const ModelVersion& version)
 
 }  // namespace
 
-VettingCheck vetBaseModel(const Database& database, const formats::JobSpec& spec,
-                          const std::string& datasetId, const TokenizerLookup& tokenizerOf,
-                          std::string& pinned)
+VettingCheck vetBaseModel(const Database& database, const ModelLookup& models,
+                          const formats::JobSpec& spec, const std::string& datasetId,
+                          const TokenizerLookup& tokenizerOf, std::string& pinned)
 {
     const auto failed = [](std::string detail) {
         return VettingCheck{"base model", false, std::move(detail)};
@@ -55,10 +54,7 @@ VettingCheck vetBaseModel(const Database& database, const formats::JobSpec& spec
         return failed(reference.error().message());
     std::int64_t number = reference->version;
     if (!reference->alias.empty()) {
-        auto named = database.queryInteger(
-            "SELECT v.version FROM model_aliases a JOIN model_versions v ON v.id = a.version_id "
-            "WHERE a.name = ? AND a.alias = ?",
-            {reference->name, reference->alias});
+        auto named = models.aliasVersion(database, reference->name, reference->alias);
         if (!named)
             return failed(named.error().message());
         if (*named == 0)
@@ -66,13 +62,13 @@ VettingCheck vetBaseModel(const Database& database, const formats::JobSpec& spec
                 fmt::format("no version of model '{}' is {}", reference->name, reference->alias));
         number = *named;
     }
-    auto version = loadVersion(database, reference->name, number);
+    auto version = models.version(database, reference->name, number);
     if (!version)
         return failed(fmt::format("there is no version {} of model '{}'", number, reference->name));
     if (version->project != spec.project)
-        return failed(fmt::format("{} belongs to project '{}', not the job's '{}'",
-                                  version->label(), version->project, spec.project));
-    pinned = version->label();
+        return failed(fmt::format("{} belongs to project '{}', not the job's '{}'", version->label,
+                                  version->project, spec.project));
+    pinned = version->label;
     auto shape = shapeOf(database, *version);
     if (!shape)
         return failed(shape.error().message());
@@ -85,13 +81,13 @@ VettingCheck vetBaseModel(const Database& database, const formats::JobSpec& spec
         if (values.first != values.second)
             return failed(fmt::format("model.{} is {} but {} has {}; a fine-tuning job keeps "
                                       "the model's shape",
-                                      field, values.first, version->label(), values.second));
+                                      field, values.first, version->label, values.second));
     if (!tokenizerOf)
         return failed("this control plane has no data directory to read tokenizers from");
     if (datasetId.empty())
         return failed("the dataset did not resolve, so its tokenizer can not be compared");
-    auto wanted = version->imported() ? Result<std::string>(version->tokenizer)
-                                      : tokenizerOf(version->datasetId);
+    auto wanted = version->imported ? Result<std::string>(version->tokenizer)
+                                    : tokenizerOf(version->datasetId);
     if (!wanted)
         return failed(wanted.error().message());
     auto used = tokenizerOf(datasetId);
@@ -100,14 +96,14 @@ VettingCheck vetBaseModel(const Database& database, const formats::JobSpec& spec
     if (*wanted != *used)
         return failed(fmt::format("the dataset's tokenizer is not the one {} was trained with; "
                                   "import the dataset with the model's vocab.json and merges.txt",
-                                  version->label()));
+                                  version->label));
     return {"base model", true,
-            fmt::format("{} ({}), same shape and tokenizer", version->label(), version->digest)};
+            fmt::format("{} ({}), same shape and tokenizer", version->label, version->digest)};
 }
 
-VettingCheck vetBaseModelData(const Database& database, const std::string& label,
-                              std::int64_t submitterId, const std::vector<std::string>* poolAllowed,
-                              const std::string& pool)
+VettingCheck vetBaseModelData(const Database& database, const ModelLookup& models,
+                              const std::string& label, std::int64_t submitterId,
+                              const std::vector<std::string>* poolAllowed, const std::string& pool)
 {
     const auto failed = [](std::string detail) {
         return VettingCheck{"base model data", false, std::move(detail)};
@@ -115,10 +111,7 @@ VettingCheck vetBaseModelData(const Database& database, const std::string& label
     auto reference = parseModelReference(label);
     if (!reference)
         return failed(reference.error().message());
-    auto version = loadVersion(database, reference->name, reference->version);
-    if (!version)
-        return failed(version.error().message());
-    auto datasets = datasetsBehind(database, *version);
+    auto datasets = models.datasetsBehind(database, reference->name, reference->version);
     if (!datasets)
         return failed(datasets.error().message());
     if (datasets->empty())

@@ -48,8 +48,9 @@ VettingCheck vetBudget(const Database& database, const JobPolicy& policy,
 // The automatic vetting of `spec` for `submitterId` under `policy`: every check, passed or not,
 // in the order the approver reads them; what its references resolved to in `pins`.
 std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& policy,
-                                  const TokenizerLookup& tokenizerOf, const formats::JobSpec& spec,
-                                  std::int64_t submitterId, std::int64_t excludeJob, Pins& pins)
+                                  const TokenizerLookup& tokenizerOf, const ModelLookup& models,
+                                  const formats::JobSpec& spec, std::int64_t submitterId,
+                                  std::int64_t excludeJob, Pins& pins)
 {
     std::string& datasetId = pins.datasetId;
     std::vector<VettingCheck> checks;
@@ -73,12 +74,13 @@ std::vector<VettingCheck> vetSpec(const Database& database, const JobPolicy& pol
 
     const auto pool = policy.poolClassifications.find(spec.resources.pool);
     if (!spec.model.init.empty()) {
-        checks.push_back(internal::vetBaseModel(database, spec, datasetId, tokenizerOf, pins.init));
+        checks.push_back(
+            internal::vetBaseModel(database, models, spec, datasetId, tokenizerOf, pins.init));
         // The data the starting model carries (issue #48): the submitter may read it, and the
         // pool may see it, as for the job's own dataset.
         if (!pins.init.empty())
             checks.push_back(internal::vetBaseModelData(
-                database, pins.init, submitterId,
+                database, models, pins.init, submitterId,
                 pool == policy.poolClassifications.end() ? nullptr : &pool->second,
                 spec.resources.pool));
     }

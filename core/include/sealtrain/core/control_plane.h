@@ -11,7 +11,6 @@
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/access/access.h"
 #include "sealtrain/core/audit/queries.h"
-#include "sealtrain/core/backup/audit.h"
 #include "sealtrain/core/compliance/compliance.h"
 #include "sealtrain/core/control_plane_options.h"
 #include "sealtrain/core/datasets/datasets.h"
@@ -24,7 +23,9 @@
 #include "sealtrain/core/jobs/submissions.h"
 #include "sealtrain/core/jobs/watch.h"
 #include "sealtrain/core/keys/keyring_changes.h"
+#include "sealtrain/core/platform/backup_audit.h"
 #include "sealtrain/core/registry/registry.h"
+#include "sealtrain/core/registry/starting_model.h"
 #include "sealtrain/core/store/call_origin.h"
 #include "sealtrain/core/store/database.h"
 #include "sealtrain/core/store/platform_changes.h"
@@ -146,6 +147,9 @@ private:
     Identity identity_;
     Submissions submissions_;
     Datasets datasets_;
+    // What the jobs read of the registry above them (jobs/model_lookup.h): before jobs_ and
+    // scheduler_, which hold it.
+    RegistryModelLookup models_;
     Jobs jobs_;
     Workers workers_;
     Scheduler scheduler_;

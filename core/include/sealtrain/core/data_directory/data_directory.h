@@ -37,6 +37,7 @@
 #include "sealtrain/audit/forward.h"
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/control_plane.h"
+#include "sealtrain/core/keys/key_vault.h"
 #include "sealtrain/core/platform/platform_start.h"
 #include "sealtrain/core/registry/base_model_store.h"
 #include "sealtrain/core/store/data_layout.h"
@@ -158,6 +159,9 @@ public:
     // Every version of the KEK `id` that can still unwrap (retired ones can not), for the keys
     // handed to a trainer.
     [[nodiscard]] std::vector<const crypto::Kek*> usableKeks(std::string_view id) const;
+    // What the key release needs of this directory (keys/key_vault.h); it refers into this
+    // object, which must outlive it.
+    [[nodiscard]] KeyVault keyVault();
     // Where imported base models are kept and the KEKs that seal them, for the registry.
     [[nodiscard]] BaseModelStore baseModels() const;
 

@@ -86,11 +86,13 @@ struct JobInfo {
 class AuditedTransactions;
 class Database;
 class Datasets;
+class ModelLookup;
 
 class Jobs final {
 public:
-    // `gate` and `datasets` must outlive this object; `policy` is copied (setPolicy replaces it).
-    Jobs(AuditedTransactions& gate, JobPolicy policy);
+    // `gate` and `models` (the registry's answers, jobs/model_lookup.h) must outlive this object;
+    // `policy` is copied (setPolicy replaces it).
+    Jobs(AuditedTransactions& gate, const ModelLookup& models, JobPolicy policy);
 
     void setPolicy(JobPolicy policy);
     // Set once the data directory is open: until then a fine-tuning spec fails its vetting.
@@ -164,6 +166,7 @@ public:
 private:
     AuditedTransactions& gate_;
     Database& database_;
+    const ModelLookup& models_;
     JobPolicy policy_;
     TokenizerLookup tokenizerOf_;
 };

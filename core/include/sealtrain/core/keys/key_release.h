@@ -17,6 +17,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/keys/key_vault.h"
 #include "sealtrain/crypto/secret_bytes.h"
 #include "sealtrain/formats/checkpoint.h"
 
@@ -33,7 +34,6 @@ struct JobSpec;
 
 namespace sealtrain::core {
 
-class DataDirectory;
 struct Dispatch;
 struct JobCheckpoint;
 struct WorkerInfo;
@@ -85,8 +85,8 @@ struct WorkerRelease {
 
 class KeyRelease final {
 public:
-    // `platform` must outlive this object.
-    explicit KeyRelease(DataDirectory& platform);
+    // What `vault` refers to (the open data directory) must outlive this object.
+    explicit KeyRelease(KeyVault vault);
 
     // The keys of a run of the control plane's own trainer on `datasetId` (its release already
     // authorised): NotFound, saying what to do, when no `checkpoints` KEK is usable.
@@ -154,7 +154,7 @@ public:
     [[nodiscard]] Result<void> keepUpload(std::int64_t job, const CheckpointPaths& upload) const;
 
 private:
-    DataDirectory& platform_;
+    KeyVault vault_;
 };
 
 // Whether `id` is a run id the trainer writes ([A-Za-z0-9._-]{1,64}).

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/jobs/model_lookup.h"
 #include "sealtrain/core/jobs/scheduling/scheduler.h"
 #include "sealtrain/core/keys/key_release.h"
 #include "sealtrain/core/registry/exports/export_folder.h"
@@ -157,14 +158,6 @@ struct RegisterModel {
     std::int64_t jobId = 0;
     std::int64_t step = 0;  // 0: the job's newest recorded checkpoint
 };
-
-// A version as a caller names it: "NAME@VERSION", "NAME@ALIAS", or "NAME" (its newest version).
-struct ModelReference {
-    std::string name;
-    std::int64_t version = 0;  // 0: by alias, or the newest when the alias is empty too
-    std::string alias;
-};
-[[nodiscard]] Result<ModelReference> parseModelReference(std::string_view text);
 
 // A version with the checkpoint it names, for a caller that uses it (sampling, lineage).
 struct ResolvedModel {

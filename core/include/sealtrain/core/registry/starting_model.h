@@ -5,11 +5,14 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
+#include "sealtrain/core/jobs/model_lookup.h"
 #include "sealtrain/core/keys/key_release.h"
 #include "sealtrain/core/registry/base_model_store.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sealtrain::formats {
 struct JobSpec;
@@ -30,5 +33,22 @@ startingModel(Database& database, Scheduler& scheduler, const KeyRelease& keys,
 // fine-tuning job's checkpoints must name as their base (KeyRelease::verifyUpload).
 [[nodiscard]] Result<std::string> startingDigest(const Database& database,
                                                  const formats::JobSpec& spec);
+
+// The model registry's rows as the jobs read them (jobs/model_lookup.h); the control plane owns
+// one and hands it to Jobs and the Scheduler. It holds nothing: every call reads `database`.
+class RegistryModelLookup final : public ModelLookup {
+public:
+    [[nodiscard]] Result<std::int64_t> aliasVersion(const Database& database,
+                                                    const std::string& name,
+                                                    const std::string& alias) const override;
+    [[nodiscard]] Result<StartingVersion> version(const Database& database, const std::string& name,
+                                                  std::int64_t version) const override;
+    [[nodiscard]] Result<std::vector<std::string>>
+    datasetsBehind(const Database& database, const std::string& name,
+                   std::int64_t version) const override;
+    [[nodiscard]] Result<void>
+    requireSampleReadable(AuditedTransactions& gate, const Caller& caller,
+                          const ModelReference& reference) const override;
+};
 
 }  // namespace sealtrain::core

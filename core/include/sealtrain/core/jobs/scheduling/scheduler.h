@@ -35,6 +35,7 @@ struct JobRow;
 
 class AuditedTransactions;
 class Database;
+class ModelLookup;
 
 // A job handed to a worker.
 struct Dispatch {
@@ -83,7 +84,8 @@ logLines(std::int64_t attempt, std::int64_t firstLine, const std::vector<std::st
 
 class Scheduler final {
 public:
-    Scheduler(AuditedTransactions& gate, const JobPolicy& policy);
+    // `gate` and `models` (the registry's answers, jobs/model_lookup.h) must outlive this object.
+    Scheduler(AuditedTransactions& gate, const ModelLookup& models, const JobPolicy& policy);
 
     void setPolicy(const JobPolicy& policy);
     [[nodiscard]] const JobPolicy& policy() const noexcept { return policy_; }
@@ -186,6 +188,7 @@ private:
 
     AuditedTransactions& gate_;
     Database& database_;
+    const ModelLookup& models_;
     JobPolicy policy_;
     // The (job, pool) pairs whose refused dispatch is already in the audit log: a worker that
     // polls every few seconds does not add an entry each time.

@@ -1,7 +1,9 @@
 // The audit side of backups (docs/operations/backup.md): who may take one (platform.backup), the
 // entry that records each backup with its head and digest, and the first entry of a restored
 // control plane. The archive itself is written and read by core/backup/backup.h; this is the part
-// the control plane owns, so that the decision and its entry walk through the audited transaction.
+// the control plane owns, so that the decision and its entry walk through the audited transaction
+// (in platform/, below the control plane: platform.backup and platform.restore are the platform's
+// actions).
 #pragma once
 
 #include "sealtrain/audit/entry.h"

@@ -1,5 +1,5 @@
 // The audit side of backups: platform.backup decided and recorded, platform.restore recorded.
-#include "sealtrain/core/backup/audit.h"
+#include "sealtrain/core/platform/backup_audit.h"
 
 #include "sealtrain/core/access/permissions.h"
 #include "store/audited_transaction.h"

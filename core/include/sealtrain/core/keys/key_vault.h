@@ -1,0 +1,42 @@
+// What the key release needs of the data directory (issue #50: keys/ sits below data_directory/
+// in core/'s order, so it is handed these rather than the directory): the folder, the keyring,
+// the two signing keys it hands out or checks with, and the clock. DataDirectory::keyVault()
+// makes one; it refers into the open data directory, which must outlive it.
+#pragma once
+
+#include "sealtrain/crypto/kek.h"
+
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+namespace sealtrain::audit {
+class Clock;
+}  // namespace sealtrain::audit
+
+namespace sealtrain::crypto {
+class Keyring;
+class SigningKey;
+}  // namespace sealtrain::crypto
+
+namespace sealtrain::core {
+
+struct KeyVault {
+    std::filesystem::path root;  // the data directory
+    crypto::Keyring& keyring;
+    const crypto::SigningKey& manifestsKey;    // signs dataset manifests
+    const crypto::SigningKey& checkpointsKey;  // signs the control plane's own checkpoints
+    const audit::Clock& clock;
+
+    // Where the dataset folders live (datasets/).
+    [[nodiscard]] std::filesystem::path datasetsRoot() const;
+};
+
+// Unwraps only with the `datasets` KEK of `keyring`: a shard sealed under another key is refused.
+[[nodiscard]] crypto::KekResolver datasetsResolver(const crypto::Keyring& keyring);
+// Every version of the KEK `id` in `keyring` that can still unwrap (retired ones can not), for
+// the keys handed to a trainer.
+[[nodiscard]] std::vector<const crypto::Kek*> usableKeks(const crypto::Keyring& keyring,
+                                                         std::string_view id);
+
+}  // namespace sealtrain::core
