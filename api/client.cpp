@@ -1,5 +1,7 @@
 // The control plane's client library (client.h): channel credentials that pin the platform CA
-// and present the session's client certificate, and one method per call of the contract.
+// and present the session's client certificate, one handle per service on the channel, and the
+// SessionsClient, UsersClient and AccessClient (sessions_client.h, users_client.h,
+// access_client.h).
 #include "sealtrain/api/client.h"
 
 #include "client_state.h"
@@ -19,7 +21,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <thread>
 
 namespace sealtrain::api {
@@ -119,7 +120,7 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& en
                         identity->privateKeyPem.size());
         ssl.pem_cert_chain = identity->certificatePem;
     }
-    auto state = std::make_unique<State>();
+    auto state = std::make_unique<client_internal::ClientState>();
     state->endpoint = endpoint;
     state->presentsCertificate = identity != nullptr;
     state->credentials = grpc::SslCredentials(ssl);
@@ -140,15 +141,30 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const Endpoint& en
     return std::unique_ptr<ControlClient>(new ControlClient(std::move(state)));
 }
 
-ControlClient::ControlClient(std::unique_ptr<State> state)
+ControlClient::ControlClient(std::unique_ptr<client_internal::ClientState> state)
     : state_(std::move(state))
+    , sessions_(*state_)
+    , users_(*state_)
+    , access_(*state_)
+    , datasets_(*state_)
+    , audit_(*state_)
+    , compliance_(*state_)
+    , platform_(*state_)
+    , keyring_(*state_)
+    , training_(*state_)
+    , jobs_(*state_)
+    , runs_(*state_)
+    , registry_(*state_)
+    , workers_(*state_)
+    , worker_(*state_)
 {
 }
 
 ControlClient::~ControlClient() = default;
 
-Result<SignedIn> ControlClient::signIn(const std::string& user, const crypto::SecretBytes& password,
-                                       const std::string& totpCode)
+Result<SignedIn> SessionsClient::signIn(const std::string& user,
+                                        const crypto::SecretBytes& password,
+                                        const std::string& totpCode)
 {
     auto keyAndCsr = crypto::makeKeyAndCsr(user);
     if (!keyAndCsr)
@@ -174,7 +190,7 @@ Result<SignedIn> ControlClient::signIn(const std::string& user, const crypto::Se
     return signedIn;
 }
 
-Result<WhoAmI> ControlClient::whoAmI()
+Result<WhoAmI> SessionsClient::whoAmI()
 {
     grpc::ClientContext context;
     setDeadline(context);
@@ -208,7 +224,7 @@ bool WhoAmI::holds(const std::string& permission, const std::string& project) co
     return false;
 }
 
-Result<void> ControlClient::signOut()
+Result<void> SessionsClient::signOut()
 {
     grpc::ClientContext context;
     setDeadline(context);
@@ -219,8 +235,8 @@ Result<void> ControlClient::signOut()
     return success();
 }
 
-Result<Page<SessionSummary>> ControlClient::listSessionsPage(std::int64_t before,
-                                                             std::uint32_t limit)
+Result<Page<SessionSummary>> SessionsClient::listSessionsPage(std::int64_t before,
+                                                              std::uint32_t limit)
 {
     v1::ListSessionsRequest request;
     request.set_before(before);
@@ -236,13 +252,13 @@ Result<Page<SessionSummary>> ControlClient::listSessionsPage(std::int64_t before
     return page;
 }
 
-Result<std::vector<SessionSummary>> ControlClient::listSessions()
+Result<std::vector<SessionSummary>> SessionsClient::listSessions()
 {
     return allPages<SessionSummary>(
         [this](std::int64_t before) { return listSessionsPage(before, kLargestPage); });
 }
 
-Result<std::uint32_t> ControlClient::revokeSessions(const std::string& user)
+Result<std::uint32_t> SessionsClient::revokeSessions(const std::string& user)
 {
     v1::RevokeSessionsRequest request;
     request.set_user(user);
@@ -252,7 +268,7 @@ Result<std::uint32_t> ControlClient::revokeSessions(const std::string& user)
     return reply->certificates_revoked();
 }
 
-Result<std::vector<UserSummary>> ControlClient::listUsers()
+Result<std::vector<UserSummary>> UsersClient::listUsers()
 {
     return state_->allKeyedPages<UserSummary>(
         *state_->users, &v1::Users::Stub::ListUsers,
@@ -263,7 +279,7 @@ Result<std::vector<UserSummary>> ControlClient::listUsers()
         });
 }
 
-Result<NewUserResult> ControlClient::createUser(const std::string& name)
+Result<NewUserResult> UsersClient::createUser(const std::string& name)
 {
     v1::CreateUserRequest request;
     request.set_name(name);
@@ -276,7 +292,7 @@ Result<NewUserResult> ControlClient::createUser(const std::string& name)
     return NewUserResult{reply.enrolment_code(), reply.code_expires_unix()};
 }
 
-Result<ChangeResult> ControlClient::disableUser(const std::string& name)
+Result<ChangeResult> UsersClient::disableUser(const std::string& name)
 {
     v1::UserRequest request;
     request.set_name(name);
@@ -287,7 +303,7 @@ Result<ChangeResult> ControlClient::disableUser(const std::string& name)
     return ChangeResult{reply.pending()};
 }
 
-Result<void> ControlClient::enableUser(const std::string& name)
+Result<void> UsersClient::enableUser(const std::string& name)
 {
     v1::UserRequest request;
     request.set_name(name);
@@ -297,17 +313,17 @@ Result<void> ControlClient::enableUser(const std::string& name)
     return state_->result(state_->users->EnableUser(&context, request, &reply));
 }
 
-Result<ResetResult> ControlClient::resetUser(const std::string& name)
+Result<ResetResult> UsersClient::resetUser(const std::string& name)
 {
     return changeReset(name, false);
 }
 
-Result<ResetResult> ControlClient::approveReset(const std::string& name)
+Result<ResetResult> UsersClient::approveReset(const std::string& name)
 {
     return changeReset(name, true);
 }
 
-Result<ResetResult> ControlClient::changeReset(const std::string& name, bool approve)
+Result<ResetResult> UsersClient::changeReset(const std::string& name, bool approve)
 {
     v1::UserRequest request;
     request.set_name(name);
@@ -320,8 +336,8 @@ Result<ResetResult> ControlClient::changeReset(const std::string& name, bool app
                        reply->code_expires_unix()};
 }
 
-Result<std::uint32_t> ControlClient::changePassword(const crypto::SecretBytes& current,
-                                                    const crypto::SecretBytes& next)
+Result<std::uint32_t> SessionsClient::changePassword(const crypto::SecretBytes& current,
+                                                     const crypto::SecretBytes& next)
 {
     v1::ChangePasswordRequest request;
     request.set_current_password(
@@ -336,8 +352,8 @@ Result<std::uint32_t> ControlClient::changePassword(const crypto::SecretBytes& c
     return reply->sessions_ended();
 }
 
-Result<PendingTotpView> ControlClient::startTotpChange(const crypto::SecretBytes& password,
-                                                       const std::string& currentCode)
+Result<PendingTotpView> SessionsClient::startTotpChange(const crypto::SecretBytes& password,
+                                                        const std::string& currentCode)
 {
     v1::StartTotpChangeRequest request;
     request.set_password(
@@ -352,7 +368,7 @@ Result<PendingTotpView> ControlClient::startTotpChange(const crypto::SecretBytes
     return pending;
 }
 
-Result<std::uint32_t> ControlClient::confirmTotpChange(const std::string& newCode)
+Result<std::uint32_t> SessionsClient::confirmTotpChange(const std::string& newCode)
 {
     v1::ConfirmTotpChangeRequest request;
     request.set_totp_code(newCode);
@@ -362,9 +378,9 @@ Result<std::uint32_t> ControlClient::confirmTotpChange(const std::string& newCod
     return reply->sessions_ended();
 }
 
-Result<std::string> ControlClient::completeReset(const std::string& user,
-                                                 const std::string& resetCode,
-                                                 const crypto::SecretBytes& password)
+Result<std::string> UsersClient::completeReset(const std::string& user,
+                                               const std::string& resetCode,
+                                               const crypto::SecretBytes& password)
 {
     v1::CompleteResetRequest request;
     request.set_user(user);
@@ -379,25 +395,25 @@ Result<std::string> ControlClient::completeReset(const std::string& user,
     return reply->otpauth_uri();
 }
 
-Result<GrantResult> ControlClient::grantRole(const std::string& user, const std::string& role,
-                                             const std::string& project)
+Result<GrantResult> AccessClient::grantRole(const std::string& user, const std::string& role,
+                                            const std::string& project)
 {
     v1::GrantReply reply;
     SEALTRAIN_TRY(changeGrant(user, role, project, true, reply));
     return GrantResult{reply.pending()};
 }
 
-Result<ChangeResult> ControlClient::revokeRole(const std::string& user, const std::string& role,
-                                               const std::string& project)
+Result<ChangeResult> AccessClient::revokeRole(const std::string& user, const std::string& role,
+                                              const std::string& project)
 {
     v1::GrantReply reply;
     SEALTRAIN_TRY(changeGrant(user, role, project, false, reply));
     return ChangeResult{reply.pending()};
 }
 
-Result<void> ControlClient::changeGrant(const std::string& user, const std::string& role,
-                                        const std::string& project, bool grant,
-                                        v1::GrantReply& reply)
+Result<void> AccessClient::changeGrant(const std::string& user, const std::string& role,
+                                       const std::string& project, bool grant,
+                                       v1::GrantReply& reply)
 {
     v1::GrantRequest request;
     request.set_user(user);
@@ -409,9 +425,9 @@ Result<void> ControlClient::changeGrant(const std::string& user, const std::stri
                                 : state_->access->RevokeRole(&context, request, &reply));
 }
 
-Result<void> ControlClient::grantBreakGlass(const std::string& user, const std::string& role,
-                                            const std::string& project, const std::string& reason,
-                                            std::chrono::seconds duration)
+Result<void> AccessClient::grantBreakGlass(const std::string& user, const std::string& role,
+                                           const std::string& project, const std::string& reason,
+                                           std::chrono::seconds duration)
 {
     v1::BreakGlassRequest request;
     request.set_user(user);
@@ -422,7 +438,7 @@ Result<void> ControlClient::grantBreakGlass(const std::string& user, const std::
     return withoutReply(state_->call(*state_->access, &v1::Access::Stub::GrantBreakGlass, request));
 }
 
-Result<std::vector<RoleSummary>> ControlClient::listRoles()
+Result<std::vector<RoleSummary>> AccessClient::listRoles()
 {
     return state_->allKeyedPages<RoleSummary>(
         *state_->access, &v1::Access::Stub::ListRoles,
@@ -434,8 +450,8 @@ Result<std::vector<RoleSummary>> ControlClient::listRoles()
         });
 }
 
-Result<ChangeResult> ControlClient::createRole(const std::string& name,
-                                               const std::vector<std::string>& permissions)
+Result<ChangeResult> AccessClient::createRole(const std::string& name,
+                                              const std::vector<std::string>& permissions)
 {
     v1::CreateRoleRequest request;
     request.set_name(name);
@@ -447,7 +463,7 @@ Result<ChangeResult> ControlClient::createRole(const std::string& name,
     return ChangeResult{reply->pending()};
 }
 
-Result<void> ControlClient::deleteRole(const std::string& name)
+Result<void> AccessClient::deleteRole(const std::string& name)
 {
     v1::DeleteRoleRequest request;
     request.set_name(name);

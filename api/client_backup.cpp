@@ -1,5 +1,5 @@
-// ControlClient::backup (client.h): the control plane's archive received into a file, written
-// atomically and checked against the digest the control plane announced.
+// PlatformClient::backup (platform_client.h): the control plane's archive received into a file,
+// written atomically and checked against the digest the control plane announced.
 #include "client_state.h"
 
 #include "sealtrain/api/client.h"
@@ -22,8 +22,8 @@ constexpr std::chrono::hours kBackupTimeout{12};
 }  // namespace
 
 Result<BackupReceived>
-ControlClient::backup(const std::filesystem::path& out, std::uint64_t referenceOver,
-                      const std::function<void(std::uint64_t, std::uint64_t)>& progress)
+PlatformClient::backup(const std::filesystem::path& out, std::uint64_t referenceOver,
+                       const std::function<void(std::uint64_t, std::uint64_t)>& progress)
 {
     auto sink = AtomicFileSink::create(out);
     if (!sink)

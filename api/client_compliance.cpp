@@ -1,4 +1,4 @@
-// The client library's call for the compliance report (client.h; compliance.proto).
+// The client library's ComplianceClient (compliance_client.h; compliance.proto).
 #include "client_state.h"
 
 #include "sealtrain/v1/compliance.grpc.pb.h"
@@ -45,7 +45,8 @@ ComplianceReportView viewOf(const v1::ComplianceReport& report)
 
 }  // namespace
 
-Result<ComplianceReportView> ControlClient::complianceReport(const CompliancePeriodRequest& period)
+Result<ComplianceReportView>
+ComplianceClient::complianceReport(const CompliancePeriodRequest& period)
 {
     v1::ComplianceReportRequest request;
     if (period.fromUnixSeconds)

@@ -1,5 +1,5 @@
-// The client library's dataset, audit and training calls (client.h; the rest in client.cpp and
-// client_jobs.cpp).
+// The client library's DatasetsClient, AuditClient and TrainingClient (datasets_client.h,
+// audit_client.h, training_client.h; the other handles in the other client*.cpp files).
 #include "client_state.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
@@ -8,7 +8,6 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -21,7 +20,7 @@ using client_internal::splitOf;
 using client_internal::summaryOf;
 using client_internal::withoutReply;
 
-Result<DatasetCheckResult> ControlClient::verifyDataset(const std::string& reference)
+Result<DatasetCheckResult> DatasetsClient::verifyDataset(const std::string& reference)
 {
     v1::ShowDatasetRequest request;
     request.set_dataset(reference);
@@ -34,7 +33,7 @@ Result<DatasetCheckResult> ControlClient::verifyDataset(const std::string& refer
                               reply->signer()};
 }
 
-Result<DatasetDetails> ControlClient::showDataset(const std::string& reference)
+Result<DatasetDetails> DatasetsClient::showDataset(const std::string& reference)
 {
     v1::ShowDatasetRequest request;
     request.set_dataset(reference);
@@ -60,18 +59,18 @@ Result<DatasetDetails> ControlClient::showDataset(const std::string& reference)
     return details;
 }
 
-Result<void> ControlClient::grantRead(const std::string& reference, const std::string& user)
+Result<void> DatasetsClient::grantRead(const std::string& reference, const std::string& user)
 {
     return changeReadGrant(reference, user, true);
 }
 
-Result<void> ControlClient::revokeRead(const std::string& reference, const std::string& user)
+Result<void> DatasetsClient::revokeRead(const std::string& reference, const std::string& user)
 {
     return changeReadGrant(reference, user, false);
 }
 
-Result<void> ControlClient::changeReadGrant(const std::string& reference, const std::string& user,
-                                            bool grant)
+Result<void> DatasetsClient::changeReadGrant(const std::string& reference, const std::string& user,
+                                             bool grant)
 {
     v1::ReadGrantRequest request;
     request.set_dataset(reference);
@@ -81,7 +80,7 @@ Result<void> ControlClient::changeReadGrant(const std::string& reference, const 
         request));
 }
 
-Result<std::vector<DatasetSummary>> ControlClient::listDatasets()
+Result<std::vector<DatasetSummary>> DatasetsClient::listDatasets()
 {
     return state_->allKeyedPages<DatasetSummary>(
         *state_->datasets, &v1::Datasets::Stub::ListDatasets,
@@ -91,10 +90,10 @@ Result<std::vector<DatasetSummary>> ControlClient::listDatasets()
         });
 }
 
-Result<ImportedDataset> ControlClient::importDataset(const ImportSettings& settings,
-                                                     const std::vector<UploadFile>& files,
-                                                     const UploadProgress& progress,
-                                                     CallCancel* cancel)
+Result<ImportedDataset> DatasetsClient::importDataset(const ImportSettings& settings,
+                                                      const std::vector<UploadFile>& files,
+                                                      const UploadProgress& progress,
+                                                      CallCancel* cancel)
 {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
@@ -140,7 +139,7 @@ Result<ImportedDataset> ControlClient::importDataset(const ImportSettings& setti
                            reply.report_json()};
 }
 
-Result<std::string> ControlClient::exportAuditBundle(const AuditSelection& selection)
+Result<std::string> AuditClient::exportAuditBundle(const AuditSelection& selection)
 {
     auto exported = exportAudit(selection);
     if (!exported)
@@ -148,7 +147,7 @@ Result<std::string> ControlClient::exportAuditBundle(const AuditSelection& selec
     return std::move(exported->bundle);
 }
 
-Result<AuditExport> ControlClient::exportAudit(const AuditSelection& selection)
+Result<AuditExport> AuditClient::exportAudit(const AuditSelection& selection)
 {
     const v1::ExportBundleRequest request = client_internal::filterOf(selection);
     grpc::ClientContext context;
@@ -167,7 +166,7 @@ Result<AuditExport> ControlClient::exportAudit(const AuditSelection& selection)
     return exported;
 }
 
-Result<SigningKeys> ControlClient::signingKeys()
+Result<SigningKeys> PlatformClient::signingKeys()
 {
     grpc::ClientContext context;
     setDeadline(context);
@@ -180,9 +179,9 @@ Result<SigningKeys> ControlClient::signingKeys()
                        reply.artefact_root_pem()};
 }
 
-Result<TrainOutcome> ControlClient::train(const std::string& dataset,
-                                          const std::vector<std::string>& trainerArguments,
-                                          const std::function<void(const std::string&)>& onMetrics)
+Result<TrainOutcome> TrainingClient::train(const std::string& dataset,
+                                           const std::vector<std::string>& trainerArguments,
+                                           const std::function<void(const std::string&)>& onMetrics)
 {
     v1::TrainRequest request;
     request.set_dataset(dataset);
@@ -193,8 +192,8 @@ Result<TrainOutcome> ControlClient::train(const std::string& dataset,
     return state_->trainingStream(*state_->training->Train(&context, request), onMetrics);
 }
 
-Result<TrainOutcome> ControlClient::runJob(std::int64_t id,
-                                           const std::function<void(const std::string&)>& onMetrics)
+Result<TrainOutcome>
+TrainingClient::runJob(std::int64_t id, const std::function<void(const std::string&)>& onMetrics)
 {
     v1::RunJobRequest request;
     request.set_id(id);
@@ -203,9 +202,9 @@ Result<TrainOutcome> ControlClient::runJob(std::int64_t id,
     return state_->trainingStream(*state_->training->RunJob(&context, request), onMetrics);
 }
 
-Result<TrainOutcome>
-ControlClient::State::trainingStream(grpc::ClientReader<v1::TrainEvent>& stream,
-                                     const std::function<void(const std::string&)>& onMetrics) const
+Result<TrainOutcome> client_internal::ClientState::trainingStream(
+    grpc::ClientReader<v1::TrainEvent>& stream,
+    const std::function<void(const std::string&)>& onMetrics) const
 {
     TrainOutcome outcome;
     bool finished = false;
@@ -229,27 +228,27 @@ ControlClient::State::trainingStream(grpc::ClientReader<v1::TrainEvent>& stream,
     return outcome;
 }
 
-Result<SampleOutcome> ControlClient::sample(const std::string& runId, std::uint64_t step,
-                                            const std::vector<std::string>& samplerArguments,
-                                            CallCancel* cancel)
+Result<SampleOutcome> TrainingClient::sample(const std::string& runId, std::uint64_t step,
+                                             const std::vector<std::string>& samplerArguments,
+                                             CallCancel* cancel)
 {
     v1::SampleRequest request;
     request.set_run_id(runId);
     return state_->sample(request, step, samplerArguments, cancel);
 }
 
-Result<SampleOutcome> ControlClient::sampleJob(std::int64_t job, std::uint64_t step,
-                                               const std::vector<std::string>& samplerArguments,
-                                               CallCancel* cancel)
+Result<SampleOutcome> TrainingClient::sampleJob(std::int64_t job, std::uint64_t step,
+                                                const std::vector<std::string>& samplerArguments,
+                                                CallCancel* cancel)
 {
     v1::SampleRequest request;
     request.set_job(job);
     return state_->sample(request, step, samplerArguments, cancel);
 }
 
-Result<SampleOutcome> ControlClient::sampleModel(const std::string& reference,
-                                                 const std::vector<std::string>& samplerArguments,
-                                                 CallCancel* cancel)
+Result<SampleOutcome> TrainingClient::sampleModel(const std::string& reference,
+                                                  const std::vector<std::string>& samplerArguments,
+                                                  CallCancel* cancel)
 {
     v1::SampleRequest request;
     request.set_model(reference);

@@ -1,5 +1,5 @@
-// The client library's job and worker calls (client.h; the rest in client.cpp and
-// client_data.cpp).
+// The client library's JobsClient, WorkersClient and WorkerClient (jobs_client.h, workers_client.h,
+// worker_client.h; the other handles in the other client*.cpp files).
 #include "client_state.h"
 
 #include "sealtrain/v1/control.grpc.pb.h"
@@ -22,14 +22,14 @@ using client_internal::setDeadline;
 using client_internal::summaryOf;
 using client_internal::workerOf;
 
-Result<JobSummary> ControlClient::submitJob(const std::string& specText)
+Result<JobSummary> JobsClient::submitJob(const std::string& specText)
 {
     v1::SubmitJobRequest request;
     request.set_spec_text(specText);
     return state_->job(&v1::Jobs::Stub::SubmitJob, request);
 }
 
-Result<JobSummary> ControlClient::editJob(std::int64_t id, const std::string& specText)
+Result<JobSummary> JobsClient::editJob(std::int64_t id, const std::string& specText)
 {
     v1::EditJobRequest request;
     request.set_id(id);
@@ -37,14 +37,14 @@ Result<JobSummary> ControlClient::editJob(std::int64_t id, const std::string& sp
     return state_->job(&v1::Jobs::Stub::EditJob, request);
 }
 
-Result<JobSummary> ControlClient::vetJob(std::int64_t id)
+Result<JobSummary> JobsClient::vetJob(std::int64_t id)
 {
     v1::JobIdRequest request;
     request.set_id(id);
     return state_->job(&v1::Jobs::Stub::VetJob, request);
 }
 
-Result<JobSummary> ControlClient::approveJob(std::int64_t id, const std::string& specSha256)
+Result<JobSummary> JobsClient::approveJob(std::int64_t id, const std::string& specSha256)
 {
     v1::ApproveJobRequest request;
     request.set_id(id);
@@ -52,7 +52,7 @@ Result<JobSummary> ControlClient::approveJob(std::int64_t id, const std::string&
     return state_->job(&v1::Jobs::Stub::ApproveJob, request);
 }
 
-Result<JobSummary> ControlClient::rejectJob(std::int64_t id, const std::string& reason)
+Result<JobSummary> JobsClient::rejectJob(std::int64_t id, const std::string& reason)
 {
     v1::DecideJobRequest request;
     request.set_id(id);
@@ -60,7 +60,7 @@ Result<JobSummary> ControlClient::rejectJob(std::int64_t id, const std::string& 
     return state_->job(&v1::Jobs::Stub::RejectJob, request);
 }
 
-Result<JobSummary> ControlClient::cancelJob(std::int64_t id, const std::string& reason)
+Result<JobSummary> JobsClient::cancelJob(std::int64_t id, const std::string& reason)
 {
     v1::DecideJobRequest request;
     request.set_id(id);
@@ -68,14 +68,14 @@ Result<JobSummary> ControlClient::cancelJob(std::int64_t id, const std::string& 
     return state_->job(&v1::Jobs::Stub::CancelJob, request);
 }
 
-Result<JobSummary> ControlClient::showJob(std::int64_t id)
+Result<JobSummary> JobsClient::showJob(std::int64_t id)
 {
     v1::JobIdRequest request;
     request.set_id(id);
     return state_->job(&v1::Jobs::Stub::ShowJob, request);
 }
 
-Result<Page<JobSummary>> ControlClient::listJobsPage(std::int64_t before, std::uint32_t limit)
+Result<Page<JobSummary>> JobsClient::listJobsPage(std::int64_t before, std::uint32_t limit)
 {
     grpc::ClientContext context;
     setDeadline(context);
@@ -93,14 +93,14 @@ Result<Page<JobSummary>> ControlClient::listJobsPage(std::int64_t before, std::u
     return page;
 }
 
-Result<std::vector<JobSummary>> ControlClient::listJobs()
+Result<std::vector<JobSummary>> JobsClient::listJobs()
 {
     return allPages<JobSummary>(
         [this](std::int64_t before) { return listJobsPage(before, kLargestPage); });
 }
 
-Result<std::vector<std::string>> ControlClient::jobMetrics(std::int64_t id, bool logs,
-                                                           std::int64_t fromStep)
+Result<std::vector<std::string>> JobsClient::jobMetrics(std::int64_t id, bool logs,
+                                                        std::int64_t fromStep)
 {
     v1::JobMetricsRequest request;
     request.set_id(id);
@@ -115,7 +115,7 @@ Result<std::vector<std::string>> ControlClient::jobMetrics(std::int64_t id, bool
     return std::vector<std::string>(reply.lines().begin(), reply.lines().end());
 }
 
-Result<EnrollTokenGrant> ControlClient::createEnrollToken(const std::string& worker,
+Result<EnrollTokenGrant> WorkersClient::createEnrollToken(const std::string& worker,
                                                           const std::string& pool,
                                                           std::int64_t validSeconds)
 {
@@ -132,7 +132,7 @@ Result<EnrollTokenGrant> ControlClient::createEnrollToken(const std::string& wor
     return EnrollTokenGrant{reply.token(), reply.expires_unix()};
 }
 
-Result<std::vector<WorkerSummary>> ControlClient::listWorkers()
+Result<std::vector<WorkerSummary>> WorkersClient::listWorkers()
 {
     return state_->allKeyedPages<WorkerSummary>(
         *state_->workers, &v1::Workers::Stub::ListWorkers,
@@ -142,7 +142,7 @@ Result<std::vector<WorkerSummary>> ControlClient::listWorkers()
         });
 }
 
-Result<WorkerSummary> ControlClient::declareInterconnect(const std::string& worker, bool encrypted)
+Result<WorkerSummary> WorkersClient::declareInterconnect(const std::string& worker, bool encrypted)
 {
     v1::DeclareInterconnectRequest request;
     request.set_worker(worker);
@@ -156,7 +156,7 @@ Result<WorkerSummary> ControlClient::declareInterconnect(const std::string& work
     return workerOf(reply.worker());
 }
 
-Result<WorkerSummary> ControlClient::revokeWorker(const std::string& worker,
+Result<WorkerSummary> WorkersClient::revokeWorker(const std::string& worker,
                                                   const std::string& reason)
 {
     v1::RevokeWorkerRequest request;
@@ -171,7 +171,7 @@ Result<WorkerSummary> ControlClient::revokeWorker(const std::string& worker,
     return workerOf(reply.worker());
 }
 
-Result<WorkerEnrolled> ControlClient::enrollWorker(const WorkerEnrollment& enrollment)
+Result<WorkerEnrolled> WorkerClient::enrollWorker(const WorkerEnrollment& enrollment)
 {
     v1::EnrollRequest request;
     request.set_token(enrollment.token);
@@ -216,9 +216,9 @@ void CallCancel::detach()
     context_ = nullptr;
 }
 
-Result<JobSummary> ControlClient::watchJob(std::int64_t id,
-                                           const std::function<bool(const JobWatchEvent&)>& onEvent,
-                                           CallCancel* cancel)
+Result<JobSummary> JobsClient::watchJob(std::int64_t id,
+                                        const std::function<bool(const JobWatchEvent&)>& onEvent,
+                                        CallCancel* cancel)
 {
     v1::WatchJobRequest request;
     request.set_id(id);
@@ -267,12 +267,12 @@ Result<JobSummary> ControlClient::watchJob(std::int64_t id,
     return last;
 }
 
-bool ControlClient::certificateRefused()
+bool WorkerClient::certificateRefused()
 {
     return state_->refusesCertificate();
 }
 
-bool ControlClient::State::refusesCertificate() const
+bool client_internal::ClientState::refusesCertificate() const
 {
     constexpr auto kProbeTimeout = std::chrono::seconds(5);
     const auto ask = [&](v1::Platform::Stub& stub) {
@@ -293,9 +293,9 @@ bool ControlClient::State::refusesCertificate() const
     return ask(*v1::Platform::NewStub(identifiedChannel)) == grpc::StatusCode::UNAVAILABLE;
 }
 
-Result<HeartbeatAnswer> ControlClient::heartbeat(const std::string& inventoryJson, std::int64_t job,
-                                                 std::int64_t attempt,
-                                                 std::chrono::milliseconds timeout)
+Result<HeartbeatAnswer> WorkerClient::heartbeat(const std::string& inventoryJson, std::int64_t job,
+                                                std::int64_t attempt,
+                                                std::chrono::milliseconds timeout)
 {
     v1::HeartbeatRequest request;
     request.set_inventory_json(inventoryJson);
@@ -311,7 +311,7 @@ Result<HeartbeatAnswer> ControlClient::heartbeat(const std::string& inventoryJso
                            reply.interval_ms()};
 }
 
-Result<std::optional<JobAssignment>> ControlClient::takeJob()
+Result<std::optional<JobAssignment>> WorkerClient::takeJob()
 {
     grpc::ClientContext context;
     setDeadline(context);
@@ -341,30 +341,30 @@ Result<std::optional<JobAssignment>> ControlClient::takeJob()
 }
 
 Result<std::vector<std::filesystem::path>>
-ControlClient::fetchDataset(std::int64_t job, std::int64_t attempt,
-                            const std::filesystem::path& folder)
+WorkerClient::fetchDataset(std::int64_t job, std::int64_t attempt,
+                           const std::filesystem::path& folder)
 {
     return state_->fetchFiles(&v1::Workers::Stub::FetchDataset, attemptOf(job, attempt), folder,
                               std::uint64_t{1} << 42U);
 }
 
 Result<std::vector<std::filesystem::path>>
-ControlClient::fetchCheckpoint(std::int64_t job, std::int64_t attempt,
-                               const std::filesystem::path& folder)
+WorkerClient::fetchCheckpoint(std::int64_t job, std::int64_t attempt,
+                              const std::filesystem::path& folder)
 {
     return state_->fetchFiles(&v1::Workers::Stub::FetchCheckpoint, attemptOf(job, attempt), folder,
                               std::uint64_t{1} << 40U);
 }
 
 Result<std::vector<std::filesystem::path>>
-ControlClient::fetchInitModel(std::int64_t job, std::int64_t attempt,
-                              const std::filesystem::path& folder)
+WorkerClient::fetchInitModel(std::int64_t job, std::int64_t attempt,
+                             const std::filesystem::path& folder)
 {
     return state_->fetchFiles(&v1::Workers::Stub::FetchInitModel, attemptOf(job, attempt), folder,
                               std::uint64_t{1} << 40U);
 }
 
-Result<bool> ControlClient::reportMetrics(const MetricsReport& report)
+Result<bool> WorkerClient::reportMetrics(const MetricsReport& report)
 {
     v1::ReportMetricsRequest request;
     *request.mutable_attempt() = attemptOf(report.job, report.attempt);
@@ -383,9 +383,9 @@ Result<bool> ControlClient::reportMetrics(const MetricsReport& report)
     return reply.stop();
 }
 
-Result<UploadedCheckpoint> ControlClient::uploadCheckpoint(std::int64_t job, std::int64_t attempt,
-                                                           const std::filesystem::path& sealed,
-                                                           const std::filesystem::path& envelope)
+Result<UploadedCheckpoint> WorkerClient::uploadCheckpoint(std::int64_t job, std::int64_t attempt,
+                                                          const std::filesystem::path& sealed,
+                                                          const std::filesystem::path& envelope)
 {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kStreamTimeout);
@@ -405,8 +405,8 @@ Result<UploadedCheckpoint> ControlClient::uploadCheckpoint(std::int64_t job, std
     return UploadedCheckpoint{reply.step(), reply.sealed_sha256()};
 }
 
-Result<JobSummary> ControlClient::finishJob(std::int64_t job, std::int64_t attempt, bool succeeded,
-                                            double gpuHours, const std::string& reason)
+Result<JobSummary> WorkerClient::finishJob(std::int64_t job, std::int64_t attempt, bool succeeded,
+                                           double gpuHours, const std::string& reason)
 {
     v1::FinishJobRequest request;
     *request.mutable_attempt() = attemptOf(job, attempt);

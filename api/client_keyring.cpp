@@ -1,4 +1,4 @@
-// The Keyring calls of the client library (client.h): each with a deadline long enough for a
+// The client library's KeyringClient (keyring_client.h): each with a deadline long enough for a
 // database re-key or a re-wrap of every dataset, which the control plane does while it serves.
 #include "client_state.h"
 
@@ -17,7 +17,7 @@ constexpr std::chrono::seconds kKeyringCallTimeout = std::chrono::minutes(30);
 
 }  // namespace
 
-Result<std::vector<KekSummary>> ControlClient::listKeks()
+Result<std::vector<KekSummary>> KeyringClient::listKeks()
 {
     return state_->allKeyedPages<KekSummary>(
         *state_->keyring, &v1::Keyring::Stub::ListKeks,
@@ -29,7 +29,7 @@ Result<std::vector<KekSummary>> ControlClient::listKeks()
         kKeyringCallTimeout);
 }
 
-Result<std::uint32_t> ControlClient::rotateKek(const std::string& id)
+Result<std::uint32_t> KeyringClient::rotateKek(const std::string& id)
 {
     v1::KekRequest request;
     request.set_id(id);
@@ -40,7 +40,7 @@ Result<std::uint32_t> ControlClient::rotateKek(const std::string& id)
     return reply->version();
 }
 
-Result<RewrapOutcome> ControlClient::rewrapObjects(const std::string& id)
+Result<RewrapOutcome> KeyringClient::rewrapObjects(const std::string& id)
 {
     v1::KekRequest request;
     request.set_id(id);
@@ -51,7 +51,7 @@ Result<RewrapOutcome> ControlClient::rewrapObjects(const std::string& id)
     return RewrapOutcome{reply->rewrapped(), {reply->lines().begin(), reply->lines().end()}};
 }
 
-Result<void> ControlClient::retireKek(const std::string& id, std::uint32_t version)
+Result<void> KeyringClient::retireKek(const std::string& id, std::uint32_t version)
 {
     v1::RetireKekRequest request;
     request.set_id(id);
@@ -63,7 +63,7 @@ Result<void> ControlClient::retireKek(const std::string& id, std::uint32_t versi
     return success();
 }
 
-Result<void> ControlClient::changePassphrase(const crypto::SecretBytes& current,
+Result<void> KeyringClient::changePassphrase(const crypto::SecretBytes& current,
                                              const crypto::SecretBytes& next)
 {
     v1::ChangePassphraseRequest request;

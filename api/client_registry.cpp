@@ -1,5 +1,4 @@
-// The client library's calls on the model registry (client.h, "The model registry";
-// registry.proto).
+// The client library's RegistryClient (registry_client.h; registry.proto).
 #include "client_state.h"
 #include "file_transfer.h"
 
@@ -9,8 +8,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <set>
 #include <utility>
 
 namespace sealtrain::api {
@@ -89,9 +86,9 @@ constexpr std::uint64_t kMaxExportBytes = std::uint64_t{64} << 30U;
 
 }  // namespace
 
-Result<ModelVersionView> ControlClient::registerModel(const std::string& name,
-                                                      const std::string& description,
-                                                      std::int64_t job, std::int64_t step)
+Result<ModelVersionView> RegistryClient::registerModel(const std::string& name,
+                                                       const std::string& description,
+                                                       std::int64_t job, std::int64_t step)
 {
     v1::RegisterModelRequest request;
     request.set_name(name);
@@ -104,8 +101,8 @@ Result<ModelVersionView> ControlClient::registerModel(const std::string& name,
     return viewOf(reply->version());
 }
 
-Result<ModelVersionView> ControlClient::importModel(const ModelImportRequest& request,
-                                                    const UploadProgress& progress)
+Result<ModelVersionView> RegistryClient::importModel(const ModelImportRequest& request,
+                                                     const UploadProgress& progress)
 {
     // The four files, read from the folder as save_pretrained wrote them; a missing one is
     // named before anything is sent.
@@ -150,7 +147,7 @@ Result<ModelVersionView> ControlClient::importModel(const ModelImportRequest& re
     return viewOf(reply.version());
 }
 
-Result<std::vector<ModelSummaryView>> ControlClient::listModels()
+Result<std::vector<ModelSummaryView>> RegistryClient::listModels()
 {
     auto reply =
         state_->call(*state_->registry, &v1::Registry::Stub::ListModels, v1::ListModelsRequest());
@@ -167,7 +164,7 @@ Result<std::vector<ModelSummaryView>> ControlClient::listModels()
     return models;
 }
 
-Result<ModelView> ControlClient::showModel(const std::string& name)
+Result<ModelView> RegistryClient::showModel(const std::string& name)
 {
     v1::ModelNameRequest request;
     request.set_name(name);
@@ -186,9 +183,10 @@ Result<ModelView> ControlClient::showModel(const std::string& name)
     return view;
 }
 
-Result<PromotionView> ControlClient::requestPromotion(const std::string& name, std::int64_t version,
-                                                      const std::string& alias,
-                                                      const std::string& reason)
+Result<PromotionView> RegistryClient::requestPromotion(const std::string& name,
+                                                       std::int64_t version,
+                                                       const std::string& alias,
+                                                       const std::string& reason)
 {
     v1::PromotionRequest request;
     request.set_name(name);
@@ -201,7 +199,7 @@ Result<PromotionView> ControlClient::requestPromotion(const std::string& name, s
     return viewOf(reply->promotion());
 }
 
-Result<PromotionView> ControlClient::approvePromotion(std::int64_t id, const std::string& digest)
+Result<PromotionView> RegistryClient::approvePromotion(std::int64_t id, const std::string& digest)
 {
     v1::DecidePromotionRequest request;
     request.set_id(id);
@@ -212,7 +210,7 @@ Result<PromotionView> ControlClient::approvePromotion(std::int64_t id, const std
     return viewOf(reply->promotion());
 }
 
-Result<PromotionView> ControlClient::rejectPromotion(std::int64_t id, const std::string& reason)
+Result<PromotionView> RegistryClient::rejectPromotion(std::int64_t id, const std::string& reason)
 {
     v1::DecidePromotionRequest request;
     request.set_id(id);
@@ -223,7 +221,7 @@ Result<PromotionView> ControlClient::rejectPromotion(std::int64_t id, const std:
     return viewOf(reply->promotion());
 }
 
-Result<std::string> ControlClient::modelLineage(const std::string& reference)
+Result<std::string> RegistryClient::modelLineage(const std::string& reference)
 {
     v1::ModelReferenceRequest request;
     request.set_reference(reference);
@@ -233,8 +231,8 @@ Result<std::string> ControlClient::modelLineage(const std::string& reference)
     return reply->document();
 }
 
-Result<ModelExportView> ControlClient::requestExport(const std::string& reference,
-                                                     const std::string& reason)
+Result<ModelExportView> RegistryClient::requestExport(const std::string& reference,
+                                                      const std::string& reason)
 {
     v1::ExportRequest request;
     request.set_reference(reference);
@@ -245,7 +243,7 @@ Result<ModelExportView> ControlClient::requestExport(const std::string& referenc
     return viewOf(reply->model_export());
 }
 
-Result<ModelExportView> ControlClient::approveExport(std::int64_t id, const std::string& digest)
+Result<ModelExportView> RegistryClient::approveExport(std::int64_t id, const std::string& digest)
 {
     v1::DecideExportRequest request;
     request.set_id(id);
@@ -256,7 +254,7 @@ Result<ModelExportView> ControlClient::approveExport(std::int64_t id, const std:
     return viewOf(reply->model_export());
 }
 
-Result<ModelExportView> ControlClient::rejectExport(std::int64_t id, const std::string& reason)
+Result<ModelExportView> RegistryClient::rejectExport(std::int64_t id, const std::string& reason)
 {
     v1::DecideExportRequest request;
     request.set_id(id);
@@ -267,8 +265,8 @@ Result<ModelExportView> ControlClient::rejectExport(std::int64_t id, const std::
     return viewOf(reply->model_export());
 }
 
-Result<std::string> ControlClient::downloadExport(std::int64_t id,
-                                                  const std::filesystem::path& folder)
+Result<std::string> RegistryClient::downloadExport(std::int64_t id,
+                                                   const std::filesystem::path& folder)
 {
     std::error_code ec;
     if (std::filesystem::exists(folder, ec))
@@ -287,57 +285,19 @@ Result<std::string> ControlClient::downloadExport(std::int64_t id,
     FolderCleanup cleanup(temporary);
     v1::ExportIdRequest request;
     request.set_id(id);
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + client_internal::kStreamTimeout);
-    auto stream = state_->registry->DownloadExport(&context, request);
-    const auto abandon = [&](Error error) -> Result<std::string> {
-        context.TryCancel();
-        (void)stream->Finish();
-        return error;
-    };
     std::string digest;
-    std::set<std::string> names;
-    std::ofstream out;
-    std::uint64_t expected = 0;
-    std::uint64_t received = 0;
-    std::uint64_t total = 0;
-    v1::ExportChunk chunk;
-    while (stream->Read(&chunk)) {
-        if (!chunk.folder_digest().empty())
-            digest = chunk.folder_digest();
-        if (!chunk.name().empty()) {
-            if (out.is_open() && received != expected)
-                return abandon(Error(ErrorCode::Integrity, "The export ended a file early; "
-                                                           "download it again."));
-            out.close();
-            if (!transfer::isPlainFileName(chunk.name()) || !names.insert(chunk.name()).second
-                || names.size() > kMaxExportFiles)
-                return abandon(Error(ErrorCode::Integrity,
-                                     "The control plane sent an export file with a name that is "
-                                     "not a plain one, twice, or too many files; check it."));
-            out.open(temporary / chunk.name(), std::ios::binary | std::ios::trunc);
-            expected = chunk.size();
-            received = 0;
-        } else if (!out.is_open()) {
-            return abandon(Error(ErrorCode::Integrity, "The export's first chunk names no file; "
-                                                       "download it again."));
-        }
-        received += chunk.data().size();
-        total += chunk.data().size();
-        if (received > expected || total > kMaxExportBytes)
-            return abandon(Error(ErrorCode::Integrity, "The export sent more than it announced; "
-                                                       "download it again."));
-        out.write(chunk.data().data(), static_cast<std::streamsize>(chunk.data().size()));
-        if (!out)
-            return abandon(Error(ErrorCode::Io, fmt::format("Cannot write into '{}'; check its "
-                                                            "free space.",
-                                                            temporary.string())));
-    }
-    const grpc::Status status = stream->Finish();
-    if (!status.ok())
-        return state_->failure(status);
-    out.close();
-    if (received != expected || names.empty() || digest.empty())
+    auto files = state_->receiveFiles<v1::ExportChunk>(
+        [&](grpc::ClientContext& context) {
+            return state_->registry->DownloadExport(&context, request);
+        },
+        temporary, kMaxExportBytes, kMaxExportFiles,
+        [&](const v1::ExportChunk& first) -> Result<void> {
+            digest = first.folder_digest();
+            return success();
+        });
+    if (!files)
+        return files.error();
+    if (files->empty() || digest.empty())
         return Error(ErrorCode::Integrity, "The export ended early; download it again.");
     std::filesystem::rename(temporary, target, ec);
     if (ec)

@@ -1,4 +1,4 @@
-// The client library's calls on runs (client.h, "Runs"; runs.proto).
+// The client library's RunsClient (runs_client.h; runs.proto).
 #include "client_state.h"
 
 #include <utility>
@@ -39,7 +39,7 @@ RunView viewOf(const v1::Run& run)
 
 }  // namespace
 
-Result<Page<RunView>> ControlClient::listRunsPage(std::int64_t before, std::uint32_t limit)
+Result<Page<RunView>> RunsClient::listRunsPage(std::int64_t before, std::uint32_t limit)
 {
     v1::ListJobsRequest request;
     request.set_before(before);
@@ -54,14 +54,14 @@ Result<Page<RunView>> ControlClient::listRunsPage(std::int64_t before, std::uint
     return page;
 }
 
-Result<std::vector<RunView>> ControlClient::listRuns()
+Result<std::vector<RunView>> RunsClient::listRuns()
 {
     return allPages<RunView>([this](std::int64_t before) {
         return listRunsPage(before, client_internal::kLargestPage);
     });
 }
 
-Result<RunView> ControlClient::showRun(std::int64_t id)
+Result<RunView> RunsClient::showRun(std::int64_t id)
 {
     v1::JobIdRequest request;
     request.set_id(id);
@@ -72,7 +72,7 @@ Result<RunView> ControlClient::showRun(std::int64_t id)
 }
 
 Result<std::pair<std::vector<RunPointView>, std::int64_t>>
-ControlClient::runMetricsPage(std::int64_t id, std::int64_t afterStep, std::uint32_t limit)
+RunsClient::runMetricsPage(std::int64_t id, std::int64_t afterStep, std::uint32_t limit)
 {
     v1::RunMetricsRequest request;
     request.set_id(id);
@@ -100,7 +100,7 @@ ControlClient::runMetricsPage(std::int64_t id, std::int64_t afterStep, std::uint
     return std::make_pair(std::move(points), reply->next_after_step());
 }
 
-Result<std::vector<RunPointView>> ControlClient::runMetrics(std::int64_t id)
+Result<std::vector<RunPointView>> RunsClient::runMetrics(std::int64_t id)
 {
     // The server's largest page: a 100,000-step run is five calls.
     constexpr std::uint32_t kLargestRunPage = 20000;

@@ -1,4 +1,4 @@
-// What the files of the client library share (client.cpp, client_data.cpp, client_jobs.cpp):
+// What the files of the client library share (client.cpp and the other client*.cpp files):
 // the deadlines, the conversions from the contract's messages, and the client's state (its
 // channel, one stub per service, and the helpers its calls are made with). Private to api/.
 #pragma once
@@ -18,7 +18,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -32,7 +31,6 @@ namespace v1 = sealtrain::v1;
 constexpr auto kCallTimeout = std::chrono::seconds(30);
 // An upload or a bundle may take long; a call that stops moving still ends on this.
 constexpr auto kStreamTimeout = std::chrono::hours(6);
-constexpr std::size_t kPiece = std::size_t{1} << 20U;
 // A dataset's manifest, signature and shards.
 constexpr std::size_t kMaxFetchedFiles = 100'000;
 // What a whole-list call asks for a page at a time (the server's most).
@@ -44,53 +42,36 @@ inline void setDeadline(grpc::ClientContext& context)
 }
 
 // Sends each file of an upload on `stream` (a client-streaming call whose chunks have a `file`
-// part, name and size, and a `data` part): the file's name, then its bytes a piece at a time,
-// `progress` told after each. Ok(false) when the server ended the call (its status says why);
-// NotFound or Io, saying that nothing was imported, when a file can not be read, after the call
-// was cancelled.
+// part, name and size, and a `data` part) with transfer::sendEach, `progress` told of the bytes
+// sent of `total`. Ok(false) when the server ended the call (its status says why); when a file can
+// not be read, the call is cancelled and the error names the file and says that nothing was
+// imported.
 template <typename Chunk, typename Stream>
 [[nodiscard]] Result<bool> sendUploadFiles(Stream& stream, grpc::ClientContext& context,
                                            const std::vector<UploadFile>& files,
                                            const UploadProgress& progress, std::uint64_t total)
 {
-    Chunk chunk;
-    std::uint64_t sent = 0;
-    std::string buffer(kPiece, '\0');
-    for (const UploadFile& file : files) {
-        std::ifstream in(file.path, std::ios::binary);
-        if (!in) {
-            context.TryCancel();
-            (void)stream.Finish();
-            return Error(ErrorCode::NotFound,
-                         fmt::format("Cannot read '{}'; check the path and its permissions. "
-                                     "Nothing was imported.",
-                                     file.path.string()));
-        }
-        chunk.Clear();
-        chunk.mutable_file()->set_name(file.name);
-        chunk.mutable_file()->set_size(file.size);
-        if (!stream.Write(chunk))
-            return false;
-        while (in) {
-            in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-            const auto got = static_cast<std::size_t>(in.gcount());
-            if (got == 0)
-                break;
-            chunk.set_data(buffer.data(), got);
-            if (!stream.Write(chunk))
-                return false;
-            sent += got;
+    std::vector<transfer::OutgoingFile> outgoing;
+    for (const UploadFile& file : files)
+        outgoing.push_back({file.path, file.name});
+    auto sent = transfer::sendEach<Chunk>(
+        outgoing,
+        [](Chunk& chunk, const std::string& name, std::uint64_t size) {
+            chunk.mutable_file()->set_name(name);
+            chunk.mutable_file()->set_size(size);
+        },
+        [&](const Chunk& chunk) { return stream.Write(chunk); },
+        [&](std::uint64_t bytes) {
             if (progress)
-                progress(sent, total);
-        }
-        if (in.bad()) {
-            context.TryCancel();
-            (void)stream.Finish();
-            return Error(ErrorCode::Io, fmt::format("Reading '{}' failed; nothing was imported.",
-                                                    file.path.string()));
-        }
+                progress(bytes, total);
+        });
+    if (!sent) {
+        context.TryCancel();
+        (void)stream.Finish();
+        return Error(sent.error().code(),
+                     fmt::format("{} Nothing was imported.", sent.error().message()));
     }
-    return true;
+    return *sent;
 }
 
 inline JobSummary summaryOf(const v1::Job& job)
@@ -217,7 +198,7 @@ private:
 
 }  // namespace client_internal
 
-struct ControlClient::State {
+struct client_internal::ClientState {
     Endpoint endpoint;
     std::shared_ptr<grpc::ChannelCredentials> credentials;  // the channel's (with the identity)
     std::shared_ptr<grpc::Channel> channel;
@@ -272,19 +253,20 @@ struct ControlClient::State {
             folder, maxBytes);
     }
 
-    // The files of the FileChunk stream `open(context)` starts, into `folder`.
-    template <typename Open>
+    // The files of the stream `open(context)` starts, into `folder` (transfer::receiveFiles, the
+    // one download helper: fetched datasets and checkpoints, downloaded checkpoints and exports).
+    // `onFirst` sees the first chunk before anything is written.
+    template <typename Chunk, typename Open, typename OnFirst>
     [[nodiscard]] Result<std::vector<std::filesystem::path>>
-    receiveFiles(const Open& open, const std::filesystem::path& folder,
-                 std::uint64_t maxBytes) const
+    receiveFiles(const Open& open, const std::filesystem::path& folder, std::uint64_t maxBytes,
+                 std::size_t maxFiles, const OnFirst& onFirst) const
     {
         grpc::ClientContext context;
         context.set_deadline(std::chrono::system_clock::now() + client_internal::kStreamTimeout);
         auto stream = open(context);
-        auto files = transfer::receiveFiles(
-            folder, client_internal::kMaxFetchedFiles, maxBytes,
-            [&](client_internal::v1::FileChunk& chunk) { return stream->Read(&chunk); },
-            [](const client_internal::v1::FileChunk&) { return success(); });
+        auto files = transfer::receiveFiles<Chunk>(
+            folder, maxFiles, maxBytes, [&](Chunk& chunk) { return stream->Read(&chunk); },
+            onFirst);
         if (!files) {
             context.TryCancel();
             (void)stream->Finish();
@@ -294,6 +276,17 @@ struct ControlClient::State {
         if (!status.ok())
             return failure(status);
         return files;
+    }
+
+    // A FileChunk stream of at most kMaxFetchedFiles files, into `folder`.
+    template <typename Open>
+    [[nodiscard]] Result<std::vector<std::filesystem::path>>
+    receiveFiles(const Open& open, const std::filesystem::path& folder,
+                 std::uint64_t maxBytes) const
+    {
+        return receiveFiles<client_internal::v1::FileChunk>(
+            open, folder, maxBytes, client_internal::kMaxFetchedFiles,
+            [](const client_internal::v1::FileChunk&) { return success(); });
     }
 
     // Training.Sample of the checkpoint `request` names.

@@ -37,7 +37,7 @@ AuditEntryView viewOf(const v1::AuditEntry& entry)
 
 }  // namespace
 
-Result<AuditPageView> ControlClient::queryAudit(const AuditQueryOptions& options)
+Result<AuditPageView> AuditClient::queryAudit(const AuditQueryOptions& options)
 {
     v1::QueryEntriesRequest request;
     *request.mutable_filter() = client_internal::filterOf(options.selection);
@@ -60,7 +60,7 @@ Result<AuditPageView> ControlClient::queryAudit(const AuditQueryOptions& options
     return page;
 }
 
-Result<LogVerificationView> ControlClient::verifyAuditLog()
+Result<LogVerificationView> AuditClient::verifyAuditLog()
 {
     grpc::ClientContext context;
     // A long log takes a while to re-read and hash: the export's deadline, not a call's.
@@ -80,7 +80,7 @@ Result<LogVerificationView> ControlClient::verifyAuditLog()
                                reply.key_id()};
 }
 
-Result<std::string> ControlClient::newestAuditHead()
+Result<std::string> AuditClient::newestAuditHead()
 {
     auto reply =
         state_->call(*state_->audit, &v1::Audit::Stub::NewestHead, v1::NewestHeadRequest{});
@@ -89,7 +89,7 @@ Result<std::string> ControlClient::newestAuditHead()
     return reply->signed_note();
 }
 
-Result<ServerInfoView> ControlClient::serverInfo()
+Result<ServerInfoView> PlatformClient::serverInfo()
 {
     grpc::ClientContext context;
     setDeadline(context);
@@ -123,7 +123,7 @@ Result<ServerInfoView> ControlClient::serverInfo()
     return info;
 }
 
-Result<std::vector<PermissionView>> ControlClient::listPermissions()
+Result<std::vector<PermissionView>> AccessClient::listPermissions()
 {
     grpc::ClientContext context;
     setDeadline(context);
@@ -137,7 +137,7 @@ Result<std::vector<PermissionView>> ControlClient::listPermissions()
     return permissions;
 }
 
-Result<std::vector<PendingResetView>> ControlClient::listPendingResets()
+Result<std::vector<PendingResetView>> UsersClient::listPendingResets()
 {
     grpc::ClientContext context;
     setDeadline(context);
@@ -151,7 +151,7 @@ Result<std::vector<PendingResetView>> ControlClient::listPendingResets()
     return resets;
 }
 
-Result<PolicySummary> ControlClient::showPolicy()
+Result<PolicySummary> JobsClient::showPolicy()
 {
     grpc::ClientContext context;
     setDeadline(context);
@@ -178,7 +178,7 @@ Result<PolicySummary> ControlClient::showPolicy()
     return policy;
 }
 
-Result<std::vector<JobCheckpointView>> ControlClient::listCheckpoints(std::int64_t id)
+Result<std::vector<JobCheckpointView>> JobsClient::listCheckpoints(std::int64_t id)
 {
     grpc::ClientContext context;
     setDeadline(context);
@@ -195,8 +195,8 @@ Result<std::vector<JobCheckpointView>> ControlClient::listCheckpoints(std::int64
 }
 
 Result<std::vector<std::filesystem::path>>
-ControlClient::downloadCheckpoint(std::int64_t id, std::int64_t step,
-                                  const std::filesystem::path& folder)
+JobsClient::downloadCheckpoint(std::int64_t id, std::int64_t step,
+                               const std::filesystem::path& folder)
 {
     v1::DownloadCheckpointRequest request;
     request.set_id(id);

@@ -1,9 +1,10 @@
-// Files over a gRPC stream of FileChunk messages (control.proto, "Workers"): the sealed files a
-// worker fetches (a dataset's shards, a checkpoint to resume from) and the checkpoints it
-// uploads. Each file starts with a chunk that carries its plain name and whole size; its bytes
-// follow in chunks of at most 1 MiB. The receiver writes each file atomically under its folder
-// and accepts a file only when exactly `size` bytes arrived. Only sealed bytes travel this way:
-// nothing here is secret. Internal to api/ (the server and the client library).
+// Files over a gRPC stream (control.proto, "Workers"; registry.proto's DownloadExport; the import
+// streams): the one upload helper (sendEach) and the one download helper (receiveFiles) of api/,
+// for the sealed files a worker fetches and the checkpoints it uploads, a checkpoint or an export
+// a client downloads, and the files of a dataset or model import. Each file starts with a chunk
+// that carries its plain name and whole size; its bytes follow in chunks of at most 1 MiB. The
+// receiver writes each file atomically under its folder and accepts a file only when exactly
+// `size` bytes arrived. Internal to api/ (the server and the client library).
 #pragma once
 
 #include "sealtrain/base/byte_io.h"
@@ -15,7 +16,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,54 +40,94 @@ inline constexpr std::size_t kChunkBytes = std::size_t{1} << 20U;
     return true;
 }
 
-// Sends the files at `paths` (their own names) through `write(chunk) -> bool`; `first` is copied
-// into the first chunk (the attempt an upload belongs to).
+// A file to send: read from `path`, named `name` to the receiver.
+struct OutgoingFile {
+    std::filesystem::path path;
+    std::string name;
+};
+
+// Sends each of `files` through `write(chunk) -> bool`: first a chunk that `begin(chunk, name,
+// size)` fills (the file's name and whole size, and for the stream's first chunk whatever else it
+// carries), then its bytes in chunks of at most kChunkBytes, `progress(sent)` told after each. The
+// one upload helper of api/: FileChunk streams (a worker's checkpoint, the files a worker or a
+// client fetches) and the import streams (ImportChunk, ImportModelChunk). Ok(false) when `write`
+// failed: the receiver ended the call, and its status says why; NotFound, PermissionDenied or Io,
+// naming the file, when one can not be read.
+template <typename Chunk, typename Begin, typename Write>
+[[nodiscard]] Result<bool> sendEach(const std::vector<OutgoingFile>& files, const Begin& begin,
+                                    const Write& write,
+                                    const std::function<void(std::uint64_t sent)>& progress = {})
+{
+    std::vector<std::uint8_t> buffer(kChunkBytes);
+    std::uint64_t sent = 0;
+    for (const OutgoingFile& file : files) {
+        auto source = FileSource::open(file.path);
+        if (!source)
+            return source.error();
+        const std::uint64_t size = (*source)->size();
+        Chunk chunk;
+        begin(chunk, file.name, size);
+        if (!write(chunk))
+            return false;
+        for (std::uint64_t offset = 0; offset < size;) {
+            const auto length =
+                static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, size - offset));
+            SEALTRAIN_TRY((*source)->readAt(offset, {buffer.data(), length}));
+            chunk.Clear();
+            chunk.set_data(buffer.data(), length);
+            if (!write(chunk))
+                return false;
+            offset += length;
+            sent += length;
+            if (progress)
+                progress(sent);
+        }
+    }
+    return true;
+}
+
+// The files at `paths` by their own names over a FileChunk stream, `first` copied into the first
+// chunk (the attempt an upload belongs to); Io when the receiver went away.
 template <typename Write>
 [[nodiscard]] Result<void> sendFiles(const std::vector<std::filesystem::path>& paths,
                                      const sealtrain::v1::FileChunk& first, const Write& write)
 {
+    std::vector<OutgoingFile> files;
+    for (const auto& path : paths)
+        files.push_back({path, path.filename().string()});
     bool isFirst = true;
-    std::vector<std::uint8_t> buffer(kChunkBytes);
-    for (const auto& path : paths) {
-        auto source = FileSource::open(path);
-        if (!source)
-            return source.error();
-        const std::uint64_t size = (*source)->size();
-        std::uint64_t offset = 0;
-        do {
-            const auto length =
-                static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, size - offset));
-            SEALTRAIN_TRY((*source)->readAt(offset, {buffer.data(), length}));
-            sealtrain::v1::FileChunk chunk;
+    auto sent = sendEach<sealtrain::v1::FileChunk>(
+        files,
+        [&](sealtrain::v1::FileChunk& chunk, const std::string& name, std::uint64_t size) {
             if (isFirst)
                 chunk = first;
             isFirst = false;
-            if (offset == 0) {
-                chunk.set_name(path.filename().string());
-                chunk.set_size(size);
-            }
-            chunk.set_data(buffer.data(), length);
-            if (!write(chunk))
-                return Error(ErrorCode::Io, fmt::format("The connection closed while '{}' was "
-                                                        "being sent; try again.",
-                                                        path.filename().string()));
-            offset += length;
-        } while (offset < size);
-    }
+            chunk.set_name(name);
+            chunk.set_size(size);
+        },
+        write);
+    if (!sent)
+        return sent.error();
+    if (!*sent)
+        return Error(ErrorCode::Io,
+                     "The connection closed while the files were being sent; try again.");
     return success();
 }
 
 // Receives files into `folder` (which must exist) from `read(chunk) -> bool` until the stream
-// ends; at most `maxFiles` files and `maxBytes` bytes in all. Returns the files' paths, each
-// committed only once complete (a file cut short is never committed); callers receive into a
-// fresh folder and remove it on failure. `onFirst` sees the first chunk (for its attempt) before
-// anything is written.
-template <typename Read, typename OnFirst>
+// ends; each file named once, by a plain name, at most `maxFiles` files and `maxBytes` bytes in
+// all. Returns the files' paths, each committed only once complete (a file cut short is never
+// committed); callers receive into a fresh folder and remove it on failure. `onFirst` sees the
+// first chunk (its attempt, an export's digest) before anything is written. The one download
+// helper of api/: `Chunk` is any message with a name and size on each file's first chunk and the
+// bytes in `data` (FileChunk, registry.proto's ExportChunk).
+template <typename Chunk = sealtrain::v1::FileChunk, typename Read, typename OnFirst>
 [[nodiscard]] Result<std::vector<std::filesystem::path>>
 receiveFiles(const std::filesystem::path& folder, std::size_t maxFiles, std::uint64_t maxBytes,
              const Read& read, const OnFirst& onFirst)
 {
     std::vector<std::filesystem::path> received;
+    std::set<std::string> names;
     std::unique_ptr<AtomicFileSink> sink;
     std::uint64_t expected = 0;
     std::uint64_t got = 0;
@@ -96,7 +139,7 @@ receiveFiles(const std::filesystem::path& folder, std::size_t maxFiles, std::uin
                                  sink ? sink->path().filename().string() : std::string("?"), got,
                                  expected));
     };
-    sealtrain::v1::FileChunk chunk;
+    Chunk chunk;
     while (read(chunk)) {
         if (first)
             SEALTRAIN_TRY(onFirst(chunk));
@@ -109,10 +152,11 @@ receiveFiles(const std::filesystem::path& folder, std::size_t maxFiles, std::uin
                 received.push_back(sink->path());
                 sink.reset();
             }
-            if (!isPlainFileName(chunk.name()) || received.size() >= maxFiles)
+            if (!isPlainFileName(chunk.name()) || received.size() >= maxFiles
+                || !names.insert(chunk.name()).second)
                 return Error(ErrorCode::InvalidArgument,
                              fmt::format("The transfer named an unexpected file '{}'; only "
-                                         "plain names, at most {} files.",
+                                         "plain names, each once, at most {} files.",
                                          chunk.name().substr(0, 64), maxFiles));
             auto created =
                 AtomicFileSink::create(folder / chunk.name(), AtomicFileSink::Overwrite::Allow);

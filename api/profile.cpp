@@ -123,7 +123,7 @@ Result<void> Profile::connect(const std::string& address, const std::string& ser
     auto client = ControlClient::connect(endpoint, nullptr);
     if (!client)
         return client.error();
-    auto keys = (*client)->signingKeys();
+    auto keys = (*client)->platform().signingKeys();
     if (!keys)
         return keys.error();
     return writePublic(folder_ / kArtefactRootFile, keys->artefactRootPem);
@@ -255,7 +255,7 @@ Result<StoredSession> Profile::signIn(const std::string& user, const crypto::Sec
     auto client = anonymousClient();
     if (!client)
         return client.error();
-    auto signedIn = (*client)->signIn(user, password, totpCode);
+    auto signedIn = (*client)->sessions().signIn(user, password, totpCode);
     if (!signedIn)
         return signedIn.error();
     SEALTRAIN_TRY(privateProfileFolder(folder_));
@@ -275,7 +275,7 @@ Result<std::string> Profile::completeReset(const std::string& user, const std::s
     auto client = anonymousClient();
     if (!client)
         return client.error();
-    return (*client)->completeReset(user, code, password);
+    return (*client)->users().completeReset(user, code, password);
 }
 
 std::vector<StoredSession> Profile::sessions() const
@@ -357,7 +357,7 @@ Result<void> Profile::signOut(const std::string& user) const
 {
     SEALTRAIN_TRY(requireUserName(user));
     auto client = this->client(user);
-    Result<void> ended = client ? (*client)->signOut() : Result<void>(client.error());
+    Result<void> ended = client ? (*client)->sessions().signOut() : Result<void>(client.error());
     std::error_code ignored;
     std::filesystem::remove(folder_ / (user + kKeySuffix), ignored);
     std::filesystem::remove(folder_ / (user + kCertificateSuffix), ignored);

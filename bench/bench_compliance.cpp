@@ -160,7 +160,7 @@ int main(int argc, char** argv)
     std::thread probe([&] {
         while (reporting.load()) {
             const auto asked = WallClock::now();
-            const auto answered = eve->whoAmI();
+            const auto answered = eve->sessions().whoAmI();
             waits.push_back(secondsSince(asked));
             timedOut += answered ? 0U : 1U;
         }
@@ -168,7 +168,7 @@ int main(int argc, char** argv)
     std::ofstream("/proc/self/clear_refs") << "5";  // the peak from here on
     const long long rssBefore = bench::statusKiB("VmRSS:");
     start = WallClock::now();
-    const auto report = take(rita->complianceReport());
+    const auto report = take(rita->compliance().complianceReport());
     const double reportSeconds = secondsSince(start);
     const long long peak = bench::statusKiB("VmHWM:");
     reporting = false;

@@ -171,9 +171,9 @@ int main(int argc, char** argv)
         auto& api = *clients[static_cast<std::size_t>(client)];
         Result<void> done = success();
         if (granted[static_cast<std::size_t>(client)]) {
-            if (auto revoked = api.revokeRole("target", "engineer", project); !revoked)
+            if (auto revoked = api.access().revokeRole("target", "engineer", project); !revoked)
                 done = revoked.error();
-        } else if (auto made = api.grantRole("target", "engineer", project); !made) {
+        } else if (auto made = api.access().grantRole("target", "engineer", project); !made) {
             done = made.error();
         }
         granted[static_cast<std::size_t>(client)] ^= 1;
@@ -183,11 +183,11 @@ int main(int argc, char** argv)
     for (const int count : {1, 8, 32})
         mutations.emplace_back(count, measure(count, seconds, mutate));
     const Phase reads = measure(kMaxClients, seconds, [&](int client, int) -> Result<void> {
-        auto who = clients[static_cast<std::size_t>(client)]->whoAmI();
+        auto who = clients[static_cast<std::size_t>(client)]->sessions().whoAmI();
         return who ? success() : Result<void>(who.error());
     });
     const Phase transport = measure(kMaxClients, seconds, [&](int client, int) -> Result<void> {
-        auto keys = clients[static_cast<std::size_t>(client)]->signingKeys();
+        auto keys = clients[static_cast<std::size_t>(client)]->platform().signingKeys();
         return keys ? success() : Result<void>(keys.error());
     });
 

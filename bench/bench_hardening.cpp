@@ -52,8 +52,8 @@ Phase usersCall(std::vector<std::unique_ptr<api::ControlClient>>& users,
         threads.emplace_back([&, user] {
             for (int i = 0; WallClock::now() < end; ++i) {
                 const auto before = WallClock::now();
-                const bool ok =
-                    i % 2 == 0 ? users[user]->whoAmI().ok() : users[user]->listDatasets().ok();
+                const bool ok = i % 2 == 0 ? users[user]->sessions().whoAmI().ok()
+                                           : users[user]->datasets().listDatasets().ok();
                 latencies[user].push_back(
                     std::chrono::duration<double, std::milli>(WallClock::now() - before).count());
                 if (!ok)
@@ -116,8 +116,8 @@ int main(int argc, char** argv)
         attackers.emplace_back([&, i] {
             auto anonymous = control.anonymous();
             while (attacking) {
-                auto refused = anonymous->signIn(fmt::format("nobody-{}", i),
-                                                 bench::secret("not anyone's password"), "000000");
+                auto refused = anonymous->sessions().signIn(
+                    fmt::format("nobody-{}", i), bench::secret("not anyone's password"), "000000");
                 ++signIns;
                 if (!refused && refused.error().code() == ErrorCode::ResourceExhausted)
                     ++busy;
@@ -128,7 +128,7 @@ int main(int argc, char** argv)
     const std::string laughs = testing::billionLaughs();
     attackers.emplace_back([&] {
         while (attacking) {
-            auto refused = mallory->submitJob(laughs);
+            auto refused = mallory->jobs().submitJob(laughs);
             ++specs;
             if (refused || refused.error().code() != ErrorCode::InvalidArgument)
                 ++unexpected;

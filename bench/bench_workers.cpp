@@ -193,16 +193,17 @@ std::vector<SimulatedWorker> enrollWorkers(bench::InProcessControl& control,
                 const auto box = take(crypto::BoxKeyPair::generate());
                 api::WorkerEnrollment request;
                 request.token =
-                    take(operatorClient.createEnrollToken(worker.name, kPool, 3600)).token;
+                    take(operatorClient.workers().createEnrollToken(worker.name, kPool, 3600))
+                        .token;
                 request.csrPem = tls.csrPem;
                 request.signingPublicKeyPem = signing.publicKey().toPem();
                 request.boxPublicKey.assign(box.publicKey().begin(), box.publicKey().end());
                 request.inventoryJson = inventoryJson;
-                const auto enrolled = take(enrolment->enrollWorker(request));
+                const auto enrolled = take(enrolment->worker().enrollWorker(request));
                 api::ClientIdentity identity{std::move(tls.privateKeyPem), enrolled.certificatePem};
                 worker.client = take(api::ControlClient::connect(control.endpoint(), &identity));
                 // Its first beat opens its connection (the TLS handshake), outside the window.
-                (void)take(worker.client->heartbeat(inventoryJson, 0, 0));
+                (void)take(worker.client->worker().heartbeat(inventoryJson, 0, 0));
             }
         });
     for (auto& thread : enrollers)
@@ -295,7 +296,7 @@ void submitJobs(api::ControlClient& engineer, api::ControlClient& approver, doub
             return;
         std::this_thread::sleep_until(due);
         const auto before = Clock::now();
-        auto submitted = engineer.submitJob(jobSpec(number));
+        auto submitted = engineer.jobs().submitJob(jobSpec(number));
         if (!submitted) {
             ledger.failed(fmt::format("SubmitJob: {}", submitted.error().message()));
             continue;
@@ -305,7 +306,7 @@ void submitJobs(api::ControlClient& engineer, api::ControlClient& approver, doub
             continue;
         }
         const auto asked = Clock::now();
-        auto approved = approver.approveJob(submitted->id, submitted->specSha256);
+        auto approved = approver.jobs().approveJob(submitted->id, submitted->specSha256);
         const auto after = Clock::now();
         if (!approved) {
             ledger.failed(fmt::format("ApproveJob: {}", approved.error().message()));
@@ -335,7 +336,7 @@ std::size_t jobsNotSucceeded(api::ControlClient& engineer, const std::vector<std
 {
     std::size_t notSucceeded = 0;
     for (const std::int64_t id : jobs) {
-        auto job = engineer.showJob(id);
+        auto job = engineer.jobs().showJob(id);
         if (!job) {
             ledger.failed(fmt::format("ShowJob {}: {}", id, job.error().message()));
         } else if (job->state != "succeeded" || job->attempt != 1 || job->restarts != 0) {
@@ -469,9 +470,9 @@ int main(int argc, char** argv)
         api::ImportSettings settings;
         settings.name = kDataset;
         settings.format = "text-records";
-        (void)take(steward->importDataset(
+        (void)take(steward->datasets().importDataset(
             settings, {{notes, "notes.txt", std::filesystem::file_size(notes)}}, {}));
-        check(steward->grantRead(kDataset, "dana"));
+        check(steward->datasets().grantRead(kDataset, "dana"));
     }
 
     const std::string inventoryJson = inventoryOfEightGpus();

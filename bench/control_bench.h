@@ -118,7 +118,7 @@ public:
     [[nodiscard]] std::unique_ptr<api::ControlClient> signIn(const std::string& user)
     {
         const api::SignedIn signedIn =
-            take(anonymous()->signIn(user, secret(kPassword), totpCode(user)));
+            take(anonymous()->sessions().signIn(user, secret(kPassword), totpCode(user)));
         return take(api::ControlClient::connect(endpoint_, &signedIn.identity));
     }
 

@@ -199,7 +199,7 @@ private:
     void beat(SimulatedWorker& worker)
     {
         const auto before = Clock::now();
-        auto answer = worker.client->heartbeat(inventoryJson_, worker.job, worker.attempt);
+        auto answer = worker.client->worker().heartbeat(inventoryJson_, worker.job, worker.attempt);
         const auto after = Clock::now();
         worker.nextBeat = std::max(worker.nextBeat + options_.heartbeat, after);
         if (!answer) {
@@ -218,7 +218,7 @@ private:
     void poll(SimulatedWorker& worker)
     {
         const auto before = Clock::now();
-        auto taken = worker.client->takeJob();
+        auto taken = worker.client->worker().takeJob();
         const auto after = Clock::now();
         worker.nextPoll = std::max(worker.nextPoll + options_.poll, after);
         if (!taken) {
@@ -242,14 +242,15 @@ private:
         report.job = worker.job;
         report.attempt = worker.attempt;
         report.metricsLines = {R"({"kind":"step","step":1,"loss":4.25,"tok_per_s":1000.0})"};
-        auto stop = worker.client->reportMetrics(report);
+        auto stop = worker.client->worker().reportMetrics(report);
         if (!stop)
             ledger_.failed(fmt::format("{}: ReportMetrics of job {}: {}", worker.name, worker.job,
                                        stop.error().message()));
         else if (*stop)
             ledger_.failed(
                 fmt::format("{}: ReportMetrics: job {} must stop", worker.name, worker.job));
-        auto finished = worker.client->finishJob(worker.job, worker.attempt, true, 0.0, "");
+        auto finished =
+            worker.client->worker().finishJob(worker.job, worker.attempt, true, 0.0, "");
         if (!finished)
             ledger_.failed(fmt::format("{}: FinishJob of job {}: {}", worker.name, worker.job,
                                        finished.error().message()));

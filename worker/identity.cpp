@@ -172,7 +172,7 @@ Result<std::string> enroll(const EnrollOptions& options)
     request.boxPublicKey.assign(box->publicKey().begin(), box->publicKey().end());
     request.inventoryJson =
         node::workerInventoryJson(probeInventory(options.interconnectEncrypted));
-    auto enrolled = (*client)->enrollWorker(request);
+    auto enrolled = (*client)->worker().enrollWorker(request);
     crypto::wipeMemory({reinterpret_cast<std::uint8_t*>(signingPem->data()), signingPem->size()});
     if (!enrolled)
         return enrolled.error();

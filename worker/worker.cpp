@@ -104,14 +104,14 @@ public:
                 const std::lock_guard guard(beatLock_);
                 currentJob_.store(-1);
             }
-            auto taken = client()->takeJob();
+            auto taken = client()->worker().takeJob();
             if (!taken) {
                 currentJob_.store(0);
                 // Refused at the handshake (revoked or expired): the heartbeat decides, after a
                 // few refusals in a row, that the worker is refused for good; until then this is
                 // retried like a control plane that is away.
                 if (taken.error().code() == ErrorCode::Unauthenticated
-                    && !client()->certificateRefused()) {
+                    && !client()->worker().certificateRefused()) {
                     say(taken.error().message());
                     return 1;
                 }
@@ -148,7 +148,7 @@ public:
         if (refused_.load())
             return kExitRefused;
         // A last beat saying this worker holds no job: the control plane queues it again at once.
-        (void)client()->heartbeat(inventory_, 0, 0);
+        (void)client()->worker().heartbeat(inventory_, 0, 0);
         return 0;
     }
 
@@ -181,8 +181,8 @@ private:
             alive();
             auto answer = [&] {
                 const std::lock_guard guard(beatLock_);
-                return client()->heartbeat(inventory_, currentJob_.load(), currentAttempt_.load(),
-                                           beatTimeout(interval));
+                return client()->worker().heartbeat(inventory_, currentJob_.load(),
+                                                    currentAttempt_.load(), beatTimeout(interval));
             }();
             if (answer) {
                 if (!reachable)
@@ -208,7 +208,7 @@ private:
                     // Revoked while its connection was down (or expired): each new handshake
                     // is refused. Told apart from a control plane that is away by asking
                     // without a certificate, three failed beats in a row.
-                    refusals = client()->certificateRefused() ? refusals + 1 : 0;
+                    refusals = client()->worker().certificateRefused() ? refusals + 1 : 0;
                     if (refusals >= kRefusalsToStop) {
                         refused(Error(ErrorCode::PermissionDenied,
                                       "The control plane answers but refuses this worker's "
@@ -285,7 +285,7 @@ private:
         report.job = attempt.assignment.job;
         report.attempt = attempt.assignment.attempt;
         report.gpuHours = attempt.gpuHours();
-        auto stop = client()->reportMetrics(report);
+        auto stop = client()->worker().reportMetrics(report);
         if (!stop || !*stop)
             return false;
         attempt.stopForControlPlane();
@@ -304,8 +304,8 @@ private:
         const auto incoming =
             options_.dir / "datasets" / (".incoming-" + toHex(crypto::randomBytes(6)));
         std::filesystem::create_directories(incoming, ec);
-        auto files =
-            client()->fetchDataset(attempt.assignment.job, attempt.assignment.attempt, incoming);
+        auto files = client()->worker().fetchDataset(attempt.assignment.job,
+                                                     attempt.assignment.attempt, incoming);
         if (!files) {
             std::filesystem::remove_all(incoming, ec);
             return files.error();
@@ -365,7 +365,7 @@ private:
         report.job = attempt.assignment.job;
         report.attempt = attempt.assignment.attempt;
         report.gpuHours = attempt.gpuHours();
-        auto sent = client()->reportMetrics(report);
+        auto sent = client()->worker().reportMetrics(report);
         if (!sent) {
             if (isFenced(sent.error())) {
                 attempt.fence();
@@ -402,7 +402,7 @@ private:
                     break;
                 next = attempt.checkpoints.front();
             }
-            auto uploaded = client()->uploadCheckpoint(
+            auto uploaded = client()->worker().uploadCheckpoint(
                 attempt.assignment.job, attempt.assignment.attempt, next.first, next.second);
             if (!uploaded) {
                 if (isFenced(uploaded.error()) && jobStopped(attempt)) {
@@ -516,8 +516,8 @@ private:
                 outcome ? (attempt->stop.load() ? "stopped by the control plane" : "")
                         : outcome.error().message();
             auto finished = retry(*attempt, "finishing the attempt", [&] {
-                return client()->finishJob(job, attempt->assignment.attempt, succeeded,
-                                           attempt->gpuHours(), reason);
+                return client()->worker().finishJob(job, attempt->assignment.attempt, succeeded,
+                                                    attempt->gpuHours(), reason);
             });
             if (finished)
                 say(fmt::format("job {}: attempt {} ended, job {}", job,
@@ -555,8 +555,9 @@ private:
         const auto signer = folder / "manifests.pub.pem";
         SEALTRAIN_TRY(writePublic(signer, a.manifestsPublicKeyPem));
         if (a.resume) {
-            auto fetched = retry(attempt, "fetching the checkpoint to resume from",
-                                 [&] { return client()->fetchCheckpoint(a.job, a.attempt, out); });
+            auto fetched = retry(attempt, "fetching the checkpoint to resume from", [&] {
+                return client()->worker().fetchCheckpoint(a.job, a.attempt, out);
+            });
             if (!fetched)
                 return fetched.error();
             attempt.log(fmt::format("resuming from {}", fetched->front().filename().string()));
@@ -566,8 +567,9 @@ private:
         std::filesystem::path baseModel;
         if (a.startsFromModel) {
             std::filesystem::create_directories(base, ec);
-            auto fetched = retry(attempt, "fetching the model to start from",
-                                 [&] { return client()->fetchInitModel(a.job, a.attempt, base); });
+            auto fetched = retry(attempt, "fetching the model to start from", [&] {
+                return client()->worker().fetchInitModel(a.job, a.attempt, base);
+            });
             if (!fetched)
                 return fetched.error();
             if (fetched->size() != 1)

@@ -23,7 +23,8 @@ struct AccessListOptions {
 int runRoleList(const CommandRegistry& registry, const AccessListOptions& options)
 {
     return runClientCall(
-        registry, options.client, [&](api::ControlClient& client) { return client.listRoles(); },
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.access().listRoles(); },
         [&](const auto& roles) {
             printList(registry.out(), options.json, roles, roleHeader(), roleJson, roleRow);
             return kExitOk;
@@ -36,7 +37,7 @@ int runRolePermissions(const CommandRegistry& registry, const AccessListOptions&
 {
     return runClientCall(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.listPermissions(); },
+        [&](api::ControlClient& client) { return client.access().listPermissions(); },
         [&](const auto& permissions) {
             printList(
                 registry.out(), options.json, permissions,
@@ -63,7 +64,7 @@ int runRoleCreate(const CommandRegistry& registry, const RoleOptions& options)
     return runClientCall(
         registry, options.client,
         [&](api::ControlClient& client) {
-            return client.createRole(options.name, options.permissions);
+            return client.access().createRole(options.name, options.permissions);
         },
         [&](const auto& created) {
             if (created.pending)
@@ -82,14 +83,15 @@ int runRoleDelete(const CommandRegistry& registry, const RoleOptions& options)
 {
     return runClientChange(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.deleteRole(options.name); },
+        [&](api::ControlClient& client) { return client.access().deleteRole(options.name); },
         fmt::format("Deleted the role '{}'.\n", options.name));
 }
 
 int runSessionList(const CommandRegistry& registry, const AccessListOptions& options)
 {
     return runClientCall(
-        registry, options.client, [&](api::ControlClient& client) { return client.listSessions(); },
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.sessions().listSessions(); },
         [&](const auto& sessions) {
             printList(
                 registry.out(), options.json, sessions, sessionHeader(),
@@ -116,7 +118,7 @@ int runSessionRevoke(const CommandRegistry& registry, const RevokeOptions& optio
     auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
-    auto certificates = (*client)->revokeSessions(options.user);
+    auto certificates = (*client)->sessions().revokeSessions(options.user);
     if (!certificates)
         return registry.fail(certificates.error());
     registry.out() << fmt::format("Revoked every session of '{}' and {} client certificate{} "
@@ -137,8 +139,8 @@ int runUserReset(const CommandRegistry& registry, const ResetOptions& options)
     auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
-    auto reset = options.approve ? (*client)->approveReset(options.name)
-                                 : (*client)->resetUser(options.name);
+    auto reset = options.approve ? (*client)->users().approveReset(options.name)
+                                 : (*client)->users().resetUser(options.name);
     if (!reset)
         return registry.fail(reset.error());
     if (auto shown = showReset(registry.out(), *reset, options.codeFile); !shown)
@@ -163,8 +165,8 @@ int runBreakGlass(const CommandRegistry& registry, const BreakGlassOptions& opti
     return runClientChange(
         registry, options.client,
         [&](api::ControlClient& client) {
-            return client.grantBreakGlass(options.user, options.role, options.project,
-                                          options.reason, *duration);
+            return client.access().grantBreakGlass(options.user, options.role, options.project,
+                                                   options.reason, *duration);
         },
         breakGlassGranted(options.role, options.user, *duration));
 }

@@ -43,14 +43,14 @@ int takeBackup(const CommandRegistry& registry, const BackupOptions& options)
         ProgressOptions{"backup", "MiB", &registry.err() == &std::cerr && ::isatty(STDERR_FILENO),
                         std::chrono::milliseconds(100), std::chrono::milliseconds(5000)});
     registry.err() << "The control plane is writing the backup...\n";
-    auto received = (*client)->backup(options.out, options.referenceOverMiB << 20U,
-                                      [&](std::uint64_t got, std::uint64_t total) {
-                                          const ProgressSample sample{got, total, got >> 20U};
-                                          if (got == total)
-                                              progress->finish(sample);
-                                          else
-                                              progress->update(sample);
-                                      });
+    auto received = (*client)->platform().backup(
+        options.out, options.referenceOverMiB << 20U, [&](std::uint64_t got, std::uint64_t total) {
+            const ProgressSample sample{got, total, got >> 20U};
+            if (got == total)
+                progress->finish(sample);
+            else
+                progress->update(sample);
+        });
     if (!received) {
         progress->abandon();
         return registry.fail(received.error());

@@ -103,7 +103,7 @@ int listJobCheckpoints(const CommandRegistry& registry, const JobCheckpointOptio
 {
     return runClientCall(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.listCheckpoints(options.job); },
+        [&](api::ControlClient& client) { return client.jobs().listCheckpoints(options.job); },
         [&](const auto& checkpoints) {
             if (options.json) {
                 nlohmann::json array = nlohmann::json::array();
@@ -146,7 +146,7 @@ int downloadJobCheckpoint(const CommandRegistry& registry, const JobCheckpointOp
     return runClientCall(
         registry, options.client,
         [&](api::ControlClient& client) {
-            return client.downloadCheckpoint(options.job, options.step, folder);
+            return client.jobs().downloadCheckpoint(options.job, options.step, folder);
         },
         [&](const auto& files) {
             for (const std::filesystem::path& file : files)

@@ -217,7 +217,7 @@ int runSignIn(const CommandRegistry& registry, const SignInOptions& options)
 int runWhoAmI(const CommandRegistry& registry, const ClientOptions& options)
 {
     return runClientCall(
-        registry, options, [&](api::ControlClient& client) { return client.whoAmI(); },
+        registry, options, [&](api::ControlClient& client) { return client.sessions().whoAmI(); },
         [&](const auto& who) {
             registry.out() << fmt::format("{} (session {}, until {})\n", who.user, who.sessionId,
                                           utcText(who.expiresUnix));
@@ -269,7 +269,9 @@ int runChangePassword(const CommandRegistry& registry, const PasswordChangeOptio
         return registry.fail(next.error());
     return runClientCall(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.changePassword(*current, *next); },
+        [&](api::ControlClient& client) {
+            return client.sessions().changePassword(*current, *next);
+        },
         [&](const auto& ended) {
             registry.out() << fmt::format("Password changed; {} other session{} of yours ended.\n",
                                           ended, ended == 1 ? "" : "s");
@@ -287,7 +289,8 @@ constexpr std::string_view kUserColumns = "{:<20} {:<9} {}\n";
 int runUserList(const CommandRegistry& registry, const ClientListOptions& options)
 {
     return runClientCall(
-        registry, options.client, [&](api::ControlClient& client) { return client.listUsers(); },
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.users().listUsers(); },
         [&](const auto& users) {
             printList(
                 registry.out(), options.json, users,
@@ -321,7 +324,7 @@ int runUserCreate(const CommandRegistry& registry, const UserOptions& options)
                                                options.codeFile)));
     return runClientCall(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.createUser(options.name); },
+        [&](api::ControlClient& client) { return client.users().createUser(options.name); },
         [&](const auto& code) {
             if (auto shown = showNewUser(registry.out(), options.name, code, options.codeFile);
                 !shown)
@@ -336,12 +339,12 @@ int runUserToggle(const CommandRegistry& registry, const UserOptions& options, b
     if (!client)
         return registry.fail(client.error());
     if (enable) {
-        if (auto done = (*client)->enableUser(options.name); !done)
+        if (auto done = (*client)->users().enableUser(options.name); !done)
             return registry.fail(done.error());
         registry.out() << fmt::format("Enabled {}.\n", options.name);
         return kExitOk;
     }
-    auto done = (*client)->disableUser(options.name);
+    auto done = (*client)->users().disableUser(options.name);
     if (!done)
         return registry.fail(done.error());
     if (done->pending)
@@ -367,14 +370,14 @@ int runGrant(const CommandRegistry& registry, const GrantOptions& options, bool 
     if (!client)
         return registry.fail(client.error());
     if (add) {
-        auto granted = (*client)->grantRole(options.user, options.role, options.project);
+        auto granted = (*client)->access().grantRole(options.user, options.role, options.project);
         if (!granted)
             return registry.fail(granted.error());
         registry.out() << grantSentence(options.role, options.user, options.project,
                                         granted->pending);
         return kExitOk;
     }
-    auto done = (*client)->revokeRole(options.user, options.role, options.project);
+    auto done = (*client)->access().revokeRole(options.user, options.role, options.project);
     if (!done)
         return registry.fail(done.error());
     if (done->pending)

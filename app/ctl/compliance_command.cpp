@@ -142,7 +142,7 @@ int writeComplianceReport(const CommandRegistry& registry, const ComplianceOptio
     auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
-    auto report = (*client)->complianceReport({*from, *to});
+    auto report = (*client)->compliance().complianceReport({*from, *to});
     if (!report)
         return registry.fail(report.error());
 

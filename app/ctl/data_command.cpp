@@ -40,7 +40,8 @@ constexpr std::string_view kDatasetColumns = "{:<20} {:>7}  {:<14} {:>9} {:>11} 
 int runDatasetList(const CommandRegistry& registry, const DataListOptions& options)
 {
     return runClientCall(
-        registry, options.client, [&](api::ControlClient& client) { return client.listDatasets(); },
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.datasets().listDatasets(); },
         [&](const auto& datasets) {
             printList(
                 registry.out(), options.json, datasets,
@@ -73,7 +74,9 @@ int runDatasetShow(const CommandRegistry& registry, const ShowOptions& options)
 {
     return runClientCall(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.showDataset(options.reference); },
+        [&](api::ControlClient& client) {
+            return client.datasets().showDataset(options.reference);
+        },
         [&](const auto& details) {
             printDescription(registry.out(), describeDataset(details), options.json);
             return kExitOk;
@@ -92,8 +95,8 @@ int runReadGrant(const CommandRegistry& registry, const ReadGrantOptions& option
     return runClientChange(
         registry, options.client,
         [&](api::ControlClient& client) {
-            return grant ? client.grantRead(options.reference, options.user)
-                         : client.revokeRead(options.reference, options.user);
+            return grant ? client.datasets().grantRead(options.reference, options.user)
+                         : client.datasets().revokeRead(options.reference, options.user);
         },
         "'" + options.user + (grant ? "' may now read '" : "' may no longer read '")
             + options.reference + "'.\n");
@@ -173,8 +176,8 @@ int runDatasetImport(const CommandRegistry& registry, const ImportOptions& optio
     std::optional<ProgressReporter> progress;
     if (flags.progress != "none")
         progress.emplace(uploadReporter(registry, progressAsBar(registry, flags)));
-    auto imported =
-        (*client)->importDataset(settings, uploads, progressFeed(progress, uploads.size()));
+    auto imported = (*client)->datasets().importDataset(settings, uploads,
+                                                        progressFeed(progress, uploads.size()));
     if (progress)
         progress->abandon();
     if (!imported)
@@ -207,7 +210,7 @@ int exportFromControlPlane(const CommandRegistry& registry, const ClientOptions&
     selection.targetId = filter.targetId;
     return runClientCall(
         registry, options,
-        [&](api::ControlClient& client) { return client.exportAudit(selection); },
+        [&](api::ControlClient& client) { return client.audit().exportAudit(selection); },
         [&](const auto& exported) {
             if (auto written = writeOutputFile(out, asBytes(exported.bundle), "bundle"); !written)
                 return registry.fail(written.error());
@@ -234,7 +237,8 @@ struct KeysOptions {
 int runSigningKeys(const CommandRegistry& registry, const KeysOptions& options)
 {
     return runClientCall(
-        registry, options.client, [&](api::ControlClient& client) { return client.signingKeys(); },
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.platform().signingKeys(); },
         [&](const auto& keys) {
             std::error_code ec;
             std::filesystem::create_directories(options.outDir, ec);
@@ -279,10 +283,11 @@ int runSample(const CommandRegistry& registry, const SampleOptions& options,
                                    "NAME@ALIAS."));
     if (!options.model.empty() && options.step != 0)
         return registry.failUsage("A model version names its checkpoint; leave --step out.");
-    auto sampled =
-        options.job != 0         ? (*client)->sampleJob(options.job, options.step, samplerArguments)
-        : !options.model.empty() ? (*client)->sampleModel(options.model, samplerArguments)
-                                 : (*client)->sample(options.run, options.step, samplerArguments);
+    auto sampled = options.job != 0 ? (*client)->training().sampleJob(options.job, options.step,
+                                                                      samplerArguments)
+                   : !options.model.empty()
+                       ? (*client)->training().sampleModel(options.model, samplerArguments)
+                       : (*client)->training().sample(options.run, options.step, samplerArguments);
     if (!sampled)
         return registry.fail(sampled.error());
     registry.out() << sampled->text;

@@ -57,7 +57,9 @@ int verifyOnControlPlane(const CommandRegistry& registry, const DatasetVerifyOpt
 {
     return runClientCall(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.verifyDataset(options.reference); },
+        [&](api::ControlClient& client) {
+            return client.datasets().verifyDataset(options.reference);
+        },
         [&](const auto& checked) {
             registry.out() << fmt::format(
                 "Dataset OK: '{}' {}: manifest signed by {}, {} shards match the "

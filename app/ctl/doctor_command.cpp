@@ -25,7 +25,7 @@ Result<std::vector<std::string>> controlPlaneWarnings(const api::Profile& profil
     auto client = profile.client(user);
     if (!client)
         return client.error();
-    auto who = (*client)->whoAmI();
+    auto who = (*client)->sessions().whoAmI();
     if (!who)
         return who.error();
     return who->warnings;
@@ -44,7 +44,7 @@ int doctor(const CommandRegistry& registry, const DoctorCommandOptions& options)
     if (auto user = profile.chooseUser(options.client.user); user && profile.endpoint()) {
         doctorOptions.controlPlaneWarnings = controlPlaneWarnings(profile, *user);
         if (auto client = profile.client(*user))
-            if (auto info = (*client)->serverInfo()) {
+            if (auto info = (*client)->platform().serverInfo()) {
                 doctorOptions.enrolmentCodeLifetimeSeconds = info->enrolmentCodeLifetimeSeconds;
                 doctorOptions.auditWitnessesOutside = info->auditWitnessesOutside;
                 doctorOptions.auditForwarding = info->auditForwarding;

@@ -140,7 +140,8 @@ Result<std::string> specText(const JobOptions& options)
 int listJobs(const CommandRegistry& registry, const JobOptions& options)
 {
     return runClientCall(
-        registry, options.client, [&](api::ControlClient& client) { return client.listJobs(); },
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.jobs().listJobs(); },
         [&](const auto& jobs) {
             if (options.json) {
                 nlohmann::json array = nlohmann::json::array();
@@ -167,7 +168,7 @@ int runJob(const CommandRegistry& registry, const JobOptions& options)
     auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
-    auto outcome = (*client)->runJob(options.id, [&registry](const std::string& line) {
+    auto outcome = (*client)->training().runJob(options.id, [&registry](const std::string& line) {
         registry.out() << line << '\n' << std::flush;
     });
     if (!outcome)
@@ -197,7 +198,7 @@ int followJobLines(const CommandRegistry& registry, api::ControlClient& client,
                    const JobOptions& options, bool logs)
 {
     std::string shownState;
-    auto last = client.watchJob(options.id, [&](const api::JobWatchEvent& event) {
+    auto last = client.jobs().watchJob(options.id, [&](const api::JobWatchEvent& event) {
         using Kind = api::JobWatchEvent::Kind;
         if (event.kind == Kind::Job && event.job.state != shownState) {
             shownState = event.job.state;
@@ -232,7 +233,7 @@ int printJobLines(const CommandRegistry& registry, const JobOptions& options, bo
         return registry.fail(client.error());
     if (options.follow)
         return followJobLines(registry, **client, options, logs);
-    auto lines = (*client)->jobMetrics(options.id, logs, options.fromStep);
+    auto lines = (*client)->jobs().jobMetrics(options.id, logs, options.fromStep);
     if (!lines)
         return registry.fail(lines.error());
     for (const std::string& line : *lines)
@@ -302,7 +303,7 @@ void registerJobCommands(CLI::App& app, CommandRegistry& registry)
             auto text = specText(options);
             if (!text)
                 return text.error();
-            return client.submitJob(*text);
+            return client.jobs().submitJob(*text);
         });
     submit->add_option("FILE", submitOptions->file, "The spec (docs/formats/job-spec.md)")
         ->required();
@@ -313,23 +314,23 @@ void registerJobCommands(CLI::App& app, CommandRegistry& registry)
             auto text = specText(options);
             if (!text)
                 return text.error();
-            return client.editJob(options.id, *text);
+            return client.jobs().editJob(options.id, *text);
         });
     edit->add_option("FILE", editOptions->file, "The new spec")->required();
 
     command("vet", "Vet a job again under the current policy", true,
             [](api::ControlClient& client, const JobOptions& options) {
-                return client.vetJob(options.id);
+                return client.jobs().vetJob(options.id);
             });
     command("show", "Show a job: state, spec hash and vetting report", true,
             [](api::ControlClient& client, const JobOptions& options) {
-                return client.showJob(options.id);
+                return client.jobs().showJob(options.id);
             });
 
     auto [approve, approveOptions] =
         command("approve", "Approve someone else's vetted job, for the spec hash you reviewed",
                 true, [](api::ControlClient& client, const JobOptions& options) {
-                    return client.approveJob(options.id, options.sha256);
+                    return client.jobs().approveJob(options.id, options.sha256);
                 });
     approve
         ->add_option("--sha256", approveOptions->sha256,
@@ -339,7 +340,7 @@ void registerJobCommands(CLI::App& app, CommandRegistry& registry)
     auto [reject, rejectOptions] =
         command("reject", "Reject someone else's job (it will not run)", true,
                 [](api::ControlClient& client, const JobOptions& options) {
-                    return client.rejectJob(options.id, options.reason);
+                    return client.jobs().rejectJob(options.id, options.reason);
                 });
     reject->add_option("--reason", rejectOptions->reason, "Why, for the submitter and the log")
         ->required();
@@ -347,7 +348,7 @@ void registerJobCommands(CLI::App& app, CommandRegistry& registry)
     auto [cancel, cancelOptions] =
         command("cancel", "Cancel a job that has not ended (its submitter or an approver)", true,
                 [](api::ControlClient& client, const JobOptions& options) {
-                    return client.cancelJob(options.id, options.reason);
+                    return client.jobs().cancelJob(options.id, options.reason);
                 });
     cancel->add_option("--reason", cancelOptions->reason, "Why (kept with the job)");
 

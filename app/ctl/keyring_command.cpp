@@ -49,7 +49,8 @@ constexpr std::string_view kKekColumns = "{:<16} {:>7}  {:<13} {}\n";
 int listKeks(const CommandRegistry& registry, const KeyringListOptions& options)
 {
     return runClientCall(
-        registry, options.client, [&](api::ControlClient& client) { return client.listKeks(); },
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.keyring().listKeks(); },
         [&](const auto& keks) {
             printList(
                 registry.out(), options.json, keks,
@@ -78,7 +79,7 @@ int rotateKek(const CommandRegistry& registry, const KekOptions& options)
 {
     return runClientCall(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.rotateKek(options.id); },
+        [&](api::ControlClient& client) { return client.keyring().rotateKek(options.id); },
         [&](const auto& version) {
             if (options.id == "database")
                 registry.out() << "The control database is re-keyed under the new version.\n";
@@ -94,7 +95,7 @@ int rewrapObjects(const CommandRegistry& registry, const KekOptions& options)
 {
     return runClientCall(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.rewrapObjects(options.id); },
+        [&](api::ControlClient& client) { return client.keyring().rewrapObjects(options.id); },
         [&](const auto& done) {
             for (const std::string& line : done.lines)
                 registry.out() << line;
@@ -109,7 +110,9 @@ int retireKek(const CommandRegistry& registry, const KekOptions& options)
 {
     return runClientChange(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.retireKek(options.id, options.version); },
+        [&](api::ControlClient& client) {
+            return client.keyring().retireKek(options.id, options.version);
+        },
         fmt::format("Retired '{}' version {}.\n", options.id, options.version));
 }
 
@@ -130,7 +133,9 @@ int changePassphrase(const CommandRegistry& registry, const ChangePassphraseOpti
         return registry.fail(next.error());
     return runClientChange(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.changePassphrase(*current, *next); },
+        [&](api::ControlClient& client) {
+            return client.keyring().changePassphrase(*current, *next);
+        },
         "Passphrase changed; every KEK is re-wrapped under it.\n");
 }
 

@@ -142,8 +142,8 @@ int registerModel(const CommandRegistry& registry, const ModelOptions& options)
     auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
-    auto version =
-        (*client)->registerModel(options.name, options.description, options.job, options.step);
+    auto version = (*client)->registry().registerModel(options.name, options.description,
+                                                       options.job, options.step);
     if (!version)
         return registry.fail(version.error());
     if (options.json) {
@@ -165,9 +165,9 @@ int importModel(const CommandRegistry& registry, const ModelOptions& options)
     if (!options.quiet)
         progress.emplace(
             uploadReporter(registry, &registry.err() == &std::cerr && ::isatty(STDERR_FILENO)));
-    auto version =
-        (*client)->importModel({options.name, options.project, options.description, options.out},
-                               progressFeed(progress, 4));
+    auto version = (*client)->registry().importModel(
+        {options.name, options.project, options.description, options.out},
+        progressFeed(progress, 4));
     if (progress)
         progress->abandon();
     if (!version)
@@ -185,7 +185,8 @@ int importModel(const CommandRegistry& registry, const ModelOptions& options)
 int listModels(const CommandRegistry& registry, const ModelOptions& options)
 {
     return runClientCall(
-        registry, options.client, [&](api::ControlClient& client) { return client.listModels(); },
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.registry().listModels(); },
         [&](const auto& models) {
             constexpr std::string_view row = "{:<24} {:<12} {:>8} {:>8}  {}\n";
             printList(
@@ -217,7 +218,7 @@ int showModel(const CommandRegistry& registry, const ModelOptions& options)
 {
     return runClientCall(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.showModel(options.name); },
+        [&](api::ControlClient& client) { return client.registry().showModel(options.name); },
         [&](const auto& model) {
             if (options.json) {
                 nlohmann::json versions = nlohmann::json::array();
@@ -292,7 +293,7 @@ int requestPromotion(const CommandRegistry& registry, const ModelOptions& option
     return runClientCall(
         registry, options.client,
         [&](api::ControlClient& client) {
-            return client.requestPromotion(name, version, options.alias, options.reason);
+            return client.registry().requestPromotion(name, version, options.alias, options.reason);
         },
         [&](const auto& promotion) {
             if (options.json) {
@@ -313,8 +314,9 @@ int decidePromotion(const CommandRegistry& registry, const ModelOptions& options
     auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
-    auto promotion = approve ? (*client)->approvePromotion(options.promotion, options.digest)
-                             : (*client)->rejectPromotion(options.promotion, options.reason);
+    auto promotion = approve
+                         ? (*client)->registry().approvePromotion(options.promotion, options.digest)
+                         : (*client)->registry().rejectPromotion(options.promotion, options.reason);
     if (!promotion)
         return registry.fail(promotion.error());
     if (options.json) {
@@ -340,7 +342,7 @@ int requestExport(const CommandRegistry& registry, const ModelOptions& options)
     return runClientCall(
         registry, options.client,
         [&](api::ControlClient& client) {
-            return client.requestExport(options.name, options.reason);
+            return client.registry().requestExport(options.name, options.reason);
         },
         [&](const auto& exported) {
             if (options.json) {
@@ -360,8 +362,8 @@ int decideExport(const CommandRegistry& registry, const ModelOptions& options, b
     auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
-    auto exported = approve ? (*client)->approveExport(options.promotion, options.digest)
-                            : (*client)->rejectExport(options.promotion, options.reason);
+    auto exported = approve ? (*client)->registry().approveExport(options.promotion, options.digest)
+                            : (*client)->registry().rejectExport(options.promotion, options.reason);
     if (!exported)
         return registry.fail(exported.error());
     if (options.json) {
@@ -387,7 +389,7 @@ int downloadExport(const CommandRegistry& registry, const ModelOptions& options)
     return runClientCall(
         registry, options.client,
         [&](api::ControlClient& client) {
-            return client.downloadExport(options.promotion, options.out);
+            return client.registry().downloadExport(options.promotion, options.out);
         },
         [&](const auto& digest) {
             registry.out() << fmt::format(
@@ -404,7 +406,7 @@ int exportLineage(const CommandRegistry& registry, const ModelOptions& options)
 {
     return runClientCall(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.modelLineage(options.name); },
+        [&](api::ControlClient& client) { return client.registry().modelLineage(options.name); },
         [&](const auto& document) {
             if (options.out.empty()) {
                 registry.out() << document;

@@ -55,7 +55,8 @@ nlohmann::json toJson(const api::PolicySummary& policy)
 int showPolicy(const CommandRegistry& registry, const PolicyOptions& options)
 {
     return runClientCall(
-        registry, options.client, [&](api::ControlClient& client) { return client.showPolicy(); },
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.jobs().showPolicy(); },
         [&](const auto& policy) {
             if (options.json) {
                 registry.out() << toJson(policy).dump(2) << '\n';

@@ -105,7 +105,8 @@ nlohmann::json runJson(const api::RunView& run)
 int listRuns(const CommandRegistry& registry, const RunOptions& options)
 {
     return runClientCall(
-        registry, options.client, [&](api::ControlClient& client) { return client.listRuns(); },
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.runs().listRuns(); },
         [&](const auto& runs) {
             constexpr std::string_view row =
                 "{:>5}  {:<22} {:<10} {:<9} {:>11} {:>8} {:>8} {:>8}  {}\n";
@@ -174,7 +175,7 @@ int showRun(const CommandRegistry& registry, const RunOptions& options)
 {
     return runClientCall(
         registry, options.client,
-        [&](api::ControlClient& client) { return client.showRun(options.ids.front()); },
+        [&](api::ControlClient& client) { return client.runs().showRun(options.ids.front()); },
         [&](const auto& run) {
             if (options.json)
                 registry.out() << runJson(run).dump(2) << '\n';
@@ -197,7 +198,7 @@ Result<ShownRuns> showRuns(const RunOptions& options, std::ostream& err)
         return client.error();
     ShownRuns chosen{std::move(client).value(), {}};
     for (const std::int64_t id : options.ids) {
-        auto run = chosen.client->showRun(id);
+        auto run = chosen.client->runs().showRun(id);
         if (!run)
             return run.error();
         chosen.runs.push_back(std::move(*run));
@@ -277,7 +278,7 @@ int printMetrics(const CommandRegistry& registry, const RunOptions& options)
     const std::vector<api::RunView>* runs = &chosen->runs;
     std::vector<std::vector<api::RunPointView>> histories;
     for (const api::RunView& run : *runs) {
-        auto history = chosen->client->runMetrics(run.job.id);
+        auto history = chosen->client->runs().runMetrics(run.job.id);
         if (!history)
             return registry.fail(history.error());
         histories.push_back(std::move(*history));

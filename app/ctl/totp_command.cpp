@@ -40,7 +40,7 @@ Result<std::string> askCode(const std::string& prompt, std::string_view answered
 int confirmChange(const CommandRegistry& registry, api::ControlClient& client,
                   const std::string& code)
 {
-    auto ended = client.confirmTotpChange(code);
+    auto ended = client.sessions().confirmTotpChange(code);
     if (!ended)
         return registry.fail(ended.error());
     registry.out() << fmt::format("The new TOTP secret is yours now; sign in with its codes. {} "
@@ -67,7 +67,7 @@ int runChangeTotp(const CommandRegistry& registry, const TotpChangeOptions& opti
             return registry.fail(typed.error());
         current = std::move(*typed);
     }
-    auto pending = (*client)->startTotpChange(*password, current);
+    auto pending = (*client)->sessions().startTotpChange(*password, current);
     if (!pending)
         return registry.fail(pending.error());
     if (auto shown = showSecret(

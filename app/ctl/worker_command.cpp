@@ -60,8 +60,8 @@ int enrollToken(const CommandRegistry& registry, const WorkerOptions& options)
     auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
-    auto grant =
-        (*client)->createEnrollToken(options.worker, options.pool, options.validMinutes * 60);
+    auto grant = (*client)->workers().createEnrollToken(options.worker, options.pool,
+                                                        options.validMinutes * 60);
     if (!grant)
         return registry.fail(grant.error());
     if (options.json) {
@@ -99,7 +99,8 @@ nlohmann::json toJson(const api::WorkerSummary& worker)
 int listWorkers(const CommandRegistry& registry, const WorkerOptions& options)
 {
     return runClientCall(
-        registry, options.client, [&](api::ControlClient& client) { return client.listWorkers(); },
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.workers().listWorkers(); },
         [&](const auto& workers) {
             if (options.json) {
                 nlohmann::json array = nlohmann::json::array();
@@ -171,7 +172,8 @@ void registerWorkerCommands(CLI::App& app, CommandRegistry& registry)
         return runClientChange(
             registry, interconnectOptions->client,
             [interconnectOptions, declared](api::ControlClient& client) -> Result<void> {
-                auto changed = client.declareInterconnect(interconnectOptions->worker, declared);
+                auto changed =
+                    client.workers().declareInterconnect(interconnectOptions->worker, declared);
                 if (!changed)
                     return changed.error();
                 return success();
@@ -193,7 +195,8 @@ void registerWorkerCommands(CLI::App& app, CommandRegistry& registry)
         return runClientChange(
             registry, revokeOptions->client,
             [revokeOptions](api::ControlClient& client) -> Result<void> {
-                auto revoked = client.revokeWorker(revokeOptions->worker, revokeOptions->reason);
+                auto revoked =
+                    client.workers().revokeWorker(revokeOptions->worker, revokeOptions->reason);
                 if (!revoked)
                     return revoked.error();
                 return success();

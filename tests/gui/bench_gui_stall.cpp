@@ -92,11 +92,11 @@ private slots:
         // bob follows a job that a worker is training.
         auto bobClient = site_.daemon.as("bob");
         auto submitted =
-            bobClient->submitJob(QString(testing::kGuiSpec).arg("streamed").toStdString());
+            bobClient->jobs().submitJob(QString(testing::kGuiSpec).arg("streamed").toStdString());
         QVERIFY(submitted);
-        QVERIFY(site_.daemon.as("ann")->approveJob(submitted->id, submitted->specSha256));
+        QVERIFY(site_.daemon.as("ann")->jobs().approveJob(submitted->id, submitted->specSha256));
         testing::TestWorker worker = testing::enrollTestWorker(site_.daemon, "otto", "n1", "cpu");
-        auto taken = worker.client->takeJob();
+        auto taken = worker.client->worker().takeJob();
         QVERIFY(taken && taken->has_value());
         Desk bob = site_.open("bob");
         site_.signIn(bob, "bob");
@@ -129,7 +129,7 @@ private slots:
                         + std::to_string(2.0 + 3.0 * std::exp(-static_cast<double>(step) / 500.0))
                         + ",\"tok_per_s\":5000,\"mfu\":0.2}");
                 }
-                if (!worker.client->reportMetrics(report))
+                if (!worker.client->worker().reportMetrics(report))
                     break;
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
             }
@@ -160,7 +160,8 @@ private slots:
         std::printf("  %-44s %s\n", "import",
                     qPrintable(error->text().isEmpty() ? QString("done") : error->text()));
         QVERIFY2(error->text().isEmpty(), qPrintable(error->text()));
-        QVERIFY(worker.client->finishJob((*taken)->job, (*taken)->attempt, true, 0.01, ""));
+        QVERIFY(
+            worker.client->worker().finishJob((*taken)->job, (*taken)->attempt, true, 0.01, ""));
     }
 
     void cleanupTestCase()

@@ -113,7 +113,7 @@ public:
         // The SIEM's copy, whose health the audit screen shows (issue #49).
         daemon.start({"--audit-forward", "file:" + tmp_.filePath("siem.jsonl")});
         fingerprint = crypto::certificateFingerprint(daemon.caPem()).value();
-        if (!daemon.as("alice")->grantRole("ivy", "approver", ""))
+        if (!daemon.as("alice")->access().grantRole("ivy", "approver", ""))
             qFatal("ivy's approver grant");
         const std::filesystem::path text = tmp_.filePath("notes.txt").toStdString();
         std::ofstream(text) << "first record\n\nsecond record\n";
@@ -121,11 +121,12 @@ public:
         settings.name = "notes";
         settings.format = "text-records";
         auto sam = daemon.as("sam");
-        auto imported = sam->importDataset(
+        auto imported = sam->datasets().importDataset(
             settings, {{text, "notes.txt", std::filesystem::file_size(text)}}, {});
         if (!imported)
             qFatal("import: %s", imported.error().message().c_str());
-        if (!sam->grantRead("notes", "bob") || !sam->grantRead("notes", "ivy"))
+        if (!sam->datasets().grantRead("notes", "bob")
+            || !sam->datasets().grantRead("notes", "ivy"))
             qFatal("read grants");
     }
 

@@ -172,7 +172,7 @@ private slots:
 
         // A worker trains it: a falling loss, validations, throughput, log lines.
         testing::TestWorker worker = testing::enrollTestWorker(site_.daemon, "otto", "n1", "cpu");
-        auto taken = worker.client->takeJob();
+        auto taken = worker.client->worker().takeJob();
         QVERIFY(taken && taken->has_value());
         api::MetricsReport report;
         report.job = (*taken)->job;
@@ -190,7 +190,7 @@ private slots:
         report.logLines = {"attempt 1 on n1: 1 rank, cpu", "dataset fetched and verified",
                            "trainer started", "step 120 of 10000"};
         report.firstLogLine = 0;
-        QVERIFY(worker.client->reportMetrics(report));
+        QVERIFY(worker.client->worker().reportMetrics(report));
         QTRY_COMPARE_WITH_TIMEOUT(jobs->chart().lossPoints(), 120, 20000);
         bob.find<QTabWidget>("jobTabs")->setCurrentIndex(1);
         save(bob, "jobs-metrics");
@@ -203,8 +203,8 @@ private slots:
                     site_.path("written-" + QString::number(step)).toStdString(), keys, **taken,
                     *worker.signing, step, step, std::to_string(report.job), (*taken)->runId,
                     (*taken)->datasetId);
-                QVERIFY(worker.client->uploadCheckpoint(report.job, report.attempt, files.sealed,
-                                                        files.envelope));
+                QVERIFY(worker.client->worker().uploadCheckpoint(report.job, report.attempt,
+                                                                 files.sealed, files.envelope));
             }
             QTRY_COMPARE_WITH_TIMEOUT(jobs->checkpoints().model().rowCount(), 2, 15000);
             bob.find<QTabWidget>("jobTabs")->setCurrentIndex(3);
@@ -251,29 +251,30 @@ private slots:
             }
             return lines;
         };
-        auto faster = site_.daemon.as("bob")->submitJob(QString(testing::kGuiSpec)
-                                                            .arg("fortunes-faster")
-                                                            .replace("steps: 10,", "steps: 120,")
-                                                            .toStdString()
-                                                        + "optimizer: {lr: 0.003}\n");
+        auto faster =
+            site_.daemon.as("bob")->jobs().submitJob(QString(testing::kGuiSpec)
+                                                         .arg("fortunes-faster")
+                                                         .replace("steps: 10,", "steps: 120,")
+                                                         .toStdString()
+                                                     + "optimizer: {lr: 0.003}\n");
         QVERIFY2(faster, faster ? "" : faster.error().message().c_str());
-        QVERIFY(site_.daemon.as("ann")->approveJob(faster->id, faster->specSha256));
+        QVERIFY(site_.daemon.as("ann")->jobs().approveJob(faster->id, faster->specSha256));
         {
             testing::TestWorker lost = testing::enrollTestWorker(site_.daemon, "otto", "n2", "cpu");
-            auto taken1 = lost.client->takeJob();
+            auto taken1 = lost.client->worker().takeJob();
             QVERIFY(taken1 && taken1->has_value());
             api::MetricsReport partial{
                 (*taken1)->job, (*taken1)->attempt, stepLines(1, 50, 18.0), {}, 0, 0.0};
-            QVERIFY(lost.client->reportMetrics(partial));
-            QVERIFY(site_.daemon.as("otto")->revokeWorker("n2", "disk failure"));
+            QVERIFY(lost.client->worker().reportMetrics(partial));
+            QVERIFY(site_.daemon.as("otto")->workers().revokeWorker("n2", "disk failure"));
             testing::TestWorker resumed =
                 testing::enrollTestWorker(site_.daemon, "otto", "n3", "cpu");
-            auto second = resumed.client->takeJob();
+            auto second = resumed.client->worker().takeJob();
             QVERIFY(second && second->has_value());
             api::MetricsReport rest{
                 (*second)->job, (*second)->attempt, stepLines(1, 120, 18.0), {}, 0, 0.0};
-            QVERIFY(resumed.client->reportMetrics(rest));
-            QVERIFY(resumed.client->finishJob(rest.job, rest.attempt, true, 0.0, ""));
+            QVERIFY(resumed.client->worker().reportMetrics(rest));
+            QVERIFY(resumed.client->worker().finishJob(rest.job, rest.attempt, true, 0.0, ""));
         }
         QVERIFY(bob.window->showScreen("runsPage"));
         auto* runs = bob.find<gui::RunsPage>("runsPage");
@@ -289,12 +290,12 @@ private slots:
         // A job whose two checkpoints bob registers as version 1 of "fortunes": ann approved its
         // promotion to production; staging and an export wait for a second person.
         {
-            auto trained = site_.daemon.as("bob")->submitJob(
+            auto trained = site_.daemon.as("bob")->jobs().submitJob(
                 QString(testing::kGuiSpec).arg("fortunes-registered").toStdString());
             QVERIFY2(trained, trained ? "" : trained.error().message().c_str());
-            QVERIFY(site_.daemon.as("ann")->approveJob(trained->id, trained->specSha256));
+            QVERIFY(site_.daemon.as("ann")->jobs().approveJob(trained->id, trained->specSha256));
             testing::TestWorker node = testing::enrollTestWorker(site_.daemon, "otto", "n4", "cpu");
-            auto assigned = node.client->takeJob();
+            auto assigned = node.client->worker().takeJob();
             QVERIFY(assigned && assigned->has_value());
             const trainer::TrainerKeys keys = testing::openJobKeys(*node.box, **assigned);
             std::optional<trainer::CheckpointReference> parent;
@@ -304,20 +305,24 @@ private slots:
                     *node.signing, step, step, std::to_string(trained->id), (*assigned)->runId,
                     (*assigned)->datasetId, parent);
                 parent = written.reference;
-                QVERIFY(node.client->uploadCheckpoint(trained->id, (*assigned)->attempt,
-                                                      written.files.sealed,
-                                                      written.files.envelope));
+                QVERIFY(node.client->worker().uploadCheckpoint(trained->id, (*assigned)->attempt,
+                                                               written.files.sealed,
+                                                               written.files.envelope));
             }
-            QVERIFY(node.client->finishJob(trained->id, (*assigned)->attempt, true, 0.0, ""));
+            QVERIFY(
+                node.client->worker().finishJob(trained->id, (*assigned)->attempt, true, 0.0, ""));
             auto bobClient = site_.daemon.as("bob");
-            auto version =
-                bobClient->registerModel("fortunes", "4 steps on the notes", trained->id, 0);
+            auto version = bobClient->registry().registerModel("fortunes", "4 steps on the notes",
+                                                               trained->id, 0);
             QVERIFY2(version, version ? "" : version.error().message().c_str());
-            auto production = bobClient->requestPromotion("fortunes", 1, "production", "validated");
+            auto production =
+                bobClient->registry().requestPromotion("fortunes", 1, "production", "validated");
             QVERIFY(production);
-            QVERIFY(site_.daemon.as("ann")->approvePromotion(production->id, version->digest));
-            QVERIFY(bobClient->requestPromotion("fortunes", 1, "staging", "for the pilot"));
-            QVERIFY(bobClient->requestExport("fortunes@1", "for the partner lab"));
+            QVERIFY(site_.daemon.as("ann")->registry().approvePromotion(production->id,
+                                                                        version->digest));
+            QVERIFY(
+                bobClient->registry().requestPromotion("fortunes", 1, "staging", "for the pilot"));
+            QVERIFY(bobClient->registry().requestExport("fortunes@1", "for the partner lab"));
         }
         QVERIFY(bob.window->showScreen("modelsPage"));
         auto* models = bob.find<gui::ModelsPage>("modelsPage");
@@ -344,7 +349,7 @@ private slots:
         save(ann, "models-exports");
 
         // A GPU job waiting for approval holds most of the demo budget: bob's overview says so.
-        QVERIFY(site_.daemon.as("bob")->submitJob(
+        QVERIFY(site_.daemon.as("bob")->jobs().submitJob(
             "spec_version: 1\nname: gpu-run\nproject: demo\ndataset: notes\n"
             "model: {layers: 1, heads: 1, width: 8, context: 8}\nschedule: {steps: 10}\n"
             "resources: {pool: gpu, device: cuda, gpus_per_node: 1}\nlimits: {gpu_hours: 8.5}\n"));
@@ -363,11 +368,11 @@ private slots:
             settings.name = "notes";
             settings.format = "text-records";
             auto sam = site_.daemon.as("sam");
-            QVERIFY(sam->importDataset(
+            QVERIFY(sam->datasets().importDataset(
                 settings,
                 {{text.toStdString(), "notes.txt", std::filesystem::file_size(text.toStdString())}},
                 {}));
-            QVERIFY(sam->grantRead("notes", "bob"));
+            QVERIFY(sam->datasets().grantRead("notes", "bob"));
         }
         QVERIFY(bob.window->showScreen("datasetsPage"));
         auto* bobsDatasets = bob.find<gui::DatasetsPage>("datasetsPage");

@@ -56,7 +56,7 @@ class TestGuiAdmin : public QObject {
     QStringList datasetNames()
     {
         QStringList names;
-        auto listed = site_.daemon.as("sam")->listDatasets();
+        auto listed = site_.daemon.as("sam")->datasets().listDatasets();
         if (listed)
             for (const auto& dataset : *listed)
                 names << QString::fromStdString(dataset.name);
@@ -376,7 +376,7 @@ private slots:
         QTRY_VERIFY2_WITH_TIMEOUT(status->text().contains("gives a separated duty"),
                                   qPrintable(status->text()), 15000);
         QVERIFY(roleRow("labeler") < 0);
-        auto made = site_.daemon.as("carol")->createRole("labeler", {"dataset.read"});
+        auto made = site_.daemon.as("carol")->access().createRole("labeler", {"dataset.read"});
         QVERIFY2(made && !made->pending, made ? "pending" : made.error().message().c_str());
         access->reload();
         QTRY_VERIFY2_WITH_TIMEOUT(roleRow("labeler") >= 0, qPrintable(status->text()), 15000);
@@ -402,7 +402,7 @@ private slots:
         QTRY_VERIFY2_WITH_TIMEOUT(status->text().contains("certificates of otto are revoked"),
                                   qPrintable(status->text()), 15000);
         QTRY_COMPARE_WITH_TIMEOUT(ottoRow(), -1, 15000);
-        QVERIFY(!otto->whoAmI());
+        QVERIFY(!otto->sessions().whoAmI());
     }
 
     // The first run on a workstation: a data directory made through the dialog (sealtrainctl
@@ -516,7 +516,7 @@ private slots:
         QTRY_VERIFY2_WITH_TIMEOUT(message->text().contains("is changed"),
                                   qPrintable(message->text()), 20000);
         QVERIFY(rita.session->signedIn());
-        auto old = site_.daemon.anonymous()->signIn(
+        auto old = site_.daemon.anonymous()->sessions().signIn(
             "rita", testing::secret(testing::kDaemonPassword), site_.daemon.code("rita"));
         QVERIFY(!old);
     }

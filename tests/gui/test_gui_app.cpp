@@ -203,7 +203,7 @@ private slots:
 
         // A worker takes it and reports; bob's open job shows it as it comes.
         testing::TestWorker worker = testing::enrollTestWorker(site_.daemon, "otto", "n1", "cpu");
-        auto taken = worker.client->takeJob();
+        auto taken = worker.client->worker().takeJob();
         QVERIFY2(taken && taken->has_value(), taken ? "no job" : taken.error().message().c_str());
         QTRY_VERIFY2_WITH_TIMEOUT(jobs->model().rowAt(0)->state == "running",
                                   qPrintable(QString::fromStdString(jobs->model().rowAt(0)->state)
@@ -216,7 +216,7 @@ private slots:
                                R"({"kind":"step","step":2,"loss":5.1,"val_loss":5.3})"};
         report.logLines = {"training on n1"};
         report.firstLogLine = 0;
-        QVERIFY(worker.client->reportMetrics(report));
+        QVERIFY(worker.client->worker().reportMetrics(report));
         QTRY_COMPARE_WITH_TIMEOUT(jobs->chart().lossPoints(), 2, 15000);
         QCOMPARE(jobs->chart().validationPoints(), 1);
         QTRY_VERIFY_WITH_TIMEOUT(
@@ -228,8 +228,8 @@ private slots:
         const trainer::CheckpointFiles written = testing::writeTestCheckpoint(
             site_.path("written").toStdString(), keys, **taken, *worker.signing, 2, 1,
             std::to_string(report.job), (*taken)->runId, (*taken)->datasetId);
-        QVERIFY(worker.client->uploadCheckpoint(report.job, report.attempt, written.sealed,
-                                                written.envelope));
+        QVERIFY(worker.client->worker().uploadCheckpoint(report.job, report.attempt, written.sealed,
+                                                         written.envelope));
         auto& checkpoints = jobs->checkpoints().model();
         QTRY_COMPARE_WITH_TIMEOUT(checkpoints.rowCount(), 1, 15000);
         QCOMPARE(checkpoints.rowAt(0)->step, std::int64_t{2});
@@ -271,7 +271,7 @@ private slots:
         QTRY_VERIFY2_WITH_TIMEOUT(sampled->text().contains("no checkpoint at step 7"),
                                   qPrintable(sampled->text()), 15000);
 
-        QVERIFY(worker.client->finishJob(report.job, report.attempt, true, 0.01, ""));
+        QVERIFY(worker.client->worker().finishJob(report.job, report.attempt, true, 0.01, ""));
         QTRY_VERIFY_WITH_TIMEOUT(jobs->model().rowAt(0)->state == "succeeded", 15000);
 
         // bob's overview: the demo project's budget, with the 0.01 GPU hours the job used.
@@ -297,12 +297,12 @@ private slots:
     void runsCompared()
     {
         auto bobClient = site_.daemon.as("bob");
-        auto second = bobClient->submitJob(QString(kGuiSpec).arg("compared").toStdString());
+        auto second = bobClient->jobs().submitJob(QString(kGuiSpec).arg("compared").toStdString());
         QVERIFY2(second, second ? "" : second.error().message().c_str());
-        QVERIFY(site_.daemon.as("ann")->approveJob(second->id, second->specSha256));
+        QVERIFY(site_.daemon.as("ann")->jobs().approveJob(second->id, second->specSha256));
         testing::TestWorker worker =
             testing::enrollTestWorker(site_.daemon, "otto", "runner", "cpu");
-        auto taken = worker.client->takeJob();
+        auto taken = worker.client->worker().takeJob();
         QVERIFY2(taken && taken->has_value(), taken ? "no job" : taken.error().message().c_str());
         QCOMPARE((*taken)->job, second->id);
         api::MetricsReport report;
@@ -311,8 +311,8 @@ private slots:
         report.metricsLines = {R"({"kind":"step","step":1,"loss":6.0,"tok_per_s":800,"mfu":0.02})",
                                R"({"kind":"step","step":2,"loss":5.0})",
                                R"({"kind":"step","step":3,"loss":4.5,"val_loss":4.75})"};
-        QVERIFY(worker.client->reportMetrics(report));
-        QVERIFY(worker.client->finishJob(report.job, report.attempt, true, 0.0, ""));
+        QVERIFY(worker.client->worker().reportMetrics(report));
+        QVERIFY(worker.client->worker().finishJob(report.job, report.attempt, true, 0.0, ""));
 
         Desk bob = site_.open("bob");
         site_.signIn(bob, "bob");
@@ -366,22 +366,22 @@ private slots:
     void modelsPromotedAndExported()
     {
         auto bobClient = site_.daemon.as("bob");
-        auto job = bobClient->submitJob(QString(kGuiSpec).arg("registered").toStdString());
+        auto job = bobClient->jobs().submitJob(QString(kGuiSpec).arg("registered").toStdString());
         QVERIFY2(job, job ? "" : job.error().message().c_str());
-        QVERIFY(site_.daemon.as("ann")->approveJob(job->id, job->specSha256));
+        QVERIFY(site_.daemon.as("ann")->jobs().approveJob(job->id, job->specSha256));
         testing::TestWorker worker =
             testing::enrollTestWorker(site_.daemon, "otto", "registrar", "cpu");
-        auto taken = worker.client->takeJob();
+        auto taken = worker.client->worker().takeJob();
         QVERIFY2(taken && taken->has_value(), taken ? "no job" : taken.error().message().c_str());
         QCOMPARE((*taken)->job, job->id);
         const trainer::TrainerKeys keys = testing::openJobKeys(*worker.box, **taken);
         const trainer::CheckpointFiles written = testing::writeTestCheckpoint(
             site_.path("registered").toStdString(), keys, **taken, *worker.signing, 2, 3,
             std::to_string(job->id), (*taken)->runId, (*taken)->datasetId);
-        QVERIFY(worker.client->uploadCheckpoint(job->id, (*taken)->attempt, written.sealed,
-                                                written.envelope));
-        QVERIFY(worker.client->finishJob(job->id, (*taken)->attempt, true, 0.0, ""));
-        auto registered = bobClient->registerModel("notes-model", "first", job->id, 0);
+        QVERIFY(worker.client->worker().uploadCheckpoint(job->id, (*taken)->attempt, written.sealed,
+                                                         written.envelope));
+        QVERIFY(worker.client->worker().finishJob(job->id, (*taken)->attempt, true, 0.0, ""));
+        auto registered = bobClient->registry().registerModel("notes-model", "first", job->id, 0);
         QVERIFY2(registered, registered ? "" : registered.error().message().c_str());
 
         Desk bob = site_.open("bob");
@@ -624,7 +624,7 @@ private slots:
         often.refreshEvery = 1s;
         Desk ann = site_.open("ann", often);
         site_.signIn(ann, "ann");
-        QVERIFY(site_.daemon.as("alice")->revokeSessions("ann"));
+        QVERIFY(site_.daemon.as("alice")->sessions().revokeSessions("ann"));
         QTRY_VERIFY_WITH_TIMEOUT(!ann.session->signedIn(), 20000);
         QVERIFY(ann.find<QWidget>("signInPage")->isVisible());
         QVERIFY2(ann.signInError().contains("sign in again"), qPrintable(ann.signInError()));

@@ -252,7 +252,7 @@ public:
     // A new sign-in over TCP with `password` (default: the one every user was created with).
     api::SignedIn signIn(const std::string& user, const std::string& password = kDaemonPassword)
     {
-        auto signedIn = anonymous()->signIn(user, secret(password), code(user));
+        auto signedIn = anonymous()->sessions().signIn(user, secret(password), code(user));
         if (!signedIn)
             qFatal("sign-in of %s: %s", user.c_str(), signedIn.error().message().c_str());
         return std::move(signedIn).value();

@@ -124,13 +124,13 @@ private slots:
     {
         auto bob = daemon_.as("bob");
         // A refusal: an engineer may not export the audit log.
-        auto refused = bob->exportAuditBundle({});
+        auto refused = bob->audit().exportAuditBundle({});
         QVERIFY(!refused);
         QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
-        auto bundle = daemon_.as("rita")->exportAuditBundle({});
+        auto bundle = daemon_.as("rita")->audit().exportAuditBundle({});
         QVERIFY2(bundle, bundle ? "" : bundle.error().message().c_str());
         writeText(daemon_.runDir() / "log.bundle", *bundle);
-        auto keys = daemon_.as("rita")->signingKeys();
+        auto keys = daemon_.as("rita")->platform().signingKeys();
         QVERIFY(keys);
         writeText(daemon_.runDir() / "signing.pub.pem", keys->auditPem);
         // Delivery is the forwarder thread's: the copy catches up with the bundle's entries.
@@ -278,11 +278,11 @@ private slots:
         const auto received = [&] { return siem.receivedText(); };
 
         // Entries, a refusal among them, then a SIGKILL right after more were committed.
-        QVERIFY(!control.as("bob")->exportAuditBundle({}));
-        auto first = control.as("rita")->exportAuditBundle({});
+        QVERIFY(!control.as("bob")->audit().exportAuditBundle({}));
+        auto first = control.as("rita")->audit().exportAuditBundle({});
         QVERIFY(first);
         QVERIFY2(waitForCopy(received, bundleHeadSize(*first)), siem.receivedText().c_str());
-        QVERIFY(!control.as("bob")->exportAuditBundle({}));
+        QVERIFY(!control.as("bob")->audit().exportAuditBundle({}));
         control.kill();
 
         // Started again: what was not delivered before the kill follows. Then the receiver goes
@@ -291,7 +291,7 @@ private slots:
         control.forget("bob");  // the sessions did not outlive the kill
         control.forget("rita");
         const auto refusedExport = [&] {
-            auto refused = control.as("bob")->exportAuditBundle({});
+            auto refused = control.as("bob")->audit().exportAuditBundle({});
             return !refused && refused.error().code() == ErrorCode::PermissionDenied;
         };
         QVERIFY(refusedExport());
@@ -300,7 +300,7 @@ private slots:
         // (docs/formats/audit-forward.md, "Delivery"), which is not what this test is about.
         std::uint64_t sent = 0;
         for (int waited = 0; waited < 30000; waited += 100) {
-            auto info = control.as("rita")->serverInfo();
+            auto info = control.as("rita")->platform().serverInfo();
             QVERIFY2(info && info->auditForwarding, info ? "not forwarding" : "no server info");
             sent = info->auditForwarding->delivered;
             if (info->auditForwarding->lag() == 0)
@@ -313,9 +313,9 @@ private slots:
             QVERIFY(refusedExport());
         QTest::qWait(1500);  // the forwarder tries, fails and waits to retry
         QVERIFY2(siem.start(why), why.c_str());
-        auto bundle = control.as("rita")->exportAuditBundle({});
+        auto bundle = control.as("rita")->audit().exportAuditBundle({});
         QVERIFY2(bundle, bundle ? "" : bundle.error().message().c_str());
-        auto keys = control.as("rita")->signingKeys();
+        auto keys = control.as("rita")->platform().signingKeys();
         QVERIFY(keys);
         writeText(root / "signing.pub.pem", keys->auditPem);
         writeText(root / "log.bundle", *bundle);

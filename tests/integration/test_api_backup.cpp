@@ -88,7 +88,7 @@ private slots:
 
     void anEngineerIsRefusedAndAudited()
     {
-        auto refused = daemon_.as("bob")->backup(daemon_.runDir() / "bob.tar", 0);
+        auto refused = daemon_.as("bob")->platform().backup(daemon_.runDir() / "bob.tar", 0);
         QVERIFY(!refused);
         QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
         QVERIFY(!std::filesystem::exists(daemon_.runDir() / "bob.tar"));
@@ -112,7 +112,7 @@ private slots:
                     const std::string name = "w" + std::to_string(w) + "-" + std::to_string(k);
                     // Read before the call: a change acknowledged after this was still in flight.
                     const bool begunBefore = backupBegun;
-                    if (!client->createRole(name, {"audit.read"})) {
+                    if (!client->access().createRole(name, {"audit.read"})) {
                         ++failures;
                         continue;
                     }
@@ -128,7 +128,7 @@ private slots:
         QTest::qWait(1500);
         archive_ = daemon_.runDir() / "backup.tar";
         backupBegun = true;
-        auto taken = daemon_.as(alice)->backup(archive_, 0);
+        auto taken = daemon_.as(alice)->platform().backup(archive_, 0);
         // More changes after the backup, so that the live witness moves past its head.
         for (int waited = 0; afterBackup < 40 && waited < 20000; waited += 50)
             QTest::qWait(50);

@@ -111,7 +111,7 @@ class TestApiCrash : public QObject {
         auto client = api::ControlClient::connect({address_, "localhost", caPem_}, nullptr);
         if (!client)
             qFatal("connect: %s", client.error().message().c_str());
-        auto signedIn = (*client)->signIn(user, secret(kPassword), code(user));
+        auto signedIn = (*client)->sessions().signIn(user, secret(kPassword), code(user));
         if (!signedIn)
             qFatal("sign-in of %s: %s", user.c_str(), signedIn.error().message().c_str());
         return std::move(signedIn).value();
@@ -201,15 +201,15 @@ class TestApiCrash : public QObject {
                 }
                 Result<void> done = success();
                 if (action == "user.create") {
-                    auto created = api.createUser(user);
+                    auto created = api.users().createUser(user);
                     done = created ? success() : Result<void>(created.error());
                     if (created)
                         code = created->enrolmentCode;
                 } else if (action == "user.complete_reset") {
-                    auto uri = anonymous->completeReset(user, code, secret(kPassword));
+                    auto uri = anonymous->users().completeReset(user, code, secret(kPassword));
                     done = uri ? success() : Result<void>(uri.error());
                 } else if (action == "grant.request") {
-                    auto granted = api.grantRole(user, "engineer", "");
+                    auto granted = api.access().grantRole(user, "engineer", "");
                     done =
                         !granted ? Result<void>(granted.error())
                         : granted->pending
@@ -217,10 +217,10 @@ class TestApiCrash : public QObject {
                             : Result<void>(Error(ErrorCode::Internal, "The grant was made by one "
                                                                       "admin of several."));
                 } else if (action == "grant.revoke") {
-                    auto revoked = api.revokeRole(user, "engineer", "");
+                    auto revoked = api.access().revokeRole(user, "engineer", "");
                     done = revoked ? success() : Result<void>(revoked.error());
                 } else {
-                    auto disabled = api.disableUser(user);
+                    auto disabled = api.users().disableUser(user);
                     done = disabled ? success() : Result<void>(disabled.error());
                 }
                 if (!done) {
@@ -344,7 +344,7 @@ private slots:
             auto client =
                 api::ControlClient::connect({address_, "localhost", caPem_}, &alice.identity);
             QVERIFY(client);
-            auto users = (*client)->listUsers();
+            auto users = (*client)->users().listUsers();
             QVERIFY2(users, users ? "" : users.error().message().c_str());
             std::map<std::string, bool> disabled;
             for (const api::UserSummary& user : *users)

@@ -125,7 +125,7 @@ class TestApiDaemon : public QObject {
         auto client = api::ControlClient::connect(endpoint(address), nullptr);
         if (!client)
             qFatal("connect: %s", client.error().message().c_str());
-        auto signedIn = (*client)->signIn(user, secret(kPassword), code(user));
+        auto signedIn = (*client)->sessions().signIn(user, secret(kPassword), code(user));
         if (!signedIn)
             qFatal("sign-in of %s: %s", user.c_str(), signedIn.error().message().c_str());
         return std::move(signedIn).value();
@@ -233,11 +233,11 @@ private slots:
         QVERIFY(signedIn.sessionId.rfind('s', 0) == 0);
         QVERIFY(signedIn.identity.certificatePem.find("BEGIN CERTIFICATE") != std::string::npos);
         auto client = as(signedIn.identity, address);
-        auto who = client->whoAmI();
+        auto who = client->sessions().whoAmI();
         QVERIFY2(who, who ? "" : who.error().message().c_str());
         QCOMPARE(who->user, admin);
         QCOMPARE(who->sessionId, signedIn.sessionId);
-        auto users = client->listUsers();
+        auto users = client->users().listUsers();
         QVERIFY2(users, users ? "" : users.error().message().c_str());
         QCOMPARE(users->size(), std::size_t{7});
         const auto bob = std::find_if(users->begin(), users->end(),
@@ -251,15 +251,16 @@ private slots:
     void rolesAreDecidedByTheDaemon()
     {
         auto asBob = as(session("bob", tcpAddress_), tcpAddress_);
-        auto datasets = asBob->listDatasets();
+        auto datasets = asBob->datasets().listDatasets();
         QVERIFY2(datasets, datasets ? "" : datasets.error().message().c_str());
         QVERIFY(datasets->empty());
-        auto users = asBob->listUsers();
+        auto users = asBob->users().listUsers();
         QVERIFY(!users);
         QCOMPARE(users.error().code(), ErrorCode::PermissionDenied);
         QVERIFY(users.error().message().find("user.manage") != std::string::npos);
 
-        auto adminDatasets = as(session("carol", tcpAddress_), tcpAddress_)->listDatasets();
+        auto adminDatasets =
+            as(session("carol", tcpAddress_), tcpAddress_)->datasets().listDatasets();
         QVERIFY(!adminDatasets);
         QCOMPARE(adminDatasets.error().code(), ErrorCode::PermissionDenied);
     }
@@ -272,45 +273,48 @@ private slots:
         auto asCarol = as(session("carol", tcpAddress_), tcpAddress_);
         // Carol gets a one-time enrolment code, never a credential: gina sets her own password
         // with it, anonymously, and receives her own TOTP secret.
-        auto code = asCarol->createUser("gina");
+        auto code = asCarol->users().createUser("gina");
         QVERIFY2(code, code ? "" : code.error().message().c_str());
         QVERIFY(code->enrolmentCode.rfind("rc_", 0) == 0);
         QVERIFY(code->codeExpires > 0);
         auto noCode = api::ControlClient::connect(endpoint(tcpAddress_), nullptr)
                           .value()
-                          ->signIn("gina", secret(kPassword), "000000");
+                          ->sessions()
+                          .signIn("gina", secret(kPassword), "000000");
         QVERIFY(!noCode);  // no password works before she set hers
         auto uri = api::ControlClient::connect(endpoint(tcpAddress_), nullptr)
                        .value()
-                       ->completeReset("gina", code->enrolmentCode, secret(kPassword));
+                       ->users()
+                       .completeReset("gina", code->enrolmentCode, secret(kPassword));
         QVERIFY2(uri, uri ? "" : uri.error().message().c_str());
         QVERIFY(uri->rfind("otpauth://totp/", 0) == 0);
         uris_["gina"] = *uri;
         // Two admins: carol asks, alice makes the grant (issue #48).
-        QVERIFY(asCarol->grantRole("gina", "engineer", "")->pending);
+        QVERIFY(asCarol->access().grantRole("gina", "engineer", "")->pending);
         QVERIFY(!as(session("alice", tcpAddress_), tcpAddress_)
-                     ->grantRole("gina", "engineer", "")
+                     ->access()
+                     .grantRole("gina", "engineer", "")
                      ->pending);
         auto asGina = as(signIn("gina", tcpAddress_).identity, tcpAddress_);
-        QVERIFY(asGina->listDatasets());
+        QVERIFY(asGina->datasets().listDatasets());
 
-        auto byEngineer = as(session("bob", tcpAddress_), tcpAddress_)->createUser("hank");
+        auto byEngineer = as(session("bob", tcpAddress_), tcpAddress_)->users().createUser("hank");
         QVERIFY(!byEngineer);
         QCOMPARE(byEngineer.error().code(), ErrorCode::PermissionDenied);
 
-        auto selfGrant = asCarol->grantRole("carol", "engineer", "");
+        auto selfGrant = asCarol->access().grantRole("carol", "engineer", "");
         QVERIFY(!selfGrant);
         QCOMPARE(selfGrant.error().code(), ErrorCode::PermissionDenied);
         QVERIFY2(selfGrant.error().message().find("separate account") != std::string::npos,
                  selfGrant.error().message().c_str());
 
         // Disabling gina ends her session: her certificate authenticates no call any more.
-        QVERIFY(asCarol->disableUser("gina"));
-        auto afterDisable = asGina->listDatasets();
+        QVERIFY(asCarol->users().disableUser("gina"));
+        auto afterDisable = asGina->datasets().listDatasets();
         QVERIFY(!afterDisable);
         QCOMPARE(afterDisable.error().code(), ErrorCode::Unauthenticated);
-        QVERIFY(asCarol->enableUser("gina"));
-        QVERIFY(asCarol->revokeRole("gina", "engineer", ""));
+        QVERIFY(asCarol->users().enableUser("gina"));
+        QVERIFY(asCarol->access().revokeRole("gina", "engineer", ""));
     }
 
     // A steward uploads files; the daemon screens, tokenizes, seals and signs them with the
@@ -334,7 +338,7 @@ private slots:
         settings.name = "notes";
         settings.validationBasisPoints = 0;
         std::uint64_t lastSent = 0;
-        auto imported = asSam->importDataset(
+        auto imported = asSam->datasets().importDataset(
             settings, files, [&](std::uint64_t sent, std::uint64_t) { lastSent = sent; });
         QVERIFY2(imported, imported ? "" : imported.error().message().c_str());
         QCOMPARE(imported->dataset.version, std::int64_t{1});
@@ -344,7 +348,7 @@ private slots:
             QJsonDocument::fromJson(QByteArray::fromStdString(imported->reportJson)).object();
         QCOMPARE(report["records_kept"].toInt(), 3);
         QCOMPARE(report["files_read"].toInt(), 3);
-        auto datasets = asSam->listDatasets();
+        auto datasets = asSam->datasets().listDatasets();
         QVERIFY(datasets);
         QCOMPARE(datasets->size(), std::size_t{1});
         QCOMPARE(datasets->front().id, imported->dataset.id);
@@ -356,7 +360,7 @@ private slots:
         const std::string manifest((std::istreambuf_iterator<char>(manifestFile)),
                                    std::istreambuf_iterator<char>());
         QVERIFY(manifest.find("notes/b.txt") != std::string::npos);
-        auto keys = asSam->signingKeys();
+        auto keys = asSam->platform().signingKeys();
         QVERIFY(keys);
         QVERIFY(keys->manifestsPem != keys->auditPem && keys->checkpointsPem != keys->auditPem
                 && keys->checkpointsPem != keys->manifestsPem);
@@ -390,13 +394,14 @@ private slots:
         settings.name = "refused";
         const std::size_t before = datasetFolders(dataDir_);
 
-        auto byEngineer =
-            as(session("bob", tcpAddress_), tcpAddress_)->importDataset(settings, files, {});
+        auto byEngineer = as(session("bob", tcpAddress_), tcpAddress_)
+                              ->datasets()
+                              .importDataset(settings, files, {});
         QVERIFY(!byEngineer);
         QCOMPARE(byEngineer.error().code(), ErrorCode::PermissionDenied);
 
         auto anonymous = api::ControlClient::connect(endpoint(tcpAddress_), nullptr);
-        auto withoutSession = (*anonymous)->importDataset(settings, files, {});
+        auto withoutSession = (*anonymous)->datasets().importDataset(settings, files, {});
         QVERIFY(!withoutSession);
         QCOMPARE(withoutSession.error().code(), ErrorCode::Unauthenticated);
 
@@ -404,8 +409,9 @@ private slots:
         writeFile(big, std::string(kMaxImportBytes + 1, 'x'));
         const std::vector<api::UploadFile> tooMuch{
             {big, "big.txt", std::filesystem::file_size(big)}};
-        auto overLimit =
-            as(session("sam", tcpAddress_), tcpAddress_)->importDataset(settings, tooMuch, {});
+        auto overLimit = as(session("sam", tcpAddress_), tcpAddress_)
+                             ->datasets()
+                             .importDataset(settings, tooMuch, {});
         QVERIFY(!overLimit);
         QCOMPARE(overLimit.error().code(), ErrorCode::ResourceExhausted);
         QVERIFY2(overLimit.error().message().find("--max-import-bytes") != std::string::npos,
@@ -420,13 +426,13 @@ private slots:
     void auditExportStreamsABundle()
     {
         auto asRita = as(session("rita", tcpAddress_), tcpAddress_);
-        auto bundle = asRita->exportAuditBundle({});
+        auto bundle = asRita->audit().exportAuditBundle({});
         QVERIFY2(bundle, bundle ? "" : bundle.error().message().c_str());
         // Two admins (alice and carol): the export carries no four-eyes warning (issue #27).
-        auto exported = asRita->exportAudit({});
+        auto exported = asRita->audit().exportAudit({});
         QVERIFY2(exported, exported ? "" : exported.error().message().c_str());
         QVERIFY2(!exported->warning, exported->warning.value_or("").c_str());
-        auto keys = asRita->signingKeys();
+        auto keys = asRita->platform().signingKeys();
         QVERIFY(keys);
         audit::VerifyOptions options;
         options.trustedKey = keys->auditPem;
@@ -443,11 +449,12 @@ private slots:
 
         api::AuditSelection imports;
         imports.action = "dataset.import";
-        auto filtered = asRita->exportAuditBundle(imports);
+        auto filtered = asRita->audit().exportAuditBundle(imports);
         QVERIFY(filtered);
         QVERIFY(filtered->size() < bundle->size());
 
-        auto byEngineer = as(session("bob", tcpAddress_), tcpAddress_)->exportAuditBundle({});
+        auto byEngineer =
+            as(session("bob", tcpAddress_), tcpAddress_)->audit().exportAuditBundle({});
         QVERIFY(!byEngineer);
         QCOMPARE(byEngineer.error().code(), ErrorCode::PermissionDenied);
     }
@@ -468,7 +475,7 @@ private slots:
         settings.name = "corpus";
         settings.format = "text-records";
         settings.tokensPerShard = 4096;  // several shards, each with its own key
-        auto imported = asSam->importDataset(
+        auto imported = asSam->datasets().importDataset(
             settings, {{corpus, "corpus.txt", std::filesystem::file_size(corpus)}}, {});
         QVERIFY2(imported, imported ? "" : imported.error().message().c_str());
 
@@ -476,7 +483,7 @@ private slots:
         const std::vector<std::string> hyper{
             "--layers", "1", "--heads", "2", "--width",     "16",          "--context", "16",
             "--batch",  "2", "--steps", "3", "--threads=1", "--val-every", "0"};
-        auto direct = asSam->train("corpus", hyper, {});
+        auto direct = asSam->training().train("corpus", hyper, {});
         QVERIFY(!direct);
         QCOMPARE(direct.error().code(), ErrorCode::PermissionDenied);
         QVERIFY2(direct.error().message().find("approved job") != std::string::npos,
@@ -485,9 +492,9 @@ private slots:
         api::AuditSelection refusals;
         refusals.action = "train.direct";
         auto asRita = as(session("rita", tcpAddress_), tcpAddress_);
-        auto refusalBundle = asRita->exportAuditBundle(refusals);
+        auto refusalBundle = asRita->audit().exportAuditBundle(refusals);
         QVERIFY(refusalBundle);
-        auto auditKeys = asRita->signingKeys();
+        auto auditKeys = asRita->platform().signingKeys();
         QVERIFY(auditKeys);
         audit::VerifyOptions verifyOptions;
         verifyOptions.trustedKey = auditKeys->auditPem;
@@ -507,21 +514,22 @@ private slots:
                                  "dataset: corpus\nmodel: {layers: 1, heads: 2, width: 16, "
                                  "context: 16}\nschedule: {steps: 3, batch: 2}\n"
                                  "resources: {pool: cpu, device: cpu, threads: 1}\n";
-        auto unreadable = asBob->submitJob(spec);
+        auto unreadable = asBob->jobs().submitJob(spec);
         QVERIFY(unreadable);
         QCOMPARE(unreadable->state, std::string("rejected"));
         QVERIFY(!std::filesystem::exists(keysCapture_));
-        QVERIFY(asSam->grantRead("corpus", "bob"));
-        auto job = asBob->submitJob(spec);
+        QVERIFY(asSam->datasets().grantRead("corpus", "bob"));
+        auto job = asBob->jobs().submitJob(spec);
         QVERIFY2(job, job ? "" : job.error().message().c_str());
         QCOMPARE(job->state, std::string("vetted"));
-        auto approved =
-            as(session("ann", tcpAddress_), tcpAddress_)->approveJob(job->id, job->specSha256);
+        auto approved = as(session("ann", tcpAddress_), tcpAddress_)
+                            ->jobs()
+                            .approveJob(job->id, job->specSha256);
         QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
 
         std::vector<std::string> metrics;
-        auto trained =
-            asBob->runJob(job->id, [&](const std::string& line) { metrics.push_back(line); });
+        auto trained = asBob->training().runJob(
+            job->id, [&](const std::string& line) { metrics.push_back(line); });
         QVERIFY2(trained, trained ? "" : trained.error().message().c_str());
         QCOMPARE(trained->exitCode, 0);
         QVERIFY(trained->checkpoints >= 1);
@@ -545,7 +553,7 @@ private slots:
                                    + manifest->split(dataset::Split::Validation).shards.size();
         QVERIFY(shards >= 3);
         QCOMPARE(keys->dataKeys.size(), shards);
-        auto published = asSam->signingKeys();
+        auto published = asSam->platform().signingKeys();
         QVERIFY(published);
         QVERIFY(keys->signingKey.has_value());
         QCOMPARE(keys->signingKey->publicKey().toPem(), published->checkpointsPem);
@@ -556,7 +564,8 @@ private slots:
         auto checkpointsKey = crypto::PublicKey::fromPem(published->checkpointsPem);
         QVERIFY(trainer::verifyCheckpointSignature(checkpoints->back(),
                                                    std::span(&*checkpointsKey, 1)));
-        auto sampled = asSam->sample(trained->runId, 0, {"--length", "8", "--prompt", "Record"});
+        auto sampled =
+            asSam->training().sample(trained->runId, 0, {"--length", "8", "--prompt", "Record"});
         QVERIFY2(sampled, sampled ? "" : sampled.error().message().c_str());
         QVERIFY(!sampled->text.empty());
         QCOMPARE(sampled->step, checkpoints->back().step);
@@ -570,11 +579,12 @@ private slots:
         QVERIFY2(samplerArgv.find("Record") == std::string::npos, samplerArgv.c_str());
         // dave may not read the corpus, so he may not sample its model either.
         auto sampledByDave =
-            as(session("dave", tcpAddress_), tcpAddress_)->sample(trained->runId, 0, {});
+            as(session("dave", tcpAddress_), tcpAddress_)->training().sample(trained->runId, 0, {});
         QVERIFY(!sampledByDave);
         QCOMPARE(sampledByDave.error().code(), ErrorCode::PermissionDenied);
         // A caller passes the sampler its options only, never a path.
-        auto withPath = asSam->sample(trained->runId, 0, {"--checkpoint", "/tmp/elsewhere"});
+        auto withPath =
+            asSam->training().sample(trained->runId, 0, {"--checkpoint", "/tmp/elsewhere"});
         QVERIFY(!withPath);
         QCOMPARE(withPath.error().code(), ErrorCode::InvalidArgument);
     }
@@ -599,13 +609,13 @@ private slots:
     void jobsThroughTheDaemon()
     {
         auto asSam = as(session("sam", tcpAddress_), tcpAddress_);
-        QVERIFY(asSam->grantRead("notes", "dave"));
+        QVERIFY(asSam->datasets().grantRead("notes", "dave"));
         auto asDave = as(session("dave", tcpAddress_), tcpAddress_);
         const std::string spec = "spec_version: 1\nname: notes-small\nproject: demo\n"
                                  "dataset: notes\nmodel: {layers: 1, heads: 2, width: 16, "
                                  "context: 8}\nschedule: {steps: 3, batch: 2}\n"
                                  "resources: {pool: cpu, device: cpu, threads: 1}\n";
-        auto job = asDave->submitJob(spec);
+        auto job = asDave->jobs().submitJob(spec);
         QVERIFY2(job, job ? "" : job.error().message().c_str());
         QCOMPARE(job->state, std::string("vetted"));
         QCOMPARE(job->submitter, std::string("dave"));
@@ -613,27 +623,27 @@ private slots:
         QCOMPARE(job->vetting.size(), std::size_t{6});
         QCOMPARE(job->vetting.at(4).check, std::string("cost"));
         QVERIFY2(job->vetting.at(4).ok, job->vetting.at(4).detail.c_str());
-        auto broken = asDave->submitJob("spec_version: 1\nname: x\n");
+        auto broken = asDave->jobs().submitJob("spec_version: 1\nname: x\n");
         QVERIFY(!broken);
         QCOMPARE(broken.error().code(), ErrorCode::InvalidArgument);
         QVERIFY2(broken.error().message().find("'project'") != std::string::npos,
                  broken.error().message().c_str());
 
-        auto byDave = asDave->approveJob(job->id, job->specSha256);
+        auto byDave = asDave->jobs().approveJob(job->id, job->specSha256);
         QVERIFY(!byDave);
         QCOMPARE(byDave.error().code(), ErrorCode::PermissionDenied);
         auto asAnn = as(session("ann", tcpAddress_), tcpAddress_);
-        auto shown = asAnn->showJob(job->id);
+        auto shown = asAnn->jobs().showJob(job->id);
         QVERIFY(shown);
         QCOMPARE(shown->specSha256, job->specSha256);
-        auto otherSpec = asAnn->approveJob(job->id, std::string(64, 'a'));
+        auto otherSpec = asAnn->jobs().approveJob(job->id, std::string(64, 'a'));
         QVERIFY(!otherSpec);
         QCOMPARE(otherSpec.error().code(), ErrorCode::FailedPrecondition);  // the spec's state
-        auto approved = asAnn->approveJob(job->id, shown->specSha256);
+        auto approved = asAnn->jobs().approveJob(job->id, shown->specSha256);
         QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
         QCOMPARE(approved->state, std::string("queued"));  // approval queues it for the workers
         QCOMPARE(approved->approver, std::string("ann"));
-        auto listed = asDave->listJobs();
+        auto listed = asDave->jobs().listJobs();
         QVERIFY(listed);
         // The project's jobs: bob's two from the training test, and dave's one so far.
         QCOMPARE(std::count_if(listed->begin(), listed->end(),
@@ -644,47 +654,49 @@ private slots:
 
         // Only the submitter runs it, and only once approved as it is: ann may read the dataset
         // too (an engineer's role and a read grant), and is still refused.
-        QVERIFY(as(session("carol", tcpAddress_), tcpAddress_)->grantRole("ann", "engineer", ""));
-        QVERIFY(asSam->grantRead("notes", "ann"));
-        auto byAnn = asAnn->runJob(job->id, {});
+        QVERIFY(as(session("carol", tcpAddress_), tcpAddress_)
+                    ->access()
+                    .grantRole("ann", "engineer", ""));
+        QVERIFY(asSam->datasets().grantRead("notes", "ann"));
+        auto byAnn = asAnn->training().runJob(job->id, {});
         QVERIFY(!byAnn);
         QCOMPARE(byAnn.error().code(), ErrorCode::PermissionDenied);
         QVERIFY2(byAnn.error().message().find("submitter") != std::string::npos,
                  byAnn.error().message().c_str());
-        auto unapproved = asDave->submitJob(spec);
+        auto unapproved = asDave->jobs().submitJob(spec);
         QVERIFY(unapproved);
-        auto notApproved = asDave->runJob(unapproved->id, {});
+        auto notApproved = asDave->training().runJob(unapproved->id, {});
         QVERIFY(!notApproved);
         QCOMPARE(notApproved.error().code(), ErrorCode::PermissionDenied);
         unapprovedJob_ = unapproved->id;  // cleanupTestCase: one refusal, no key release
         // Issue #54: sampling decides access before it says anything about the job. bob may not
         // read its dataset: refused, not told that it has no checkpoint yet; dave may: told so.
         auto asBob = as(session("bob", tcpAddress_), tcpAddress_);
-        auto unreadable = asBob->sampleJob(unapproved->id, 0, {});
+        auto unreadable = asBob->training().sampleJob(unapproved->id, 0, {});
         QVERIFY(!unreadable);
         QCOMPARE(unreadable.error().code(), ErrorCode::PermissionDenied);
         QVERIFY2(unreadable.error().message().find("checkpoint") == std::string::npos,
                  unreadable.error().message().c_str());
-        auto noCheckpoint = asDave->sampleJob(unapproved->id, 0, {});
+        auto noCheckpoint = asDave->training().sampleJob(unapproved->id, 0, {});
         QVERIFY(!noCheckpoint);
         QCOMPARE(noCheckpoint.error().code(), ErrorCode::NotFound);
         // Options out of range are refused by core, audited with the caller (cleanupTestCase).
-        auto tooHot = asDave->sampleJob(unapproved->id, 0, {"--temperature", "-1"});
+        auto tooHot = asDave->training().sampleJob(unapproved->id, 0, {"--temperature", "-1"});
         QVERIFY(!tooHot);
         QCOMPARE(tooHot.error().code(), ErrorCode::InvalidArgument);
         std::vector<std::string> metrics;
-        auto ran =
-            asDave->runJob(job->id, [&](const std::string& line) { metrics.push_back(line); });
+        auto ran = asDave->training().runJob(
+            job->id, [&](const std::string& line) { metrics.push_back(line); });
         QVERIFY2(ran, ran ? "" : ran.error().message().c_str());
         QCOMPARE(ran->exitCode, 0);
         QVERIFY(ran->checkpoints >= 1);
         QVERIFY(!metrics.empty());
-        auto done = asDave->showJob(job->id);
+        auto done = asDave->jobs().showJob(job->id);
         QVERIFY(done);
         QCOMPARE(done->state, std::string("succeeded"));
-        auto again = asDave->runJob(job->id, {});
+        auto again = asDave->training().runJob(job->id, {});
         QVERIFY(!again);
-        auto cancelled = asDave->cancelJob(unapproved->id, "not needed after all");
+        auto cancelled = asDave->jobs().cancelJob(unapproved->id, "not needed after all");
         QVERIFY(cancelled);
         QCOMPARE(cancelled->state, std::string("cancelled"));
     }

@@ -56,7 +56,7 @@ private slots:
     // global or per project, and when the session ends.
     void whoAmIReportsPermissionsAndLimits()
     {
-        auto alice = daemon_.as("alice")->whoAmI();
+        auto alice = daemon_.as("alice")->sessions().whoAmI();
         QVERIFY2(alice, alice ? "" : alice.error().message().c_str());
         QVERIFY(alice->holds("user.manage"));
         QVERIFY(alice->holds("keyring.manage"));
@@ -67,9 +67,9 @@ private slots:
 
         // bob: an engineer globally; a project grant shows under its project (two admins: alice
         // asks, carol makes it, issue #48).
-        QVERIFY(daemon_.as("alice")->grantRole("bob", "engineer", "vision")->pending);
-        QVERIFY(!daemon_.as("carol")->grantRole("bob", "engineer", "vision")->pending);
-        auto bob = daemon_.as("bob")->whoAmI();
+        QVERIFY(daemon_.as("alice")->access().grantRole("bob", "engineer", "vision")->pending);
+        QVERIFY(!daemon_.as("carol")->access().grantRole("bob", "engineer", "vision")->pending);
+        auto bob = daemon_.as("bob")->sessions().whoAmI();
         QVERIFY2(bob, bob ? "" : bob.error().message().c_str());
         QVERIFY(bob->holds("job.submit"));
         QVERIFY(bob->holds("job.submit", "vision"));
@@ -87,7 +87,7 @@ private slots:
         // The certificate lasts exactly as long as the reply says (not 300 s less).
         QVERIFY(bob->expiresUnix > 0 && bob->expiresUnix <= bob->absoluteExpiresUnix + 5);
 
-        auto rita = daemon_.as("rita")->whoAmI();
+        auto rita = daemon_.as("rita")->sessions().whoAmI();
         QVERIFY(rita && rita->holds("audit.read") && rita->holds("audit.export"));
         QVERIFY(!rita->holds("job.submit"));
     }
@@ -99,7 +99,7 @@ private slots:
     {
         auto bob = daemon_.as("bob");
         for (int i = 0; i < 3; ++i)
-            QVERIFY(!bob->listUsers());  // three refusals to find later
+            QVERIFY(!bob->users().listUsers());  // three refusals to find later
         auto rita = daemon_.as("rita");
         std::set<std::uint64_t> seen;
         std::uint64_t cursor = 0;
@@ -110,7 +110,7 @@ private slots:
             api::AuditQueryOptions options;
             options.limit = 7;
             options.cursor = cursor;
-            auto page = rita->queryAudit(options);
+            auto page = rita->audit().queryAudit(options);
             QVERIFY2(page, page ? "" : page.error().message().c_str());
             QVERIFY(page->entries.size() <= 7);
             if (pages == 0)
@@ -133,7 +133,7 @@ private slots:
         denied.selection.actor = "bob";
         denied.selection.action = "user.list";
         denied.outcome = "denied";
-        auto refusals = rita->queryAudit(denied);
+        auto refusals = rita->audit().queryAudit(denied);
         QVERIFY2(refusals, refusals ? "" : refusals.error().message().c_str());
         QCOMPARE(refusals->entries.size(), std::size_t{3});
         for (const api::AuditEntryView& entry : refusals->entries) {
@@ -147,7 +147,7 @@ private slots:
         api::AuditQueryOptions oldest;
         oldest.oldestFirst = true;
         oldest.limit = 3;
-        auto first = rita->queryAudit(oldest);
+        auto first = rita->audit().queryAudit(oldest);
         QVERIFY(first && first->entries.size() == 3);
         QCOMPARE(first->entries[0].sequence, std::uint64_t{0});
         QCOMPARE(first->entries[2].sequence, std::uint64_t{2});
@@ -157,29 +157,29 @@ private slots:
     // Only audit.read browses; a page is bounded; every look is in the log with its filter.
     void auditQueryIsGuardedAndBounded()
     {
-        auto bob = daemon_.as("bob")->queryAudit({});
+        auto bob = daemon_.as("bob")->audit().queryAudit({});
         QVERIFY(!bob);
         QCOMPARE(bob.error().code(), ErrorCode::PermissionDenied);
-        auto anonymous = daemon_.anonymous()->queryAudit({});
+        auto anonymous = daemon_.anonymous()->audit().queryAudit({});
         QVERIFY(!anonymous);
         QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
 
         api::AuditQueryOptions huge;
         huge.limit = 5000;
-        auto tooMany = daemon_.as("rita")->queryAudit(huge);
+        auto tooMany = daemon_.as("rita")->audit().queryAudit(huge);
         QVERIFY(!tooMany);
         QCOMPARE(tooMany.error().code(), ErrorCode::InvalidArgument);
         QVERIFY(isOneSentence(tooMany.error().message()));
         api::AuditQueryOptions odd;
         odd.outcome = "maybe";
-        auto badOutcome = daemon_.as("rita")->queryAudit(odd);
+        auto badOutcome = daemon_.as("rita")->audit().queryAudit(odd);
         QVERIFY(!badOutcome);
         QCOMPARE(badOutcome.error().code(), ErrorCode::InvalidArgument);
 
         api::AuditQueryOptions looks;
         looks.selection.action = "audit.read";
         looks.selection.actor = "rita";
-        auto page = daemon_.as("rita")->queryAudit(looks);
+        auto page = daemon_.as("rita")->audit().queryAudit(looks);
         QVERIFY(page && !page->entries.empty());
         const auto& newest = page->entries.front();  // this very look, audited first
         QVERIFY(std::any_of(
@@ -190,7 +190,7 @@ private slots:
         bobsLooks.selection.action = "audit.read";
         bobsLooks.selection.actor = "bob";
         bobsLooks.outcome = "denied";
-        auto refused = daemon_.as("rita")->queryAudit(bobsLooks);
+        auto refused = daemon_.as("rita")->audit().queryAudit(bobsLooks);
         QVERIFY(refused && refused->entries.size() == 1);
     }
 
@@ -199,8 +199,8 @@ private slots:
     void liveLogVerifies()
     {
         auto rita = daemon_.as("rita");
-        QVERIFY(rita->exportAuditBundle({}));  // signs a head
-        auto checked = rita->verifyAuditLog();
+        QVERIFY(rita->audit().exportAuditBundle({}));  // signs a head
+        auto checked = rita->audit().verifyAuditLog();
         QVERIFY2(checked, checked ? "" : checked.error().message().c_str());
         QVERIFY2(checked->ok, checked->error.c_str());
         QVERIFY(checked->error.empty());
@@ -212,9 +212,9 @@ private slots:
 
         // The newest head alone, as the overview reads it: the head VerifyLog found newest,
         // signed with the published audit key.
-        auto note = rita->newestAuditHead();
+        auto note = rita->audit().newestAuditHead();
         QVERIFY2(note, note ? "" : note.error().message().c_str());
-        auto keys = rita->signingKeys();
+        auto keys = rita->platform().signingKeys();
         QVERIFY(keys);
         auto key = crypto::PublicKey::fromPem(keys->auditPem);
         QVERIFY(key);
@@ -223,15 +223,15 @@ private slots:
         QVERIFY2(head, head ? "" : head.error().message().c_str());
         QCOMPARE(head->size, checked->newestHeadSize);
         QCOMPARE(toHex(head->root), checked->newestHeadRoot);
-        auto notForBob = daemon_.as("bob")->newestAuditHead();
+        auto notForBob = daemon_.as("bob")->audit().newestAuditHead();
         QCOMPARE(notForBob.error().code(), ErrorCode::PermissionDenied);
 
-        auto bob = daemon_.as("bob")->verifyAuditLog();
+        auto bob = daemon_.as("bob")->audit().verifyAuditLog();
         QVERIFY(!bob);
         QCOMPARE(bob.error().code(), ErrorCode::PermissionDenied);
         api::AuditQueryOptions verifies;
         verifies.selection.action = "audit.verify";
-        auto page = rita->queryAudit(verifies);
+        auto page = rita->audit().queryAudit(verifies);
         QVERIFY(page);
         std::set<std::pair<std::string, std::string>> seen;
         for (const auto& entry : page->entries)
@@ -244,7 +244,7 @@ private slots:
     // editor: for signed-in callers only.
     void serverInfoAndPermissions()
     {
-        auto info = daemon_.as("bob")->serverInfo();
+        auto info = daemon_.as("bob")->platform().serverInfo();
         QVERIFY2(info, info ? "" : info.error().message().c_str());
         QCOMPARE(info->version, std::string(kVersion));
         QCOMPARE(info->apiVersion, std::string("sealtrain.v1"));
@@ -252,18 +252,18 @@ private slots:
         QCOMPARE(info->sessionMaxSeconds, std::int64_t{12} * 3600);
         QCOMPARE(info->maxAuditPage, std::uint32_t{1000});
         QVERIFY(info->maxUploads > 0 && info->maxWatches > 0 && info->maxImportBytes > 0);
-        auto anonymous = daemon_.anonymous()->serverInfo();
+        auto anonymous = daemon_.anonymous()->platform().serverInfo();
         QVERIFY(!anonymous);
         QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
 
-        auto permissions = daemon_.as("bob")->listPermissions();
+        auto permissions = daemon_.as("bob")->access().listPermissions();
         QVERIFY2(permissions, permissions ? "" : permissions.error().message().c_str());
         QCOMPARE(permissions->size(), core::permission::all().size());
         for (const api::PermissionView& permission : *permissions)
             QVERIFY2(!permission.description.empty(), permission.name.c_str());
         QVERIFY(std::any_of(permissions->begin(), permissions->end(),
                             [](const api::PermissionView& p) { return p.name == "audit.read"; }));
-        auto nobody = daemon_.anonymous()->listPermissions();
+        auto nobody = daemon_.anonymous()->access().listPermissions();
         QVERIFY(!nobody);
         QCOMPARE(nobody.error().code(), ErrorCode::Unauthenticated);
     }
@@ -275,14 +275,14 @@ private slots:
         daemon_.signIn("bob");
         daemon_.signIn("rita");  // a few sessions more than a page of two
         auto alice = daemon_.as("alice");
-        auto all = alice->listSessions();
+        auto all = alice->sessions().listSessions();
         QVERIFY2(all, all ? "" : all.error().message().c_str());
         QVERIFY(all->size() >= 4);
         std::vector<std::string> paged;
         std::int64_t before = 0;
         int pages = 0;
         do {
-            auto page = alice->listSessionsPage(before, 2);
+            auto page = alice->sessions().listSessionsPage(before, 2);
             QVERIFY2(page, page ? "" : page.error().message().c_str());
             QVERIFY(page->items.size() <= 2);
             for (const api::SessionSummary& session : page->items)
@@ -295,10 +295,10 @@ private slots:
         for (const api::SessionSummary& session : *all)
             whole.push_back(session.id);
         QCOMPARE(paged, whole);
-        auto tooMany = alice->listSessionsPage(0, 1001);
+        auto tooMany = alice->sessions().listSessionsPage(0, 1001);
         QVERIFY(!tooMany);
         QCOMPARE(tooMany.error().code(), ErrorCode::InvalidArgument);
-        auto bob = daemon_.as("bob")->listSessionsPage(0, 10);
+        auto bob = daemon_.as("bob")->sessions().listSessionsPage(0, 10);
         QVERIFY(!bob);
         QCOMPARE(bob.error().code(), ErrorCode::PermissionDenied);
     }
@@ -331,8 +331,8 @@ private slots:
                  refused.error_message().c_str());
         QVERIFY(reply.certificate_pem().empty());
 
-        auto signedIn =
-            daemon_.anonymous()->signIn("carol", testing::secret(testing::kDaemonPassword), code);
+        auto signedIn = daemon_.anonymous()->sessions().signIn(
+            "carol", testing::secret(testing::kDaemonPassword), code);
         QVERIFY2(signedIn, signedIn ? "" : signedIn.error().message().c_str());
     }
 
@@ -347,45 +347,45 @@ private slots:
         const api::ClientIdentity first = daemon_.signIn("dora").identity;
         const api::ClientIdentity second = daemon_.signIn("dora").identity;
         auto dora = daemon_.as(first);
-        auto unfit = dora->changePassword(testing::secret(testing::kDaemonPassword),
-                                          testing::secret("dora is my password 2026"));
+        auto unfit = dora->sessions().changePassword(testing::secret(testing::kDaemonPassword),
+                                                     testing::secret("dora is my password 2026"));
         QVERIFY(!unfit);
         QCOMPARE(unfit.error().code(), ErrorCode::InvalidArgument);
-        QVERIFY(dora->whoAmI());
-        QVERIFY(daemon_.as(second)->whoAmI());
+        QVERIFY(dora->sessions().whoAmI());
+        QVERIFY(daemon_.as(second)->sessions().whoAmI());
 
-        auto changed =
-            dora->changePassword(testing::secret(testing::kDaemonPassword), testing::secret(next));
+        auto changed = dora->sessions().changePassword(testing::secret(testing::kDaemonPassword),
+                                                       testing::secret(next));
         QVERIFY2(changed, changed ? "" : changed.error().message().c_str());
         QVERIFY(*changed >= 1);  // `second`, and the fixture's kept session
-        QVERIFY(dora->whoAmI());
-        auto ended = daemon_.as(second)->whoAmI();
+        QVERIFY(dora->sessions().whoAmI());
+        auto ended = daemon_.as(second)->sessions().whoAmI();
         QVERIFY(!ended);
         QCOMPARE(ended.error().code(), ErrorCode::Unauthenticated);
 
-        auto wrong = dora->changePassword(testing::secret("not the password at all 1"),
-                                          testing::secret("yet another passphrase 77"));
+        auto wrong = dora->sessions().changePassword(testing::secret("not the password at all 1"),
+                                                     testing::secret("yet another passphrase 77"));
         QVERIFY(!wrong);
         QCOMPARE(wrong.error().code(), ErrorCode::Unauthenticated);
         QVERIFY(wrong.error().message().find("sign in again") != std::string::npos);
-        QVERIFY(!dora->whoAmI());
+        QVERIFY(!dora->sessions().whoAmI());
         // Ended in the control plane itself, not only its certificate refused: no live session
         // of dora's is left.
-        auto sessions = daemon_.as("alice")->listSessions();
+        auto sessions = daemon_.as("alice")->sessions().listSessions();
         QVERIFY2(sessions, sessions ? "" : sessions.error().message().c_str());
         for (const api::SessionSummary& session : *sessions)
             if (session.user == "dora")
                 QVERIFY2(session.revoked, session.id.c_str());
 
-        auto old = daemon_.anonymous()->signIn("dora", testing::secret(testing::kDaemonPassword),
-                                               daemon_.code("dora"));
+        auto old = daemon_.anonymous()->sessions().signIn(
+            "dora", testing::secret(testing::kDaemonPassword), daemon_.code("dora"));
         QVERIFY(!old);
-        auto fresh =
-            daemon_.anonymous()->signIn("dora", testing::secret(next), daemon_.code("dora"));
+        auto fresh = daemon_.anonymous()->sessions().signIn("dora", testing::secret(next),
+                                                            daemon_.code("dora"));
         QVERIFY2(fresh, fresh ? "" : fresh.error().message().c_str());
 
-        auto anonymous = daemon_.anonymous()->changePassword(testing::secret(next),
-                                                             testing::secret("whatever it is 12"));
+        auto anonymous = daemon_.anonymous()->sessions().changePassword(
+            testing::secret(next), testing::secret("whatever it is 12"));
         QVERIFY(!anonymous);
         QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
     }
@@ -400,38 +400,40 @@ private slots:
         const api::ClientIdentity second = daemon_.signIn("erin").identity;
         auto erin = daemon_.as(first);
         const std::string oldCode = daemon_.code("erin");
-        auto pending = erin->startTotpChange(testing::secret(testing::kDaemonPassword), oldCode);
+        auto pending =
+            erin->sessions().startTotpChange(testing::secret(testing::kDaemonPassword), oldCode);
         QVERIFY2(pending, pending ? "" : pending.error().message().c_str());
         QVERIFY(pending->otpauthUri.starts_with("otpauth://totp/"));
         QVERIFY(pending->expiresUnix > now() + 500 && pending->expiresUnix <= now() + 600);
 
         const auto longAgo = core::totpStep(std::chrono::system_clock::now()) - 40;
-        auto wrong = erin->confirmTotpChange(
+        auto wrong = erin->sessions().confirmTotpChange(
             core::totpCode(testing::totpSecretFromUri(pending->otpauthUri), longAgo));
         QVERIFY(!wrong);
         QCOMPARE(wrong.error().code(), ErrorCode::PermissionDenied);
-        QVERIFY(erin->whoAmI());
+        QVERIFY(erin->sessions().whoAmI());
 
         daemon_.reenrolled("erin", pending->otpauthUri);
-        auto ended = erin->confirmTotpChange(daemon_.code("erin"));
+        auto ended = erin->sessions().confirmTotpChange(daemon_.code("erin"));
         QVERIFY2(ended, ended ? "" : ended.error().message().c_str());
         QCOMPARE(*ended, std::uint32_t{1});
-        QVERIFY(erin->whoAmI());
-        auto other = daemon_.as(second)->whoAmI();
+        QVERIFY(erin->sessions().whoAmI());
+        auto other = daemon_.as(second)->sessions().whoAmI();
         QVERIFY(!other);
         QCOMPARE(other.error().code(), ErrorCode::Unauthenticated);
 
         // The new secret signs in; the old one's code starts no change on that session.
         auto again = daemon_.as(daemon_.signIn("erin").identity);
-        auto stale = again->startTotpChange(testing::secret(testing::kDaemonPassword), oldCode);
+        auto stale =
+            again->sessions().startTotpChange(testing::secret(testing::kDaemonPassword), oldCode);
         QVERIFY(!stale);
         QCOMPARE(stale.error().code(), ErrorCode::Unauthenticated);
-        QVERIFY(!again->whoAmI());
+        QVERIFY(!again->sessions().whoAmI());
 
-        auto anonymous = daemon_.anonymous()->startTotpChange(
+        auto anonymous = daemon_.anonymous()->sessions().startTotpChange(
             testing::secret(testing::kDaemonPassword), daemon_.code("erin"));
         QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
-        QCOMPARE(daemon_.anonymous()->confirmTotpChange("123456").error().code(),
+        QCOMPARE(daemon_.anonymous()->sessions().confirmTotpChange("123456").error().code(),
                  ErrorCode::Unauthenticated);
     }
 

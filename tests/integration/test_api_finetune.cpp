@@ -92,7 +92,7 @@ class TestApiFinetune : public QObject {
             settings.gpt2MergesTxt = read(made_ / "model" / "merges.txt");
         }
         const auto records = made_ / "records.jsonl";
-        return daemon_.as("sam")->importDataset(
+        return daemon_.as("sam")->datasets().importDataset(
             settings, {{records, "records.jsonl", std::filesystem::file_size(records)}}, {});
     }
 
@@ -163,7 +163,7 @@ private slots:
             root, "alice",
             {{"sam", "steward"}, {"bob", "engineer"}, {"ann", "approver"}, {"otto", "operator"}});
         daemon_.start({"--trainer", SEALTRAIN_TRAIN_EXECUTABLE});
-        auto keys = daemon_.as("ann")->signingKeys();
+        auto keys = daemon_.as("ann")->platform().signingKeys();
         QVERIFY2(keys, keys ? "" : keys.error().message().c_str());
         registryKey_.emplace(crypto::PublicKey::fromPem(keys->registryPem).value());
 
@@ -173,28 +173,28 @@ private slots:
         QVERIFY2(tales, tales ? "" : tales.error().message().c_str());
         auto bytes = importRecords("bytes", false);
         QVERIFY2(bytes, bytes ? "" : bytes.error().message().c_str());
-        QVERIFY(sam->grantRead("tales", "bob"));
-        QVERIFY(sam->grantRead("bytes", "bob"));
+        QVERIFY(sam->datasets().grantRead("tales", "bob"));
+        QVERIFY(sam->datasets().grantRead("bytes", "bob"));
     }
 
     // Only model.register imports, and only a folder our model computes exactly; a refusal keeps
     // nothing.
     void importsThatAreRefused()
     {
-        auto denied =
-            daemon_.as("otto")->importModel({"tiny", "demo", "", (made_ / "model").string()});
+        auto denied = daemon_.as("otto")->registry().importModel(
+            {"tiny", "demo", "", (made_ / "model").string()});
         QVERIFY(!denied);
         QCOMPARE(denied.error().code(), ErrorCode::PermissionDenied);
 
         auto bob = daemon_.as("bob");
-        auto relu = bob->importModel(
+        auto relu = bob->registry().importModel(
             {"tiny", "demo", "", editedFolder("relu", {{"activation_function", "relu"}}).string()});
         QVERIFY(!relu);
         QCOMPARE(relu.error().code(), ErrorCode::InvalidArgument);
         QVERIFY2(relu.error().message().find("activation_function") != std::string::npos,
                  relu.error().message().c_str());
         // A vocabulary that is not the tokenizer's.
-        auto vocab = bob->importModel(
+        auto vocab = bob->registry().importModel(
             {"tiny", "demo", "", editedFolder("vocab", {{"vocab_size", 300}}).string()});
         QVERIFY(!vocab);
         // A tokenizer other than the model's (the byte tokenizer's 256 tokens, the model 275).
@@ -203,7 +203,7 @@ private slots:
             << dataset::byteTokenizerGpt2Vocab();
         std::ofstream(otherTokens / "merges.txt", std::ios::trunc)
             << dataset::byteTokenizerGpt2Merges();
-        auto tokens = bob->importModel({"tiny", "demo", "", otherTokens.string()});
+        auto tokens = bob->registry().importModel({"tiny", "demo", "", otherTokens.string()});
         QVERIFY(!tokens);
         QCOMPARE(tokens.error().code(), ErrorCode::InvalidArgument);
         QVERIFY2(tokens.error().message().find("vocab.json") != std::string::npos,
@@ -211,11 +211,11 @@ private slots:
         const auto missing = made_ / "no-merges";
         std::filesystem::create_directories(missing);
         std::filesystem::copy_file(made_ / "model" / "config.json", missing / "config.json");
-        auto incomplete = bob->importModel({"tiny", "demo", "", missing.string()});
+        auto incomplete = bob->registry().importModel({"tiny", "demo", "", missing.string()});
         QVERIFY(!incomplete);
         QCOMPARE(incomplete.error().code(), ErrorCode::NotFound);
 
-        auto models = bob->listModels();
+        auto models = bob->registry().listModels();
         QVERIFY2(models, models ? "" : models.error().message().c_str());
         QVERIFY(models->empty());
         std::error_code ec;
@@ -227,8 +227,8 @@ private slots:
     void importedAsABaseModel()
     {
         auto bob = daemon_.as("bob");
-        auto version =
-            bob->importModel({"tiny", "demo", "made by transformers", (made_ / "model").string()});
+        auto version = bob->registry().importModel(
+            {"tiny", "demo", "made by transformers", (made_ / "model").string()});
         QVERIFY2(version, version ? "" : version.error().message().c_str());
         QCOMPARE(version->version, std::int64_t{1});
         QCOMPARE(version->source, std::string("import"));
@@ -242,11 +242,11 @@ private slots:
         QVERIFY(!std::filesystem::exists(kept / "model.safetensors"));
         QCOMPARE(read(kept / "vocab.json"), read(made_ / "model" / "vocab.json"));
 
-        auto again = bob->importModel({"tiny", "demo", "", (made_ / "model").string()});
+        auto again = bob->registry().importModel({"tiny", "demo", "", (made_ / "model").string()});
         QVERIFY(!again);
         QCOMPARE(again.error().code(), ErrorCode::AlreadyExists);
 
-        auto document = bob->modelLineage("tiny@1");
+        auto document = bob->registry().modelLineage("tiny@1");
         QVERIFY2(document, document ? "" : document.error().message().c_str());
         auto verdict = ctl::verifyLineage(*document, *registryKey_);
         QVERIFY2(verdict, verdict ? "" : verdict.error().message().c_str());
@@ -257,7 +257,7 @@ private slots:
         QVERIFY2(verdict->checked[0].find("model.safetensors " + weights) != std::string::npos,
                  verdict->checked[0].c_str());
         // Sampling and exporting a base model are refused with a sentence.
-        auto exported = bob->requestExport("tiny@1", "");
+        auto exported = bob->registry().requestExport("tiny@1", "");
         QVERIFY(!exported);
         QCOMPARE(exported.error().code(), ErrorCode::Unsupported);
     }
@@ -272,21 +272,21 @@ private slots:
                     return check.ok ? std::string() : check.detail;
             return std::string("no base model check");
         };
-        auto wider = bob->submitJob(spec("wider", "tales", width() * 2));
+        auto wider = bob->jobs().submitJob(spec("wider", "tales", width() * 2));
         QVERIFY2(wider, wider ? "" : wider.error().message().c_str());
         QVERIFY2(failedCheck(*wider).find("model.width") != std::string::npos,
                  failedCheck(*wider).c_str());
-        auto otherTokens = bob->submitJob(spec("bytes", "bytes", width()));
+        auto otherTokens = bob->jobs().submitJob(spec("bytes", "bytes", width()));
         QVERIFY2(otherTokens, otherTokens ? "" : otherTokens.error().message().c_str());
         QVERIFY2(failedCheck(*otherTokens).find("tokenizer") != std::string::npos,
                  failedCheck(*otherTokens).c_str());
         // An alias, which a promotion a second person approved points at the import, is pinned
         // to the version it names at vetting.
-        auto asked = bob->requestPromotion("tiny", 1, "stable", "the base we tune");
+        auto asked = bob->registry().requestPromotion("tiny", 1, "stable", "the base we tune");
         QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
-        auto promoted = daemon_.as("ann")->approvePromotion(asked->id, digest_);
+        auto promoted = daemon_.as("ann")->registry().approvePromotion(asked->id, digest_);
         QVERIFY2(promoted, promoted ? "" : promoted.error().message().c_str());
-        auto good = bob->submitJob(spec("tuned", "tales", width(), "tiny@stable"));
+        auto good = bob->jobs().submitJob(spec("tuned", "tales", width(), "tiny@stable"));
         QVERIFY2(good, good ? "" : good.error().message().c_str());
         QVERIFY2(failedCheck(*good).empty(), failedCheck(*good).c_str());
         QVERIFY2(good->specJson.find("\"init\":\"tiny@1\"") != std::string::npos,
@@ -299,12 +299,13 @@ private slots:
     void firstStepLossIsTransformers()
     {
         auto bob = daemon_.as("bob");
-        auto job = bob->showJob(tuned_);
+        auto job = bob->jobs().showJob(tuned_);
         QVERIFY2(job, job ? "" : job.error().message().c_str());
-        auto approved = daemon_.as("ann")->approveJob(job->id, job->specSha256);
+        auto approved = daemon_.as("ann")->jobs().approveJob(job->id, job->specSha256);
         QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
         std::vector<std::string> lines;
-        auto ran = bob->runJob(job->id, [&](const std::string& line) { lines.push_back(line); });
+        auto ran = bob->training().runJob(job->id,
+                                          [&](const std::string& line) { lines.push_back(line); });
         QVERIFY2(ran, ran ? "" : ran.error().message().c_str());
         QCOMPARE(ran->exitCode, 0);
         std::optional<double> first;
@@ -330,10 +331,10 @@ private slots:
     {
         testing::TestWorker worker = testing::enrollTestWorker(daemon_, "otto", "n1", "cpu");
         auto bob = daemon_.as("bob");
-        auto job = bob->submitJob(spec("dispatched", "tales", width()));
+        auto job = bob->jobs().submitJob(spec("dispatched", "tales", width()));
         QVERIFY2(job, job ? "" : job.error().message().c_str());
-        QVERIFY(daemon_.as("ann")->approveJob(job->id, job->specSha256));
-        auto taken = worker.client->takeJob();
+        QVERIFY(daemon_.as("ann")->jobs().approveJob(job->id, job->specSha256));
+        auto taken = worker.client->worker().takeJob();
         QVERIFY2(taken, taken ? "" : taken.error().message().c_str());
         QVERIFY(taken->has_value());
         const api::JobAssignment assignment = **taken;
@@ -341,7 +342,8 @@ private slots:
         const trainer::TrainerKeys keys = testing::openJobKeys(*worker.box, assignment);
         const auto base = daemon_.runDir() / "base";
         std::filesystem::create_directories(base);
-        auto fetched = worker.client->fetchInitModel(assignment.job, assignment.attempt, base);
+        auto fetched =
+            worker.client->worker().fetchInitModel(assignment.job, assignment.attempt, base);
         QVERIFY2(fetched, fetched ? "" : fetched.error().message().c_str());
         QCOMPARE(fetched->size(), std::size_t{1});
         // The data key opens it (no KEK was handed over), to the digest the version names.
@@ -367,7 +369,7 @@ private slots:
         auto scratch = testing::writeChainedTestCheckpoint(
             daemon_.runDir() / "scratch", keys, assignment, *worker.signing, 2, 2,
             std::to_string(assignment.job), assignment.runId, assignment.datasetId, std::nullopt);
-        auto refused = worker.client->uploadCheckpoint(
+        auto refused = worker.client->worker().uploadCheckpoint(
             assignment.job, assignment.attempt, scratch.files.sealed, scratch.files.envelope);
         QVERIFY(!refused);
         QCOMPARE(refused.error().code(), ErrorCode::Integrity);
@@ -375,15 +377,16 @@ private slots:
             daemon_.runDir() / "tuned", keys, assignment, *worker.signing, 2, 2,
             std::to_string(assignment.job), assignment.runId, assignment.datasetId, std::nullopt,
             trainer::CheckpointReference{"tiny@1", sha256});
-        auto uploaded = worker.client->uploadCheckpoint(assignment.job, assignment.attempt,
-                                                        tuned.files.sealed, tuned.files.envelope);
+        auto uploaded = worker.client->worker().uploadCheckpoint(
+            assignment.job, assignment.attempt, tuned.files.sealed, tuned.files.envelope);
         QVERIFY2(uploaded, uploaded ? "" : uploaded.error().message().c_str());
-        QVERIFY(worker.client->finishJob(assignment.job, assignment.attempt, true, 0.0, ""));
+        QVERIFY(
+            worker.client->worker().finishJob(assignment.job, assignment.attempt, true, 0.0, ""));
 
-        auto version = bob->registerModel("tales-tuned", "", assignment.job, 0);
+        auto version = bob->registry().registerModel("tales-tuned", "", assignment.job, 0);
         QVERIFY2(version, version ? "" : version.error().message().c_str());
         QCOMPARE(version->base, std::string("tiny@1"));
-        auto document = bob->modelLineage("tales-tuned@1");
+        auto document = bob->registry().modelLineage("tales-tuned@1");
         QVERIFY2(document, document ? "" : document.error().message().c_str());
         auto verdict = ctl::verifyLineage(*document, *registryKey_);
         QVERIFY2(verdict, verdict ? "" : verdict.error().message().c_str());
@@ -410,16 +413,17 @@ private slots:
     {
         testing::TestWorker worker = testing::enrollTestWorker(daemon_, "otto", "n2", "cpu");
         auto bob = daemon_.as("bob");
-        auto job = bob->submitJob(spec("exported", "tales", width()));
+        auto job = bob->jobs().submitJob(spec("exported", "tales", width()));
         QVERIFY2(job, job ? "" : job.error().message().c_str());
-        QVERIFY(daemon_.as("ann")->approveJob(job->id, job->specSha256));
-        auto taken = worker.client->takeJob();
+        QVERIFY(daemon_.as("ann")->jobs().approveJob(job->id, job->specSha256));
+        auto taken = worker.client->worker().takeJob();
         QVERIFY2(taken && taken->has_value(), taken ? "no job" : taken.error().message().c_str());
         const api::JobAssignment assignment = **taken;
         const trainer::TrainerKeys keys = testing::openJobKeys(*worker.box, assignment);
         const auto base = daemon_.runDir() / "base-export";
         std::filesystem::create_directories(base);
-        auto fetched = worker.client->fetchInitModel(assignment.job, assignment.attempt, base);
+        auto fetched =
+            worker.client->worker().fetchInitModel(assignment.job, assignment.attempt, base);
         QVERIFY2(fetched, fetched ? "" : fetched.error().message().c_str());
         const std::string sha256 = digest_.substr(7);
         auto parameters = trainer::loadInitialParameters(fetched->front(), keys.dataKeyResolver(),
@@ -429,19 +433,20 @@ private slots:
         auto written = tunedCheckpoint(daemon_.runDir() / "exported", worker, assignment, keys,
                                        *parameters, {"tiny@1", sha256});
         QVERIFY2(written, written ? "" : written.error().message().c_str());
-        auto uploaded = worker.client->uploadCheckpoint(
+        auto uploaded = worker.client->worker().uploadCheckpoint(
             assignment.job, assignment.attempt, written->files.sealed, written->files.envelope);
         QVERIFY2(uploaded, uploaded ? "" : uploaded.error().message().c_str());
-        QVERIFY(worker.client->finishJob(assignment.job, assignment.attempt, true, 0.0, ""));
+        QVERIFY(
+            worker.client->worker().finishJob(assignment.job, assignment.attempt, true, 0.0, ""));
 
-        auto version = bob->registerModel("tales-export", "", assignment.job, 0);
+        auto version = bob->registry().registerModel("tales-export", "", assignment.job, 0);
         QVERIFY2(version, version ? "" : version.error().message().c_str());
         exportedDigest_ = version->digest;
-        auto asked = bob->requestExport("tales-export@1", "for the review board");
+        auto asked = bob->registry().requestExport("tales-export@1", "for the review board");
         QVERIFY2(asked, asked ? "" : asked.error().message().c_str());
-        QVERIFY(daemon_.as("ann")->approveExport(asked->id, version->digest));
+        QVERIFY(daemon_.as("ann")->registry().approveExport(asked->id, version->digest));
         const auto folder = daemon_.runDir() / "tales-export-1";
-        auto exported = bob->downloadExport(asked->id, folder);
+        auto exported = bob->registry().downloadExport(asked->id, folder);
         QVERIFY2(exported, exported ? "" : exported.error().message().c_str());
         QCOMPARE(read(folder / "vocab.json"), read(made_ / "model" / "vocab.json"));
         QCOMPARE(read(folder / "merges.txt"), read(made_ / "model" / "merges.txt"));
@@ -466,35 +471,36 @@ private slots:
         auto sam = daemon_.as("sam");
         auto tales2 = importRecords("tales2", true);
         QVERIFY2(tales2, tales2 ? "" : tales2.error().message().c_str());
-        QVERIFY(sam->grantRead("tales2", "bob"));
-        QVERIFY(sam->revokeRead("tales", "bob"));
+        QVERIFY(sam->datasets().grantRead("tales2", "bob"));
+        QVERIFY(sam->datasets().revokeRead("tales", "bob"));
         auto bob = daemon_.as("bob");
         const auto baseData = [](const api::JobSummary& job) {
             return std::find_if(job.vetting.begin(), job.vetting.end(),
                                 [](const auto& c) { return c.check == "base model data"; });
         };
-        auto unread = bob->submitJob(spec("no-base-read", "tales2", width(), "tales-export@1"));
+        auto unread =
+            bob->jobs().submitJob(spec("no-base-read", "tales2", width(), "tales-export@1"));
         QVERIFY2(unread, unread ? "" : unread.error().message().c_str());
         auto check = baseData(*unread);
         QVERIFY(check != unread->vetting.end());
         QVERIFY2(!check->ok && check->detail.find("read grant") != std::string::npos,
                  check->detail.c_str());
-        QVERIFY(!daemon_.as("ann")->approveJob(unread->id, unread->specSha256));
+        QVERIFY(!daemon_.as("ann")->jobs().approveJob(unread->id, unread->specSha256));
 
-        QVERIFY(sam->grantRead("tales", "bob"));
-        auto job = bob->submitJob(spec("base-read", "tales2", width(), "tales-export@1"));
+        QVERIFY(sam->datasets().grantRead("tales", "bob"));
+        auto job = bob->jobs().submitJob(spec("base-read", "tales2", width(), "tales-export@1"));
         QVERIFY2(job, job ? "" : job.error().message().c_str());
         check = baseData(*job);
         QVERIFY(check != job->vetting.end());
         QVERIFY2(check->ok, check->detail.c_str());
-        QVERIFY(daemon_.as("ann")->approveJob(job->id, job->specSha256));
-        QVERIFY(sam->revokeRead("tales", "bob"));
+        QVERIFY(daemon_.as("ann")->jobs().approveJob(job->id, job->specSha256));
+        QVERIFY(sam->datasets().revokeRead("tales", "bob"));
         testing::TestWorker worker = testing::enrollTestWorker(daemon_, "otto", "n4", "cpu");
-        auto taken = worker.client->takeJob();
+        auto taken = worker.client->worker().takeJob();
         QVERIFY2(taken, taken ? "" : taken.error().message().c_str());
         QVERIFY(!taken->has_value());
-        QVERIFY(sam->grantRead("tales", "bob"));
-        QVERIFY(bob->cancelJob(job->id, "checked that the base's data stops the dispatch"));
+        QVERIFY(sam->datasets().grantRead("tales", "bob"));
+        QVERIFY(bob->jobs().cancelJob(job->id, "checked that the base's data stops the dispatch"));
     }
 
     // A version trained here is a starting model too (fine-tuning our own models): a job from
@@ -507,15 +513,15 @@ private slots:
         QVERIFY2(!exportedDigest_.empty(), "no version was trained from the import");
         testing::TestWorker worker = testing::enrollTestWorker(daemon_, "otto", "n3", "cpu");
         auto bob = daemon_.as("bob");
-        auto job = bob->submitJob(spec("further", "tales", width(), "tales-export@1"));
+        auto job = bob->jobs().submitJob(spec("further", "tales", width(), "tales-export@1"));
         QVERIFY2(job, job ? "" : job.error().message().c_str());
         const auto check = std::find_if(job->vetting.begin(), job->vetting.end(),
                                         [](const auto& c) { return c.check == "base model"; });
         QVERIFY(check != job->vetting.end());
         QVERIFY2(check->ok && check->detail.find(exportedDigest_) != std::string::npos,
                  check->detail.c_str());
-        QVERIFY(daemon_.as("ann")->approveJob(job->id, job->specSha256));
-        auto taken = worker.client->takeJob();
+        QVERIFY(daemon_.as("ann")->jobs().approveJob(job->id, job->specSha256));
+        auto taken = worker.client->worker().takeJob();
         QVERIFY2(taken && taken->has_value(), taken ? "no job" : taken.error().message().c_str());
         const api::JobAssignment assignment = **taken;
         QCOMPARE(assignment.job, job->id);
@@ -523,7 +529,8 @@ private slots:
         const trainer::TrainerKeys keys = testing::openJobKeys(*worker.box, assignment);
         const auto start = daemon_.runDir() / "start-further";
         std::filesystem::create_directories(start);
-        auto fetched = worker.client->fetchInitModel(assignment.job, assignment.attempt, start);
+        auto fetched =
+            worker.client->worker().fetchInitModel(assignment.job, assignment.attempt, start);
         QVERIFY2(fetched, fetched ? "" : fetched.error().message().c_str());
         QCOMPARE(fetched->size(), std::size_t{1});
         const std::string sha256 = exportedDigest_.substr(7);
@@ -540,23 +547,24 @@ private slots:
         auto grandparent = tunedCheckpoint(daemon_.runDir() / "further-import", worker, assignment,
                                            keys, *parameters, {"tiny@1", digest_.substr(7)});
         QVERIFY2(grandparent, grandparent ? "" : grandparent.error().message().c_str());
-        auto refused =
-            worker.client->uploadCheckpoint(assignment.job, assignment.attempt,
-                                            grandparent->files.sealed, grandparent->files.envelope);
+        auto refused = worker.client->worker().uploadCheckpoint(assignment.job, assignment.attempt,
+                                                                grandparent->files.sealed,
+                                                                grandparent->files.envelope);
         QVERIFY(!refused);
         QCOMPARE(refused.error().code(), ErrorCode::Integrity);
         auto written = tunedCheckpoint(daemon_.runDir() / "further", worker, assignment, keys,
                                        *parameters, {"tales-export@1", sha256});
         QVERIFY2(written, written ? "" : written.error().message().c_str());
-        auto uploaded = worker.client->uploadCheckpoint(
+        auto uploaded = worker.client->worker().uploadCheckpoint(
             assignment.job, assignment.attempt, written->files.sealed, written->files.envelope);
         QVERIFY2(uploaded, uploaded ? "" : uploaded.error().message().c_str());
-        QVERIFY(worker.client->finishJob(assignment.job, assignment.attempt, true, 0.0, ""));
+        QVERIFY(
+            worker.client->worker().finishJob(assignment.job, assignment.attempt, true, 0.0, ""));
 
-        auto version = bob->registerModel("tales-further", "", assignment.job, 0);
+        auto version = bob->registry().registerModel("tales-further", "", assignment.job, 0);
         QVERIFY2(version, version ? "" : version.error().message().c_str());
         QCOMPARE(version->base, std::string("tales-export@1"));
-        auto document = bob->modelLineage("tales-further@1");
+        auto document = bob->registry().modelLineage("tales-further@1");
         QVERIFY2(document, document ? "" : document.error().message().c_str());
         auto verdict = ctl::verifyLineage(*document, *registryKey_);
         QVERIFY2(verdict, verdict ? "" : verdict.error().message().c_str());

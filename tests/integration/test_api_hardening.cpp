@@ -142,7 +142,7 @@ private slots:
             ++called;
         }
         QVERIFY2(called >= 55, qPrintable(QString("only %1 calls made").arg(called)));
-        auto whoami = daemon_.as("dave")->whoAmI();
+        auto whoami = daemon_.as("dave")->sessions().whoAmI();
         QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
     }
 
@@ -151,7 +151,7 @@ private slots:
     // admins, sees no warning).
     void singleAdminExportSaysFourEyesIsNotGuaranteed()
     {
-        auto exported = daemon_.as("rita")->exportAudit({});
+        auto exported = daemon_.as("rita")->audit().exportAudit({});
         QVERIFY2(exported, exported ? "" : exported.error().message().c_str());
         QVERIFY(!exported->bundle.empty());
         QVERIFY(exported->warning.has_value());
@@ -178,10 +178,10 @@ private slots:
     // session, not parsed; the daemon goes on serving others at once.
     void anonymousSpecIsNotRead()
     {
-        auto job = daemon_.anonymous()->submitJob(testing::billionLaughs());
+        auto job = daemon_.anonymous()->jobs().submitJob(testing::billionLaughs());
         QVERIFY(!job);
         QCOMPARE(job.error().code(), ErrorCode::Unauthenticated);
-        auto whoami = daemon_.as("dave")->whoAmI();
+        auto whoami = daemon_.as("dave")->sessions().whoAmI();
         QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
     }
 
@@ -189,12 +189,12 @@ private slots:
     // built, and the refusal names what to do.
     void signedInBillionLaughsIsRefused()
     {
-        auto job = daemon_.as("bob")->submitJob(testing::billionLaughs());
+        auto job = daemon_.as("bob")->jobs().submitJob(testing::billionLaughs());
         QVERIFY(!job);
         QCOMPARE(job.error().code(), ErrorCode::InvalidArgument);
         QVERIFY2(job.error().message().find("anchor") != std::string::npos,
                  job.error().message().c_str());
-        auto whoami = daemon_.as("dave")->whoAmI();
+        auto whoami = daemon_.as("dave")->sessions().whoAmI();
         QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
     }
 
@@ -203,7 +203,7 @@ private slots:
     void specSizeIsTheOperators()
     {
         const std::string spec = "# " + std::string(5000, 'x') + "\nspec_version: 1\n";
-        auto job = daemon_.as("bob")->submitJob(spec);
+        auto job = daemon_.as("bob")->jobs().submitJob(spec);
         QVERIFY(!job);
         QCOMPARE(job.error().code(), ErrorCode::InvalidArgument);
         QVERIFY2(job.error().message().find("larger than 4096 bytes") != std::string::npos,
@@ -218,7 +218,7 @@ private slots:
             "spec_version: 1\nname: huge\nproject: demo\ndataset: notes\n"
             "model: {layers: 48, heads: 64, width: 8192, context: 8192}\n"
             "schedule: {steps: 10, batch: 8}\nresources: {pool: cpu, device: cpu}\n";
-        auto job = daemon_.as("bob")->submitJob(spec);
+        auto job = daemon_.as("bob")->jobs().submitJob(spec);
         QVERIFY2(job, job ? "" : job.error().message().c_str());
         QCOMPARE(job->state, std::string("rejected"));
         const auto cost = std::find_if(job->vetting.begin(), job->vetting.end(),
@@ -233,7 +233,7 @@ private slots:
         QVERIFY(budget != job->vetting.end());
         QVERIFY2(budget->detail.find("CPU-hours of project 'demo'") != std::string::npos,
                  budget->detail.c_str());
-        auto greedy = daemon_.as("bob")->submitJob(
+        auto greedy = daemon_.as("bob")->jobs().submitJob(
             "spec_version: 1\nname: greedy\nproject: demo\ndataset: notes\n"
             "model: {layers: 1, heads: 1, width: 8, context: 8}\n"
             "schedule: {steps: 10, batch: 2}\nresources: {pool: cpu, device: cpu}\n"
@@ -268,9 +268,9 @@ private slots:
         for (int i = 0; i < 32; ++i)
             callers.emplace_back([&, i] {
                 auto client = daemon_.anonymous();
-                auto signedIn =
-                    client->signIn("nobody-" + std::to_string(i),
-                                   testing::secret("not anyone's password at all"), "000000");
+                auto signedIn = client->sessions().signIn(
+                    "nobody-" + std::to_string(i), testing::secret("not anyone's password at all"),
+                    "000000");
                 if (!signedIn
                     && (signedIn.error().code() == ErrorCode::Unauthenticated
                         || signedIn.error().code() == ErrorCode::ResourceExhausted))
@@ -284,7 +284,7 @@ private slots:
         const long long grown = peakKiB() - before;
         qInfo("32 parallel sign-ins: the daemon's peak memory grew by %lld KiB", grown);
         QVERIFY2(grown < 256LL * 1024, qPrintable(QString("peak grew by %1 KiB").arg(grown)));
-        auto whoami = daemon_.as("dave")->whoAmI();
+        auto whoami = daemon_.as("dave")->sessions().whoAmI();
         QVERIFY2(whoami, whoami ? "" : whoami.error().message().c_str());
     }
 
@@ -298,11 +298,11 @@ private slots:
         api::ImportSettings settings;
         settings.name = "big";
         const std::vector<api::UploadFile> files{{file, "big.txt", 2U << 20U}};
-        auto refused = daemon_.as("bob")->importDataset(settings, files, {});
+        auto refused = daemon_.as("bob")->datasets().importDataset(settings, files, {});
         QVERIFY(!refused);
         QCOMPARE(refused.error().code(), ErrorCode::PermissionDenied);
         // A steward who may import is held to the size.
-        auto tooLarge = daemon_.as("sam")->importDataset(settings, files, {});
+        auto tooLarge = daemon_.as("sam")->datasets().importDataset(settings, files, {});
         QVERIFY(!tooLarge);
         QCOMPARE(tooLarge.error().code(), ErrorCode::ResourceExhausted);
     }
@@ -316,7 +316,7 @@ private slots:
         api::ImportSettings settings;
         settings.name = "understated";
         const std::vector<api::UploadFile> files{{file, "understated.txt", 1000}};
-        auto refused = daemon_.as("sam")->importDataset(settings, files, {});
+        auto refused = daemon_.as("sam")->datasets().importDataset(settings, files, {});
         QVERIFY(!refused);
         QCOMPARE(refused.error().code(), ErrorCode::ResourceExhausted);
         QVERIFY2(refused.error().message().find("--max-import-bytes") != std::string::npos,
@@ -337,11 +337,11 @@ private slots:
             api::ImportSettings settings;
             settings.name = "climbing";
             const std::vector<api::UploadFile> files{{file, name, 11}};
-            auto refused = daemon_.as("sam")->importDataset(settings, files, {});
+            auto refused = daemon_.as("sam")->datasets().importDataset(settings, files, {});
             QVERIFY(!refused);
             QCOMPARE(refused.error().code(), ErrorCode::InvalidArgument);
         }
-        auto listed = daemon_.as("sam")->listDatasets();
+        auto listed = daemon_.as("sam")->datasets().listDatasets();
         QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
         QVERIFY(std::none_of(listed->begin(), listed->end(),
                              [](const auto& d) { return d.name == "climbing"; }));
@@ -357,13 +357,13 @@ private slots:
         settings.name = "truncated";
         settings.format = "text-records";
         const std::vector<api::UploadFile> files{{file, "short.txt", 1000}};
-        auto refused = daemon_.as("sam")->importDataset(settings, files, {});
+        auto refused = daemon_.as("sam")->datasets().importDataset(settings, files, {});
         QVERIFY(!refused);
         QCOMPARE(refused.error().code(), ErrorCode::InvalidArgument);
         QVERIFY2(refused.error().message().find("ended after 28 of its 1000 bytes")
                      != std::string::npos,
                  refused.error().message().c_str());
-        auto listed = daemon_.as("sam")->listDatasets();
+        auto listed = daemon_.as("sam")->datasets().listDatasets();
         QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
         QVERIFY(std::none_of(listed->begin(), listed->end(),
                              [](const auto& d) { return d.name == "truncated"; }));
@@ -398,8 +398,8 @@ private slots:
         api::ImportSettings settings;
         settings.name = "not a valid name";
         for (int attempt = 0; attempt < 20 && !busy; ++attempt) {
-            auto refused =
-                daemon_.as("sam")->importDataset(settings, {{small, "small.txt", 11}}, {});
+            auto refused = daemon_.as("sam")->datasets().importDataset(
+                settings, {{small, "small.txt", 11}}, {});
             QVERIFY(!refused);
             busy = refused.error().code() == ErrorCode::ResourceExhausted
                    && refused.error().message().find("uploads already") != std::string::npos;
@@ -412,7 +412,7 @@ private slots:
         QVERIFY2(status.error_code() == grpc::StatusCode::CANCELLED
                      || status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED,
                  status.error_message().c_str());
-        auto listed = daemon_.as("sam")->listDatasets();
+        auto listed = daemon_.as("sam")->datasets().listDatasets();
         QVERIFY(listed);
         QVERIFY(std::none_of(listed->begin(), listed->end(),
                              [](const auto& d) { return d.name == "stalled"; }));
@@ -421,10 +421,10 @@ private slots:
     // Without a certificate, sampling says nothing about which runs or jobs have checkpoints.
     void anonymousSamplingRevealsNothing()
     {
-        auto run = daemon_.anonymous()->sample("run-0123456789abcdef", 7, {});
+        auto run = daemon_.anonymous()->training().sample("run-0123456789abcdef", 7, {});
         QVERIFY(!run);
         QCOMPARE(run.error().code(), ErrorCode::Unauthenticated);
-        auto job = daemon_.anonymous()->sampleJob(1, 7, {});
+        auto job = daemon_.anonymous()->training().sampleJob(1, 7, {});
         QVERIFY(!job);
         QCOMPARE(job.error().code(), ErrorCode::Unauthenticated);
     }
@@ -438,7 +438,8 @@ private slots:
              {std::vector<std::string>{"--length", "100000"},
               std::vector<std::string>{"--length=1025"}, std::vector<std::string>{"--length", "-1"},
               std::vector<std::string>{"--prompt", std::string(4097, 'a')}}) {
-            auto refused = daemon_.as("bob")->sample("run-0123456789abcdef", 0, arguments);
+            auto refused =
+                daemon_.as("bob")->training().sample("run-0123456789abcdef", 0, arguments);
             QVERIFY(!refused);
             QCOMPARE(refused.error().code(), ErrorCode::InvalidArgument);
             QVERIFY2(refused.error().message().find("sampling.max_") != std::string::npos,
@@ -450,12 +451,14 @@ private slots:
               std::vector<std::string>{"--top-k=x"},
               std::vector<std::string>{"--seed", "1", "--seed", "2"},
               std::vector<std::string>{"--device", "cuda"}}) {
-            auto refused = daemon_.as("bob")->sample("run-0123456789abcdef", 0, arguments);
+            auto refused =
+                daemon_.as("bob")->training().sample("run-0123456789abcdef", 0, arguments);
             QVERIFY(!refused);
             QCOMPARE(refused.error().code(), ErrorCode::InvalidArgument);
         }
         // Within the caps the request goes on to the run, which does not exist.
-        auto within = daemon_.as("bob")->sample("run-0123456789abcdef", 0, {"--length", "1024"});
+        auto within =
+            daemon_.as("bob")->training().sample("run-0123456789abcdef", 0, {"--length", "1024"});
         QVERIFY(!within);
         QVERIFY(within.error().code() != ErrorCode::InvalidArgument);
     }
@@ -494,20 +497,20 @@ private slots:
     void lockoutIsPerPeer()
     {
         for (int i = 0; i < 5; ++i) {
-            auto refused =
-                daemon_.anonymous()->signIn("dave", testing::secret("not dave's one"), "000000");
+            auto refused = daemon_.anonymous()->sessions().signIn(
+                "dave", testing::secret("not dave's one"), "000000");
             QVERIFY(!refused);
             QCOMPARE(refused.error().code(), ErrorCode::Unauthenticated);
         }
         // Locked: the right password is refused before the code is looked at.
-        auto locked = daemon_.anonymous()->signIn("dave", testing::secret(testing::kDaemonPassword),
-                                                  "000000");
+        auto locked = daemon_.anonymous()->sessions().signIn(
+            "dave", testing::secret(testing::kDaemonPassword), "000000");
         QVERIFY(!locked);
         auto local = api::ControlClient::connect(
             {daemon_.unixAddress(), "localhost", daemon_.caPem()}, nullptr);
         QVERIFY(local);
-        auto signedIn = (*local)->signIn("dave", testing::secret(testing::kDaemonPassword),
-                                         daemon_.code("dave"));
+        auto signedIn = (*local)->sessions().signIn(
+            "dave", testing::secret(testing::kDaemonPassword), daemon_.code("dave"));
         QVERIFY2(signedIn, signedIn ? "" : signedIn.error().message().c_str());
     }
 
@@ -519,7 +522,7 @@ private slots:
     {
         auto anonymous = daemon_.anonymous();
         for (int i = 0; i < kAnonymousFlood; ++i) {
-            auto refused = anonymous->listRoles();
+            auto refused = anonymous->access().listRoles();
             QVERIFY(!refused);
             QCOMPARE(refused.error().code(), ErrorCode::Unauthenticated);
         }

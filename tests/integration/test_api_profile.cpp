@@ -223,7 +223,7 @@ private slots:
         QCOMPARE(profile.chooseUser("alice").value(), std::string("alice"));
         auto client = profile.client("bob");
         QVERIFY2(client, client ? "" : client.error().message().c_str());
-        QCOMPARE((*client)->whoAmI()->user, std::string("bob"));
+        QCOMPARE((*client)->sessions().whoAmI()->user, std::string("bob"));
         client->reset();
 
         QVERIFY(profile.signOut("bob"));

@@ -91,7 +91,7 @@ class TestApiRbac : public QObject {
     // reach (issue #29).
     void verifyRefusedAtHandshake(const api::ClientIdentity& identity)
     {
-        auto who = daemon_.as(identity)->whoAmI();
+        auto who = daemon_.as(identity)->sessions().whoAmI();
         QVERIFY(!who);
         QCOMPARE(who.error().code(), ErrorCode::Unauthenticated);
         QVERIFY2(who.error().message().find("refused this client's certificate")
@@ -149,29 +149,32 @@ private slots:
     void wrongRoleIsRefused()
     {
         auto bob = daemon_.as("bob");
-        verifyDenied(bob->listRoles(), "role.list", "bob", "role.manage");
-        verifyDenied(bob->createRole("mine", {"dataset.read"}), "role.create", "bob",
+        verifyDenied(bob->access().listRoles(), "role.list", "bob", "role.manage");
+        verifyDenied(bob->access().createRole("mine", {"dataset.read"}), "role.create", "bob",
                      "role.manage");
-        verifyDenied(bob->deleteRole("engineer"), "role.delete", "bob", "role.manage");
-        verifyDenied(bob->grantRole("bob", "admin", ""), "grant.create", "bob", "grant.manage");
-        verifyDenied(
-            bob->grantBreakGlass("bob", "steward", "", "incident 1", std::chrono::seconds{60}),
-            "grant.break_glass", "bob", "grant.manage");
-        verifyDenied(bob->listSessions(), "session.list", "bob", "session.manage");
-        verifyDenied(bob->revokeSessions("alice"), "session.revoke", "bob", "session.manage");
-        verifyDenied(bob->resetUser("alice"), "user.reset", "bob", "user.manage");
-        verifyDenied(bob->approveReset("alice"), "user.reset_approve", "bob", "user.manage");
-        verifyDenied(bob->disableUser("alice"), "user.disable", "bob", "user.manage");
+        verifyDenied(bob->access().deleteRole("engineer"), "role.delete", "bob", "role.manage");
+        verifyDenied(bob->access().grantRole("bob", "admin", ""), "grant.create", "bob",
+                     "grant.manage");
+        verifyDenied(bob->access().grantBreakGlass("bob", "steward", "", "incident 1",
+                                                   std::chrono::seconds{60}),
+                     "grant.break_glass", "bob", "grant.manage");
+        verifyDenied(bob->sessions().listSessions(), "session.list", "bob", "session.manage");
+        verifyDenied(bob->sessions().revokeSessions("alice"), "session.revoke", "bob",
+                     "session.manage");
+        verifyDenied(bob->users().resetUser("alice"), "user.reset", "bob", "user.manage");
+        verifyDenied(bob->users().approveReset("alice"), "user.reset_approve", "bob",
+                     "user.manage");
+        verifyDenied(bob->users().disableUser("alice"), "user.disable", "bob", "user.manage");
 
         auto rita = daemon_.as("rita");
-        verifyDenied(rita->listUsers(), "user.list", "rita", "user.manage");
-        verifyDenied(rita->listDatasets(), "dataset.list", "rita", "dataset.read");
-        verifyDenied(rita->revokeSessions("bob"), "session.revoke", "rita");
+        verifyDenied(rita->users().listUsers(), "user.list", "rita", "user.manage");
+        verifyDenied(rita->datasets().listDatasets(), "dataset.list", "rita", "dataset.read");
+        verifyDenied(rita->sessions().revokeSessions("bob"), "session.revoke", "rita");
 
         auto alice = daemon_.as("alice");
-        verifyDenied(alice->listDatasets(), "dataset.list", "alice", "dataset.read");
+        verifyDenied(alice->datasets().listDatasets(), "dataset.list", "alice", "dataset.read");
         // The refusals changed nothing: bob still holds only his role.
-        auto users = alice->listUsers();
+        auto users = alice->users().listUsers();
         QVERIFY2(users, users ? "" : users.error().message().c_str());
         for (const api::UserSummary& user : *users)
             if (user.name == "bob")
@@ -183,41 +186,42 @@ private slots:
     void customRolesThroughTheDaemon()
     {
         auto alice = daemon_.as("alice");
-        auto roles = alice->listRoles();
+        auto roles = alice->access().listRoles();
         QVERIFY2(roles, roles ? "" : roles.error().message().c_str());
         QVERIFY(std::any_of(roles->begin(), roles->end(), [](const api::RoleSummary& role) {
             return role.name == "admin" && role.builtin;
         }));
         // With several admins a role giving separated duties is made by two (issue #48).
-        auto asked = alice->createRole("reviewer", {"job.approve", "audit.read"});
+        auto asked = alice->access().createRole("reviewer", {"job.approve", "audit.read"});
         QVERIFY(asked && asked->pending);
-        auto roleMade = daemon_.as("carol")->createRole("reviewer", {"audit.read", "job.approve"});
+        auto roleMade =
+            daemon_.as("carol")->access().createRole("reviewer", {"audit.read", "job.approve"});
         QVERIFY2(roleMade, roleMade ? "" : roleMade.error().message().c_str());
         QVERIFY(!roleMade->pending);
-        verifyDenied(alice->createRole("superuser", {"user.manage", "dataset.read"}), "role.create",
-                     "alice");
-        // Managing the keyring is identity administration too: it holds every KEK.
-        verifyDenied(alice->createRole("keydata", {"keyring.manage", "dataset.read"}),
+        verifyDenied(alice->access().createRole("superuser", {"user.manage", "dataset.read"}),
                      "role.create", "alice");
-        verifyDenied(alice->createRole("opsdata", {"worker.manage", "dataset.read"}), "role.create",
-                     "alice");
-        auto unknown = alice->createRole("odd", {"everything.all"});
+        // Managing the keyring is identity administration too: it holds every KEK.
+        verifyDenied(alice->access().createRole("keydata", {"keyring.manage", "dataset.read"}),
+                     "role.create", "alice");
+        verifyDenied(alice->access().createRole("opsdata", {"worker.manage", "dataset.read"}),
+                     "role.create", "alice");
+        auto unknown = alice->access().createRole("odd", {"everything.all"});
         QVERIFY(!unknown);
         QVERIFY(isOneSentence(unknown.error().message()));
 
         // Approving jobs and reading the log are separated duties: with two admins the grant
         // waits for carol's (issue #27).
-        auto requested = alice->grantRole("rita", "reviewer", "oncology");
+        auto requested = alice->access().grantRole("rita", "reviewer", "oncology");
         QVERIFY(requested && requested->pending);
-        auto made = daemon_.as("carol")->grantRole("rita", "reviewer", "oncology");
+        auto made = daemon_.as("carol")->access().grantRole("rita", "reviewer", "oncology");
         QVERIFY(made && !made->pending);
-        auto held = alice->deleteRole("reviewer");
+        auto held = alice->access().deleteRole("reviewer");
         QVERIFY(!held);
         QVERIFY(isOneSentence(held.error().message()));
-        QVERIFY(alice->revokeRole("rita", "reviewer", "oncology"));
-        QVERIFY(alice->deleteRole("reviewer"));
-        QVERIFY(!alice->deleteRole("admin"));
-        roles = alice->listRoles();
+        QVERIFY(alice->access().revokeRole("rita", "reviewer", "oncology"));
+        QVERIFY(alice->access().deleteRole("reviewer"));
+        QVERIFY(!alice->access().deleteRole("admin"));
+        roles = alice->access().listRoles();
         QVERIFY(roles);
         QVERIFY(std::none_of(roles->begin(), roles->end(),
                              [](const api::RoleSummary& role) { return role.name == "reviewer"; }));
@@ -244,14 +248,14 @@ private slots:
         const std::string scope = project.toStdString();
         auto alice = daemon_.as("alice");
         auto carol = daemon_.as("carol");
-        verifyDenied(alice->grantRole("alice", name, scope), "grant.create", "alice",
+        verifyDenied(alice->access().grantRole("alice", name, scope), "grant.create", "alice",
                      "identity administration");
-        verifyDenied(carol->grantRole("alice", name, scope), "grant.create", "carol",
+        verifyDenied(carol->access().grantRole("alice", name, scope), "grant.create", "carol",
                      "identity administration");
-        verifyDenied(
-            carol->grantBreakGlass("alice", name, scope, "incident 13", std::chrono::seconds{600}),
-            "grant.break_glass", "carol", "identity administration");
-        auto users = alice->listUsers();
+        verifyDenied(carol->access().grantBreakGlass("alice", name, scope, "incident 13",
+                                                     std::chrono::seconds{600}),
+                     "grant.break_glass", "carol", "identity administration");
+        auto users = alice->users().listUsers();
         QVERIFY(users);
         for (const api::UserSummary& user : *users)
             if (user.name == "alice")
@@ -265,22 +269,23 @@ private slots:
     {
         auto alice = daemon_.as("alice");
         for (const std::string user : {"bob", "rita", "sam"})
-            verifyDenied(alice->grantRole(user, "admin", ""), "grant.create", "alice",
+            verifyDenied(alice->access().grantRole(user, "admin", ""), "grant.create", "alice",
                          "may not also hold identity administration");
-        QVERIFY(alice->createRole("sessions", {"session.manage"})->pending);
-        QVERIFY(!daemon_.as("carol")->createRole("sessions", {"session.manage"})->pending);
-        verifyDenied(alice->grantBreakGlass("rita", "sessions", "", "incident 13",
-                                            std::chrono::seconds{600}),
+        QVERIFY(alice->access().createRole("sessions", {"session.manage"})->pending);
+        QVERIFY(!daemon_.as("carol")->access().createRole("sessions", {"session.manage"})->pending);
+        verifyDenied(alice->access().grantBreakGlass("rita", "sessions", "", "incident 13",
+                                                     std::chrono::seconds{600}),
                      "grant.break_glass", "alice");
-        verifyDenied(alice->grantRole("olivia", "engineer", "oncology"), "grant.create", "alice");
-        verifyDenied(alice->grantBreakGlass("olivia", "steward", "", "incident 7",
-                                            std::chrono::seconds{600}),
+        verifyDenied(alice->access().grantRole("olivia", "engineer", "oncology"), "grant.create",
+                     "alice");
+        verifyDenied(alice->access().grantBreakGlass("olivia", "steward", "", "incident 7",
+                                                     std::chrono::seconds{600}),
                      "grant.break_glass", "alice");
-        verifyDenied(alice->grantRole("bob", "operator", ""), "grant.create", "alice");
+        verifyDenied(alice->access().grantRole("bob", "operator", ""), "grant.create", "alice");
         // A role without data permissions is fine for an operator.
-        QVERIFY(alice->grantRole("olivia", "auditor", ""));
-        QVERIFY(alice->revokeRole("olivia", "auditor", ""));
-        QVERIFY(alice->deleteRole("sessions"));
+        QVERIFY(alice->access().grantRole("olivia", "auditor", ""));
+        QVERIFY(alice->access().revokeRole("olivia", "auditor", ""));
+        QVERIFY(alice->access().deleteRole("sessions"));
     }
 
     // Break-glass needs a reason and a duration within the limit; while it lasts its holder may
@@ -288,28 +293,29 @@ private slots:
     void breakGlassIsTimeLimitedAndFlagged()
     {
         auto alice = daemon_.as("alice");
-        verifyRefused(alice->grantBreakGlass("dave", "auditor", "", "", std::chrono::seconds{60}),
-                      ErrorCode::InvalidArgument, "grant.break_glass", "alice", "reason",
-                      audit::Outcome::Failed);
         verifyRefused(
-            alice->grantBreakGlass("dave", "auditor", "", "incident 42", std::chrono::hours{5}),
-            ErrorCode::InvalidArgument, "grant.break_glass", "alice", "at most",
+            alice->access().grantBreakGlass("dave", "auditor", "", "", std::chrono::seconds{60}),
+            ErrorCode::InvalidArgument, "grant.break_glass", "alice", "reason",
             audit::Outcome::Failed);
+        verifyRefused(alice->access().grantBreakGlass("dave", "auditor", "", "incident 42",
+                                                      std::chrono::hours{5}),
+                      ErrorCode::InvalidArgument, "grant.break_glass", "alice", "at most",
+                      audit::Outcome::Failed);
         auto dave = daemon_.as("dave");
-        verifyDenied(dave->exportAuditBundle({}), "audit.export", "dave", "audit.export");
-        QVERIFY(alice->grantBreakGlass("dave", "auditor", "", "incident 42: trace a leak",
-                                       std::chrono::seconds{3}));
-        auto users = alice->listUsers();
+        verifyDenied(dave->audit().exportAuditBundle({}), "audit.export", "dave", "audit.export");
+        QVERIFY(alice->access().grantBreakGlass("dave", "auditor", "", "incident 42: trace a leak",
+                                                std::chrono::seconds{3}));
+        auto users = alice->users().listUsers();
         QVERIFY(users);
         for (const api::UserSummary& user : *users)
             if (user.name == "dave")
                 QVERIFY(std::find(user.grants.begin(), user.grants.end(), "auditor!")
                         != user.grants.end());
-        auto bundle = dave->exportAuditBundle({});
+        auto bundle = dave->audit().exportAuditBundle({});
         QVERIFY2(bundle, bundle ? "" : bundle.error().message().c_str());
         expected_.insert({"audit.export", "dave", audit::Outcome::Ok});
         QThread::sleep(4);
-        verifyDenied(dave->exportAuditBundle({}), "audit.export", "dave");
+        verifyDenied(dave->audit().exportAuditBundle({}), "audit.export", "dave");
     }
 
     // Disabling a user ends their sessions, and the daemon revokes the certificates bound to
@@ -317,13 +323,13 @@ private slots:
     void disabledUserIsRefusedAtTheHandshake()
     {
         const api::ClientIdentity gina = daemon_.signIn("gina").identity;
-        QVERIFY(daemon_.as(gina)->whoAmI());
-        QVERIFY(daemon_.as("alice")->disableUser("gina"));
+        QVERIFY(daemon_.as(gina)->sessions().whoAmI());
+        QVERIFY(daemon_.as("alice")->users().disableUser("gina"));
         verifyRefusedAtHandshake(gina);
-        auto again =
-            daemon_.anonymous()->signIn("gina", secret(kDaemonPassword), daemon_.code("gina"));
+        auto again = daemon_.anonymous()->sessions().signIn("gina", secret(kDaemonPassword),
+                                                            daemon_.code("gina"));
         verifyRefused(again, ErrorCode::Unauthenticated, "session.sign_in", "gina");
-        QVERIFY(daemon_.as("alice")->enableUser("gina"));
+        QVERIFY(daemon_.as("alice")->users().enableUser("gina"));
         // The old certificate stays revoked.
         verifyRefusedAtHandshake(gina);
         QVERIFY(std::filesystem::exists(daemon_.dataDir() / "run" / "crl.pem"));
@@ -333,23 +339,23 @@ private slots:
     void revokedSessionsLoseTheirCertificates()
     {
         const api::ClientIdentity hank = daemon_.signIn("hank").identity;
-        QVERIFY(daemon_.as(hank)->whoAmI());
+        QVERIFY(daemon_.as(hank)->sessions().whoAmI());
         auto alice = daemon_.as("alice");
-        auto before = alice->listSessions();
+        auto before = alice->sessions().listSessions();
         QVERIFY2(before, before ? "" : before.error().message().c_str());
         QVERIFY(std::any_of(before->begin(), before->end(), [](const api::SessionSummary& s) {
             return s.user == "hank" && !s.revoked && !s.expired;
         }));
-        auto revoked = alice->revokeSessions("hank");
+        auto revoked = alice->sessions().revokeSessions("hank");
         QVERIFY2(revoked, revoked ? "" : revoked.error().message().c_str());
         QCOMPARE(*revoked, std::uint32_t{1});
         verifyRefusedAtHandshake(hank);
-        auto after = alice->listSessions();
+        auto after = alice->sessions().listSessions();
         QVERIFY(after);
         for (const api::SessionSummary& session : *after)
             if (session.user == "hank")
                 QVERIFY(session.revoked);
-        auto unknown = alice->revokeSessions("nobody");
+        auto unknown = alice->sessions().revokeSessions("nobody");
         QVERIFY(!unknown);
         QCOMPARE(unknown.error().code(), ErrorCode::NotFound);
     }
@@ -362,56 +368,57 @@ private slots:
     void resetUserSetsTheirOwnCredentials()
     {
         const api::ClientIdentity ivy = daemon_.signIn("ivy").identity;
-        auto requested = daemon_.as("alice")->resetUser("ivy");
+        auto requested = daemon_.as("alice")->users().resetUser("ivy");
         QVERIFY2(requested, requested ? "" : requested.error().message().c_str());
         QVERIFY(requested->pending);
         QVERIFY(requested->resetCode.empty());
-        QVERIFY(daemon_.as(ivy)->whoAmI());  // nothing changed yet
-        verifyDenied(daemon_.as("alice")->approveReset("ivy"), "user.reset_approve", "alice",
-                     "another admin");
+        QVERIFY(daemon_.as(ivy)->sessions().whoAmI());  // nothing changed yet
+        verifyDenied(daemon_.as("alice")->users().approveReset("ivy"), "user.reset_approve",
+                     "alice", "another admin");
         // The second admin finds what waits for them (issue #29); nobody else may look.
-        auto waiting = daemon_.as("carol")->listPendingResets();
+        auto waiting = daemon_.as("carol")->users().listPendingResets();
         QVERIFY2(waiting, waiting ? "" : waiting.error().message().c_str());
         QCOMPARE(waiting->size(), std::size_t{1});
         QCOMPARE(waiting->front().user, std::string("ivy"));
         QCOMPARE(waiting->front().requestedBy, std::string("alice"));
         QVERIFY(waiting->front().requestedUnix > 0);
-        verifyDenied(daemon_.as("bob")->listPendingResets(), "user.list_resets", "bob",
+        verifyDenied(daemon_.as("bob")->users().listPendingResets(), "user.list_resets", "bob",
                      "user.manage");
-        auto reset = daemon_.as("carol")->approveReset("ivy");
+        auto reset = daemon_.as("carol")->users().approveReset("ivy");
         QVERIFY2(reset, reset ? "" : reset.error().message().c_str());
         QVERIFY(!reset->pending);
-        QVERIFY(daemon_.as("carol")->listPendingResets()->empty());
+        QVERIFY(daemon_.as("carol")->users().listPendingResets()->empty());
         QVERIFY(reset->resetCode.rfind("rc_", 0) == 0);
         expected_.insert({"user.reset", "alice", audit::Outcome::Ok});
         expected_.insert({"user.reset_approve", "carol", audit::Outcome::Ok});
         verifyRefusedAtHandshake(ivy);
-        auto oldPassword =
-            daemon_.anonymous()->signIn("ivy", secret(kDaemonPassword), daemon_.code("ivy"));
+        auto oldPassword = daemon_.anonymous()->sessions().signIn("ivy", secret(kDaemonPassword),
+                                                                  daemon_.code("ivy"));
         verifyRefused(oldPassword, ErrorCode::Unauthenticated, "session.sign_in", "ivy");
 
         auto anonymous = daemon_.anonymous();
-        verifyRefused(anonymous->completeReset("ivy", "rc_guessed", secret(kNewPassword)),
+        verifyRefused(anonymous->users().completeReset("ivy", "rc_guessed", secret(kNewPassword)),
                       ErrorCode::Unauthenticated, "user.complete_reset", "ivy", "reset code");
         // The second refusal from this peer within the window is counted, not written one by
         // one (issue #48): its entry comes with the window's count.
-        auto otherUser = anonymous->completeReset("rita", reset->resetCode, secret(kNewPassword));
+        auto otherUser =
+            anonymous->users().completeReset("rita", reset->resetCode, secret(kNewPassword));
         QVERIFY(!otherUser);
         QCOMPARE(otherUser.error().code(), ErrorCode::Unauthenticated);
         // A password too weak is refused before the redemption (the code still works after it),
         // and audited as a counted refusal (issue #54).
-        auto weak = anonymous->completeReset("ivy", reset->resetCode, secret("short"));
+        auto weak = anonymous->users().completeReset("ivy", reset->resetCode, secret("short"));
         QVERIFY(!weak);
         QCOMPARE(weak.error().code(), ErrorCode::InvalidArgument);
         weakResetRefused_ = true;
-        auto uri = anonymous->completeReset("ivy", reset->resetCode, secret(kNewPassword));
+        auto uri = anonymous->users().completeReset("ivy", reset->resetCode, secret(kNewPassword));
         QVERIFY2(uri, uri ? "" : uri.error().message().c_str());
         QVERIFY(uri->rfind("otpauth://totp/", 0) == 0);
         expected_.insert({"user.complete_reset", "ivy", audit::Outcome::Ok});
-        QVERIFY(!anonymous->completeReset("ivy", reset->resetCode, secret(kNewPassword)));
+        QVERIFY(!anonymous->users().completeReset("ivy", reset->resetCode, secret(kNewPassword)));
         daemon_.reenrolled("ivy", *uri);
         auto signedIn = daemon_.signIn("ivy", kNewPassword);
-        QCOMPARE(daemon_.as(signedIn.identity)->whoAmI()->user, std::string("ivy"));
+        QCOMPARE(daemon_.as(signedIn.identity)->sessions().whoAmI()->user, std::string("ivy"));
     }
 
     // Resetting an admin waits for a second admin, who is neither the one who asked nor the
@@ -419,30 +426,30 @@ private slots:
     void adminResetNeedsASecondAdmin()
     {
         const api::ClientIdentity& carol = daemon_.session("carol");
-        auto requested = daemon_.as("alice")->resetUser("carol");
+        auto requested = daemon_.as("alice")->users().resetUser("carol");
         QVERIFY2(requested, requested ? "" : requested.error().message().c_str());
         QVERIFY(requested->pending);
         QVERIFY(requested->resetCode.empty());
-        QVERIFY(daemon_.as(carol)->whoAmI());
+        QVERIFY(daemon_.as(carol)->sessions().whoAmI());
 
-        verifyDenied(daemon_.as("alice")->approveReset("carol"), "user.reset_approve", "alice",
-                     "yourself");
-        verifyDenied(daemon_.as(carol)->approveReset("carol"), "user.reset_approve", "carol",
-                     "own account");
-        QVERIFY(daemon_.as(carol)->whoAmI());
+        verifyDenied(daemon_.as("alice")->users().approveReset("carol"), "user.reset_approve",
+                     "alice", "yourself");
+        verifyDenied(daemon_.as(carol)->users().approveReset("carol"), "user.reset_approve",
+                     "carol", "own account");
+        QVERIFY(daemon_.as(carol)->sessions().whoAmI());
 
-        auto approved = daemon_.as("erin")->approveReset("carol");
+        auto approved = daemon_.as("erin")->users().approveReset("carol");
         QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
         QVERIFY(!approved->pending);
         QVERIFY(approved->resetCode.rfind("rc_", 0) == 0);
         expected_.insert({"user.reset_approve", "erin", audit::Outcome::Ok});
         verifyRefusedAtHandshake(carol);
         daemon_.forget("carol");
-        auto nothingLeft = daemon_.as("erin")->approveReset("carol");
+        auto nothingLeft = daemon_.as("erin")->users().approveReset("carol");
         QVERIFY(!nothingLeft);
         QCOMPARE(nothingLeft.error().code(), ErrorCode::NotFound);
-        auto uri =
-            daemon_.anonymous()->completeReset("carol", approved->resetCode, secret(kNewPassword));
+        auto uri = daemon_.anonymous()->users().completeReset("carol", approved->resetCode,
+                                                              secret(kNewPassword));
         QVERIFY2(uri, uri ? "" : uri.error().message().c_str());
         daemon_.reenrolled("carol", *uri);
     }
@@ -460,22 +467,24 @@ private slots:
         api::ImportSettings settings;
         settings.name = "notes";
         settings.format = "text-records";
-        auto imported = daemon_.as("sam")->importDataset(
+        auto imported = daemon_.as("sam")->datasets().importDataset(
             settings, {{file, "notes.txt", std::filesystem::file_size(file)}}, {});
         QVERIFY2(imported, imported ? "" : imported.error().message().c_str());
         datasetId_ = imported->dataset.id;
 
         auto bob = daemon_.as("bob");
         auto sam = daemon_.as("sam");
-        verifyRefused(bob->showDataset("notes"), ErrorCode::NotFound, "dataset.show", "bob", {},
-                      audit::Outcome::Failed);
-        QCOMPARE(bob->listDatasets()->size(), std::size_t{0});
-        verifyDenied(bob->grantRead("notes", "bob"), "dataset.grant", "bob", "dataset.grant");
-        verifyDenied(daemon_.as("alice")->grantRead("notes", "bob"), "dataset.grant", "alice");
+        verifyRefused(bob->datasets().showDataset("notes"), ErrorCode::NotFound, "dataset.show",
+                      "bob", {}, audit::Outcome::Failed);
+        QCOMPARE(bob->datasets().listDatasets()->size(), std::size_t{0});
+        verifyDenied(bob->datasets().grantRead("notes", "bob"), "dataset.grant", "bob",
+                     "dataset.grant");
+        verifyDenied(daemon_.as("alice")->datasets().grantRead("notes", "bob"), "dataset.grant",
+                     "alice");
 
-        QVERIFY(sam->grantRead("notes", "bob"));
+        QVERIFY(sam->datasets().grantRead("notes", "bob"));
         expected_.insert({"dataset.grant", "sam", audit::Outcome::Ok});
-        auto shown = bob->showDataset(datasetId_);
+        auto shown = bob->datasets().showDataset(datasetId_);
         QVERIFY2(shown, shown ? "" : shown.error().message().c_str());
         QCOMPARE(shown->dataset.name, std::string("notes"));
         QCOMPARE(shown->creator, std::string("sam"));
@@ -484,22 +493,22 @@ private slots:
         QVERIFY(shown->manifest.has_value());
         QVERIFY(shown->manifest->train.records + shown->manifest->validation.records > 0);
         QCOMPARE(shown->manifest->sources, std::uint64_t{1});
-        QCOMPARE(bob->listDatasets()->size(), std::size_t{1});
+        QCOMPARE(bob->datasets().listDatasets()->size(), std::size_t{1});
         // An engineer who may read it may not pass it on, nor take a steward's away.
-        verifyDenied(bob->grantRead("notes", "dave"), "dataset.grant", "bob");
-        verifyDenied(bob->revokeRead("notes", "sam"), "dataset.revoke", "bob");
+        verifyDenied(bob->datasets().grantRead("notes", "dave"), "dataset.grant", "bob");
+        verifyDenied(bob->datasets().revokeRead("notes", "sam"), "dataset.revoke", "bob");
         // A grant is no substitute for dataset.read (an auditor has none).
-        QVERIFY(sam->grantRead("notes", "rita"));
-        verifyDenied(daemon_.as("rita")->showDataset("notes"), "dataset.show", "rita",
+        QVERIFY(sam->datasets().grantRead("notes", "rita"));
+        verifyDenied(daemon_.as("rita")->datasets().showDataset("notes"), "dataset.show", "rita",
                      "dataset.read");
-        QVERIFY(sam->revokeRead("notes", "rita"));
+        QVERIFY(sam->datasets().revokeRead("notes", "rita"));
 
-        QVERIFY(sam->revokeRead("notes", "bob"));
+        QVERIFY(sam->datasets().revokeRead("notes", "bob"));
         expected_.insert({"dataset.revoke", "sam", audit::Outcome::Ok});
-        QCOMPARE(bob->showDataset("notes").error().code(), ErrorCode::NotFound);
-        QCOMPARE(sam->revokeRead("notes", "bob").error().code(), ErrorCode::NotFound);
-        QCOMPARE(sam->grantRead("notes", "nobody").error().code(), ErrorCode::NotFound);
-        QCOMPARE(sam->grantRead("nothing", "bob").error().code(), ErrorCode::NotFound);
+        QCOMPARE(bob->datasets().showDataset("notes").error().code(), ErrorCode::NotFound);
+        QCOMPARE(sam->datasets().revokeRead("notes", "bob").error().code(), ErrorCode::NotFound);
+        QCOMPARE(sam->datasets().grantRead("notes", "nobody").error().code(), ErrorCode::NotFound);
+        QCOMPARE(sam->datasets().grantRead("nothing", "bob").error().code(), ErrorCode::NotFound);
     }
 
     // The same calls from sealtrainctl, a client of a control plane over TCP.
@@ -543,7 +552,7 @@ private slots:
         const std::string uri = readFile(dir / "jack.uri");
         QVERIFY(uri.rfind("otpauth://totp/", 0) == 0);
         daemon_.reenrolled("jack", uri.substr(0, uri.find('\n')));
-        QVERIFY(daemon_.as(daemon_.signIn("jack", kNewPassword).identity)->whoAmI());
+        QVERIFY(daemon_.as(daemon_.signIn("jack", kNewPassword).identity)->sessions().whoAmI());
 
         auto shown = remote("sam", {"dataset", "show", "notes", "--json"});
         QVERIFY2(shown.code == 0, shown.err.c_str());
@@ -569,30 +578,30 @@ private slots:
     void oneAdminAloneGivesNoDuty()
     {
         auto alice = daemon_.as("alice");
-        auto created = alice->createUser("rogue");
+        auto created = alice->users().createUser("rogue");
         QVERIFY2(created, created ? "" : created.error().message().c_str());
         QVERIFY(created->codeExpires > 0);
-        auto early = alice->grantRole("rogue", "operator", "");
+        auto early = alice->access().grantRole("rogue", "operator", "");
         QVERIFY(early && early->pending);
-        auto uri = daemon_.anonymous()->completeReset("rogue", created->enrolmentCode,
-                                                      secret(kDaemonPassword));
+        auto uri = daemon_.anonymous()->users().completeReset("rogue", created->enrolmentCode,
+                                                              secret(kDaemonPassword));
         QVERIFY2(uri, uri ? "" : uri.error().message().c_str());
         daemon_.reenrolled("rogue", *uri);
-        verifyDenied(alice->grantRole("rogue", "operator", ""), "grant.create", "alice",
+        verifyDenied(alice->access().grantRole("rogue", "operator", ""), "grant.create", "alice",
                      "another admin");
-        auto role = alice->createRole("promoter", {"model.approve"});
+        auto role = alice->access().createRole("promoter", {"model.approve"});
         QVERIFY2(role, role ? "" : role.error().message().c_str());
         QVERIFY(role->pending);
-        verifyDenied(alice->createRole("promoter", {"model.approve"}), "role.create", "alice",
-                     "another admin");
-        auto noRole = alice->grantRole("rogue", "promoter", "");
+        verifyDenied(alice->access().createRole("promoter", {"model.approve"}), "role.create",
+                     "alice", "another admin");
+        auto noRole = alice->access().grantRole("rogue", "promoter", "");
         QVERIFY(!noRole);
         QCOMPARE(noRole.error().code(), ErrorCode::NotFound);
         auto rogue = daemon_.as(daemon_.signIn("rogue").identity);
-        verifyDenied(rogue->createEnrollToken("node-rogue", "gpu", 3600), "worker.enroll_token",
-                     "rogue", "worker.enroll");
+        verifyDenied(rogue->workers().createEnrollToken("node-rogue", "gpu", 3600),
+                     "worker.enroll_token", "rogue", "worker.enroll");
         // The second admin agrees: only now.
-        auto made = daemon_.as("erin")->grantRole("rogue", "operator", "");
+        auto made = daemon_.as("erin")->access().grantRole("rogue", "operator", "");
         QVERIFY2(made, made ? "" : made.error().message().c_str());
         QVERIFY(!made->pending);
         expected_.insert({"grant.request", "alice", audit::Outcome::Ok});
@@ -605,19 +614,20 @@ private slots:
     void lastAdminStays()
     {
         auto alice = daemon_.as("alice");
-        auto demoted = alice->revokeRole("carol", "admin", "");  // three admins: two remain
+        auto demoted =
+            alice->access().revokeRole("carol", "admin", "");  // three admins: two remain
         QVERIFY(demoted && !demoted->pending);
         // Two admins: disabling one waits for the other, who may consent (issue #48).
-        auto asked = alice->disableUser("erin");
+        auto asked = alice->users().disableUser("erin");
         QVERIFY(asked && asked->pending);
-        verifyDenied(alice->disableUser("erin"), "user.disable", "alice", "another admin");
-        auto agreed = daemon_.as("erin")->disableUser("erin");
+        verifyDenied(alice->users().disableUser("erin"), "user.disable", "alice", "another admin");
+        auto agreed = daemon_.as("erin")->users().disableUser("erin");
         QVERIFY(agreed && !agreed->pending);
         expected_.insert({"user.disable_request", "alice", audit::Outcome::Ok});
-        verifyDenied(alice->disableUser("alice"), "user.disable", "alice", "last admin");
-        verifyDenied(alice->revokeRole("alice", "admin", ""), "grant.revoke", "alice",
+        verifyDenied(alice->users().disableUser("alice"), "user.disable", "alice", "last admin");
+        verifyDenied(alice->access().revokeRole("alice", "admin", ""), "grant.revoke", "alice",
                      "last admin");
-        QVERIFY(alice->whoAmI());
+        QVERIFY(alice->sessions().whoAmI());
     }
 
     // SIGTERM: the daemon finishes and exits 0; every refusal above is in its audit log, and

@@ -83,7 +83,7 @@ class TestApiRefusalWalk : public QObject {
         auto audrey = daemon_.as("audrey");
         api::AuditQueryOptions options;
         options.limit = 500;
-        auto page = audrey->queryAudit(options);
+        auto page = audrey->audit().queryAudit(options);
         if (!page)
             qFatal("audit query: %s", page.error().message().c_str());
         for (const api::AuditEntryView& entry : page->entries)
@@ -243,7 +243,8 @@ private slots:
             }
         }
         windowPasses();
-        QVERIFY(daemon_.as("audrey")->whoAmI());  // a call, so that the window is written
+        QVERIFY(
+            daemon_.as("audrey")->sessions().whoAmI());  // a call, so that the window is written
         for (const auto& entry : newEntries())
             if (entry.actor == "unknown" && !detail(entry, "repeated").empty())
                 counted += callsOf(entry);
@@ -263,7 +264,7 @@ private slots:
     void revokedCertificateIsCountedForItsUser()
     {
         const auto& rex = daemon_.session("rex");
-        QVERIFY(daemon_.as("alice")->revokeSessions("rex"));
+        QVERIFY(daemon_.as("alice")->sessions().revokeSessions("rex"));
         const auto channel = daemon_.rawChannel(&rex);
         (void)newEntries();
         int calls = 0;
@@ -276,7 +277,7 @@ private slots:
         }
         QVERIFY(calls >= 80);
         windowPasses();
-        QVERIFY(daemon_.as("audrey")->whoAmI());
+        QVERIFY(daemon_.as("audrey")->sessions().whoAmI());
         std::uint64_t counted = 0;
         for (const auto& entry : newEntries()) {
             if (entry.action != "certificate.refuse")

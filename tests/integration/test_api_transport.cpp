@@ -86,8 +86,8 @@ private slots:
 
     void wrongPasswordIsRefused()
     {
-        auto refused = daemon_.anonymous()->signIn("dave", secret("not the password at all!"),
-                                                   daemon_.code("dave"));
+        auto refused = daemon_.anonymous()->sessions().signIn(
+            "dave", secret("not the password at all!"), daemon_.code("dave"));
         QVERIFY(!refused);
         QCOMPARE(refused.error().code(), ErrorCode::Unauthenticated);
     }
@@ -95,7 +95,7 @@ private slots:
     // Without a client certificate only sign-in and the CA work.
     void callWithoutCertificateIsRefused()
     {
-        auto users = daemon_.anonymous()->listUsers();
+        auto users = daemon_.anonymous()->users().listUsers();
         QVERIFY(!users);
         QCOMPARE(users.error().code(), ErrorCode::Unauthenticated);
     }
@@ -123,7 +123,7 @@ private slots:
         auto certificate = other->issue(issue);
         QVERIFY(certificate);
         const api::ClientIdentity forged{std::move(keyAndCsr->privateKeyPem), *certificate};
-        auto users = daemon_.as(forged)->whoAmI();
+        auto users = daemon_.as(forged)->sessions().whoAmI();
         QVERIFY(!users);
         verifyRefusedAtHandshake(users.error());
     }
@@ -131,7 +131,7 @@ private slots:
     void expiredCertificateIsRefused()
     {
         const api::ClientIdentity expired{expiredKey_.copy().value(), expiredCertificate_};
-        auto who = daemon_.as(expired)->whoAmI();
+        auto who = daemon_.as(expired)->sessions().whoAmI();
         QVERIFY(!who);
         verifyRefusedAtHandshake(who.error());
     }
@@ -142,10 +142,10 @@ private slots:
         const api::SignedIn dave = daemon_.signIn("dave");
         {
             auto client = daemon_.as(dave.identity);
-            QVERIFY(client->whoAmI());
-            QVERIFY(client->signOut());
+            QVERIFY(client->sessions().whoAmI());
+            QVERIFY(client->sessions().signOut());
         }
-        auto again = daemon_.as(dave.identity)->whoAmI();
+        auto again = daemon_.as(dave.identity)->sessions().whoAmI();
         QVERIFY(!again);
         // Refused at the handshake (the CRL check), not only by the ended session.
         verifyRefusedAtHandshake(again.error());
@@ -162,10 +162,10 @@ private slots:
         const api::ClientIdentity& carol = daemon_.session("carol");
         auto otherKey = crypto::makeKeyAndCsr("mallory");
         const api::ClientIdentity stolen{std::move(otherKey->privateKeyPem), carol.certificatePem};
-        auto who = daemon_.as(stolen)->whoAmI();
+        auto who = daemon_.as(stolen)->sessions().whoAmI();
         QVERIFY(!who);
         // The real owner's connection still works.
-        QVERIFY(daemon_.as(carol)->whoAmI());
+        QVERIFY(daemon_.as(carol)->sessions().whoAmI());
     }
 
     void serverCertificateForAnotherNameIsRefused()
@@ -173,8 +173,8 @@ private slots:
         const api::Endpoint elsewhere{daemon_.tcpAddress(), "control.example", daemon_.caPem()};
         auto client = api::ControlClient::connect(elsewhere, nullptr);
         QVERIFY(client);
-        auto signedIn =
-            (*client)->signIn("alice", secret(testing::kDaemonPassword), daemon_.code("alice"));
+        auto signedIn = (*client)->sessions().signIn("alice", secret(testing::kDaemonPassword),
+                                                     daemon_.code("alice"));
         QVERIFY(!signedIn);
         QCOMPARE(signedIn.error().code(), ErrorCode::Io);
     }

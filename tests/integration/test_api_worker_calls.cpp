@@ -99,12 +99,12 @@ private slots:
             api::ImportSettings settings;
             settings.name = name;
             settings.format = "text-records";
-            auto imported = sam->importDataset(
+            auto imported = sam->datasets().importDataset(
                 settings, {{text, name + ".txt", std::filesystem::file_size(text)}}, {});
             QVERIFY2(imported, imported ? "" : imported.error().message().c_str());
             if (name == "other")
                 otherDataset_ = imported->dataset.id;
-            QVERIFY(sam->grantRead(name, "bob"));
+            QVERIFY(sam->datasets().grantRead(name, "bob"));
         }
 
         // The worker enrols as sealtrain-worker does: its own TLS, signing and box keys.
@@ -116,14 +116,15 @@ private slots:
 
         // bob's job, approved by ann, taken by the worker; its keys opened as the worker would.
         auto bob = daemon_.as("bob");
-        auto job = bob->submitJob("spec_version: 1\nname: guarded\nproject: demo\ndataset: notes\n"
+        auto job =
+            bob->jobs().submitJob("spec_version: 1\nname: guarded\nproject: demo\ndataset: notes\n"
                                   "model: {layers: 1, heads: 1, width: 8, context: 8}\n"
                                   "schedule: {steps: 10, batch: 2}\n"
                                   "resources: {pool: cpu, device: cpu, threads: 1}\n");
         QVERIFY2(job, job ? "" : job.error().message().c_str());
-        auto approved = daemon_.as("ann")->approveJob(job->id, job->specSha256);
+        auto approved = daemon_.as("ann")->jobs().approveJob(job->id, job->specSha256);
         QVERIFY2(approved, approved ? "" : approved.error().message().c_str());
-        auto taken = worker_->takeJob();
+        auto taken = worker_->worker().takeJob();
         QVERIFY2(taken, taken ? "" : taken.error().message().c_str());
         QVERIFY(taken->has_value());
         job_ = **taken;
@@ -141,8 +142,8 @@ private slots:
                  {"job",
                   checkpoint(2, 1, std::to_string(job_.job + 100), job_.runId, job_.datasetId)},
                  {"run", checkpoint(2, 1, job, "job-999", job_.datasetId)}}) {
-            auto refused =
-                worker_->uploadCheckpoint(job_.job, job_.attempt, files.sealed, files.envelope);
+            auto refused = worker_->worker().uploadCheckpoint(job_.job, job_.attempt, files.sealed,
+                                                              files.envelope);
             QVERIFY2(!refused, what.c_str());
             QCOMPARE(refused.error().code(), ErrorCode::Integrity);
             QVERIFY(!std::filesystem::exists(kept(2)));
@@ -156,21 +157,21 @@ private slots:
     {
         const std::string job = std::to_string(job_.job);
         const auto first = checkpoint(4, 1, job, job_.runId, job_.datasetId);
-        auto recorded =
-            worker_->uploadCheckpoint(job_.job, job_.attempt, first.sealed, first.envelope);
+        auto recorded = worker_->worker().uploadCheckpoint(job_.job, job_.attempt, first.sealed,
+                                                           first.envelope);
         QVERIFY2(recorded, recorded ? "" : recorded.error().message().c_str());
         QCOMPARE(sha256OfFile(kept(4)), recorded->sealedSha256);
 
         const auto second = checkpoint(4, 2, job, job_.runId, job_.datasetId);
         QVERIFY(sha256OfFile(second.sealed) != recorded->sealedSha256);
-        auto refused =
-            worker_->uploadCheckpoint(job_.job, job_.attempt, second.sealed, second.envelope);
+        auto refused = worker_->worker().uploadCheckpoint(job_.job, job_.attempt, second.sealed,
+                                                          second.envelope);
         QVERIFY(!refused);
         QCOMPARE(refused.error().code(), ErrorCode::AlreadyExists);
         QCOMPARE(sha256OfFile(kept(4)), recorded->sealedSha256);
 
-        auto again =
-            worker_->uploadCheckpoint(job_.job, job_.attempt, first.sealed, first.envelope);
+        auto again = worker_->worker().uploadCheckpoint(job_.job, job_.attempt, first.sealed,
+                                                        first.envelope);
         QVERIFY2(again, again ? "" : again.error().message().c_str());
         QCOMPARE(again->sealedSha256, recorded->sealedSha256);
     }
@@ -185,21 +186,21 @@ private slots:
         report.metricsLines = {R"({"kind":"step","step":1,"loss":2.5})"};
         report.logLines = {"first line"};
         report.firstLogLine = 0;
-        QVERIFY(worker_->reportMetrics(report));
+        QVERIFY(worker_->worker().reportMetrics(report));
         report.metricsLines = {R"({"kind":"step","step":1,"loss":0.1})"};
         report.logLines = {"rewritten"};
-        QVERIFY(worker_->reportMetrics(report));
+        QVERIFY(worker_->worker().reportMetrics(report));
         report.metricsLines.clear();
         report.firstLogLine = -1'000'000'000;
-        auto outside = worker_->reportMetrics(report);
+        auto outside = worker_->worker().reportMetrics(report);
         QVERIFY(!outside);
         QCOMPARE(outside.error().code(), ErrorCode::InvalidArgument);
 
-        auto metrics = daemon_.as("bob")->jobMetrics(job_.job, false, 0);
+        auto metrics = daemon_.as("bob")->jobs().jobMetrics(job_.job, false, 0);
         QVERIFY2(metrics, metrics ? "" : metrics.error().message().c_str());
         QCOMPARE(metrics->size(), std::size_t{1});
         QVERIFY2(metrics->front().find("2.5") != std::string::npos, metrics->front().c_str());
-        auto logs = daemon_.as("bob")->jobMetrics(job_.job, true, 0);
+        auto logs = daemon_.as("bob")->jobs().jobMetrics(job_.job, true, 0);
         QVERIFY2(logs, logs ? "" : logs.error().message().c_str());
         QCOMPARE(logs->size(), std::size_t{1});
         QVERIFY2(logs->front().find("first line") != std::string::npos, logs->front().c_str());
@@ -214,30 +215,31 @@ private slots:
         const std::filesystem::path root = std::filesystem::path(tmp_.path().toStdString());
         for (const char* name : {"stale-data", "stale-checkpoint", "stale-model"})
             std::filesystem::create_directories(root / name);
-        auto dataset = worker_->fetchDataset(job_.job, stale, root / "stale-data");
+        auto dataset = worker_->worker().fetchDataset(job_.job, stale, root / "stale-data");
         QVERIFY(!dataset);
         QCOMPARE(dataset.error().code(), ErrorCode::PermissionDenied);
         QVERIFY(std::filesystem::is_empty(root / "stale-data"));
-        auto checkpoint = worker_->fetchCheckpoint(job_.job, stale, root / "stale-checkpoint");
+        auto checkpoint =
+            worker_->worker().fetchCheckpoint(job_.job, stale, root / "stale-checkpoint");
         QVERIFY(!checkpoint);
         QCOMPARE(checkpoint.error().code(), ErrorCode::PermissionDenied);
-        auto model = worker_->fetchInitModel(job_.job, stale, root / "stale-model");
+        auto model = worker_->worker().fetchInitModel(job_.job, stale, root / "stale-model");
         QVERIFY(!model);
         QCOMPARE(model.error().code(), ErrorCode::PermissionDenied);
         api::MetricsReport report;
         report.job = job_.job;
         report.attempt = stale;
         report.metricsLines = {R"({"kind":"step","step":99,"loss":0.01})"};
-        auto reported = worker_->reportMetrics(report);
+        auto reported = worker_->worker().reportMetrics(report);
         QVERIFY(!reported);
         QCOMPARE(reported.error().code(), ErrorCode::PermissionDenied);
-        auto metrics = daemon_.as("bob")->jobMetrics(job_.job, false, 0);
+        auto metrics = daemon_.as("bob")->jobs().jobMetrics(job_.job, false, 0);
         QVERIFY2(metrics, metrics ? "" : metrics.error().message().c_str());
         for (const std::string& line : *metrics)
             QVERIFY2(line.find("0.01") == std::string::npos, line.c_str());
         const std::filesystem::path current = root / "current-data";
         std::filesystem::create_directories(current);
-        auto fetched = worker_->fetchDataset(job_.job, job_.attempt, current);
+        auto fetched = worker_->worker().fetchDataset(job_.job, job_.attempt, current);
         QVERIFY2(fetched, fetched ? "" : fetched.error().message().c_str());
     }
 
@@ -279,7 +281,7 @@ private slots:
     // that worker with its certificate's serial, not as an unknown user.
     void userCallWithAWorkerCertificate()
     {
-        auto refused = worker_->listDatasets();
+        auto refused = worker_->datasets().listDatasets();
         QVERIFY(!refused);
         QCOMPARE(refused.error().code(), ErrorCode::Unauthenticated);
     }
@@ -295,7 +297,7 @@ private slots:
         auto bob = daemon_.as("bob");
         api::CallCancel cancel;
         std::thread watcher([&] {
-            auto ended = bob->watchJob(
+            auto ended = bob->jobs().watchJob(
                 job_.job,
                 [&](const api::JobWatchEvent& event) {
                     const std::lock_guard guard(lock);
@@ -341,8 +343,8 @@ private slots:
         }
         // The one watch slot is bob's: ann's watch is turned away, not queued (were it let in,
         // its first event would end it at once).
-        auto busy =
-            daemon_.as("ann")->watchJob(job_.job, [](const api::JobWatchEvent&) { return false; });
+        auto busy = daemon_.as("ann")->jobs().watchJob(
+            job_.job, [](const api::JobWatchEvent&) { return false; });
         QVERIFY(!busy);
         QCOMPARE(busy.error().code(), ErrorCode::ResourceExhausted);
         QVERIFY(isOneSentence(busy.error().message()));
@@ -350,7 +352,7 @@ private slots:
                  busy.error().message().c_str());
         // Issue #54: and bob, who holds his share (--max-watches-per-user), is told so: one user
         // can not hold every slot.
-        auto more = bob->watchJob(job_.job, [](const api::JobWatchEvent&) { return false; });
+        auto more = bob->jobs().watchJob(job_.job, [](const api::JobWatchEvent&) { return false; });
         QVERIFY(!more);
         QCOMPARE(more.error().code(), ErrorCode::ResourceExhausted);
         QVERIFY2(more.error().message().find("You are streaming 1 job watches already")
@@ -363,12 +365,13 @@ private slots:
         report.metricsLines = {R"({"kind":"step","step":2,"loss":2.25})"};
         report.logLines = {"second line"};
         report.firstLogLine = 1;
-        QVERIFY(worker_->reportMetrics(report));
+        QVERIFY(worker_->worker().reportMetrics(report));
         QTRY_VERIFY_WITH_TIMEOUT(count(api::JobWatchEvent::Kind::Metrics) == 2, 10000);
         const auto six = checkpoint(6, 3, std::to_string(job_.job), job_.runId, job_.datasetId);
-        QVERIFY(worker_->uploadCheckpoint(job_.job, job_.attempt, six.sealed, six.envelope));
+        QVERIFY(
+            worker_->worker().uploadCheckpoint(job_.job, job_.attempt, six.sealed, six.envelope));
         QTRY_VERIFY_WITH_TIMEOUT(count(api::JobWatchEvent::Kind::Checkpoint) == 2, 10000);
-        auto finished = worker_->finishJob(job_.job, job_.attempt, true, 0.01, "");
+        auto finished = worker_->worker().finishJob(job_.job, job_.attempt, true, 0.01, "");
         QVERIFY2(finished, finished ? "" : finished.error().message().c_str());
         watcher.join();
 
@@ -394,8 +397,8 @@ private slots:
         QCOMPARE(events.back().job.state, std::string("succeeded"));
 
         // The slot is free again; someone who may not see the job is refused all the same.
-        auto outsider =
-            daemon_.as("otto")->watchJob(job_.job, [](const api::JobWatchEvent&) { return true; });
+        auto outsider = daemon_.as("otto")->jobs().watchJob(
+            job_.job, [](const api::JobWatchEvent&) { return true; });
         QVERIFY(!outsider);
         QCOMPARE(outsider.error().code(), ErrorCode::PermissionDenied);
     }
@@ -407,7 +410,7 @@ private slots:
     void checkpointsListedAndDownloaded()
     {
         auto bob = daemon_.as("bob");
-        auto listed = bob->listCheckpoints(job_.job);
+        auto listed = bob->jobs().listCheckpoints(job_.job);
         QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
         QCOMPARE(listed->size(), std::size_t{2});
         QCOMPARE(listed->at(0).step, std::int64_t{4});
@@ -420,7 +423,7 @@ private slots:
             const std::int64_t expected = step == 0 ? 6 : step;
             const auto folder = daemon_.runDir() / ("download-" + std::to_string(step));
             std::filesystem::create_directories(folder);
-            auto files = daemon_.as("ann")->downloadCheckpoint(job_.job, step, folder);
+            auto files = daemon_.as("ann")->jobs().downloadCheckpoint(job_.job, step, folder);
             QVERIFY2(files, files ? "" : files.error().message().c_str());
             QCOMPARE(files->size(), std::size_t{2});
             const auto recorded = trainer::checkpointFiles(
@@ -439,18 +442,18 @@ private slots:
         }
         const auto empty = daemon_.runDir() / "download-none";
         std::filesystem::create_directories(empty);
-        auto missing = bob->downloadCheckpoint(job_.job, 5, empty);
+        auto missing = bob->jobs().downloadCheckpoint(job_.job, 5, empty);
         QVERIFY(!missing);
         QCOMPARE(missing.error().code(), ErrorCode::NotFound);
         QVERIFY(std::filesystem::is_empty(empty));
-        auto outsider = daemon_.as("otto")->listCheckpoints(job_.job);
+        auto outsider = daemon_.as("otto")->jobs().listCheckpoints(job_.job);
         QVERIFY(!outsider);
         QCOMPARE(outsider.error().code(), ErrorCode::PermissionDenied);
-        auto outsiderDownload = daemon_.as("otto")->downloadCheckpoint(job_.job, 0, empty);
+        auto outsiderDownload = daemon_.as("otto")->jobs().downloadCheckpoint(job_.job, 0, empty);
         QVERIFY(!outsiderDownload);
         QCOMPARE(outsiderDownload.error().code(), ErrorCode::PermissionDenied);
         QVERIFY(std::filesystem::is_empty(empty));
-        auto anonymous = daemon_.anonymous()->listCheckpoints(job_.job);
+        auto anonymous = daemon_.anonymous()->jobs().listCheckpoints(job_.job);
         QVERIFY(!anonymous);
         QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
     }
@@ -469,7 +472,7 @@ private slots:
                                                  : std::optional(*found);
         };
         auto bob = daemon_.as("bob");
-        auto policy = bob->showPolicy();
+        auto policy = bob->jobs().showPolicy();
         QVERIFY2(policy, policy ? "" : policy.error().message().c_str());
         const auto cpu = std::find_if(policy->pools.begin(), policy->pools.end(),
                                       [](const auto& pool) { return pool.name == "cpu"; });
@@ -490,44 +493,45 @@ private slots:
         QVERIFY(std::abs(before->heldHours - before->usedHours) < 1e-9);
 
         // A vetted GPU job holds its limit; cancelled, it holds nothing.
-        auto gpu = bob->submitJob("spec_version: 1\nname: held\nproject: demo\ndataset: notes\n"
+        auto gpu =
+            bob->jobs().submitJob("spec_version: 1\nname: held\nproject: demo\ndataset: notes\n"
                                   "model: {layers: 1, heads: 1, width: 8, context: 8}\n"
                                   "schedule: {steps: 10, batch: 2}\n"
                                   "resources: {pool: gpu, device: cuda, gpus_per_node: 1}\n"
                                   "limits: {gpu_hours: 2}\n");
         QVERIFY2(gpu, gpu ? "" : gpu.error().message().c_str());
         QCOMPARE(gpu->state, std::string("vetted"));
-        auto holding = bob->showPolicy();
+        auto holding = bob->jobs().showPolicy();
         QVERIFY(holding);
         QVERIFY(std::abs(demoOf(*holding)->heldHours - (before->heldHours + 2.0)) < 1e-9);
         QVERIFY(std::abs(demoOf(*holding)->usedHours - before->usedHours) < 1e-9);
-        QVERIFY(bob->cancelJob(gpu->id, "the budget test is done"));
-        auto released = bob->showPolicy();
+        QVERIFY(bob->jobs().cancelJob(gpu->id, "the budget test is done"));
+        auto released = bob->jobs().showPolicy();
         QVERIFY(released);
         QVERIFY(std::abs(demoOf(*released)->heldHours - before->heldHours) < 1e-9);
 
         // A vetted CPU job holds its CPU-hour limit (issue #54); the GPU hours stay as they were.
         QCOMPARE(before->cpuHours, 100.0);
-        auto cpuJob =
-            bob->submitJob("spec_version: 1\nname: cpu-held\nproject: demo\ndataset: notes\n"
-                           "model: {layers: 1, heads: 1, width: 8, context: 8}\n"
-                           "schedule: {steps: 10, batch: 2}\nresources: {pool: cpu, device: cpu}\n"
-                           "limits: {cpu_hours: 3}\n");
+        auto cpuJob = bob->jobs().submitJob(
+            "spec_version: 1\nname: cpu-held\nproject: demo\ndataset: notes\n"
+            "model: {layers: 1, heads: 1, width: 8, context: 8}\n"
+            "schedule: {steps: 10, batch: 2}\nresources: {pool: cpu, device: cpu}\n"
+            "limits: {cpu_hours: 3}\n");
         QVERIFY2(cpuJob, cpuJob ? "" : cpuJob.error().message().c_str());
         QCOMPARE(cpuJob->state, std::string("vetted"));
         QCOMPARE(cpuJob->cpuHoursLimit, 3.0);
-        auto cpuHeld = bob->showPolicy();
+        auto cpuHeld = bob->jobs().showPolicy();
         QVERIFY(cpuHeld);
         QVERIFY(std::abs(demoOf(*cpuHeld)->cpuHeldHours - (before->cpuHeldHours + 3.0)) < 1e-9);
         QVERIFY(std::abs(demoOf(*cpuHeld)->heldHours - before->heldHours) < 1e-9);
-        QVERIFY(bob->cancelJob(cpuJob->id, "the budget test is done"));
+        QVERIFY(bob->jobs().cancelJob(cpuJob->id, "the budget test is done"));
 
         // sam (a steward) reads the pools and caps but no project's budget; nobody anonymous.
-        auto sam = daemon_.as("sam")->showPolicy();
+        auto sam = daemon_.as("sam")->jobs().showPolicy();
         QVERIFY2(sam, sam ? "" : sam.error().message().c_str());
         QVERIFY(!sam->pools.empty());
         QVERIFY(sam->budgets.empty());
-        auto anonymous = daemon_.anonymous()->showPolicy();
+        auto anonymous = daemon_.anonymous()->jobs().showPolicy();
         QVERIFY(!anonymous);
         QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
     }
@@ -538,14 +542,14 @@ private slots:
     void jobsComeInPages()
     {
         auto bob = daemon_.as("bob");
-        auto all = bob->listJobs();
+        auto all = bob->jobs().listJobs();
         QVERIFY2(all, all ? "" : all.error().message().c_str());
         QVERIFY(all->size() >= 2);
         std::vector<std::int64_t> paged;
         std::int64_t before = 0;
         int pages = 0;
         do {
-            auto page = bob->listJobsPage(before, 1);
+            auto page = bob->jobs().listJobsPage(before, 1);
             QVERIFY2(page, page ? "" : page.error().message().c_str());
             QVERIFY(page->items.size() <= 1);
             for (const api::JobSummary& job : page->items)
@@ -560,17 +564,17 @@ private slots:
         QCOMPARE(paged, whole);
         QVERIFY(std::is_sorted(whole.rbegin(), whole.rend()));  // newest first
 
-        auto nothing = daemon_.as("sam")->listJobsPage(0, 10);
+        auto nothing = daemon_.as("sam")->jobs().listJobsPage(0, 10);
         QVERIFY(nothing);
         QVERIFY(nothing->items.empty());
         QCOMPARE(nothing->nextBefore, std::int64_t{0});
         for (const auto& [start, limit] :
              std::vector<std::pair<std::int64_t, std::uint32_t>>{{0, 1001}, {-1, 10}}) {
-            auto refused = bob->listJobsPage(start, limit);
+            auto refused = bob->jobs().listJobsPage(start, limit);
             QVERIFY(!refused);
             QCOMPARE(refused.error().code(), ErrorCode::InvalidArgument);
         }
-        auto anonymous = daemon_.anonymous()->listJobsPage(0, 10);
+        auto anonymous = daemon_.anonymous()->jobs().listJobsPage(0, 10);
         QVERIFY(!anonymous);
         QCOMPARE(anonymous.error().code(), ErrorCode::Unauthenticated);
     }
@@ -588,7 +592,7 @@ private slots:
             return users->ListUsers(context, in, out);
         };
         std::vector<std::string> whole;
-        const auto allUsers = daemon_.as("alice")->listUsers();
+        const auto allUsers = daemon_.as("alice")->users().listUsers();
         QVERIFY(allUsers);
         for (const api::UserSummary& user : *allUsers)
             whole.push_back(user.name);
@@ -612,7 +616,7 @@ private slots:
 
         auto access = v1::Access::NewStub(channel);
         whole.clear();
-        const auto allRoles = daemon_.as("alice")->listRoles();
+        const auto allRoles = daemon_.as("alice")->access().listRoles();
         QVERIFY(allRoles);
         for (const api::RoleSummary& role : *allRoles)
             whole.push_back(role.name);
@@ -629,7 +633,7 @@ private slots:
 
         auto keyring = v1::Keyring::NewStub(channel);
         whole.clear();
-        const auto allKeks = daemon_.as("alice")->listKeks();
+        const auto allKeks = daemon_.as("alice")->keyring().listKeks();
         QVERIFY(allKeks);
         for (const api::KekSummary& kek : *allKeks)
             whole.push_back(kek.id + ":" + std::to_string(kek.version));
@@ -647,7 +651,7 @@ private slots:
 
         auto datasets = v1::Datasets::NewStub(daemon_.rawChannel(&daemon_.session("bob")));
         whole.clear();
-        const auto allDatasets = daemon_.as("bob")->listDatasets();
+        const auto allDatasets = daemon_.as("bob")->datasets().listDatasets();
         QVERIFY(allDatasets);
         for (const api::DatasetSummary& dataset : *allDatasets)
             whole.push_back(dataset.name + "@" + std::to_string(dataset.version));
@@ -668,7 +672,7 @@ private slots:
 
         auto workers = v1::Workers::NewStub(daemon_.rawChannel(&daemon_.session("otto")));
         whole.clear();
-        const auto allWorkers = daemon_.as("otto")->listWorkers();
+        const auto allWorkers = daemon_.as("otto")->workers().listWorkers();
         QVERIFY(allWorkers);
         for (const api::WorkerSummary& worker : *allWorkers)
             whole.push_back(worker.name);
@@ -694,7 +698,7 @@ private slots:
         core::WorkerInventory inventory;
         inventory.gpus.push_back({"A100\x1b[2J\x07\nnode-9 revoked", 1});
         const std::string forged = core::workerInventoryJson(inventory);
-        auto refused = worker_->heartbeat(forged, 0, 0);
+        auto refused = worker_->worker().heartbeat(forged, 0, 0);
         QVERIFY(!refused);
         QCOMPARE(refused.error().code(), ErrorCode::InvalidArgument);
         QVERIFY2(refused.error().message().find("gpus[0].model") != std::string::npos,

@@ -67,7 +67,7 @@ private slots:
         const std::filesystem::path workerDir = root / "worker";
         std::filesystem::create_directory(workerDir);
         std::filesystem::permissions(workerDir, std::filesystem::perms::owner_all);
-        auto token = daemon.as("otto")->createEnrollToken("node-1", "cpu", 600);
+        auto token = daemon.as("otto")->workers().createEnrollToken("node-1", "cpu", 600);
         QVERIFY2(token, token ? "" : token.error().message().c_str());
         QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
         environment.insert("SEALTRAIN_ENROLL_TOKEN", QString::fromStdString(token->token));

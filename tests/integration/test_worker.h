@@ -28,7 +28,7 @@ inline TestWorker enrollTestWorker(DaemonFixture& daemon, const std::string& ope
                                    const std::string& name, const std::string& pool)
 {
     TestWorker worker;
-    auto token = daemon.as(operatorUser)->createEnrollToken(name, pool, 600);
+    auto token = daemon.as(operatorUser)->workers().createEnrollToken(name, pool, 600);
     if (!token)
         qFatal("enrolment token: %s", token.error().message().c_str());
     auto tls = crypto::makeKeyAndCsr("sealtrain-worker");
@@ -44,7 +44,7 @@ inline TestWorker enrollTestWorker(DaemonFixture& daemon, const std::string& ope
     core::WorkerInventory inventory;
     inventory.cpuCores = 2;
     enrollment.inventoryJson = core::workerInventoryJson(inventory);
-    auto enrolled = daemon.anonymous()->enrollWorker(enrollment);
+    auto enrolled = daemon.anonymous()->worker().enrollWorker(enrollment);
     if (!enrolled)
         qFatal("enrolment: %s", enrolled.error().message().c_str());
     api::ClientIdentity identity;

@@ -479,7 +479,7 @@ class TestWorkerFaults : public QObject {
     // A worker enrolled with a fresh token from the operator, talking to `address`.
     std::unique_ptr<WorkerProcess> enrolled(const std::string& name, const std::string& address)
     {
-        auto token = otto_->createEnrollToken(name, "cpu", 600);
+        auto token = otto_->workers().createEnrollToken(name, "cpu", 600);
         if (!token)
             qFatal("enrolment token: %s", token.error().message().c_str());
         auto worker = std::make_unique<WorkerProcess>(name, root_ / "workers" / name);
@@ -492,10 +492,10 @@ class TestWorkerFaults : public QObject {
     // dana submits, ann approves that exact spec: the job is queued.
     std::int64_t submitApproved(const std::string& name, int steps = kSteps)
     {
-        auto job = dana_->submitJob(jobSpec(name, steps));
+        auto job = dana_->jobs().submitJob(jobSpec(name, steps));
         if (!job)
             qFatal("submit: %s", job.error().message().c_str());
-        auto approved = ann_->approveJob(job->id, job->specSha256);
+        auto approved = ann_->jobs().approveJob(job->id, job->specSha256);
         if (!approved)
             qFatal("approve: %s", approved.error().message().c_str());
         return job->id;
@@ -503,7 +503,7 @@ class TestWorkerFaults : public QObject {
 
     [[nodiscard]] std::optional<api::JobSummary> show(std::int64_t job) const
     {
-        auto shown = dana_->showJob(job);
+        auto shown = dana_->jobs().showJob(job);
         if (!shown)
             return std::nullopt;
         return std::move(shown).value();
@@ -532,7 +532,7 @@ class TestWorkerFaults : public QObject {
     // The newest step the control plane has metrics of (0 when none or unreachable).
     [[nodiscard]] std::int64_t lastStep(std::int64_t job) const
     {
-        auto metrics = dana_->jobMetrics(job, false, 0);
+        auto metrics = dana_->jobs().jobMetrics(job, false, 0);
         std::int64_t last = 0;
         for (const std::string& line : metrics ? *metrics : std::vector<std::string>{}) {
             const QJsonObject json =
@@ -546,7 +546,7 @@ class TestWorkerFaults : public QObject {
     // "" when the job's metrics hold every step once.
     [[nodiscard]] std::string metricsProblem(std::int64_t job, int steps = kSteps) const
     {
-        auto metrics = dana_->jobMetrics(job, false, 0);
+        auto metrics = dana_->jobs().jobMetrics(job, false, 0);
         if (!metrics)
             return metrics.error().message();
         return stepsProblem(*metrics, steps);
@@ -614,7 +614,7 @@ class TestWorkerFaults : public QObject {
     // attempt 2 resumed on the second from the newest checkpoint the first one recorded.
     void verifyRunMarksTheRestart()
     {
-        auto run = dana_->showRun(killedJob_);
+        auto run = dana_->runs().showRun(killedJob_);
         QVERIFY2(run, run ? "" : run.error().message().c_str());
         QCOMPARE(run->attempts.size(), std::size_t{2});
         const api::RunAttemptView& lost = run->attempts[0];
@@ -633,7 +633,7 @@ class TestWorkerFaults : public QObject {
         QCOMPARE(run->summary.stepsDone, std::int64_t{kSteps});
         QCOMPARE(run->summary.stepsPlanned, std::int64_t{kSteps});
 
-        auto history = dana_->runMetrics(killedJob_);
+        auto history = dana_->runs().runMetrics(killedJob_);
         QVERIFY2(history, history ? "" : history.error().message().c_str());
         QCOMPARE(history->size(), std::size_t{kSteps});
         for (std::size_t i = 0; i < history->size(); ++i) {
@@ -656,7 +656,7 @@ class TestWorkerFaults : public QObject {
         auto client = api::ControlClient::connect(daemon_.endpoint(), &identity);
         if (!client)
             return client.error();
-        return (*client)->heartbeat(inventory, 0, 0);
+        return (*client)->worker().heartbeat(inventory, 0, 0);
     }
 
 private slots:
@@ -683,9 +683,10 @@ private slots:
         settings.name = "corpus";
         settings.classification = "internal";
         auto sam = daemon_.as("sam");
-        auto imported = sam->importDataset(settings, {{corpus, "corpus.txt", text.size()}}, {});
+        auto imported =
+            sam->datasets().importDataset(settings, {{corpus, "corpus.txt", text.size()}}, {});
         QVERIFY2(imported, imported ? "" : imported.error().message().c_str());
-        QVERIFY(sam->grantRead("corpus", "dana"));
+        QVERIFY(sam->datasets().grantRead("corpus", "dana"));
         connectClients();
         say("set up");
     }
@@ -819,7 +820,7 @@ private slots:
         auto sam = api::ControlClient::connect(
             {proxy_->address(), "localhost", daemon_.caPem(), true}, &daemon_.session("sam"));
         QVERIFY2(sam, sam ? "" : sam.error().message().c_str());
-        auto listed = (*sam)->listDatasets();  // the connection is open
+        auto listed = (*sam)->datasets().listDatasets();  // the connection is open
         QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
         proxy_->stall();
         say("connection stalled");
@@ -830,7 +831,8 @@ private slots:
         settings.name = "stalled";
         settings.classification = "internal";
         auto call = std::async(std::launch::async, [&] {
-            return (*sam)->importDataset(settings, {{file, "stalled.txt", record.size()}}, {});
+            return (*sam)->datasets().importDataset(settings,
+                                                    {{file, "stalled.txt", record.size()}}, {});
         });
         const bool failedInTime = call.wait_for(60s) == std::future_status::ready;
         if (!failedInTime)
@@ -841,7 +843,8 @@ private slots:
         QVERIFY2(imported.error().code() == ErrorCode::Io, imported.error().message().c_str());
         say("the stalled call failed: " + imported.error().message());
         proxy_->restore();
-        auto datasets = daemon_.as("sam")->listDatasets();  // the steward sees every dataset
+        auto datasets =
+            daemon_.as("sam")->datasets().listDatasets();  // the steward sees every dataset
         QVERIFY2(datasets, datasets ? "" : datasets.error().message().c_str());
         for (const api::DatasetSummary& dataset : *datasets)
             QVERIFY(dataset.name != "stalled");
@@ -868,24 +871,24 @@ private slots:
         auto sam = api::ControlClient::connect(
             {proxy_->address(), "localhost", daemon_.caPem(), pings}, &daemon_.session("sam"));
         QVERIFY2(sam, sam ? "" : sam.error().message().c_str());
-        auto listed = (*sam)->listDatasets();
+        auto listed = (*sam)->datasets().listDatasets();
         QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
         proxy_->cut();
         // The first call fails on the connection being closed, the next ones on connecting
         // again: the channel then waits (gRPC's backoff, about a second) before it tries again.
         for (int call = 0; call < 3; ++call) {
-            auto whileCut = (*sam)->listDatasets();
+            auto whileCut = (*sam)->datasets().listDatasets();
             QVERIFY(!whileCut);
             QVERIFY2(whileCut.error().code() == ErrorCode::Io, whileCut.error().message().c_str());
         }
         proxy_->restore();
         say("connection cut and restored");
         // At once, while the channel still waits: a transport failure, never "sign in again".
-        auto atOnce = (*sam)->listDatasets();
+        auto atOnce = (*sam)->datasets().listDatasets();
         QVERIFY2(atOnce || atOnce.error().code() == ErrorCode::Io,
                  atOnce ? "" : atOnce.error().message().c_str());
         // And the session was fine all along: the channel connects again by itself.
-        QVERIFY2(waitUntil([&] { return bool((*sam)->listDatasets()); }, 30s),
+        QVERIFY2(waitUntil([&] { return bool((*sam)->datasets().listDatasets()); }, 30s),
                  "the client did not reach the control plane again within 30 s");
     }
 
@@ -898,7 +901,7 @@ private slots:
         auto other = enrolled("node-other", proxy_->address());
         const std::string running = runPastFirstCheckpoint(*revoked, "faults-revoked", revokedJob_);
         QVERIFY2(running.empty(), running.c_str());
-        auto done = otto_->revokeWorker("node-revoked", "the node was compromised");
+        auto done = otto_->workers().revokeWorker("node-revoked", "the node was compromised");
         QVERIFY2(done, done ? "" : done.error().message().c_str());
         QCOMPARE(done->state, std::string("revoked"));
         say("worker revoked");
@@ -954,7 +957,7 @@ private slots:
         const std::string started =
             startTraining(*worker, "faults-cancel", 100 * kSteps, cancelledJob_);
         QVERIFY2(started.empty(), started.c_str());
-        auto cancelled = dana_->cancelJob(cancelledJob_, "no longer needed");
+        auto cancelled = dana_->jobs().cancelJob(cancelledJob_, "no longer needed");
         QVERIFY2(cancelled, cancelled ? "" : cancelled.error().message().c_str());
         QCOMPARE(cancelled->state, std::string("cancelled"));
         say("job cancelled");
@@ -982,7 +985,7 @@ private slots:
         QVERIFY(job);
         QCOMPARE(job->state, std::string("queued"));
         QCOMPARE(job->restarts, std::int64_t{1});
-        QVERIFY(dana_->cancelJob(stoppedJob_, "the test is over"));
+        QVERIFY(dana_->jobs().cancelJob(stoppedJob_, "the test is over"));
     }
 
     // After a case that failed mid-fault, the next one starts with the connections let through
@@ -1001,7 +1004,7 @@ private slots:
     // final parameters and optimizer moments are the uninterrupted run's, bit for bit.
     void finalState()
     {
-        auto workers = otto_->listWorkers();
+        auto workers = otto_->workers().listWorkers();
         QVERIFY2(workers, workers ? "" : workers.error().message().c_str());
         std::vector<crypto::PublicKey> signers;
         for (const api::WorkerSummary& worker : *workers)

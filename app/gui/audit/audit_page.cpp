@@ -146,7 +146,7 @@ AuditPage::AuditPage(Session& session, QWidget* parent)
         }
         // The key the bundle must be signed with: the platform's, as this control plane says.
         runInBackground(
-            this, [client] { return client->signingKeys(); },
+            this, [client] { return client->platform().signingKeys(); },
             [this, path](const Result<api::SigningKeys>& keys) {
                 verdict_->setText(verifyBundleFile(path, keys ? keys->auditPem : std::string()));
             });
@@ -171,7 +171,7 @@ void AuditPage::showForwarding()
     if (!client)
         return;
     runInBackground(
-        this, [client] { return client->serverInfo(); },
+        this, [client] { return client->platform().serverInfo(); },
         [this](const Result<api::ServerInfoView>& info) {
             if (!info) {
                 forwarding_->setText(tr("Forwarding: unknown (%1)").arg(sentence(info.error())));
@@ -221,7 +221,7 @@ void AuditPage::loadMore()
     const int generation = generation_;
     status_->setText(tr("Loading…"));
     runInBackground(
-        this, [client, options] { return client->queryAudit(options); },
+        this, [client, options] { return client->audit().queryAudit(options); },
         [this, generation](Result<api::AuditPageView> page) {
             if (generation != generation_)
                 return;  // the filter changed meanwhile
@@ -256,7 +256,7 @@ void AuditPage::verifyLive()
     verdict_->setText(tr("Verifying…"));
     verify_->setEnabled(false);
     runInBackground(
-        this, [client] { return client->verifyAuditLog(); },
+        this, [client] { return client->audit().verifyAuditLog(); },
         [this](const Result<api::LogVerificationView>& checked) {
             verify_->setEnabled(true);
             if (!checked) {
@@ -294,7 +294,7 @@ void AuditPage::exportBundle()
         this,
         [client, selection, target = std::filesystem::path(path.toStdString()),
          withReport = withReport_->isChecked()]() -> Result<ExportedAudit> {
-            auto exported = client->exportAudit(selection);
+            auto exported = client->audit().exportAudit(selection);
             if (!exported)
                 return exported.error();
             const std::string& bundle = exported->bundle;
@@ -306,7 +306,7 @@ void AuditPage::exportBundle()
                 return done;
             // The report says what a reviewer's own check of the bundle says: verified against
             // the key the control plane publishes, every entry kept for the table.
-            auto keys = client->signingKeys();
+            auto keys = client->platform().signingKeys();
             if (!keys)
                 return keys.error();
             audit::VerifyOptions options;

@@ -140,7 +140,7 @@ void DatasetsPage::reload()
     if (!client)
         return;
     runInBackground(
-        this, [client] { return client->listDatasets(); },
+        this, [client] { return client->datasets().listDatasets(); },
         [this](Result<std::vector<api::DatasetSummary>> datasets) {
             if (!datasets) {
                 status_->setText(sentence(datasets.error()));
@@ -154,7 +154,7 @@ void DatasetsPage::reload()
     jobs_.clear();
     if (session_.holds("job.submit") || session_.holds("job.approve"))
         runInBackground(
-            this, [client] { return client->listJobs(); },
+            this, [client] { return client->jobs().listJobs(); },
             [this](Result<std::vector<api::JobSummary>> jobs) {
                 if (jobs)
                     jobs_ = std::move(*jobs);
@@ -185,7 +185,7 @@ void DatasetsPage::show(const api::DatasetSummary& dataset)
     status_->clear();
     drawLineage();
     runInBackground(
-        this, [client, id = dataset.id] { return client->showDataset(id); },
+        this, [client, id = dataset.id] { return client->datasets().showDataset(id); },
         [this](const Result<api::DatasetDetails>& details) {
             if (!details) {
                 details_->setText(sentence(details.error()));
@@ -230,7 +230,8 @@ void DatasetsPage::grant(bool add)
     runInBackground(
         this,
         [client, add, id = shown_, user = reader_->text().trimmed().toStdString()] {
-            return add ? client->grantRead(id, user) : client->revokeRead(id, user);
+            return add ? client->datasets().grantRead(id, user)
+                       : client->datasets().revokeRead(id, user);
         },
         [this](const Result<void>& done) {
             if (!done) {

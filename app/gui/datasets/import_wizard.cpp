@@ -375,7 +375,7 @@ void ImportWizard::startUpload()
     runInBackground(
         this,
         [client, wanted, files = std::move(files), report, cancel = cancel_] {
-            return client->importDataset(wanted, files, report, cancel.get());
+            return client->datasets().importDataset(wanted, files, report, cancel.get());
         },
         [this](const Result<api::ImportedDataset>& imported) {
             cancel_.reset();

@@ -111,7 +111,7 @@ void CheckpointsPanel::download()
     runInBackground(
         this,
         [client, job = job_, step = chosen->step, path = folder.toStdString()] {
-            return client->downloadCheckpoint(job, step, path);
+            return client->jobs().downloadCheckpoint(job, step, path);
         },
         [this, step = chosen->step](const Result<std::vector<std::filesystem::path>>& files) {
             if (!files) {

@@ -138,7 +138,7 @@ void JobsPage::reload()
     if (!client)
         return;
     runInBackground(
-        this, [client] { return client->listJobs(); },
+        this, [client] { return client->jobs().listJobs(); },
         [this](Result<std::vector<api::JobSummary>> jobs) {
             if (!jobs) {
                 showError(sentence(jobs.error()));
@@ -217,7 +217,7 @@ void JobsPage::startWatch(std::int64_t id)
     runInBackground(
         this,
         [client, id, cancel, self] {
-            return client->watchJob(
+            return client->jobs().watchJob(
                 id,
                 [self, id](const api::JobWatchEvent& event) {
                     if (!self)
@@ -295,10 +295,10 @@ void JobsPage::decide(const QString& what)
         this,
         [client, id, sha, reason, what] {
             if (what == "approve")
-                return client->approveJob(id, sha);
+                return client->jobs().approveJob(id, sha);
             if (what == "reject")
-                return client->rejectJob(id, reason);
-            return client->cancelJob(id, reason);
+                return client->jobs().rejectJob(id, reason);
+            return client->jobs().cancelJob(id, reason);
         },
         [this](const Result<api::JobSummary>& decided) {
             if (!decided) {

@@ -135,7 +135,9 @@ void NewJobPanel::submit()
     submit_->setEnabled(false);
     runInBackground(
         this,
-        [client, text = editor_->toPlainText().toStdString()] { return client->submitJob(text); },
+        [client, text = editor_->toPlainText().toStdString()] {
+            return client->jobs().submitJob(text);
+        },
         [this](const Result<api::JobSummary>& job) {
             busy_ = false;
             if (!job) {

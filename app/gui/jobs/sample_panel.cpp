@@ -165,7 +165,7 @@ void SamplePanel::sample()
         this,
         [client, call = call_, job = job_, step = std::uint64_t(step_->value()),
          arguments = std::move(arguments)] {
-            return client->sampleJob(job, step, arguments, call.get());
+            return client->training().sampleJob(job, step, arguments, call.get());
         },
         [this, call = call_, job = job_](const Result<api::SampleOutcome>& outcome) {
             if (call_ != call)

@@ -1,11 +1,11 @@
 // Models (issue #30; docs/registry.md, docs/gui.md "Models"): the registry's models of the
-// caller's projects; a model's versions with their digests and aliases, its promotions and its
-// exports, each decided here by a second person (the approve and reject buttons are absent for
-// one's own request, and for whoever may not approve), an approved export received into a new
-// folder, and a version's lineage drawn from its signed lineage document: dataset → job → the
-// checkpoint chain → the version → its promotions. Shown to whoever may register or approve
-// models.
+// caller's projects and, for the one chosen, a tab each (model_tabs.h): its versions with their
+// digests and aliases, its promotions and its exports, each decided here by a second person, and
+// a version's lineage drawn from its signed lineage document: dataset → job → the checkpoint
+// chain → the version → its promotions. Shown to whoever may register or approve models.
 #pragma once
+
+#include "model_tabs.h"
 
 #include "sealtrain/api/client.h"
 
@@ -16,15 +16,11 @@
 
 class QLabel;
 class QLineEdit;
-class QPlainTextEdit;
-class QPushButton;
 class QTableView;
-class QTableWidget;
 class QTabWidget;
 
 namespace sealtrain::gui {
 
-class LineageView;
 class ModelTableModel;
 class Session;
 
@@ -56,10 +52,7 @@ private:
     void show(api::ModelView model);
     void updateButtons();
     void showLineage();
-    void act(const QString& done, std::function<Result<QString>(api::ControlClient&)> call);
-    [[nodiscard]] const api::ModelVersionView* chosenVersion() const;
-    [[nodiscard]] const api::PromotionView* chosenPromotion() const;
-    [[nodiscard]] const api::ModelExportView* chosenExport() const;
+    void act(const QString& done, const ModelCalls::Call& call);
     void showError(const QString& message);
 
     Session& session_;
@@ -68,21 +61,12 @@ private:
     QLabel* title_;
     QLabel* error_;
     QTabWidget* tabs_;
-    QTableWidget* versions_;
-    QTableWidget* promotions_;
-    QTableWidget* exports_;
-    QPlainTextEdit* lineage_;
-    LineageView* graph_;
-    QLineEdit* alias_;
     QLineEdit* reason_;
-    QLineEdit* folder_;
-    QPushButton* promote_;
-    QPushButton* requestExport_;
-    QPushButton* approvePromotion_;
-    QPushButton* rejectPromotion_;
-    QPushButton* approveExport_;
-    QPushButton* rejectExport_;
-    QPushButton* download_;
+    ModelCalls calls_;
+    VersionsTab* versions_;
+    PromotionsTab* promotions_;
+    ExportsTab* exports_;
+    LineageTab* lineage_;
     std::optional<api::ModelView> shown_;
     int asked_ = 0;  // which choice the answers in flight belong to
 };

@@ -154,7 +154,7 @@ void RunsPage::reload()
     if (!client)
         return;
     runInBackground(
-        this, [client] { return client->listRuns(); },
+        this, [client] { return client->runs().listRuns(); },
         [this](Result<std::vector<api::RunView>> runs) {
             if (!runs) {
                 showError(sentence(runs.error()));
@@ -226,10 +226,10 @@ void RunsPage::compareChosen()
         [client, ids]() -> Result<Compared> {
             Compared compared;
             for (const std::int64_t id : ids) {
-                auto run = client->showRun(id);
+                auto run = client->runs().showRun(id);
                 if (!run)
                     return run.error();
-                auto history = client->runMetrics(id);
+                auto history = client->runs().runMetrics(id);
                 if (!history)
                     return history.error();
                 compared.runs.push_back(std::move(*run));

@@ -98,7 +98,7 @@ void OverviewPage::reload()
     if (!client)
         return;
     runInBackground(
-        this, [client] { return client->serverInfo(); },
+        this, [client] { return client->platform().serverInfo(); },
         [this](const Result<api::ServerInfoView>& info) {
             server_->setText(info ? tr("sealtrain-control %1 (%2) at %3")
                                         .arg(QString::fromStdString(info->version),
@@ -109,7 +109,7 @@ void OverviewPage::reload()
     workers_->parentWidget()->setVisible(session_.holds("worker.read"));
     if (session_.holds("worker.read"))
         runInBackground(
-            this, [client] { return client->listWorkers(); },
+            this, [client] { return client->workers().listWorkers(); },
             [this](const Result<std::vector<api::WorkerSummary>>& workers) {
                 if (!workers) {
                     workers_->setText(sentence(workers.error()));
@@ -135,7 +135,7 @@ void OverviewPage::reload()
     jobs_->parentWidget()->setVisible(jobs);
     if (jobs)
         runInBackground(
-            this, [client] { return client->listJobs(); },
+            this, [client] { return client->jobs().listJobs(); },
             [this](const Result<std::vector<api::JobSummary>>& listed) {
                 if (!listed) {
                     jobs_->setText(sentence(listed.error()));
@@ -157,10 +157,10 @@ void OverviewPage::reload()
         runInBackground(
             this,
             [client]() -> Result<HeadCheck> {
-                auto keys = client->signingKeys();
+                auto keys = client->platform().signingKeys();
                 if (!keys)
                     return keys.error();
-                auto note = client->newestAuditHead();
+                auto note = client->audit().newestAuditHead();
                 if (!note)
                     return note.error();
                 return checkSignedHead(*note, keys->auditPem);
@@ -172,7 +172,7 @@ void OverviewPage::reload()
     budgets_->setVisible(jobs);
     if (jobs)
         runInBackground(
-            this, [client] { return client->showPolicy(); },
+            this, [client] { return client->jobs().showPolicy(); },
             [this](const Result<api::PolicySummary>& policy) {
                 if (!policy) {
                     clearBudgets();

@@ -74,7 +74,7 @@ void PasswordDialog::submit()
     runInBackground(
         this,
         [client, current = std::move(*current), next = std::move(*next)] {
-            return client->changePassword(*current, *next);
+            return client->sessions().changePassword(*current, *next);
         },
         [this](const Result<std::uint32_t>& ended) {
             change_->setEnabled(true);

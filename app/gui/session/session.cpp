@@ -127,7 +127,7 @@ void Session::signIn(const QString& user, const QString& password, const QString
                 return outcome;
             }
             outcome.client = std::move(*client);
-            auto who = outcome.client->whoAmI();
+            auto who = outcome.client->sessions().whoAmI();
             if (!who) {
                 outcome.error = who.error();
                 return outcome;
@@ -153,7 +153,7 @@ void Session::refresh()
     if (!client_)
         return;
     runInBackground(
-        this, [client = client_] { return client->whoAmI(); },
+        this, [client = client_] { return client->sessions().whoAmI(); },
         [this](Result<api::WhoAmI> who) {
             if (!who) {
                 if (who.error().code() == ErrorCode::Unauthenticated)

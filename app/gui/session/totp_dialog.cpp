@@ -115,7 +115,7 @@ void TotpDialog::start()
     runInBackground(
         this,
         [client, code, password = std::move(*password)] {
-            return client->startTotpChange(*password, code);
+            return client->sessions().startTotpChange(*password, code);
         },
         [this](Result<api::PendingTotpView> pending) {
             start_->setEnabled(true);
@@ -169,7 +169,7 @@ void TotpDialog::confirm()
     confirm_->setEnabled(false);
     message_->clear();
     runInBackground(
-        this, [client, code] { return client->confirmTotpChange(code); },
+        this, [client, code] { return client->sessions().confirmTotpChange(code); },
         [this](const Result<std::uint32_t>& ended) {
             confirm_->setEnabled(true);
             if (!ended) {

@@ -117,7 +117,7 @@ void WorkersPage::reload()
     if (!client)
         return;
     runInBackground(
-        this, [client] { return client->listWorkers(); },
+        this, [client] { return client->workers().listWorkers(); },
         [this](Result<std::vector<api::WorkerSummary>> workers) {
             if (!workers) {
                 status_->setText(sentence(workers.error()));
@@ -139,7 +139,7 @@ void WorkersPage::makeToken()
         [client, name = name_->text().trimmed().toStdString(),
          pool = pool_->text().trimmed().toStdString()] {
             constexpr std::int64_t kOneDay = std::int64_t{24} * 3600;
-            return client->createEnrollToken(name, pool, kOneDay);
+            return client->workers().createEnrollToken(name, pool, kOneDay);
         },
         [this](const Result<api::EnrollTokenGrant>& grant) {
             if (!grant) {
@@ -165,7 +165,7 @@ void WorkersPage::revoke()
     runInBackground(
         this,
         [client, name = worker->name, reason = reason_->text().toStdString()] {
-            return client->revokeWorker(name, reason);
+            return client->workers().revokeWorker(name, reason);
         },
         [this](const Result<api::WorkerSummary>& revoked) {
             if (!revoked) {

@@ -83,7 +83,7 @@ public:
     [[nodiscard]] KeyringChanges& keyringChanges() noexcept { return keyringChanges_; }
     // The compliance report: controls judged from live evidence, and its signed bundle.
     [[nodiscard]] Compliance& compliance() noexcept { return compliance_; }
-    // Who may take a backup, and the entries of backups and restores (core/backup/backup.h).
+    // Who may take a backup, and the entries of backups and restores (platform/backup_audit.h).
     [[nodiscard]] BackupAudit& backups() noexcept { return backups_; }
 
     // Approves job `id` as it is (Jobs::approve: its spec's SHA-256 `specSha256`, another
