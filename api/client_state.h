@@ -52,8 +52,9 @@ template <typename Chunk, typename Stream>
                                            const UploadProgress& progress, std::uint64_t total)
 {
     std::vector<transfer::OutgoingFile> outgoing;
+    outgoing.reserve(files.size());
     for (const UploadFile& file : files)
-        outgoing.push_back({file.path, file.name});
+        outgoing.push_back({file.path, file.name, file.size});
     auto sent = transfer::sendEach<Chunk>(
         outgoing,
         [](Chunk& chunk, const std::string& name, std::uint64_t size) {

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,10 +41,14 @@ inline constexpr std::size_t kChunkBytes = std::size_t{1} << 20U;
     return true;
 }
 
-// A file to send: read from `path`, named `name` to the receiver.
+// A file to send: read from `path`, named `name` to the receiver. `declaredSize`: the size the
+// sender announces, when it measured the file before (an import lists its files first); a file
+// that changed since arrives with another size than announced, and the receiver keeps nothing.
+// Without it, the file's size when it is opened.
 struct OutgoingFile {
     std::filesystem::path path;
     std::string name;
+    std::optional<std::uint64_t> declaredSize;
 };
 
 // Sends each of `files` through `write(chunk) -> bool`: first a chunk that `begin(chunk, name,
@@ -66,7 +71,7 @@ template <typename Chunk, typename Begin, typename Write>
             return source.error();
         const std::uint64_t size = (*source)->size();
         Chunk chunk;
-        begin(chunk, file.name, size);
+        begin(chunk, file.name, file.declaredSize.value_or(size));
         if (!write(chunk))
             return false;
         for (std::uint64_t offset = 0; offset < size;) {
@@ -93,8 +98,9 @@ template <typename Write>
                                      const sealtrain::v1::FileChunk& first, const Write& write)
 {
     std::vector<OutgoingFile> files;
+    files.reserve(paths.size());
     for (const auto& path : paths)
-        files.push_back({path, path.filename().string()});
+        files.push_back({path, path.filename().string(), std::nullopt});
     bool isFirst = true;
     auto sent = sendEach<sealtrain::v1::FileChunk>(
         files,

@@ -297,7 +297,7 @@ public:
         if (!allowed.ok())
             return allowed;
         // Read outside the group: a large checkpoint holds up nobody's commit.
-        const core::CheckpointPaths files = core::KeyRelease(shared_.platform.keyVault())
+        const core::CheckpointPaths files = core::ReturnedCheckpoints(shared_.platform.keyVault())
                                                 .jobCheckpointFiles(request->id(), chosen->step);
         return statusOf(
             transfer::sendFiles({files.sealed, files.envelope}, {},

@@ -495,13 +495,13 @@ void DataDirectory::connectRegistry()
     registry.setSigningKey(&*state_->registryKey);
     registry.setCheckpointCheck(
         [this](const JobCheckpoint& recorded, const std::string& signerPem) -> Result<std::string> {
-            return KeyRelease(keyVault()).checkedJobCheckpoint(recorded, signerPem);
+            return ReturnedCheckpoints(keyVault()).checkedJobCheckpoint(recorded, signerPem);
         });
     registry.setExportBuilder(
         [this](const JobCheckpoint& recorded, const std::string& signerPem,
                const std::string& modelName) -> Result<ExportFolder> {
             return buildExportFolder(
-                KeyRelease(keyVault()), baseModels(),
+                ReturnedCheckpoints(keyVault()), baseModels(),
                 [this](std::string_view statement) { return signModelStatement(statement); },
                 recorded, signerPem, modelName);
         },

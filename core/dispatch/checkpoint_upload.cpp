@@ -75,7 +75,7 @@ Result<JobCheckpoint> CheckpointUpload::record(const std::vector<std::filesystem
         return Error(ErrorCode::InvalidArgument,
                      "A checkpoint upload is its .sealed file and its .dsse.json envelope; send "
                      "both.");
-    const KeyRelease& keys = handovers_->keys_;
+    const ReturnedCheckpoints& keys = handovers_->returned_;
     CheckpointPaths named;
     SEALTRAIN_ASSIGN(named, keys.uploadedCheckpoint(files.front()));
     WorkerInfo worker;

@@ -45,6 +45,7 @@ Handovers::Handovers(DataDirectory& platform, Workers& workers, Scheduler& sched
     , scheduler_(scheduler)
     , inGroup_(std::move(inGroup))
     , keys_(platform.keyVault())
+    , returned_(platform.keyVault())
 {
 }
 
@@ -113,7 +114,7 @@ Result<std::optional<Handover>> Handovers::take(const std::string& serial)
                 signerPem = signer.signingKeyPem;
             }
             if (auto spec = formats::parseJobSpec(dispatch->job.specJson, formats::kJobSpecCeiling))
-                start = startingModel(platform_.database(), scheduler_, keys_,
+                start = startingModel(platform_.database(), scheduler_, returned_,
                                       platform_.baseModels(), *spec);
             return success();
         });
@@ -177,7 +178,7 @@ Handovers::checkpointFiles(const std::string& serial, std::string_view call, Att
         return Error(
             ErrorCode::NotFound,
             fmt::format("Job {} has no checkpoint yet; start it from the beginning.", attempt.job));
-    const CheckpointPaths files = keys_.jobCheckpointFiles(attempt.job, newest->step);
+    const CheckpointPaths files = returned_.jobCheckpointFiles(attempt.job, newest->step);
     return std::vector<std::filesystem::path>{files.sealed, files.envelope};
 }
 
@@ -190,7 +191,7 @@ Handovers::startingModelFiles(const std::string& serial, std::string_view call, 
     SEALTRAIN_ASSIGN(spec, formats::parseJobSpec(dispatch.job.specJson, formats::kJobSpecCeiling));
     std::optional<StartingModel> start;
     SEALTRAIN_ASSIGN(start, inGroupResult(inGroup_, [&] {
-                         return startingModel(platform_.database(), scheduler_, keys_,
+                         return startingModel(platform_.database(), scheduler_, returned_,
                                               platform_.baseModels(), spec);
                      }));
     if (!start)

@@ -35,6 +35,7 @@ OwnRuns::OwnRuns(DataDirectory& platform, OwnRunParts parts, InGroup inGroup,
     , inGroup_(std::move(inGroup))
     , trainer_(std::move(trainer))
     , keys_(platform.keyVault())
+    , returned_(platform.keyVault())
 {
 }
 
@@ -70,7 +71,7 @@ Result<OwnRunEnd> OwnRuns::runJob(const std::string& session, std::int64_t jobId
     std::optional<StartingModel> start;
     std::int64_t attempt = 0;
     if (auto grouped = inGroup_([&]() -> Result<void> {
-            SEALTRAIN_ASSIGN(start, startingModel(platform_.database(), parts_.scheduler, keys_,
+            SEALTRAIN_ASSIGN(start, startingModel(platform_.database(), parts_.scheduler, returned_,
                                                   platform_.baseModels(), spec));
             JobInfo running;
             SEALTRAIN_ASSIGN(running, parts_.jobs.start(job.id));
@@ -134,7 +135,7 @@ Result<OwnRunEnd> OwnRuns::train(const DatasetInfo& info, const std::optional<St
     SEALTRAIN_ASSIGN(keys, keys_.forOwnRun(info.id, start));
     OwnRunEnd end;
     end.runId = "run-" + toHex(crypto::randomBytes(8));
-    const auto runFolder = keys_.runFolder(end.runId);
+    const auto runFolder = returned_.runFolder(end.runId);
     std::vector<std::string> trainerArguments{
         "--dataset",
         datasetFolder(platform_.datasetsRoot(), info.id).string(),
@@ -157,7 +158,7 @@ Result<OwnRunEnd> OwnRuns::train(const DatasetInfo& info, const std::optional<St
                              line.remove_suffix(1);
                          onLine(std::string(line));
                      }));
-    end.checkpoints = keys_.runCheckpointCount(end.runId);
+    end.checkpoints = returned_.runCheckpointCount(end.runId);
     return end;
 }
 
@@ -182,7 +183,7 @@ Result<SampleText> OwnRuns::sample(const std::string& session, const SampleTarge
     // reading the dataset, and only a checkpoint this platform signed counts.
     auto checkpoint = target.job != 0         ? jobCheckpoint(target.job, target.step)
                       : !target.model.empty() ? modelCheckpoint(session, target.model)
-                                              : keys_.runCheckpoint(target.runId, target.step);
+                                              : returned_.runCheckpoint(target.runId, target.step);
     if (!checkpoint)
         return checkpoint.error();
     return sampleFrom(session, *checkpoint, call, limits, callerGone);
@@ -218,7 +219,7 @@ Result<VerifiedCheckpoint> OwnRuns::jobCheckpoint(std::int64_t job, std::uint64_
                          : fmt::format("Job {} has no checkpoint at step {}; leave --step "
                                        "out for its newest.",
                                        job, step));
-    return keys_.jobCheckpoint(*chosen, signerPems[chosen->worker]);
+    return returned_.jobCheckpoint(*chosen, signerPems[chosen->worker]);
 }
 
 // Sample from a registered model version: the registry resolves the reference and checks its
@@ -230,7 +231,7 @@ Result<VerifiedCheckpoint> OwnRuns::modelCheckpoint(const std::string& session,
     SEALTRAIN_ASSIGN(resolved, inGroupResult(inGroup_, [&] {
                          return parts_.registry.resolve(session, reference, "sample");
                      }));
-    return keys_.jobCheckpoint(resolved.checkpoint, resolved.signerPem);
+    return returned_.jobCheckpoint(resolved.checkpoint, resolved.signerPem);
 }
 
 Result<SampleText> OwnRuns::sampleFrom(const std::string& session,

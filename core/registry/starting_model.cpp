@@ -15,7 +15,7 @@
 namespace sealtrain::core {
 
 Result<std::optional<StartingModel>> startingModel(Database& database, Scheduler& scheduler,
-                                                   const KeyRelease& keys,
+                                                   const ReturnedCheckpoints& checkpoints,
                                                    const BaseModelStore& store,
                                                    const formats::JobSpec& spec)
 {
@@ -58,8 +58,8 @@ Result<std::optional<StartingModel>> startingModel(Database& database, Scheduler
                      fmt::format("The checkpoint of {} is not recorded; restore the database "
                                  "from a backup.",
                                  version->label()));
-    SEALTRAIN_TRY(keys.checkedJobCheckpoint(*checkpoint, signerPem));
-    start.sealed = keys.jobCheckpointFiles(version->jobId, version->step).sealed;
+    SEALTRAIN_TRY(checkpoints.checkedJobCheckpoint(*checkpoint, signerPem));
+    start.sealed = checkpoints.jobCheckpointFiles(version->jobId, version->step).sealed;
     start.job = version->jobId;
     return std::optional(std::move(start));
 }

@@ -1079,7 +1079,8 @@ private slots:
             if (!worker)
                 return worker.error();
             const core::KeyRelease release((*platform)->keyVault());
-            auto verified = release.jobCheckpoint(*last, worker->signingKeyPem);
+            const core::ReturnedCheckpoints returned((*platform)->keyVault());
+            auto verified = returned.jobCheckpoint(*last, worker->signingKeyPem);
             if (!verified)
                 return verified.error();
             auto keys = release.forSampler(*verified);

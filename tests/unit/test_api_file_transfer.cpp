@@ -11,6 +11,7 @@
 
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,7 +110,7 @@ private slots:
         writeFile(root_ / "a", "abc");
         int writes = 0;
         auto done = api::transfer::sendEach<FileChunk>(
-            {{root_ / "a", "a"}},
+            {{root_ / "a", "a", std::nullopt}},
             [](FileChunk& chunk, const std::string& name, std::uint64_t size) {
                 chunk.set_name(name);
                 chunk.set_size(size);
@@ -120,10 +121,35 @@ private slots:
         QCOMPARE(writes, 2);
     }
 
+    // An import announces the size it measured when it listed its files: a file that shrank since
+    // arrives short of it, and the receiver keeps nothing of it.
+    void aFileThatChangedSinceItWasMeasuredIsRefused()
+    {
+        writeFile(root_ / "a", "abc");
+        std::vector<FileChunk> sent;
+        auto done = api::transfer::sendEach<FileChunk>(
+            {{root_ / "a", "a", 1000}},
+            [](FileChunk& chunk, const std::string& name, std::uint64_t size) {
+                chunk.set_name(name);
+                chunk.set_size(size);
+            },
+            [&](const FileChunk& chunk) {
+                sent.push_back(chunk);
+                return true;
+            });
+        QVERIFY(done && *done);
+        QCOMPARE(sent.front().size(), std::uint64_t{1000});
+        auto got = receive(sent, root_ / "in");
+        QVERIFY(!got);
+        QVERIFY(got.error().message().find("3 of 1000 bytes") != std::string::npos);
+        QVERIFY(!std::filesystem::exists(root_ / "in" / "a"));
+    }
+
     void anUnreadableFileIsNamed()
     {
         auto done = api::transfer::sendEach<FileChunk>(
-            {{root_ / "missing", "missing"}}, [](FileChunk&, const std::string&, std::uint64_t) {},
+            {{root_ / "missing", "missing", std::nullopt}},
+            [](FileChunk&, const std::string&, std::uint64_t) {},
             [](const FileChunk&) { return true; });
         QVERIFY(!done);
         QVERIFY(done.error().message().find("missing") != std::string::npos);

@@ -196,6 +196,7 @@ private slots:
         formats::JobSpec spec;
         spec.resources.cpuRanksPerNode = 2;
         const core::KeyRelease release(platform_->keyVault());
+        const core::ReturnedCheckpoints returned(platform_->keyVault());
         auto handed = release.forWorker(worker, dispatchOf(7), spec, std::nullopt);
         QVERIFY2(handed, handed ? "" : handed.error().message().c_str());
         QCOMPARE(handed->checkpointKek, std::string("job-7"));
@@ -259,10 +260,11 @@ private slots:
     void runCheckpointsAreVerified()
     {
         const core::KeyRelease release(platform_->keyVault());
-        auto traversal = release.runCheckpoint("../../etc", 0);
+        const core::ReturnedCheckpoints returned(platform_->keyVault());
+        auto traversal = returned.runCheckpoint("../../etc", 0);
         QVERIFY(!traversal);
         QCOMPARE(traversal.error().code(), ErrorCode::InvalidArgument);
-        auto none = release.runCheckpoint("run-none", 0);
+        auto none = returned.runCheckpoint("run-none", 0);
         QVERIFY(!none);
         QCOMPARE(none.error().code(), ErrorCode::NotFound);
 
@@ -271,15 +273,15 @@ private slots:
         state.step = 3;
         state.runId = "run-1";
         state.datasetId = datasetId_;
-        writeCheckpointOf(release.runFolder("run-1"), state, *kek, platform_->checkpointsKey());
-        auto found = release.runCheckpoint("run-1", 0);
+        writeCheckpointOf(returned.runFolder("run-1"), state, *kek, platform_->checkpointsKey());
+        auto found = returned.runCheckpoint("run-1", 0);
         QVERIFY2(found, found ? "" : found.error().message().c_str());
         QCOMPARE(found->datasetId, datasetId_);
         QCOMPARE(found->files.step, std::uint64_t{3});
         QCOMPARE(found->job, std::int64_t{0});
         QCOMPARE(found->plaintextSha256.size(), std::size_t{64});
-        QCOMPARE(release.runCheckpointCount("run-1"), std::size_t{1});
-        QVERIFY(!release.runCheckpoint("run-1", 4));
+        QCOMPARE(returned.runCheckpointCount("run-1"), std::size_t{1});
+        QVERIFY(!returned.runCheckpoint("run-1", 4));
 
         auto keys = release.forSampler(*found);
         QVERIFY(keys);
@@ -292,8 +294,8 @@ private slots:
         // A checkpoint signed by anyone else is not the platform's.
         const auto forger = crypto::SigningKey::generate().value();
         state.runId = "run-2";
-        writeCheckpointOf(release.runFolder("run-2"), state, *kek, forger);
-        auto forged = release.runCheckpoint("run-2", 0);
+        writeCheckpointOf(returned.runFolder("run-2"), state, *kek, forger);
+        auto forged = returned.runCheckpoint("run-2", 0);
         QVERIFY(!forged);
         QCOMPARE(forged.error().code(), ErrorCode::Unauthenticated);
     }
@@ -311,6 +313,7 @@ private slots:
         worker.signingKeyPem = signer.publicKey().toPem();
         const crypto::Kek jobKek = jobKekOf(9, worker, box);
         const core::KeyRelease release(platform_->keyVault());
+        const core::ReturnedCheckpoints returned(platform_->keyVault());
         const fs::path incoming = fs::path(dir_.path().toStdString()) / "incoming";
 
         trainer::CheckpointState state;
@@ -319,19 +322,19 @@ private slots:
         state.jobId = "9";
         state.datasetId = datasetId_;
         const auto files = writeCheckpointOf(incoming / "good", state, jobKek, signer);
-        auto upload = release.uploadedCheckpoint(files.envelope);
+        auto upload = returned.uploadedCheckpoint(files.envelope);
         QVERIFY2(upload, upload ? "" : upload.error().message().c_str());
         QCOMPARE(upload->step, std::uint64_t{5});
 
         // Another worker's signature, another job's attempt, the platform's KEK: each refused.
         core::WorkerInfo impostor = worker;
         impostor.signingKeyPem = crypto::SigningKey::generate().value().publicKey().toPem();
-        QVERIFY(!release.verifyUpload(impostor, dispatchOf(9), *upload, 1U << 24U));
-        QVERIFY(!release.verifyUpload(worker, dispatchOf(10), *upload, 1U << 24U));
+        QVERIFY(!returned.verifyUpload(impostor, dispatchOf(9), *upload, 1U << 24U));
+        QVERIFY(!returned.verifyUpload(worker, dispatchOf(10), *upload, 1U << 24U));
         const auto platformKek = platform_->keyring().activeKek(trainer::kCheckpointsKekId).value();
         const auto wrongKek =
             writeCheckpointOf(incoming / "wrong-kek", state, *platformKek, signer);
-        auto sealedWrong = release.verifyUpload(
+        auto sealedWrong = returned.verifyUpload(
             worker, dispatchOf(9), {wrongKek.sealed, wrongKek.envelope, wrongKek.step}, 1U << 24U);
         QVERIFY(!sealedWrong);
         QCOMPARE(sealedWrong.error().code(), ErrorCode::Unauthenticated);
@@ -339,22 +342,22 @@ private slots:
         trainer::CheckpointState otherData = state;
         otherData.datasetId = "sha256:" + std::string(64, 'f');
         const auto lying = writeCheckpointOf(incoming / "lying", otherData, jobKek, signer);
-        auto mislabelled = release.verifyUpload(
+        auto mislabelled = returned.verifyUpload(
             worker, dispatchOf(9), {lying.sealed, lying.envelope, lying.step}, 1U << 24U);
         QVERIFY(!mislabelled);
         QCOMPARE(mislabelled.error().code(), ErrorCode::Integrity);
         // Half an upload is not one.
         fs::remove(lying.envelope);
-        QVERIFY(!release.uploadedCheckpoint(lying.sealed));
+        QVERIFY(!returned.uploadedCheckpoint(lying.sealed));
 
-        auto record = release.verifyUpload(worker, dispatchOf(9), *upload, 1U << 24U);
+        auto record = returned.verifyUpload(worker, dispatchOf(9), *upload, 1U << 24U);
         QVERIFY2(record, record ? "" : record.error().message().c_str());
         QCOMPARE(record->step, std::int64_t{5});
         QCOMPARE(record->worker, std::string("gpu-1"));
-        QVERIFY(release.keepUpload(9, *upload));
-        QVERIFY(fs::exists(release.jobCheckpointFiles(9, 5).sealed));
+        QVERIFY(returned.keepUpload(9, *upload));
+        QVERIFY(fs::exists(returned.jobCheckpointFiles(9, 5).sealed));
 
-        auto kept = release.jobCheckpoint(*record, worker.signingKeyPem);
+        auto kept = returned.jobCheckpoint(*record, worker.signingKeyPem);
         QVERIFY2(kept, kept ? "" : kept.error().message().c_str());
         QCOMPARE(kept->job, std::int64_t{9});
         const auto sampler = parsed(release.forSampler(*kept).value());
@@ -365,7 +368,7 @@ private slots:
 
         core::JobCheckpoint notRecorded = *record;
         notRecorded.plaintextSha256 = std::string(64, '0');
-        auto swapped = release.jobCheckpoint(notRecorded, worker.signingKeyPem);
+        auto swapped = returned.jobCheckpoint(notRecorded, worker.signingKeyPem);
         QVERIFY(!swapped);
         QCOMPARE(swapped.error().code(), ErrorCode::Integrity);
     }

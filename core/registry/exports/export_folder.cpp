@@ -15,12 +15,13 @@
 
 namespace sealtrain::core {
 
-Result<ExportFolder> buildExportFolder(const KeyRelease& keys, const BaseModelStore& store,
+Result<ExportFolder> buildExportFolder(const ReturnedCheckpoints& checkpoints,
+                                       const BaseModelStore& store,
                                        const ModelStatementSigner& sign,
                                        const JobCheckpoint& recorded, const std::string& signerPem,
                                        const std::string& modelName)
 {
-    auto loaded = keys.openJobCheckpoint(recorded, signerPem);
+    auto loaded = checkpoints.openJobCheckpoint(recorded, signerPem);
     if (!loaded)
         return loaded.error();
     const trainer::CheckpointState& state = loaded->checkpoint.state;

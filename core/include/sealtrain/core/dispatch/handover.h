@@ -126,6 +126,7 @@ private:
     Scheduler& scheduler_;
     InGroup inGroup_;
     KeyRelease keys_;
+    ReturnedCheckpoints returned_;
 };
 
 // One checkpoint upload: its sealed file and DSSE envelope are received into folder(), which

@@ -100,6 +100,7 @@ private:
     InGroup inGroup_;
     std::filesystem::path trainer_;
     KeyRelease keys_;
+    ReturnedCheckpoints returned_;
 };
 
 }  // namespace sealtrain::core

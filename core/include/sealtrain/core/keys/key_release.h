@@ -1,5 +1,6 @@
-// The key release (issue #28): the one place that decides what any trainer receives and accepts
-// what comes back, for the control plane's own runs, for a worker's job and for sampling. Every
+// The key release (issue #28): the one place that decides what any trainer receives, for the
+// control plane's own runs, for a worker's job and for sampling (what comes back is
+// keys/returned_checkpoints.h's, split from it by duty in issue #50). Every
 // caller runs the audited check of core first (Datasets::authorizeRead, Jobs::start,
 // Scheduler::take) and asks here only once it passed; what is handed over is then exactly:
 //
@@ -10,14 +11,13 @@
 //   sampler    the KEK that opens one verified checkpoint and its signer's public key; nothing
 //              of the dataset
 //
-// and a worker's upload is recorded only when it is signed by that worker's enrolled key, sealed
-// under its job's key, and of that job, run and dataset. The bytes are those of
-// docs/formats/trainer-keys.md and docs/formats/checkpoint.md; the types here are core's, so an
+// The bytes are those of docs/formats/trainer-keys.md; the types here are core's, so an
 // adapter (api/, app/) needs no trainer/ or dataset/ header.
 #pragma once
 
 #include "sealtrain/base/result.h"
 #include "sealtrain/core/keys/key_vault.h"
+#include "sealtrain/core/keys/returned_checkpoints.h"
 #include "sealtrain/crypto/secret_bytes.h"
 #include "sealtrain/formats/checkpoint.h"
 
@@ -37,22 +37,6 @@ namespace sealtrain::core {
 struct Dispatch;
 struct JobCheckpoint;
 struct WorkerInfo;
-
-// A checkpoint's two files: the sealed plaintext and its DSSE envelope.
-struct CheckpointPaths {
-    std::filesystem::path sealed;
-    std::filesystem::path envelope;
-    std::uint64_t step = 0;
-};
-
-// A checkpoint whose signature verified, and what it says of itself.
-struct VerifiedCheckpoint {
-    CheckpointPaths files;
-    std::string plaintextSha256;  // hex, the signed statement's subject
-    std::string datasetId;        // the lineage's dataset: sampling needs its read release
-    std::int64_t job = 0;         // 0: a run of the control plane's own trainer
-    std::string signerPem;        // the worker's signing key, for a job's checkpoint
-};
 
 // What checking a dataset inside the control plane found (KeyRelease::verifyDataset).
 struct DatasetCheck {
@@ -111,53 +95,12 @@ public:
               const std::optional<std::string>& resumeSignerPem,
               const std::optional<StartingModel>& start = std::nullopt) const;
 
-    // The checkpoint at `path` (either of its files), signed by the platform's checkpoints key.
-    [[nodiscard]] Result<VerifiedCheckpoint> checkpointAt(const std::filesystem::path& path) const;
-    // The checkpoint `step` of the control plane's own run `runId` (0: its newest), verified.
-    // InvalidArgument for a run id that is not one; NotFound, saying which, when there is none.
-    [[nodiscard]] Result<VerifiedCheckpoint> runCheckpoint(const std::string& runId,
-                                                           std::uint64_t step) const;
-    // A job's recorded checkpoint, signed by `signerPem` (the worker that uploaded it) and with
-    // the plaintext the audit log records; Integrity when the files are not that checkpoint.
-    [[nodiscard]] Result<VerifiedCheckpoint> jobCheckpoint(const JobCheckpoint& recorded,
-                                                           const std::string& signerPem) const;
-    // jobCheckpoint, and the sealed file's SHA-256 the one recorded too: the registry's check
-    // (registry.h), which returns the envelope's bytes. Integrity, saying which, otherwise.
-    [[nodiscard]] Result<std::string> checkedJobCheckpoint(const JobCheckpoint& recorded,
-                                                           const std::string& signerPem) const;
-    // The recorded checkpoint, checked as checkedJobCheckpoint does and decrypted with its job's
-    // key: its parameters, for an export made inside the control plane
-    // (registry/exports/export_folder.h).
-    [[nodiscard]] Result<trainer::LoadedCheckpoint>
-    openJobCheckpoint(const JobCheckpoint& recorded, const std::string& signerPem) const;
     // The keys a sampler gets for `checkpoint` (its dataset's release already authorised).
     [[nodiscard]] Result<crypto::SecretBytes>
     forSampler(const VerifiedCheckpoint& checkpoint) const;
 
-    // The files of job `job`'s checkpoint at `step` in the data directory.
-    [[nodiscard]] CheckpointPaths jobCheckpointFiles(std::int64_t job, std::int64_t step) const;
-    // How many checkpoints the run `runId` wrote (0 when it wrote none or its folder is gone).
-    [[nodiscard]] std::size_t runCheckpointCount(const std::string& runId) const;
-    // The folder a new run of the control plane's own trainer writes to.
-    [[nodiscard]] std::filesystem::path runFolder(const std::string& runId) const;
-
-    // An uploaded checkpoint: `received` names one of its two files (as the trainer named them);
-    // InvalidArgument unless both are there. Then verifyUpload decides whether it is accepted,
-    // and keepUpload moves it into its job's folder once the record is (Scheduler's `keep`).
-    [[nodiscard]] Result<CheckpointPaths>
-    uploadedCheckpoint(const std::filesystem::path& received) const;
-    // `baseSha256` is startingDigest (registry/starting_model.h) of the job's spec: a fine-tuning
-    // job's checkpoint must name that model as its base, any other job's none.
-    [[nodiscard]] Result<JobCheckpoint>
-    verifyUpload(const WorkerInfo& worker, const Dispatch& dispatch, const CheckpointPaths& upload,
-                 std::uint64_t maxBytes, const std::string& baseSha256 = {}) const;
-    [[nodiscard]] Result<void> keepUpload(std::int64_t job, const CheckpointPaths& upload) const;
-
 private:
     KeyVault vault_;
 };
-
-// Whether `id` is a run id the trainer writes ([A-Za-z0-9._-]{1,64}).
-[[nodiscard]] bool isValidRunId(std::string_view id);
 
 }  // namespace sealtrain::core

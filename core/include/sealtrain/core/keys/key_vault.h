@@ -4,8 +4,10 @@
 // makes one; it refers into the open data directory, which must outlive it.
 #pragma once
 
+#include "sealtrain/base/result.h"
 #include "sealtrain/crypto/kek.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <string_view>
 #include <vector>
@@ -31,6 +33,14 @@ struct KeyVault {
     // Where the dataset folders live (datasets/).
     [[nodiscard]] std::filesystem::path datasetsRoot() const;
 };
+
+// Where job `job`'s files are kept (jobs/<id>/: its key, its checkpoints).
+[[nodiscard]] std::filesystem::path jobFolder(const KeyVault& vault, std::int64_t job);
+// The job's own checkpoint KEK ("job-<id>"): made at its first release, kept sealed under the
+// platform's `checkpoints` KEK (jobs/<id>/job.key.sealed). A worker gets this key, never the
+// platform's, so it can read back its job's checkpoints and no other; the checkpoints that come
+// back are opened with it.
+[[nodiscard]] Result<crypto::Kek> jobKey(const KeyVault& vault, std::int64_t job);
 
 // Unwraps only with the `datasets` KEK of `keyring`: a shard sealed under another key is refused.
 [[nodiscard]] crypto::KekResolver datasetsResolver(const crypto::Keyring& keyring);

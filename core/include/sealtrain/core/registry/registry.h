@@ -172,7 +172,8 @@ struct ResolvedModel {
 using CheckpointCheck =
     std::function<Result<std::string>(const JobCheckpoint& recorded, const std::string& signerPem)>;
 
-// The exported folder of a checked checkpoint, signed (KeyRelease::exportFolder).
+// The exported folder of a checked checkpoint, signed (buildExportFolder,
+// registry/exports/export_folder.h).
 using ExportBuilder = std::function<Result<ExportFolder>(
     const JobCheckpoint& recorded, const std::string& signerPem, const std::string& modelName)>;
 

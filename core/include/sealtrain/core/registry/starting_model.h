@@ -26,11 +26,11 @@ class Scheduler;
 // The starting model of `spec`, its files checked (Integrity, saying which, when altered); none
 // for a job trained from scratch.
 [[nodiscard]] Result<std::optional<StartingModel>>
-startingModel(Database& database, Scheduler& scheduler, const KeyRelease& keys,
+startingModel(Database& database, Scheduler& scheduler, const ReturnedCheckpoints& checkpoints,
               const BaseModelStore& store, const formats::JobSpec& spec);
 
 // The plaintext SHA-256 (hex) of the model `spec` starts from, empty for none: what a
-// fine-tuning job's checkpoints must name as their base (KeyRelease::verifyUpload).
+// fine-tuning job's checkpoints must name as their base (ReturnedCheckpoints::verifyUpload).
 [[nodiscard]] Result<std::string> startingDigest(const Database& database,
                                                  const formats::JobSpec& spec);
 

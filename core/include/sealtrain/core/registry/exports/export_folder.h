@@ -6,7 +6,7 @@
 #pragma once
 
 #include "sealtrain/base/result.h"
-#include "sealtrain/core/keys/key_release.h"
+#include "sealtrain/core/keys/returned_checkpoints.h"
 #include "sealtrain/core/registry/base_model_store.h"
 
 #include <cstdint>
@@ -41,7 +41,7 @@ using ModelStatementSigner = std::function<Result<std::string>(std::string_view 
 // model in `store` keeps it. Integrity when the checkpoint is not the recorded one; Unsupported,
 // saying why, for a tokenizer no import keeps.
 [[nodiscard]] Result<ExportFolder>
-buildExportFolder(const KeyRelease& keys, const BaseModelStore& store,
+buildExportFolder(const ReturnedCheckpoints& checkpoints, const BaseModelStore& store,
                   const ModelStatementSigner& sign, const JobCheckpoint& recorded,
                   const std::string& signerPem, const std::string& modelName);
 
