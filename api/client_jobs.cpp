@@ -17,7 +17,6 @@ namespace v1 = sealtrain::v1;
 using client_internal::attemptOf;
 using client_internal::kLargestPage;
 using client_internal::kStreamTimeout;
-using client_internal::openChannel;
 using client_internal::setDeadline;
 using client_internal::summaryOf;
 using client_internal::workerOf;
