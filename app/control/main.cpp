@@ -5,6 +5,7 @@
 // finish, signs a head over what they appended, and exits 0.
 #include "data_directory_tools.h"
 #include "secret_line.h"
+#include "totp_test_clock.h"
 
 #include "sealtrain/api/server.h"
 #include "sealtrain/api/tls_policy.h"
@@ -113,6 +114,10 @@ int run(const Options& options, const std::string& effectiveOptions)
                           "Serving needs --data-dir DIR and --listen ADDRESS (or a --config file "
                           "that gives them); run `sealtrain-control --help` for the tools that "
                           "need neither."));
+    // The release build refuses the test clock before it looks at anything (totp_test_clock.h).
+    auto totpClock = control::testTotpClockFromEnvironment();
+    if (!totpClock)
+        return fail(totpClock.error());
     if (auto isPrivate = checkPrivate(options.dataDir); !isPrivate)
         return fail(isPrivate.error());
     const std::filesystem::path runDir =
@@ -135,6 +140,7 @@ int run(const Options& options, const std::string& effectiveOptions)
     else
         unlock.passphrase = passphraseFromStdin;
     core::DataDirectoryOptions directoryOptions;
+    directoryOptions.controlPlane.totpClock = totpClock->get();
     directoryOptions.controlPlane.anonymousRefusalWindow =
         std::chrono::seconds(options.anonymousRefusalWindow);
     directoryOptions.controlPlane.maxLockoutPeers = options.maxLockoutPeers;

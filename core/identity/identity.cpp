@@ -77,9 +77,9 @@ struct CredentialCheck {
 };
 
 CredentialCheck checkCredentials(const Account& account, bool passwordOk,
-                                 const std::string& totpCode, const audit::Clock& clock)
+                                 const std::string& totpCode, std::uint64_t currentStep)
 {
-    const std::uint64_t step = matchTotp(account.totpSecret, totpStep(clock.now()), totpCode);
+    const std::uint64_t step = matchTotp(account.totpSecret, currentStep, totpCode);
     if (!passwordOk)
         return {0, "wrong password"};
     if (step == 0)
@@ -355,7 +355,8 @@ Result<std::string> Identity::finishSignIn(const SignInAttempt& attempt,
             const bool passwordOk = checkedThisHash
                                         ? attempt.matched_
                                         : verifyPassword((*account)->passwordHash, password);
-            const auto check = checkCredentials(**account, passwordOk, totpCode, gate_.clock());
+            const auto check = checkCredentials(**account, passwordOk, totpCode,
+                                                currentTotpStep(options_, gate_.clock()));
             if (!check.failure.empty()) {
                 SEALTRAIN_TRY(countFailure(database_, options_, **account, t, draft));
                 return refuse(draft, check.failure,

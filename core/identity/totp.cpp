@@ -1,6 +1,9 @@
 // RFC 6238 TOTP with HMAC-SHA-1 (what authenticator apps implement) through OpenSSL's EVP_Q_mac.
 #include "sealtrain/core/identity/totp.h"
 
+#include "sealtrain/audit/audit_log.h"
+#include "sealtrain/core/control_plane_options.h"
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
@@ -36,6 +39,11 @@ std::uint64_t totpStep(std::chrono::system_clock::time_point time)
     const auto seconds =
         std::chrono::duration_cast<std::chrono::seconds>(time.time_since_epoch()).count();
     return seconds < 0 ? 0 : static_cast<std::uint64_t>(seconds) / kTotpStep.count();
+}
+
+std::uint64_t currentTotpStep(const ControlPlaneOptions& options, const audit::Clock& clock)
+{
+    return totpStep((options.totpClock != nullptr ? *options.totpClock : clock).now());
 }
 
 std::string totpCode(const crypto::SecretBytes& secret, std::uint64_t step, int digits)

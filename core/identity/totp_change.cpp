@@ -143,8 +143,8 @@ Result<PendingTotp> Identity::finishTotpStart(const TotpChange& change,
                 return Error(ErrorCode::FailedPrecondition,
                              "Your password changed while this was checked; nothing changed, try "
                              "again.");
-            const std::uint64_t step =
-                matchTotp((*account)->secret, totpStep(gate_.clock().now()), currentCode);
+            const std::uint64_t step = matchTotp(
+                (*account)->secret, currentTotpStep(options_, gate_.clock()), currentCode);
             if (!change.matched_)
                 refusal = "wrong password";
             else if (step == 0)
@@ -199,7 +199,7 @@ Result<std::uint32_t> Identity::confirmTotpChange(const std::string& session,
                              "No new TOTP secret is waiting for a code (none was started, or it "
                              "lapsed after ten minutes); start the change again.");
             const std::uint64_t step =
-                matchTotp((*pending)->secret, totpStep(gate_.clock().now()), newCode);
+                matchTotp((*pending)->secret, currentTotpStep(options_, gate_.clock()), newCode);
             if (step == 0) {
                 const std::int64_t misses = (*pending)->misses + 1;
                 draft.outcome = audit::Outcome::Denied;

@@ -82,7 +82,7 @@ private slots:
     void firstRun()
     {
         const std::filesystem::path folder = site_.path("first-run").toStdString();
-        Desk desk = testing::GuiSite::openWorkstation(folder, SEALTRAIN_CONTROL_EXECUTABLE,
+        Desk desk = testing::GuiSite::openWorkstation(folder, SEALTRAIN_CONTROL_TEST_EXECUTABLE,
                                                       SEALTRAIN_CTL_EXECUTABLE);
         save(desk, "first-run-offered");
         QTest::mouseClick(desk.find<QPushButton>("firstRunButton"), Qt::LeftButton);

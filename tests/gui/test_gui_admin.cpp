@@ -412,7 +412,7 @@ private slots:
     void firstRunOnAWorkstation()
     {
         const std::filesystem::path folder = site_.path("first-run").toStdString();
-        Desk desk = testing::GuiSite::openWorkstation(folder, SEALTRAIN_CONTROL_EXECUTABLE,
+        Desk desk = testing::GuiSite::openWorkstation(folder, SEALTRAIN_CONTROL_TEST_EXECUTABLE,
                                                       SEALTRAIN_CTL_EXECUTABLE);
         const auto stopAtEnd =
             qScopeGuard([&] { (void)desk.session->profile().stopWorkstation(); });
@@ -465,8 +465,8 @@ private slots:
                                   qPrintable(desk.signInError()), 60000);
         QTest::keyClicks(desk.find<QLineEdit>("signInPassword"), password);
         QTest::keyClicks(desk.find<QLineEdit>("signInTotp"),
-                         QString::fromStdString(core::totpCode(
-                             totp, core::totpStep(std::chrono::system_clock::now()))));
+                         QString::fromStdString(
+                             core::totpCode(totp, testing::TestTotpClock::instance().step())));
         QTest::mouseClick(desk.find<QPushButton>("signInButton"), Qt::LeftButton);
         QTRY_VERIFY2_WITH_TIMEOUT(desk.session->signedIn(), qPrintable(desk.signInError()), 30000);
         QVERIFY(desk.window->screens().contains("accessPage"));
@@ -553,7 +553,7 @@ private slots:
         QVERIFY(key.size() == 32);
         const std::string uri = "otpauth://totp/Sealtrain:tess?secret=" + key.toStdString();
 
-        const auto longAgo = core::totpStep(std::chrono::system_clock::now()) - 40;
+        const auto longAgo = testing::TestTotpClock::instance().step() - 40;
         QTest::keyClicks(
             tess.find<QLineEdit>("totpNewCode"),
             QString::fromStdString(core::totpCode(testing::totpSecretFromUri(uri), longAgo)));

@@ -5,6 +5,7 @@
 // the site goes.
 #pragma once
 
+#include "../support/totp_clock.h"
 #include "../unit/core_fixture.h"
 #include "ctl_runner.h"
 
@@ -66,10 +67,10 @@ struct Site {
     std::string passphraseFile = secretFile("passphrase", kSitePassphrase);
     std::string passwordFile = secretFile("password", kSitePassword);
     std::map<std::string, std::string> uris;
-    std::map<std::string, std::uint64_t> lastStep;
+    TotpCodes codes;
     std::vector<std::string> admins;  // added by addUser
 
-    Site() { ::setenv("SEALTRAIN_CONTROL", SEALTRAIN_CONTROL_EXECUTABLE, 1); }
+    Site() { ::setenv("SEALTRAIN_CONTROL", SEALTRAIN_CONTROL_TEST_EXECUTABLE, 1); }
     Site(const Site&) = delete;
     Site& operator=(const Site&) = delete;
     ~Site() { (void)api::Profile(client).stopWorkstation(); }
@@ -142,16 +143,9 @@ struct Site {
         return plain(std::move(args));
     }
 
-    // A fresh TOTP step for every sign-in: a code can not be used twice, and the server takes
-    // at most the next step as clock drift, so a third sign-in within one step waits for it.
-    std::string code(const std::string& user)
-    {
-        auto step = std::max(core::totpStep(std::chrono::system_clock::now()), lastStep[user] + 1);
-        while (step > core::totpStep(std::chrono::system_clock::now()) + 1)
-            QThread::msleep(500);
-        lastStep[user] = step;
-        return core::totpCode(totpSecretFromUri(uris.at(user)), step);
-    }
+    // The next code of `user`: a step no earlier sign-in of theirs spent, the test clock moved
+    // forward when it must be (tests/support/totp_clock.h).
+    std::string code(const std::string& user) { return codes.next(user, uris.at(user)); }
 
     CtlOutcome signIn(const std::string& user, const std::string& password = {})
     {

@@ -6,6 +6,7 @@
 // with qFatal: nothing after them could mean anything.
 #pragma once
 
+#include "../support/totp_clock.h"
 #include "../unit/core_fixture.h"
 #include "sealtrain/api/client.h"
 #include "sealtrain/audit/entry.h"
@@ -92,7 +93,7 @@ public:
             qFatal("create: %s", created.error().message().c_str());
         uris_[admin] = created->otpauthUri;
         {
-            auto platform = core::DataDirectory::open(dataDir_, daemonUnlock());
+            auto platform = core::DataDirectory::open(dataDir_, daemonUnlock(), testClockOptions());
             if (!platform)
                 qFatal("open: %s", platform.error().message().c_str());
             auto& plane = (*platform)->controlPlane();
@@ -150,7 +151,7 @@ public:
         const QString ready = QString::fromStdString((runDir_ / "ready.json").string());
         QFile::remove(ready);  // a previous run's, which a SIGKILL left behind
         unixAddress_ = "unix:" + (runDir_ / "control.sock").string();
-        daemon_.setProgram(QStringLiteral(SEALTRAIN_CONTROL_EXECUTABLE));
+        daemon_.setProgram(QStringLiteral(SEALTRAIN_CONTROL_TEST_EXECUTABLE));
         daemon_.setArguments(QStringList{"--data-dir", QString::fromStdString(dataDir_.string()),
                                          "--listen", QString::fromStdString(unixAddress_),
                                          "--listen", "127.0.0.1:0", "--ready-file", ready}
@@ -224,16 +225,9 @@ public:
         return entries;
     }
 
-    // A fresh TOTP step for every sign-in: a code can not be used twice, and the server takes
-    // at most the next step as clock drift, so a third sign-in within one step waits for it.
-    std::string code(const std::string& user)
-    {
-        auto step = std::max(core::totpStep(std::chrono::system_clock::now()), lastStep_[user] + 1);
-        while (step > core::totpStep(std::chrono::system_clock::now()) + 1)
-            QThread::msleep(500);
-        lastStep_[user] = step;
-        return core::totpCode(totpSecretFromUri(uris_.at(user)), step);
-    }
+    // The next code of `user`: a step no earlier sign-in of theirs spent, the test clock moved
+    // forward when it must be (tests/support/totp_clock.h).
+    std::string code(const std::string& user) { return codes_.next(user, uris_.at(user)); }
 
     // A user's TOTP enrollment changed (a completed reset): later codes come from `uri`.
     void reenrolled(const std::string& user, const std::string& uri) { uris_[user] = uri; }
@@ -316,7 +310,7 @@ private:
     std::filesystem::path dataDir_;
     std::filesystem::path runDir_;
     std::map<std::string, std::string> uris_;
-    std::map<std::string, std::uint64_t> lastStep_;
+    testing::TotpCodes codes_;
     std::map<std::string, api::SignedIn> sessions_;
     std::string caPem_;
     QProcess daemon_;

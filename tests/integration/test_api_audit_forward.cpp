@@ -226,7 +226,7 @@ private slots:
         QVERIFY(daemon_.stop());
         QProcess daemon;
         daemon.setProcessChannelMode(QProcess::MergedChannels);
-        daemon.start(QStringLiteral(SEALTRAIN_CONTROL_EXECUTABLE),
+        daemon.start(QStringLiteral(SEALTRAIN_CONTROL_TEST_EXECUTABLE),
                      {"--data-dir", QString::fromStdString(daemon_.dataDir().string()), "--listen",
                       "unix:" + path("other.sock"), "--audit-forward", "syslog"});
         QVERIFY(daemon.waitForStarted());
@@ -245,7 +245,7 @@ private slots:
         writeText(daemon_.runDir() / "typo.conf", "audit-forwrd = \"journal\"\n");
         QProcess daemon;
         daemon.setProcessChannelMode(QProcess::MergedChannels);
-        daemon.start(QStringLiteral(SEALTRAIN_CONTROL_EXECUTABLE),
+        daemon.start(QStringLiteral(SEALTRAIN_CONTROL_TEST_EXECUTABLE),
                      {"--config", path("typo.conf"), "--data-dir",
                       QString::fromStdString(daemon_.dataDir().string()), "--listen",
                       "unix:" + path("other.sock")});

@@ -8,6 +8,7 @@
 // log, the database holds exactly what the log's entries say (nothing unacknowledged is half there:
 // no row without its entry, no entry without its row), and the log, its heads and its witness file
 // verify.
+#include "../support/totp_clock.h"
 #include "../unit/core_fixture.h"
 #include "sealtrain/api/client.h"
 #include "sealtrain/audit/bundle.h"
@@ -86,7 +87,7 @@ class TestApiCrash : public QObject {
     std::string caPem_;
     std::optional<crypto::SecretBytes> databaseKey_;
     std::map<std::string, std::string> uris_;
-    std::map<std::string, std::uint64_t> lastStep_;
+    testing::TotpCodes codes_;
     QProcess daemon_;
     std::string address_;
 
@@ -96,15 +97,9 @@ class TestApiCrash : public QObject {
     std::map<std::string, int> inFlight_;           // by user: 1 when a call was never answered
     std::vector<std::string> failures_;
 
-    // A fresh TOTP step for every sign-in (a code is accepted once; see test_api_daemon).
-    std::string code(const std::string& user)
-    {
-        auto step = std::max(core::totpStep(std::chrono::system_clock::now()), lastStep_[user] + 1);
-        while (step > core::totpStep(std::chrono::system_clock::now()) + 1)
-            QThread::msleep(500);
-        lastStep_[user] = step;
-        return core::totpCode(testing::totpSecretFromUri(uris_[user]), step);
-    }
+    // The next code of `user`: a step no earlier sign-in of theirs spent, the test clock moved
+    // forward when it must be (tests/support/totp_clock.h).
+    std::string code(const std::string& user) { return codes_.next(user, uris_.at(user)); }
 
     api::SignedIn signIn(const std::string& user)
     {
@@ -121,7 +116,7 @@ class TestApiCrash : public QObject {
     {
         const QString ready = tmp_.filePath(QString("ready-%1.json").arg(round));
         address_ = "unix:" + tmp_.filePath("control.sock").toStdString();
-        daemon_.setProgram(QStringLiteral(SEALTRAIN_CONTROL_EXECUTABLE));
+        daemon_.setProgram(QStringLiteral(SEALTRAIN_CONTROL_TEST_EXECUTABLE));
         daemon_.setArguments({"--data-dir", QString::fromStdString(dataDir_.string()), "--listen",
                               QString::fromStdString(address_), "--ready-file", ready});
         daemon_.setProcessChannelMode(QProcess::ForwardedErrorChannel);
@@ -293,7 +288,8 @@ private slots:
         uris_["alice"] = created->otpauthUri;
         {
             // Before the daemon owns it: one admin per client thread.
-            auto platform = core::DataDirectory::open(dataDir_, passphraseUnlock());
+            auto platform = core::DataDirectory::open(dataDir_, passphraseUnlock(),
+                                                      testing::testClockOptions());
             QVERIFY2(platform, platform ? "" : platform.error().message().c_str());
             auto& identity = (*platform)->controlPlane().identity();
             auto token = identity.signIn("alice", secret(kPassword), code("alice"));

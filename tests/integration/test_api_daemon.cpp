@@ -4,6 +4,7 @@
 // jobs. SIGTERM stops it with exit 0, and the refusals are in its audit log afterwards. The
 // transport attacks (plaintext, other CAs, expired or revoked certificates, TLS 1.2) are
 // test_api_transport's.
+#include "../support/totp_clock.h"
 #include "../unit/core_fixture.h"
 #include "sealtrain/api/client.h"
 #include "sealtrain/audit/bundle.h"
@@ -86,7 +87,7 @@ class TestApiDaemon : public QObject {
     QTemporaryDir tmp_;
     std::filesystem::path dataDir_;
     std::map<std::string, std::string> uris_;
-    std::map<std::string, std::uint64_t> lastStep_;
+    testing::TotpCodes codes_;
     std::string caPem_;
     QProcess daemon_;
     std::string unixAddress_;
@@ -94,16 +95,9 @@ class TestApiDaemon : public QObject {
     int tcpPort_ = 0;
     std::string keysCapture_;
 
-    // A fresh TOTP step for every sign-in: a code can not be used twice, and the server takes
-    // at most the next step as clock drift, so a third sign-in within one step waits for it.
-    std::string code(const std::string& user)
-    {
-        auto step = std::max(core::totpStep(std::chrono::system_clock::now()), lastStep_[user] + 1);
-        while (step > core::totpStep(std::chrono::system_clock::now()) + 1)
-            QThread::msleep(500);
-        lastStep_[user] = step;
-        return core::totpCode(testing::totpSecretFromUri(uris_[user]), step);
-    }
+    // The next code of `user`: a step no earlier sign-in of theirs spent, the test clock moved
+    // forward when it must be (tests/support/totp_clock.h).
+    std::string code(const std::string& user) { return codes_.next(user, uris_.at(user)); }
 
     // One session per user and transport, signed in once (sign-ins are rationed by TOTP steps).
     std::map<std::string, api::SignedIn> sessions_;
@@ -158,7 +152,8 @@ private slots:
             unlock.passphrase = [] {
                 return crypto::SecretBytes::fromBytes(secret(kPassphrase).bytes());
             };
-            auto platform = core::DataDirectory::open(dataDir_, unlock);
+            auto platform =
+                core::DataDirectory::open(dataDir_, unlock, testing::testClockOptions());
             QVERIFY2(platform, platform ? "" : platform.error().message().c_str());
             auto& identity = (*platform)->controlPlane().identity();
             auto token = identity.signIn("alice", secret(kPassword), code("alice"));
@@ -189,7 +184,7 @@ private slots:
         const QString socket = tmp_.filePath("control.sock");
         const QString ready = tmp_.filePath("ready.json");
         unixAddress_ = "unix:" + socket.toStdString();
-        daemon_.setProgram(QStringLiteral(SEALTRAIN_CONTROL_EXECUTABLE));
+        daemon_.setProgram(QStringLiteral(SEALTRAIN_CONTROL_TEST_EXECUTABLE));
         daemon_.setArguments({"--data-dir", QString::fromStdString(dataDir_.string()), "--listen",
                               QString::fromStdString(unixAddress_), "--listen", "127.0.0.1:0",
                               "--ready-file", ready, "--max-import-bytes",

@@ -406,7 +406,7 @@ private slots:
         QVERIFY(pending->otpauthUri.starts_with("otpauth://totp/"));
         QVERIFY(pending->expiresUnix > now() + 500 && pending->expiresUnix <= now() + 600);
 
-        const auto longAgo = core::totpStep(std::chrono::system_clock::now()) - 40;
+        const auto longAgo = testing::TestTotpClock::instance().step() - 40;
         auto wrong = erin->sessions().confirmTotpChange(
             core::totpCode(testing::totpSecretFromUri(pending->otpauthUri), longAgo));
         QVERIFY(!wrong);

@@ -37,7 +37,7 @@ private:
     [[nodiscard]] api::LocalControlOptions options(const std::string& runFolder) const
     {
         api::LocalControlOptions local;
-        local.executable = SEALTRAIN_CONTROL_EXECUTABLE;
+        local.executable = SEALTRAIN_CONTROL_TEST_EXECUTABLE;
         local.dataDir = daemon_.dataDir();
         local.runFolder = root_ / runFolder;
         return local;

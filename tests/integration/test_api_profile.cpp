@@ -188,7 +188,7 @@ private slots:
         QCOMPARE((*named)->dataDir, fs::path(daemon_.dataDir()));
         QCOMPARE(profile.endpoint()->address, "unix:" + (root_ / "run" / "control.sock").string());
 
-        auto pid = profile.startWorkstation(SEALTRAIN_CONTROL_EXECUTABLE,
+        auto pid = profile.startWorkstation(SEALTRAIN_CONTROL_TEST_EXECUTABLE,
                                             testing::secret(testing::kDaemonPassphrase));
         QVERIFY2(pid, pid ? "" : pid.error().message().c_str());
         QCOMPARE(profile.workstationPid(), std::optional<pid_t>(*pid));
@@ -198,7 +198,7 @@ private slots:
         const fs::path fds = "/proc/" + std::to_string(*pid) + "/fd";
         for (const char* fd : {"1", "2"})
             QCOMPARE(fs::read_symlink(fds / fd), root_ / "run" / "control.log");
-        auto second = profile.startWorkstation(SEALTRAIN_CONTROL_EXECUTABLE,
+        auto second = profile.startWorkstation(SEALTRAIN_CONTROL_TEST_EXECUTABLE,
                                                testing::secret(testing::kDaemonPassphrase));
         QVERIFY(!second);
         QCOMPARE(second.error().code(), ErrorCode::AlreadyExists);

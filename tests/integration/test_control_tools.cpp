@@ -28,9 +28,11 @@ struct ToolRun {
     std::string err;
 };
 
-ToolRun runTool(const QStringList& arguments, const QByteArray& input)
+ToolRun runTool(const QStringList& arguments, const QByteArray& input,
+                const QProcessEnvironment& environment = QProcessEnvironment::systemEnvironment())
 {
     QProcess tool;
+    tool.setProcessEnvironment(environment);
     tool.start(QStringLiteral(SEALTRAIN_CONTROL_EXECUTABLE), arguments);
     tool.write(input);
     tool.closeWriteChannel();
@@ -128,6 +130,49 @@ private slots:
         QVERIFY(run.lines.back().at("error").get<std::string>().find("first admin's password")
                 != std::string::npos);
         QVERIFY(!std::filesystem::exists(data.toStdString()));
+    }
+
+    // The test clock (issue #51): the release build refuses to serve while
+    // SEALTRAIN_TEST_TOTP_CLOCK is set, before it reads the passphrase or opens the directory, and
+    // writes no ready file; the test build serves the same directory with the same environment
+    // and says on standard error that it is one.
+    void releaseBuildRefusesTheTestClock()
+    {
+        QTemporaryDir dir;
+        const QString data = dir.filePath("data");
+        QCOMPARE(runTool(QStringList{"init", "--data-dir", data, "--admin", "alice"} + fastArgon2(),
+                         "keyring passphrase one\nwinter orchid 42\n")
+                     .code,
+                 0);
+        const QString clock = dir.filePath("totp-clock");
+        std::ofstream(clock.toStdString()) << "3600\n";
+        const QString ready = dir.filePath("ready.json");
+        const QStringList serve{"--data-dir",   data, "--listen", "unix:" + dir.filePath("c.sock"),
+                                "--ready-file", ready};
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        environment.insert("SEALTRAIN_TEST_TOTP_CLOCK", clock);
+
+        const auto refused = runTool(serve, "keyring passphrase one\n", environment);
+        QCOMPARE(refused.code, 1);
+        QVERIFY2(refused.err.find("SEALTRAIN_TEST_TOTP_CLOCK is set, but this sealtrain-control "
+                                  "is a release build")
+                     != std::string::npos,
+                 refused.err.c_str());
+        QVERIFY(!QFile::exists(ready));
+
+        QProcess testBuild;
+        testBuild.setProcessEnvironment(environment);
+        testBuild.start(QStringLiteral(SEALTRAIN_CONTROL_TEST_EXECUTABLE), serve);
+        testBuild.write("keyring passphrase one\n");
+        testBuild.closeWriteChannel();
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(ready) || testBuild.state() == QProcess::NotRunning,
+                                 60000);
+        testBuild.terminate();  // SIGTERM
+        QVERIFY(testBuild.waitForFinished(30000));
+        const QByteArray said = testBuild.readAllStandardError();
+        QVERIFY2(QFile::exists(ready), said.constData());
+        QCOMPARE(testBuild.exitCode(), 0);
+        QVERIFY2(said.contains("TEST BUILD"), said.constData());
     }
 
     void verifyBackupRefusesWhatIsNoBackup()

@@ -7,6 +7,10 @@
 #include <chrono>
 #include <string>
 
+namespace sealtrain::audit {
+class Clock;
+}
+
 namespace sealtrain::core {
 
 struct ControlPlaneOptions {
@@ -32,6 +36,10 @@ struct ControlPlaneOptions {
     // makes a new one.
     std::chrono::seconds enrolmentCodeLifetime{7 * 24 * 3600};
     std::string totpIssuer = "Sealtrain";
+    // Where TOTP codes take their time from; null: the control plane's clock. Only the test
+    // build of the daemon (sealtrain-control-test, SEALTRAIN_TEST_TOTP_CLOCK) and in-process tests
+    // set it, so that a test makes a fresh code without waiting 30 s (docs/development.md).
+    const audit::Clock* totpClock = nullptr;
 };
 
 }  // namespace sealtrain::core

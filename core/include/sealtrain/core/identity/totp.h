@@ -10,7 +10,13 @@
 #include <string>
 #include <string_view>
 
+namespace sealtrain::audit {
+class Clock;
+}
+
 namespace sealtrain::core {
+
+struct ControlPlaneOptions;
 
 inline constexpr std::chrono::seconds kTotpStep{30};
 inline constexpr int kTotpDigits = 6;
@@ -18,6 +24,10 @@ inline constexpr std::size_t kTotpSecretSize = 20;  // 160 bits, as RFC 4226 rec
 
 // The step number of `time`: floor(unix seconds / 30).
 [[nodiscard]] std::uint64_t totpStep(std::chrono::system_clock::time_point time);
+// The step a code is checked at now: from `options.totpClock` where a test set one, else from
+// the control plane's `clock`.
+[[nodiscard]] std::uint64_t currentTotpStep(const ControlPlaneOptions& options,
+                                            const audit::Clock& clock);
 // HOTP(secret, step) as a zero-padded decimal string of `digits` (6 to 8) digits.
 [[nodiscard]] std::string totpCode(const crypto::SecretBytes& secret, std::uint64_t step,
                                    int digits = kTotpDigits);
