@@ -14,6 +14,9 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QIcon>
+#include <QLibraryInfo>
+#include <QLocale>
+#include <QTranslator>
 
 #include <cstdlib>
 #include <filesystem>
@@ -61,6 +64,15 @@ int main(int argc, char** argv)
     parser.addOption(profile);
     parser.addOption(lockAfter);
     parser.process(app);
+    // The user's language, where a translation is installed (docs/gui.md, "Translations"): Qt's
+    // own words (its dialogs' buttons), then ours from share/sealtrain/translations.
+    QTranslator qtWords;
+    if (qtWords.load(QLocale(), "qtbase", "_", QLibraryInfo::path(QLibraryInfo::TranslationsPath)))
+        QApplication::installTranslator(&qtWords);
+    QTranslator ourWords;
+    if (ourWords.load(QLocale(), "sealtrain", "_",
+                      QApplication::applicationDirPath() + "/../share/sealtrain/translations"))
+        QApplication::installTranslator(&ourWords);
 
     sealtrain::gui::Session session(parser.isSet(profile)
                                         ? std::filesystem::path(parser.value(profile).toStdString())

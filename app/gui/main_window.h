@@ -10,7 +10,11 @@
 
 #include <chrono>
 
+class QAction;
+class QLabel;
 class QListWidget;
+class QMenu;
+class QPushButton;
 class QStackedWidget;
 class QTimer;
 
@@ -45,13 +49,30 @@ public:
     bool showScreen(const QString& objectName);
     // Locks at once, as the idle timer does.
     void lock();
+    // Opens the command palette (Ctrl+K) over the window; null when signed out.
+    class CommandPalette* openPalette();
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    struct Screen {
+        QString title;
+        QWidget* widget;
+        QStringList icons;  // freedesktop names, the first the theme has
+    };
+
     void enterWorkspace();
     void leaveWorkspace();
+    // The menu bar, the toolbar and their shortcuts; the workspace's buttons do the same.
+    void buildMenus(QPushButton* password, QPushButton* totp, QPushButton* lockNow,
+                    QPushButton* signOut);
+    void buildStatusBar();
+    void updateStatus();
+    // The audit trail's health for the status bar: forwarding and witnesses (GetServerInfo,
+    // which any signed-in user may ask and which appends no entry).
+    void checkHealth();
+    [[nodiscard]] QList<Screen> allScreens() const;
 
     Session& session_;
     WindowOptions options_;
@@ -70,6 +91,15 @@ private:
     AccessPage* access_;
     QTimer* idle_;
     QTimer* refresh_;
+    QTimer* tick_;  // the status bar's countdown to the lock
+    QMenu* goMenu_ = nullptr;
+    QList<QAction*> screenActions_;     // Go › one per listed screen, Ctrl+1 to Ctrl+8
+    QList<QAction*> workspaceActions_;  // enabled only while signed in
+    QAction* paletteAction_ = nullptr;
+    QLabel* statusEndpoint_ = nullptr;
+    QLabel* statusUser_ = nullptr;
+    QLabel* statusIdle_ = nullptr;
+    QLabel* statusHealth_ = nullptr;
     bool locked_ = false;
 };
 

@@ -22,6 +22,7 @@
 #include <QPushButton>
 #include <QSet>
 #include <QTabBar>
+#include <QToolBar>
 #include <QtTest/QtTest>
 
 #include <fstream>
@@ -78,7 +79,9 @@ inline QStringList unusableControls(const QWidget& root)
             || qobject_cast<const QAbstractSpinBox*>(widget->parentWidget()) != nullptr
             || qobject_cast<const QComboBox*>(widget->parentWidget()) != nullptr
             || qobject_cast<const QAbstractItemView*>(widget->parentWidget()) != nullptr
-            || qobject_cast<const QTabBar*>(widget->parentWidget()) != nullptr)
+            || qobject_cast<const QTabBar*>(widget->parentWidget()) != nullptr
+            // A toolbar's buttons repeat menu actions, each with its shortcut (docs/gui.md).
+            || qobject_cast<const QToolBar*>(widget->parentWidget()) != nullptr)
             continue;
         const QString who = QStringLiteral("%1 (%2)").arg(
             widget->objectName().isEmpty() ? QStringLiteral("unnamed") : widget->objectName(),

@@ -11,6 +11,8 @@
 namespace sealtrain::gui {
 
 class UserTableModel final : public RowModel<api::UserSummary> {
+    Q_OBJECT
+
 public:
     enum Column { Name, State, Grants };
     explicit UserTableModel(QObject* parent = nullptr);
@@ -20,6 +22,8 @@ protected:
 };
 
 class PendingResetTableModel final : public RowModel<api::PendingResetView> {
+    Q_OBJECT
+
 public:
     enum Column { User, RequestedBy, Requested };
     explicit PendingResetTableModel(QObject* parent = nullptr);
@@ -30,6 +34,8 @@ protected:
 };
 
 class RoleTableModel final : public RowModel<api::RoleSummary> {
+    Q_OBJECT
+
 public:
     enum Column { Name, Kind, Permissions };
     explicit RoleTableModel(QObject* parent = nullptr);
@@ -40,6 +46,8 @@ protected:
 };
 
 class SessionTableModel final : public RowModel<api::SessionSummary> {
+    Q_OBJECT
+
 public:
     enum Column { Id, User, Created, LastUsed, State };
     explicit SessionTableModel(QObject* parent = nullptr);

@@ -167,43 +167,38 @@ void AuditPage::reload()
 // docs/formats/audit-forward.md, "Delivery": the counts and times the control plane gives.
 void AuditPage::showForwarding()
 {
-    auto client = session_.client();
-    if (!client)
-        return;
-    runInBackground(
-        this, [client] { return client->platform().serverInfo(); },
-        [this](const Result<api::ServerInfoView>& info) {
-            if (!info) {
-                forwarding_->setText(tr("Forwarding: unknown (%1)").arg(sentence(info.error())));
-                return;
-            }
-            if (!info->auditForwarding) {
-                forwarding_->setText(tr("Forwarding: off. No SIEM receives the entries as they "
-                                        "are written (sealtrain-control --audit-forward)."));
-                return;
-            }
-            const api::AuditForwardingView& f = *info->auditForwarding;
-            QString text = tr("Forwarding to %1: %2 of %3 entries delivered (%4 behind), signed "
-                              "head of %5")
-                               .arg(QString::fromStdString(f.kind))
-                               .arg(f.delivered)
-                               .arg(f.logSize)
-                               .arg(f.lag())
-                               .arg(f.headSize);
-            if (f.lastDeliveryUnix != 0)
-                text += tr("; last delivery %1")
-                            .arg(QDateTime::fromSecsSinceEpoch(f.lastDeliveryUnix)
-                                     .toUTC()
-                                     .toString(Qt::ISODate));
-            if (f.failingSinceUnix != 0)
-                text += tr(". The target refuses lines since %1 (%2 failures); nothing is lost, "
-                           "the entries wait in the signed log.")
-                            .arg(QDateTime::fromSecsSinceEpoch(f.failingSinceUnix)
-                                     .toUTC()
-                                     .toString(Qt::ISODate))
-                            .arg(f.failures);
-            forwarding_->setText(text);
-        });
+    session_.askServerInfo(this, [this](const Result<api::ServerInfoView>& info) {
+        if (!info) {
+            forwarding_->setText(tr("Forwarding: unknown (%1)").arg(sentence(info.error())));
+            return;
+        }
+        if (!info->auditForwarding) {
+            forwarding_->setText(tr("Forwarding: off. No SIEM receives the entries as they "
+                                    "are written (sealtrain-control --audit-forward)."));
+            return;
+        }
+        const api::AuditForwardingView& f = *info->auditForwarding;
+        QString text = tr("Forwarding to %1: %2 of %3 entries delivered (%4 behind), signed "
+                          "head of %5")
+                           .arg(QString::fromStdString(f.kind))
+                           .arg(f.delivered)
+                           .arg(f.logSize)
+                           .arg(f.lag())
+                           .arg(f.headSize);
+        if (f.lastDeliveryUnix != 0)
+            text += tr("; last delivery %1")
+                        .arg(QDateTime::fromSecsSinceEpoch(f.lastDeliveryUnix)
+                                 .toUTC()
+                                 .toString(Qt::ISODate));
+        if (f.failingSinceUnix != 0)
+            text += tr(". The target refuses lines since %1 (%2 failures); nothing is lost, "
+                       "the entries wait in the signed log.")
+                        .arg(QDateTime::fromSecsSinceEpoch(f.failingSinceUnix)
+                                 .toUTC()
+                                 .toString(Qt::ISODate))
+                        .arg(f.failures);
+        forwarding_->setText(text);
+    });
 }
 
 void AuditPage::loadMore()

@@ -9,6 +9,8 @@
 namespace sealtrain::gui {
 
 class AuditTableModel final : public RowModel<api::AuditEntryView> {
+    Q_OBJECT
+
 public:
     enum Column { Sequence, Time, Actor, Action, Target, Outcome, Reason };
     explicit AuditTableModel(QObject* parent = nullptr);

@@ -9,30 +9,25 @@
 
 namespace sealtrain::gui {
 
-namespace {
-
-QString tr(const char* text)
-{
-    return QCoreApplication::translate("HeadCheck", text);
-}
-
-}  // namespace
-
 HeadCheck checkSignedHead(const std::string& note, const std::string& auditKeyPem)
 {
     if (note.empty())
-        return {false, tr("No head has been signed yet.")};
+        return {false, QCoreApplication::translate("HeadCheck", "No head has been signed yet.")};
     auto key = crypto::PublicKey::fromPem(auditKeyPem);
     if (!key)
-        return {false, tr("The control plane published no usable audit key, so the newest head "
-                          "can not be checked.")};
+        return {false, QCoreApplication::translate(
+                           "HeadCheck",
+                           "The control plane published no usable audit key, so the newest head "
+                           "can not be checked.")};
     // The note names its log on its first line; the signature binds that name and the key.
     const std::string origin = note.substr(0, note.find('\n'));
     auto head = audit::verifyTreeHead(note, audit::NoteVerifier{origin, *key});
     if (!head)
-        return {false, tr("The newest head does NOT verify with the audit key: %1")
+        return {false, QCoreApplication::translate(
+                           "HeadCheck", "The newest head does NOT verify with the audit key: %1")
                            .arg(QString::fromStdString(head.error().message()))};
-    return {true, tr("%1 entries, signed %2 with the audit key %3; root %4")
+    return {true, QCoreApplication::translate(
+                      "HeadCheck", "%1 entries, signed %2 with the audit key %3; root %4")
                       .arg(head->size)
                       .arg(QString::fromStdString(audit::formatUtcSeconds(head->timeSeconds)),
                            QString::fromStdString(key->keyId()),

@@ -130,12 +130,17 @@ void DatasetsPage::openImport()
     wizard->open();
 }
 
-void DatasetsPage::reload()
+void DatasetsPage::permit()
 {
     const bool steward = session_.holds("dataset.grant");
     for (QWidget* widget : std::initializer_list<QWidget*>{reader_, grant_, revoke_})
         widget->setVisible(steward);
     import_->setVisible(session_.holds("dataset.import"));
+}
+
+void DatasetsPage::reload()
+{
+    permit();
     auto client = session_.client();
     if (!client)
         return;

@@ -23,6 +23,8 @@ class LineageView;
 class Session;
 
 class DatasetTableModel final : public RowModel<api::DatasetSummary> {
+    Q_OBJECT
+
 public:
     enum Column { Name, Version, Classification, Records, Tokens, Id };
     explicit DatasetTableModel(QObject* parent = nullptr);
@@ -39,6 +41,9 @@ public:
     explicit DatasetsPage(Session& session, QWidget* parent = nullptr);
 
     void reload();
+    // Shows what the signed-in user's permissions allow (import, read grants); reload() does
+    // it too, and the window at sign-in, so that a screen not yet visited offers nothing more.
+    void permit();
     [[nodiscard]] DatasetTableModel& model() const noexcept { return *model_; }
 
 private:

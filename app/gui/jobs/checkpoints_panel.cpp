@@ -51,7 +51,7 @@ CheckpointsPanel::CheckpointsPanel(Session& session, QWidget* parent)
 {
     setObjectName("checkpointsPanel");
     setUpTable(*table_, *model_, "checkpointsTable", tr("The job's checkpoints"));
-    auto* browse = new QPushButton(tr("&Browse…"), this);
+    auto* browse = new QPushButton(tr("Choose a &folder…"), this);
     browse->setObjectName("checkpointBrowse");
     auto* download = new QPushButton(tr("&Download the selected checkpoint"), this);
     download->setObjectName("checkpointDownload");

@@ -22,6 +22,8 @@ namespace sealtrain::gui {
 class Session;
 
 class CheckpointTableModel final : public RowModel<api::JobCheckpointView> {
+    Q_OBJECT
+
 public:
     enum Column { Step, Attempt, Worker, Recorded, SealedSha256 };
     explicit CheckpointTableModel(QObject* parent = nullptr);

@@ -8,6 +8,8 @@
 namespace sealtrain::gui {
 
 class JobTableModel final : public RowModel<api::JobSummary> {
+    Q_OBJECT
+
 public:
     enum Column { Id, Name, Project, State, Submitter, Approver, Worker, Updated };
     explicit JobTableModel(QObject* parent = nullptr);

@@ -132,8 +132,15 @@ JobsPage::~JobsPage()
     stopWatch();
 }
 
+void JobsPage::permit()
+{
+    auto* tabs = findChild<QTabWidget*>("jobTabs");
+    tabs->setTabVisible(tabs->indexOf(newJob_), session_.holds("job.submit"));
+}
+
 void JobsPage::reload()
 {
+    permit();
     auto client = session_.client();
     if (!client)
         return;

@@ -36,6 +36,9 @@ public:
     ~JobsPage() override;
 
     void reload();
+    // Shows the New job tab to those who may submit (reload() and the window at sign-in call
+    // it); the review buttons follow the job shown.
+    void permit();
     [[nodiscard]] JobTableModel& model() const noexcept { return *model_; }
     [[nodiscard]] MetricsChart& chart() const noexcept { return *chart_; }
     [[nodiscard]] CheckpointsPanel& checkpoints() const noexcept { return *checkpoints_; }

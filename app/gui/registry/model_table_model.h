@@ -9,6 +9,8 @@
 namespace sealtrain::gui {
 
 class ModelTableModel final : public RowModel<api::ModelSummaryView> {
+    Q_OBJECT
+
 public:
     enum Column { Name, Project, Versions, Pending, Aliases };
     explicit ModelTableModel(QObject* parent = nullptr);

@@ -108,7 +108,7 @@ VersionsTab::VersionsTab(const ModelCalls& calls, QWidget* parent)
     , requestExport_(namedButton(this, tr("Ask to e&xport"), "exportRequestButton",
                                  tr("Ask that the chosen version be exported")))
 {
-    alias_->setText("production");
+    alias_->setText("production");  // not translated: the alias most teams promote to
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(table_);
     auto* buttons = new QHBoxLayout;

@@ -9,6 +9,8 @@
 namespace sealtrain::gui {
 
 class RunTableModel final : public RowModel<api::RunView> {
+    Q_OBJECT
+
 public:
     enum Column { Id, Name, State, Steps, Loss, ValidationLoss, Restarts, Workers };
     explicit RunTableModel(QObject* parent = nullptr);

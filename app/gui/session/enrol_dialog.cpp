@@ -55,7 +55,7 @@ EnrolDialog::EnrolDialog(Session& session, QWidget* parent)
     name(qr_, "enrolQr", tr("QR code of the new TOTP secret, for an authenticator app"));
     name(secret_, "enrolSecret", tr("The new TOTP key, to type into an authenticator app"));
     name(done_, "enrolDone", tr("Done: sign in"));
-    code_->setPlaceholderText("rc_…");
+    code_->setPlaceholderText("rc_…");  // not translated: the code's own prefix
     code_->setEchoMode(QLineEdit::Password);
     password_->setEchoMode(QLineEdit::Password);
     repeat_->setEchoMode(QLineEdit::Password);

@@ -97,15 +97,13 @@ void OverviewPage::reload()
     auto client = session_.client();
     if (!client)
         return;
-    runInBackground(
-        this, [client] { return client->platform().serverInfo(); },
-        [this](const Result<api::ServerInfoView>& info) {
-            server_->setText(info ? tr("sealtrain-control %1 (%2) at %3")
-                                        .arg(QString::fromStdString(info->version),
-                                             QString::fromStdString(info->apiVersion),
-                                             session_.endpointText())
-                                  : sentence(info.error()));
-        });
+    session_.askServerInfo(this, [this](const Result<api::ServerInfoView>& info) {
+        server_->setText(info ? tr("sealtrain-control %1 (%2) at %3")
+                                    .arg(QString::fromStdString(info->version),
+                                         QString::fromStdString(info->apiVersion),
+                                         session_.endpointText())
+                              : sentence(info.error()));
+    });
     workers_->parentWidget()->setVisible(session_.holds("worker.read"));
     if (session_.holds("worker.read"))
         runInBackground(

@@ -6,6 +6,7 @@
 // forgotten at sign-out.
 #pragma once
 
+#include "common/background.h"
 #include "sealtrain/api/client.h"
 #include "sealtrain/api/profile.h"
 
@@ -32,6 +33,15 @@ public:
     [[nodiscard]] std::shared_ptr<api::ControlClient> client() const { return client_; }
     [[nodiscard]] const std::optional<api::WhoAmI>& who() const noexcept { return who_; }
     [[nodiscard]] bool signedIn() const noexcept { return client_ != nullptr && who_.has_value(); }
+    // Platform.GetServerInfo off the GUI thread (any signed-in user; it appends no entry), its
+    // answer handed to `done` on `receiver`'s thread; nothing when signed out.
+    template <typename Done>
+    void askServerInfo(QObject* receiver, Done done) const
+    {
+        if (auto client = client_)
+            runInBackground(
+                receiver, [client] { return client->platform().serverInfo(); }, std::move(done));
+    }
     // Whether WhoAmI's permissions include `permission` (in any project).
     [[nodiscard]] bool holds(const std::string& permission) const;
     // Where this profile connects, for the sign-in screen ("unix:/…" or "host:port"), or the

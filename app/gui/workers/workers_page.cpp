@@ -107,12 +107,17 @@ WorkersPage::WorkersPage(Session& session, QWidget* parent)
     connect(revoke_, &QPushButton::clicked, this, &WorkersPage::revoke);
 }
 
-void WorkersPage::reload()
+void WorkersPage::permit()
 {
     const bool manages = session_.holds("worker.enroll");
     for (QWidget* widget :
          std::initializer_list<QWidget*>{name_, pool_, token_, tokenShown_, reason_, revoke_})
         widget->setVisible(manages);
+}
+
+void WorkersPage::reload()
+{
+    permit();
     auto client = session_.client();
     if (!client)
         return;

@@ -19,6 +19,8 @@ namespace sealtrain::gui {
 class Session;
 
 class WorkerTableModel final : public RowModel<api::WorkerSummary> {
+    Q_OBJECT
+
 public:
     enum Column { Name, Pool, State, LastSeen, Job, Gpus, Interconnect };
     explicit WorkerTableModel(QObject* parent = nullptr);
@@ -35,6 +37,9 @@ public:
     explicit WorkersPage(Session& session, QWidget* parent = nullptr);
 
     void reload();
+    // Shows the enrolment and revocation controls to those who may enrol (reload() and the
+    // window at sign-in call it).
+    void permit();
     [[nodiscard]] WorkerTableModel& model() const noexcept { return *model_; }
 
 private:
