@@ -6,6 +6,7 @@
 #include "audit/audit_table_model.h"
 #include "audit/head_check.h"
 #include "datasets/dataset_lineage.h"
+#include "datasets/datasets_page.h"
 #include "datasets/import_wizard.h"
 #include "jobs/job_table_model.h"
 #include "jobs/metrics_chart.h"
@@ -20,6 +21,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QAction>
+#include <QClipboard>
+#include <QGuiApplication>
+#include <QTableView>
 #include <QtTest/QtTest>
 
 using namespace sealtrain;
@@ -29,6 +34,51 @@ class TestGuiModels : public QObject {
     Q_OBJECT
 
 private slots:
+    // Every table: a digest elided in the middle with the whole value in its tooltip, rows sorted
+    // by a clicked column as numbers where they are numbers (the selection goes with its row, and
+    // a reload keeps the order), and Ctrl+C copying the current cell's whole value.
+    void tablesElideSortAndCopy()
+    {
+        const std::string digest =
+            "sha256:2f88ee727524404cbcb10992969382a8cfbc1effa9f7fb09296d925deca1703e";
+        DatasetTableModel model;
+        QTableView table;
+        setUpTable(table, model, "datasetsTable", "Datasets");
+        const auto rows = [&] {
+            return std::vector<api::DatasetSummary>{{digest, "notes", 1, "internal", 9, 90},
+                                                    {"sha256:short", "alpha", 2, "public", 1234, 5},
+                                                    {"sha256:x", "zeta", 3, "internal", 10, 7}};
+        };
+        model.setRows(rows());
+        const QModelIndex id = model.index(0, DatasetTableModel::Id);
+        QCOMPARE(id.data().toString(), QString("sha256:2f88ee727524…eca1703e"));
+        QCOMPARE(id.data(Qt::ToolTipRole).toString(), QString::fromStdString(digest));
+        QCOMPARE(id.data(kFullTextRole).toString(), QString::fromStdString(digest));
+        QVERIFY(!model.index(1, DatasetTableModel::Id).data(Qt::ToolTipRole).isValid());
+
+        // Unsorted until a header is clicked: the rows' own order.
+        QCOMPARE(model.rowAt(0)->name, std::string("notes"));
+        table.selectRow(1);                                                  // alpha
+        table.sortByColumn(DatasetTableModel::Records, Qt::AscendingOrder);  // 9, 10, 1,234
+        QCOMPARE(model.rowAt(0)->name, std::string("notes"));
+        QCOMPARE(model.rowAt(1)->name, std::string("zeta"));
+        QCOMPARE(model.rowAt(2)->name, std::string("alpha"));
+        QCOMPARE(table.currentIndex().row(), 2);  // the selection went with alpha
+        table.sortByColumn(DatasetTableModel::Name, Qt::DescendingOrder);
+        QCOMPARE(model.rowAt(0)->name, std::string("zeta"));
+        model.setRows(rows());  // a reload keeps the order asked for
+        QCOMPARE(model.rowAt(0)->name, std::string("zeta"));
+        QCOMPARE(model.rowAt(2)->name, std::string("alpha"));
+
+        table.setCurrentIndex(model.index(1, DatasetTableModel::Id));  // notes
+        auto* copy = table.findChild<QAction*>("datasetsTableCopy");
+        QVERIFY(copy != nullptr);
+        QCOMPARE(copy->shortcut(), QKeySequence(QKeySequence::Copy));
+        QVERIFY(table.actions().contains(copy));  // the context menu's entry
+        copy->trigger();
+        QCOMPARE(QGuiApplication::clipboard()->text(), QString::fromStdString(digest));
+    }
+
     // The overview's newest signed head: shown as signed only when the audit key's signature
     // on it verifies; a head changed in one byte, or signed by another key, says so.
     void signedHeadIsChecked()

@@ -1,6 +1,8 @@
 // A table model over plain rows (the client library's summaries), so that every screen's model
 // is tested without a server (issue #29): a subclass names its columns and says what a cell of
 // a row shows. Rows are replaced whole (setRows) or appended (appendRows, for paging).
+// Every table shows long digests elided in the middle with the whole value in the tooltip, sorts
+// by a clicked column (issue #51) and copies a cell's whole value (setUpTable).
 #pragma once
 
 #include <QAbstractTableModel>
@@ -8,10 +10,22 @@
 #include <QStringList>
 #include <QTableView>
 
+#include <algorithm>
+#include <numeric>
 #include <utility>
 #include <vector>
 
 namespace sealtrain::gui {
+
+// A cell's whole text, digests not elided: what Copy puts on the clipboard.
+inline constexpr int kFullTextRole = Qt::UserRole + 100;
+
+// `text` with each run of 40 or more hex digits (a SHA-256, a key id) shown as its first 12 and
+// last 8 digits around an ellipsis.
+[[nodiscard]] QString elideDigests(const QString& text);
+// Whether cell `a` sorts before cell `b`: as numbers when both read as numbers in the user's
+// locale ("1,234"), else as text in the locale's order.
+[[nodiscard]] bool cellLess(const QVariant& a, const QVariant& b);
 
 template <typename Row>
 class RowModel : public QAbstractTableModel {
@@ -26,6 +40,8 @@ public:
     {
         beginResetModel();
         rows_ = std::move(rows);
+        if (sortColumn_ >= 0)
+            rows_ = sorted(std::move(rows_), nullptr);
         endResetModel();
     }
 
@@ -61,7 +77,38 @@ public:
         const Row* row = rowAt(index.row());
         if (row == nullptr)
             return {};
-        return cell(*row, index.column(), role);
+        if (role == kFullTextRole)
+            return cell(*row, index.column(), Qt::DisplayRole);
+        if (role != Qt::DisplayRole && role != Qt::ToolTipRole)
+            return cell(*row, index.column(), role);
+        const QVariant shown = cell(*row, index.column(), Qt::DisplayRole);
+        const QString elided =
+            shown.typeId() == QMetaType::QString ? elideDigests(shown.toString()) : QString();
+        if (role == Qt::DisplayRole)
+            return shown.typeId() == QMetaType::QString ? QVariant(elided) : shown;
+        QVariant own = cell(*row, index.column(), Qt::ToolTipRole);
+        if (own.isValid() || shown.typeId() != QMetaType::QString || elided == shown.toString())
+            return own;
+        return shown;  // the whole value behind the ellipsis
+    }
+
+    // Sorts by `column` (what the header's click asks); kept through setRows. Appended pages
+    // stay where they arrive.
+    void sort(int column, Qt::SortOrder order) override
+    {
+        if (column < 0 || column >= columnCount())
+            return;
+        sortColumn_ = column;
+        sortOrder_ = order;
+        emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
+        std::vector<int> movedTo;
+        rows_ = sorted(std::move(rows_), &movedTo);
+        const QModelIndexList before = persistentIndexList();
+        QModelIndexList after;
+        for (const QModelIndex& index : before)
+            after << this->index(movedTo[static_cast<std::size_t>(index.row())], index.column());
+        changePersistentIndexList(before, after);
+        emit layoutChanged({}, QAbstractItemModel::VerticalSortHint);
     }
     [[nodiscard]] QVariant headerData(int section, Qt::Orientation orientation,
                                       int role) const override
@@ -77,15 +124,46 @@ protected:
     [[nodiscard]] virtual QVariant cell(const Row& row, int column, int role) const = 0;
 
 private:
+    // `rows` in the order asked; `movedTo`, when given, gets each old row's new place.
+    std::vector<Row> sorted(std::vector<Row> rows, std::vector<int>* movedTo) const
+    {
+        std::vector<int> order(rows.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::vector<QVariant> keys;
+        keys.reserve(rows.size());
+        for (const Row& row : rows)
+            keys.push_back(cell(row, sortColumn_, Qt::DisplayRole));
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+            const auto& ka = keys[static_cast<std::size_t>(a)];
+            const auto& kb = keys[static_cast<std::size_t>(b)];
+            return sortOrder_ == Qt::AscendingOrder ? cellLess(ka, kb) : cellLess(kb, ka);
+        });
+        std::vector<Row> out;
+        out.reserve(rows.size());
+        if (movedTo != nullptr)
+            movedTo->assign(rows.size(), 0);
+        for (std::size_t place = 0; place < order.size(); ++place) {
+            const auto from = static_cast<std::size_t>(order[place]);
+            out.push_back(std::move(rows[from]));
+            if (movedTo != nullptr)
+                (*movedTo)[from] = static_cast<int>(place);
+        }
+        return out;
+    }
+
     QStringList headers_;
     std::vector<Row> rows_;
+    int sortColumn_ = -1;  // -1: the order the rows came in
+    Qt::SortOrder sortOrder_ = Qt::AscendingOrder;
 };
 
 // "2026-12-03 09:00:00 UTC" for Unix seconds (empty for 0).
 [[nodiscard]] QString utcText(std::int64_t unixSeconds);
 
 // A screen's table as every screen has it: named (tests find it), with an accessible name, whole
-// rows selected one at a time, the last column stretched, no row numbers.
+// rows selected one at a time, the last column stretched, no row numbers; sorted by a click on a
+// column's header (none until then: the rows' own order); Ctrl+C and the context menu's "Copy"
+// put the current cell's whole value on the clipboard (a digest unelided).
 void setUpTable(QTableView& table, QAbstractItemModel& model, const char* objectName,
                 const QString& accessibleName);
 
