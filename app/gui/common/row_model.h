@@ -81,7 +81,7 @@ public:
             return cell(*row, index.column(), Qt::DisplayRole);
         if (role != Qt::DisplayRole && role != Qt::ToolTipRole)
             return cell(*row, index.column(), role);
-        const QVariant shown = cell(*row, index.column(), Qt::DisplayRole);
+        QVariant shown = cell(*row, index.column(), Qt::DisplayRole);
         const QString elided =
             shown.typeId() == QMetaType::QString ? elideDigests(shown.toString()) : QString();
         if (role == Qt::DisplayRole)
