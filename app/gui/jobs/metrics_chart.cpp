@@ -6,6 +6,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLineSeries>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <QValueAxis>
 
@@ -34,6 +35,24 @@ void grow(QValueAxis* axisToGrow, double value)
     axisToGrow->applyNiceNumbers();  // ticks at round values
 }
 
+// Appends `points` to `series` in one redraw, growing `x` and `y` to hold them; empties `points`.
+void drawOnto(QLineSeries* series, QList<QPointF>& points, QValueAxis* x, QValueAxis* y)
+{
+    if (points.isEmpty())
+        return;
+    const auto [low, high] =
+        std::minmax_element(points.begin(), points.end(),
+                            [](const QPointF& a, const QPointF& b) { return a.y() < b.y(); });
+    grow(y, low->y());
+    grow(y, high->y());
+    grow(x, points.last().x());
+    // replace() redraws once; append() of a list adds, and redraws, point by point.
+    QList<QPointF> all = series->points();
+    all.append(points);
+    series->replace(all);
+    points.clear();
+}
+
 }  // namespace
 
 MetricsChart::MetricsChart(QWidget* parent)
@@ -47,6 +66,7 @@ MetricsChart::MetricsChart(QWidget* parent)
     , speedX_(axis(tr("step")))
     , tokensY_(axis(tr("tokens/s")))
     , mfuY_(axis(tr("MFU")))
+    , batch_(new QTimer(this))
 {
     setObjectName("metricsChart");
     loss_->setName(tr("loss"));
@@ -88,10 +108,24 @@ MetricsChart::MetricsChart(QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(lossView);
     layout->addWidget(speedView);
+    batch_->setSingleShot(true);
+    batch_->setInterval(100);
+    connect(batch_, &QTimer::timeout, this, &MetricsChart::draw);
+}
+
+void MetricsChart::draw()
+{
+    drawOnto(loss_, newLoss_, lossX_, lossY_);
+    drawOnto(validation_, newValidation_, lossX_, lossY_);
+    drawOnto(tokens_, newTokens_, speedX_, tokensY_);
+    drawOnto(mfu_, newMfu_, speedX_, mfuY_);
 }
 
 void MetricsChart::clear()
 {
+    batch_->stop();
+    for (QList<QPointF>* waiting : {&newLoss_, &newValidation_, &newTokens_, &newMfu_})
+        waiting->clear();
     for (QLineSeries* series : {loss_, validation_, tokens_, mfu_})
         series->clear();
     for (QValueAxis* each : {lossX_, lossY_, speedX_, tokensY_, mfuY_})
@@ -108,30 +142,18 @@ bool MetricsChart::addLine(const std::string& json)
         return false;
     const double step = line.value("step").toDouble();
     bool added = false;
-    if (line.contains("loss")) {
-        loss_->append(step, line.value("loss").toDouble());
-        grow(lossY_, line.value("loss").toDouble());
+    const auto take = [&](const char* name, QList<QPointF>& into) {
+        if (!line.contains(name))
+            return;
+        into.append({step, line.value(name).toDouble()});
         added = true;
-    }
-    if (line.contains("val_loss")) {
-        validation_->append(step, line.value("val_loss").toDouble());
-        grow(lossY_, line.value("val_loss").toDouble());
-        added = true;
-    }
-    if (line.contains("tok_per_s")) {
-        tokens_->append(step, line.value("tok_per_s").toDouble());
-        grow(tokensY_, line.value("tok_per_s").toDouble());
-        added = true;
-    }
-    if (line.contains("mfu")) {
-        mfu_->append(step, line.value("mfu").toDouble());
-        grow(mfuY_, line.value("mfu").toDouble());
-        added = true;
-    }
-    if (added) {
-        grow(lossX_, step);
-        grow(speedX_, step);
-    }
+    };
+    take("loss", newLoss_);
+    take("val_loss", newValidation_);
+    take("tok_per_s", newTokens_);
+    take("mfu", newMfu_);
+    if (added && !batch_->isActive())
+        batch_->start();
     return added;
 }
 
