@@ -383,6 +383,7 @@ void MainWindow::enterWorkspace()
     }
     for (QAction* action : workspaceActions_)
         action->setEnabled(true);
+    access_->permit();
     datasets_->permit();
     jobs_->permit();
     workers_->permit();

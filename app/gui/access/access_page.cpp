@@ -88,19 +88,26 @@ bool AccessPage::selectUser(const QString& user)
     return users_->selectUser(user);
 }
 
+void AccessPage::permit()
+{
+    const bool users = session_.holds(kUserManage);
+    const bool grants = session_.holds(kGrantManage);
+    tabs_->setTabVisible(tabs_->indexOf(users_), users || grants);
+    tabs_->setTabVisible(tabs_->indexOf(resets_), users);
+    tabs_->setTabVisible(tabs_->indexOf(roles_), session_.holds(kRoleManage));
+    tabs_->setTabVisible(tabs_->indexOf(sessions_), session_.holds(kSessionManage));
+    users_->setGrantsShown(grants);
+}
+
 void AccessPage::reload()
 {
     auto client = session_.client();
     if (!client)
         return;
+    permit();
     const bool users = session_.holds(kUserManage);
     const bool roles = session_.holds(kRoleManage);
     const bool grants = session_.holds(kGrantManage);
-    tabs_->setTabVisible(tabs_->indexOf(users_), users || grants);
-    tabs_->setTabVisible(tabs_->indexOf(resets_), users);
-    tabs_->setTabVisible(tabs_->indexOf(roles_), roles);
-    tabs_->setTabVisible(tabs_->indexOf(sessions_), session_.holds(kSessionManage));
-    users_->setGrantsShown(grants);
     if (users || grants)
         runInBackground(
             this, [client] { return client->users().listUsers(); },

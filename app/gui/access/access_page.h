@@ -33,6 +33,9 @@ public:
     [[nodiscard]] static bool allowedFor(const Session& session);
     // Shows the tabs the caller may use and reads their lists again.
     void reload();
+    // Shows the tabs the signed-in user's permissions allow (reload() and the window at sign-in
+    // call it, so that the command palette offers nothing a hidden tab holds).
+    void permit();
     // Forgets what was shown (signing out): the tables and a one-time code still on screen.
     void clear();
 
