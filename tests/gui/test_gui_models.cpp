@@ -24,7 +24,9 @@
 #include <QAction>
 #include <QClipboard>
 #include <QGuiApplication>
+#include <QLineEdit>
 #include <QTableView>
+#include <QVBoxLayout>
 #include <QtTest/QtTest>
 
 using namespace sealtrain;
@@ -77,6 +79,65 @@ private slots:
         QVERIFY(table.actions().contains(copy));  // the context menu's entry
         copy->trigger();
         QCOMPARE(QGuiApplication::clipboard()->text(), QString::fromStdString(digest));
+    }
+
+    // A table's filter field: the rows shown hold every word typed, in any case, in some cell's
+    // whole value (a full digest finds its row though the cell shows it elided); the filter holds
+    // through a reload, an appended page and a sort; Esc empties it and Ctrl+F reaches it.
+    void tablesFilter()
+    {
+        const std::string digest =
+            "sha256:2f88ee727524404cbcb10992969382a8cfbc1effa9f7fb09296d925deca1703e";
+        DatasetTableModel model;
+        QWidget window;
+        auto* table = new QTableView(&window);
+        setUpTable(*table, model, "datasetsTable", "Datasets");
+        QWidget* box = withFilter(*table);
+        auto* layout = new QVBoxLayout(&window);
+        layout->addWidget(box);
+        auto* field = window.findChild<QLineEdit*>("datasetsTableFilter");
+        QVERIFY(field != nullptr);
+        QVERIFY(!field->accessibleName().isEmpty());
+        const auto rows = [&] {
+            return std::vector<api::DatasetSummary>{{digest, "notes", 1, "internal", 9, 90},
+                                                    {"sha256:short", "alpha", 2, "public", 1234, 5},
+                                                    {"sha256:x", "zeta", 3, "internal", 10, 7}};
+        };
+        model.setRows(rows());
+        const auto shown = [&] {
+            QStringList names;
+            for (int row = 0; row < model.rowCount(); ++row)
+                if (!table->isRowHidden(row))
+                    names << QString::fromStdString(model.rowAt(row)->name);
+            return names.join(',');
+        };
+        QCOMPARE(shown(), QString("notes,alpha,zeta"));
+        QTest::keyClicks(field, "INTERNAL");
+        QCOMPARE(shown(), QString("notes,zeta"));
+        field->setText("internal no");  // every word, each anywhere in the row
+        QCOMPARE(shown(), QString("notes"));
+        field->setText(QString::fromStdString(digest));  // the whole digest behind the ellipsis
+        QCOMPARE(shown(), QString("notes"));
+        field->setText("internal");
+        std::vector<api::DatasetSummary> reloaded = rows();
+        std::swap(reloaded[0], reloaded[1]);
+        model.setRows(reloaded);  // a reload, in another order
+        QCOMPARE(shown(), QString("notes,zeta"));
+        model.setRows(rows());
+        model.appendRows(
+            {{"sha256:y", "beta", 4, "internal", 3, 3}, {"sha256:z", "gamma", 5, "public", 3, 3}});
+        QCOMPARE(shown(), QString("notes,zeta,beta"));
+        table->sortByColumn(DatasetTableModel::Name, Qt::AscendingOrder);
+        QCOMPARE(shown(), QString("beta,notes,zeta"));
+        QTest::keyClick(field, Qt::Key_Escape);
+        QVERIFY(field->text().isEmpty());
+        QCOMPARE(shown(), QString("alpha,beta,gamma,notes,zeta"));
+
+        window.show();
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        table->setFocus();
+        QTest::keyClick(table, Qt::Key_F, Qt::ControlModifier);
+        QVERIFY(field->hasFocus());
     }
 
     // The overview's newest signed head: shown as signed only when the audit key's signature

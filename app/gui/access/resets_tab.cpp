@@ -25,7 +25,7 @@ ResetsTab::ResetsTab(const AccessCalls& calls,
     note->setWordWrap(true);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(note);
-    layout->addWidget(table_, 1);
+    layout->addWidget(withFilter(*table_), 1);
     layout->addWidget(approve, 0, Qt::AlignLeft);
     connect(approve, &QPushButton::clicked, this, [this] {
         const api::PendingResetView* pending = resets_->rowAt(table_->currentIndex().row());

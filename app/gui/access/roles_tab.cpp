@@ -30,7 +30,7 @@ RolesTab::RolesTab(const AccessCalls& calls, QWidget* parent)
     createRow->addWidget(create);
     createRow->addWidget(remove);
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(table_, 2);
+    layout->addWidget(withFilter(*table_), 2);
     layout->addWidget(new QLabel(tr("A new role's permissions (tick them):"), this));
     layout->addWidget(permissions_, 2);
     layout->addLayout(createRow);

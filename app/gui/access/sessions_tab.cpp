@@ -18,7 +18,7 @@ SessionsTab::SessionsTab(const AccessCalls& calls, QWidget* parent)
     setUpTable(*table_, *sessions_, "sessionsTable", tr("Sessions"));
     auto* end = namedButton(tr("&End every session of this user"), "endSessionsButton", this);
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(table_, 1);
+    layout->addWidget(withFilter(*table_), 1);
     layout->addWidget(end, 0, Qt::AlignLeft);
     connect(end, &QPushButton::clicked, this, [this] {
         const api::SessionSummary* row = sessions_->rowAt(table_->currentIndex().row());

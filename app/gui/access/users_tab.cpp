@@ -25,7 +25,7 @@ UsersTab::UsersTab(const AccessCalls& calls, QWidget* parent)
     setObjectName("usersTab");
     setUpTable(*table_, *users_, "usersTable", tr("Users"));
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(table_, 1);
+    layout->addWidget(withFilter(*table_), 1);
     addUserRow();
     addGrantBox();
     newUser_ = namedField(this, "newUserName", tr("New user's name"), tr("new user's name"));

@@ -7,8 +7,10 @@
 #include <QDateTime>
 #include <QGuiApplication>
 #include <QHeaderView>
+#include <QKeyEvent>
 #include <QLocale>
 #include <QRegularExpression>
+#include <QVBoxLayout>
 
 namespace sealtrain::gui {
 
@@ -70,6 +72,84 @@ void setUpTable(QTableView& table, QAbstractItemModel& model, const char* object
     });
     table.addAction(copy);
     table.setContextMenuPolicy(Qt::ActionsContextMenu);
+}
+
+bool rowMatches(const QAbstractItemModel& model, int row, const QString& filter)
+{
+    const QStringList words = filter.split(QChar(' '), Qt::SkipEmptyParts);
+    if (words.isEmpty())
+        return true;
+    QString cells;
+    for (int column = 0; column < model.columnCount(); ++column) {
+        const QModelIndex index = model.index(row, column);
+        QVariant whole = index.data(kFullTextRole);
+        if (!whole.isValid())
+            whole = index.data(Qt::DisplayRole);
+        cells += whole.toString() + QChar('\n');
+    }
+    return std::all_of(words.begin(), words.end(), [&cells](const QString& word) {
+        return cells.contains(word, Qt::CaseInsensitive);
+    });
+}
+
+namespace {
+
+// Hides the rows of `table` the filter's text does not match.
+void applyFilter(QTableView& table, const QString& filter)
+{
+    const QAbstractItemModel& model = *table.model();
+    for (int row = 0; row < model.rowCount(); ++row)
+        table.setRowHidden(row, !rowMatches(model, row, filter));
+    if (table.currentIndex().isValid() && table.isRowHidden(table.currentIndex().row()))
+        table.clearSelection();
+}
+
+// Esc in the filter field empties it (and shows every row again).
+class FilterField final : public QLineEdit {
+public:
+    using QLineEdit::QLineEdit;
+
+protected:
+    void keyPressEvent(QKeyEvent* event) override
+    {
+        if (event->key() == Qt::Key_Escape && !text().isEmpty()) {
+            clear();
+            return;
+        }
+        QLineEdit::keyPressEvent(event);
+    }
+};
+
+}  // namespace
+
+QWidget* withFilter(QTableView& table)
+{
+    auto* box = new QWidget(table.parentWidget());
+    auto* field = new FilterField(box);
+    field->setObjectName(table.objectName() + QStringLiteral("Filter"));
+    field->setAccessibleName(
+        QCoreApplication::translate("Table", "Filter %1").arg(table.accessibleName()));
+    field->setPlaceholderText(QCoreApplication::translate("Table", "Filter (Ctrl+F)"));
+    field->setClearButtonEnabled(true);
+    auto* layout = new QVBoxLayout(box);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(field);
+    layout->addWidget(&table, 1);
+    const auto reapply = [&table, field] { applyFilter(table, field->text()); };
+    QObject::connect(field, &QLineEdit::textChanged, &table, reapply);
+    QAbstractItemModel* model = table.model();
+    QObject::connect(model, &QAbstractItemModel::modelReset, &table, reapply);
+    QObject::connect(model, &QAbstractItemModel::rowsInserted, &table, reapply);
+    QObject::connect(model, &QAbstractItemModel::layoutChanged, &table, reapply);
+    auto* find = new QAction(QCoreApplication::translate("Table", "&Filter"), &table);
+    find->setShortcut(QKeySequence::Find);
+    find->setShortcutContext(Qt::WidgetShortcut);
+    QObject::connect(find, &QAction::triggered, field, [field] {
+        field->setFocus(Qt::ShortcutFocusReason);
+        field->selectAll();
+    });
+    table.addAction(find);
+    return box;
 }
 
 QLineEdit* namedField(QWidget* parent, const char* objectName, const QString& accessibleName,

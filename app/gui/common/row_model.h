@@ -167,6 +167,15 @@ private:
 void setUpTable(QTableView& table, QAbstractItemModel& model, const char* objectName,
                 const QString& accessibleName);
 
+// `table` under a filter field named "<table's name>Filter" (issue #51), in a widget to lay out
+// in its place: the rows shown are those where every word typed is part of some cell's whole
+// value, in any case (so a whole digest finds its row); Ctrl+F in the table goes to the field,
+// Esc in the field empties it. Rows are hidden, not removed, so a screen's model rows keep their
+// places; the filter holds through reloads, appended pages and sorting.
+[[nodiscard]] QWidget* withFilter(QTableView& table);
+// Whether `row` of `model` holds every word of `filter` (what withFilter shows).
+[[nodiscard]] bool rowMatches(const QAbstractItemModel& model, int row, const QString& filter);
+
 // A text field as every form has it: named (tests find it), with an accessible name and a hint.
 [[nodiscard]] QLineEdit* namedField(QWidget* parent, const char* objectName,
                                     const QString& accessibleName, const QString& placeholder = {});

@@ -104,7 +104,7 @@ DatasetsPage::DatasetsPage(Session& session, QWidget* parent)
     sideLayout->addLayout(grants);
     sideLayout->addWidget(status_);
     auto* split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(table_);
+    split->addWidget(withFilter(*table_));
     split->addWidget(side);
     split->setStretchFactor(0, 2);
     split->setStretchFactor(1, 3);

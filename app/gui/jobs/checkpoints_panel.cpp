@@ -63,7 +63,7 @@ CheckpointsPanel::CheckpointsPanel(Session& session, QWidget* parent)
     row->addWidget(browse);
     row->addWidget(download);
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(table_, 1);
+    layout->addWidget(withFilter(*table_), 1);
     layout->addLayout(row);
     layout->addWidget(status_);
     connect(browse, &QPushButton::clicked, this, [this] {

@@ -101,7 +101,7 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     detailsLayout->addWidget(error_);
     detailsLayout->addWidget(tabs, 1);
     auto* split = new QSplitter(Qt::Horizontal, this);
-    split->addWidget(table_);
+    split->addWidget(withFilter(*table_));
     split->addWidget(details);
     split->setStretchFactor(0, 2);
     split->setStretchFactor(1, 3);

@@ -57,7 +57,7 @@ ModelsPage::ModelsPage(Session& session, QWidget* parent)
     detailsLayout->addWidget(tabs_, 1);
     detailsLayout->addWidget(reason_);
     auto* split = new QSplitter(Qt::Horizontal, this);
-    split->addWidget(table_);
+    split->addWidget(withFilter(*table_));
     split->addWidget(details);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 2);

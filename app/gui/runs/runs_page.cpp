@@ -133,7 +133,7 @@ RunsPage::RunsPage(Session& session, QWidget* parent)
     detailsLayout->addLayout(buttons);
     detailsLayout->addWidget(tabs, 2);
     auto* split = new QSplitter(Qt::Horizontal, this);
-    split->addWidget(table_);
+    split->addWidget(withFilter(*table_));
     split->addWidget(details);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 1);

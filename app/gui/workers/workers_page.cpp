@@ -97,7 +97,7 @@ WorkersPage::WorkersPage(Session& session, QWidget* parent)
     revokeRow->addWidget(reason_, 1);
     revokeRow->addWidget(revoke_);
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(table_, 1);
+    layout->addWidget(withFilter(*table_), 1);
     layout->addLayout(revokeRow);
     layout->addLayout(enrol);
     layout->addWidget(tokenShown_);
