@@ -7,6 +7,7 @@
 #include "ctl.h"
 #include "passphrase.h"
 
+#include "sealtrain/api/backup_record.h"
 #include "sealtrain/api/data_directory_tools.h"
 #include "sealtrain/base/progress.h"
 
@@ -14,6 +15,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -66,6 +68,61 @@ int takeBackup(const CommandRegistry& registry, const BackupOptions& options)
     if (received->referenced > 0)
         registry.out() << "A restore needs the referenced files too: keep a copy of the data "
                           "directory's datasets/, runs/, jobs/ and models/ (--objects-from).\n";
+    const api::Profile profile = options.client.profile();
+    const auto endpoint = profile.endpoint();
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    if (auto noted = api::rememberBackup(
+            profile, {options.out, std::chrono::duration_cast<std::chrono::seconds>(now).count(),
+                      endpoint ? endpoint->address : std::string(), *received});
+        !noted)
+        registry.err() << fmt::format("The backup is written, but noting it as the last one "
+                                      "failed: {}\n",
+                                      noted.error().message());
+    return kExitOk;
+}
+
+// How long ago `takenUnix` was, for people: "3 days", "5 hours", "12 minutes".
+std::string ageText(std::int64_t takenUnix)
+{
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    const std::int64_t seconds = std::max<std::int64_t>(0, now - takenUnix);
+    constexpr std::int64_t kHour = 3600;
+    constexpr std::int64_t kDay = 24 * kHour;
+    if (seconds >= 2 * kDay)
+        return fmt::format("{} days", seconds / kDay);
+    if (seconds >= 2 * kHour)
+        return fmt::format("{} hours", seconds / kHour);
+    return fmt::format("{} minutes", seconds / 60);
+}
+
+// `backup last`: the profile's note of the newest archive received, and whether it is still
+// there; exit 1 when none was noted or it is gone (a cron job's check).
+int lastBackup(const CommandRegistry& registry, const ClientOptions& client)
+{
+    auto record = api::lastBackup(client.profile());
+    if (!record)
+        return registry.fail(record.error());
+    if (!*record)
+        return registry.fail(Error(ErrorCode::NotFound,
+                                   "This profile has taken no backup yet; take one with "
+                                   "`sealtrainctl backup --out FILE`."));
+    const api::BackupRecord& last = **record;
+    std::error_code error;
+    const bool there = std::filesystem::exists(last.archive, error);
+    registry.out() << fmt::format("Last backup: {}\n"
+                                  "Taken:       {} ago ({}), from {}\n"
+                                  "Audit head:  {} entries; {} files ({} referenced by digest)\n"
+                                  "SHA-256:     {}\n",
+                                  last.archive.string(), ageText(last.takenUnix),
+                                  utcText(last.takenUnix), last.endpoint, last.facts.head,
+                                  last.facts.files, last.facts.referenced, last.facts.sha256);
+    if (!there)
+        return registry.fail(
+            Error(ErrorCode::NotFound, fmt::format("The archive is no longer at {}; find where it "
+                                                   "was moved, or take a new backup.",
+                                                   last.archive.string())));
     return kExitOk;
 }
 
@@ -180,6 +237,12 @@ void registerBackupCommands(CLI::App& app, CommandRegistry& registry)
                      "The platform's audit public key (signing.pub.pem, or `sealtrainctl "
                      "signing-keys`)")
         ->required();
+    auto lastOptions = std::make_shared<ClientOptions>();
+    auto* last = backup->add_subcommand(
+        "last", "Where this profile's newest backup went, how old it is and whether the archive "
+                "is still there (exit 1 when there is none)");
+    addClientOptions(last, *lastOptions, false);
+    registry.onRun(last, [lastOptions, &registry] { return lastBackup(registry, *lastOptions); });
     // `backup verify` before `backup`: both are parsed when the subcommand is chosen.
     registry.onRun(verify,
                    [verifyOptions, &registry] { return verifyBackup(registry, *verifyOptions); });

@@ -8,18 +8,12 @@
 #include "commands.h"
 #include "compliance_report.h"
 #include "ctl.h"
-#include "input_file.h"
 
-#include "sealtrain/audit/bundle.h"
 #include "sealtrain/audit/tree_head.h"
-#include "sealtrain/base/encoding.h"
-#include "sealtrain/crypto/hash.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,60 +46,6 @@ Result<std::optional<std::int64_t>> periodEnd(const std::string& text, const cha
     return std::optional<std::int64_t>(*seconds);
 }
 
-// The report for programs (docs/formats/compliance-report.md).
-nlohmann::ordered_json reportJson(const api::ComplianceReportView& report,
-                                  const report::ComplianceSource& source)
-{
-    using Json = nlohmann::ordered_json;
-    const auto end = [](const std::optional<std::int64_t>& seconds) {
-        return seconds ? Json(audit::formatUtcSeconds(*seconds)) : Json(nullptr);
-    };
-    Json controls = Json::array();
-    std::map<std::string, int> summary{{"passed", 0}, {"failed", 0}, {"no evidence", 0}};
-    for (const auto& control : report.controls) {
-        ++summary[control.verdict];
-        Json claims = Json::array();
-        for (const auto& claim : control.claims)
-            claims.push_back({{"kind", claim.kind},
-                              {"text", claim.text},
-                              {"broken", claim.broken},
-                              {"count", claim.count},
-                              {"cited", claim.sequences}});
-        controls.push_back({{"framework", control.framework},
-                            {"id", control.id},
-                            {"title", control.title},
-                            {"verdict", control.verdict},
-                            {"claims", std::move(claims)},
-                            {"tests", control.tests}});
-    }
-    return {{"format", "sealtrain-compliance-report/1"},
-            {"origin", report.origin},
-            {"generated_at", report.generatedAt},
-            {"auditor", report.auditor},
-            {"period", {{"from", end(report.fromUnixSeconds)}, {"to", end(report.toUnixSeconds)}}},
-            {"entries_in_period", report.inPeriod},
-            {"log_size", report.logSize},
-            {"report_entry", report.reportEntry},
-            {"summary",
-             {{"passed", summary["passed"]},
-              {"failed", summary["failed"]},
-              {"no_evidence", summary["no evidence"]}}},
-            {"controls", std::move(controls)},
-            {"bundle",
-             {{"file", source.bundleName},
-              {"sha256", source.bundleSha256},
-              {"key_id", source.bundleKeyId},
-              {"cited", report.cited}}}};
-}
-
-// The bundle's default name: the PDF's, with .bundle for .pdf ("report.pdf" -> "report.bundle").
-std::string defaultBundle(const std::string& pdf)
-{
-    std::filesystem::path path(pdf);
-    path.replace_extension(".bundle");
-    return path.string();
-}
-
 std::string citedText(const std::vector<std::uint64_t>& sequences)
 {
     std::string out;
@@ -116,11 +56,14 @@ std::string citedText(const std::vector<std::uint64_t>& sequences)
 
 int writeComplianceReport(const CommandRegistry& registry, const ComplianceOptions& options)
 {
-    const std::string bundlePath =
-        options.bundle.empty() ? defaultBundle(options.out) : options.bundle;
-    if (bundlePath == options.out)
+    report::ComplianceOutputs outputs{options.out,
+                                      options.bundle.empty()
+                                          ? report::defaultBundlePath(options.out)
+                                          : std::filesystem::path(options.bundle),
+                                      options.json};
+    if (outputs.bundle == outputs.pdf)
         return registry.failUsage("Give the bundle a name other than the PDF's (--bundle).");
-    if (!options.json.empty() && (options.json == options.out || options.json == bundlePath))
+    if (!outputs.json.empty() && (outputs.json == outputs.pdf || outputs.json == outputs.bundle))
         return registry.failUsage("Give the JSON report a name of its own (--json).");
     auto from = periodEnd(options.from, "--from");
     if (!from)
@@ -131,52 +74,18 @@ int writeComplianceReport(const CommandRegistry& registry, const ComplianceOptio
     if (*from && *to && **from >= **to)
         return registry.failUsage(
             "The period ends before it begins; give a --from before the --to.");
-    std::vector<std::string> outputs{options.out, bundlePath};
-    if (!options.json.empty())
-        outputs.push_back(options.json);
-    for (const std::string& path : outputs)
-        if (std::filesystem::exists(path))
-            return registry.fail(
-                Error(ErrorCode::AlreadyExists,
-                      fmt::format("'{}' exists already; remove it or name another file.", path)));
+    if (auto free = report::checkComplianceOutputs(outputs); !free)
+        return registry.fail(free.error());
     auto client = signedInClient(options.client, registry.err());
     if (!client)
         return registry.fail(client.error());
     auto report = (*client)->compliance().complianceReport({*from, *to});
     if (!report)
         return registry.fail(report.error());
-
-    // Checked here before it is shipped: its signatures, proofs and signed selection.
-    const auto verified = audit::verifyBundle(report->bundle, {"", std::nullopt, false});
-    report::ComplianceSource source;
-    source.bundleName = std::filesystem::path(bundlePath).filename().string();
-    source.bundleSha256 = toHex(crypto::sha256(asBytes(report->bundle)));
-    source.bundleKeyId = verified.keyId;
-    source.bundleVerdict = verified.ok() ? "signatures, proofs and selection hold (verify it "
-                                           "with the platform's audit key to trust it)"
-                                         : "FAILED: " + verified.errors.front();
-    if (!verified.ok())
-        return registry.fail(
-            Error(ErrorCode::Integrity, "The control plane's evidence bundle does not verify ("
-                                            + verified.errors.front()
-                                            + "); report this to the platform's operators."));
-    auto pdf = report::renderCompliancePdf(*report, source);
-    if (!pdf)
-        return registry.fail(pdf.error());
-    if (auto written = writeOutputFile(bundlePath, asBytes(report->bundle), "evidence bundle");
-        !written)
+    auto written = report::writeComplianceReport(*report, outputs, "sealtrainctl");
+    if (!written)
         return registry.fail(written.error());
-    if (!options.json.empty()) {
-        const std::string json = reportJson(*report, source).dump(2) + "\n";
-        if (auto written = writeOutputFile(options.json, asBytes(json), "JSON report"); !written)
-            return registry.fail(written.error());
-    }
-    if (auto written = writeOutputFile(options.out,
-                                       {reinterpret_cast<const std::uint8_t*>(pdf->constData()),
-                                        static_cast<std::size_t>(pdf->size())},
-                                       "PDF report");
-        !written)
-        return registry.fail(written.error());
+    const std::string bundlePath = outputs.bundle.string();
 
     auto& out = registry.out();
     std::size_t passed = 0;

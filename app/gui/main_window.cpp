@@ -8,6 +8,7 @@
 #include "datasets/datasets_page.h"
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
+#include "operations/operations_page.h"
 #include "registry/models_page.h"
 #include "runs/runs_page.h"
 #include "session/overview_page.h"
@@ -59,6 +60,7 @@ MainWindow::MainWindow(Session& session, WindowOptions options, QWidget* parent)
     , workers_(new WorkersPage(session, screens_))
     , audit_(new AuditPage(session, screens_))
     , access_(new AccessPage(session, screens_))
+    , operations_(new OperationsPage(session, screens_))
     , idle_(new QTimer(this))
     , refresh_(new QTimer(this))
     , tick_(new QTimer(this))
@@ -86,8 +88,8 @@ MainWindow::MainWindow(Session& session, WindowOptions options, QWidget* parent)
     auto* columns = new QHBoxLayout(workspace_);
     columns->addLayout(side);
     columns->addWidget(screens_, 1);
-    for (QWidget* screen : std::initializer_list<QWidget*>{overview_, datasets_, jobs_, runs_,
-                                                           models_, workers_, audit_, access_})
+    for (QWidget* screen : std::initializer_list<QWidget*>{
+             overview_, datasets_, jobs_, runs_, models_, workers_, audit_, access_, operations_})
         screens_->addWidget(screen);
     pages_->addWidget(signIn_);
     pages_->addWidget(workspace_);
@@ -136,6 +138,7 @@ QList<MainWindow::Screen> MainWindow::allScreens() const
         {tr("Workers"), workers_, {"computer", "network-server"}},
         {tr("Audit"), audit_, {"view-list-details", "document-properties", "text-x-generic"}},
         {tr("Users and roles"), access_, {"system-users", "user-identity", "avatar-default"}},
+        {tr("Operations"), operations_, {"preferences-system", "applications-system"}},
     };
 }
 
@@ -346,6 +349,8 @@ bool MainWindow::showScreen(const QString& objectName)
             audit_->reload();
         else if (screen == access_)
             access_->reload();
+        else if (screen == operations_)
+            operations_->reload();
         return true;
     }
     return false;
@@ -367,6 +372,7 @@ void MainWindow::enterWorkspace()
         {workers_, session_.holds("worker.read")},
         {audit_, session_.holds("audit.read")},
         {access_, AccessPage::allowedFor(session_)},
+        {operations_, OperationsPage::allowedFor(session_)},
     };
     for (const Screen& screen : allScreens()) {
         if (!allowed.at(screen.widget))
@@ -387,6 +393,7 @@ void MainWindow::enterWorkspace()
     datasets_->permit();
     jobs_->permit();
     workers_->permit();
+    operations_->permit();
     tick_->start();
     checkHealth();
     pages_->setCurrentWidget(workspace_);
@@ -418,6 +425,7 @@ void MainWindow::leaveWorkspace()
     workers_->model().setRows({});
     audit_->model().setRows({});
     access_->clear();
+    operations_->clear();
     pages_->setCurrentWidget(signIn_);
     signIn_->setLocked(locked_, {});
     updateStatus();

@@ -21,6 +21,7 @@ class QTimer;
 namespace sealtrain::gui {
 
 class AccessPage;
+class OperationsPage;
 class AuditPage;
 class DatasetsPage;
 class JobsPage;
@@ -89,11 +90,12 @@ private:
     WorkersPage* workers_;
     AuditPage* audit_;
     AccessPage* access_;
+    OperationsPage* operations_;
     QTimer* idle_;
     QTimer* refresh_;
     QTimer* tick_;  // the status bar's countdown to the lock
     QMenu* goMenu_ = nullptr;
-    QList<QAction*> screenActions_;     // Go › one per listed screen, Ctrl+1 to Ctrl+8
+    QList<QAction*> screenActions_;     // Go › one per listed screen, Ctrl+1 to Ctrl+9
     QList<QAction*> workspaceActions_;  // enabled only while signed in
     QAction* paletteAction_ = nullptr;
     QLabel* statusEndpoint_ = nullptr;

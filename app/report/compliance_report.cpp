@@ -1,13 +1,25 @@
-// The compliance report's PDF: HTML laid out by QTextDocument, printed by printHtmlToPdf.
+// The compliance report's PDF (HTML laid out by QTextDocument, printed by printHtmlToPdf) and
+// its JSON for programs.
 #include "compliance_report.h"
 
 #include "audit_report.h"
 #include "report_html.h"
 
+#include "sealtrain/audit/bundle.h"
+#include "sealtrain/audit/tree_head.h"
+#include "sealtrain/base/byte_io.h"
+#include "sealtrain/base/encoding.h"
+#include "sealtrain/crypto/hash.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
 #include <QString>
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 namespace sealtrain::report {
 namespace {
@@ -128,6 +140,124 @@ Result<QByteArray> renderCompliancePdf(const api::ComplianceReportView& report,
 {
     return printHtmlToPdf(reportHtml(report, source), "Sealtrain compliance report",
                           source.creator);
+}
+
+// The report for programs (docs/formats/compliance-report.md).
+std::string complianceJson(const api::ComplianceReportView& report, const ComplianceSource& source)
+{
+    using Json = nlohmann::ordered_json;
+    const auto end = [](const std::optional<std::int64_t>& seconds) {
+        return seconds ? Json(audit::formatUtcSeconds(*seconds)) : Json(nullptr);
+    };
+    Json controls = Json::array();
+    std::map<std::string, int> summary{{"passed", 0}, {"failed", 0}, {"no evidence", 0}};
+    for (const auto& control : report.controls) {
+        ++summary[control.verdict];
+        Json claims = Json::array();
+        for (const auto& claim : control.claims)
+            claims.push_back({{"kind", claim.kind},
+                              {"text", claim.text},
+                              {"broken", claim.broken},
+                              {"count", claim.count},
+                              {"cited", claim.sequences}});
+        controls.push_back({{"framework", control.framework},
+                            {"id", control.id},
+                            {"title", control.title},
+                            {"verdict", control.verdict},
+                            {"claims", std::move(claims)},
+                            {"tests", control.tests}});
+    }
+    const Json document{
+        {"format", "sealtrain-compliance-report/1"},
+        {"origin", report.origin},
+        {"generated_at", report.generatedAt},
+        {"auditor", report.auditor},
+        {"period", {{"from", end(report.fromUnixSeconds)}, {"to", end(report.toUnixSeconds)}}},
+        {"entries_in_period", report.inPeriod},
+        {"log_size", report.logSize},
+        {"report_entry", report.reportEntry},
+        {"summary",
+         {{"passed", summary["passed"]},
+          {"failed", summary["failed"]},
+          {"no_evidence", summary["no evidence"]}}},
+        {"controls", std::move(controls)},
+        {"bundle",
+         {{"file", source.bundleName},
+          {"sha256", source.bundleSha256},
+          {"key_id", source.bundleKeyId},
+          {"cited", report.cited}}}};
+    return document.dump(2) + "\n";
+}
+
+std::filesystem::path defaultBundlePath(const std::filesystem::path& pdf)
+{
+    std::filesystem::path path(pdf);
+    path.replace_extension(".bundle");
+    return path;
+}
+
+Result<void> checkComplianceOutputs(const ComplianceOutputs& outputs)
+{
+    if (outputs.bundle == outputs.pdf)
+        return Error(ErrorCode::InvalidArgument,
+                     "Give the evidence bundle a name other than the PDF's.");
+    if (!outputs.json.empty() && (outputs.json == outputs.pdf || outputs.json == outputs.bundle))
+        return Error(ErrorCode::InvalidArgument, "Give the JSON report a name of its own.");
+    for (const auto& path : {outputs.pdf, outputs.bundle, outputs.json}) {
+        std::error_code error;
+        if (!path.empty() && std::filesystem::exists(path, error))
+            return Error(
+                ErrorCode::AlreadyExists,
+                fmt::format("'{}' exists already; remove it or name another file.", path.string()));
+    }
+    return success();
+}
+
+namespace {
+
+Result<void> writeOutput(const std::filesystem::path& path, std::span<const std::uint8_t> bytes,
+                         const std::string& what)
+{
+    auto written = writeFileAtomically(path, bytes, AtomicFileSink::Overwrite::Refuse,
+                                       AtomicFileSink::kPrivateMode);
+    if (!written)
+        return written.error().withContext("Cannot write the " + what + " '" + path.string() + "'");
+    return written;
+}
+
+}  // namespace
+
+Result<ComplianceWritten> writeComplianceReport(const api::ComplianceReportView& report,
+                                                const ComplianceOutputs& outputs,
+                                                const std::string& creator)
+{
+    SEALTRAIN_TRY(checkComplianceOutputs(outputs));
+    // Checked here before it is shipped: its signatures, proofs and signed selection.
+    auto verified = audit::verifyBundle(report.bundle, {"", std::nullopt, true});
+    if (!verified.ok())
+        return Error(ErrorCode::Integrity, "The control plane's evidence bundle does not verify ("
+                                               + verified.errors.front()
+                                               + "); report this to the platform's operators.");
+    ComplianceWritten written;
+    written.source.bundleName = outputs.bundle.filename().string();
+    written.source.bundleSha256 = toHex(crypto::sha256(asBytes(report.bundle)));
+    written.source.bundleKeyId = verified.keyId;
+    written.source.bundleVerdict = "signatures, proofs and selection hold (verify it with the "
+                                   "platform's audit key to trust it)";
+    written.source.creator = creator;
+    written.cited = std::move(verified.entries);
+    auto pdf = renderCompliancePdf(report, written.source);
+    if (!pdf)
+        return pdf.error();
+    SEALTRAIN_TRY(writeOutput(outputs.bundle, asBytes(report.bundle), "evidence bundle"));
+    if (!outputs.json.empty())
+        SEALTRAIN_TRY(writeOutput(outputs.json, asBytes(complianceJson(report, written.source)),
+                                  "JSON report"));
+    SEALTRAIN_TRY(writeOutput(outputs.pdf,
+                              {reinterpret_cast<const std::uint8_t*>(pdf->constData()),
+                               static_cast<std::size_t>(pdf->size())},
+                              "PDF report"));
+    return written;
 }
 
 }  // namespace sealtrain::report

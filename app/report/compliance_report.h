@@ -5,11 +5,13 @@
 #pragma once
 
 #include "sealtrain/api/compliance_views.h"
+#include "sealtrain/audit/entry.h"
 #include "sealtrain/base/result.h"
 
 #include <QByteArray>
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -29,7 +31,39 @@ struct ComplianceSource {
 // The verdict as the report prints it: "PASSED", "FAILED", "NO EVIDENCE".
 [[nodiscard]] std::string verdictHeading(const std::string& verdict);
 
+// The report for programs (docs/formats/compliance-report.md): JSON, indented, ending in a
+// newline; what `sealtrainctl compliance report --json` and the desktop's Compliance tab write.
+[[nodiscard]] std::string complianceJson(const api::ComplianceReportView& report,
+                                         const ComplianceSource& source);
+
 [[nodiscard]] Result<QByteArray> renderCompliancePdf(const api::ComplianceReportView& report,
                                                      const ComplianceSource& source);
+
+// Where a report goes: the PDF, its evidence bundle and, when `json` is not empty, the JSON.
+struct ComplianceOutputs {
+    std::filesystem::path pdf;
+    std::filesystem::path bundle;
+    std::filesystem::path json;
+};
+
+// The bundle's default name: the PDF's, with .bundle for .pdf ("report.pdf" -> "report.bundle").
+[[nodiscard]] std::filesystem::path defaultBundlePath(const std::filesystem::path& pdf);
+
+// InvalidArgument, saying which to rename, when two of `outputs` are the same file;
+// AlreadyExists when one of them exists (nothing is ever overwritten).
+[[nodiscard]] Result<void> checkComplianceOutputs(const ComplianceOutputs& outputs);
+
+struct ComplianceWritten {
+    ComplianceSource source;
+    std::vector<audit::Entry> cited;  // the evidence bundle's entries, decoded and verified
+};
+
+// Checks the control plane's evidence bundle (signatures, proofs, signed selection) before
+// anything is written, renders the PDF, then writes the bundle, the JSON and the PDF (mode 0600:
+// they name users and data). Integrity, and nothing written, when the bundle does not verify.
+// What `sealtrainctl compliance report` and the desktop's Compliance tab both do.
+[[nodiscard]] Result<ComplianceWritten>
+writeComplianceReport(const api::ComplianceReportView& report, const ComplianceOutputs& outputs,
+                      const std::string& creator);
 
 }  // namespace sealtrain::report

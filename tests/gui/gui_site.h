@@ -135,12 +135,14 @@ public:
 
     [[nodiscard]] QString path(const QString& name) const { return tmp_.filePath(name); }
 
-    Desk open(const std::string& user, gui::WindowOptions options = {})
+    // `controlExecutable`: the sealtrain-control the desk may run tools of (verify-backup).
+    Desk open(const std::string& user, gui::WindowOptions options = {},
+              const std::filesystem::path& controlExecutable = {})
     {
         Desk desk;
         desk.session = std::make_unique<gui::Session>(
             std::filesystem::path(tmp_.path().toStdString()) / ("profile-" + user),
-            std::filesystem::path());
+            controlExecutable);
         desk.window = std::make_unique<gui::MainWindow>(*desk.session, options);
         desk.window->show();
         return desk;

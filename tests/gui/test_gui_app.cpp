@@ -153,7 +153,8 @@ private slots:
                                                      "runsPage", "modelsPage"}));
         auto rita = site_.open("rita");
         site_.signIn(rita, "rita");
-        QCOMPARE(rita.window->screens(), (QStringList{"overviewPage", "auditPage"}));
+        QCOMPARE(rita.window->screens(),
+                 (QStringList{"overviewPage", "auditPage", "operationsPage"}));
         QVERIFY(rita.find<QGroupBox>("overviewBudgets")->isHidden());  // no job permission
         // The single admin's warning is on everyone's overview.
         QTRY_VERIFY_WITH_TIMEOUT(

@@ -595,6 +595,31 @@ private slots:
 
     // A restored backup of control.db would bring back a revoked session: the control plane
     // refuses the database once the witness file holds a newer head than the database's log.
+    // `sealtrainctl backup` notes the archive as the profile's last backup (the note the
+    // desktop's Backup tab reads); `backup last` says where it is and fails once it is gone or
+    // when none was taken.
+    void backupLastSaysWhereTheNewestIs()
+    {
+        Site site;
+        site.open();
+        const auto none = site.ctl({"backup", "last"});
+        QCOMPARE(none.code, kExitFailure);
+        QVERIFY2(none.err.find("no backup yet") != std::string::npos, none.err.c_str());
+        const fs::path archive = site.root / "first.tar";
+        const auto taken = site.ctl({"backup", "--out", archive.string()});
+        QVERIFY2(taken.code == kExitOk, taken.err.c_str());
+        const auto last = site.ctl({"backup", "last"});
+        QVERIFY2(last.code == kExitOk, last.err.c_str());
+        QVERIFY2(last.out.find("Last backup: " + fs::absolute(archive).string())
+                     != std::string::npos,
+                 last.out.c_str());
+        QVERIFY2(last.out.find("minutes ago") != std::string::npos, last.out.c_str());
+        fs::rename(archive, site.root / "moved.tar");
+        const auto gone = site.ctl({"backup", "last"});
+        QCOMPARE(gone.code, kExitFailure);
+        QVERIFY2(gone.err.find("no longer at") != std::string::npos, gone.err.c_str());
+    }
+
     void restoredDatabaseBackupIsRefused()
     {
         Site site;

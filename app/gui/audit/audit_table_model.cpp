@@ -1,11 +1,39 @@
 // The audit table (audit_table_model.h).
 #include "audit_table_model.h"
 
+#include "sealtrain/base/encoding.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QDateTime>
 
 namespace sealtrain::gui {
+
+api::AuditEntryView entryView(const audit::Entry& entry)
+{
+    api::AuditEntryView view;
+    view.sequence = entry.sequence;
+    view.timeNs = entry.timeNs;
+    view.actorKind = audit::actorKindName(entry.actor.kind);
+    view.actor = entry.actor.id;
+    view.actorSession = entry.actor.session;
+    view.authMethod = entry.actor.authMethod;
+    view.action = entry.action;
+    view.targetKind = entry.target.kind;
+    view.targetId = entry.target.id;
+    view.outcome = audit::outcomeName(entry.outcome);
+    view.reason = entry.reason;
+    view.requestId = entry.requestId;
+    view.approvalIds = entry.approvalIds;
+    for (const audit::Detail& detail : entry.details) {
+        if (detail.kind == audit::Detail::Kind::KeyedHash)
+            view.details.push_back({detail.name, {}, toHex(detail.value)});
+        else
+            view.details.push_back(
+                {detail.name, std::string(detail.value.begin(), detail.value.end()), {}});
+    }
+    return view;
+}
 
 AuditTableModel::AuditTableModel(QObject* parent)
     : RowModel({tr("#"), tr("Time (UTC)"), tr("Actor"), tr("Action"), tr("Target"), tr("Outcome"),

@@ -49,6 +49,12 @@ public:
     [[nodiscard]] QString endpointText() const;
     // A workstation's control plane that is not running and that this GUI could start.
     [[nodiscard]] bool canStartWorkstation() const;
+    // The sealtrain-control this desktop starts for a workstation and whose `verify-backup`
+    // checks a backup archive (empty: none found).
+    [[nodiscard]] const std::filesystem::path& controlExecutable() const noexcept
+    {
+        return controlExecutable_;
+    }
     // sealtrainctl, which makes a workstation's data directory on the first run (empty: none).
     void setInitExecutable(std::filesystem::path executable)
     {
