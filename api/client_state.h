@@ -131,7 +131,8 @@ inline WorkerSummary workerOf(const v1::Worker& worker)
             worker.current_job(),
             worker.inventory_json(),
             worker.signing_public_key_pem(),
-            worker.interconnect_declared()};
+            worker.interconnect_declared(),
+            worker.certificate_expires_unix()};
 }
 
 inline v1::ExportBundleRequest filterOf(const AuditSelection& selection)

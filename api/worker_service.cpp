@@ -57,6 +57,7 @@ void fillWorker(const core::WorkerInfo& worker, v1::Worker* out)
     out->set_inventory_json(core::workerInventoryJson(worker.inventory));
     out->set_signing_public_key_pem(worker.signingKeyPem);
     out->set_interconnect_declared(worker.interconnectDeclared);
+    out->set_certificate_expires_unix(worker.certificateExpires);
 }
 
 class WorkersService final : public v1::Workers::Service {

@@ -578,4 +578,12 @@ Result<std::string> certificateFingerprint(std::string_view certificatePem)
     return "sha256:" + toHex(digest);
 }
 
+Result<CertificateClock::time_point> certificateExpiry(std::string_view certificatePem)
+{
+    auto certificate = readCertificate(certificatePem, "certificate");
+    if (!certificate)
+        return certificate.error();
+    return notAfter(certificate->get());
+}
+
 }  // namespace sealtrain::crypto

@@ -93,6 +93,7 @@ nlohmann::json toJson(const api::WorkerSummary& worker)
             {"current_job", worker.currentJob},
             {"signing_public_key_pem", worker.signingPublicKeyPem},
             {"interconnect_declared", worker.interconnectDeclared},
+            {"certificate_expires", whenText(worker.certificateExpiresUnix)},
             {"inventory", nlohmann::json::parse(worker.inventoryJson, nullptr, false)}};
 }
 
@@ -109,12 +110,14 @@ int listWorkers(const CommandRegistry& registry, const WorkerOptions& options)
                 registry.out() << array.dump(2) << '\n';
                 return kExitOk;
             }
-            registry.out() << fmt::format("{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", "name", "pool",
-                                          "state", "last seen", "job", "inventory");
+            registry.out() << fmt::format("{:<20} {:<12} {:<8} {:<21} {:<21} {:>5}  {}\n", "name",
+                                          "pool", "state", "last seen", "certificate expires",
+                                          "job", "inventory");
             for (const api::WorkerSummary& worker : workers)
                 registry.out() << fmt::format(
-                    "{:<20} {:<12} {:<8} {:<21} {:>5}  {}\n", worker.name, worker.pool,
+                    "{:<20} {:<12} {:<8} {:<21} {:<21} {:>5}  {}\n", worker.name, worker.pool,
                     worker.state, whenText(worker.lastSeenUnix),
+                    whenText(worker.certificateExpiresUnix),
                     worker.currentJob == 0 ? std::string("-") : std::to_string(worker.currentJob),
                     escapeControls(
                         inventoryText(worker.inventoryJson, worker.interconnectDeclared)));

@@ -3,6 +3,7 @@
 #include "common/resources.h"
 #include "main_window.h"
 #include "session/session.h"
+#include "shell/theme.h"
 
 #include "sealtrain/api/client.h"
 #include "sealtrain/api/profile.h"
@@ -18,6 +19,7 @@
 #include <QLocale>
 #include <QTranslator>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string_view>
@@ -61,9 +63,21 @@ int main(int argc, char** argv)
         "Lock the window after this many idle seconds (default 300, never longer "
         "than the session's own idle limit).",
         "SECONDS", "300");
+    const QCommandLineOption theme(
+        "theme",
+        "light, dark, or system: follow the desktop's choice (the default, or $SEALTRAIN_THEME).",
+        "THEME", qEnvironmentVariable("SEALTRAIN_THEME", "system"));
     parser.addOption(profile);
     parser.addOption(lockAfter);
+    parser.addOption(theme);
     parser.process(app);
+    const auto chosenTheme = sealtrain::gui::parseTheme(parser.value(theme));
+    if (!chosenTheme) {
+        std::fprintf(stderr, "sealtrain: --theme takes light, dark or system, not '%s'.\n",
+                     qPrintable(parser.value(theme)));
+        return 2;
+    }
+    sealtrain::gui::applyTheme(*chosenTheme);
     // The user's language, where a translation is installed (docs/gui.md, "Translations"): Qt's
     // own words (its dialogs' buttons), then ours from share/sealtrain/translations.
     QTranslator qtWords;

@@ -1,6 +1,8 @@
 // The window (main_window.h).
 #include "main_window.h"
 
+#include "common/colors.h"
+
 #include "access/access_page.h"
 #include "audit/audit_page.h"
 #include "audit/audit_table_model.h"
@@ -263,7 +265,7 @@ void MainWindow::checkHealth()
                                       : tr("%n witness(es) outside", nullptr,
                                            static_cast<int>(info->auditWitnessesOutside));
         statusHealth_->setText(tr("Audit trail: %1; %2").arg(forwarding, witnesses));
-        statusHealth_->setStyleSheet(failing ? QStringLiteral("color: #b00020;") : QString());
+        statusHealth_->setStyleSheet(failing ? toneStyle(Tone::Bad) : QString());
         statusHealth_->setToolTip(
             tr("Where the audit log is kept besides this control plane: a SIEM that receives "
                "each entry as it is written (the Audit screen has the counts), and witnesses "
@@ -394,6 +396,7 @@ void MainWindow::enterWorkspace()
     jobs_->permit();
     workers_->permit();
     operations_->permit();
+    models_->permit();
     tick_->start();
     checkHealth();
     pages_->setCurrentWidget(workspace_);

@@ -75,7 +75,8 @@ audit::Actor workerActor(const std::string& name, const char* authMethod)
 
 constexpr std::string_view kWorkerColumns =
     "w.id, w.name, w.pool, w.state, w.serial, w.signing_key, w.box_key, w.inventory, w.enrolled, "
-    "w.last_seen, w.interconnect_declared, COALESCE((SELECT j.id FROM jobs j WHERE j.worker_id = "
+    "w.last_seen, w.interconnect_declared, w.certificate, COALESCE((SELECT j.id FROM jobs j WHERE "
+    "j.worker_id = "
     "w.id AND j.state = "
     "'running' ORDER BY j.id LIMIT 1), 0) FROM workers w";
 
@@ -111,7 +112,12 @@ Result<WorkerInfo> readWorker(const Statement& row)
     worker.enrolled = row.integer(8);
     worker.lastSeen = row.integer(9);
     worker.interconnectDeclared = row.integer(10) != 0;
-    worker.currentJob = row.integer(11);
+    const auto expires = crypto::certificateExpiry(row.text(11));
+    if (!expires)
+        return corruptWorker(worker.name);
+    worker.certificateExpires =
+        std::chrono::duration_cast<std::chrono::seconds>(expires->time_since_epoch()).count();
+    worker.currentJob = row.integer(12);
     return worker;
 }
 

@@ -18,6 +18,8 @@
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
 #include "jobs/new_job_panel.h"
+#include "operations/compliance_tab.h"
+#include "registry/import_model_dialog.h"
 #include "registry/model_table_model.h"
 #include "registry/models_page.h"
 #include "runs/compare_chart.h"
@@ -26,6 +28,7 @@
 #include "session/enrol_dialog.h"
 #include "session/first_run_dialog.h"
 #include "session/sign_in_page.h"
+#include "shell/theme.h"
 #include "workers/workers_page.h"
 
 #include <QCheckBox>
@@ -74,6 +77,10 @@ private slots:
     {
         folder_ = qEnvironmentVariable("SEALTRAIN_SCREENSHOTS", "screenshots");
         suffix_ = qEnvironmentVariable("SEALTRAIN_SCREENSHOT_SUFFIX");
+        // Light or dark, as `sealtrain --theme` would (before any window is made).
+        const auto theme = gui::parseTheme(qEnvironmentVariable("SEALTRAIN_THEME", "light"));
+        QVERIFY(theme.has_value());
+        gui::applyTheme(*theme);
         QVERIFY(QDir().mkpath(folder_));
         site_.start();
     }
@@ -336,6 +343,20 @@ private slots:
         save(bob, "models-promotions");
         bob.find<QTabWidget>("modelTabs")->setCurrentIndex(3);
         save(bob, "models-lineage");
+        // Importing a base model: a folder without the model's files, refused in a sentence.
+        {
+            gui::ImportModelDialog* dialog = models->openImport();
+            QVERIFY(QDir().mkpath(site_.path("downloads")));
+            dialog->findChild<QLineEdit*>("importModelFolder")->setText(site_.path("downloads"));
+            dialog->findChild<QLineEdit*>("importModelName")->setText("gpt2-base");
+            dialog->findChild<QLineEdit*>("importModelProject")->setText("demo");
+            dialog->findChild<QLineEdit*>("importModelDescription")
+                ->setText("OpenAI's GPT-2 small, from the Hugging Face hub");
+            QTest::mouseClick(dialog->findChild<QPushButton*>("importModelButton"), Qt::LeftButton);
+            QTRY_VERIFY_WITH_TIMEOUT(!dialog->busy(), 30000);
+            save(bob, *dialog, "models-import");
+            dialog->reject();
+        }
         // ann, an approver, sees the export bob asked for, with its decision buttons.
         QVERIFY(ann.window->showScreen("modelsPage"));
         auto* annModels = ann.find<gui::ModelsPage>("modelsPage");
@@ -465,9 +486,43 @@ private slots:
         save(rita, *totp, "totp-change");
         totp->reject();
 
+        // Her compliance report, a control's cited entries, and the audit trail's health.
+        QVERIFY(rita.window->showScreen("operationsPage"));
+        auto* operations = rita.find<QTabWidget>("operationsTabs");
+        operations->setCurrentWidget(rita.find<QWidget>("complianceTab"));
+        const QString pdf = site_.path("compliance" + suffix_ + ".pdf");
+        rita.find<QLineEdit>("compliancePdfPath")->setText(pdf);
+        QTest::mouseClick(rita.find<QPushButton>("complianceMakeButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            rita.find<QLabel>("complianceSummary")->text().contains("controls passed"), 30000);
+        auto& controls = rita.window->findChild<gui::ComplianceTab*>()->controls();
+        for (int row = 0; row < controls.rowCount(); ++row)
+            if (controls.index(row, gui::ComplianceTableModel::Cited).data().toInt() > 1) {
+                rita.find<QTableView>("complianceTable")->selectRow(row);
+                break;
+            }
+        save(rita, "operations-compliance");
+        operations->setCurrentWidget(rita.find<QWidget>("trailTab"));
+        QTRY_VERIFY_WITH_TIMEOUT(!rita.find<QLabel>("trailKind")->text().isEmpty(), 15000);
+        save(rita, "operations-trail");
+
         rita.window->lock();
         QTRY_VERIFY_WITH_TIMEOUT(rita.window->locked(), 10000);
         save(rita, "locked");
+
+        // The admin's backup, taken, verified, and noted as the last one.
+        Desk admin = site_.open("alice", {}, SEALTRAIN_CONTROL_EXECUTABLE);
+        site_.signIn(admin, "alice");
+        QVERIFY(admin.window->showScreen("operationsPage"));
+        admin.find<QLineEdit>("backupPath")
+            ->setText(site_.path("sealtrain-2026-12-07" + suffix_ + ".tar"));
+        QTest::mouseClick(admin.find<QPushButton>("backupTakeButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(admin.find<QLabel>("backupStatus")->text().startsWith("Wrote"),
+                                 30000);
+        QTest::mouseClick(admin.find<QPushButton>("backupVerifyButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(admin.find<QLabel>("backupStatus")->text().startsWith("VERIFIED"),
+                                 30000);
+        save(admin, "operations-backup");
     }
 
     void cleanupTestCase()

@@ -18,6 +18,7 @@
 #include "jobs/job_table_model.h"
 #include "jobs/jobs_page.h"
 #include "jobs/metrics_chart.h"
+#include "registry/import_model_dialog.h"
 #include "registry/model_table_model.h"
 #include "registry/models_page.h"
 #include "runs/compare_chart.h"
@@ -34,6 +35,9 @@
 
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/version.h"
+#include "sealtrain/formats/gpt_config.h"
+#include "sealtrain/formats/hf_gpt2.h"
+#include "sealtrain/formats/safetensors.h"
 
 #include <QCheckBox>
 #include <QGroupBox>
@@ -483,6 +487,57 @@ private slots:
         for (const char* name : {"model.safetensors", "config.json", "model.sig"})
             QVERIFY2(QFile::exists(folder + "/" + name), name);
         QTRY_COMPARE_WITH_TIMEOUT(models->shown()->exports.at(0).downloads, std::int64_t{1}, 15000);
+
+        // The exported folder is a GPT-2 folder in Hugging Face's layout: bob imports it as a base
+        // model through the dialog. A folder without the model's files is refused first, with
+        // the server's sentence, and nothing is listed for it.
+        QVERIFY(bob.find<QPushButton>("importModelOpen")->isVisible());
+        gui::ImportModelDialog* dialog = models->openImport();
+        QVERIFY(QDir().mkpath(site_.path("empty-model")));
+        dialog->findChild<QLineEdit*>("importModelFolder")->setText(site_.path("empty-model"));
+        dialog->findChild<QLineEdit*>("importModelName")->setText("notes-base");
+        dialog->findChild<QLineEdit*>("importModelProject")->setText("demo");
+        auto* imported = dialog->findChild<QLabel*>("importModelStatus");
+        QTest::mouseClick(dialog->findChild<QPushButton*>("importModelButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog->busy(), 30000);
+        QVERIFY2(!imported->text().startsWith("Imported"), qPrintable(imported->text()));
+        QVERIFY2(!imported->text().isEmpty(), "the refusal's sentence");
+        QVERIFY(!models->choose("notes-base"));
+        // A one-layer GPT-2 of the export's byte tokenizer (256 tokens), written in Hugging
+        // Face's layout as save_pretrained would.
+        const QString base = site_.path("base-model");
+        QVERIFY(QDir().mkpath(base));
+        {
+            const trainer::GptConfig config{256, trainer::GptConfig::padVocab(256), 8, 1, 1, 8};
+            const trainer::ParameterLayout layout(config);
+            std::vector<float> flat(layout.totalSize(), 0.0F);
+            for (const trainer::ParameterTensor& tensor : layout.tensors())
+                for (std::size_t i = 0; i < tensor.size; ++i)
+                    flat[tensor.offset + i] = tensor.initStd > 0
+                                                  ? static_cast<float>(tensor.initStd)
+                                                        * (static_cast<float>(i % 7) - 3.0F) / 3.0F
+                                                  : tensor.initConstant;
+            const auto entries = trainer::gptExportEntries(config, flat);
+            const auto weights = trainer::encodeSafetensors(entries).value();
+            QVERIFY(writeFileAtomically((base + "/model.safetensors").toStdString(), weights,
+                                        AtomicFileSink::Overwrite::Refuse));
+            std::ofstream((base + "/config.json").toStdString())
+                << trainer::gpt2ConfigJson(config, {0, 0});
+            for (const char* file : {"/vocab.json", "/merges.txt"})
+                QVERIFY(QFile::copy(folder + file, base + file));
+        }
+        dialog->findChild<QLineEdit*>("importModelFolder")->setText(base);
+        QTest::mouseClick(dialog->findChild<QPushButton*>("importModelButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(imported->text().startsWith("Imported notes-base@1"),
+                                  qPrintable(imported->text()), 30000);
+        dialog->reject();
+        QTRY_VERIFY_WITH_TIMEOUT(models->choose("notes-base"), 15000);
+
+        // ann approves, registers nothing: no import for her.
+        Desk ann = site_.open("ann");
+        site_.signIn(ann, "ann");
+        QVERIFY(ann.window->showScreen("modelsPage"));
+        QVERIFY(!ann.find<QPushButton>("importModelOpen")->isVisible());
 
         // rita may not read models: no Models screen for her.
         Desk rita = site_.open("rita");

@@ -15,6 +15,7 @@
 #include "runs/run_table_model.h"
 #include "session/enrol_dialog.h"
 #include "session/qr_code.h"
+#include "workers/workers_page.h"
 
 #include "sealtrain/audit/tree_head.h"
 #include "sealtrain/crypto/signing.h"
@@ -138,6 +139,53 @@ private slots:
         table->setFocus();
         QTest::keyClick(table, Qt::Key_F, Qt::ControlModifier);
         QVERIFY(field->hasFocus());
+    }
+
+    // A worker's health on the Workers screen: an active worker silent for over two minutes,
+    // or whose certificate expires within 30 days (or has), is shown in red; a revoked one is
+    // not watched.
+    void workersHealth()
+    {
+        const std::int64_t now = QDateTime::currentSecsSinceEpoch();
+        const std::int64_t day = 24 * 3600;
+        const auto worker = [&](const char* state, std::int64_t lastSeen, std::int64_t expires) {
+            api::WorkerSummary summary;
+            summary.name = "n";
+            summary.state = state;
+            summary.lastSeenUnix = lastSeen;
+            summary.certificateExpiresUnix = expires;
+            return summary;
+        };
+        using Model = WorkerTableModel;
+        QVERIFY(!Model::health(worker("active", now - 10, now + 365 * day), now).silent);
+        QVERIFY(!Model::health(worker("active", now - 10, now + 365 * day), now).expiring);
+        QVERIFY(Model::health(worker("active", now - 600, now + 365 * day), now).silent);
+        QVERIFY(Model::health(worker("active", 0, now + 365 * day), now).silent);
+        QVERIFY(Model::health(worker("active", now, now + 10 * day), now).expiring);
+        QVERIFY(Model::health(worker("active", now, now - day), now).expiring);
+        QVERIFY(!Model::health(worker("revoked", 0, now - day), now).expiring);
+        QVERIFY(!Model::health(worker("revoked", 0, now - day), now).silent);
+
+        Model model;
+        model.setRows({worker("active", now - 10, now + 10 * day),
+                       worker("active", now - 600, now + 365 * day)});
+        const auto red = [&model](int row, int column) {
+            return model.index(row, column).data(Qt::ForegroundRole).isValid();
+        };
+        QVERIFY(red(0, Model::CertificateExpires) && !red(0, Model::LastSeen));
+        QVERIFY(!red(1, Model::CertificateExpires) && red(1, Model::LastSeen));
+        QCOMPARE(model.index(0, Model::CertificateExpires).data().toString(),
+                 utcText(now + 10 * day));
+        QVERIFY2(
+            model.index(0, Model::CertificateExpires)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .startsWith("In 10 days")
+                || model.index(0, Model::CertificateExpires)
+                       .data(Qt::ToolTipRole)
+                       .toString()
+                       .startsWith("In 9 days"),
+            qPrintable(model.index(0, Model::CertificateExpires).data(Qt::ToolTipRole).toString()));
     }
 
     // The overview's newest signed head: shown as signed only when the audit key's signature

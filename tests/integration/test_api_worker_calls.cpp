@@ -8,6 +8,7 @@
 #include "test_checkpoint.h"
 #include "test_worker.h"
 
+#include "sealtrain/api/server.h"
 #include "sealtrain/base/byte_io.h"
 #include "sealtrain/base/encoding.h"
 #include "sealtrain/core/workers/workers.h"
@@ -674,8 +675,16 @@ private slots:
         whole.clear();
         const auto allWorkers = daemon_.as("otto")->workers().listWorkers();
         QVERIFY(allWorkers);
-        for (const api::WorkerSummary& worker : *allWorkers)
+        for (const api::WorkerSummary& worker : *allWorkers) {
             whole.push_back(worker.name);
+            // Its certificate's notAfter, as issued at enrolment for the configured lifetime
+            // (valid from five minutes before, for clocks a little behind).
+            const std::int64_t lifetime = api::ServerOptions{}.workerCertificateLifetime.count();
+            QVERIFY2(
+                std::llabs(worker.certificateExpiresUnix - worker.enrolledUnix - lifetime + 300)
+                    < 60,
+                qPrintable(QString::number(worker.certificateExpiresUnix)));
+        }
         QVERIFY(!whole.empty());
         QCOMPARE(
             (testing::pageByPage<v1::ListWorkersRequest, v1::ListWorkersReply>(

@@ -1,6 +1,8 @@
 // The audit table (audit_table_model.h).
 #include "audit_table_model.h"
 
+#include "common/colors.h"
+
 #include "sealtrain/base/encoding.h"
 
 #include <QBrush>
@@ -45,7 +47,7 @@ AuditTableModel::AuditTableModel(QObject* parent)
 QVariant AuditTableModel::cell(const api::AuditEntryView& entry, int column, int role) const
 {
     if (role == Qt::ForegroundRole && column == Outcome && entry.outcome != "ok")
-        return QBrush(QColor("#b00020"));
+        return QBrush(toneColor(Tone::Bad));
     if (role == Qt::ToolTipRole)
         return detailsText(entry);
     if (role != Qt::DisplayRole)

@@ -22,6 +22,21 @@ QString utcText(std::int64_t unixSeconds)
            + " UTC";
 }
 
+QString durationText(std::int64_t seconds)
+{
+    constexpr std::int64_t kMinute = 60;
+    constexpr std::int64_t kHour = 60 * kMinute;
+    constexpr std::int64_t kDay = 24 * kHour;
+    seconds = std::max<std::int64_t>(0, seconds);
+    if (seconds >= 2 * kDay)
+        return QCoreApplication::translate("Table", "%1 days").arg(seconds / kDay);
+    if (seconds >= 2 * kHour)
+        return QCoreApplication::translate("Table", "%1 h").arg(seconds / kHour);
+    if (seconds >= 2 * kMinute)
+        return QCoreApplication::translate("Table", "%1 min").arg(seconds / kMinute);
+    return QCoreApplication::translate("Table", "%1 s").arg(seconds);
+}
+
 QString elideDigests(const QString& text)
 {
     static const QRegularExpression digest(

@@ -159,6 +159,8 @@ private:
 
 // "2026-12-03 09:00:00 UTC" for Unix seconds (empty for 0).
 [[nodiscard]] QString utcText(std::int64_t unixSeconds);
+// "12 s", "5 min", "3 h", "2 days": how long `seconds` is, for people.
+[[nodiscard]] QString durationText(std::int64_t seconds);
 
 // A screen's table as every screen has it: named (tests find it), with an accessible name, whole
 // rows selected one at a time, the last column stretched, no row numbers; sorted by a click on a

@@ -1,6 +1,8 @@
 // The datasets screen (datasets_page.h).
 #include "datasets_page.h"
 
+#include "common/colors.h"
+
 #include "dataset_lineage.h"
 #include "import_wizard.h"
 
@@ -78,7 +80,7 @@ DatasetsPage::DatasetsPage(Session& session, QWidget* parent)
     import_->setObjectName("importDatasetButton");
     status_->setObjectName("datasetsStatus");
     status_->setWordWrap(true);
-    status_->setStyleSheet("color: #b00020;");
+    status_->setStyleSheet(toneStyle(Tone::Bad));
     lineage_->setObjectName("datasetLineage");
     lineage_->setAccessibleName(tr("The dataset's versions and the jobs trained on them"));
 

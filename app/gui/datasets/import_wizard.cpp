@@ -1,6 +1,8 @@
 // The dataset import wizard (import_wizard.h).
 #include "import_wizard.h"
 
+#include "common/colors.h"
+
 #include "../common/background.h"
 #include "../session/session.h"
 
@@ -53,7 +55,7 @@ constexpr int kSizeRole = Qt::UserRole + 1;
 void markError(QLabel& label)
 {
     label.setWordWrap(true);
-    label.setStyleSheet("color: #b00020;");
+    label.setStyleSheet(toneStyle(Tone::Bad));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The jobs table (job_table_model.h).
 #include "job_table_model.h"
 
+#include "common/colors.h"
+
 #include <QBrush>
 #include <QColor>
 
@@ -17,9 +19,9 @@ QVariant JobTableModel::cell(const api::JobSummary& job, int column, int role) c
 {
     if (role == Qt::ForegroundRole && column == State) {
         if (job.state == "failed" || job.state == "rejected")
-            return QBrush(QColor("#b00020"));
+            return QBrush(toneColor(Tone::Bad));
         if (job.state == "succeeded")
-            return QBrush(QColor("#1b5e20"));
+            return QBrush(toneColor(Tone::Good));
         return {};
     }
     if (role == Qt::TextAlignmentRole && column == Id)

@@ -1,6 +1,8 @@
 // The jobs screen (jobs_page.h).
 #include "jobs_page.h"
 
+#include "common/colors.h"
+
 #include "../common/background.h"
 #include "../common/row_model.h"
 #include "../session/session.h"
@@ -73,7 +75,7 @@ JobsPage::JobsPage(Session& session, QWidget* parent)
     log_->setMaximumBlockCount(10000);
     error_->setObjectName("jobsError");
     error_->setWordWrap(true);
-    error_->setStyleSheet("color: #b00020;");
+    error_->setStyleSheet(toneStyle(Tone::Bad));
 
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(approve_);

@@ -1,6 +1,8 @@
 // Live metrics charts (metrics_chart.h).
 #include "metrics_chart.h"
 
+#include "common/colors.h"
+
 #include <QChart>
 #include <QChartView>
 #include <QJsonDocument>
@@ -75,6 +77,7 @@ MetricsChart::MetricsChart(QWidget* parent)
     mfu_->setName(tr("MFU"));
 
     auto* losses = new QChart;
+    themeChart(*losses);
     losses->setTitle(tr("Loss"));
     losses->addSeries(loss_);
     losses->addSeries(validation_);
@@ -85,6 +88,7 @@ MetricsChart::MetricsChart(QWidget* parent)
         series->attachAxis(lossY_);
     }
     auto* speed = new QChart;
+    themeChart(*speed);
     speed->setTitle(tr("Throughput"));
     speed->addSeries(tokens_);
     speed->addSeries(mfu_);

@@ -1,6 +1,8 @@
 // The "New job" tab (new_job_panel.h).
 #include "new_job_panel.h"
 
+#include "common/colors.h"
+
 #include "spec_check.h"
 
 #include "../common/background.h"
@@ -96,13 +98,13 @@ bool NewJobPanel::checkNow()
     if (problems.isEmpty()) {
         status_->setText(tr("The job-spec schema accepts this spec; the control plane's policy "
                             "vets it when you submit."));
-        status_->setStyleSheet("color: #1b5e20;");
+        status_->setStyleSheet(toneStyle(Tone::Good));
     } else {
         status_->setText(problems.size() == 1
                              ? tr("The job-spec schema finds one problem; fix it to submit.")
                              : tr("The job-spec schema finds %1 problems; fix them to submit.")
                                    .arg(problems.size()));
-        status_->setStyleSheet("color: #b00020;");
+        status_->setStyleSheet(toneStyle(Tone::Bad));
     }
     submit_->setEnabled(problems.isEmpty() && !busy_);
     return problems.isEmpty();

@@ -1,10 +1,11 @@
 // Backups on the Operations screen (backup_tab.h).
 #include "backup_tab.h"
 
+#include "common/colors.h"
+
 #include "common/background.h"
 #include "common/path_field.h"
 #include "common/row_model.h"
-#include "operations/trail_tab.h"
 #include "session/session.h"
 
 #include "sealtrain/api/data_directory_tools.h"
@@ -123,12 +124,12 @@ void BackupTab::reload()
     auto record = api::lastBackup(session_.profile());
     if (!record) {
         last_->setText(sentence(record.error()));
-        last_->setStyleSheet(QStringLiteral("color: #b00020;"));
+        last_->setStyleSheet(toneStyle(Tone::Bad));
         return;
     }
     const LastText shown = lastText(*record, QDateTime::currentSecsSinceEpoch());
     last_->setText(shown.text);
-    last_->setStyleSheet(shown.warns ? QStringLiteral("color: #b00020;") : QString());
+    last_->setStyleSheet(shown.warns ? toneStyle(Tone::Bad) : QString());
 }
 
 void BackupTab::clear()
@@ -264,7 +265,7 @@ void BackupTab::verify()
             setBusy(false);
             if (!facts) {
                 status_->setText(tr("FAILED %1: %2").arg(archive, sentence(facts.error())));
-                status_->setStyleSheet(QStringLiteral("color: #b00020;"));
+                status_->setStyleSheet(toneStyle(Tone::Bad));
                 return;
             }
             status_->setStyleSheet({});

@@ -1,6 +1,8 @@
 // The compliance report on the Operations screen (compliance_tab.h).
 #include "compliance_tab.h"
 
+#include "common/colors.h"
+
 #include "audit/audit_table_model.h"
 #include "common/background.h"
 #include "common/path_field.h"
@@ -39,7 +41,7 @@ QVariant ComplianceTableModel::cell(const api::ComplianceControlView& control, i
                                     int role) const
 {
     if (role == Qt::ForegroundRole && column == Verdict)
-        return QBrush(QColor(control.verdict == "passed" ? "#1b5e20" : "#b00020"));
+        return QBrush(toneColor(control.verdict == "passed" ? Tone::Good : Tone::Bad));
     if (role != Qt::DisplayRole)
         return {};
     switch (column) {
@@ -202,7 +204,8 @@ void ComplianceTab::make()
                 return std::count_if(controls.begin(), controls.end(),
                                      [verdict](const auto& c) { return c.verdict == verdict; });
             };
-            QString text = tr("%1: %2 of %3 controls passed, %4 failed, %5 without evidence. "
+            QString text = tr("Period: %1. %2 of %3 controls passed, %4 failed, %5 without "
+                              "evidence. "
                               "Wrote %6 and its evidence bundle %7 (%8 cited entries); a "
                               "reviewer checks it with `sealtrainctl audit verify %7 --key "
                               "signing.pub.pem`.")

@@ -1,6 +1,8 @@
 // The audit trail's health (trail_tab.h).
 #include "trail_tab.h"
 
+#include "common/colors.h"
+
 #include "common/row_model.h"
 #include "session/session.h"
 
@@ -24,23 +26,7 @@ QLabel* valueLabel(QWidget* parent, const char* name, const QString& accessible)
     return label;
 }
 
-constexpr std::int64_t kMinute = 60;
-constexpr std::int64_t kHour = 60 * kMinute;
-constexpr std::int64_t kDay = 24 * kHour;
-
 }  // namespace
-
-QString durationText(std::int64_t seconds)
-{
-    seconds = std::max<std::int64_t>(0, seconds);
-    if (seconds >= 2 * kDay)
-        return QObject::tr("%1 days").arg(seconds / kDay);
-    if (seconds >= 2 * kHour)
-        return QObject::tr("%1 h").arg(seconds / kHour);
-    if (seconds >= 2 * kMinute)
-        return QObject::tr("%1 min").arg(seconds / kMinute);
-    return QObject::tr("%1 s").arg(seconds);
-}
 
 TrailTab::TrailTab(Session& session, QWidget* parent)
     : QWidget(parent)
@@ -144,9 +130,8 @@ void TrailTab::show(const api::ServerInfoView& info, std::int64_t nowUnix)
         problem = tr("No witness outside the data directory.");
     verdict_->setText(problem.isEmpty() ? tr("Forwarded, and witnessed outside the data directory.")
                                         : problem);
-    verdict_->setStyleSheet(problem.isEmpty()
-                                ? QStringLiteral("color: #1b5e20; font-weight: bold;")
-                                : QStringLiteral("color: #b00020; font-weight: bold;"));
+    verdict_->setStyleSheet(problem.isEmpty() ? toneStyle(Tone::Good, true)
+                                              : toneStyle(Tone::Bad, true));
 }
 
 }  // namespace sealtrain::gui

@@ -42,7 +42,4 @@ private:
     QPushButton* check_;
 };
 
-// "12 s", "5 min", "3 h", "2 days": how long `seconds` is, for people.
-[[nodiscard]] QString durationText(std::int64_t seconds);
-
 }  // namespace sealtrain::gui

@@ -2,13 +2,17 @@
 // they make, each followed by reading the model again.
 #include "models_page.h"
 
+#include "common/colors.h"
+
 #include "../common/background.h"
 #include "../common/row_model.h"
 #include "../session/session.h"
+#include "import_model_dialog.h"
 #include "model_table_model.h"
 
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -35,6 +39,7 @@ ModelsPage::ModelsPage(Session& session, QWidget* parent)
     , promotions_(new PromotionsTab(calls_, this))
     , exports_(new ExportsTab(calls_, this))
     , lineage_(new LineageTab(this))
+    , import_(new QPushButton(tr("&Import a base model…"), this))
 {
     setObjectName("modelsPage");
     setUpTable(*table_, *model_, "modelsTable", tr("Models"));
@@ -43,7 +48,7 @@ ModelsPage::ModelsPage(Session& session, QWidget* parent)
     title_->setText(tr("Choose a model to see its versions, promotions, exports and lineage."));
     error_->setObjectName("modelsError");
     error_->setWordWrap(true);
-    error_->setStyleSheet("color: #b00020;");
+    error_->setStyleSheet(toneStyle(Tone::Bad));
     tabs_->setObjectName("modelTabs");
     tabs_->addTab(versions_, tr("Versions"));
     tabs_->addTab(promotions_, tr("Promotions"));
@@ -56,8 +61,14 @@ ModelsPage::ModelsPage(Session& session, QWidget* parent)
     detailsLayout->addWidget(error_);
     detailsLayout->addWidget(tabs_, 1);
     detailsLayout->addWidget(reason_);
+    import_->setObjectName("importModelOpen");
+    auto* list = new QWidget(this);
+    auto* listLayout = new QVBoxLayout(list);
+    listLayout->setContentsMargins(0, 0, 0, 0);
+    listLayout->addWidget(withFilter(*table_), 1);
+    listLayout->addWidget(import_);
     auto* split = new QSplitter(Qt::Horizontal, this);
-    split->addWidget(withFilter(*table_));
+    split->addWidget(list);
     split->addWidget(details);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 2);
@@ -67,6 +78,7 @@ ModelsPage::ModelsPage(Session& session, QWidget* parent)
 
     connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             [this] { showChosen(); });
+    connect(import_, &QPushButton::clicked, this, [this] { openImport(); });
     connect(versions_, &VersionsTab::chosenChanged, this, [this] {
         updateButtons();
         showLineage();
@@ -76,8 +88,26 @@ ModelsPage::ModelsPage(Session& session, QWidget* parent)
     updateButtons();
 }
 
+void ModelsPage::permit()
+{
+    import_->setVisible(session_.holds("model.register"));
+}
+
+ImportModelDialog* ModelsPage::openImport()
+{
+    auto* dialog = new ImportModelDialog(session_, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &ImportModelDialog::imported, this, [this](const QString& model) {
+        emit actionDone(tr("Imported %1").arg(model));
+        reload();
+    });
+    dialog->open();
+    return dialog;
+}
+
 void ModelsPage::reload()
 {
+    permit();
     auto client = session_.client();
     if (!client)
         return;

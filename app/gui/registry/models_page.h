@@ -17,6 +17,7 @@
 class QLabel;
 class QLineEdit;
 class QTableView;
+class QPushButton;
 class QTabWidget;
 
 namespace sealtrain::gui {
@@ -31,6 +32,11 @@ public:
     explicit ModelsPage(Session& session, QWidget* parent = nullptr);
 
     void reload();
+    // Offers "Import a base model…" to those who may register models (reload() and the window
+    // at sign-in call it).
+    void permit();
+    // Opens the base-model import (import_model_dialog.h); what it returns is open.
+    class ImportModelDialog* openImport();
     // Forgets every model shown (the user signed out or the window locked).
     void clear();
     // Chooses model `name` in the table (which shows it); false when it is not listed.
@@ -67,6 +73,7 @@ private:
     PromotionsTab* promotions_;
     ExportsTab* exports_;
     LineageTab* lineage_;
+    QPushButton* import_;
     std::optional<api::ModelView> shown_;
     int asked_ = 0;  // which choice the answers in flight belong to
 };

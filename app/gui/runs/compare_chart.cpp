@@ -1,6 +1,8 @@
 // Runs' curves overlaid (compare_chart.h).
 #include "compare_chart.h"
 
+#include "common/colors.h"
+
 #include <QChart>
 #include <QChartView>
 #include <QLineSeries>
@@ -28,6 +30,7 @@ CompareChart::CompareChart(QWidget* parent)
     , y_(new QValueAxis)
 {
     setObjectName("compareChart");
+    themeChart(*chart_);
     chart_->setTitle(tr("Loss by step"));
     x_->setTitleText(tr("step"));
     x_->setLabelFormat("%g");
@@ -58,7 +61,7 @@ void CompareChart::showRuns(const std::vector<api::RunView>& runs,
     restarts->setMarkerSize(11);
     restarts->setColor(Qt::red);
     for (std::size_t i = 0; i < runs.size() && i < histories.size(); ++i) {
-        const QColor colour(kColours.at(i % kColours.size()));
+        const QColor colour = seriesColour(kColours.at(i % kColours.size()));
         auto* loss = new QLineSeries;
         loss->setName(tr("run %1").arg(runs[i].job.id));
         loss->setColor(colour);

@@ -1,6 +1,8 @@
 // The runs screen (runs_page.h).
 #include "runs_page.h"
 
+#include "common/colors.h"
+
 #include "../common/background.h"
 #include "../common/row_model.h"
 #include "../session/session.h"
@@ -97,7 +99,7 @@ RunsPage::RunsPage(Session& session, QWidget* parent)
     title_->setText(tr("Choose a run, or several with Ctrl or Shift, to compare them."));
     error_->setObjectName("runsError");
     error_->setWordWrap(true);
-    error_->setStyleSheet("color: #b00020;");
+    error_->setStyleSheet(toneStyle(Tone::Bad));
     attempts_->setObjectName("runAttempts");
     attempts_->setReadOnly(true);
     attempts_->setTabChangesFocus(true);

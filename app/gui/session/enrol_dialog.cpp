@@ -1,6 +1,8 @@
 // The one-time code dialog (enrol_dialog.h).
 #include "enrol_dialog.h"
 
+#include "common/colors.h"
+
 #include "../common/background.h"
 #include "qr_code.h"
 #include "session.h"
@@ -60,7 +62,7 @@ EnrolDialog::EnrolDialog(Session& session, QWidget* parent)
     password_->setEchoMode(QLineEdit::Password);
     repeat_->setEchoMode(QLineEdit::Password);
     error_->setWordWrap(true);
-    error_->setStyleSheet("color: #b00020;");
+    error_->setStyleSheet(toneStyle(Tone::Bad));
     secret_->setReadOnly(true);
     explain_->setWordWrap(true);
     explain_->setText(tr("Scan the code with your authenticator app (or type the key into it). "

@@ -1,6 +1,8 @@
 // The first run on a workstation (first_run_dialog.h).
 #include "first_run_dialog.h"
 
+#include "common/colors.h"
+
 #include "../common/row_model.h"
 #include "enrol_dialog.h"
 #include "qr_code.h"
@@ -69,7 +71,7 @@ FirstRunDialog::FirstRunDialog(std::filesystem::path initExecutable,
     busy_->hide();
     error_->setObjectName("firstRunError");
     error_->setWordWrap(true);
-    error_->setStyleSheet("color: #b00020;");
+    error_->setStyleSheet(toneStyle(Tone::Bad));
     qr_->setObjectName("firstRunQr");
     qr_->setAccessibleName(tr("QR code of the admin's TOTP secret, for an authenticator app"));
     secret_->setReadOnly(true);

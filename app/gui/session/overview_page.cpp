@@ -1,6 +1,8 @@
 // The overview screen (overview_page.h).
 #include "overview_page.h"
 
+#include "common/colors.h"
+
 #include "../common/background.h"
 #include "../common/row_model.h"
 #include "audit/head_check.h"
@@ -47,8 +49,7 @@ OverviewPage::OverviewPage(Session& session, QWidget* parent)
     warnings_ = new QLabel(this);
     warnings_->setObjectName("overviewWarnings");
     warnings_->setWordWrap(true);
-    warnings_->setStyleSheet(
-        "QLabel { background: #fff3cd; color: #5c4400; border: 1px solid #e0c060; padding: 8px; }");
+    warnings_->setStyleSheet(noticeStyle());
     warnings_->setAccessibleName(tr("Warnings"));
     layout->addWidget(warnings_);
     permissions_ = panel(this, layout, tr("What you may do"), "overviewPermissions");
@@ -164,7 +165,7 @@ void OverviewPage::reload()
                 return checkSignedHead(*note, keys->auditPem);
             },
             [this](const Result<HeadCheck>& head) {
-                auditHead_->setStyleSheet(head && !head->verified ? "color: #b00020;" : "");
+                auditHead_->setStyleSheet(head && !head->verified ? toneStyle(Tone::Bad) : "");
                 auditHead_->setText(head ? head->text : sentence(head.error()));
             });
     budgets_->setVisible(jobs);
@@ -215,10 +216,12 @@ void OverviewPage::showBudgets(const api::PolicySummary& policy)
         bar->setValue(static_cast<int>(std::min(share, 1.0) * 1000));
         bar->setTextVisible(false);  // the label beside it says the figures
         const bool alert = limit > 0 && share >= alertAt;
-        bar->setStyleSheet(QStringLiteral("QProgressBar { border: 1px solid #8a8a8a; background: "
-                                          "white; min-height: 12px; } QProgressBar::chunk { "
-                                          "background: %1; }")
-                               .arg(alert ? "#b00020" : "#2f7fc1"));
+        bar->setStyleSheet(QStringLiteral("QProgressBar { border: 1px solid %1; background: %2; "
+                                          "min-height: 12px; } QProgressBar::chunk { "
+                                          "background: %3; }")
+                               .arg(palette().color(QPalette::Mid).name(),
+                                    palette().color(QPalette::Base).name(),
+                                    toneColor(alert ? Tone::Bad : Tone::Accent).name()));
         auto* text = new QLabel(
             tr("%1 of %2 %3 held, %4 used%5")
                 .arg(held, 0, 'f', 2)

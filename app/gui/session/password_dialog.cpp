@@ -1,6 +1,8 @@
 // "Change password…" (password_dialog.h).
 #include "password_dialog.h"
 
+#include "common/colors.h"
+
 #include "../common/background.h"
 #include "../common/row_model.h"
 #include "session.h"
@@ -47,7 +49,7 @@ PasswordDialog::PasswordDialog(Session& session, QWidget* parent)
 
 void PasswordDialog::submit()
 {
-    message_->setStyleSheet("color: #b00020;");
+    message_->setStyleSheet(toneStyle(Tone::Bad));
     if (current_->text().isEmpty() || next_->text().isEmpty()) {
         message_->setText(tr("Type your current password and a new one."));
         return;

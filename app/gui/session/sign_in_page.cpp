@@ -1,6 +1,8 @@
 // The sign-in screen (sign_in_page.h).
 #include "sign_in_page.h"
 
+#include "common/colors.h"
+
 #include "../common/row_model.h"
 #include "enrol_dialog.h"
 #include "first_run_dialog.h"
@@ -56,7 +58,7 @@ SignInPage::SignInPage(Session& session, QWidget* parent)
     firstRun_->setObjectName("firstRunButton");
     error_->setObjectName("signInError");
     error_->setWordWrap(true);
-    error_->setStyleSheet("color: #b00020;");
+    error_->setStyleSheet(toneStyle(Tone::Bad));
     error_->setAccessibleName(tr("Error"));
     password_->setEchoMode(QLineEdit::Password);
     passphrase_->setEchoMode(QLineEdit::Password);

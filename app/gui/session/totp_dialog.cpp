@@ -1,6 +1,8 @@
 // "Change two-factor…" (totp_dialog.h).
 #include "totp_dialog.h"
 
+#include "common/colors.h"
+
 #include "../common/background.h"
 #include "../common/row_model.h"
 #include "enrol_dialog.h"
@@ -89,7 +91,7 @@ TotpDialog::~TotpDialog()
 
 void TotpDialog::error(const QString& text)
 {
-    message_->setStyleSheet("color: #b00020;");
+    message_->setStyleSheet(toneStyle(Tone::Bad));
     message_->setText(text);
 }
 

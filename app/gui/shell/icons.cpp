@@ -1,6 +1,9 @@
 // Theme icons (icons.h).
 #include "icons.h"
 
+#include "common/colors.h"
+
+#include <QApplication>
 #include <QDir>
 #include <QStandardPaths>
 
@@ -28,10 +31,17 @@ void ensureIconTheme()
             if (!paths.contains(data + "/icons") && QDir(data + "/icons").exists())
                 paths << data + "/icons";
         QIcon::setThemeSearchPaths(paths);
-        const QString current = QIcon::themeName();
-        if (!current.isEmpty() && current != "hicolor" && themeInstalled(current))
+        // A dark palette wants light glyphs: Breeze's dark variant where Breeze (or nothing)
+        // was chosen, and the reverse for a light palette.
+        const bool dark = paletteIsDark(QApplication::palette());
+        QString current = QIcon::themeName();
+        if (current == (dark ? "breeze" : "breeze-dark"))
+            current = dark ? "breeze-dark" : "breeze";
+        if (!current.isEmpty() && current != "hicolor" && themeInstalled(current)) {
+            QIcon::setThemeName(current);
             return true;
-        for (const char* name : {"breeze", "Adwaita"})
+        }
+        for (const char* name : {dark ? "breeze-dark" : "breeze", "Adwaita"})
             if (themeInstalled(name)) {
                 QIcon::setThemeName(name);
                 return true;

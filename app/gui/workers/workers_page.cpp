@@ -1,12 +1,15 @@
 // The workers screen (workers_page.h).
 #include "workers_page.h"
 
+#include "common/colors.h"
+
 #include "../common/background.h"
 #include "../common/row_model.h"
 #include "../session/session.h"
 
 #include <QBrush>
 #include <QColor>
+#include <QDateTime>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
@@ -21,16 +24,41 @@
 namespace sealtrain::gui {
 
 WorkerTableModel::WorkerTableModel(QObject* parent)
-    : RowModel({tr("Worker"), tr("Pool"), tr("State"), tr("Last heartbeat"), tr("Job"), tr("GPUs"),
-                tr("Interconnect")},
+    : RowModel({tr("Worker"), tr("Pool"), tr("State"), tr("Last heartbeat"),
+                tr("Certificate expires"), tr("Job"), tr("GPUs"), tr("Interconnect")},
                parent)
 {
 }
 
+WorkerTableModel::Health WorkerTableModel::health(const api::WorkerSummary& worker,
+                                                  std::int64_t nowUnix)
+{
+    Health health;
+    if (worker.state != "active")
+        return health;
+    health.silent = worker.lastSeenUnix == 0 || nowUnix - worker.lastSeenUnix > kSilentAfter;
+    health.expiring = worker.certificateExpiresUnix - nowUnix < kExpiryWarning;
+    return health;
+}
+
 QVariant WorkerTableModel::cell(const api::WorkerSummary& worker, int column, int role) const
 {
-    if (role == Qt::ForegroundRole && column == State && worker.state != "active")
-        return QBrush(QColor("#b00020"));
+    const std::int64_t now = QDateTime::currentSecsSinceEpoch();
+    const Health shown = health(worker, now);
+    if (role == Qt::ForegroundRole
+        && ((column == State && worker.state != "active") || (column == LastSeen && shown.silent)
+            || (column == CertificateExpires && shown.expiring)))
+        return QBrush(toneColor(Tone::Bad));
+    if (role == Qt::ToolTipRole && column == LastSeen)
+        return worker.lastSeenUnix == 0
+                   ? tr("No heartbeat yet.")
+                   : tr("%1 ago; a worker beats every few seconds while it runs.")
+                         .arg(durationText(now - worker.lastSeenUnix));
+    if (role == Qt::ToolTipRole && column == CertificateExpires)
+        return worker.certificateExpiresUnix <= now
+                   ? tr("Expired: the control plane refuses it; enrol it again.")
+                   : tr("In %1; enrol it again before then.")
+                         .arg(durationText(worker.certificateExpiresUnix - now));
     if (role == Qt::ToolTipRole)
         return QString::fromStdString(worker.inventoryJson);
     if (role != Qt::DisplayRole)
@@ -40,6 +68,7 @@ QVariant WorkerTableModel::cell(const api::WorkerSummary& worker, int column, in
     case Pool: return QString::fromStdString(worker.pool);
     case State: return QString::fromStdString(worker.state);
     case LastSeen: return utcText(worker.lastSeenUnix);
+    case CertificateExpires: return utcText(worker.certificateExpiresUnix);
     case Job: return worker.currentJob == 0 ? QString() : QString::number(worker.currentJob);
     case Gpus: {
         const QJsonObject inventory =

@@ -28,8 +28,9 @@ struct WorkerSummary {
     std::int64_t lastSeenUnix = 0;
     std::int64_t currentJob = 0;
     std::string inventoryJson;
-    std::string signingPublicKeyPem;    // checkpoints it signed verify with it
-    bool interconnectDeclared = false;  // an operator declared its interconnect encrypted
+    std::string signingPublicKeyPem;          // checkpoints it signed verify with it
+    bool interconnectDeclared = false;        // an operator declared its interconnect encrypted
+    std::int64_t certificateExpiresUnix = 0;  // its certificate's notAfter: re-enrol it before
 };
 
 class WorkersClient final : public client_internal::Handle {

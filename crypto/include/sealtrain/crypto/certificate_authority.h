@@ -113,6 +113,11 @@ private:
 // which CA to trust.
 [[nodiscard]] Result<std::string> certificateFingerprint(std::string_view certificatePem);
 
+// When a certificate stops being valid (its notAfter), read without checking who issued it:
+// for saying how long a worker's or the CA's certificate has left, never for trusting one.
+[[nodiscard]] Result<CertificateClock::time_point>
+certificateExpiry(std::string_view certificatePem);
+
 struct VerifyOptions {
     CertificatePurpose purpose = CertificatePurpose::Client;
     // The moment to check validity at; now when unset.

@@ -50,6 +50,8 @@ struct WorkerInfo {
     // An operator declared the interconnect of its nodes encrypted (Workers::declareInterconnect):
     // only then does it get jobs on more than one node. The inventory's own claim does not count.
     bool interconnectDeclared = false;
+    // Unix seconds of its certificate's notAfter: after it the worker is refused until re-enrolled.
+    std::int64_t certificateExpires = 0;
 };
 
 // Workers are listed by name, in enrolment order under one name (store/list_page.h).
