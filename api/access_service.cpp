@@ -109,6 +109,27 @@ public:
         });
     }
 
+    Status ListPendingRequests(ServerContext* context, const v1::ListPendingRequestsRequest*,
+                               v1::ListPendingRequestsReply* reply) override
+    {
+        return shared_.inGroup(*context, [&]() -> Status {
+            auto pending = shared_.platform.controlPlane().access().listPendingRequests(
+                callerOf(shared_, *context).token);
+            if (!pending)
+                return Internal::toStatus(pending.error());
+            for (const core::PendingRequest& request : *pending) {
+                v1::PendingRequest* out = reply->add_requests();
+                out->set_kind(request.kind);
+                out->set_subject(request.subject);
+                out->set_detail(request.detail);
+                out->set_requested_by(request.requestedBy);
+                out->set_created_unix(request.created);
+                out->set_waits_for(request.waitsFor);
+            }
+            return Status::OK;
+        });
+    }
+
     Status CreateRole(ServerContext* context, const v1::CreateRoleRequest* request,
                       v1::RoleReply* reply) override
     {

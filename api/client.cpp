@@ -450,6 +450,19 @@ Result<std::vector<RoleSummary>> AccessClient::listRoles()
         });
 }
 
+Result<std::vector<PendingRequestView>> AccessClient::listPendingRequests()
+{
+    auto reply = state_->call(*state_->access, &v1::Access::Stub::ListPendingRequests,
+                              v1::ListPendingRequestsRequest{});
+    if (!reply)
+        return reply.error();
+    std::vector<PendingRequestView> pending;
+    for (const v1::PendingRequest& request : reply->requests())
+        pending.push_back({request.kind(), request.subject(), request.detail(),
+                           request.requested_by(), request.created_unix(), request.waits_for()});
+    return pending;
+}
+
 Result<ChangeResult> AccessClient::createRole(const std::string& name,
                                               const std::vector<std::string>& permissions)
 {

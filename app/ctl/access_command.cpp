@@ -31,6 +31,36 @@ int runRoleList(const CommandRegistry& registry, const AccessListOptions& option
         });
 }
 
+// `pending`: the requests waiting for a second admin that the caller could confirm; confirming
+// one is making the same call again (docs/operations/access-control.md, "Requests waiting").
+int runPendingList(const CommandRegistry& registry, const AccessListOptions& options)
+{
+    return runClientCall(
+        registry, options.client,
+        [&](api::ControlClient& client) { return client.access().listPendingRequests(); },
+        [&](const auto& pending) {
+            printList(
+                registry.out(), options.json, pending,
+                fmt::format("{:<13} {:<16} {:<28} {:<14} {:<24} {}\n", "KIND", "SUBJECT", "DETAIL",
+                            "REQUESTED BY", "SINCE", "WAITS FOR"),
+                [](const api::PendingRequestView& p) {
+                    return nlohmann::json{{"kind", p.kind},
+                                          {"subject", p.subject},
+                                          {"detail", p.detail},
+                                          {"requested_by", p.requestedBy},
+                                          {"since", utcText(p.createdUnix)},
+                                          {"waits_for", p.waitsFor}};
+                },
+                [](const api::PendingRequestView& p) {
+                    return fmt::format("{:<13} {:<16} {:<28} {:<14} {:<24} {}\n", p.kind,
+                                       escapeControls(p.subject), escapeControls(p.detail),
+                                       escapeControls(p.requestedBy), utcText(p.createdUnix),
+                                       p.waitsFor);
+                });
+            return kExitOk;
+        });
+}
+
 // `role permissions`: the catalogue with each permission's duty class, from which separation of
 // duties and four eyes follow (docs/operations/access-control.md).
 int runRolePermissions(const CommandRegistry& registry, const AccessListOptions& options)
@@ -242,6 +272,17 @@ void registerAccessCommands(CLI::App& app, CLI::App* user, CLI::App* grant,
 {
     registerRoles(app, registry);
     registerSessions(app, registry);
+
+    auto pendingOptions = std::make_shared<AccessListOptions>();
+    auto* pending = app.add_subcommand(
+        "pending", "The requests waiting for a second admin that you could confirm (grants, "
+                   "roles, admin changes, resets), oldest first (admin)");
+    pending->add_flag("--json", pendingOptions->json, "Print JSON for scripts");
+    pending->footer("Confirm one by making the same call: `grant add USER ROLE`, `role create "
+                    "NAME --permission …`, `user disable USER`, `user reset USER --approve`.");
+    addClientOptions(pending, pendingOptions->client, true);
+    registry.onRun(
+        pending, [&registry, pendingOptions] { return runPendingList(registry, *pendingOptions); });
 
     auto resetOptions = std::make_shared<ResetOptions>();
     auto* reset = user->add_subcommand(

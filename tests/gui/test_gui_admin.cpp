@@ -268,6 +268,43 @@ private slots:
         QTRY_VERIFY2_WITH_TIMEOUT(status->text().contains("by a second admin"),
                                   qPrintable(status->text()), 15000);
         QCOMPARE(grantsOf("ann"), std::vector<std::string>{"approver"});
+
+        // It waits under "Waiting for a second admin": alice's own confirmation is refused by
+        // the control plane; carol's, on her desk, makes the grant.
+        const auto grantRow = [](const gui::AccessPage& page) {
+            for (int row = 0; row < page.pending().rowCount(); ++row)
+                if (page.pending().rowAt(row)->kind == "grant"
+                    && page.pending().rowAt(row)->subject == "ann")
+                    return row;
+            return -1;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(grantRow(*access) >= 0, 15000);
+        QCOMPARE(access->pending().rowAt(grantRow(*access))->detail, std::string("auditor"));
+        QCOMPARE(access->pending().rowAt(grantRow(*access))->requestedBy, std::string("alice"));
+        alice.find<QTabWidget>("accessTabs")->setCurrentIndex(1);
+        alice.find<QTableView>("pendingRequestsTable")->selectRow(grantRow(*access));
+        QTest::mouseClick(alice.find<QPushButton>("confirmRequestButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(status->text().contains("another admin"),
+                                  qPrintable(status->text()), 15000);
+        QCOMPARE(grantsOf("ann"), std::vector<std::string>{"approver"});
+
+        Desk carol = site_.open("carol");
+        site_.signIn(carol, "carol");
+        QVERIFY(carol.window->showScreen("accessPage"));
+        auto* carolAccess = carol.find<gui::AccessPage>("accessPage");
+        QTRY_VERIFY_WITH_TIMEOUT(grantRow(*carolAccess) >= 0, 15000);
+        carol.find<QTabWidget>("accessTabs")->setCurrentIndex(1);
+        carol.find<QTableView>("pendingRequestsTable")->selectRow(grantRow(*carolAccess));
+        QTest::mouseClick(carol.find<QPushButton>("confirmRequestButton"), Qt::LeftButton);
+        auto* carolStatus = carol.find<QLabel>("accessStatus");
+        QTRY_VERIFY2_WITH_TIMEOUT(carolStatus->text().startsWith("Confirmed"),
+                                  qPrintable(carolStatus->text()), 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(grantRow(*carolAccess), -1, 15000);
+        const auto annGrants = site_.daemon.as("alice")->users().listUsers();
+        QVERIFY(annGrants);
+        for (const api::UserSummary& user : *annGrants)
+            if (user.name == "ann")
+                QCOMPARE(user.grants, (std::vector<std::string>{"approver", "auditor"}));
     }
 
     // zoe enrols with the code alice handed her: a wrong code and two different passwords are
@@ -337,15 +374,21 @@ private slots:
         site_.signIn(carol, "carol");
         QVERIFY(carol.window->showScreen("accessPage"));
         auto* carolAccess = carol.find<gui::AccessPage>("accessPage");
-        QTRY_COMPARE_WITH_TIMEOUT(carolAccess->resets().rowCount(), 1, 15000);
-        QCOMPARE(carolAccess->resets().rowAt(0)->user, std::string("bob"));
-        QCOMPARE(carolAccess->resets().rowAt(0)->requestedBy, std::string("alice"));
+        const auto resetRow = [carolAccess]() -> int {
+            for (int row = 0; row < carolAccess->pending().rowCount(); ++row)
+                if (carolAccess->pending().rowAt(row)->kind == "reset")
+                    return row;
+            return -1;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(resetRow() >= 0, 15000);
+        QCOMPARE(carolAccess->pending().rowAt(resetRow())->subject, std::string("bob"));
+        QCOMPARE(carolAccess->pending().rowAt(resetRow())->requestedBy, std::string("alice"));
         carol.find<QTabWidget>("accessTabs")->setCurrentIndex(1);
-        carol.find<QTableView>("pendingResetsTable")->selectRow(0);
-        QTest::mouseClick(carol.find<QPushButton>("approveResetButton"), Qt::LeftButton);
+        carol.find<QTableView>("pendingRequestsTable")->selectRow(resetRow());
+        QTest::mouseClick(carol.find<QPushButton>("confirmRequestButton"), Qt::LeftButton);
         QTRY_VERIFY2_WITH_TIMEOUT(carol.find<QLineEdit>("accessCode")->text().startsWith("rc_"),
                                   qPrintable(carol.find<QLabel>("accessStatus")->text()), 15000);
-        QTRY_COMPARE_WITH_TIMEOUT(carolAccess->resets().rowCount(), 0, 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(resetRow(), -1, 15000);
         // Signing out forgets the code on screen.
         carol.session->signOut();
         QTRY_VERIFY_WITH_TIMEOUT(carol.find<QLineEdit>("accessCode")->text().isEmpty(), 10000);

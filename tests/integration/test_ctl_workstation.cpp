@@ -620,6 +620,33 @@ private slots:
         QVERIFY2(gone.err.find("no longer at") != std::string::npos, gone.err.c_str());
     }
 
+    // `sealtrainctl pending`: the requests waiting for a second admin, as text and JSON; an
+    // engineer is refused in a sentence.
+    void pendingListsWhatWaitsForASecondAdmin()
+    {
+        Site site;
+        site.open();
+        site.addUser("eve", "engineer");
+        site.addUser("bea", "admin");
+        const auto asked = site.ctl({"grant", "add", "eve", "approver"});
+        QVERIFY2(asked.code == kExitOk, asked.err.c_str());
+        const auto listed = site.ctl({"pending"}, "bea");
+        QVERIFY2(listed.code == kExitOk, listed.err.c_str());
+        QVERIFY2(listed.out.find("grant") != std::string::npos
+                     && listed.out.find("approver") != std::string::npos
+                     && listed.out.find("a second admin") != std::string::npos,
+                 listed.out.c_str());
+        const auto json = site.ctl({"pending", "--json"}, "bea");
+        QVERIFY2(json.code == kExitOk, json.err.c_str());
+        const auto requests = nlohmann::json::parse(json.out);
+        QCOMPARE(requests.size(), std::size_t{1});
+        QCOMPARE(requests[0]["subject"].get<std::string>(), std::string("eve"));
+        QCOMPARE(requests[0]["requested_by"].get<std::string>(), std::string("alice"));
+        const auto refused = site.ctl({"pending"}, "eve");
+        QCOMPARE(refused.code, kExitFailure);
+        QVERIFY2(refused.err.find("Only admins") != std::string::npos, refused.err.c_str());
+    }
+
     void restoredDatabaseBackupIsRefused()
     {
         Site site;

@@ -420,6 +420,50 @@ private slots:
         QCOMPARE(enabledAdmins(), std::size_t{2});
     }
 
+    // Issue #51: the requests waiting for a second admin, listed for whoever could confirm
+    // them: an admin sees the four kinds oldest first, a holder of role.manage alone only the
+    // roles, an engineer is refused and the refusal audited with the real actor.
+    void pendingRequestsListedForWhoCanConfirm()
+    {
+        testing::ServiceWorld w;
+        auto& access = w.t.plane->access();
+        auto& identity = w.t.plane->identity();
+        QVERIFY(access.createRole(w.admin, "role-keeper", {"role.manage"}));
+        w.addUser("kim", "role-keeper");
+        w.addUser("eve", "engineer");
+        w.addUser("bea", "admin");
+        QVERIFY(access.grantRole(w.admin, "eve", "approver", "")->pending);
+        QVERIFY(access.createRole(w.admin, "promoter", {"model.approve"})->pending);
+        QVERIFY(identity.disableUser(w.admin, "bea")->pending);
+        QVERIFY(identity.resetUser(w.admin, "eve")->pending());
+
+        auto listed = access.listPendingRequests(w.session("bea"));
+        QVERIFY2(listed, listed ? "" : listed.error().message().c_str());
+        QCOMPARE(w.last().action, std::string("access.list_pending"));
+        QCOMPARE(w.last().actor.id, std::string("bea"));
+        QCOMPARE(listed->size(), std::size_t{4});
+        std::vector<std::string> seen;
+        for (const core::PendingRequest& request : *listed) {
+            seen.push_back(request.kind + " " + request.subject + " " + request.detail);
+            QCOMPARE(request.requestedBy, std::string("alice"));
+            QCOMPARE(request.waitsFor, std::string("a second admin"));
+        }
+        std::sort(seen.begin(), seen.end());
+        QCOMPARE(seen,
+                 (std::vector<std::string>{"admin-change bea user.disable", "grant eve approver",
+                                           "reset eve ", "role promoter model.approve"}));
+        QVERIFY(std::is_sorted(listed->begin(), listed->end(),
+                               [](const auto& a, const auto& b) { return a.created < b.created; }));
+
+        auto roles = access.listPendingRequests(w.session("kim"));
+        QVERIFY2(roles, roles ? "" : roles.error().message().c_str());
+        QCOMPARE(roles->size(), std::size_t{1});
+        QCOMPARE(roles->front().kind, std::string("role"));
+
+        verifyDenied(w, access.listPendingRequests(w.session("eve")), "access.list_pending");
+        QCOMPARE(w.last().actor.id, std::string("eve"));
+    }
+
     // Issue #48: enrolment and reset codes expire; only the holder of the right code learns it
     // expired, and an admin's new reset gives one that works.
     void enrolmentCodesExpire()

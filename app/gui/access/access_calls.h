@@ -4,6 +4,7 @@
 #pragma once
 
 #include "../common/background.h"
+#include "../common/colors.h"
 #include "../session/session.h"
 
 #include <QLabel>
@@ -40,7 +41,7 @@ public:
             owner, [client, work = std::move(work)]() mutable { return work(*client); },
             [this, ok = std::move(ok)](auto done) mutable {
                 if (!done) {
-                    status_.setStyleSheet("color: #b00020;");
+                    status_.setStyleSheet(toneStyle(Tone::Bad));
                     status_.setText(sentence(done.error()));
                     return;
                 }

@@ -43,20 +43,25 @@ QVariant UserTableModel::cell(const api::UserSummary& user, int column, int role
     }
 }
 
-PendingResetTableModel::PendingResetTableModel(QObject* parent)
-    : RowModel({tr("User"), tr("Asked by"), tr("Asked at")}, parent)
+PendingRequestTableModel::PendingRequestTableModel(QObject* parent)
+    : RowModel(
+        {tr("Request"), tr("For"), tr("What"), tr("Asked by"), tr("Asked at"), tr("Waits for")},
+        parent)
 {
 }
 
-QVariant PendingResetTableModel::cell(const api::PendingResetView& reset, int column,
-                                      int role) const
+QVariant PendingRequestTableModel::cell(const api::PendingRequestView& request, int column,
+                                        int role) const
 {
     if (role != Qt::DisplayRole)
         return {};
     switch (column) {
-    case User: return QString::fromStdString(reset.user);
-    case RequestedBy: return QString::fromStdString(reset.requestedBy);
-    case Requested: return utcText(reset.requestedUnix);
+    case Kind: return QString::fromStdString(request.kind);
+    case Subject: return QString::fromStdString(request.subject);
+    case Detail: return QString::fromStdString(request.detail);
+    case RequestedBy: return QString::fromStdString(request.requestedBy);
+    case Requested: return utcText(request.createdUnix);
+    case WaitsFor: return QString::fromStdString(request.waitsFor);
     default: return {};
     }
 }

@@ -21,15 +21,15 @@ protected:
     [[nodiscard]] QVariant cell(const api::UserSummary& user, int column, int role) const override;
 };
 
-class PendingResetTableModel final : public RowModel<api::PendingResetView> {
+class PendingRequestTableModel final : public RowModel<api::PendingRequestView> {
     Q_OBJECT
 
 public:
-    enum Column { User, RequestedBy, Requested };
-    explicit PendingResetTableModel(QObject* parent = nullptr);
+    enum Column { Kind, Subject, Detail, RequestedBy, Requested, WaitsFor };
+    explicit PendingRequestTableModel(QObject* parent = nullptr);
 
 protected:
-    [[nodiscard]] QVariant cell(const api::PendingResetView& reset, int column,
+    [[nodiscard]] QVariant cell(const api::PendingRequestView& request, int column,
                                 int role) const override;
 };
 

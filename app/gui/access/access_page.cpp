@@ -2,7 +2,7 @@
 // lists they show, read off the GUI thread.
 #include "access_page.h"
 
-#include "resets_tab.h"
+#include "pending_tab.h"
 #include "roles_tab.h"
 #include "sessions_tab.h"
 #include "users_tab.h"
@@ -31,7 +31,7 @@ AccessPage::AccessPage(Session& session, QWidget* parent)
     , status_(new QLabel(this))
     , calls_(session, *status_, [this] { reload(); })
     , users_(new UsersTab(calls_, this))
-    , resets_(new ResetsTab(
+    , pending_(new PendingTab(
           calls_,
           [this](const api::ResetResult& result) {
               tabs_->setCurrentIndex(0);
@@ -49,7 +49,7 @@ AccessPage::AccessPage(Session& session, QWidget* parent)
     status_->setWordWrap(true);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     tabs_->addTab(users_, tr("&Users"));
-    tabs_->addTab(resets_, tr("Pending &resets"));
+    tabs_->addTab(pending_, tr("&Waiting for a second admin"));
     tabs_->addTab(roles_, tr("R&oles"));
     tabs_->addTab(sessions_, tr("&Sessions"));
     auto* layout = new QVBoxLayout(this);
@@ -68,9 +68,9 @@ UserTableModel& AccessPage::users() const noexcept
     return users_->users();
 }
 
-PendingResetTableModel& AccessPage::resets() const noexcept
+PendingRequestTableModel& AccessPage::pending() const noexcept
 {
-    return resets_->resets();
+    return pending_->requests();
 }
 
 RoleTableModel& AccessPage::roles() const noexcept
@@ -93,7 +93,7 @@ void AccessPage::permit()
     const bool users = session_.holds(kUserManage);
     const bool grants = session_.holds(kGrantManage);
     tabs_->setTabVisible(tabs_->indexOf(users_), users || grants);
-    tabs_->setTabVisible(tabs_->indexOf(resets_), users);
+    tabs_->setTabVisible(tabs_->indexOf(pending_), users || grants || session_.holds(kRoleManage));
     tabs_->setTabVisible(tabs_->indexOf(roles_), session_.holds(kRoleManage));
     tabs_->setTabVisible(tabs_->indexOf(sessions_), session_.holds(kSessionManage));
     users_->setGrantsShown(grants);
@@ -115,12 +115,12 @@ void AccessPage::reload()
                 if (list)
                     users_->users().setRows(std::move(*list));
             });
-    if (users)
+    if (users || grants || roles)
         runInBackground(
-            this, [client] { return client->users().listPendingResets(); },
-            [this](Result<std::vector<api::PendingResetView>> list) {
+            this, [client] { return client->access().listPendingRequests(); },
+            [this](Result<std::vector<api::PendingRequestView>> list) {
                 if (list)
-                    resets_->resets().setRows(std::move(*list));
+                    pending_->requests().setRows(std::move(*list));
             });
     if (roles || grants)
         runInBackground(
@@ -153,7 +153,7 @@ void AccessPage::reload()
 void AccessPage::clear()
 {
     users_->clear();
-    resets_->resets().setRows({});
+    pending_->requests().setRows({});
     roles_->roles().setRows({});
     sessions_->sessions().setRows({});
     status_->clear();

@@ -1,7 +1,7 @@
 // Users and roles, for administrators: one tab per thing an admin looks after, each its own widget
 // and each shown only when WhoAmI says the caller may use it.
 //   Users (users_tab.h; user.manage, grants with grant.manage)
-//   Pending resets (resets_tab.h; user.manage)
+//   Waiting for a second admin (pending_tab.h; user.manage, grant.manage or role.manage)
 //   Roles (roles_tab.h; role.manage)
 //   Sessions (sessions_tab.h; session.manage)
 // The server decides every one of these; a refusal is its sentence under the tabs.
@@ -17,7 +17,7 @@ class QTabWidget;
 
 namespace sealtrain::gui {
 
-class ResetsTab;
+class PendingTab;
 class RolesTab;
 class Session;
 class SessionsTab;
@@ -40,7 +40,7 @@ public:
     void clear();
 
     [[nodiscard]] UserTableModel& users() const noexcept;
-    [[nodiscard]] PendingResetTableModel& resets() const noexcept;
+    [[nodiscard]] PendingRequestTableModel& pending() const noexcept;
     [[nodiscard]] RoleTableModel& roles() const noexcept;
     [[nodiscard]] SessionTableModel& sessions() const noexcept;
     // Selects `user` in the users table; false when not listed.
@@ -52,7 +52,7 @@ private:
     QLabel* status_;
     AccessCalls calls_;
     UsersTab* users_;
-    ResetsTab* resets_;
+    PendingTab* pending_;
     RolesTab* roles_;
     SessionsTab* sessions_;
 };

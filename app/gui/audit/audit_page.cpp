@@ -5,6 +5,7 @@
 #include "../common/row_model.h"
 #include "../session/session.h"
 #include "audit_table_model.h"
+#include "common/path_field.h"
 
 #include "audit_report.h"
 
@@ -107,10 +108,12 @@ AuditPage::AuditPage(Session& session, QWidget* parent)
     filters->addWidget(outcome_);
     filters->addWidget(apply_);
     auto* files = new QHBoxLayout;
-    files->addWidget(exportPath_, 1);
+    files->addWidget(withBrowse(exportPath_, PathKind::SaveFile, tr("Save the audit bundle"),
+                                QStringLiteral("audit.bundle")),
+                     1);
     files->addWidget(withReport_);
     files->addWidget(export_);
-    files->addWidget(bundlePath_, 1);
+    files->addWidget(withBrowse(bundlePath_, PathKind::OpenFile, tr("A bundle to verify")), 1);
     files->addWidget(openBundle_);
     auto* live = new QHBoxLayout;
     live->addWidget(verify_);

@@ -64,6 +64,9 @@ ImportModelDialog::ImportModelDialog(Session& session, QWidget* parent)
     layout->addWidget(progress_);
     layout->addWidget(status_);
     layout->addWidget(buttons);
+    // Wide enough for a path and the server's sentence; grows with what the status says.
+    folder_->setMinimumWidth(fontMetrics().averageCharWidth() * 60);
+    layout->setSizeConstraint(QLayout::SetMinimumSize);
 
     connect(import_, &QPushButton::clicked, this, &ImportModelDialog::start);
     connect(close_, &QPushButton::clicked, this, &QDialog::reject);

@@ -3,6 +3,7 @@
 
 #include "../common/row_model.h"
 #include "../session/session.h"
+#include "common/path_field.h"
 #include "model_lineage.h"
 
 #include <QHBoxLayout>
@@ -265,7 +266,8 @@ ExportsTab::ExportsTab(const ModelCalls& calls, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(table_);
     auto* buttons = new QHBoxLayout;
-    buttons->addWidget(folder_, 1);
+    buttons->addWidget(
+        withBrowse(folder_, PathKind::SaveFile, tr("A new folder to receive the export in")), 1);
     buttons->addWidget(download_);
     buttons->addStretch(0);  // the decisions stay at the right while no folder is asked for
     buttons->addWidget(approve_);
@@ -308,7 +310,7 @@ void ExportsTab::updateButtons(const ModelViewer& viewer)
     const bool receive = exported != nullptr && exported->state == "approved"
                          && exported->requestedBy == viewer.user;
     download_->setVisible(receive);
-    folder_->setVisible(receive);
+    folder_->parentWidget()->setVisible(receive);  // the field and its Browse button
 }
 
 void ExportsTab::decide(bool approve)
@@ -322,7 +324,8 @@ void ExportsTab::receive()
     const api::ModelExportView* exported = chosen();
     if (exported == nullptr)
         return;
-    if (folder_->text().trimmed().isEmpty()) {
+    if (pathOrAsk(folder_, PathKind::SaveFile, tr("A new folder to receive the export in"))
+            .isEmpty()) {
         calls_.error(tr("Name a new folder to receive the export in."));
         return;
     }

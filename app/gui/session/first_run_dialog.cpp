@@ -2,6 +2,7 @@
 #include "first_run_dialog.h"
 
 #include "common/colors.h"
+#include "common/path_field.h"
 
 #include "../common/row_model.h"
 #include "enrol_dialog.h"
@@ -89,7 +90,7 @@ FirstRunDialog::FirstRunDialog(std::filesystem::path initExecutable,
                              this);
     intro->setWordWrap(true);
     auto* form = new QFormLayout(form_);
-    form->addRow(tr("&Folder"), dataDir_);
+    form->addRow(tr("&Folder"), withBrowse(dataDir_, PathKind::Folder, tr("The data directory")));
     form->addRow(tr("First &admin"), admin_);
     form->addRow(tr("Keyring &passphrase"), passphrase_);
     form->addRow(tr("Passphrase a&gain"), passphraseAgain_);

@@ -9,6 +9,7 @@
 #include "sealtrain/base/result.h"
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,17 @@ struct RoleSummary {
 
 struct GrantResult {
     bool pending = false;
+};
+
+// A request waiting for a second admin (Access.ListPendingRequests): the same call by another
+// admin makes it.
+struct PendingRequestView {
+    std::string kind;     // "grant", "role", "admin-change" or "reset"
+    std::string subject;  // the user, or the role's name
+    std::string detail;  // a grant's role[@project], a role's permissions, an admin change's action
+    std::string requestedBy;
+    std::int64_t createdUnix = 0;
+    std::string waitsFor;  // "a second admin" or "the user's own credentials"
 };
 
 class AccessClient final : public client_internal::Handle {
@@ -46,6 +58,8 @@ public:
                                                std::chrono::seconds duration);
     // Every role, page by page, built-in ones first.
     [[nodiscard]] Result<std::vector<RoleSummary>> listRoles();
+    // The requests waiting for a second admin that the caller could confirm, oldest first.
+    [[nodiscard]] Result<std::vector<PendingRequestView>> listPendingRequests();
     // `pending`: the role gives a separated duty and waits for another admin's same call.
     [[nodiscard]] Result<ChangeResult> createRole(const std::string& name,
                                                   const std::vector<std::string>& permissions);

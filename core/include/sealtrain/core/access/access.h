@@ -44,6 +44,21 @@ struct RoleInfo {
 // more. Said by `doctor`, by every export of the audit log, and by the GUI's overview.
 [[nodiscard]] std::optional<std::string> fourEyesWarning(const std::vector<std::string>& admins);
 
+// A change recorded as a request that waits (issue #51, docs/operations/access-control.md,
+// "Requests waiting"): the same call by another admin makes it.
+struct PendingRequest {
+    std::string kind;     // "grant", "role", "admin-change" or "reset"
+    std::string subject;  // the user, or the role's name
+    // A grant's role (and "@project"), a role's permissions (comma-separated), an admin
+    // change's action (user.disable, role.revoke), nothing for a reset.
+    std::string detail;
+    std::string requestedBy;
+    std::int64_t created = 0;  // Unix seconds
+    // "a second admin", or, for a grant to a user who has not set their credentials yet,
+    // "the user's own credentials".
+    std::string waitsFor;
+};
+
 // What a change that may wait for a second admin did (issue #48).
 struct ChangeOutcome {
     bool pending = false;  // recorded as a request; the same call by another admin makes it
@@ -69,6 +84,13 @@ public:
     // with detail `after`).
     [[nodiscard]] Result<KeyedPaged<RoleInfo>> listRoles(const std::string& session,
                                                          const KeyedPage& page = {});
+
+    // Every request waiting for a second admin that the caller could confirm: grants with
+    // grant.manage, roles with role.manage, admin changes and resets with user.manage; oldest
+    // first. Refused (and audited) for a caller who holds none of the three; audited as
+    // access.list_pending (core/access/pending.cpp).
+    [[nodiscard]] Result<std::vector<PendingRequest>>
+    listPendingRequests(const std::string& session);
 
     // `project` empty: global. A role that gives a separated duty class (every class the
     // separation table names: core/access/permissions.h) is granted by two admins whenever there
