@@ -15,7 +15,7 @@ namespace {
 
 constexpr const char* kFileName = "last-backup.json";
 constexpr const char* kFormat = "sealtrain-last-backup/1";
-constexpr std::uint64_t kMaxNoteBytes = 64 * 1024;
+constexpr std::uint64_t kMaxNoteBytes = std::uint64_t{64} * 1024;
 
 Error unreadable(const std::filesystem::path& path)
 {

@@ -1,9 +1,11 @@
-// `sealtrainctl role …`, `session list|revoke`, `user reset` and `grant break-glass`: the access
-// administration, decided by sealtrain-control on the caller's session certificate (lines and
-// JSON: access_output.h).
+// `sealtrainctl role …`, `session list|revoke`, `pending`, `user reset` and `grant break-glass`:
+// the access administration, decided by sealtrain-control on the caller's session certificate
+// (lines and JSON: access_output.h).
 #include "access_output.h"
 #include "client_options.h"
 #include "list_output.h"
+
+#include "sealtrain/base/utf8.h"
 
 #include <fmt/format.h>
 

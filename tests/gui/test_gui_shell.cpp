@@ -182,6 +182,11 @@ private slots:
         runFromPalette(rita, "verify live", "Audit › Verify the live log");
         QCOMPARE(currentScreen(rita), QString("auditPage"));
         QTRY_VERIFY_WITH_TIMEOUT(!rita.find<QLabel>("auditVerdict")->text().isEmpty(), 15000);
+        runFromPalette(rita, "check now", "Operations › Check now");
+        QCOMPARE(currentScreen(rita), QString("operationsPage"));
+        QCOMPARE(rita.find<QTabWidget>("operationsTabs")->currentWidget()->objectName(),
+                 QString("trailTab"));
+        QTRY_VERIFY_WITH_TIMEOUT(!rita.find<QLabel>("trailVerdict")->text().isEmpty(), 15000);
     }
 
     // What a role may not do is not offered: the screens it lacks and the buttons they hide,
