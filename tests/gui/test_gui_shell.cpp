@@ -83,7 +83,14 @@ class TestGuiShell : public QObject {
     }
 
 private slots:
-    void initTestCase() { site_.start(); }
+    // sue holds a custom role with session.manage alone (made after the start: the role is new).
+    void initTestCase()
+    {
+        site_.start({{"sue", ""}});
+        auto alice = site_.daemon.as("alice");
+        QVERIFY(alice->access().createRole("session-keeper", {"session.manage"}));
+        QVERIFY(alice->access().grantRole("sue", "session-keeper", ""));
+    }
     void cleanupTestCase() { QVERIFY(site_.daemon.stop()); }
 
     // The menus carry every window action with its shortcut, the toolbar the frequent ones with
@@ -215,6 +222,28 @@ private slots:
         // A word that matches nothing lists nothing.
         QVERIFY(!gui::paletteMatches("Audit › Verify the live log", "verify bundle"));
         QVERIFY(gui::paletteMatches("Audit › Verify a bundle", "VERIFY bund"));
+    }
+
+    // A partial admin: sue may end sessions and nothing else of the Users and roles screen. Only
+    // its Sessions tab shows, from sign-in on, and the palette offers nothing the other tabs
+    // hold (AccessPage::permit).
+    void accessScreenShowsOnlyItsTabs()
+    {
+        testing::Desk sue = signedIn("sue");
+        QVERIFY(sue.window->screens().contains("accessPage"));
+        auto* tabs = sue.find<QTabWidget>("accessTabs");
+        QStringList shown;
+        for (int i = 0; i < tabs->count(); ++i)
+            if (tabs->isTabVisible(i))
+                shown << tabs->tabText(i).remove('&');
+        QCOMPARE(shown, QStringList{"Sessions"});
+        const QStringList offered = paletteTexts(sue);
+        QVERIFY2(offered.contains("Users and roles › End every session of this user"),
+                 qPrintable(offered.join(" | ")));
+        for (const QString& text : offered)
+            QVERIFY2(!text.contains("Create user") && !text.contains("Confirm the request")
+                         && !text.contains("Delete"),
+                     qPrintable(text));
     }
 
     // Every screen and every tab of every role: Tab from the screen list goes round without a
