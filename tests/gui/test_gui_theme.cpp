@@ -78,7 +78,11 @@ private slots:
             QCOMPARE(dark, choice == ThemeChoice::Dark);
             QCOMPARE(paletteIsDark(QApplication::palette()), dark);
             const QColor window = QApplication::palette().color(QPalette::Window);
-            for (const Tone tone : {Tone::Bad, Tone::Good, Tone::Accent}) {
+            // A marked cell's text: the palette's own text colour on the mark.
+            const double marked =
+                contrast(QApplication::palette().color(QPalette::Text), markBackground());
+            QVERIFY2(marked >= 4.5, qPrintable(QString::number(marked)));
+            for (const Tone tone : {Tone::Bad, Tone::Good, Tone::Accent, Tone::Muted}) {
                 // Text needs 4.5:1; the accent fills bars only, a graphic, which needs 3:1.
                 const double ratio = contrast(toneColor(tone), window);
                 QVERIFY2(ratio >= (tone == Tone::Accent ? 3.0 : 4.5),

@@ -1,6 +1,8 @@
 // The users-and-roles tables (access_models.h).
 #include "access_models.h"
 
+#include "common/colors.h"
+
 #include <QBrush>
 #include <QColor>
 
@@ -20,7 +22,7 @@ QString joined(const std::vector<std::string>& items)
 QVariant greyWhen(bool inactive, int role)
 {
     if (role == Qt::ForegroundRole && inactive)
-        return QBrush(QColor(0x75, 0x75, 0x75));
+        return QBrush(toneColor(Tone::Muted));
     return {};
 }
 

@@ -18,6 +18,7 @@ QColor toneColor(Tone tone)
     case Tone::Bad: return QColor(dark ? "#ff8a80" : "#b00020");
     case Tone::Good: return QColor(dark ? "#81c995" : "#1b5e20");
     case Tone::Accent: return QColor(dark ? "#6cb6ef" : "#2f7fc1");
+    case Tone::Muted: return QColor(dark ? "#9aa0a6" : "#6b6b6b");
     }
     return {};
 }
@@ -40,6 +41,11 @@ QColor seriesColour(QRgb light)
     constexpr QRgb kYellow = 0xF0E442;
     return QColor((light & 0xFFFFFFU) == kBlack && paletteIsDark(QApplication::palette()) ? kYellow
                                                                                           : light);
+}
+
+QColor markBackground()
+{
+    return QColor(paletteIsDark(QApplication::palette()) ? "#4a3f00" : "#fff3c4");
 }
 
 QString noticeStyle()

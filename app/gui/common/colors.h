@@ -11,7 +11,9 @@ class QChart;
 
 namespace sealtrain::gui {
 
-enum class Tone { Bad, Good, Accent };
+// Bad and Good colour text (a refusal, a verdict); Accent fills graphics (a bar); Muted greys
+// what is no longer in force (a disabled user, an ended session).
+enum class Tone { Bad, Good, Accent, Muted };
 
 // Whether `palette`'s window is dark (its lightness under half).
 [[nodiscard]] bool paletteIsDark(const QPalette& palette);
@@ -25,6 +27,10 @@ void themeChart(QChart& chart);
 // A series colour of a colour-blind-safe palette, legible on the chart's background: black on a
 // light chart becomes Okabe and Ito's yellow on a dark one.
 [[nodiscard]] QColor seriesColour(QRgb light);
+
+// The background that marks a cell out (a parameter that sets runs apart), under the palette's
+// text colour.
+[[nodiscard]] QColor markBackground();
 
 // The style of a notice box everyone must read (the overview's four-eyes warning).
 [[nodiscard]] QString noticeStyle();

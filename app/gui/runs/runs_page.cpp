@@ -291,7 +291,7 @@ void RunsPage::showParameters()
         for (std::size_t i = 0; i < row.values.size(); ++i) {
             auto* item = new QTableWidgetItem(QString::fromStdString(row.values[i]));
             if (row.differs)
-                item->setBackground(QColor(0xff, 0xf3, 0xc4));  // what sets the runs apart
+                item->setBackground(markBackground());  // what sets the runs apart
             parameters_->setItem(at, static_cast<int>(i) + 1, item);
         }
     }
