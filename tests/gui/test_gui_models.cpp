@@ -97,7 +97,8 @@ private slots:
         auto* layout = new QVBoxLayout(&window);
         layout->addWidget(box);
         auto* field = window.findChild<QLineEdit*>("datasetsTableFilter");
-        QVERIFY(field != nullptr);
+        if (field == nullptr)
+            QFAIL("no filter field");
         QVERIFY(!field->accessibleName().isEmpty());
         const auto rows = [&] {
             return std::vector<api::DatasetSummary>{{digest, "notes", 1, "internal", 9, 90},
@@ -147,7 +148,7 @@ private slots:
     void workersHealth()
     {
         const std::int64_t now = QDateTime::currentSecsSinceEpoch();
-        const std::int64_t day = 24 * 3600;
+        const std::int64_t day = std::int64_t{24} * 3600;
         const auto worker = [&](const char* state, std::int64_t lastSeen, std::int64_t expires) {
             api::WorkerSummary summary;
             summary.name = "n";

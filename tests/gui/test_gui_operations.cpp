@@ -143,7 +143,7 @@ private slots:
         api::BackupRecord record;
         record.archive = archive.toStdString();
         record.takenUnix = 1'000'000;
-        const std::int64_t day = 24 * 3600;
+        const std::int64_t day = std::int64_t{24} * 3600;
         QVERIFY(!gui::BackupTab::lastText(record, record.takenUnix + 6 * day).warns);
         const auto old = gui::BackupTab::lastText(record, record.takenUnix + 8 * day);
         QVERIFY(old.warns);

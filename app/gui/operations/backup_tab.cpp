@@ -165,30 +165,26 @@ void BackupTab::take()
         return;
     }
     setBusy(true);
-    progress_->setRange(0, 0);
+    progress_->setRange(0, 100);
+    progress_->setValue(0);
     progress_->setVisible(true);
     status_->setStyleSheet({});
     status_->setText(tr("The control plane is writing the backup…"));
     const QPointer<QProgressBar> bar(progress_);
     const auto shown = std::make_shared<std::atomic<int>>(-1);
+    // Called on the call's thread: a new percentage goes to the bar on the GUI thread.
+    const auto progress = [bar, shown](std::uint64_t received, std::uint64_t total) {
+        const int percent = total == 0 ? 0 : static_cast<int>(received * 100 / total);
+        if (percent == shown->exchange(percent) || bar.isNull())
+            return;
+        // By the slot's name: a queued call that allocates no functor for Qt to own.
+        QMetaObject::invokeMethod(bar.data(), "setValue", Qt::QueuedConnection,
+                                  Q_ARG(int, percent));
+    };
     runInBackground(
         this,
-        [client, out = std::filesystem::path(path.toStdString()), bar, shown] {
-            return client->platform().backup(
-                out, 0, [bar, shown](std::uint64_t received, std::uint64_t total) {
-                    const int percent = total == 0 ? 0 : static_cast<int>(received * 100 / total);
-                    if (percent == shown->exchange(percent) || bar.isNull())
-                        return;
-                    QMetaObject::invokeMethod(
-                        bar.data(),
-                        [bar, percent] {
-                            if (bar) {
-                                bar->setRange(0, 100);
-                                bar->setValue(percent);
-                            }
-                        },
-                        Qt::QueuedConnection);
-                });
+        [client, out = std::filesystem::path(path.toStdString()), progress] {
+            return client->platform().backup(out, 0, progress);
         },
         [this, path](const Result<api::BackupReceived>& received) {
             setBusy(false);

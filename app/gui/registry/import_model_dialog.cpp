@@ -94,23 +94,18 @@ void ImportModelDialog::start()
     status_->setText(tr("Sending the model's files…"));
     const QPointer<QProgressBar> bar(progress_);
     const auto shown = std::make_shared<std::atomic<int>>(-1);
+    // Called on the call's thread: a new percentage goes to the bar on the GUI thread.
+    const auto progress = [bar, shown](std::uint64_t sent, std::uint64_t total) {
+        const int percent = total == 0 ? 0 : static_cast<int>(sent * 100 / total);
+        if (percent == shown->exchange(percent) || bar.isNull())
+            return;
+        // By the slot's name: a queued call that allocates no functor for Qt to own.
+        QMetaObject::invokeMethod(bar.data(), "setValue", Qt::QueuedConnection,
+                                  Q_ARG(int, percent));
+    };
     runInBackground(
         this,
-        [client, request, bar, shown] {
-            return client->registry().importModel(
-                request, [bar, shown](std::uint64_t sent, std::uint64_t total) {
-                    const int percent = total == 0 ? 0 : static_cast<int>(sent * 100 / total);
-                    if (percent == shown->exchange(percent) || bar.isNull())
-                        return;
-                    QMetaObject::invokeMethod(
-                        bar.data(),
-                        [bar, percent] {
-                            if (bar)
-                                bar->setValue(percent);
-                        },
-                        Qt::QueuedConnection);
-                });
-        },
+        [client, request, progress] { return client->registry().importModel(request, progress); },
         [this](const Result<api::ModelVersionView>& version) {
             busy_ = false;
             import_->setEnabled(true);

@@ -7,6 +7,7 @@
 #include <QDBusConnection>
 #include <QDBusMessage>
 #include <QDBusVariant>
+#include <QStyle>
 #include <QStyleFactory>
 
 namespace sealtrain::gui {
