@@ -1,6 +1,8 @@
 // The doctor's probes and assessments.
 #include "doctor.h"
 
+#include "client_options.h"
+
 #include "sealtrain/api/data_directory_tools.h"
 #include "sealtrain/base/paths.h"
 #include "sealtrain/base/version.h"
@@ -243,6 +245,8 @@ DoctorReport runDoctor(const DoctorOptions& options)
         checks.push_back(assessAuditWitnesses(*options.auditWitnessesOutside));
     if (options.auditForwarding)
         checks.push_back(assessAuditForwarding(*options.auditForwarding, options.nowUnix));
+    if (options.certificates)
+        checks.push_back(assessCertificates(*options.certificates, options.nowUnix));
     return report;
 }
 
@@ -349,6 +353,42 @@ Check assessAuditForwarding(const std::optional<api::AuditForwardingView>& forwa
                 "The target is catching up; if the lag keeps growing, check its speed and the "
                 "daemon's log."};
     return {kName, CheckStatus::Ok, position, {}};
+}
+
+Check assessCertificates(const CertificateDates& dates, std::int64_t nowUnix)
+{
+    constexpr const char* kName = "Certificates";
+    constexpr std::int64_t kDay = std::int64_t{24} * 3600;
+    const auto day = [](std::int64_t seconds) { return utcText(seconds).substr(0, 10); };
+    std::vector<std::string> expired;
+    std::vector<std::string> soon;
+    std::vector<std::string> fine;
+    const auto judge = [&](const std::string& what, std::int64_t expires, std::int64_t warnDays) {
+        if (expires == 0)
+            return;
+        if (expires <= nowUnix)
+            expired.push_back(fmt::format("{} expired on {}", what, day(expires)));
+        else if (expires - nowUnix < warnDays * kDay)
+            soon.push_back(fmt::format("{} expires on {}, in {} days", what, day(expires),
+                                       (expires - nowUnix) / kDay));
+        else
+            fine.push_back(fmt::format("{} until {}", what, day(expires)));
+    };
+    judge("the platform CA", dates.caExpiresUnix, 90);
+    judge("the artefact root", dates.artefactRootExpiresUnix, 90);
+    for (const auto& [name, expires] : dates.workers)
+        judge("worker " + name, expires, 30);
+    if (!expired.empty())
+        return {kName, CheckStatus::Error, fmt::format("{}", fmt::join(expired, "; ")),
+                "An expired certificate is refused: enrol an expired worker again "
+                "(`sealtrainctl worker enroll-token`); an expired CA or artefact root needs the "
+                "CA rotation runbook (docs/operations/)."};
+    if (!soon.empty())
+        return {kName, CheckStatus::Warning, fmt::format("{}", fmt::join(soon, "; ")),
+                "Enrol a worker again before its certificate expires (`sealtrainctl worker "
+                "enroll-token`, then `sealtrain-worker enroll`); plan the CA's or the artefact "
+                "root's rotation months ahead."};
+    return {kName, CheckStatus::Ok, fmt::format("{}", fmt::join(fine, "; ")), {}};
 }
 
 }  // namespace sealtrain::ctl

@@ -12,6 +12,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sealtrain::ctl {
@@ -31,6 +32,15 @@ struct DoctorReport {
     [[nodiscard]] int warningCount() const;
 };
 
+// When the certificates a platform rests on stop being accepted (issue #52): the platform CA
+// this profile pins, the artefact root that model exports chain to, and each active worker's
+// (those the caller may list; empty otherwise). Unix seconds; 0: not known.
+struct CertificateDates {
+    std::int64_t caExpiresUnix = 0;
+    std::int64_t artefactRootExpiresUnix = 0;
+    std::vector<std::pair<std::string, std::int64_t>> workers;  // name, notAfter
+};
+
 struct DoctorOptions {
     std::filesystem::path dataDir;
     std::uintmax_t minimumFreeBytes = std::uintmax_t{10} << 30;  // 10 GiB
@@ -46,6 +56,8 @@ struct DoctorOptions {
     // when nothing is forwarded; and the time to judge it at.
     std::optional<std::optional<api::AuditForwardingView>> auditForwarding{};
     std::int64_t nowUnix = 0;
+    // When known (asked with the same session): the certificates' expiry dates.
+    std::optional<CertificateDates> certificates{};
     // sealtrain-control and sealtrain-train, asked for their libraries' versions (their
     // `versions` tool); empty: not installed on this machine (one warning each).
     std::filesystem::path controlExecutable{};
@@ -72,6 +84,11 @@ struct DoctorOptions {
 // forwarded, when the target refuses lines, or when it is more than `maxLag` entries behind.
 [[nodiscard]] Check assessAuditForwarding(const std::optional<api::AuditForwardingView>& forwarding,
                                           std::int64_t nowUnix, std::uint64_t maxLag = 1000);
+
+// The certificates' expiry (issue #52): a warning when the CA or the artefact root expires within
+// 90 days (their rotation takes planning: docs/operations/), or a worker's within 30 (enrol it
+// again), an error for one already expired.
+[[nodiscard]] Check assessCertificates(const CertificateDates& dates, std::int64_t nowUnix);
 
 void printReport(const DoctorReport& report, std::ostream& out);
 void printReportJson(const DoctorReport& report, std::ostream& out);

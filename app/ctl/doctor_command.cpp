@@ -5,6 +5,7 @@
 #include "doctor.h"
 
 #include "sealtrain/base/paths.h"
+#include "sealtrain/crypto/certificate_authority.h"
 
 #include <chrono>
 #include <memory>
@@ -31,6 +32,35 @@ Result<std::vector<std::string>> controlPlaneWarnings(const api::Profile& profil
     return who->warnings;
 }
 
+// The Unix seconds of `pem`'s notAfter; 0 when it does not parse.
+std::int64_t expiryOf(const std::string& pem)
+{
+    const auto expires = crypto::certificateExpiry(pem);
+    return expires ? std::chrono::duration_cast<std::chrono::seconds>(expires->time_since_epoch())
+                         .count()
+                   : 0;
+}
+
+// The certificates this profile pins and the control plane publishes (neither call appends an
+// audit entry), and the active workers' when WhoAmI says the caller may list them (worker.read):
+// nobody else is made to leave a refusal in the log by running doctor.
+CertificateDates certificateDates(const api::Profile& profile, api::ControlClient& client)
+{
+    CertificateDates dates;
+    if (auto endpoint = profile.endpoint())
+        dates.caExpiresUnix = expiryOf(endpoint->caCertificatePem);
+    if (auto keys = client.platform().signingKeys())
+        dates.artefactRootExpiresUnix = expiryOf(keys->artefactRootPem);
+    const auto who = client.sessions().whoAmI();
+    if (!who || !who->holds("worker.read"))
+        return dates;
+    if (auto workers = client.workers().listWorkers())
+        for (const api::WorkerSummary& worker : *workers)
+            if (worker.state == "active")
+                dates.workers.emplace_back(worker.name, worker.certificateExpiresUnix);
+    return dates;
+}
+
 int doctor(const CommandRegistry& registry, const DoctorCommandOptions& options)
 {
     const api::Profile profile = options.client.profile();
@@ -51,6 +81,7 @@ int doctor(const CommandRegistry& registry, const DoctorCommandOptions& options)
                 doctorOptions.nowUnix = std::chrono::duration_cast<std::chrono::seconds>(
                                             std::chrono::system_clock::now().time_since_epoch())
                                             .count();
+                doctorOptions.certificates = certificateDates(profile, **client);
             }
     }
     if (auto control = controlExecutable())

@@ -247,6 +247,44 @@ private slots:
                 == nullptr);
     }
 
+    // Issue #52: the platform CA and the artefact root warn 90 days ahead, a worker's
+    // certificate 30 days ahead, and an expired one is an error naming it.
+    void certificatesExpiry()
+    {
+        constexpr std::int64_t now = 1'800'000'000;
+        constexpr std::int64_t day = std::int64_t{24} * 3600;
+        CertificateDates dates;
+        dates.caExpiresUnix = now + 3650 * day;
+        dates.artefactRootExpiresUnix = now + 3650 * day;
+        dates.workers = {{"n1", now + 300 * day}, {"n2", now + 200 * day}};
+        const Check fine = assessCertificates(dates, now);
+        QCOMPARE(fine.status, CheckStatus::Ok);
+        QVERIFY2(fine.finding.find("worker n1 until") != std::string::npos, fine.finding.c_str());
+
+        dates.workers[1].second = now + 10 * day;
+        const Check soon = assessCertificates(dates, now);
+        QCOMPARE(soon.status, CheckStatus::Warning);
+        QVERIFY2(soon.finding.find("worker n2 expires on") != std::string::npos
+                     && soon.finding.find("in 10 days") != std::string::npos
+                     && soon.finding.find("n1") == std::string::npos,
+                 soon.finding.c_str());
+        QVERIFY(!soon.advice.empty());
+
+        dates.workers[1].second = now + 100 * day;
+        dates.artefactRootExpiresUnix = now + 60 * day;
+        QCOMPARE(assessCertificates(dates, now).status, CheckStatus::Warning);
+        dates.artefactRootExpiresUnix = now + 3650 * day;
+        dates.caExpiresUnix = now + 89 * day;
+        QCOMPARE(assessCertificates(dates, now).status, CheckStatus::Warning);
+
+        dates.caExpiresUnix = now + 3650 * day;
+        dates.workers[0].second = now - day;
+        const Check expired = assessCertificates(dates, now);
+        QCOMPARE(expired.status, CheckStatus::Error);
+        QVERIFY2(expired.finding.find("worker n1 expired on") != std::string::npos,
+                 expired.finding.c_str());
+    }
+
     void jsonReport()
     {
         DoctorReport report;
